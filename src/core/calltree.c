@@ -1,0 +1,164 @@
+/* calltree.c - the call tree shared by every aggregating writer (folded,
+ * pprof, ...): one node per distinct (thread, call path), with inclusive and
+ * exclusive wall and CPU time and a call count. Built from the normalized
+ * stream, so it grows with distinct call paths, never with events. */
+#include "tc_internal.h"
+
+#include <stdlib.h>
+
+typedef struct tci_ctframe {
+    uint32_t node;
+    int64_t ts, cpu;
+} tci_ctframe;
+
+struct tci_ctstack {
+    tci_ctframe *frames;
+    uint32_t depth, cap;
+};
+
+static uint32_t new_node(tci_calltree *ct, uint32_t parent, uint32_t method, uint32_t thread)
+{
+    if (tci_grow((void **)&ct->nodes, &ct->cap_nodes, ct->n_nodes, sizeof *ct->nodes) != 0)
+        return TCI_NONE;
+    uint32_t i = ct->n_nodes++;
+    tci_ctnode *n = &ct->nodes[i];
+    memset(n, 0, sizeof *n);
+    n->parent = parent;
+    n->method = method;
+    n->thread = thread;
+    n->first_child = n->next_sibling = TCI_NONE;
+    if (parent != TCI_NONE) {
+        n->next_sibling = ct->nodes[parent].first_child;
+        ct->nodes[parent].first_child = i;
+    }
+    return i;
+}
+
+int tci_calltree_init(tci_calltree *ct, uint32_t n_threads)
+{
+    memset(ct, 0, sizeof *ct);
+    ct->roots = tci_calloc(n_threads, sizeof *ct->roots);
+    ct->stacks = tci_calloc(n_threads, sizeof *ct->stacks);
+    if (!ct->roots || !ct->stacks)
+        return TC_ERR_NOMEM;
+    ct->n_roots = n_threads;
+    for (uint32_t t = 0; t < n_threads; t++)
+        if ((ct->roots[t] = new_node(ct, TCI_NONE, TCI_NONE, t)) == TCI_NONE)
+            return TC_ERR_NOMEM;
+    return TC_OK;
+}
+
+static uint32_t child(tci_calltree *ct, uint32_t parent, uint32_t method, uint32_t thread)
+{
+    uint64_t key = (uint64_t)parent << 32 | method;
+    uint32_t c = tci_idmap_get(&ct->child_index, key);
+    if (c != TCI_NONE)
+        return c;
+    c = new_node(ct, parent, method, thread);
+    if (c == TCI_NONE || tci_idmap_put(&ct->child_index, key, c) != 0)
+        return TCI_NONE;
+    return c;
+}
+
+int tci_calltree_event(tci_calltree *ct, const tci_event *ev)
+{
+    struct tci_ctstack *st = &ct->stacks[ev->thread];
+    if (ev->kind == TCI_EV_ENTER) {
+        uint32_t parent = st->depth ? st->frames[st->depth - 1].node : ct->roots[ev->thread];
+        uint32_t node = child(ct, parent, ev->method, ev->thread);
+        if (node == TCI_NONE || tci_grow((void **)&st->frames, &st->cap, st->depth, sizeof *st->frames) != 0)
+            return TC_ERR_NOMEM;
+        st->frames[st->depth++] = (tci_ctframe){node, ev->ts_ns, ev->cpu_ns};
+        ct->nodes[node].calls++;
+        return TC_OK;
+    }
+    if (!st->depth) /* normalize never does this; tolerate it anyway */
+        return TC_OK;
+    tci_ctframe f = st->frames[--st->depth];
+    tci_ctnode *n = &ct->nodes[f.node];
+    n->wall_total += ev->ts_ns - f.ts;
+    if (ev->cpu_ns != TCI_NO_TIME && f.cpu != TCI_NO_TIME)
+        n->cpu_total += ev->cpu_ns - f.cpu;
+    return TC_OK;
+}
+
+static void reverse_children(tci_calltree *ct, uint32_t i)
+{
+    uint32_t prev = TCI_NONE, c = ct->nodes[i].first_child;
+    while (c != TCI_NONE) {
+        uint32_t next = ct->nodes[c].next_sibling;
+        ct->nodes[c].next_sibling = prev;
+        prev = c;
+        c = next;
+    }
+    ct->nodes[i].first_child = prev;
+}
+
+void tci_calltree_finish(tci_calltree *ct)
+{
+    /* children are created after their parent, so one backward sweep sums them */
+    for (uint32_t i = ct->n_nodes; i-- > 0;) {
+        tci_ctnode *n = &ct->nodes[i];
+        if (n->parent == TCI_NONE)
+            continue;
+        tci_ctnode *p = &ct->nodes[n->parent];
+        if (p->parent == TCI_NONE) { /* a root's time is the sum of its top-level frames */
+            p->wall_total += n->wall_total;
+            p->cpu_total += n->cpu_total;
+        }
+    }
+    for (uint32_t i = 0; i < ct->n_nodes; i++) {
+        ct->nodes[i].wall_self = ct->nodes[i].wall_total;
+        ct->nodes[i].cpu_self = ct->nodes[i].cpu_total;
+    }
+    for (uint32_t i = 0; i < ct->n_nodes; i++) {
+        tci_ctnode *n = &ct->nodes[i];
+        if (n->parent == TCI_NONE)
+            continue;
+        ct->nodes[n->parent].wall_self -= n->wall_total;
+        ct->nodes[n->parent].cpu_self -= n->cpu_total;
+    }
+    for (uint32_t i = 0; i < ct->n_nodes; i++)
+        reverse_children(ct, i); /* siblings in order of first call */
+}
+
+void tci_calltree_free(tci_calltree *ct)
+{
+    for (uint32_t t = 0; t < ct->n_roots; t++)
+        free(ct->stacks ? ct->stacks[t].frames : NULL);
+    free(ct->stacks);
+    free(ct->roots);
+    free(ct->nodes);
+    tci_idmap_free(&ct->child_index);
+    memset(ct, 0, sizeof *ct);
+}
+
+int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out)
+{
+    if (tci_calltree_init(out, 1) != TC_OK)
+        return TC_ERR_NOMEM;
+    uint32_t *map = tci_calloc(in->n_nodes, sizeof *map);
+    if (!map)
+        return TC_ERR_NOMEM;
+    int rc = TC_OK;
+    for (uint32_t i = 0; i < in->n_nodes && rc == TC_OK; i++) { /* parents come before children */
+        const tci_ctnode *n = &in->nodes[i];
+        uint32_t m = n->parent == TCI_NONE ? out->roots[0] : child(out, map[n->parent], n->method, 0);
+        if (m == TCI_NONE) {
+            rc = TC_ERR_NOMEM;
+            break;
+        }
+        map[i] = m;
+        tci_ctnode *o = &out->nodes[m];
+        o->calls += n->calls;
+        o->wall_total += n->wall_total;
+        o->cpu_total += n->cpu_total;
+        o->wall_self += n->wall_self;
+        o->cpu_self += n->cpu_self;
+    }
+    free(map);
+    /* new_node links children in reverse; order them by first call like the input */
+    for (uint32_t i = 0; i < out->n_nodes; i++)
+        reverse_children(out, i);
+    return rc;
+}

@@ -1,0 +1,294 @@
+/* conv.c - the public conversion object: source -> probe -> reader ->
+ * normalize -> writer -> sink. */
+#include "tc_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct tc_conv {
+    tci_options opt;
+    tci_diag diag;
+    tci_source src;
+    tci_trace trace;
+    const tci_reader *reader;
+    tci_rctx rctx;
+    bool opened, written;
+    char *path;
+    char *process_name;
+    char summary[192];
+    tc_progress_fn progress;
+    void *progress_user;
+};
+
+tc_conv *tc_conv_new(void)
+{
+    tc_conv *c = tci_calloc(1, sizeof *c);
+    if (c)
+        tci_trace_init(&c->trace);
+    return c;
+}
+
+void tc_conv_free(tc_conv *c)
+{
+    if (!c)
+        return;
+    if (c->reader && c->reader->close)
+        c->reader->close(&c->rctx);
+    free(c->rctx.priv);
+    tci_source_close(&c->src);
+    tci_trace_free(&c->trace);
+    for (size_t i = 0; i < c->diag.n_kept; i++)
+        free(c->diag.kept[i]);
+    free(c->path);
+    free(c->process_name);
+    free(c);
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+    if (!v || !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes"))
+        *out = true;
+    else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no"))
+        *out = false;
+    else
+        return -1;
+    return 0;
+}
+
+static int parse_size(const char *v, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long x = v ? strtoull(v, &end, 10) : 0;
+    if (!v || !*v || *end || errno || x == 0 || x > max)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+int tc_conv_set_option(tc_conv *c, const char *key, const char *value)
+{
+    uint64_t n;
+    int bad = 0;
+    if (!strcmp(key, "process-name")) {
+        free(c->process_name);
+        c->process_name = value ? strdup(value) : NULL;
+        c->opt.process_name = c->process_name;
+    } else if (!strcmp(key, "strict")) {
+        bad = parse_bool(value, &c->opt.strict);
+        c->diag.strict = c->opt.strict;
+    } else if (!strcmp(key, "no-thread")) {
+        bad = parse_bool(value, &c->opt.no_thread);
+    } else if (!strcmp(key, "weight")) {
+        if (value && !strcmp(value, "wall"))
+            c->opt.weight_cpu = false;
+        else if (value && !strcmp(value, "cpu"))
+            c->opt.weight_cpu = true;
+        else
+            bad = 1;
+    } else if (!strcmp(key, "max-depth")) {
+        bad = parse_size(value, 1000000, &n);
+        if (!bad)
+            c->opt.max_depth = (uint32_t)n;
+    } else if (!strcmp(key, "read-chunk")) {
+        bad = parse_size(value, 1 << 24, &n);
+        if (!bad)
+            c->opt.read_chunk = (size_t)n;
+    } else {
+        c->diag.error[0] = 0;
+        return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX, "unknown option '%s'", key);
+    }
+    if (bad) {
+        c->diag.error[0] = 0;
+        return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX, "bad value '%s' for option '%s'",
+                         value ? value : "", key);
+    }
+    return TC_OK;
+}
+
+void tc_conv_set_progress(tc_conv *c, tc_progress_fn fn, void *user)
+{
+    c->progress = fn;
+    c->progress_user = user;
+}
+
+const char *tc_conv_error(const tc_conv *c) { return c->diag.error; }
+const char *tc_conv_reader_name(const tc_conv *c) { return c->reader ? c->reader->name : NULL; }
+
+/* The best-scoring reader; a tie at the top is an error that asks for -i. */
+static int choose_reader(tc_conv *c, const char *path)
+{
+    int best = 0, second = 0;
+    const tci_reader *winner = NULL, *runner = NULL;
+    for (size_t i = 0; i < tci_reader_count(); i++) {
+        const tci_reader *rd = tci_reader_at(i);
+        int s = rd->probe(c->src.data, c->src.size, path);
+        if (s > best) {
+            second = best;
+            runner = winner;
+            best = s;
+            winner = rd;
+        } else if (s > second) {
+            second = s;
+            runner = rd;
+        }
+    }
+    if (!winner)
+        return tci_error(&c->diag, TC_ERR_FORMAT, "probe", UINT64_MAX,
+                         "unknown input format (no reader recognizes it); name one with -i (see --list-formats)");
+    if (best == second)
+        return tci_error(&c->diag, TC_ERR_USAGE, "probe", UINT64_MAX,
+                         "input format is ambiguous (%s and %s both score %d); choose one with -i",
+                         winner->name, runner->name, best);
+    c->reader = winner;
+    return TC_OK;
+}
+
+int tc_conv_open(tc_conv *c, const char *path, const char *format)
+{
+    if (c->opened)
+        return tci_error(&c->diag, TC_ERR_USAGE, "api", UINT64_MAX, "an input is already open");
+    c->opened = true;
+    c->path = strdup(path);
+    if (!c->path)
+        return TC_ERR_NOMEM;
+    c->diag.input = c->path;
+    c->trace.input_path = c->path;
+    const char *slash = strrchr(c->path, '/');
+    c->trace.input_name = slash ? slash + 1 : c->path;
+    if (format && !(c->reader = tci_find_reader(format)))
+        return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX,
+                         "unknown input format '%s' (see --list-formats)", format);
+    int rc = tci_source_open(&c->src, path, &c->opt, &c->diag);
+    if (rc != TC_OK)
+        return rc;
+    if (!c->reader && (rc = choose_reader(c, path)) != TC_OK)
+        return rc;
+    c->trace.reader = c->reader->name;
+    c->rctx = (tci_rctx){.data = c->src.data, .size = c->src.size, .trace = &c->trace,
+                         .diag = &c->diag, .opt = &c->opt};
+    if (c->reader->priv_size && !(c->rctx.priv = tci_calloc(1, c->reader->priv_size)))
+        return tci_error(&c->diag, TC_ERR_NOMEM, c->reader->name, UINT64_MAX, "out of memory");
+    rc = c->reader->open(&c->rctx);
+    if (rc != TC_OK && !c->diag.error[0])
+        tci_error(&c->diag, rc, c->reader->name, UINT64_MAX, "cannot read the input");
+    return rc;
+}
+
+/* ---- the write pipeline --------------------------------------------------- */
+
+typedef struct pipeline {
+    tc_conv *c;
+    const tci_writer *w;
+    tci_wctx wctx;
+    tci_calltree tree;
+    bool has_tree;
+} pipeline;
+
+static int pipeline_ready(void *user)
+{
+    pipeline *p = user;
+    if (p->w->flags & TCI_WF_AGGREGATE) {
+        if (tci_calltree_init(&p->tree, p->c->trace.n_threads) != TC_OK)
+            return TC_ERR_NOMEM;
+        p->has_tree = true;
+    }
+    return p->w->begin ? p->w->begin(&p->wctx) : TC_OK;
+}
+
+static int pipeline_event(void *user, const tci_event *ev)
+{
+    pipeline *p = user;
+    if (p->has_tree && tci_calltree_event(&p->tree, ev) != TC_OK)
+        return TC_ERR_NOMEM;
+    return p->w->event ? p->w->event(&p->wctx, ev) : TC_OK;
+}
+
+int tc_conv_write(tc_conv *c, const char *writer, FILE *out)
+{
+    const tci_writer *w = tci_find_writer(writer);
+    if (!w)
+        return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX,
+                         "unknown output format '%s' (see --list-formats)", writer);
+    if (!c->opened || !c->reader || c->diag.error[0])
+        return tci_error(&c->diag, TC_ERR_USAGE, "api", UINT64_MAX, "no input is open");
+    if (c->written)
+        return tci_error(&c->diag, TC_ERR_USAGE, "api", UINT64_MAX, "an input converts once; open it again");
+    c->written = true;
+
+    tci_sink sink;
+    pipeline p = {.c = c, .w = w};
+    p.wctx = (tci_wctx){.out = &sink, .trace = &c->trace, .opt = &c->opt, .diag = &c->diag};
+    int rc = tci_sink_open(&sink, out, w->flags & TCI_WF_GZIP);
+    if (rc == TC_OK && w->priv_size && !(p.wctx.priv = tci_calloc(1, w->priv_size)))
+        rc = TC_ERR_NOMEM;
+    if (rc == TC_OK)
+        rc = tci_normalize_run(&c->rctx, c->reader, pipeline_ready, pipeline_event, &p, c->progress,
+                               c->progress_user);
+    if (rc == TC_OK && p.has_tree)
+        tci_calltree_finish(&p.tree);
+    if (rc == TC_OK && w->finish)
+        rc = w->finish(&p.wctx, p.has_tree ? &p.tree : NULL);
+    int src = tci_sink_close(&sink);
+    if (rc == TC_OK && (src != TC_OK || sink.err))
+        rc = tci_error(&c->diag, TC_ERR_IO, w->name, UINT64_MAX, "cannot write the output: %s", strerror(errno));
+    if (w->close)
+        w->close(&p.wctx);
+    free(p.wctx.priv);
+    if (p.has_tree)
+        tci_calltree_free(&p.tree);
+    if (rc == TC_ERR_NOMEM)
+        tci_error(&c->diag, rc, w->name, UINT64_MAX, "out of memory");
+    else if (rc != TC_OK && !c->diag.error[0])
+        tci_error(&c->diag, rc, w->name, UINT64_MAX, "conversion failed");
+    return rc;
+}
+
+size_t tc_conv_figures(const tc_conv *c, tc_figure *out, size_t max)
+{
+    static const struct { const char *name; int kind; } figs[] = {
+#define TCI_FIG_INFO(id, name, kind) {name, kind},
+        TCI_FIGURES(TCI_FIG_INFO)
+#undef TCI_FIG_INFO
+    };
+    size_t n = 0;
+    for (size_t i = 0; i < TCI_FIG__COUNT && n < max; i++)
+        out[n++] = (tc_figure){figs[i].name, c->diag.fig[i], figs[i].kind};
+    return n;
+}
+
+const char *tc_conv_warning_at(const tc_conv *c, size_t index)
+{
+    return index < c->diag.n_kept ? c->diag.kept[index] : NULL;
+}
+
+const char *tc_conv_input_summary(const tc_conv *c)
+{
+    tc_conv *m = (tc_conv *)c;
+    snprintf(m->summary, sizeof m->summary, "%s %s, clock %s%s", c->reader ? c->reader->name : "?",
+             c->trace.detail, tci_clock_name(c->trace.clock), c->src.gzipped ? ", gzip" : "");
+    return m->summary;
+}
+
+int tc_probe_file(const char *path, tc_probe_score *out, size_t max, char *err, size_t errlen)
+{
+    tci_options opt;
+    tci_diag diag;
+    tci_source src;
+    memset(&opt, 0, sizeof opt);
+    memset(&diag, 0, sizeof diag);
+    diag.input = path;
+    int rc = tci_source_open(&src, path, &opt, &diag);
+    if (rc != TC_OK) {
+        snprintf(err, errlen, "%s", diag.error);
+        return rc;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < tci_reader_count() && n < max; i++) {
+        const tci_reader *rd = tci_reader_at(i);
+        out[n++] = (tc_probe_score){rd->name, rd->probe(src.data, src.size, path)};
+    }
+    tci_source_close(&src);
+    return (int)n;
+}

@@ -1,0 +1,413 @@
+/*
+ * normalize.c - the conversion rules of DESIGN.md §4, written once for every
+ * reader and writer.
+ *
+ * Two passes over the reader (cheap: input is mmapped):
+ *   pass 1 learns, per thread, the frames that were already on the stack when
+ *          tracing began (exits without enter), the first and last times, and
+ *          lets the reader finish its tables (inline definitions, summaries);
+ *   pass 2 replays the same state machine and emits well-nested events:
+ *          reconstructed enters before a thread's first record, forced exits
+ *          for frames above a deeper exit, synthetic exits at the end.
+ * Both passes run the same code on the same input, so their decisions agree.
+ * Memory: per thread a stack bounded by max-depth; nothing per record.
+ *
+ * Time: raw reader times are unwrapped per thread (a drop of more than half
+ * the wrap period means the u32 µs counter wrapped), converted to ns and
+ * clamped so that a thread's time never goes backwards.
+ */
+#include "tc_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct nthread {
+    /* unwrap state, per clock */
+    int64_t wall_prev, wall_off, cpu_prev, cpu_off;
+    bool seen;
+    /* learnt in pass 1 */
+    int64_t first_ts, first_cpu, last_ts, last_cpu;
+    uint32_t *recon;              /* exits without enter, innermost first */
+    uint32_t n_recon, cap_recon;
+    /* the stack: in pass 2 reconstructed frames sit below `floor` */
+    uint32_t *stack;
+    uint32_t depth, cap_stack, floor;
+    uint32_t overflow;            /* entered frames dropped by the depth limit */
+    bool started;                 /* pass 2: reconstructed enters emitted */
+    int64_t prev_ts, prev_cpu;    /* monotonic clamp */
+} nthread;
+
+typedef struct norm {
+    tci_rctx *r;
+    tci_trace *t;
+    tci_diag *d;
+    nthread *th;
+    uint32_t n_th, cap_th;
+    int pass;
+    uint32_t max_depth;
+    int64_t last_wall_ref;        /* unwrapped raw wall of the previous record, any thread */
+    bool have_ref;
+    tci_event_fn emit;
+    void *user;
+    int status;
+} norm;
+
+static nthread *thread_state(norm *n, uint32_t thread)
+{
+    if (thread >= n->n_th) {
+        uint32_t need = thread;
+        if (tci_grow((void **)&n->th, &n->cap_th, need, sizeof *n->th) != 0)
+            return NULL;
+        memset(n->th + n->n_th, 0, (size_t)(need + 1 - n->n_th) * sizeof *n->th);
+        n->n_th = need + 1;
+    }
+    return &n->th[thread];
+}
+
+/* ---- time ---------------------------------------------------------------- */
+
+static int64_t unwrap(norm *n, int64_t raw, int64_t *prev, int64_t *off, bool first, bool use_ref)
+{
+    int bits = n->t->wrap_bits;
+    if (!bits)
+        return raw;
+    int64_t period = (int64_t)1 << bits, half = period / 2;
+    if (first) {
+        *off = 0;
+        /* A thread that starts after a wrap: place it nearest the previous
+         * record of any thread, unless the whole trace is shorter than a period. */
+        bool short_trace = n->t->elapsed_ns >= 0 && n->t->elapsed_ns / n->t->time_unit_ns < period;
+        if (use_ref && n->have_ref && !short_trace && n->last_wall_ref > raw + half)
+            *off = (n->last_wall_ref - raw + half) / period * period;
+    } else if (raw + half < *prev) {
+        *off += period;
+        tci_count(n->d, TCI_FIG_CLOCK_WRAP, 1);
+    }
+    *prev = raw;
+    return raw + *off;
+}
+
+/* Times of a record in ns: timeline (absolute) and thread CPU. */
+static void record_times(norm *n, nthread *s, const tci_raw *raw, int64_t *ts, int64_t *cpu)
+{
+    const tci_trace *t = n->t;
+    bool first = !s->seen;
+    int64_t wall = TCI_NO_TIME, c = TCI_NO_TIME;
+    if (raw->wall != TCI_NO_TIME) {
+        wall = unwrap(n, raw->wall, &s->wall_prev, &s->wall_off, first, true);
+        n->last_wall_ref = wall;
+        n->have_ref = true;
+    }
+    if (raw->cpu != TCI_NO_TIME)
+        c = unwrap(n, raw->cpu, &s->cpu_prev, &s->cpu_off, first, false) * t->time_unit_ns;
+    s->seen = true;
+    /* no wall clock: the timeline is the thread's own CPU time (and we say so) */
+    *ts = t->start_ns + (wall != TCI_NO_TIME ? wall * t->time_unit_ns : (c != TCI_NO_TIME ? c : 0));
+    *cpu = c;
+    if (first) {
+        s->prev_ts = *ts;
+        s->prev_cpu = c;
+        return;
+    }
+    if (*ts < s->prev_ts || (c != TCI_NO_TIME && s->prev_cpu != TCI_NO_TIME && c < s->prev_cpu)) {
+        tci_warn(n->d, TCI_FIG_TIME_BACKWARDS, "normalize", n->r->pos,
+                 "thread %llu: time goes backwards; clamped to the previous record's time",
+                 (unsigned long long)t->threads[raw->thread].tid);
+        if (*ts < s->prev_ts)
+            *ts = s->prev_ts;
+        if (c != TCI_NO_TIME && s->prev_cpu != TCI_NO_TIME && c < s->prev_cpu)
+            *cpu = s->prev_cpu;
+    }
+    s->prev_ts = *ts;
+    s->prev_cpu = *cpu;
+}
+
+/* ---- events ---------------------------------------------------------------- */
+
+static void emit(norm *n, uint32_t thread, uint32_t method, uint32_t depth, uint8_t kind, uint8_t flags,
+                 int64_t ts, int64_t cpu)
+{
+    if (n->pass != 2 || n->status != TC_OK)
+        return;
+    tci_event ev = {.ts_ns = ts, .cpu_ns = cpu, .thread = thread, .method = method,
+                    .depth = depth, .kind = kind, .flags = flags};
+    n->d->fig[TCI_FIG_EVENTS]++;
+    int rc = n->emit(n->user, &ev);
+    if (rc != TC_OK)
+        n->status = rc;
+}
+
+static int push(nthread *s, uint32_t method)
+{
+    if (tci_grow((void **)&s->stack, &s->cap_stack, s->depth, sizeof *s->stack) != 0)
+        return TC_ERR_NOMEM;
+    s->stack[s->depth++] = method;
+    return TC_OK;
+}
+
+/* Pass 2, before a thread's first record: enter the frames that were open when tracing began. */
+static int start_thread(norm *n, uint32_t thread, nthread *s)
+{
+    s->started = true;
+    for (uint32_t i = s->n_recon; i-- > 0;) {
+        if (push(s, s->recon[i]) != TC_OK)
+            return TC_ERR_NOMEM;
+        emit(n, thread, s->recon[i], s->depth - 1, TCI_EV_ENTER, TCI_EVF_SYNTHETIC, s->first_ts, s->first_cpu);
+    }
+    s->floor = s->depth;
+    return TC_OK;
+}
+
+static int on_enter(norm *n, uint32_t thread, nthread *s, uint32_t method, int64_t ts, int64_t cpu)
+{
+    if (s->depth - s->floor >= n->max_depth) {
+        if (!s->overflow)
+            tci_warn(n->d, TCI_FIG_DEPTH_LIMIT, "normalize", n->r->pos,
+                     "thread %llu: call depth above %u; deeper frames are dropped (option max-depth)",
+                     (unsigned long long)n->t->threads[thread].tid, n->max_depth);
+        s->overflow++;
+        return TC_OK;
+    }
+    if (push(s, method) != TC_OK)
+        return TC_ERR_NOMEM;
+    emit(n, thread, method, s->depth - 1, TCI_EV_ENTER, 0, ts, cpu);
+    return TC_OK;
+}
+
+/* An exit with no entered frame below it: a frame that began before tracing. */
+static void on_exit_of_recon(norm *n, uint32_t thread, nthread *s, uint32_t method, uint8_t flags,
+                             int64_t ts, int64_t cpu)
+{
+    if (n->pass == 1) {
+        if (s->n_recon >= n->max_depth) {
+            tci_warn(n->d, TCI_FIG_UNEXPECTED_RECON, "normalize", n->r->pos,
+                     "thread %llu: more than %u exits without enter; the rest are ignored",
+                     (unsigned long long)n->t->threads[thread].tid, n->max_depth);
+            return;
+        }
+        if (tci_grow((void **)&s->recon, &s->cap_recon, s->n_recon, sizeof *s->recon) != 0) {
+            n->status = TC_ERR_NOMEM;
+            return;
+        }
+        s->recon[s->n_recon++] = method;
+        tci_count(n->d, TCI_FIG_EXIT_WITHOUT_ENTER, 1);
+        return;
+    }
+    if (s->depth > 0 && s->stack[s->depth - 1] == method) {
+        s->depth--;
+        s->floor = s->depth;
+        emit(n, thread, method, s->depth, TCI_EV_EXIT, flags, ts, cpu);
+    }
+}
+
+static void on_exit(norm *n, uint32_t thread, nthread *s, uint32_t method, uint8_t flags, int64_t ts,
+                    int64_t cpu)
+{
+    if (s->overflow) {
+        s->overflow--;
+        return;
+    }
+    if (s->depth == s->floor) {
+        on_exit_of_recon(n, thread, s, method, flags, ts, cpu);
+        return;
+    }
+    uint32_t i = s->depth;
+    bool found = false;
+    while (!found && i > s->floor)
+        found = s->stack[--i] == method;
+    if (!found) {
+        tci_warn(n->d, TCI_FIG_IGNORED_EXIT, "normalize", n->r->pos,
+                 "thread %llu: exit of %s, which is not on the stack; ignored",
+                 (unsigned long long)n->t->threads[thread].tid,
+                 n->t->methods[method].name ? n->t->methods[method].name : "a method");
+        return;
+    }
+    if (i != s->depth - 1)
+        tci_warn(n->d, TCI_FIG_MISMATCHED_EXIT, "normalize", n->r->pos,
+                 "thread %llu: exit of a frame %u levels below the top; the frames above it are closed",
+                 (unsigned long long)n->t->threads[thread].tid, s->depth - 1 - i);
+    while (s->depth - 1 > i) {
+        s->depth--;
+        emit(n, thread, s->stack[s->depth], s->depth, TCI_EV_EXIT, TCI_EVF_FORCED, ts, cpu);
+    }
+    s->depth--;
+    emit(n, thread, method, s->depth, TCI_EV_EXIT, flags, ts, cpu);
+}
+
+static int on_record(norm *n, const tci_raw *raw)
+{
+    nthread *s = thread_state(n, raw->thread);
+    if (!s)
+        return TC_ERR_NOMEM;
+    int64_t ts, cpu;
+    record_times(n, s, raw, &ts, &cpu);
+    if (n->pass == 1) {
+        tci_count(n->d, TCI_FIG_RECORDS, 1);
+        n->t->threads[raw->thread].records++;
+        if (n->t->threads[raw->thread].records == 1) {
+            s->first_ts = ts;
+            s->first_cpu = cpu;
+        }
+        s->last_ts = ts;
+        s->last_cpu = cpu;
+    } else if (!s->started && start_thread(n, raw->thread, s) != TC_OK) {
+        return TC_ERR_NOMEM;
+    }
+    switch (raw->action) {
+    case TCI_ACT_ENTER:
+        return on_enter(n, raw->thread, s, raw->method, ts, cpu);
+    case TCI_ACT_EXIT:
+    case TCI_ACT_UNWIND:
+        on_exit(n, raw->thread, s, raw->method, raw->action == TCI_ACT_UNWIND ? TCI_EVF_UNWIND : 0, ts, cpu);
+        return n->status;
+    default:
+        tci_warn(n->d, TCI_FIG_INVALID_ACTION, "normalize", n->r->pos,
+                 "record with action 3 (never written by ART or Dalvik); skipped");
+        return TC_OK;
+    }
+}
+
+/* ---- passes -------------------------------------------------------------- */
+
+static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void *pu)
+{
+    tci_raw raw;
+    uint64_t count = 0;
+    n->have_ref = false;
+    for (;;) {
+        int rc = rd->next(n->r, &raw);
+        if (rc == TC_EOF)
+            return TC_OK;
+        if (rc != TC_OK)
+            return rc;
+        if (TCI_UNLIKELY(raw.thread >= n->t->n_threads || raw.method >= n->t->n_methods))
+            return tci_error(n->d, TC_ERR_FORMAT, "normalize", n->r->pos, "reader produced an invalid record");
+        if ((rc = on_record(n, &raw)) != TC_OK)
+            return rc;
+        if (TCI_UNLIKELY(progress && (++count & 0xFFFFF) == 0)) {
+            uint64_t half = n->r->size / 2;
+            progress(pu, (n->pass == 1 ? 0 : half) + n->r->pos / 2, n->r->size);
+        }
+    }
+}
+
+/* After pass 1: trace end, thread and method figures, names. */
+static int between_passes(norm *n)
+{
+    tci_trace *t = n->t;
+    int64_t end = TCI_NO_TIME;
+    uint32_t with_events = 0;
+    for (uint32_t i = 0; i < t->n_threads; i++) {
+        if (!t->threads[i].records)
+            continue;
+        with_events++;
+        nthread *s = thread_state(n, i);
+        if (!s)
+            return TC_ERR_NOMEM;
+        if (s->last_ts > end)
+            end = s->last_ts;
+        tci_count(n->d, TCI_FIG_OPEN_AT_END, s->depth);
+    }
+    if (t->has_wall && t->elapsed_ns >= 0 && t->start_ns + t->elapsed_ns > end)
+        end = t->start_ns + t->elapsed_ns;
+    t->end_ns = end == TCI_NO_TIME ? t->start_ns : end;
+    n->d->fig[TCI_FIG_THREADS] = with_events;
+    n->d->fig[TCI_FIG_METHODS] = t->n_methods;
+    uint64_t unknown = 0;
+    for (uint32_t i = 0; i < t->n_methods; i++)
+        unknown += !t->methods[i].defined;
+    if (unknown)
+        tci_warn(n->d, TCI_FIG_UNKNOWN_METHOD, "normalize", UINT64_MAX,
+                 "%llu method ids are used by records but not defined; named unknown.0x<id>",
+                 (unsigned long long)unknown);
+    if (unknown > 1)
+        n->d->fig[TCI_FIG_UNKNOWN_METHOD] += unknown - 1;
+    if (!t->has_wall && with_events)
+        tci_warn(n->d, TCI_FIG_THREAD_CPU_TIMELINE, "normalize", UINT64_MAX,
+                 "the input has no wall clock (clock=thread-cpu): each thread's timeline is its own CPU time");
+    /* reset for pass 2: the same state machine runs again from the start */
+    for (uint32_t i = 0; i < n->n_th; i++) {
+        nthread *s = &n->th[i];
+        s->seen = false;
+        s->wall_off = s->cpu_off = s->wall_prev = s->cpu_prev = 0;
+        s->depth = s->floor = s->overflow = 0;
+    }
+    return TC_OK;
+}
+
+/* After pass 2: close what is still open, at the trace's end (or, without a
+ * wall clock, at the thread's own last time). */
+static void close_open_frames(norm *n)
+{
+    const tci_trace *t = n->t;
+    for (uint32_t i = 0; i < n->n_th && i < t->n_threads; i++) {
+        nthread *s = &n->th[i];
+        int64_t end = t->has_wall ? t->end_ns : s->last_ts;
+        while (s->depth) {
+            s->depth--;
+            emit(n, i, s->stack[s->depth], s->depth, TCI_EV_EXIT, TCI_EVF_SYNTHETIC, end, s->last_cpu);
+        }
+    }
+}
+
+static void free_threads(norm *n)
+{
+    for (uint32_t i = 0; i < n->n_th; i++) {
+        free(n->th[i].stack);
+        free(n->th[i].recon);
+    }
+    free(n->th);
+}
+
+int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci_event_fn emit_fn,
+                      void *user, tc_progress_fn progress, void *progress_user)
+{
+    norm n;
+    memset(&n, 0, sizeof n);
+    n.r = r;
+    n.t = r->trace;
+    n.d = r->diag;
+    n.max_depth = r->opt->max_depth ? r->opt->max_depth : 10000;
+    n.emit = emit_fn;
+    n.user = user;
+    int rc;
+
+    n.pass = r->pass = 1;
+    if ((rc = run_pass(&n, rd, progress, progress_user)) != TC_OK || (rc = n.status) != TC_OK)
+        goto out;
+    if ((rc = between_passes(&n)) != TC_OK)
+        goto out;
+    if ((rc = tci_trace_finalize(n.t, n.d, r->opt)) != TC_OK)
+        goto out;
+    if (n.d->strict) {
+        for (int k = 0; k < TCI_FIG__COUNT; k++) {
+            static const int kinds[] = {
+#define TCI_FIG_KIND(id, name, kind) kind,
+                TCI_FIGURES(TCI_FIG_KIND)
+#undef TCI_FIG_KIND
+            };
+            if (kinds[k] == TC_FIG_WARNING && n.d->fig[k]) {
+                snprintf(n.d->error, sizeof n.d->error, "%s (an error under --strict)",
+                         n.d->n_kept ? n.d->kept[0] : "a warning");
+                rc = TC_ERR_STRICT;
+                goto out;
+            }
+        }
+    }
+    if ((rc = ready(user)) != TC_OK)
+        goto out;
+    n.d->muted = true;
+    n.pass = r->pass = 2;
+    if ((rc = rd->rewind(r)) != TC_OK)
+        goto out;
+    if ((rc = run_pass(&n, rd, progress, progress_user)) != TC_OK || (rc = n.status) != TC_OK)
+        goto out;
+    close_open_frames(&n);
+    rc = n.status;
+    if (progress)
+        progress(progress_user, r->size, r->size);
+out:
+    n.d->muted = false;
+    free_threads(&n);
+    return rc;
+}

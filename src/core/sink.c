@@ -1,0 +1,223 @@
+/* sink.c - buffered output with optional gzip, and the number and string
+ * formatting every text writer needs (fast: no printf in hot paths). */
+#include "tc_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <zlib.h>
+
+int tci_sink_open(tci_sink *s, FILE *fp, bool gzip)
+{
+    s->fp = fp;
+    s->len = 0;
+    s->err = 0;
+    s->written = 0;
+    s->z = NULL;
+    s->zbuf = NULL;
+    if (!gzip)
+        return TC_OK;
+    s->z = calloc(1, sizeof *s->z);
+    s->zbuf = malloc(sizeof s->buf);
+    if (!s->z || !s->zbuf)
+        return TC_ERR_NOMEM;
+    /* windowBits 15 + 16: a gzip wrapper, which is what pprof and zcat expect */
+    if (deflateInit2(s->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return TC_ERR_NOMEM;
+    return TC_OK;
+}
+
+static int deflate_out(tci_sink *s, const uint8_t *p, size_t n, int flush)
+{
+    s->z->next_in = (Bytef *)p;
+    s->z->avail_in = (uInt)n;
+    int rc;
+    do {
+        s->z->next_out = s->zbuf;
+        s->z->avail_out = sizeof s->buf;
+        rc = deflate(s->z, flush);
+        if (rc == Z_STREAM_ERROR)
+            return -1;
+        size_t have = sizeof s->buf - s->z->avail_out;
+        if (have && fwrite(s->zbuf, 1, have, s->fp) != have)
+            return -1;
+    } while (s->z->avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
+    return 0;
+}
+
+int tci_sink_flush_buf(tci_sink *s)
+{
+    if (s->err)
+        return -1;
+    if (s->len) {
+        int bad = s->z ? deflate_out(s, s->buf, s->len, Z_NO_FLUSH) != 0
+                       : fwrite(s->buf, 1, s->len, s->fp) != s->len;
+        s->written += s->len;
+        s->len = 0;
+        if (bad) {
+            s->err = 1;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int tci_sink_close(tci_sink *s)
+{
+    int bad = tci_sink_flush_buf(s) != 0;
+    if (s->z) {
+        if (!bad && deflate_out(s, NULL, 0, Z_FINISH) != 0)
+            bad = 1;
+        deflateEnd(s->z);
+        free(s->z);
+        free(s->zbuf);
+        s->z = NULL;
+        s->zbuf = NULL;
+    }
+    if (!bad && fflush(s->fp) != 0)
+        bad = 1;
+    return bad ? TC_ERR_IO : TC_OK;
+}
+
+void tci_sink_u64(tci_sink *s, uint64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[sizeof tmp - 1 - n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    tci_sink_write(s, tmp + sizeof tmp - n, (size_t)n);
+}
+
+void tci_sink_i64(tci_sink *s, int64_t v)
+{
+    if (v < 0) {
+        tci_sink_putc(s, '-');
+        tci_sink_u64(s, (uint64_t)0 - (uint64_t)v);
+    } else {
+        tci_sink_u64(s, (uint64_t)v);
+    }
+}
+
+void tci_sink_milli(tci_sink *s, int64_t v)
+{
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    if (v < 0)
+        tci_sink_putc(s, '-');
+    tci_sink_u64(s, a / 1000);
+    char frac[4] = {'.', (char)('0' + a % 1000 / 100), (char)('0' + a % 100 / 10), (char)('0' + a % 10)};
+    tci_sink_write(s, frac, 4);
+}
+
+void tci_sink_printf(tci_sink *s, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof buf) {
+        tci_sink_write(s, buf, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        s->err = 1;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    tci_sink_write(s, big, (size_t)n);
+    free(big);
+}
+
+/* Length of a valid UTF-8 sequence at p (at most n bytes), or 0 if invalid. */
+static size_t utf8_seq(const uint8_t *p, size_t n)
+{
+    uint8_t c = p[0];
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
+    else return 0;
+    if (n < len)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+        return 0;
+    return len;
+}
+
+/* Escape n bytes of str as a JSON string literal into dst (room for 6n+2). */
+static size_t json_escape(char *dst, const char *str, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    const uint8_t *p = (const uint8_t *)str;
+    size_t o = 0;
+    dst[o++] = '"';
+    for (size_t i = 0; i < n;) {
+        uint8_t c = p[i];
+        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+            dst[o++] = (char)c;
+            i++;
+        } else if (c >= 0x80) {
+            size_t k = utf8_seq(p + i, n - i);
+            if (k) {
+                memcpy(dst + o, p + i, k);
+                o += k;
+                i += k;
+            } else { /* not UTF-8: keep the JSON valid */
+                memcpy(dst + o, "\\ufffd", 6);
+                o += 6;
+                i++;
+            }
+        } else {
+            dst[o++] = '\\';
+            if (c == '"' || c == '\\') dst[o++] = (char)c;
+            else if (c == '\n') dst[o++] = 'n';
+            else if (c == '\t') dst[o++] = 't';
+            else {
+                memcpy(dst + o, "u00", 3);
+                dst[o + 3] = hex[c >> 4];
+                dst[o + 4] = hex[c & 15];
+                o += 5;
+            }
+            i++;
+        }
+    }
+    dst[o++] = '"';
+    return o;
+}
+
+void tci_sink_json_string(tci_sink *s, const char *str)
+{
+    size_t n = strlen(str);
+    char small[1024];
+    char *buf = n <= (sizeof small - 2) / 6 ? small : malloc(6 * n + 2);
+    if (!buf) {
+        s->err = 1;
+        return;
+    }
+    tci_sink_write(s, buf, json_escape(buf, str, n));
+    if (buf != small)
+        free(buf);
+}
+
+char *tci_json_quote(tci_arena *a, const char *str, size_t *len)
+{
+    size_t n = strlen(str);
+    char *buf = tci_arena_alloc(a, 6 * n + 2);
+    if (buf)
+        *len = json_escape(buf, str, n);
+    return buf;
+}

@@ -1,0 +1,407 @@
+/*
+ * tc_internal.h - what the files of libtraceconv share with each other.
+ * Prefix tci_. Not installed; not for the traceconv command.
+ */
+#ifndef TC_INTERNAL_H
+#define TC_INTERNAL_H
+
+#ifndef TC_BUILDING_LIBRARY
+#error "tc_internal.h is private to libtraceconv; include traceconv.h instead"
+#endif
+
+#include "traceconv.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <string.h>
+
+#define TCI_NO_TIME INT64_MIN
+#define TCI_NONE UINT32_MAX
+
+#if defined(__GNUC__)
+#define TCI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define TCI_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TCI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define TCI_PRINTF(a, b)
+#define TCI_LIKELY(x) (x)
+#define TCI_UNLIKELY(x) (x)
+#endif
+
+/* ---- little-endian input helpers (never cast structs onto input) -------- */
+
+static inline uint16_t tci_le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t tci_le32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    return v;
+}
+static inline uint64_t tci_le64(const uint8_t *p) { return (uint64_t)tci_le32(p) | ((uint64_t)tci_le32(p + 4) << 32); }
+
+/* ---- memory ------------------------------------------------------------- */
+
+/* Allocation failure is fatal only through these: they return NULL and callers report TC_ERR_NOMEM. */
+void *tci_malloc(size_t n);
+void *tci_calloc(size_t n, size_t size);
+void *tci_realloc_array(void *p, size_t n, size_t size); /* checks n*size overflow */
+/* Grow *arr (element size esz) so that index `need` fits; doubles capacity. 0 ok, -1 no memory. */
+int tci_grow(void **arr, uint32_t *cap, uint32_t need, size_t esz);
+
+typedef struct tci_arena {
+    struct tci_arena_block *head;
+} tci_arena;
+void *tci_arena_alloc(tci_arena *a, size_t n);
+char *tci_arena_strndup(tci_arena *a, const char *s, size_t n);
+char *tci_arena_printf(tci_arena *a, const char *fmt, ...) TCI_PRINTF(2, 3);
+void tci_arena_free(tci_arena *a);
+
+/* u64 -> u32 hash map (open addressing); grows with entries, not with lookups. */
+typedef struct tci_idmap {
+    uint64_t *keys;
+    uint32_t *vals;
+    uint32_t cap, count; /* cap is a power of two or 0 */
+} tci_idmap;
+uint32_t tci_idmap_get(const tci_idmap *m, uint64_t key); /* TCI_NONE if absent */
+int tci_idmap_put(tci_idmap *m, uint64_t key, uint32_t val);
+void tci_idmap_free(tci_idmap *m);
+
+/* ---- diagnostics -------------------------------------------------------- */
+
+/* Every figure the core reports, in one list: X(id, "name", kind). */
+#define TCI_FIGURES(X)                                                  \
+    X(RECORDS, "records", TC_FIG_COUNT)                                 \
+    X(EVENTS, "events", TC_FIG_COUNT)                                   \
+    X(THREADS, "threads", TC_FIG_COUNT)                                 \
+    X(METHODS, "methods", TC_FIG_COUNT)                                 \
+    X(EXIT_WITHOUT_ENTER, "exit-without-enter", TC_FIG_REPAIR)          \
+    X(OPEN_AT_END, "open-at-end", TC_FIG_REPAIR)                        \
+    X(UNKNOWN_METHOD, "unknown-method-id", TC_FIG_WARNING)              \
+    X(MISMATCHED_EXIT, "mismatched-exit", TC_FIG_WARNING)               \
+    X(IGNORED_EXIT, "ignored-exit", TC_FIG_WARNING)                     \
+    X(INVALID_ACTION, "invalid-action", TC_FIG_WARNING)                 \
+    X(TIME_BACKWARDS, "time-backwards", TC_FIG_WARNING)                 \
+    X(CLOCK_WRAP, "clock-wrap", TC_FIG_REPAIR)                          \
+    X(TRUNCATED, "truncated-input", TC_FIG_WARNING)                     \
+    X(OVERFLOW, "data-file-overflow", TC_FIG_WARNING)                   \
+    X(NO_SUMMARY, "no-summary", TC_FIG_WARNING)                         \
+    X(THREAD_CPU_TIMELINE, "thread-cpu-timeline", TC_FIG_WARNING)       \
+    X(DEPTH_LIMIT, "depth-limit", TC_FIG_WARNING)                       \
+    X(UNEXPECTED_RECON, "unmatched-exit-dropped", TC_FIG_WARNING)       \
+    X(AMBIGUOUS_THREAD, "ambiguous-thread-id", TC_FIG_WARNING)          \
+    X(UNKNOWN_THREAD, "unlisted-thread", TC_FIG_REPAIR)                 \
+    X(BAD_LINE, "bad-line", TC_FIG_WARNING)                             \
+    X(WRITER_DROPPED, "writer-dropped-frames", TC_FIG_WARNING)
+
+enum tci_figure_id {
+#define TCI_FIG_ENUM(id, name, kind) TCI_FIG_##id,
+    TCI_FIGURES(TCI_FIG_ENUM)
+#undef TCI_FIG_ENUM
+    TCI_FIG__COUNT
+};
+
+#define TCI_MAX_KEPT_WARNINGS 8
+
+typedef struct tci_diag {
+    const char *input;                /* file name shown in messages */
+    char error[1024];                 /* the one error line */
+    uint64_t fig[TCI_FIG__COUNT];
+    char *kept[TCI_MAX_KEPT_WARNINGS]; /* first warning messages */
+    size_t n_kept;
+    bool muted;                       /* pass 2: the same anomalies are not counted again */
+    bool strict;
+} tci_diag;
+
+/* Record an error; returns code (so: `return tci_error(...)`). offset UINT64_MAX = none. */
+int tci_error(tci_diag *d, int code, const char *module, uint64_t offset, const char *fmt, ...)
+    TCI_PRINTF(5, 6);
+/* Count a warning of a kind and keep its message if among the first few. */
+void tci_warn(tci_diag *d, enum tci_figure_id kind, const char *module, uint64_t offset,
+              const char *fmt, ...) TCI_PRINTF(5, 6);
+/* Count n occurrences without a message. */
+static inline void tci_count(tci_diag *d, enum tci_figure_id kind, uint64_t n)
+{
+    if (!d->muted)
+        d->fig[kind] += n;
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+typedef struct tci_options {
+    const char *process_name;
+    bool strict;
+    bool no_thread;      /* folded: merge threads */
+    bool weight_cpu;     /* folded: weight by thread CPU time */
+    uint32_t max_depth;  /* normalize: deeper frames are dropped (default 10000) */
+    size_t read_chunk;   /* source: bytes per read() when spooling (0 = 64 KiB) */
+} tci_options;
+
+/* ---- the trace: tables every reader fills ------------------------------ */
+
+enum tci_clock { TCI_CLOCK_UNKNOWN = 0, TCI_CLOCK_WALL, TCI_CLOCK_THREAD_CPU, TCI_CLOCK_DUAL };
+const char *tci_clock_name(enum tci_clock c);
+
+typedef struct tci_method {
+    uint64_t raw_id;
+    const char *cls;   /* dotted class name; NULL for an unknown id */
+    const char *name;  /* method name */
+    const char *sig;   /* dex signature "(I)V" or "" */
+    const char *file;  /* source file or NULL */
+    int32_t line;      /* -1 unknown */
+    const char *full_name;  /* "pkg.Class.method: (I)V" - timelines */
+    const char *short_name; /* "pkg.Class.method" - flame graphs, pprof */
+    bool defined;
+} tci_method;
+
+typedef struct tci_thread {
+    uint64_t tid;       /* full id as the input lists it */
+    const char *name;   /* never NULL after tci_trace_finalize */
+    uint8_t name_rank;  /* a name of higher or equal rank replaces the current one */
+    uint64_t records;   /* input records of this thread (pass 1) */
+} tci_thread;
+
+typedef struct tci_meta {
+    const char *key, *value;
+} tci_meta;
+
+typedef struct tci_trace {
+    tci_arena arena;
+    const char *input_path;   /* as given */
+    const char *input_name;   /* base name */
+    const char *reader;       /* "art" */
+    char detail[96];          /* "v3 non-streaming" */
+    enum tci_clock clock;
+    bool has_wall, has_cpu;   /* which timestamps events carry */
+    const char *vm;           /* "art", "dalvik" or NULL */
+    int64_t pid;              /* -1 unknown */
+    const char *process_name; /* never NULL after finalize */
+    int64_t start_ns;         /* time origin of the input (header start time) */
+    int64_t end_ns;           /* largest timestamp (after pass 1), or start + elapsed */
+    int64_t elapsed_ns;       /* from the input's metadata; -1 unknown */
+    int64_t time_unit_ns;     /* raw time unit of the reader (1000 for ART µs) */
+    int wrap_bits;            /* raw times wrap at 2^wrap_bits units (32 for ART); 0 never */
+
+    tci_method *methods;
+    uint32_t n_methods, cap_methods;
+    tci_idmap method_ids;     /* raw id -> index */
+
+    tci_thread *threads;
+    uint32_t n_threads, cap_threads;
+
+    tci_meta *meta;
+    uint32_t n_meta, cap_meta;
+} tci_trace;
+
+int tci_trace_init(tci_trace *t);
+void tci_trace_free(tci_trace *t);
+/* Index of the method with raw id, creating an undefined entry if needed (TCI_NONE: no memory). */
+uint32_t tci_trace_method(tci_trace *t, uint64_t raw_id);
+/* Define (or redefine) a method. Strings are copied. cls may be slash-separated. */
+int tci_trace_define_method(tci_trace *t, uint64_t raw_id, const char *cls, size_t cls_len,
+                            const char *name, size_t name_len, const char *sig, size_t sig_len,
+                            const char *file, size_t file_len, int32_t line);
+/* Add a thread; returns its index (TCI_NONE: no memory). */
+uint32_t tci_trace_add_thread(tci_trace *t, uint64_t tid);
+void tci_trace_name_thread(tci_trace *t, uint32_t thread, const char *name, size_t len, uint8_t rank);
+int tci_trace_add_meta(tci_trace *t, const char *key, size_t klen, const char *val, size_t vlen);
+const char *tci_trace_meta(const tci_trace *t, const char *key);
+/* Give every method and thread its display names; called once after pass 1. */
+int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o);
+
+/* ---- events: what normalize gives the writers --------------------------- */
+
+enum tci_event_kind { TCI_EV_ENTER = 1, TCI_EV_EXIT = 2 };
+enum tci_event_flags {
+    TCI_EVF_SYNTHETIC = 1, /* made by a conversion rule (reconstructed, closed at end) */
+    TCI_EVF_UNWIND = 2,    /* exit caused by an exception */
+    TCI_EVF_FORCED = 4     /* exit forced by an exit of a deeper frame */
+};
+
+typedef struct tci_event {
+    int64_t ts_ns;   /* timeline time: absolute ns */
+    int64_t cpu_ns;  /* thread CPU time since the thread's clock base, or TCI_NO_TIME */
+    uint32_t thread, method;
+    uint32_t depth;  /* 0 = outermost frame of the thread */
+    uint8_t kind, flags;
+} tci_event;
+
+/* ---- readers ------------------------------------------------------------ */
+
+enum tci_action { TCI_ACT_ENTER = 0, TCI_ACT_EXIT = 1, TCI_ACT_UNWIND = 2, TCI_ACT_INVALID = 3 };
+
+/* One input record as a reader sees it: raw times in the reader's unit. */
+typedef struct tci_raw {
+    uint32_t thread, method;
+    uint8_t action;
+    int64_t wall; /* TCI_NO_TIME when the input has none */
+    int64_t cpu;  /* TCI_NO_TIME when the input has none */
+} tci_raw;
+
+typedef struct tci_rctx {
+    void *priv;
+    const uint8_t *data; /* the whole input (mmapped or spooled) */
+    size_t size;
+    tci_trace *trace;
+    tci_diag *diag;
+    const tci_options *opt;
+    int pass;            /* 1: first pass (tables may grow), 2: events */
+    uint64_t pos;        /* byte offset reached, for progress and messages */
+} tci_rctx;
+
+typedef struct tci_reader {
+    const char *name, *description, *extensions;
+    size_t priv_size;
+    /* 0..100 from the first bytes (len may be short) and the file name; pure. */
+    int (*probe)(const uint8_t *buf, size_t len, const char *filename);
+    int (*open)(tci_rctx *r);                /* header and tables */
+    int (*next)(tci_rctx *r, tci_raw *ev);   /* TC_OK, TC_EOF or < 0 */
+    int (*rewind)(tci_rctx *r);              /* back to the first record for pass 2 */
+    void (*close)(tci_rctx *r);              /* always called; tolerates a partial open */
+} tci_reader;
+
+/* ---- output sink -------------------------------------------------------- */
+
+typedef struct tci_sink {
+    FILE *fp;
+    struct z_stream_s *z;  /* non-NULL: gzip the output */
+    uint8_t *zbuf;
+    size_t len;
+    int err;
+    uint64_t written;
+    uint8_t buf[1 << 16];
+} tci_sink;
+
+int tci_sink_open(tci_sink *s, FILE *fp, bool gzip);
+int tci_sink_flush_buf(tci_sink *s);
+int tci_sink_close(tci_sink *s); /* finish gzip, flush; returns error status */
+
+static inline void tci_sink_write(tci_sink *s, const void *p, size_t n)
+{
+    if (TCI_LIKELY(s->len + n <= sizeof s->buf)) {
+        memcpy(s->buf + s->len, p, n);
+        s->len += n;
+        return;
+    }
+    const uint8_t *b = p;
+    while (n) {
+        if (s->len == sizeof s->buf && tci_sink_flush_buf(s) != 0)
+            return;
+        size_t room = sizeof s->buf - s->len, k = n < room ? n : room;
+        memcpy(s->buf + s->len, b, k);
+        s->len += k;
+        b += k;
+        n -= k;
+    }
+}
+/* A string literal: its length is known at compile time. */
+#define TCI_PUT_LIT(sink, lit) tci_sink_write((sink), "" lit, sizeof(lit) - 1)
+static inline void tci_sink_puts(tci_sink *s, const char *str) { tci_sink_write(s, str, strlen(str)); }
+static inline void tci_sink_putc(tci_sink *s, char c)
+{
+    if (TCI_UNLIKELY(s->len == sizeof s->buf) && tci_sink_flush_buf(s) != 0)
+        return;
+    s->buf[s->len++] = (uint8_t)c;
+}
+void tci_sink_u64(tci_sink *s, uint64_t v);
+void tci_sink_i64(tci_sink *s, int64_t v);
+/* v / 1000 with exactly three decimals, e.g. 1234567 -> "1234.567" (µs from ns). */
+void tci_sink_milli(tci_sink *s, int64_t v);
+void tci_sink_printf(tci_sink *s, const char *fmt, ...) TCI_PRINTF(2, 3);
+/* A JSON string literal with quotes; invalid UTF-8 bytes become U+FFFD. */
+void tci_sink_json_string(tci_sink *s, const char *str);
+/* The same literal in the arena, for writers that repeat names (len set, not NUL-terminated). */
+char *tci_json_quote(tci_arena *a, const char *str, size_t *len);
+
+/* ---- call tree (aggregating writers) ------------------------------------ */
+
+typedef struct tci_ctnode {
+    uint32_t parent;       /* TCI_NONE for a thread root */
+    uint32_t method;       /* TCI_NONE for a thread root */
+    uint32_t thread;
+    uint32_t first_child, next_sibling;
+    uint64_t calls;
+    int64_t wall_total, cpu_total; /* inclusive ns */
+    int64_t wall_self, cpu_self;   /* exclusive ns (after tci_calltree_finish) */
+} tci_ctnode;
+
+typedef struct tci_calltree {
+    tci_ctnode *nodes;
+    uint32_t n_nodes, cap_nodes;
+    uint32_t *roots;        /* per thread: node index of its root */
+    uint32_t n_roots;
+    tci_idmap child_index;  /* (parent << 32 | method) -> node */
+    struct tci_ctstack *stacks; /* per thread: open frames while building */
+} tci_calltree;
+
+int tci_calltree_init(tci_calltree *ct, uint32_t n_threads);
+int tci_calltree_event(tci_calltree *ct, const tci_event *ev);
+void tci_calltree_finish(tci_calltree *ct);
+void tci_calltree_free(tci_calltree *ct);
+/* A one-root tree where equal call paths of all threads are summed (after finish). */
+int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out);
+
+/* ---- writers ------------------------------------------------------------ */
+
+enum tci_writer_flags {
+    TCI_WF_AGGREGATE = 1,    /* finish() receives the call tree */
+    TCI_WF_GLOBAL_ORDER = 2, /* events must arrive in global time order */
+    TCI_WF_GZIP = 4          /* the sink gzips the output */
+};
+
+typedef struct tci_wctx {
+    void *priv;
+    tci_sink *out;
+    const tci_trace *trace;
+    const tci_options *opt;
+    tci_diag *diag;
+} tci_wctx;
+
+typedef struct tci_writer {
+    const char *name, *description, *extensions;
+    size_t priv_size;
+    unsigned flags;
+    int (*begin)(tci_wctx *w);                          /* tables are final here */
+    int (*event)(tci_wctx *w, const tci_event *ev);     /* may be NULL */
+    int (*finish)(tci_wctx *w, const tci_calltree *ct); /* ct NULL unless TCI_WF_AGGREGATE */
+    void (*close)(tci_wctx *w);                         /* always called */
+} tci_writer;
+
+/* ---- registry ------------------------------------------------------------ */
+
+#define TCI_READER(sym) extern const tci_reader sym;
+#define TCI_WRITER(sym) extern const tci_writer sym;
+#include "formats.def"
+#undef TCI_READER
+#undef TCI_WRITER
+
+const tci_reader *tci_find_reader(const char *name);
+const tci_writer *tci_find_writer(const char *name);
+size_t tci_reader_count(void);
+const tci_reader *tci_reader_at(size_t i);
+
+/* ---- input source -------------------------------------------------------- */
+
+typedef struct tci_source {
+    const uint8_t *data;
+    size_t size;
+    bool mapped;      /* data is an mmap to unmap */
+    bool gzipped;     /* the input was gzip-compressed */
+    void *owned;      /* heap copy when mmap is impossible */
+} tci_source;
+
+/* Open path ("-" = stdin): mmap regular files, spool streams and gzip to a temp file. */
+int tci_source_open(tci_source *s, const char *path, const tci_options *o, tci_diag *d);
+void tci_source_close(tci_source *s);
+
+/* ---- normalize: two passes over a reader, events out --------------------- */
+
+typedef int (*tci_event_fn)(void *user, const tci_event *ev);
+typedef int (*tci_ready_fn)(void *user); /* tables final, before the first event */
+
+int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci_event_fn emit,
+                      void *user, tc_progress_fn progress, void *progress_user);
+
+#endif

@@ -1,0 +1,182 @@
+/* trace.c - the tables every reader fills: methods, threads, metadata.
+ * Names are made once here (finalize) so that every writer shows the same. */
+#include "tc_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+const char *tci_clock_name(enum tci_clock c)
+{
+    switch (c) {
+    case TCI_CLOCK_WALL: return "wall";
+    case TCI_CLOCK_THREAD_CPU: return "thread-cpu";
+    case TCI_CLOCK_DUAL: return "dual";
+    default: return "unknown";
+    }
+}
+
+int tci_trace_init(tci_trace *t)
+{
+    memset(t, 0, sizeof *t);
+    t->pid = -1;
+    t->elapsed_ns = -1;
+    t->time_unit_ns = 1;
+    return TC_OK;
+}
+
+void tci_trace_free(tci_trace *t)
+{
+    free(t->methods);
+    free(t->threads);
+    free(t->meta);
+    tci_idmap_free(&t->method_ids);
+    tci_arena_free(&t->arena);
+    memset(t, 0, sizeof *t);
+}
+
+uint32_t tci_trace_method(tci_trace *t, uint64_t raw_id)
+{
+    uint32_t i = tci_idmap_get(&t->method_ids, raw_id);
+    if (i != TCI_NONE)
+        return i;
+    if (tci_grow((void **)&t->methods, &t->cap_methods, t->n_methods, sizeof *t->methods) != 0)
+        return TCI_NONE;
+    i = t->n_methods;
+    if (tci_idmap_put(&t->method_ids, raw_id, i) != 0)
+        return TCI_NONE;
+    t->n_methods++;
+    memset(&t->methods[i], 0, sizeof t->methods[i]);
+    t->methods[i].raw_id = raw_id;
+    t->methods[i].line = -1;
+    return i;
+}
+
+int tci_trace_define_method(tci_trace *t, uint64_t raw_id, const char *cls, size_t cls_len,
+                            const char *name, size_t name_len, const char *sig, size_t sig_len,
+                            const char *file, size_t file_len, int32_t line)
+{
+    uint32_t i = tci_trace_method(t, raw_id);
+    if (i == TCI_NONE)
+        return TC_ERR_NOMEM;
+    tci_method *m = &t->methods[i];
+    char *c = tci_arena_strndup(&t->arena, cls, cls_len);
+    m->name = tci_arena_strndup(&t->arena, name, name_len);
+    m->sig = tci_arena_strndup(&t->arena, sig ? sig : "", sig ? sig_len : 0);
+    m->file = file ? tci_arena_strndup(&t->arena, file, file_len) : NULL;
+    if (!c || !m->name || !m->sig || (file && !m->file))
+        return TC_ERR_NOMEM;
+    for (char *p = c; *p; p++) /* Dalvik writes a/b/C: show it dotted */
+        if (*p == '/')
+            *p = '.';
+    m->cls = c;
+    m->line = line;
+    m->defined = true;
+    return TC_OK;
+}
+
+uint32_t tci_trace_add_thread(tci_trace *t, uint64_t tid)
+{
+    if (tci_grow((void **)&t->threads, &t->cap_threads, t->n_threads, sizeof *t->threads) != 0)
+        return TCI_NONE;
+    tci_thread *th = &t->threads[t->n_threads];
+    memset(th, 0, sizeof *th);
+    th->tid = tid;
+    return t->n_threads++;
+}
+
+void tci_trace_name_thread(tci_trace *t, uint32_t thread, const char *name, size_t len, uint8_t rank)
+{
+    tci_thread *th = &t->threads[thread];
+    if (th->name && rank < th->name_rank)
+        return;
+    if (th->name && strlen(th->name) == len && memcmp(th->name, name, len) == 0)
+        return; /* the same name again: do not grow the arena */
+    char *n = tci_arena_strndup(&t->arena, name, len);
+    if (n) {
+        th->name = n;
+        th->name_rank = rank;
+    }
+}
+
+int tci_trace_add_meta(tci_trace *t, const char *key, size_t klen, const char *val, size_t vlen)
+{
+    for (uint32_t i = 0; i < t->n_meta; i++) /* a later value wins (summary after header) */
+        if (strlen(t->meta[i].key) == klen && memcmp(t->meta[i].key, key, klen) == 0) {
+            t->meta[i].value = tci_arena_strndup(&t->arena, val, vlen);
+            return t->meta[i].value ? TC_OK : TC_ERR_NOMEM;
+        }
+    if (t->n_meta >= 4096) /* metadata is small in every real trace; do not let input grow it */
+        return TC_OK;
+    if (tci_grow((void **)&t->meta, &t->cap_meta, t->n_meta, sizeof *t->meta) != 0)
+        return TC_ERR_NOMEM;
+    tci_meta *m = &t->meta[t->n_meta];
+    m->key = tci_arena_strndup(&t->arena, key, klen);
+    m->value = tci_arena_strndup(&t->arena, val, vlen);
+    if (!m->key || !m->value)
+        return TC_ERR_NOMEM;
+    t->n_meta++;
+    return TC_OK;
+}
+
+const char *tci_trace_meta(const tci_trace *t, const char *key)
+{
+    for (uint32_t i = 0; i < t->n_meta; i++)
+        if (strcmp(t->meta[i].key, key) == 0)
+            return t->meta[i].value;
+    return NULL;
+}
+
+static int name_method(tci_trace *t, tci_method *m)
+{
+    if (!m->defined) {
+        m->short_name = tci_arena_printf(&t->arena, "unknown.0x%llx", (unsigned long long)m->raw_id);
+        m->full_name = m->short_name;
+        m->name = m->short_name;
+        m->sig = "";
+        return m->short_name ? TC_OK : TC_ERR_NOMEM;
+    }
+    m->short_name = tci_arena_printf(&t->arena, "%s.%s", m->cls, m->name);
+    if (m->sig[0])
+        m->full_name = tci_arena_printf(&t->arena, "%s.%s: %s", m->cls, m->name, m->sig);
+    else
+        m->full_name = m->short_name;
+    return m->short_name && m->full_name ? TC_OK : TC_ERR_NOMEM;
+}
+
+static const char *file_stem(tci_trace *t, const char *path)
+{
+    if (!path || strcmp(path, "-") == 0)
+        return "stdin";
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strchr(base, '.');
+    size_t n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+    return tci_arena_strndup(&t->arena, base, n);
+}
+
+int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o)
+{
+    (void)d;
+    for (uint32_t i = 0; i < t->n_methods; i++)
+        if (name_method(t, &t->methods[i]) != TC_OK)
+            return TC_ERR_NOMEM;
+    for (uint32_t i = 0; i < t->n_threads; i++) {
+        tci_thread *th = &t->threads[i];
+        if (!th->name || !th->name[0])
+            th->name = tci_arena_printf(&t->arena, "Thread-%llu", (unsigned long long)th->tid);
+        if (!th->name)
+            return TC_ERR_NOMEM;
+    }
+    if (t->pid < 0) { /* no pid= key: on Android the main thread's tid is the pid */
+        t->pid = 0;
+        for (uint32_t i = 0; i < t->n_threads; i++)
+            if (t->threads[i].records && strcmp(t->threads[i].name, "main") == 0) {
+                t->pid = (int64_t)t->threads[i].tid;
+                break;
+            }
+    }
+    t->process_name = o->process_name ? o->process_name : file_stem(t, t->input_path);
+    if (!t->process_name)
+        return TC_ERR_NOMEM;
+    return TC_OK;
+}

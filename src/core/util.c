@@ -1,0 +1,224 @@
+/* util.c - allocation helpers, the string arena, the u64->u32 id map and
+ * diagnostics (one error slot, counted warnings). */
+#include "tc_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void *tci_malloc(size_t n) { return malloc(n ? n : 1); }
+void *tci_calloc(size_t n, size_t size) { return calloc(n ? n : 1, size ? size : 1); }
+
+void *tci_realloc_array(void *p, size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    return realloc(p, n * size != 0 ? n * size : 1);
+}
+
+int tci_grow(void **arr, uint32_t *cap, uint32_t need, size_t esz)
+{
+    if (need < *cap)
+        return 0;
+    uint64_t ncap = *cap ? (uint64_t)*cap * 2 : 16;
+    while (ncap <= need)
+        ncap *= 2;
+    if (ncap > UINT32_MAX)
+        ncap = UINT32_MAX;
+    if (need >= ncap)
+        return -1;
+    void *p = tci_realloc_array(*arr, (size_t)ncap, esz);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = (uint32_t)ncap;
+    return 0;
+}
+
+/* ---- arena: strings and tables live until the trace is freed ---- */
+
+struct tci_arena_block {
+    struct tci_arena_block *next;
+    size_t used, cap;
+    max_align_t data[];
+};
+
+void *tci_arena_alloc(tci_arena *a, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    struct tci_arena_block *b = a->head;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > 60000 ? n : 60000;
+        b = malloc(sizeof *b + cap);
+        if (!b)
+            return NULL;
+        b->used = 0;
+        b->cap = cap;
+        b->next = a->head;
+        a->head = b;
+    }
+    void *p = (char *)b->data + b->used;
+    b->used += n;
+    return p;
+}
+
+char *tci_arena_strndup(tci_arena *a, const char *s, size_t n)
+{
+    char *p = tci_arena_alloc(a, n + 1);
+    if (p) {
+        if (n)
+            memcpy(p, s, n);
+        p[n] = 0;
+    }
+    return p;
+}
+
+char *tci_arena_printf(tci_arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    char *p = tci_arena_alloc(a, (size_t)n + 1);
+    if (!p)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+void tci_arena_free(tci_arena *a)
+{
+    struct tci_arena_block *b = a->head;
+    while (b) {
+        struct tci_arena_block *n = b->next;
+        free(b);
+        b = n;
+    }
+    a->head = NULL;
+}
+
+/* ---- id map: open addressing, key 0 stored like any other (a used flag is the value) ---- */
+
+static inline uint32_t idmap_hash(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return (uint32_t)k;
+}
+
+uint32_t tci_idmap_get(const tci_idmap *m, uint64_t key)
+{
+    if (!m->cap)
+        return TCI_NONE;
+    uint32_t mask = m->cap - 1, i = idmap_hash(key) & mask;
+    for (;;) {
+        if (m->vals[i] == TCI_NONE)
+            return TCI_NONE;
+        if (m->keys[i] == key)
+            return m->vals[i];
+        i = (i + 1) & mask;
+    }
+}
+
+static int idmap_resize(tci_idmap *m, uint32_t ncap)
+{
+    uint64_t *keys = tci_realloc_array(NULL, ncap, sizeof *keys);
+    uint32_t *vals = tci_realloc_array(NULL, ncap, sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return -1;
+    }
+    memset(vals, 0xff, (size_t)ncap * sizeof *vals);
+    for (uint32_t j = 0; j < m->cap; j++) {
+        if (m->vals[j] == TCI_NONE)
+            continue;
+        uint32_t i = idmap_hash(m->keys[j]) & (ncap - 1);
+        while (vals[i] != TCI_NONE)
+            i = (i + 1) & (ncap - 1);
+        keys[i] = m->keys[j];
+        vals[i] = m->vals[j];
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = keys;
+    m->vals = vals;
+    m->cap = ncap;
+    return 0;
+}
+
+int tci_idmap_put(tci_idmap *m, uint64_t key, uint32_t val)
+{
+    if ((uint64_t)(m->count + 1) * 4 > (uint64_t)m->cap * 3) {
+        if (m->cap >= (1u << 30) || idmap_resize(m, m->cap ? m->cap * 2 : 64) != 0)
+            return -1;
+    }
+    uint32_t mask = m->cap - 1, i = idmap_hash(key) & mask;
+    while (m->vals[i] != TCI_NONE) {
+        if (m->keys[i] == key) {
+            m->vals[i] = val;
+            return 0;
+        }
+        i = (i + 1) & mask;
+    }
+    m->keys[i] = key;
+    m->vals[i] = val;
+    m->count++;
+    return 0;
+}
+
+void tci_idmap_free(tci_idmap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- diagnostics ---- */
+
+static void diag_format(char *out, size_t outlen, const char *input, const char *module,
+                        uint64_t offset, const char *fmt, va_list ap)
+{
+    int n;
+    if (offset != UINT64_MAX)
+        n = snprintf(out, outlen, "%s: %s: offset 0x%llx: ", input ? input : "-", module,
+                     (unsigned long long)offset);
+    else
+        n = snprintf(out, outlen, "%s: %s: ", input ? input : "-", module);
+    if (n < 0 || (size_t)n >= outlen)
+        return;
+    vsnprintf(out + n, outlen - (size_t)n, fmt, ap);
+}
+
+int tci_error(tci_diag *d, int code, const char *module, uint64_t offset, const char *fmt, ...)
+{
+    if (d->error[0]) /* keep the first, innermost message */
+        return code;
+    va_list ap;
+    va_start(ap, fmt);
+    diag_format(d->error, sizeof d->error, d->input, module, offset, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void tci_warn(tci_diag *d, enum tci_figure_id kind, const char *module, uint64_t offset,
+              const char *fmt, ...)
+{
+    if (d->muted)
+        return;
+    d->fig[kind]++;
+    if (d->n_kept >= TCI_MAX_KEPT_WARNINGS)
+        return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    diag_format(buf, sizeof buf, d->input, module, offset, fmt, ap);
+    va_end(ap);
+    d->kept[d->n_kept] = strdup(buf);
+    if (d->kept[d->n_kept])
+        d->n_kept++;
+}

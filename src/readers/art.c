@@ -1,0 +1,533 @@
+/*
+ * art.c - Android ART/Dalvik method traces, V1 family (shared/docs/formats/ART.md §2-4).
+ *
+ * Non-streaming (v1/v2/v3): a text key section "*version ... *end\n", then a
+ * "SLOW" header (data offset usually 32, 16 from createtesttrace) and fixed
+ * size records: v1 9 bytes (u8 tid), v2 10, v3 the size stored at +16.
+ * Streaming (0xF1..0xF3): the SLOW header, then items that start with a u16
+ * tid; tid 0 escapes an inline new-method, new-thread or summary item. The
+ * summary (last item) carries the real clock; it is found from the end of the
+ * file at open, so one pass knows how to read the records.
+ *
+ * Quirks handled here: method ids printed as "0", "0x0" or "0x%08x"; 4, 5
+ * and 6-field method lines; slash class names (shown dotted); "(null)" source
+ * files; records carry the tid truncated to 16 bits while *threads lists the
+ * full tid (mapped by the low bits when unambiguous); a missing summary or a
+ * truncated last record converts what is there, with a warning.
+ * Clock unwrap, pairing and every other rule live in normalize.c.
+ */
+#include "tc_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define ART_MAGIC 0x574F4C53u
+#define TID_AMBIGUOUS (TCI_NONE - 1)
+
+enum { RANK_KEY = 1, RANK_INLINE = 1, RANK_SUMMARY = 2 };
+
+typedef struct art {
+    bool streaming;
+    int version;          /* 1, 2 or 3 (streaming bit stripped) */
+    size_t data_off;      /* first record or item */
+    size_t end;           /* records stop here (a streaming summary starts here) */
+    size_t pos;
+    size_t rec_size;      /* bytes per record, tid included */
+    size_t tid_size;      /* 1 (v1) or 2 */
+    int ntimes;           /* time fields per record */
+    bool first_is_cpu;    /* single time field: thread-cpu rather than wall */
+    bool truncation_seen;
+    uint32_t tid_map[65536]; /* record thread id -> thread index */
+} art;
+
+/* ---- small text helpers -------------------------------------------------- */
+
+typedef struct span {
+    const char *p;
+    size_t n;
+} span;
+
+static bool span_eq(span s, const char *lit) { return s.n == strlen(lit) && memcmp(s.p, lit, s.n) == 0; }
+
+static bool parse_u64(span s, int base, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t i = 0;
+    if (base == 16 && s.n > 2 && s.p[0] == '0' && (s.p[1] == 'x' || s.p[1] == 'X'))
+        i = 2;
+    if (i == s.n)
+        return false;
+    for (; i < s.n; i++) {
+        int c = (unsigned char)s.p[i], d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (base == 16 && c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (base == 16 && c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else return false;
+        if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
+            return false;
+        v = v * (uint64_t)base + (uint64_t)d;
+    }
+    *out = v;
+    return true;
+}
+
+/* Split at tabs into at most max fields; the last field keeps any further tabs. */
+static size_t split_tabs(span line, span *f, size_t max)
+{
+    size_t n = 0, start = 0;
+    for (size_t i = 0; i <= line.n && n < max; i++) {
+        if (i == line.n || (line.p[i] == '\t' && n + 1 < max)) {
+            f[n++] = (span){line.p + start, i - start};
+            start = i + 1;
+        }
+    }
+    return n;
+}
+
+/* ---- thread ids ---------------------------------------------------------- */
+
+static uint32_t thread_for_list_id(tci_rctx *r, uint64_t tid)
+{
+    tci_trace *t = r->trace;
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        if (t->threads[i].tid == tid)
+            return i;
+    return tci_trace_add_thread(t, tid);
+}
+
+/* Remember which thread a record id (the tid truncated to 16 bits) means. */
+static void map_record_id(art *a, uint64_t tid, uint32_t thread)
+{
+    uint16_t key = (uint16_t)(a->tid_size == 1 ? tid & 0xFF : tid & 0xFFFF);
+    uint32_t cur = a->tid_map[key];
+    if (cur == TCI_NONE || cur == thread)
+        a->tid_map[key] = thread;
+    else /* two listed tids share the low bits: decided per record, with a warning */
+        a->tid_map[key] = TID_AMBIGUOUS;
+}
+
+static uint32_t thread_for_record(tci_rctx *r, art *a, uint16_t id)
+{
+    uint32_t th = a->tid_map[id];
+    if (TCI_LIKELY(th < TID_AMBIGUOUS))
+        return th;
+    tci_trace *t = r->trace;
+    if (th == TID_AMBIGUOUS) {
+        tci_warn(r->diag, TCI_FIG_AMBIGUOUS_THREAD, "art", r->pos,
+                 "record thread id %u matches several listed threads; using the one listed as %u", id, id);
+        for (uint32_t i = 0; i < t->n_threads; i++)
+            if (t->threads[i].tid == id)
+                return a->tid_map[id] = i;
+    } else {
+        tci_warn(r->diag, TCI_FIG_UNKNOWN_THREAD, "art", r->pos,
+                 "record thread id %u is not in the thread list", id);
+    }
+    th = tci_trace_add_thread(t, id);
+    a->tid_map[id] = th;
+    return th;
+}
+
+/* ---- the key section (and the streaming summary, same syntax) ------------ */
+
+enum section { SEC_NONE, SEC_VERSION, SEC_THREADS, SEC_METHODS };
+
+static int key_value(tci_rctx *r, span line, uint64_t off)
+{
+    tci_trace *t = r->trace;
+    const char *eq = memchr(line.p, '=', line.n);
+    if (!eq) {
+        tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", off, "key line without '=' ignored");
+        return TC_OK;
+    }
+    span k = {line.p, (size_t)(eq - line.p)}, v = {eq + 1, line.n - k.n - 1};
+    uint64_t n;
+    if (tci_trace_add_meta(t, k.p, k.n, v.p, v.n) != TC_OK)
+        return TC_ERR_NOMEM;
+    if (span_eq(k, "clock")) {
+        if (span_eq(v, "dual")) t->clock = TCI_CLOCK_DUAL;
+        else if (span_eq(v, "wall") || span_eq(v, "global")) t->clock = TCI_CLOCK_WALL;
+        else if (span_eq(v, "thread-cpu")) t->clock = TCI_CLOCK_THREAD_CPU;
+        else tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", off, "unknown clock '%.*s'", (int)v.n, v.p);
+    } else if (span_eq(k, "pid") && parse_u64(v, 10, &n) && n < INT32_MAX) {
+        t->pid = (int64_t)n;
+    } else if (span_eq(k, "vm")) {
+        t->vm = tci_trace_meta(t, "vm");
+    } else if (span_eq(k, "elapsed-time-usec") && parse_u64(v, 10, &n) && n < INT64_MAX / 1000) {
+        t->elapsed_ns = (int64_t)n * 1000;
+    } else if (span_eq(k, "data-file-overflow") && span_eq(v, "true")) {
+        tci_warn(r->diag, TCI_FIG_OVERFLOW, "art", off,
+                 "data-file-overflow=true: the trace buffer filled up and later records were dropped");
+    }
+    return TC_OK;
+}
+
+static int thread_line(tci_rctx *r, art *a, span line, uint64_t off, uint8_t rank)
+{
+    span f[2];
+    uint64_t tid;
+    if (split_tabs(line, f, 2) != 2 || !parse_u64(f[0], 10, &tid)) {
+        tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", off, "thread line is not '<id>\\t<name>'; ignored");
+        return TC_OK;
+    }
+    uint32_t th = thread_for_list_id(r, tid);
+    if (th == TCI_NONE)
+        return TC_ERR_NOMEM;
+    tci_trace_name_thread(r->trace, th, f[1].p, f[1].n, rank);
+    map_record_id(a, tid, th);
+    return TC_OK;
+}
+
+static int method_line(tci_rctx *r, span line, uint64_t off)
+{
+    span f[6];
+    uint64_t id;
+    size_t n = split_tabs(line, f, 6);
+    if (n < 3 || !parse_u64(f[0], 16, &id)) {
+        tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", off, "method line is not '<id>\\t<class>\\t<name>...'; ignored");
+        return TC_OK;
+    }
+    span sig = n >= 4 ? f[3] : (span){"", 0}, file = {NULL, 0};
+    int64_t lineno = -1;
+    if (n == 4 && sig.n && sig.p[0] != '(') { /* legacy "id class path line" */
+        file = sig;
+        sig = (span){"", 0};
+    }
+    if (n >= 5 && !span_eq(f[4], "(null)"))
+        file = f[4];
+    if (n >= 6) {
+        char buf[24];
+        size_t k = f[5].n < sizeof buf - 1 ? f[5].n : sizeof buf - 1;
+        memcpy(buf, f[5].p, k);
+        buf[k] = 0;
+        lineno = strtol(buf, NULL, 10);
+        if (lineno < -2 || lineno > INT32_MAX)
+            lineno = -1;
+    }
+    return tci_trace_define_method(r->trace, id & ~(uint64_t)3, f[1].p, f[1].n, f[2].p, f[2].n, sig.p, sig.n,
+                                   file.p, file.n, (int32_t)lineno);
+}
+
+/*
+ * Parse key text from base[0..len): returns the offset just past the "*end"
+ * line in *end_off, or len if the text has no *end (stream summaries may lack
+ * one). Offsets in messages are file offsets (file_off + position).
+ */
+static int parse_key_text(tci_rctx *r, art *a, const char *text, size_t len, uint64_t file_off,
+                          uint8_t rank, size_t *end_off, int *version)
+{
+    enum section sec = SEC_NONE;
+    bool want_version = false;
+    size_t pos = 0;
+    *end_off = SIZE_MAX;
+    while (pos < len) {
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+        span line = {text + pos, n};
+        uint64_t off = file_off + pos;
+        pos += n + (nl != NULL);
+        if (line.n && line.p[line.n - 1] == '\r')
+            line.n--;
+        int rc = TC_OK;
+        if (line.n && line.p[0] == '*') {
+            if (span_eq(line, "*version")) { sec = SEC_VERSION; want_version = true; }
+            else if (span_eq(line, "*threads")) sec = SEC_THREADS;
+            else if (span_eq(line, "*methods")) sec = SEC_METHODS;
+            else if (span_eq(line, "*end")) { *end_off = pos; return TC_OK; }
+            else tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", off, "unknown section '%.*s' ignored", (int)(line.n > 40 ? 40 : line.n), line.p);
+            continue;
+        }
+        if (!line.n)
+            continue;
+        if (want_version) {
+            uint64_t v;
+            if (!parse_u64(line, 10, &v) || v > 0xFFFF)
+                return tci_error(r->diag, TC_ERR_FORMAT, "art", off, "*version is not followed by a version number");
+            *version = (int)v;
+            want_version = false;
+            continue;
+        }
+        switch (sec) {
+        case SEC_VERSION: rc = key_value(r, line, off); break;
+        case SEC_THREADS: rc = thread_line(r, a, line, off, rank); break;
+        case SEC_METHODS: rc = method_line(r, line, off); break;
+        default:
+            return tci_error(r->diag, TC_ERR_FORMAT, "art", off, "text before *version");
+        }
+        if (rc != TC_OK)
+            return rc == TC_ERR_NOMEM ? tci_error(r->diag, rc, "art", off, "out of memory") : rc;
+    }
+    *end_off = SIZE_MAX;
+    return TC_OK;
+}
+
+/* ---- the binary header and the record layout ------------------------------ */
+
+static int parse_slow_header(tci_rctx *r, art *a, size_t at)
+{
+    const uint8_t *b = r->data + at;
+    size_t left = r->size - at;
+    if (left < 16 || tci_le32(b) != ART_MAGIC)
+        return tci_error(r->diag, TC_ERR_FORMAT, "art", at, "no \"SLOW\" data header after the key section");
+    unsigned raw_version = tci_le16(b + 4);
+    size_t off = tci_le16(b + 6);
+    uint64_t start_us = tci_le64(b + 8);
+    a->streaming = (raw_version & 0xF0) == 0xF0;
+    a->version = (int)(raw_version & 0x0F);
+    if (a->version < 1 || a->version > 3 || (raw_version & 0xFF00) || ((raw_version & 0xF0) && !a->streaming))
+        return tci_error(r->diag, TC_ERR_FORMAT, "art", at + 4, "data header has an unsupported version 0x%x%s", raw_version,
+                         (a->version == 4 || a->version == 5) ? " (the V2 format is not supported yet)" : "");
+    if (off < 16 || off > left)
+        return tci_error(r->diag, TC_ERR_FORMAT, "art", at + 6,
+                         "data offset %zu is outside the header (16..%zu)", off, left);
+    if (start_us > (uint64_t)INT64_MAX / 2000)
+        return tci_error(r->diag, TC_ERR_FORMAT, "art", at + 8, "start time %llu µs is not plausible",
+                         (unsigned long long)start_us);
+    a->data_off = at + off;
+    a->tid_size = a->version == 1 ? 1 : 2;
+    a->rec_size = a->version == 1 ? 9 : 10;
+    if (a->version >= 3 || a->streaming) {
+        if (off < 18)
+            return tci_error(r->diag, TC_ERR_FORMAT, "art", at + 6,
+                             "data offset %zu leaves no room for the record size field", off);
+        a->rec_size = tci_le16(b + 16);
+    }
+    size_t min = a->tid_size + 4 + 4;
+    if (a->rec_size < min || a->rec_size > 64)
+        return tci_error(r->diag, TC_ERR_FORMAT, "art", at + 16,
+                         "record size %zu is not plausible (expected %zu..64)", a->rec_size, min);
+    a->ntimes = a->rec_size >= a->tid_size + 12 ? 2 : 1;
+    r->trace->start_ns = (int64_t)start_us * 1000;
+    return TC_OK;
+}
+
+/* Which clock do the time fields carry? Known after the key text / summary. */
+static void settle_clock(tci_rctx *r, art *a)
+{
+    tci_trace *t = r->trace;
+    if (t->clock == TCI_CLOCK_UNKNOWN) /* perflib and traceview assume thread-cpu; v3 is always dual */
+        t->clock = a->ntimes == 2 ? TCI_CLOCK_DUAL : TCI_CLOCK_THREAD_CPU;
+    if (a->ntimes == 2) {
+        t->has_wall = t->has_cpu = true;
+    } else {
+        a->first_is_cpu = t->clock == TCI_CLOCK_THREAD_CPU;
+        t->has_wall = !a->first_is_cpu;
+        t->has_cpu = a->first_is_cpu;
+    }
+    t->time_unit_ns = 1000;
+    t->wrap_bits = 32;
+}
+
+/* The summary item of a stream ends the file: 00 00 03, u32 length, text. */
+static size_t find_stream_summary(const tci_rctx *r, size_t from)
+{
+    const uint8_t *b = r->data;
+    if (r->size < from + 7 + 9)
+        return SIZE_MAX;
+    for (size_t p = r->size - 7 - 9; p + 1 > from; p--) {
+        if (b[p] == 0 && b[p + 1] == 0 && b[p + 2] == 3 && tci_le32(b + p + 3) == r->size - p - 7 &&
+            memcmp(b + p + 7, "*version", 8) == 0)
+            return p;
+        if (p == 0)
+            break;
+    }
+    return SIZE_MAX;
+}
+
+static int open_streaming(tci_rctx *r, art *a)
+{
+    int version = 0;
+    size_t end_off;
+    size_t at = find_stream_summary(r, a->data_off);
+    if (at == SIZE_MAX) {
+        a->end = r->size;
+        tci_warn(r->diag, TCI_FIG_NO_SUMMARY, "art", r->size,
+                 "stream has no summary (cut short, or written before Android 8); assuming clock=%s",
+                 a->ntimes == 2 ? "dual" : "wall");
+        r->trace->clock = a->ntimes == 2 ? TCI_CLOCK_DUAL : TCI_CLOCK_WALL;
+    } else {
+        a->end = at;
+        int rc = parse_key_text(r, a, (const char *)r->data + at + 7, r->size - at - 7, at + 7, RANK_SUMMARY,
+                                &end_off, &version);
+        if (rc != TC_OK)
+            return rc;
+    }
+    settle_clock(r, a);
+    snprintf(r->trace->detail, sizeof r->trace->detail, "v%d streaming (0x%X)", a->version, 0xF0 | a->version);
+    return TC_OK;
+}
+
+static int art_open(tci_rctx *r)
+{
+    art *a = r->priv;
+    memset(a->tid_map, 0xff, sizeof a->tid_map);
+    tci_trace *t = r->trace;
+    int rc, version = 0;
+    if (r->size >= 4 && tci_le32(r->data) == ART_MAGIC) {
+        if ((rc = parse_slow_header(r, a, 0)) != TC_OK)
+            return rc;
+        if (!a->streaming)
+            return tci_error(r->diag, TC_ERR_UNSUPPORTED, "art", 0,
+                             "a bare data file without its key section (legacy .key/.data pairs are not supported yet)");
+        a->pos = a->data_off;
+        return open_streaming(r, a);
+    }
+    size_t key_end;
+    if ((rc = parse_key_text(r, a, (const char *)r->data, r->size, 0, RANK_KEY, &key_end, &version)) != TC_OK)
+        return rc;
+    if (key_end == SIZE_MAX)
+        return tci_error(r->diag, TC_ERR_FORMAT, "art", r->size, "key section has no *end line");
+    if ((rc = parse_slow_header(r, a, key_end)) != TC_OK)
+        return rc;
+    if (a->streaming)
+        return tci_error(r->diag, TC_ERR_FORMAT, "art", key_end + 4, "streaming data after a key section");
+    if (version && version != a->version)
+        tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", key_end + 4,
+                 "*version says %d but the data header says %d; using the data header", version, a->version);
+    a->end = r->size;
+    a->pos = a->data_off;
+    settle_clock(r, a);
+    snprintf(t->detail, sizeof t->detail, "v%d non-streaming", a->version);
+    return TC_OK;
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+static void truncated(tci_rctx *r, art *a, size_t need)
+{
+    if (!a->truncation_seen)
+        tci_warn(r->diag, TCI_FIG_TRUNCATED, "art", a->pos,
+                 "input ends inside a record or item (need %zu bytes, have %zu); converting what is there",
+                 need, a->end - a->pos);
+    a->truncation_seen = true;
+}
+
+/* An inline item of a stream: new method, new thread (the summary ends the records). */
+static int stream_item(tci_rctx *r, art *a)
+{
+    const uint8_t *b = r->data + a->pos;
+    size_t left = a->end - a->pos;
+    if (left < 3)
+        return truncated(r, a, 3), TC_EOF;
+    int op = b[2];
+    if (op == 1) {
+        if (left < 5 || left < 5 + (size_t)tci_le16(b + 3))
+            return truncated(r, a, left < 5 ? 5 : 5 + (size_t)tci_le16(b + 3)), TC_EOF;
+        size_t len = tci_le16(b + 3);
+        if (r->pass == 1) {
+            span line = {(const char *)b + 5, len};
+            if (line.n && line.p[line.n - 1] == '\n')
+                line.n--;
+            int rc = method_line(r, line, a->pos + 5);
+            if (rc != TC_OK)
+                return tci_error(r->diag, rc, "art", a->pos, "out of memory");
+        }
+        a->pos += 5 + len;
+        return TC_OK;
+    }
+    if (op == 2) {
+        if (left < 7 || left < 7 + (size_t)tci_le16(b + 5))
+            return truncated(r, a, left < 7 ? 7 : 7 + (size_t)tci_le16(b + 5)), TC_EOF;
+        size_t len = tci_le16(b + 5);
+        if (r->pass == 1) {
+            uint16_t id = tci_le16(b + 3);
+            uint32_t th = a->tid_map[id];
+            if (th >= TID_AMBIGUOUS) {
+                th = tci_trace_add_thread(r->trace, id);
+                if (th == TCI_NONE)
+                    return tci_error(r->diag, TC_ERR_NOMEM, "art", a->pos, "out of memory");
+                a->tid_map[id] = th;
+            }
+            tci_trace_name_thread(r->trace, th, (const char *)b + 7, len, RANK_INLINE);
+        }
+        a->pos += 7 + len;
+        return TC_OK;
+    }
+    if (op == 3) { /* a summary that is not the last item: skip it */
+        if (left < 7 || left - 7 < tci_le32(b + 3))
+            return truncated(r, a, 7), TC_EOF;
+        a->pos += 7 + (size_t)tci_le32(b + 3);
+        return TC_OK;
+    }
+    return tci_error(r->diag, TC_ERR_FORMAT, "art", a->pos + 2, "unknown stream item opcode %d", op);
+}
+
+static int art_next(tci_rctx *r, tci_raw *ev)
+{
+    art *a = r->priv;
+    for (;;) {
+        r->pos = a->pos;
+        if (a->pos >= a->end)
+            return TC_EOF;
+        const uint8_t *b = r->data + a->pos;
+        if (a->streaming && a->end - a->pos >= 2 && tci_le16(b) == 0) {
+            int rc = stream_item(r, a);
+            if (rc != TC_OK)
+                return rc;
+            continue;
+        }
+        if (TCI_UNLIKELY(a->end - a->pos < a->rec_size)) {
+            truncated(r, a, a->rec_size);
+            return TC_EOF;
+        }
+        uint16_t id = a->tid_size == 1 ? b[0] : tci_le16(b);
+        const uint8_t *p = b + a->tid_size;
+        uint32_t value = tci_le32(p);
+        uint32_t th = a->tid_map[id];
+        if (TCI_UNLIKELY(th >= TID_AMBIGUOUS) && (th = thread_for_record(r, a, id)) == TCI_NONE)
+            return tci_error(r->diag, TC_ERR_NOMEM, "art", a->pos, "out of memory");
+        uint32_t m = tci_idmap_get(&r->trace->method_ids, value & ~3u);
+        if (TCI_UNLIKELY(m == TCI_NONE) && (m = tci_trace_method(r->trace, value & ~3u)) == TCI_NONE)
+            return tci_error(r->diag, TC_ERR_NOMEM, "art", a->pos, "out of memory");
+        ev->thread = th;
+        ev->method = m;
+        ev->action = (uint8_t)(value & 3);
+        if (a->ntimes == 2) {
+            ev->cpu = tci_le32(p + 4);
+            ev->wall = tci_le32(p + 8);
+        } else if (a->first_is_cpu) {
+            ev->cpu = tci_le32(p + 4);
+            ev->wall = TCI_NO_TIME;
+        } else {
+            ev->wall = tci_le32(p + 4);
+            ev->cpu = TCI_NO_TIME;
+        }
+        a->pos += a->rec_size;
+        return TC_OK;
+    }
+}
+
+static int art_rewind(tci_rctx *r)
+{
+    art *a = r->priv;
+    a->pos = a->data_off;
+    return TC_OK;
+}
+
+static void art_close(tci_rctx *r) { (void)r; }
+
+static int art_probe(const uint8_t *buf, size_t len, const char *filename)
+{
+    (void)filename;
+    if (len >= 9 && memcmp(buf, "*version\n", 9) == 0)
+        return 100;
+    if (len >= 6 && tci_le32(buf) == ART_MAGIC) {
+        unsigned v = tci_le16(buf + 4);
+        if (v >= 0xF1 && v <= 0xF5)
+            return 100;
+        if (v >= 1 && v <= 5)
+            return 80;
+    }
+    return 0;
+}
+
+const tci_reader tci_reader_art = {
+    .name = "art",
+    .description = "Android ART/Dalvik method trace (.trace: v1-v3, streaming)",
+    .extensions = "trace",
+    .priv_size = sizeof(art),
+    .probe = art_probe,
+    .open = art_open,
+    .next = art_next,
+    .rewind = art_rewind,
+    .close = art_close,
+};
