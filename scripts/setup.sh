@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages traceconv needs, and only those that are missing.
+#   scripts/setup.sh build   compiler, cmake, protobuf-c, cJSON, zlib
+#   scripts/setup.sh test    build + the oracles of ../shared/docs/ORACLES.md
+#   scripts/setup.sh fuzz    test + clang and its fuzzer/sanitizer runtime
+set -euo pipefail
+mode=${1:-build}
+pkgs=(cmake make gcc pkg-config python3 libprotobuf-c-dev protobuf-c-compiler libcjson-dev zlib1g-dev)
+case "$mode" in
+  build|demo) ;;
+  bench) pkgs+=(time) ;;
+  test) pkgs+=(protobuf-compiler golang-go libdevel-nytprof-perl) ;;
+  fuzz) pkgs+=(protobuf-compiler golang-go libdevel-nytprof-perl clang libclang-rt-14-dev) ;;
+  *) echo "usage: $0 build|test|fuzz" >&2; exit 2 ;;
+esac
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "setup: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

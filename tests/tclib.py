@@ -1,0 +1,168 @@
+"""Shared helpers for traceconv's oracle and CLI tests (run by ctest).
+
+Every test script takes the same arguments (see tests/CMakeLists.txt), runs
+the real `traceconv` command, and checks its output with readers we did not
+write (../shared/docs/ORACLES.md). A test that needs ../shared/corpus skips
+with exit code 77 and says so when that folder is absent; a missing oracle
+program is a failure, never a skip (make test installs the oracles).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+SKIP = 77
+
+
+class Ctx:
+    def __init__(self):
+        p = argparse.ArgumentParser()
+        p.add_argument("--traceconv", required=True)
+        p.add_argument("--tracegen", default="")
+        p.add_argument("--source", required=True, help="project source dir")
+        p.add_argument("--work", required=True, help="scratch dir for this test")
+        a, _ = p.parse_known_args()
+        self.traceconv = a.traceconv
+        self.tracegen = a.tracegen
+        self.source = a.source
+        self.shared = os.path.normpath(os.path.join(a.source, "..", "shared"))
+        self.corpus = os.path.join(a.source, "corpus")
+        self.work = a.work
+        os.makedirs(self.work, exist_ok=True)
+        self.failures = 0
+        self.checks = 0
+
+    # -- locations -------------------------------------------------------
+    def shared_corpus(self, sub):
+        d = os.path.join(self.shared, "corpus", sub)
+        return d if os.path.isdir(d) else None
+
+    def need_shared_corpus(self, sub):
+        d = self.shared_corpus(sub)
+        if not d:
+            print(f"SKIP: {os.path.join(self.shared, 'corpus', sub)} is absent")
+            sys.exit(SKIP)
+        return d
+
+    def project_cases(self):
+        """(name, trace path, facts path or None) for every generated corpus trace."""
+        out = []
+        if not os.path.isdir(self.corpus):
+            return out
+        for f in sorted(os.listdir(self.corpus)):
+            if f.endswith(".trace"):
+                stem = f[: -len(".trace")]
+                facts = os.path.join(self.corpus, stem + ".facts.json")
+                out.append((stem, os.path.join(self.corpus, f), facts if os.path.exists(facts) else None))
+        return out
+
+    # -- running -----------------------------------------------------------
+    def run(self, args, stdin=None, check_rc=None, env=None):
+        r = subprocess.run([self.traceconv] + list(args), input=stdin, capture_output=True, env=env)
+        if check_rc is not None and r.returncode != check_rc:
+            self.fail(f"traceconv {' '.join(args)}: exit {r.returncode}, expected {check_rc}\n"
+                      f"stderr: {r.stderr.decode(errors='replace')}")
+        return r
+
+    def convert(self, src, fmt, out=None, extra=()):
+        """Convert src to fmt; returns (output path, figures dict) or (None, stderr) on failure."""
+        if out is None:
+            base = os.path.basename(src)
+            out = os.path.join(self.work, f"{base}.{fmt}")
+        r = self.run(["-f", "-o", fmt, *extra, src, out])
+        if r.returncode != 0:
+            self.fail(f"{src} -> {fmt}: exit {r.returncode}: {r.stderr.decode(errors='replace').strip()}")
+            return None, r.stderr.decode(errors="replace")
+        return out, parse_figures(r.stderr.decode(errors="replace"))
+
+    def oracle(self, argv, **kw):
+        exe = shutil.which(argv[0])
+        if not exe:
+            self.fail(f"oracle {argv[0]} is not installed (make test installs it)")
+            return None
+        return subprocess.run(argv, capture_output=True, **kw)
+
+    # -- results ----------------------------------------------------------
+    def check(self, cond, msg):
+        self.checks += 1
+        if not cond:
+            self.fail(msg)
+        return cond
+
+    def eq(self, got, want, what):
+        return self.check(got == want, f"{what}: got {got!r}, want {want!r}")
+
+    def fail(self, msg):
+        self.failures += 1
+        print("FAIL:", msg)
+
+    def done(self):
+        print(f"{self.checks} checks, {self.failures} failures")
+        sys.exit(1 if self.failures else 0)
+
+
+FIG_RE = re.compile(r"(\d+) ([a-z][a-z0-9-]*)")
+
+
+def parse_figures(stderr):
+    """Figures from traceconv's summary line: {'records': 9, 'exit-without-enter': 3, ...}."""
+    figs = {}
+    for line in stderr.splitlines():
+        if " -> " in line and line.startswith("traceconv: ") and "):" in line:
+            tail = line.split("):", 1)[1]
+            for n, name in FIG_RE.findall(tail):
+                figs[name] = int(n)
+    return figs
+
+
+def json_thread_totals(path):
+    """Per (pid, tid): (slice count, summed top-level B/E duration in ns), computed from the JSON."""
+    with open(path, "rb") as f:
+        doc = json.load(f)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    stacks, out = {}, {}
+    for e in events:
+        ph = e.get("ph")
+        if ph not in ("B", "E", "X"):
+            continue
+        key = (e["pid"], e["tid"])
+        cnt, tot = out.get(key, (0, 0))
+        ts = round(float(e["ts"]) * 1000)
+        if ph == "X":
+            if not stacks.get(key):
+                tot += round(float(e["dur"]) * 1000)
+            out[key] = (cnt + 1, tot)
+            continue
+        st = stacks.setdefault(key, [])
+        if ph == "B":
+            st.append(ts)
+            out[key] = (cnt + 1, tot)
+        else:
+            start = st.pop()
+            if not st:
+                tot += ts - start
+            out[key] = (cnt, tot)
+    return out
+
+
+def folded_thread_totals(path):
+    """Per first frame (thread): summed counts."""
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            stack, _, count = line.rstrip("\n").rpartition(" ")
+            root = stack.split(";", 1)[0]
+            out[root] = out.get(root, 0) + int(count)
+    return out
+
+
+def read_folded(path):
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            stack, _, count = line.rstrip("\n").rpartition(" ")
+            out[stack] = out.get(stack, 0) + int(count)
+    return out
