@@ -1,0 +1,1711 @@
+/*
+ * tracegen.c - writes Android ART/Dalvik method traces (the V1 family:
+ * versions 1/2/3, non-streaming and streaming 0xF2/0xF3) from a compact text
+ * scenario, plus a "facts" file with the truth computed from the scenario.
+ * The facts are the independent oracle the tests compare traceconv against;
+ * they are computed from the generator's own model of the scenario (64-bit
+ * times, full tids), never by decoding the written bytes.
+ *
+ * One standalone C11 file, libc only.
+ *
+ *   tracegen SCENARIO.scn OUT.trace [--facts OUT.facts.json]
+ *   tracegen --bench SIZE_MB OUT.trace
+ *
+ * Exit 0 on success, 2 on a bad scenario or usage ("tracegen: FILE:LINE: msg"),
+ * 1 on an I/O error.
+ *
+ * ---------------------------------------------------------------------------
+ * Scenario language (line based; '#' starts a comment at a token start;
+ * tokens are words or "quoted strings" with escapes \\ \" \r \n \t \xHH;
+ * '{' and '}' are tokens of their own). Durations are integers or decimals
+ * with an optional unit: 15, 15us, 2.5ms, 3s, 80min. Numbers may be 0x hex.
+ *
+ * Header options (one per line, all optional):
+ *   version 1|2|3             record layout (v3 = dual clock, 14 bytes) [3]
+ *   streaming yes|no          0xF0 bit; ART >= 6 streaming layout      [no]
+ *   clock dual|wall|thread-cpu|global  (v3 needs dual, v1/v2 a single clock)
+ *   vm art|dalvik             vm= key; dalvik also defaults ids/fields [art]
+ *   pid N                     pid= key (omitted when not given)
+ *   start N                   header start time, µs                    [1000000]
+ *   data-offset N             header length / offset to data (16 = createtesttrace) [32]
+ *   ids art8|art6|dalvik      method id style: "0","0x4".. | "0x0","0x4".. |
+ *                             "0x%08x" pointers                        [art8]
+ *   method-fields 5|6         6 adds Dalvik's line number              [5]
+ *   overhead N                clock-call-overhead-nsec                 [250]
+ *   overflow true|false       data-file-overflow=                      [false]
+ *   elapsed DUR               elapsed-time-usec [the true elapsed: the end of
+ *                             the last thread's scenario]
+ *   key TEXT                  an extra (unknown) key line, written verbatim
+ *   tids full|synthetic       full: the *threads list has the full tid, records
+ *                             carry tid & 0xFFFF (ART <= 13; v1: u8);
+ *                             synthetic: Android 14 ids 1,2,3.. in order of
+ *                             first flush, only threads with events listed [full]
+ *   order global|chunked N    global: records sorted by wall time (ties: thread
+ *                             declaration order); chunked: per-thread chunks of
+ *                             N records in flush order (Android 14)  [global]
+ *   summary yes|no            streaming: write the summary item at the end [yes]
+ *   summary-threads all|none  streaming summary *threads (ART 8-13: all; 14: none)
+ *   summary-methods none|all  streaming summary *methods (ART 8-13: none; 14: all)
+ *   stop-after N              only the first N records are written (overflow)
+ *   truncate K                the last written record is cut to K bytes
+ *
+ * Methods:
+ *   method ALIAS CLASS NAME SIG SOURCE [LINE] [id=ID] [unknown]
+ *     CLASS as written to the file (dotted or slash form); SOURCE null prints
+ *     "(null)"; LINE is written only with method-fields 6 [-1]; id= is the
+ *     raw (already shifted) id [art: index<<2 in declaration order; dalvik:
+ *     0x41a0c120 + index*0x38]; unknown = never written to any method table.
+ *
+ * Threads and their call trees:
+ *   thread TID NAME [cpu=P%] [cpu0=N] [at=DUR] [unlisted] [{ BODY }]
+ *     TID the full tid (>= 65536 allowed); cpu= the default CPU/wall ratio of
+ *     its frames [90%]; cpu0 the thread-CPU value of its first record [0]
+ *     (Dalvik: a few µs); at= when its body starts [0]; unlisted = not in
+ *     *threads nor announced (shown as Thread-<tid>). No body = listed, no events.
+ *   BODY statements (one per line, or closed by '}'):
+ *     call M [DUR] [cpu=P%|cpu=N] [pre] [open] [unroll] [{ BODY }]
+ *         a frame of method alias M lasting DUR µs wall (inclusive; default:
+ *         the length of its body). Children run back to back from its start;
+ *         the rest of DUR is self time at the end. cpu=P% ratio for this frame
+ *         and (inherited) its children; cpu=N (leaf only) exactly N µs CPU.
+ *         pre: it was on the stack when tracing began (its enter is not
+ *         written); must be the first statement of the thread or of a pre frame.
+ *         open: still running at the end (its exit is not written); must be
+ *         the last statement of the thread or of an open frame.
+ *         unroll: its exit is written with action 2 (exception).
+ *     gap DUR        time passes: self time of the enclosing frame, or idle
+ *                    (no CPU) between outermost frames
+ *     repeat N { BODY }
+ *     nest N M [self=DUR] [cpu=..] [pre] [open] [{ BODY }]
+ *                    N frames of M nested in each other (recursion); BODY runs
+ *                    in the innermost; each level has self=DUR after its child
+ *     raw enter|exit|unroll|invalid M
+ *                    one bare record (action 0/1/2/3) at the current time,
+ *                    outside the structure (for mismatched exits, action 3)
+ *
+ * Time model: each thread has a wall cursor (µs since trace start, 64-bit)
+ * and a CPU clock that advances by ratio*elapsed wall inside frames (0 when
+ * idle at depth 0). Written times are the low 32 bits (ART's u32 wrap); the
+ * CPU value is relative to the thread's first record plus cpu0.
+ * ---------------------------------------------------------------------------
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* errors and memory                                                         */
+
+static const char *g_scn = "?";
+static const char *g_out_path, *g_facts_path;
+static FILE *g_out_fp, *g_facts_fp, *g_tmp_fp;
+
+static void cleanup_outputs(void)
+{
+    if (g_out_fp) { fclose(g_out_fp); g_out_fp = NULL; if (g_out_path) remove(g_out_path); }
+    if (g_facts_fp) { fclose(g_facts_fp); g_facts_fp = NULL; if (g_facts_path) remove(g_facts_path); }
+    if (g_tmp_fp) { fclose(g_tmp_fp); g_tmp_fp = NULL; }
+}
+
+static void die_line(int line, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "tracegen: %s:%d: ", g_scn, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    cleanup_outputs();
+    exit(2);
+}
+
+static void die_io(const char *what)
+{
+    fprintf(stderr, "tracegen: %s: %s\n", what, strerror(errno));
+    cleanup_outputs();
+    exit(1);
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) { errno = ENOMEM; die_io("out of memory"); }
+    return q;
+}
+
+static void *xcalloc(size_t n, size_t sz)
+{
+    void *p = calloc(n ? n : 1, sz ? sz : 1);
+    if (!p) { errno = ENOMEM; die_io("out of memory"); }
+    return p;
+}
+
+static char *xstrndup(const char *s, size_t n)
+{
+    char *p = xrealloc(NULL, n + 1);
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+#define GROW(arr, n, cap)                                                 \
+    do {                                                                  \
+        if ((n) >= (cap)) {                                               \
+            (cap) = (cap) ? (cap) * 2 : 16;                               \
+            (arr) = xrealloc((arr), (size_t)(cap) * sizeof(*(arr)));      \
+        }                                                                 \
+    } while (0)
+
+/* growable byte buffer */
+typedef struct { char *p; size_t n, cap; } Buf;
+
+static void buf_put(Buf *b, const void *d, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        size_t c = b->cap ? b->cap : 256;
+        while (c < b->n + n + 1) c *= 2;
+        b->p = xrealloc(b->p, c);
+        b->cap = c;
+    }
+    memcpy(b->p + b->n, d, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+static void buf_str(Buf *b, const char *s) { buf_put(b, s, strlen(s)); }
+static void buf_printf(Buf *b, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof tmp) { buf_put(b, tmp, (size_t)n); return; }
+    char *big = xrealloc(NULL, (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    buf_put(b, big, (size_t)n);
+    free(big);
+}
+
+static void put16(uint8_t *b, uint32_t v) { b[0] = (uint8_t)v; b[1] = (uint8_t)(v >> 8); }
+static void put32(uint8_t *b, uint32_t v)
+{
+    b[0] = (uint8_t)v; b[1] = (uint8_t)(v >> 8); b[2] = (uint8_t)(v >> 16); b[3] = (uint8_t)(v >> 24);
+}
+static void put64(uint8_t *b, uint64_t v) { put32(b, (uint32_t)v); put32(b + 4, (uint32_t)(v >> 32)); }
+
+/* buffered binary output to a FILE */
+typedef struct { FILE *f; const char *what; uint8_t *buf; size_t n, cap; uint64_t total; } Out;
+
+static void out_flush(Out *o)
+{
+    if (o->n && fwrite(o->buf, 1, o->n, o->f) != o->n) die_io(o->what);
+    o->n = 0;
+}
+static void out_put(Out *o, const void *d, size_t n)
+{
+    if (o->n + n > o->cap) out_flush(o);
+    if (n > o->cap) {
+        if (fwrite(d, 1, n, o->f) != n) die_io(o->what);
+    } else {
+        memcpy(o->buf + o->n, d, n);
+        o->n += n;
+    }
+    o->total += n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* tokens                                                                    */
+
+enum { TK_WORD, TK_STR, TK_LB, TK_RB, TK_NL, TK_EOF };
+typedef struct { int type, line; char *s; size_t len; } Tok;
+typedef struct { Tok *t; size_t n, cap, i; } Toks;
+
+static int utf8_valid(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = p[i];
+        size_t k;
+        if (c < 0x80) { i++; continue; }
+        if (c >= 0xC2 && c <= 0xDF) k = 1;
+        else if ((c & 0xF0) == 0xE0) k = 2;
+        else if (c >= 0xF0 && c <= 0xF4) k = 3;
+        else return 0;
+        if (k > n - i - 1) return 0;
+        for (size_t j = 1; j <= k; j++)
+            if ((p[i + j] & 0xC0) != 0x80) return 0;
+        i += k + 1;
+    }
+    return 1;
+}
+
+static void tokenize(const char *src, size_t len, Toks *tk)
+{
+    int line = 1;
+    size_t i = 0;
+    while (i < len) {
+        char c = src[i];
+        if (c == '\n') {
+            GROW(tk->t, tk->n, tk->cap);
+            tk->t[tk->n++] = (Tok){TK_NL, line, NULL, 0};
+            line++; i++;
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\r') { i++; continue; }
+        if (c == '#') { while (i < len && src[i] != '\n') i++; continue; }
+        GROW(tk->t, tk->n, tk->cap);
+        if (c == '{' || c == '}') {
+            tk->t[tk->n++] = (Tok){c == '{' ? TK_LB : TK_RB, line, NULL, 0};
+            i++;
+            continue;
+        }
+        if (c == '"') {
+            Buf b = {0};
+            i++;
+            for (;;) {
+                if (i >= len || src[i] == '\n') die_line(line, "unterminated string");
+                char d = src[i++];
+                if (d == '"') break;
+                if (d == '\\') {
+                    if (i >= len) die_line(line, "unterminated string");
+                    char e = src[i++];
+                    char o;
+                    switch (e) {
+                    case '\\': o = '\\'; break;
+                    case '"': o = '"'; break;
+                    case 'n': o = '\n'; break;
+                    case 'r': o = '\r'; break;
+                    case 't': o = '\t'; break;
+                    case 'x': {
+                        if (i + 2 > len || !isxdigit((unsigned char)src[i]) || !isxdigit((unsigned char)src[i + 1]))
+                            die_line(line, "bad \\x escape");
+                        char hx[3] = {src[i], src[i + 1], 0};
+                        o = (char)strtol(hx, NULL, 16);
+                        i += 2;
+                        break;
+                    }
+                    default: die_line(line, "unknown escape \\%c", e); return;
+                    }
+                    buf_put(&b, &o, 1);
+                } else {
+                    buf_put(&b, &d, 1);
+                }
+            }
+            if (!b.p) buf_put(&b, "", 0);
+            if (!utf8_valid(b.p, b.n)) die_line(line, "string is not valid UTF-8");
+            tk->t[tk->n++] = (Tok){TK_STR, line, b.p, b.n};
+            continue;
+        }
+        size_t s = i;
+        while (i < len && !strchr(" \t\r\n{}\"", src[i])) i++;
+        if (!utf8_valid(src + s, i - s)) die_line(line, "word is not valid UTF-8");
+        tk->t[tk->n++] = (Tok){TK_WORD, line, xstrndup(src + s, i - s), i - s};
+    }
+    GROW(tk->t, tk->n, tk->cap);
+    tk->t[tk->n++] = (Tok){TK_EOF, line, NULL, 0};
+}
+
+/* ------------------------------------------------------------------------ */
+/* scenario model                                                            */
+
+enum { CLK_DUAL, CLK_WALL, CLK_THREADCPU, CLK_GLOBAL };
+static const char *const clock_names[] = {"dual", "wall", "thread-cpu", "global"};
+enum { IDS_ART8, IDS_ART6, IDS_DALVIK };
+enum { N_CALL, N_GAP, N_REPEAT, N_NEST, N_RAW };
+enum { F_PRE = 1, F_OPEN = 2, F_UNROLL = 4 };
+
+typedef struct Node {
+    int kind, line;
+    int method;
+    int64_t dur;     /* call: -1 = length of body; gap: µs; nest: self per level */
+    int pct;         /* -1 inherit */
+    int64_t cpu_abs; /* -1 none */
+    unsigned flags;
+    int64_t count;   /* repeat / nest */
+    int action;      /* raw */
+    struct Node *child, *next;
+} Node;
+
+typedef struct {
+    char *alias, *cls, *name, *sig, *src;
+    long line;
+    uint64_t id;
+    int has_id, unknown, line_no;
+    /* run time */
+    int defined;   /* streaming: defined inline already */
+    int used;      /* used by a written record (unknown-id count) */
+    char *short_name; /* sanitized folded frame */
+} Method;
+
+typedef struct { int kind, pct, ipct, phase; const Node *n; const Node *cur; int64_t start, cnt; } WF;
+typedef struct { int action, method; int64_t wall, cpu; } Ev;
+typedef struct { int node, method, recon; int64_t w0, c0, wchild, cchild; } EFrame;
+
+typedef struct {
+    uint64_t tid;
+    char *name;
+    int pct, unlisted, line;
+    int64_t cpu0, at;
+    Node *body;
+    int has_body;
+    /* walker */
+    WF *ws; int wn, wcap;
+    int64_t wall, cpu100, cpu_base;
+    int has_base;
+    Ev pend; int has_pend;
+    /* output */
+    uint32_t rec_tid;
+    int rid_assigned, announced;
+    Ev *chunk; int nchunk;
+    /* facts */
+    EFrame *es; int en, ecap, nwritten;
+    int seen, root_node, maxdepth, folded_frame_done;
+    int64_t first_t, first_c, last_t, last_c;
+    uint64_t records;
+    int64_t wall_total, cpu_total;
+    char *frame_name;
+} Thread;
+
+typedef struct { int parent, method, child, sib; int64_t self; } TNode;
+
+typedef struct {
+    /* config */
+    int version, streaming, clock, vm, has_pid, ids, fields, overflow, has_elapsed, synth;
+    int chunk, summary, summary_threads, summary_methods, truncate;
+    int set_ids, set_fields, data_offset;
+    int64_t pid, overhead, stop_after;
+    uint64_t start, elapsed;
+    char **keys; int nkeys, ckeys;
+    Method *m; int nm, cm;
+    Thread *th; int nth, cth;
+    /* run */
+    Out out;
+    uint64_t written;      /* records handed to the file (incl. a truncated last one) */
+    uint64_t next_synth;
+    int held; Thread *held_t; Ev held_ev; uint8_t held_b[16]; size_t held_n;
+    int64_t elapsed_true;
+    /* facts */
+    uint64_t f_records, f_enter, f_exit, f_unroll, f_ewe, f_open, f_unknown, f_mismatch, f_invalid;
+    uint64_t f_threads;
+    int64_t f_max_wall; int f_have_wall;
+    const char *folded_off;
+    TNode *tn; int ntn, ctn;
+} G;
+
+static int rec_size(const G *g) { return g->version == 1 ? 9 : g->version == 2 ? 10 : 14; }
+static int clock_has_cpu(int c) { return c == CLK_DUAL || c == CLK_THREADCPU; }
+
+/* ------------------------------------------------------------------------ */
+/* parsing                                                                   */
+
+static Tok *tk_peek(Toks *t) { return &t->t[t->i]; }
+static Tok *tk_next(Toks *t) { Tok *k = &t->t[t->i]; if (k->type != TK_EOF) t->i++; return k; }
+static int tk_is_arg(const Tok *k) { return k->type == TK_WORD || k->type == TK_STR; }
+
+static int64_t parse_int(const Tok *k, const char *what)
+{
+    if (!tk_is_arg(k)) die_line(k->line, "expected %s", what);
+    char *e;
+    errno = 0;
+    long long v = strtoll(k->s, &e, 0);
+    if (errno || *e || e == k->s) die_line(k->line, "bad %s '%s'", what, k->s);
+    return v;
+}
+
+static uint64_t parse_u64(const char *s, int line, const char *what)
+{
+    char *e;
+    errno = 0;
+    if (*s == '-') die_line(line, "bad %s '%s'", what, s);
+    unsigned long long v = strtoull(s, &e, 0);
+    if (errno || *e || e == s) die_line(line, "bad %s '%s'", what, s);
+    return v;
+}
+
+/* "15", "15us", "2.5ms", "3s", "80min" -> µs */
+static int64_t parse_dur_s(const char *s, int line)
+{
+    const char *p = s;
+    uint64_t ip = 0, frac = 0, fscale = 1;
+    int digits = 0;
+    while (isdigit((unsigned char)*p)) { ip = ip * 10 + (uint64_t)(*p - '0'); p++; digits++; if (ip > 1000000000000000ull) die_line(line, "duration too large '%s'", s); }
+    if (*p == '.') {
+        p++;
+        while (isdigit((unsigned char)*p)) {
+            if (fscale < 1000000000000ull) { frac = frac * 10 + (uint64_t)(*p - '0'); fscale *= 10; }
+            else if (*p != '0') die_line(line, "too many decimals in '%s'", s);
+            p++; digits++;
+        }
+    }
+    if (!digits) die_line(line, "bad duration '%s'", s);
+    uint64_t unit;
+    if (!*p || !strcmp(p, "us")) unit = 1;
+    else if (!strcmp(p, "ms")) unit = 1000;
+    else if (!strcmp(p, "s")) unit = 1000000;
+    else if (!strcmp(p, "min")) unit = 60000000;
+    else { die_line(line, "bad duration unit in '%s' (us, ms, s, min)", s); return 0; }
+    if ((frac * unit) % fscale) die_line(line, "duration '%s' is not a whole number of µs", s);
+    return (int64_t)(ip * unit + frac * unit / fscale);
+}
+
+static int64_t parse_dur(const Tok *k)
+{
+    if (!tk_is_arg(k)) die_line(k->line, "expected a duration");
+    return parse_dur_s(k->s, k->line);
+}
+
+static int parse_pct_s(const char *s, int line)
+{
+    size_t n = strlen(s);
+    if (n < 2 || s[n - 1] != '%') die_line(line, "expected a percentage like 80%%, got '%s'", s);
+    char *e;
+    long v = strtol(s, &e, 10);
+    if (e != s + n - 1 || v < 0 || v > 100) die_line(line, "bad percentage '%s' (0%%..100%%)", s);
+    return (int)v;
+}
+
+static void expect_eol(Toks *t)
+{
+    Tok *k = tk_peek(t);
+    if (k->type == TK_NL) { tk_next(t); return; }
+    if (k->type == TK_EOF || k->type == TK_RB) return;
+    die_line(k->line, "unexpected '%s'", k->s ? k->s : (k->type == TK_LB ? "{" : "?"));
+}
+
+static int find_method(G *g, const Tok *k)
+{
+    if (!tk_is_arg(k)) die_line(k->line, "expected a method alias");
+    for (int i = 0; i < g->nm; i++)
+        if (!strcmp(g->m[i].alias, k->s)) return i;
+    die_line(k->line, "unknown method alias '%s' (declare it with 'method' first)", k->s);
+    return -1;
+}
+
+static int is_word(const Tok *k, const char *w) { return k->type == TK_WORD && !strcmp(k->s, w); }
+
+static Node *parse_block(G *g, Toks *t);
+
+static void parse_cpu_opt(const char *v, int line, Node *n)
+{
+    if (strchr(v, '%')) n->pct = parse_pct_s(v, line);
+    else n->cpu_abs = parse_dur_s(v, line);
+}
+
+static Node *parse_stmt(G *g, Toks *t)
+{
+    Tok *k = tk_next(t);
+    if (k->type != TK_WORD) die_line(k->line, "expected a statement (call, gap, repeat, nest, raw)");
+    Node *n = xcalloc(1, sizeof *n);
+    n->line = k->line;
+    n->dur = -1;
+    n->pct = -1;
+    n->cpu_abs = -1;
+    n->method = -1;
+    if (!strcmp(k->s, "call") || !strcmp(k->s, "nest")) {
+        int nest = k->s[0] == 'n';
+        n->kind = nest ? N_NEST : N_CALL;
+        if (nest) {
+            n->count = parse_int(tk_next(t), "nest depth");
+            if (n->count < 1 || n->count > 10000000) die_line(n->line, "nest depth out of range");
+            n->dur = 0;
+        }
+        n->method = find_method(g, tk_next(t));
+        while (tk_is_arg(tk_peek(t))) {
+            Tok *a = tk_next(t);
+            if (!strcmp(a->s, "pre")) n->flags |= F_PRE;
+            else if (!strcmp(a->s, "open")) n->flags |= F_OPEN;
+            else if (!strcmp(a->s, "unroll")) n->flags |= F_UNROLL;
+            else if (!strncmp(a->s, "cpu=", 4)) parse_cpu_opt(a->s + 4, a->line, n);
+            else if (nest && !strncmp(a->s, "self=", 5)) n->dur = parse_dur_s(a->s + 5, a->line);
+            else if (!nest && n->dur < 0 && (isdigit((unsigned char)a->s[0]) || a->s[0] == '.')) n->dur = parse_dur(a);
+            else die_line(a->line, "unexpected '%s' in %s", a->s, nest ? "nest" : "call");
+        }
+        if ((n->flags & F_PRE) && (n->flags & F_OPEN))
+            die_line(n->line, "a frame cannot be both 'pre' and 'open' (it would not appear in the trace)");
+        if ((n->flags & F_OPEN) && (n->flags & F_UNROLL)) die_line(n->line, "an 'open' frame has no exit to unroll");
+        if (nest && n->cpu_abs >= 0) die_line(n->line, "nest takes cpu=P%% only");
+        if (tk_peek(t)->type == TK_LB) {
+            tk_next(t);
+            n->child = parse_block(g, t);
+            if (n->cpu_abs >= 0 && n->child) die_line(n->line, "cpu=N (absolute) is for leaf calls only; use cpu=P%%");
+        }
+    } else if (!strcmp(k->s, "gap")) {
+        n->kind = N_GAP;
+        n->dur = parse_dur(tk_next(t));
+    } else if (!strcmp(k->s, "repeat")) {
+        n->kind = N_REPEAT;
+        n->count = parse_int(tk_next(t), "repeat count");
+        if (n->count < 0) die_line(n->line, "negative repeat count");
+        if (tk_peek(t)->type != TK_LB) die_line(n->line, "repeat needs a { block }");
+        tk_next(t);
+        n->child = parse_block(g, t);
+    } else if (!strcmp(k->s, "raw")) {
+        n->kind = N_RAW;
+        Tok *a = tk_next(t);
+        if (is_word(a, "enter")) n->action = 0;
+        else if (is_word(a, "exit")) n->action = 1;
+        else if (is_word(a, "unroll")) n->action = 2;
+        else if (is_word(a, "invalid")) n->action = 3;
+        else die_line(a->line, "raw needs enter|exit|unroll|invalid");
+        n->method = find_method(g, tk_next(t));
+    } else {
+        die_line(k->line, "unknown statement '%s'", k->s);
+    }
+    expect_eol(t);
+    return n;
+}
+
+/* pre frames first, open frames last (see the comment at the top) */
+static void check_block(const Node *first, int owner_root, unsigned owner_flags, int owner_repeat)
+{
+    int idx = 0;
+    for (const Node *s = first; s; s = s->next, idx++) {
+        if ((s->flags & F_PRE) &&
+            (owner_repeat || idx != 0 || !(owner_root || (owner_flags & F_PRE))))
+            die_line(s->line, "a 'pre' frame must be the first statement of its thread or of another 'pre' frame");
+        if ((s->flags & F_OPEN) && (owner_repeat || s->next || !(owner_root || (owner_flags & F_OPEN))))
+            die_line(s->line, "an 'open' frame must be the last statement of its thread or of another 'open' frame");
+        if (s->kind == N_CALL || s->kind == N_NEST) check_block(s->child, 0, s->flags, 0);
+        if (s->kind == N_REPEAT) check_block(s->child, 0, 0, 1);
+    }
+}
+
+static Node *parse_block(G *g, Toks *t)
+{
+    Node *head = NULL, **tail = &head;
+    for (;;) {
+        Tok *k = tk_peek(t);
+        if (k->type == TK_NL) { tk_next(t); continue; }
+        if (k->type == TK_RB) { tk_next(t); break; }
+        if (k->type == TK_EOF) die_line(k->line, "missing '}'");
+        Node *n = parse_stmt(g, t);
+        *tail = n;
+        tail = &n->next;
+    }
+    return head;
+}
+
+static int parse_bool(const Tok *k)
+{
+    if (is_word(k, "yes") || is_word(k, "true") || is_word(k, "1")) return 1;
+    if (is_word(k, "no") || is_word(k, "false") || is_word(k, "0")) return 0;
+    die_line(k->line, "expected yes/no");
+    return 0;
+}
+
+static char *tok_str(const Tok *k, const char *what)
+{
+    if (!tk_is_arg(k)) die_line(k->line, "expected %s", what);
+    return xstrndup(k->s, k->len);
+}
+
+static void check_field(const char *s, int line, const char *what)
+{
+    if (strchr(s, '\t') || strchr(s, '\n')) die_line(line, "%s must not contain a tab or newline", what);
+}
+
+static void parse_method(G *g, Toks *t, int line)
+{
+    GROW(g->m, g->nm, g->cm);
+    Method *m = &g->m[g->nm];
+    memset(m, 0, sizeof *m);
+    Tok *a = tk_next(t);
+    m->alias = tok_str(a, "a method alias");
+    for (int i = 0; i < g->nm; i++)
+        if (!strcmp(g->m[i].alias, m->alias)) die_line(line, "method alias '%s' declared twice", m->alias);
+    m->cls = tok_str(tk_next(t), "a class name");
+    m->name = tok_str(tk_next(t), "a method name");
+    m->sig = tok_str(tk_next(t), "a signature");
+    Tok *s = tk_next(t);
+    if (is_word(s, "null")) m->src = xstrndup("(null)", 6);
+    else m->src = tok_str(s, "a source file (or null)");
+    check_field(m->cls, line, "class");
+    check_field(m->name, line, "method name");
+    check_field(m->sig, line, "signature");
+    check_field(m->src, line, "source file");
+    m->line = -1;
+    while (tk_is_arg(tk_peek(t))) {
+        Tok *o = tk_next(t);
+        if (!strncmp(o->s, "id=", 3)) {
+            m->id = parse_u64(o->s + 3, o->line, "method id");
+            if (m->id & 3) die_line(o->line, "method ids have the low 2 bits zero (they are already shifted)");
+            if (m->id > 0xFFFFFFFCull) die_line(o->line, "method id does not fit in 32 bits");
+            m->has_id = 1;
+        } else if (!strcmp(o->s, "unknown")) {
+            m->unknown = 1;
+        } else if (isdigit((unsigned char)o->s[0]) || o->s[0] == '-') {
+            m->line = (long)parse_int(o, "line number");
+        } else {
+            die_line(o->line, "unexpected '%s' in method", o->s);
+        }
+    }
+    g->nm++;
+    expect_eol(t);
+}
+
+static void parse_thread(G *g, Toks *t, int line)
+{
+    GROW(g->th, g->nth, g->cth);
+    Thread *th = &g->th[g->nth];
+    memset(th, 0, sizeof *th);
+    th->line = line;
+    Tok *a = tk_next(t);
+    if (!tk_is_arg(a)) die_line(line, "expected a thread id");
+    th->tid = parse_u64(a->s, line, "thread id");
+    if (th->tid > 0xFFFFFFFFull) die_line(line, "thread id too large");
+    th->name = tok_str(tk_next(t), "a thread name");
+    check_field(th->name, line, "thread name");
+    th->pct = 90;
+    while (tk_is_arg(tk_peek(t))) {
+        Tok *o = tk_next(t);
+        if (!strncmp(o->s, "cpu=", 4)) th->pct = parse_pct_s(o->s + 4, o->line);
+        else if (!strncmp(o->s, "cpu0=", 5)) th->cpu0 = parse_dur_s(o->s + 5, o->line);
+        else if (!strncmp(o->s, "at=", 3)) th->at = parse_dur_s(o->s + 3, o->line);
+        else if (!strcmp(o->s, "unlisted")) th->unlisted = 1;
+        else die_line(o->line, "unexpected '%s' in thread", o->s);
+    }
+    for (int i = 0; i < g->nth; i++)
+        if (g->th[i].tid == th->tid) die_line(line, "thread id %" PRIu64 " declared twice", th->tid);
+    if (tk_peek(t)->type == TK_LB) {
+        tk_next(t);
+        th->body = parse_block(g, t);
+        th->has_body = 1;
+        check_block(th->body, 1, 0, 0);
+    }
+    expect_eol(t);
+    g->nth++;
+}
+
+static void parse_scenario(G *g, Toks *t)
+{
+    for (;;) {
+        Tok *k = tk_next(t);
+        if (k->type == TK_EOF) break;
+        if (k->type == TK_NL) continue;
+        if (k->type != TK_WORD) die_line(k->line, "expected an option, 'method' or 'thread'");
+        int line = k->line;
+        const char *o = k->s;
+        if (!strcmp(o, "method")) { parse_method(g, t, line); continue; }
+        if (!strcmp(o, "thread")) { parse_thread(g, t, line); continue; }
+        if (g->nm || g->nth) {
+            /* options may come anywhere, but keep them before methods/threads for readability */
+        }
+        Tok *v = tk_next(t);
+        if (!tk_is_arg(v)) die_line(line, "option '%s' needs a value", o);
+        if (!strcmp(o, "version")) {
+            g->version = (int)parse_int(v, "version");
+            if (g->version < 1 || g->version > 3) die_line(line, "version must be 1, 2 or 3");
+        } else if (!strcmp(o, "streaming")) g->streaming = parse_bool(v);
+        else if (!strcmp(o, "clock")) {
+            int c;
+            for (c = 0; c < 4; c++) if (!strcmp(v->s, clock_names[c])) break;
+            if (c == 4) die_line(line, "clock must be dual, wall, thread-cpu or global");
+            g->clock = c;
+        } else if (!strcmp(o, "vm")) {
+            if (is_word(v, "art")) g->vm = 0;
+            else if (is_word(v, "dalvik")) g->vm = 1;
+            else die_line(line, "vm must be art or dalvik");
+        } else if (!strcmp(o, "pid")) { g->pid = parse_int(v, "pid"); g->has_pid = 1; }
+        else if (!strcmp(o, "start")) g->start = parse_u64(v->s, line, "start time");
+        else if (!strcmp(o, "data-offset")) g->data_offset = (int)parse_int(v, "data offset");
+        else if (!strcmp(o, "ids")) {
+            if (is_word(v, "art8")) g->ids = IDS_ART8;
+            else if (is_word(v, "art6")) g->ids = IDS_ART6;
+            else if (is_word(v, "dalvik")) g->ids = IDS_DALVIK;
+            else die_line(line, "ids must be art8, art6 or dalvik");
+            g->set_ids = 1;
+        } else if (!strcmp(o, "method-fields")) {
+            g->fields = (int)parse_int(v, "method-fields");
+            if (g->fields != 5 && g->fields != 6) die_line(line, "method-fields must be 5 or 6");
+            g->set_fields = 1;
+        } else if (!strcmp(o, "overhead")) g->overhead = parse_int(v, "overhead");
+        else if (!strcmp(o, "overflow")) g->overflow = parse_bool(v);
+        else if (!strcmp(o, "elapsed")) { g->elapsed = (uint64_t)parse_dur(v); g->has_elapsed = 1; }
+        else if (!strcmp(o, "key")) {
+            if (!strchr(v->s, '=')) die_line(line, "key needs NAME=VALUE");
+            check_field(v->s, line, "key");
+            GROW(g->keys, g->nkeys, g->ckeys);
+            g->keys[g->nkeys++] = tok_str(v, "key");
+        } else if (!strcmp(o, "tids")) {
+            if (is_word(v, "full")) g->synth = 0;
+            else if (is_word(v, "synthetic")) g->synth = 1;
+            else die_line(line, "tids must be full or synthetic");
+        } else if (!strcmp(o, "order")) {
+            if (is_word(v, "global")) g->chunk = 0;
+            else if (is_word(v, "chunked")) {
+                g->chunk = (int)parse_int(tk_next(t), "chunk size (records)");
+                if (g->chunk < 1 || g->chunk > 1 << 20) die_line(line, "chunk size out of range");
+            } else die_line(line, "order must be global or chunked N");
+        } else if (!strcmp(o, "summary")) g->summary = parse_bool(v);
+        else if (!strcmp(o, "summary-threads")) {
+            if (is_word(v, "all")) g->summary_threads = 1;
+            else if (is_word(v, "none")) g->summary_threads = 0;
+            else die_line(line, "summary-threads must be all or none");
+        } else if (!strcmp(o, "summary-methods")) {
+            if (is_word(v, "all")) g->summary_methods = 1;
+            else if (is_word(v, "none")) g->summary_methods = 0;
+            else die_line(line, "summary-methods must be all or none");
+        } else if (!strcmp(o, "stop-after")) {
+            g->stop_after = parse_int(v, "record count");
+            if (g->stop_after < 0) die_line(line, "negative stop-after");
+        } else if (!strcmp(o, "truncate")) {
+            g->truncate = (int)parse_int(v, "byte count");
+        } else {
+            die_line(line, "unknown option '%s'", o);
+        }
+        expect_eol(t);
+    }
+}
+
+static void validate(G *g)
+{
+    if (g->version == 3 && g->clock != CLK_DUAL) die_line(1, "version 3 needs clock dual");
+    if (g->version != 3 && g->clock == CLK_DUAL) die_line(1, "clock dual needs version 3");
+    if (g->clock == CLK_GLOBAL && g->version != 1) die_line(1, "clock global exists only with version 1");
+    if (g->streaming && g->version == 1) die_line(1, "streaming traces are version 2 or 3 (u16 thread ids)");
+    if (g->streaming && g->data_offset != 32) die_line(1, "streaming traces have a 32-byte header");
+    if (g->data_offset < 16 || g->data_offset > 4096) die_line(1, "data-offset must be 16..4096");
+    if (g->version == 3 && g->data_offset < 18)
+        die_line(1, "version 3 stores the record size at offset 16: data-offset must be >= 18");
+    if (g->truncate < 0 || g->truncate >= rec_size(g))
+        die_line(1, "truncate must be 0..%d (bytes kept of the last record)", rec_size(g) - 1);
+    if (g->truncate && g->streaming && g->summary) die_line(1, "a truncated stream has no summary: add 'summary no'");
+    if (g->vm == 1 && !g->set_ids) g->ids = IDS_DALVIK;
+    if (g->vm == 1 && !g->set_fields) g->fields = 6;
+    /* method ids */
+    for (int i = 0; i < g->nm; i++) {
+        Method *m = &g->m[i];
+        if (!m->has_id)
+            m->id = g->ids == IDS_DALVIK ? 0x41a0c120ull + (uint64_t)i * 0x38 : (uint64_t)i << 2;
+        if (m->id > 0xFFFFFFFCull) die_line(1, "method id of '%s' does not fit in 32 bits", m->alias);
+        for (int j = 0; j < i; j++)
+            if (g->m[j].id == m->id) die_line(1, "methods '%s' and '%s' have the same id", g->m[j].alias, m->alias);
+    }
+    /* thread ids */
+    for (int i = 0; i < g->nth; i++) {
+        Thread *t = &g->th[i];
+        if (g->synth) continue;
+        uint32_t r = g->version == 1 ? (uint32_t)t->tid : (uint32_t)(t->tid & 0xFFFF);
+        if (g->version == 1 && t->tid > 255) die_line(t->line, "version 1 records carry a u8 thread id: tid must be < 256");
+        if (r == 0) die_line(t->line, "thread id %" PRIu64 " is written as 0 in records (reserved)", t->tid);
+        for (int j = 0; j < i; j++)
+            if (g->th[j].rec_tid == r) die_line(t->line, "threads %" PRIu64 " and %" PRIu64 " collide in 16-bit record ids", g->th[j].tid, t->tid);
+        t->rec_tid = r;
+        t->rid_assigned = 1;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* names                                                                     */
+
+static void method_id_str(const G *g, uint64_t id, char *buf, size_t n)
+{
+    if (g->ids == IDS_DALVIK) snprintf(buf, n, "0x%08" PRIx64, id);
+    else if (g->ids == IDS_ART8 && id == 0) snprintf(buf, n, "0");
+    else snprintf(buf, n, "0x%" PRIx64, id);
+}
+
+static void method_line(const G *g, const Method *m, Buf *b)
+{
+    char id[32];
+    method_id_str(g, m->id, id, sizeof id);
+    buf_printf(b, "%s\t%s\t%s\t%s\t%s", id, m->cls, m->name, m->sig, m->src);
+    if (g->fields == 6) buf_printf(b, "\t%ld", m->line);
+    buf_str(b, "\n");
+}
+
+/* FOLDED.md sanitizing of one frame */
+static char *sanitize(const char *in)
+{
+    size_t n = strlen(in);
+    char *s = xstrndup(in, n);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == ';') s[i] = ':';
+        else if (s[i] == '\r' || s[i] == '\n' || s[i] == '\t') s[i] = ' ';
+    }
+    size_t a = 0, e = n;
+    while (a < e && isspace((unsigned char)s[a])) a++;
+    while (e > a && isspace((unsigned char)s[e - 1])) e--;
+    if (a == e) { free(s); return xstrndup("[unknown]", 9); }
+    memmove(s, s + a, e - a);
+    s[e - a] = 0;
+    n = e - a;
+    size_t d = n;
+    while (d > 0 && isdigit((unsigned char)s[d - 1])) d--;
+    if (d < n && d > 0 && isspace((unsigned char)s[d - 1])) {
+        size_t w = d;
+        while (w > 0 && isspace((unsigned char)s[w - 1])) w--;
+        s[w] = '_';
+        memmove(s + w + 1, s + d, n - d + 1);
+    }
+    return s;
+}
+
+static void make_names(G *g)
+{
+    for (int i = 0; i < g->nm; i++) {
+        Method *m = &g->m[i];
+        Buf b = {0};
+        if (m->unknown) {
+            buf_printf(&b, "unknown.0x%" PRIx64, m->id);
+        } else {
+            for (const char *p = m->cls; *p; p++) buf_put(&b, *p == '/' ? "." : p, 1);
+            buf_str(&b, ".");
+            buf_str(&b, m->name);
+        }
+        m->short_name = sanitize(b.p);
+        free(b.p);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* facts engine: DESIGN.md §4 applied to the records as they are written     */
+
+static int trie_new(G *g, int parent, int method)
+{
+    if (g->ntn >= 2000000) { g->folded_off = "more than 2000000 call paths"; return 0; }
+    GROW(g->tn, g->ntn, g->ctn);
+    TNode *n = &g->tn[g->ntn];
+    n->parent = parent; n->method = method; n->child = 0; n->sib = 0; n->self = 0;
+    if (parent >= 0) { n->sib = g->tn[parent].child; g->tn[parent].child = g->ntn; }
+    return g->ntn++;
+}
+
+static int trie_child(G *g, int parent, int method)
+{
+    if (g->folded_off) return 0;
+    for (int c = g->tn[parent].child; c; c = g->tn[c].sib)
+        if (g->tn[c].method == method) return c;
+    return trie_new(g, parent, method);
+}
+
+static void facts_push(G *g, Thread *t, int method, int recon, int64_t w0, int64_t c0)
+{
+    GROW(t->es, t->en, t->ecap);
+    int parent = t->en ? t->es[t->en - 1].node : t->root_node;
+    EFrame *f = &t->es[t->en++];
+    f->node = trie_child(g, parent, method);
+    f->method = method; f->recon = recon;
+    f->w0 = w0; f->c0 = c0; f->wchild = 0; f->cchild = 0;
+    if (!recon) t->nwritten++;
+    if (t->en > t->maxdepth) t->maxdepth = t->en;
+}
+
+static void facts_close_top(G *g, Thread *t, int64_t tw, int64_t tc)
+{
+    EFrame f = t->es[--t->en];
+    int64_t dw = tw - f.w0, dc = tc - f.c0;
+    if (!g->folded_off) g->tn[f.node].self += dw - f.wchild;
+    if (!f.recon) t->nwritten--;
+    if (t->en) { t->es[t->en - 1].wchild += dw; t->es[t->en - 1].cchild += dc; }
+    else { t->wall_total += dw; t->cpu_total += dc; }
+}
+
+static void facts_feed(G *g, Thread *t, const Ev *ev)
+{
+    int64_t tw = g->clock == CLK_THREADCPU ? ev->cpu : ev->wall;
+    int64_t tc = ev->cpu;
+    if (!t->seen) {
+        t->seen = 1;
+        t->first_t = tw; t->first_c = tc;
+        for (int i = 0; i < t->en; i++) { t->es[i].w0 = tw; t->es[i].c0 = tc; }
+        g->f_threads++;
+    } else {
+        if (tw - t->last_t >= ((int64_t)1 << 31) || (clock_has_cpu(g->clock) && tc - t->last_c >= ((int64_t)1 << 31)))
+            die_line(t->line, "thread %" PRIu64 ": two consecutive records are >= 2^31 µs apart; "
+                     "the u32 wrap could not be undone (add calls in between)", t->tid);
+    }
+    t->last_t = tw; t->last_c = tc;
+    if (g->clock != CLK_THREADCPU && (!g->f_have_wall || ev->wall > g->f_max_wall)) { g->f_max_wall = ev->wall; g->f_have_wall = 1; }
+    t->records++;
+    g->f_records++;
+    Method *m = &g->m[ev->method];
+    if (m->unknown && !m->used) g->f_unknown++;
+    m->used = 1;
+    if (ev->action == 3) { g->f_invalid++; return; }
+    if (ev->action == 0) { g->f_enter++; facts_push(g, t, ev->method, 0, tw, tc); return; }
+    if (ev->action == 1) g->f_exit++; else g->f_unroll++;
+    if (t->en == 0) {
+        /* an exit on an empty stack that the scenario did not declare 'pre':
+         * the reconstructed outermost frame spans everything so far */
+        g->f_ewe++;
+        t->wall_total = tw - t->first_t;
+        t->cpu_total = tc - t->first_c;
+        if (!g->folded_off) g->folded_off = "an exit on an empty stack without a 'pre' frame";
+        return;
+    }
+    if (t->nwritten == 0) g->f_ewe++;
+    if (t->es[t->en - 1].method == ev->method) { facts_close_top(g, t, tw, tc); return; }
+    g->f_mismatch++;
+    int k;
+    for (k = t->en - 1; k >= 0; k--) if (t->es[k].method == ev->method) break;
+    if (k < 0) return; /* not on the stack: ignored */
+    while (t->en > k) facts_close_top(g, t, tw, tc);
+}
+
+static void facts_thread_init(G *g, Thread *t, int ti)
+{
+    t->root_node = g->folded_off ? 0 : trie_new(g, -1, -1 - ti);
+    /* the chain of leading 'pre' frames: on the stack when tracing began */
+    const Node *s = t->body;
+    while (s && (s->flags & F_PRE)) {
+        int64_t c = s->kind == N_NEST ? s->count : 1;
+        for (int64_t i = 0; i < c; i++) facts_push(g, t, s->method, 1, 0, 0);
+        s = s->child;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* the walker: turns one thread's call tree into its events, in order         */
+
+enum { W_ROOT, W_CALL, W_REPEAT, W_NEST };
+
+static WF *w_push(Thread *t, int kind, const Node *n, int pct, int ipct)
+{
+    GROW(t->ws, t->wn, t->wcap);
+    WF *f = &t->ws[t->wn++];
+    memset(f, 0, sizeof *f);
+    f->kind = kind; f->n = n; f->pct = pct; f->ipct = ipct;
+    f->cur = n ? n->child : NULL;
+    return f;
+}
+
+static void advance(Thread *t, int64_t dt, int pct)
+{
+    t->wall += dt;
+    t->cpu100 += dt * pct;
+}
+
+static void mk_ev(Thread *t, Ev *ev, int action, int method)
+{
+    int64_t c = t->cpu100 / 100;
+    if (!t->has_base) { t->has_base = 1; t->cpu_base = c; }
+    ev->action = action; ev->method = method;
+    ev->wall = t->wall;
+    ev->cpu = t->cpu0 + c - t->cpu_base;
+}
+
+static void walk_init(Thread *t)
+{
+    t->wall = t->at;
+    w_push(t, W_ROOT, NULL, 0, t->pct);
+    t->ws[0].cur = t->body;
+}
+
+/* runs statement f->cur; returns 1 when it produced an event */
+static int w_exec(Thread *t, int fi, Ev *ev)
+{
+    WF *f = &t->ws[fi];
+    const Node *s = f->cur;
+    f->cur = s->next;
+    int pct = f->pct, ipct = f->ipct;
+    switch (s->kind) {
+    case N_GAP:
+        advance(t, s->dur, pct);
+        return 0;
+    case N_RAW:
+        mk_ev(t, ev, s->action, s->method);
+        return 1;
+    case N_REPEAT: {
+        if (s->count == 0) return 0;
+        WF *r = w_push(t, W_REPEAT, s, pct, ipct);
+        r->cnt = s->count;
+        return 0;
+    }
+    case N_CALL: {
+        int p = s->pct >= 0 ? s->pct : ipct;
+        WF *c = w_push(t, W_CALL, s, s->cpu_abs >= 0 ? 0 : p, p);
+        c->start = t->wall;
+        if (s->flags & F_PRE) return 0;
+        mk_ev(t, ev, 0, s->method);
+        return 1;
+    }
+    case N_NEST: {
+        int p = s->pct >= 0 ? s->pct : ipct;
+        w_push(t, W_NEST, s, p, p);
+        return 0;
+    }
+    }
+    return 0;
+}
+
+static int walk_next(Thread *t, Ev *ev)
+{
+    while (t->wn > 0) {
+        int fi = t->wn - 1;
+        WF *f = &t->ws[fi];
+        switch (f->kind) {
+        case W_ROOT:
+            if (f->cur) { if (w_exec(t, fi, ev)) return 1; continue; }
+            t->wn--;
+            continue;
+        case W_REPEAT:
+            if (f->cur) { if (w_exec(t, fi, ev)) return 1; continue; }
+            if (--f->cnt > 0) { f->cur = f->n->child; continue; }
+            t->wn--;
+            continue;
+        case W_CALL: {
+            if (f->cur) { if (w_exec(t, fi, ev)) return 1; continue; }
+            const Node *n = f->n;
+            if (n->dur >= 0) {
+                int64_t end = f->start + n->dur;
+                if (t->wall > end)
+                    die_line(n->line, "the body of this call takes %" PRId64 " µs, longer than its %" PRId64 " µs",
+                             t->wall - f->start, n->dur);
+                advance(t, end - t->wall, f->pct);
+            }
+            if (n->cpu_abs >= 0) t->cpu100 += n->cpu_abs * 100;
+            t->wn--;
+            if (n->flags & F_OPEN) continue;
+            mk_ev(t, ev, (n->flags & F_UNROLL) ? 2 : 1, n->method);
+            return 1;
+        }
+        case W_NEST: {
+            const Node *n = f->n;
+            if (f->phase == 0) {
+                if (f->cnt < n->count) {
+                    f->cnt++;
+                    if (n->flags & F_PRE) continue;
+                    mk_ev(t, ev, 0, n->method);
+                    return 1;
+                }
+                f->phase = 1;
+                f->cur = n->child;
+                continue;
+            }
+            if (f->phase == 1) {
+                if (f->cur) { if (w_exec(t, fi, ev)) return 1; continue; }
+                f->phase = 2;
+                continue;
+            }
+            if (f->cnt > 0) {
+                f->cnt--;
+                advance(t, n->dur, f->pct);
+                if (n->flags & F_OPEN) continue;
+                mk_ev(t, ev, (n->flags & F_UNROLL) ? 2 : 1, n->method);
+                return 1;
+            }
+            t->wn--;
+            continue;
+        }
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* writing                                                                   */
+
+static size_t enc_rec(const G *g, uint8_t *b, uint32_t rtid, const Ev *ev)
+{
+    uint32_t mv = (uint32_t)(g->m[ev->method].id | (uint64_t)ev->action);
+    size_t o;
+    if (g->version == 1) { b[0] = (uint8_t)rtid; o = 1; }
+    else { put16(b, rtid); o = 2; }
+    put32(b + o, mv); o += 4;
+    if (g->version == 3) {
+        put32(b + o, (uint32_t)ev->cpu); o += 4;
+        put32(b + o, (uint32_t)ev->wall); o += 4;
+    } else {
+        put32(b + o, (uint32_t)(g->clock == CLK_THREADCPU ? ev->cpu : ev->wall)); o += 4;
+    }
+    return o;
+}
+
+static void flush_held(G *g)
+{
+    if (!g->held) return;
+    out_put(&g->out, g->held_b, g->held_n);
+    facts_feed(g, g->held_t, &g->held_ev);
+    g->held = 0;
+}
+
+static void assign_rid(G *g, Thread *t)
+{
+    if (t->rid_assigned) return;
+    t->rec_tid = (uint32_t)++g->next_synth;
+    if (t->rec_tid > 0xFFFF) die_line(t->line, "more than 65535 synthetic thread ids");
+    t->rid_assigned = 1;
+}
+
+static void announce_thread(G *g, Thread *t)
+{
+    assign_rid(g, t);
+    if (!g->streaming || t->announced) return;
+    t->announced = 1;
+    if (t->unlisted) return;
+    flush_held(g);
+    size_t n = strlen(t->name);
+    if (n > 0xFFFF) die_line(t->line, "thread name too long");
+    uint8_t h[7] = {0, 0, 2};
+    put16(h + 3, t->rec_tid);
+    put16(h + 5, (uint32_t)n);
+    out_put(&g->out, h, 7);
+    out_put(&g->out, t->name, n);
+}
+
+static void define_method(G *g, int mi)
+{
+    Method *m = &g->m[mi];
+    if (!g->streaming || m->unknown || m->defined) return;
+    m->defined = 1;
+    flush_held(g);
+    Buf b = {0};
+    method_line(g, m, &b);
+    if (b.n > 0xFFFF) die_line(1, "method line of '%s' too long", m->alias);
+    uint8_t h[5] = {0, 0, 1};
+    put16(h + 3, (uint32_t)b.n);
+    out_put(&g->out, h, 5);
+    out_put(&g->out, b.p, b.n);
+    free(b.p);
+}
+
+static void write_rec(G *g, Thread *t, const Ev *ev)
+{
+    if (g->stop_after >= 0 && g->written >= (uint64_t)g->stop_after) return;
+    announce_thread(g, t);
+    define_method(g, ev->method);
+    flush_held(g);
+    g->held = 1;
+    g->held_t = t;
+    g->held_ev = *ev;
+    g->held_n = enc_rec(g, g->held_b, t->rec_tid, ev);
+    g->written++;
+}
+
+static void flush_chunk(G *g, Thread *t)
+{
+    if (!t->nchunk) return;
+    if (g->stop_after < 0 || g->written < (uint64_t)g->stop_after) {
+        announce_thread(g, t);
+        for (int i = 0; i < t->nchunk; i++) define_method(g, t->chunk[i].method);
+    }
+    for (int i = 0; i < t->nchunk; i++) write_rec(g, t, &t->chunk[i]);
+    t->nchunk = 0;
+}
+
+static void emit(G *g, Thread *t, const Ev *ev)
+{
+    if (!g->chunk) { write_rec(g, t, ev); return; }
+    if (!t->chunk) t->chunk = xcalloc((size_t)g->chunk, sizeof *t->chunk);
+    t->chunk[t->nchunk++] = *ev;
+    if (t->nchunk == g->chunk) flush_chunk(g, t);
+}
+
+static void key_text(G *g, Buf *b, int summary)
+{
+    buf_printf(b, "*version\n%d\n", g->version);
+    buf_printf(b, "data-file-overflow=%s\n", g->overflow ? "true" : "false");
+    buf_printf(b, "clock=%s\n", clock_names[g->clock]);
+    buf_printf(b, "elapsed-time-usec=%" PRIu64 "\n", g->elapsed);
+    if (!summary) buf_printf(b, "num-method-calls=%" PRIu64 "\n", g->written);
+    buf_printf(b, "clock-call-overhead-nsec=%" PRId64 "\n", g->overhead);
+    buf_printf(b, "vm=%s\n", g->vm ? "dalvik" : "art");
+    if (g->has_pid) buf_printf(b, "pid=%" PRId64 "\n", g->pid);
+    for (int i = 0; i < g->nkeys; i++) buf_printf(b, "%s\n", g->keys[i]);
+    buf_str(b, "*threads\n");
+    if (!summary || g->summary_threads) {
+        for (int i = 0; i < g->nth; i++) {
+            Thread *t = &g->th[i];
+            if (t->unlisted) continue;
+            if (g->synth) {
+                if (!t->rid_assigned) continue; /* ART 14: only threads with events */
+                buf_printf(b, "%u\t%s\n", (unsigned)t->rec_tid, t->name);
+            } else {
+                buf_printf(b, "%" PRIu64 "\t%s\n", t->tid, t->name);
+            }
+        }
+    }
+    buf_str(b, "*methods\n");
+    if (!summary || g->summary_methods)
+        for (int i = 0; i < g->nm; i++)
+            if (!g->m[i].unknown) method_line(g, &g->m[i], b);
+    buf_str(b, "*end\n");
+}
+
+static void bin_header(const G *g, uint8_t *h)
+{
+    memset(h, 0, (size_t)g->data_offset);
+    put32(h, 0x574F4C53u);
+    put16(h + 4, (uint32_t)g->version | (g->streaming ? 0xF0u : 0));
+    put16(h + 6, (uint32_t)g->data_offset);
+    put64(h + 8, g->start);
+    if (g->version >= 3 || g->streaming) put16(h + 16, (uint32_t)rec_size(g));
+}
+
+/* ------------------------------------------------------------------------ */
+/* facts output                                                              */
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') { fputc('\\', f); fputc(*p, f); }
+        else if (*p == '\n') fputs("\\n", f);
+        else if (*p == '\r') fputs("\\r", f);
+        else if (*p == '\t') fputs("\\t", f);
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+typedef struct { char *path; int64_t self; } FPath;
+static int fpath_cmp(const void *a, const void *b) { return strcmp(((const FPath *)a)->path, ((const FPath *)b)->path); }
+
+
+static uint64_t facts_tid(const G *g, const Thread *t) { return g->synth ? t->rec_tid : t->tid; }
+
+static char *thread_frame(const G *g, const Thread *t)
+{
+    char buf[64];
+    Buf b = {0};
+    if (t->unlisted) {
+        snprintf(buf, sizeof buf, "Thread-%" PRIu64, facts_tid(g, t));
+        buf_str(&b, buf);
+    } else {
+        buf_str(&b, t->name);
+    }
+    snprintf(buf, sizeof buf, "-%" PRIu64, facts_tid(g, t));
+    buf_str(&b, buf);
+    char *s = sanitize(b.p);
+    free(b.p);
+    return s;
+}
+
+static int64_t trace_end_rel(const G *g)
+{
+    int64_t e = (int64_t)g->elapsed;
+    if (g->clock != CLK_THREADCPU && g->f_have_wall && g->f_max_wall > e) e = g->f_max_wall;
+    return e;
+}
+
+static void facts_finish(G *g)
+{
+    int64_t end = trace_end_rel(g);
+    for (int i = 0; i < g->nth; i++) {
+        Thread *t = &g->th[i];
+        if (!t->en) continue;
+        if (!t->seen) die_line(t->line, "thread %" PRIu64 " has 'pre' frames but no record was written", t->tid);
+        int64_t te = g->clock == CLK_THREADCPU ? t->last_t : end;
+        while (t->en) {
+            if (t->es[t->en - 1].recon)
+                die_line(t->line, "thread %" PRIu64 ": the exit of a 'pre' frame was not written "
+                         "(cut by stop-after/truncate); the frame would be invisible", t->tid);
+            g->f_open++;
+            facts_close_top(g, t, te, t->last_c);
+        }
+    }
+}
+
+static void write_folded(G *g, FILE *f)
+{
+    if (!g->folded_off && g->f_mismatch) g->folded_off = "mismatched exits make the truth ambiguous";
+    if (!g->folded_off && g->f_invalid) g->folded_off = "invalid action records make the truth ambiguous";
+    FPath *ps = NULL;
+    int np = 0, cp = 0;
+    if (!g->folded_off) {
+        char **tframes = xcalloc((size_t)g->nth, sizeof *tframes);
+        int *chain = NULL, nchain = 0, cchain = 0;
+        for (int i = 0; i < g->ntn && !g->folded_off; i++) {
+            TNode *n = &g->tn[i];
+            if (n->method < 0) continue;
+            if (n->self < 0) die_line(1, "internal error: negative self time");
+            if (n->self == 0) continue;
+            nchain = 0;
+            for (int c = i;; c = g->tn[c].parent) {
+                GROW(chain, nchain, cchain);
+                chain[nchain++] = c;
+                if (g->tn[c].method < 0) break; /* the thread's root */
+            }
+            Buf b = {0};
+            for (int k = nchain - 1; k >= 0; k--) {
+                int m = g->tn[chain[k]].method;
+                if (m < 0) {
+                    int ti = -1 - m;
+                    if (!tframes[ti]) tframes[ti] = thread_frame(g, &g->th[ti]);
+                    buf_str(&b, tframes[ti]);
+                } else {
+                    buf_str(&b, ";");
+                    buf_str(&b, g->m[m].short_name);
+                }
+            }
+            GROW(ps, np, cp);
+            ps[np].path = b.p;
+            ps[np].self = n->self;
+            np++;
+        }
+        free(chain);
+        for (int i = 0; i < g->nth; i++) free(tframes[i]);
+        free(tframes);
+        if (np) qsort(ps, (size_t)np, sizeof *ps, fpath_cmp);
+        int w = 0;
+        for (int i = 0; i < np; i++) {
+            if (w && !strcmp(ps[w - 1].path, ps[i].path)) { ps[w - 1].self += ps[i].self; free(ps[i].path); }
+            else ps[w++] = ps[i];
+        }
+        np = w;
+        if (np > 5000) g->folded_off = "more than 5000 call paths";
+    }
+    if (g->folded_off) {
+        fputs(",\n \"folded_omitted\": ", f);
+        json_str(f, g->folded_off);
+    } else {
+        int64_t total = 0;
+        fputs(",\n \"folded\": {", f);
+        for (int i = 0; i < np; i++) {
+            fputs(i ? ",\n  " : "\n  ", f);
+            json_str(f, ps[i].path);
+            fprintf(f, ": %" PRId64, ps[i].self);
+            total += ps[i].self;
+        }
+        fputs(np ? "\n }" : "}", f);
+        fprintf(f, ",\n \"folded_paths\": %d,\n \"folded_total_us\": %" PRId64, np, total);
+    }
+    for (int i = 0; i < np; i++) free(ps[i].path);
+    free(ps);
+}
+
+static void write_facts(G *g, FILE *f, const char *scn)
+{
+    const char *base = strrchr(scn, '/');
+    base = base ? base + 1 : scn;
+    int has_cpu = clock_has_cpu(g->clock);
+    int nknown = 0;
+    for (int i = 0; i < g->nm; i++) nknown += !g->m[i].unknown;
+    fputs("{\n \"generator\": \"tracegen\",\n \"scenario\": ", f);
+    json_str(f, base);
+    fprintf(f, ",\n \"version\": %d,\n \"streaming\": %s", g->version, g->streaming ? "true" : "false");
+    if (g->streaming) fprintf(f, ",\n \"summary\": %s", g->summary ? "true" : "false");
+    fprintf(f, ",\n \"clock\": \"%s\",\n \"vm\": \"%s\"", clock_names[g->clock], g->vm ? "dalvik" : "art");
+    if (g->has_pid) fprintf(f, ",\n \"pid\": %" PRId64, g->pid);
+    else fputs(",\n \"pid\": null", f);
+    fprintf(f, ",\n \"tids\": \"%s\",\n \"order\": \"%s\"", g->synth ? "synthetic" : "full", g->chunk ? "chunked" : "global");
+    fprintf(f, ",\n \"data_file_overflow\": %s", g->overflow ? "true" : "false");
+    fprintf(f, ",\n \"truncated_bytes\": %d", g->truncate);
+    fprintf(f, ",\n \"methods_in_table\": %d", nknown);
+    fprintf(f, ",\n \"elapsed_time_usec\": %" PRIu64, g->elapsed);
+    fprintf(f, ",\n \"trace_start_us\": %" PRIu64, g->start);
+    fprintf(f, ",\n \"trace_end_us\": %" PRIu64, g->start + (uint64_t)trace_end_rel(g));
+    fprintf(f, ",\n \"records\": %" PRIu64, g->f_records);
+    fprintf(f, ",\n \"threads_with_events\": %" PRIu64, g->f_threads);
+    fprintf(f, ",\n \"enter\": %" PRIu64 ",\n \"exit\": %" PRIu64 ",\n \"unroll\": %" PRIu64,
+            g->f_enter, g->f_exit, g->f_unroll);
+    fprintf(f, ",\n \"exit_without_enter\": %" PRIu64 ",\n \"open_at_end\": %" PRIu64, g->f_ewe, g->f_open);
+    fprintf(f, ",\n \"unknown_method_ids\": %" PRIu64 ",\n \"mismatched_exits\": %" PRIu64
+               ",\n \"invalid_actions\": %" PRIu64, g->f_unknown, g->f_mismatch, g->f_invalid);
+    fputs(",\n \"threads\": [", f);
+    int first = 1;
+    for (int i = 0; i < g->nth; i++) {
+        Thread *t = &g->th[i];
+        if (!t->records) continue;
+        char nb[64];
+        fputs(first ? "\n  {" : ",\n  {", f);
+        first = 0;
+        fprintf(f, "\"tid\": %" PRIu64 ", \"record_tid\": %u, \"name\": ", facts_tid(g, t), (unsigned)t->rec_tid);
+        if (t->unlisted) { snprintf(nb, sizeof nb, "Thread-%" PRIu64, facts_tid(g, t)); json_str(f, nb); }
+        else json_str(f, t->name);
+        fprintf(f, ", \"records\": %" PRIu64 ", \"max_depth\": %d, \"wall_total_us\": %" PRId64 ", \"cpu_total_us\": ",
+                t->records, t->maxdepth, t->wall_total);
+        if (has_cpu) fprintf(f, "%" PRId64 "}", t->cpu_total);
+        else fputs("null}", f);
+    }
+    fputs(first ? "]" : "\n ]", f);
+    write_folded(g, f);
+    fputs("\n}\n", f);
+}
+
+/* ------------------------------------------------------------------------ */
+/* scenario -> trace                                                         */
+
+static void run_scenario(const char *scn, const char *outp, const char *factsp)
+{
+    g_scn = scn;
+    FILE *in = fopen(scn, "rb");
+    if (!in) die_io(scn);
+    Buf src = {0};
+    char rb[65536];
+    size_t r;
+    while ((r = fread(rb, 1, sizeof rb, in)) > 0) buf_put(&src, rb, r);
+    if (ferror(in)) die_io(scn);
+    fclose(in);
+    Toks tk = {0};
+    tokenize(src.p ? src.p : "", src.n, &tk);
+
+    G *g = xcalloc(1, sizeof *g);
+    g->version = 3; g->clock = CLK_DUAL; g->start = 1000000; g->data_offset = 32;
+    g->ids = IDS_ART8; g->fields = 5; g->overhead = 250; g->summary = 1; g->summary_threads = 1;
+    g->stop_after = -1;
+    parse_scenario(g, &tk);
+    validate(g);
+    make_names(g);
+
+    g_out_path = outp;
+    g_out_fp = fopen(outp, "wb");
+    if (!g_out_fp) die_io(outp);
+    g->out.cap = 1 << 20;
+    g->out.buf = xrealloc(NULL, g->out.cap);
+    uint8_t hdr[4096];
+    if (g->streaming) {
+        g->out.f = g_out_fp;
+        g->out.what = outp;
+        bin_header(g, hdr);
+        out_put(&g->out, hdr, (size_t)g->data_offset);
+    } else {
+        g_tmp_fp = tmpfile();
+        if (!g_tmp_fp) die_io("tmpfile");
+        g->out.f = g_tmp_fp;
+        g->out.what = "temporary file";
+    }
+
+    for (int i = 0; i < g->nth; i++) {
+        Thread *t = &g->th[i];
+        facts_thread_init(g, t, i);
+        if (t->has_body) {
+            walk_init(t);
+            t->has_pend = walk_next(t, &t->pend);
+        }
+    }
+    for (;;) {
+        int best = -1;
+        for (int i = 0; i < g->nth; i++)
+            if (g->th[i].has_pend && (best < 0 || g->th[i].pend.wall < g->th[best].pend.wall)) best = i;
+        if (best < 0) break;
+        Thread *t = &g->th[best];
+        emit(g, t, &t->pend);
+        t->has_pend = walk_next(t, &t->pend);
+    }
+    for (int i = 0; i < g->nth; i++) {
+        Thread *t = &g->th[i];
+        flush_chunk(g, t);
+        if (t->has_body && t->wall > g->elapsed_true) g->elapsed_true = t->wall;
+    }
+    if (g->held && g->truncate) {
+        out_put(&g->out, g->held_b, (size_t)g->truncate);
+        g->held = 0;
+    }
+    flush_held(g);
+    if (!g->has_elapsed) g->elapsed = (uint64_t)g->elapsed_true;
+    facts_finish(g);
+
+    if (g->streaming) {
+        if (g->summary) {
+            Buf s = {0};
+            key_text(g, &s, 1);
+            uint8_t h[7] = {0, 0, 3};
+            put32(h + 3, (uint32_t)s.n);
+            out_put(&g->out, h, 7);
+            out_put(&g->out, s.p, s.n);
+            free(s.p);
+        }
+        out_flush(&g->out);
+    } else {
+        out_flush(&g->out);
+        Buf k = {0};
+        key_text(g, &k, 0);
+        if (fwrite(k.p, 1, k.n, g_out_fp) != k.n) die_io(outp);
+        bin_header(g, hdr);
+        if (fwrite(hdr, 1, (size_t)g->data_offset, g_out_fp) != (size_t)g->data_offset) die_io(outp);
+        if (fseek(g_tmp_fp, 0, SEEK_SET)) die_io("temporary file");
+        while ((r = fread(g->out.buf, 1, g->out.cap, g_tmp_fp)) > 0)
+            if (fwrite(g->out.buf, 1, r, g_out_fp) != r) die_io(outp);
+        if (ferror(g_tmp_fp)) die_io("temporary file");
+        fclose(g_tmp_fp);
+        g_tmp_fp = NULL;
+        free(k.p);
+    }
+    if (fclose(g_out_fp)) { g_out_fp = NULL; die_io(outp); }
+    g_out_fp = NULL;
+
+    if (factsp) {
+        g_facts_path = factsp;
+        g_facts_fp = fopen(factsp, "wb");
+        if (!g_facts_fp) die_io(factsp);
+        write_facts(g, g_facts_fp, scn);
+        if (fclose(g_facts_fp)) { g_facts_fp = NULL; die_io(factsp); }
+        g_facts_fp = NULL;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* --bench: a large realistic v3 dual non-streaming trace, written fast       */
+/*
+ * 8 threads, 2000 methods, call depth wandering between 10 and 40 (each
+ * thread climbs from 0 at its start), globally ordered: record i has wall
+ * time i + i/4 µs (one record per 1.25 µs over all threads), so a 1 GB trace
+ * (~77 M records) spans ~96 s; the u32 wall time would wrap only past ~32 GB.
+ * Thread CPU advances 3/4 of the wall time since the thread's previous record.
+ * Frames still open at the end stay open (as in every real trace). Memory is
+ * one 8 MiB output buffer plus the method table.
+ */
+
+static const char *const bench_classes[40] = {
+    "android.app.ActivityThread", "android.app.Instrumentation", "android.os.Handler", "android.os.Looper",
+    "android.os.MessageQueue", "android.view.Choreographer", "android.view.ViewRootImpl", "android.view.View",
+    "android.view.ViewGroup", "android.view.LayoutInflater", "android.widget.TextView", "android.widget.FrameLayout",
+    "android.widget.LinearLayout", "android.graphics.Canvas", "android.graphics.Paint", "android.text.StaticLayout",
+    "androidx.recyclerview.widget.RecyclerView", "androidx.recyclerview.widget.LinearLayoutManager",
+    "androidx.constraintlayout.widget.ConstraintLayout", "androidx.fragment.app.FragmentManager",
+    "androidx.lifecycle.LiveData", "okhttp3.internal.http.RealInterceptorChain", "okhttp3.internal.connection.RealCall",
+    "okhttp3.internal.http2.Http2Stream", "okio.RealBufferedSource", "retrofit2.OkHttpCall",
+    "com.squareup.moshi.internal.NullSafeJsonAdapter", "com.google.gson.Gson",
+    "com.google.gson.internal.bind.ReflectiveTypeAdapterFactory$Adapter", "dagger.internal.DoubleCheck",
+    "kotlinx.coroutines.DispatchedTask", "kotlinx.coroutines.scheduling.CoroutineScheduler$Worker",
+    "java.util.HashMap", "java.util.ArrayList", "java.lang.String", "java.lang.reflect.Method",
+    "com.example.shop.ui.ProductAdapter", "com.example.shop.data.ProductRepository",
+    "com.example.shop.data.CartDao_Impl", "com.bumptech.glide.load.engine.DecodeJob"};
+static const char *const bench_names[50] = {
+    "onCreate", "onResume", "dispatchMessage", "handleMessage", "loop", "next", "doFrame", "doCallbacks",
+    "performTraversals", "measure", "onMeasure", "layout", "onLayout", "draw", "onDraw", "dispatchDraw",
+    "inflate", "createViewFromTag", "setText", "requestLayout", "invalidate", "onBindViewHolder",
+    "onCreateViewHolder", "fill", "layoutChunk", "proceed", "intercept", "execute", "enqueue", "read",
+    "write", "fromJson", "toJson", "get", "put", "invoke", "run", "resumeWith", "getValue", "setValue",
+    "apply", "build", "parse", "decode", "load", "query", "insert", "notifyDataSetChanged", "onChanged",
+    "dispatchTouchEvent"};
+static const char *const bench_sigs[10] = {
+    "()V", "(Landroid/os/Message;)V", "(I)V", "(II)V", "()Ljava/lang/Object;",
+    "(Ljava/lang/Object;)Ljava/lang/Object;", "(Ljava/lang/String;)Ljava/lang/String;", "(J)V",
+    "(Landroid/graphics/Canvas;)V", "(Z)Z"};
+
+#define BENCH_METHODS 2000
+#define BENCH_THREADS 8
+
+static void run_bench(const char *size_s, const char *outp)
+{
+    char *e;
+    errno = 0;
+    unsigned long long mb = strtoull(size_s, &e, 10);
+    if (errno || *e || !mb || mb > 1000000) {
+        fprintf(stderr, "tracegen: --bench: bad size '%s' (megabytes, 1..1000000)\n", size_s);
+        exit(2);
+    }
+    uint64_t n = (mb * 1048576ull + 13) / 14; /* records; the key text and header come on top */
+    static const struct { uint32_t tid; const char *name; } th[BENCH_THREADS] = {
+        {4321, "main"}, {4350, "RenderThread"}, {4388, "OkHttp Dispatcher"}, {4390, "pool-2-thread-1"},
+        {4391, "pool-2-thread-2"}, {4402, "DefaultDispatcher-worker-1"}, {4333, "Binder:4321_2"},
+        {4329, "FinalizerDaemon"}};
+    /* which thread records next, indexed by 4 random bits: main is busiest */
+    static const uint8_t pick[16] = {0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 3, 4, 5, 5, 6, 7};
+    uint64_t elapsed = n ? (n - 1) + (n - 1) / 4 + 1 : 0;
+
+    Buf k = {0};
+    buf_printf(&k, "*version\n3\ndata-file-overflow=false\nclock=dual\nelapsed-time-usec=%" PRIu64
+                   "\nnum-method-calls=%" PRIu64 "\nclock-call-overhead-nsec=250\nvm=art\npid=4321\n*threads\n",
+               elapsed, n);
+    for (int i = 0; i < BENCH_THREADS; i++) buf_printf(&k, "%u\t%s\n", (unsigned)th[i].tid, th[i].name);
+    buf_str(&k, "*methods\n");
+    for (int i = 0; i < BENCH_METHODS; i++) {
+        const char *cls = bench_classes[i % 40];
+        const char *simple = strrchr(cls, '.') + 1;
+        char src[96];
+        if (i % 17 == 5) snprintf(src, sizeof src, "(null)");
+        else {
+            size_t l = strcspn(simple, "$");
+            snprintf(src, sizeof src, "%.*s.java", (int)l, simple);
+        }
+        if (i) buf_printf(&k, "0x%x", (unsigned)i << 2);
+        else buf_str(&k, "0");
+        buf_printf(&k, "\t%s\t%s%s\t%s\t%s\n", cls, bench_names[(i / 40) % 50], i >= 40 * 50 ? "$1" : "",
+                   bench_sigs[(i * 7 + i / 40) % 10], src);
+    }
+    buf_str(&k, "*end\n");
+
+    FILE *f = fopen(outp, "wb");
+    if (!f) die_io(outp);
+    g_out_fp = f;
+    g_out_path = outp;
+    if (fwrite(k.p, 1, k.n, f) != k.n) die_io(outp);
+    uint8_t hdr[32] = {0};
+    put32(hdr, 0x574F4C53u);
+    put16(hdr + 4, 3);
+    put16(hdr + 6, 32);
+    put64(hdr + 8, 5123456789ull);
+    put16(hdr + 16, 14);
+    if (fwrite(hdr, 1, 32, f) != 32) die_io(outp);
+
+    struct BT { uint32_t stack[48]; int depth; uint32_t last_wall, cpu; int started; } bt[BENCH_THREADS];
+    memset(bt, 0, sizeof bt);
+    const size_t cap = (size_t)14 * 600000; /* ~8 MiB */
+    uint8_t *buf = xrealloc(NULL, cap);
+    size_t bn = 0;
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (uint64_t i = 0; i < n; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        int ti = pick[x & 15];
+        struct BT *b = &bt[ti];
+        uint32_t wall = (uint32_t)(i + i / 4);
+        if (!b->started) { b->started = 1; b->last_wall = wall; }
+        b->cpu += ((wall - b->last_wall) * 3) >> 2;
+        b->last_wall = wall;
+        int enter;
+        if (b->depth < 10) enter = 1;
+        else if (b->depth >= 40) enter = 0;
+        else enter = ((x >> 8) & 255) < 128;
+        uint32_t mv;
+        if (enter) {
+            uint32_t m;
+            if (b->depth == 0) m = (uint32_t)(ti * 37 + 4);
+            else m = (b->stack[b->depth - 1] * 7u + 1u + (uint32_t)((x >> 20) & 3) * 13u) % BENCH_METHODS;
+            b->stack[b->depth++] = m;
+            mv = m << 2;
+        } else {
+            mv = (b->stack[--b->depth] << 2) | 1u;
+        }
+        uint8_t *p = buf + bn;
+        put16(p, th[ti].tid & 0xFFFF);
+        put32(p + 2, mv);
+        put32(p + 6, b->cpu);
+        put32(p + 10, wall);
+        bn += 14;
+        if (bn == cap) {
+            if (fwrite(buf, 1, bn, f) != bn) die_io(outp);
+            bn = 0;
+        }
+    }
+    if (bn && fwrite(buf, 1, bn, f) != bn) die_io(outp);
+    if (fclose(f)) { g_out_fp = NULL; die_io(outp); }
+    g_out_fp = NULL;
+    free(buf);
+    free(k.p);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void usage(void)
+{
+    fputs("usage: tracegen SCENARIO.scn OUT.trace [--facts OUT.facts.json]\n"
+          "       tracegen --bench SIZE_MB OUT.trace\n", stderr);
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "--bench")) {
+        if (argc != 4) usage();
+        run_bench(argv[2], argv[3]);
+        return 0;
+    }
+    const char *scn = NULL, *out = NULL, *facts = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--facts")) {
+            if (++i >= argc) usage();
+            facts = argv[i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            usage();
+        } else if (!scn) scn = argv[i];
+        else if (!out) out = argv[i];
+        else usage();
+    }
+    if (!scn || !out) usage();
+    run_scenario(scn, out, facts);
+    return 0;
+}
