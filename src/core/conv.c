@@ -167,7 +167,7 @@ int tc_conv_open(tc_conv *c, const char *path, const char *format)
         return rc;
     c->trace.reader = c->reader->name;
     c->rctx = (tci_rctx){.data = c->src.data, .size = c->src.size, .trace = &c->trace,
-                         .diag = &c->diag, .opt = &c->opt};
+                         .diag = &c->diag, .opt = &c->opt, .source = &c->src};
     if (c->reader->priv_size && !(c->rctx.priv = tci_calloc(1, c->reader->priv_size)))
         return tci_error(&c->diag, TC_ERR_NOMEM, c->reader->name, UINT64_MAX, "out of memory");
     rc = c->reader->open(&c->rctx);

@@ -284,9 +284,10 @@ static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void
             return tci_error(n->d, TC_ERR_FORMAT, "normalize", n->r->pos, "reader produced an invalid record");
         if ((rc = on_record(n, &raw)) != TC_OK)
             return rc;
-        if (TCI_UNLIKELY(progress && (++count & 0xFFFFF) == 0)) {
-            uint64_t half = n->r->size / 2;
-            progress(pu, (n->pass == 1 ? 0 : half) + n->r->pos / 2, n->r->size);
+        if (TCI_UNLIKELY((++count & 0x3FFFF) == 0)) {
+            tci_source_release(n->r->source, n->r->pos);
+            if (progress)
+                progress(pu, (n->pass == 1 ? 0 : n->r->size / 2) + n->r->pos / 2, n->r->size);
         }
     }
 }
@@ -400,6 +401,8 @@ int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci
     n.pass = r->pass = 2;
     if ((rc = rd->rewind(r)) != TC_OK)
         goto out;
+    if (r->source)
+        r->source->released = 0; /* pages come back as pass 2 touches them */
     if ((rc = run_pass(&n, rd, progress, progress_user)) != TC_OK || (rc = n.status) != TC_OK)
         goto out;
     close_open_frames(&n);

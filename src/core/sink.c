@@ -78,15 +78,35 @@ int tci_sink_close(tci_sink *s)
     return bad ? TC_ERR_IO : TC_OK;
 }
 
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Decimal digits of v, written backwards from end; returns the start. Two digits per division. */
+static char *format_u64(char *end, uint64_t v)
+{
+    char *p = end;
+    while (v >= 100) {
+        unsigned k = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--p = digit_pairs[k + 1];
+        *--p = digit_pairs[k];
+    }
+    if (v >= 10) {
+        *--p = digit_pairs[v * 2 + 1];
+        *--p = digit_pairs[v * 2];
+    } else {
+        *--p = (char)('0' + v);
+    }
+    return p;
+}
+
 void tci_sink_u64(tci_sink *s, uint64_t v)
 {
     char tmp[24];
-    int n = 0;
-    do {
-        tmp[sizeof tmp - 1 - n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    tci_sink_write(s, tmp + sizeof tmp - n, (size_t)n);
+    char *p = format_u64(tmp + sizeof tmp, v);
+    tci_sink_write(s, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 void tci_sink_i64(tci_sink *s, int64_t v)
@@ -101,12 +121,18 @@ void tci_sink_i64(tci_sink *s, int64_t v)
 
 void tci_sink_milli(tci_sink *s, int64_t v)
 {
+    char tmp[32];
     uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    char *end = tmp + sizeof tmp;
+    unsigned frac = (unsigned)(a % 1000);
+    end[-1] = (char)('0' + frac % 10);
+    end[-2] = digit_pairs[frac / 10 % 10 * 2 + 1];
+    end[-3] = (char)('0' + frac / 100);
+    end[-4] = '.';
+    char *p = format_u64(end - 4, a / 1000);
     if (v < 0)
-        tci_sink_putc(s, '-');
-    tci_sink_u64(s, a / 1000);
-    char frac[4] = {'.', (char)('0' + a % 1000 / 100), (char)('0' + a % 100 / 10), (char)('0' + a % 10)};
-    tci_sink_write(s, frac, 4);
+        *--p = '-';
+    tci_sink_write(s, p, (size_t)(end - p));
 }
 
 void tci_sink_printf(tci_sink *s, const char *fmt, ...)

@@ -219,6 +219,19 @@ int tci_source_open(tci_source *s, const char *path, const tci_options *o, tci_d
     return rc;
 }
 
+void tci_source_release(tci_source *s, uint64_t upto)
+{
+    const uint64_t keep = 4u << 20; /* readers may look back a little */
+    if (!s || !s->mapped || upto <= keep)
+        return;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t end = (upto - keep) / page * page;
+    if (end > s->released) {
+        madvise((uint8_t *)s->data + s->released, (size_t)(end - s->released), MADV_DONTNEED);
+        s->released = end;
+    }
+}
+
 void tci_source_close(tci_source *s)
 {
     if (s->mapped)

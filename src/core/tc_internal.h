@@ -249,6 +249,7 @@ typedef struct tci_rctx {
     const tci_options *opt;
     int pass;            /* 1: first pass (tables may grow), 2: events */
     uint64_t pos;        /* byte offset reached, for progress and messages */
+    struct tci_source *source; /* lets normalize release pages already read */
 } tci_rctx;
 
 typedef struct tci_reader {
@@ -390,11 +391,14 @@ typedef struct tci_source {
     bool mapped;      /* data is an mmap to unmap */
     bool gzipped;     /* the input was gzip-compressed */
     void *owned;      /* heap copy when mmap is impossible */
+    uint64_t released; /* pages before this offset were given back (tci_source_release) */
 } tci_source;
 
 /* Open path ("-" = stdin): mmap regular files, spool streams and gzip to a temp file. */
 int tci_source_open(tci_source *s, const char *path, const tci_options *o, tci_diag *d);
 void tci_source_close(tci_source *s);
+/* Readers move forward: drop mapped pages before `upto` so peak memory stays flat on huge inputs. */
+void tci_source_release(tci_source *s, uint64_t upto);
 
 /* ---- normalize: two passes over a reader, events out --------------------- */
 

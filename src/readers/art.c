@@ -38,6 +38,8 @@ typedef struct art {
     bool first_is_cpu;    /* single time field: thread-cpu rather than wall */
     bool truncation_seen;
     uint32_t tid_map[65536]; /* record thread id -> thread index */
+    uint32_t *direct;     /* method id >> 2 -> method index: ART >= 6 ids are dense */
+    uint32_t direct_n;
 } art;
 
 /* ---- small text helpers -------------------------------------------------- */
@@ -356,7 +358,7 @@ static int open_streaming(tci_rctx *r, art *a)
     return TC_OK;
 }
 
-static int art_open(tci_rctx *r)
+static int art_open_tables(tci_rctx *r)
 {
     art *a = r->priv;
     memset(a->tid_map, 0xff, sizeof a->tid_map);
@@ -451,6 +453,50 @@ static int stream_item(tci_rctx *r, art *a)
     return tci_error(r->diag, TC_ERR_FORMAT, "art", a->pos + 2, "unknown stream item opcode %d", op);
 }
 
+/* Size the direct table from the ids known at open; pointer-valued ids (Dalvik, ART 5) stay in the hash. */
+static int build_direct(tci_rctx *r, art *a)
+{
+    const tci_trace *t = r->trace;
+    uint64_t max = 0;
+    for (uint32_t i = 0; i < t->n_methods; i++)
+        if (t->methods[i].raw_id > max)
+            max = t->methods[i].raw_id;
+    uint64_t n = (max >> 2) + 1024;
+    if (n > (1u << 22) || n > 16 * (uint64_t)t->n_methods + 4096)
+        return TC_OK;
+    a->direct = malloc(n * sizeof *a->direct);
+    if (!a->direct)
+        return tci_error(r->diag, TC_ERR_NOMEM, "art", UINT64_MAX, "out of memory");
+    memset(a->direct, 0xff, n * sizeof *a->direct);
+    a->direct_n = (uint32_t)n;
+    for (uint32_t i = 0; i < t->n_methods; i++)
+        if ((t->methods[i].raw_id >> 2) < n)
+            a->direct[t->methods[i].raw_id >> 2] = i;
+    return TC_OK;
+}
+
+static uint32_t method_slow(tci_rctx *r, art *a, uint32_t id)
+{
+    uint32_t m = tci_trace_method(r->trace, id), k = id >> 2;
+    if (m == TCI_NONE)
+        return m;
+    /* streams define methods as they go: grow the table while ids stay dense */
+    if (k >= a->direct_n && k < (1u << 22) && k < 16 * r->trace->n_methods + 4096) {
+        uint32_t n = a->direct_n ? a->direct_n : 1024;
+        while (n <= k)
+            n *= 2;
+        uint32_t *d = tci_realloc_array(a->direct, n, sizeof *d);
+        if (d) {
+            memset(d + a->direct_n, 0xff, (size_t)(n - a->direct_n) * sizeof *d);
+            a->direct = d;
+            a->direct_n = n;
+        }
+    }
+    if (k < a->direct_n)
+        a->direct[k] = m;
+    return m;
+}
+
 static int art_next(tci_rctx *r, tci_raw *ev)
 {
     art *a = r->priv;
@@ -475,8 +521,8 @@ static int art_next(tci_rctx *r, tci_raw *ev)
         uint32_t th = a->tid_map[id];
         if (TCI_UNLIKELY(th >= TID_AMBIGUOUS) && (th = thread_for_record(r, a, id)) == TCI_NONE)
             return tci_error(r->diag, TC_ERR_NOMEM, "art", a->pos, "out of memory");
-        uint32_t m = tci_idmap_get(&r->trace->method_ids, value & ~3u);
-        if (TCI_UNLIKELY(m == TCI_NONE) && (m = tci_trace_method(r->trace, value & ~3u)) == TCI_NONE)
+        uint32_t m = (value >> 2) < a->direct_n ? a->direct[value >> 2] : TCI_NONE;
+        if (TCI_UNLIKELY(m == TCI_NONE) && (m = method_slow(r, a, value & ~3u)) == TCI_NONE)
             return tci_error(r->diag, TC_ERR_NOMEM, "art", a->pos, "out of memory");
         ev->thread = th;
         ev->method = m;
@@ -503,7 +549,18 @@ static int art_rewind(tci_rctx *r)
     return TC_OK;
 }
 
-static void art_close(tci_rctx *r) { (void)r; }
+static void art_close(tci_rctx *r)
+{
+    art *a = r->priv;
+    if (a)
+        free(a->direct);
+}
+
+static int art_open(tci_rctx *r)
+{
+    int rc = art_open_tables(r);
+    return rc == TC_OK ? build_direct(r, r->priv) : rc;
+}
 
 static int art_probe(const uint8_t *buf, size_t len, const char *filename)
 {
