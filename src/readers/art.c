@@ -281,7 +281,10 @@ static int parse_slow_header(tci_rctx *r, art *a, size_t at)
     if (off < 16 || off > left)
         return tci_error(r->diag, TC_ERR_FORMAT, "art", at + 6,
                          "data offset %zu is outside the header (16..%zu)", off, left);
-    if (start_us > (uint64_t)INT64_MAX / 2000)
+    /* createtesttrace writes (tv_sec << 32) | tv_usec instead of µs (ART-PEERS.md §1) */
+    if (start_us > ((uint64_t)1 << 53) && (start_us & 0xFFFFFFFFu) < 1000000)
+        start_us = (start_us >> 32) * 1000000 + (start_us & 0xFFFFFFFFu);
+    if (start_us > ((uint64_t)1 << 53)) /* µs after the year 2255: garbage, not a clock */
         return tci_error(r->diag, TC_ERR_FORMAT, "art", at + 8, "start time %llu µs is not plausible",
                          (unsigned long long)start_us);
     a->data_off = at + off;
