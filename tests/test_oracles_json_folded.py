@@ -50,6 +50,7 @@ def check_input(ctx, label, src):
     # JSON
     js, figs = ctx.convert(src, "json")
     if js is None:
+        print(f"   ^ {label}: conversion to json failed")
         return
     try:
         with open(js, "rb") as f:
@@ -105,6 +106,8 @@ def clock_of(stderr):
 
 def check_cpu_weight(ctx, label, src):
     r = ctx.run(["-o", "ir", src, "-"])
+    if r.returncode != 0:
+        return  # already reported by check_input
     clock = clock_of(r.stderr.decode(errors="replace"))
     out = os.path.join(ctx.work, os.path.basename(src) + ".cpu.folded")
     if os.path.exists(out):
@@ -137,7 +140,7 @@ def main():
         if meant_to_fail(name, facts):
             print(f"note: corpus/{name} is meant to fail; not checked here")
             continue
-        inputs.append(("corpus/" + name, trace))
+        inputs.append(("corpus/" + name + tclib.known_bug(name), trace))
     for label, src in inputs:
         check_input(ctx, label, src)
         check_cpu_weight(ctx, label, src)
