@@ -35,6 +35,13 @@ def check_case(ctx, name, trace, facts):
     for key, fig in FIGS.items():
         if key in facts:
             ctx.eq(figs.get(fig, 0), facts[key] or 0, f"{lab}: figure '{fig}' vs facts '{key}'")
+    # DESIGN §4: an exit that is not top of stack either closes frames (mismatched-exit)
+    # or is ignored (ignored-exit); both are what the generator counts as mismatched.
+    if "mismatched_exits" in facts:
+        ctx.eq(figs.get("mismatched-exit", 0) + figs.get("ignored-exit", 0), facts["mismatched_exits"],
+               f"{lab}: figures mismatched-exit + ignored-exit vs facts 'mismatched_exits'")
+    if "invalid_actions" in facts:
+        ctx.eq(figs.get("invalid-action", 0), facts["invalid_actions"], f"{lab}: figure 'invalid-action' vs facts 'invalid_actions'")
     if facts.get("truncated_bytes"):
         ctx.check(figs.get("truncated-input", 0) >= 1,
                   f"{lab}: facts say {facts['truncated_bytes']} truncated bytes, but no truncated-input warning ({figs})")
