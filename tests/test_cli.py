@@ -6,6 +6,7 @@ import gzip
 import os
 import random
 import shutil
+import stat
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -70,6 +71,13 @@ def main():
     with open(xj, "rb") as f:
         ctx.check(f.read(1) in (b"{", b"["), "with -f the existing output was not overwritten with JSON")
     no_stray(ctx, d, "default-name conversions")
+    # a failed conversion with -f leaves the existing output as it was
+    with open(xj, "wb") as f:
+        f.write(b"sentinel\n")
+    ctx.run(["-f", "-o", "json", os.path.join(art, "perflib-header.trace"), xj], check_rc=1)
+    with open(xj, "rb") as f:
+        ctx.eq(f.read(), b"sentinel\n", "failed conversion with -f must leave the existing output unchanged")
+    no_stray(ctx, d, "failed conversion with -f")
 
     # stdin -> stdout, identical to file -> file
     ref = os.path.join(w, "ref.folded")
@@ -143,6 +151,27 @@ def main():
     r = ctx.run(["-q", "-o", "json", ff, out], check_rc=0)
     ctx.eq(r.stderr, b"", "--quiet: stderr on success")
     ctx.eq(r.stdout, b"", "--quiet: stdout on success")
+
+    # output path that is a FIFO (like /dev/null, /dev/full or a >(...) process
+    # substitution): the special file must survive; written through (exit 0) or refused.
+    fifo = os.path.join(w, "out.fifo")
+    os.mkfifo(fifo)
+    rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so a writer's open() succeeds
+    try:
+        r = ctx.run(["-o", "json", basic, fifo])
+        still_fifo = stat.S_ISFIFO(os.lstat(fifo).st_mode)
+        ctx.check(still_fifo, "BUG(traceconv): output path that is a FIFO was replaced by a regular file "
+                  f"(exit {r.returncode}); the same happens to device nodes such as /dev/full")
+        if r.returncode == 0 and still_fifo:
+            try:
+                got = os.read(rfd, 1 << 20)
+            except BlockingIOError:
+                got = b""
+            ctx.check(got[:1] in (b"{", b"["), f"FIFO output: exit 0 but the reader got {got[:40]!r}")
+        elif r.returncode != 0:
+            ctx.check(s(r.stderr).strip() != "", "FIFO output refused without a message")
+    finally:
+        os.close(rfd)
 
     # output into a non-existent directory
     nd = os.path.join(w, "no", "such", "dir")
