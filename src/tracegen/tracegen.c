@@ -382,6 +382,7 @@ typedef struct {
     int version, streaming, clock, vm, has_pid, ids, fields, overflow, has_elapsed, synth;
     int chunk, summary, summary_threads, summary_methods, truncate;
     int set_ids, set_fields, data_offset;
+    int ln_version, ln_clock, ln_streaming, ln_offset, ln_truncate; /* where options were set */
     int64_t pid, overhead, stop_after;
     uint64_t start, elapsed;
     char **keys; int nkeys, ckeys;
@@ -633,6 +634,7 @@ static void parse_method(G *g, Toks *t, int line)
     check_field(m->sig, line, "signature");
     check_field(m->src, line, "source file");
     m->line = -1;
+    m->line_no = line;
     while (tk_is_arg(tk_peek(t))) {
         Tok *o = tk_next(t);
         if (!strncmp(o->s, "id=", 3)) {
@@ -696,11 +698,13 @@ static void parse_scenario(G *g, Toks *t)
         const char *o = k->s;
         if (!strcmp(o, "method")) { parse_method(g, t, line); continue; }
         if (!strcmp(o, "thread")) { parse_thread(g, t, line); continue; }
-        if (g->nm || g->nth) {
-            /* options may come anywhere, but keep them before methods/threads for readability */
-        }
         Tok *v = tk_next(t);
         if (!tk_is_arg(v)) die_line(line, "option '%s' needs a value", o);
+        if (!strcmp(o, "version")) g->ln_version = line;
+        else if (!strcmp(o, "clock")) g->ln_clock = line;
+        else if (!strcmp(o, "streaming")) g->ln_streaming = line;
+        else if (!strcmp(o, "data-offset")) g->ln_offset = line;
+        else if (!strcmp(o, "truncate")) g->ln_truncate = line;
         if (!strcmp(o, "version")) {
             g->version = (int)parse_int(v, "version");
             if (g->version < 1 || g->version > 3) die_line(line, "version must be 1, 2 or 3");
@@ -766,19 +770,23 @@ static void parse_scenario(G *g, Toks *t)
     }
 }
 
+static int first_line(int a, int b) { return a ? a : b ? b : 1; }
+
 static void validate(G *g)
 {
-    if (g->version == 3 && g->clock != CLK_DUAL) die_line(1, "version 3 needs clock dual");
-    if (g->version != 3 && g->clock == CLK_DUAL) die_line(1, "clock dual needs version 3");
-    if (g->clock == CLK_GLOBAL && g->version != 1) die_line(1, "clock global exists only with version 1");
-    if (g->streaming && g->version == 1) die_line(1, "streaming traces are version 2 or 3 (u16 thread ids)");
-    if (g->streaming && g->data_offset != 32) die_line(1, "streaming traces have a 32-byte header");
-    if (g->data_offset < 16 || g->data_offset > 4096) die_line(1, "data-offset must be 16..4096");
+    int lv = first_line(g->ln_version, g->ln_clock), lc = first_line(g->ln_clock, g->ln_version);
+    int ls = first_line(g->ln_streaming, 0), lo = first_line(g->ln_offset, 0), lt = first_line(g->ln_truncate, 0);
+    if (g->version == 3 && g->clock != CLK_DUAL) die_line(lc, "version 3 needs clock dual");
+    if (g->version != 3 && g->clock == CLK_DUAL) die_line(lv, "clock dual needs version 3 (set clock for version %d)", g->version);
+    if (g->clock == CLK_GLOBAL && g->version != 1) die_line(lc, "clock global exists only with version 1");
+    if (g->streaming && g->version == 1) die_line(ls, "streaming traces are version 2 or 3 (u16 thread ids)");
+    if (g->streaming && g->data_offset != 32) die_line(lo, "streaming traces have a 32-byte header");
+    if (g->data_offset < 16 || g->data_offset > 4096) die_line(lo, "data-offset must be 16..4096");
     if (g->version == 3 && g->data_offset < 18)
-        die_line(1, "version 3 stores the record size at offset 16: data-offset must be >= 18");
+        die_line(lo, "version 3 stores the record size at offset 16: data-offset must be >= 18");
     if (g->truncate < 0 || g->truncate >= rec_size(g))
-        die_line(1, "truncate must be 0..%d (bytes kept of the last record)", rec_size(g) - 1);
-    if (g->truncate && g->streaming && g->summary) die_line(1, "a truncated stream has no summary: add 'summary no'");
+        die_line(lt, "truncate must be 0..%d (bytes kept of the last record)", rec_size(g) - 1);
+    if (g->truncate && g->streaming && g->summary) die_line(lt, "a truncated stream has no summary: add 'summary no'");
     if (g->vm == 1 && !g->set_ids) g->ids = IDS_DALVIK;
     if (g->vm == 1 && !g->set_fields) g->fields = 6;
     /* method ids */
@@ -786,9 +794,9 @@ static void validate(G *g)
         Method *m = &g->m[i];
         if (!m->has_id)
             m->id = g->ids == IDS_DALVIK ? 0x41a0c120ull + (uint64_t)i * 0x38 : (uint64_t)i << 2;
-        if (m->id > 0xFFFFFFFCull) die_line(1, "method id of '%s' does not fit in 32 bits", m->alias);
+        if (m->id > 0xFFFFFFFCull) die_line(m->line_no, "method id of '%s' does not fit in 32 bits", m->alias);
         for (int j = 0; j < i; j++)
-            if (g->m[j].id == m->id) die_line(1, "methods '%s' and '%s' have the same id", g->m[j].alias, m->alias);
+            if (g->m[j].id == m->id) die_line(m->line_no, "methods '%s' and '%s' have the same id", g->m[j].alias, m->alias);
     }
     /* thread ids */
     for (int i = 0; i < g->nth; i++) {
@@ -1161,7 +1169,7 @@ static void define_method(G *g, int mi)
     flush_held(g);
     Buf b = {0};
     method_line(g, m, &b);
-    if (b.n > 0xFFFF) die_line(1, "method line of '%s' too long", m->alias);
+    if (b.n > 0xFFFF) die_line(m->line_no, "method line of '%s' too long", m->alias);
     uint8_t h[5] = {0, 0, 1};
     put16(h + 3, (uint32_t)b.n);
     out_put(&g->out, h, 5);
@@ -1282,9 +1290,12 @@ static char *thread_frame(const G *g, const Thread *t)
     return s;
 }
 
+/* elapsed-time-usec is in the file unless it is a stream without summary */
+static int file_has_elapsed(const G *g) { return !g->streaming || g->summary; }
+
 static int64_t trace_end_rel(const G *g)
 {
-    int64_t e = (int64_t)g->elapsed;
+    int64_t e = file_has_elapsed(g) ? (int64_t)g->elapsed : 0;
     if (g->clock != CLK_THREADCPU && g->f_have_wall && g->f_max_wall > e) e = g->f_max_wall;
     return e;
 }
@@ -1381,7 +1392,12 @@ static void write_facts(G *g, FILE *f, const char *scn)
     base = base ? base + 1 : scn;
     int has_cpu = clock_has_cpu(g->clock);
     int nknown = 0;
-    for (int i = 0; i < g->nm; i++) nknown += !g->m[i].unknown;
+    for (int i = 0; i < g->nm; i++) {
+        const Method *m = &g->m[i];
+        if (m->unknown) continue;
+        /* streams define only the methods they use, unless the summary lists all */
+        if (!g->streaming || m->defined || (g->summary && g->summary_methods)) nknown++;
+    }
     fputs("{\n \"generator\": \"tracegen\",\n \"scenario\": ", f);
     json_str(f, base);
     fprintf(f, ",\n \"version\": %d,\n \"streaming\": %s", g->version, g->streaming ? "true" : "false");
@@ -1393,7 +1409,8 @@ static void write_facts(G *g, FILE *f, const char *scn)
     fprintf(f, ",\n \"data_file_overflow\": %s", g->overflow ? "true" : "false");
     fprintf(f, ",\n \"truncated_bytes\": %d", g->truncate);
     fprintf(f, ",\n \"methods_in_table\": %d", nknown);
-    fprintf(f, ",\n \"elapsed_time_usec\": %" PRIu64, g->elapsed);
+    if (file_has_elapsed(g)) fprintf(f, ",\n \"elapsed_time_usec\": %" PRIu64, g->elapsed);
+    else fputs(",\n \"elapsed_time_usec\": null", f);
     fprintf(f, ",\n \"trace_start_us\": %" PRIu64, g->start);
     fprintf(f, ",\n \"trace_end_us\": %" PRIu64, g->start + (uint64_t)trace_end_rel(g));
     fprintf(f, ",\n \"records\": %" PRIu64, g->f_records);
