@@ -47,13 +47,17 @@
 #define PF_FLAG_NEEDS 2u     /* SEQ_NEEDS_INCREMENTAL_STATE */
 /* An event packet without strings packs to well under this many bytes. */
 #define PF_SMALL_PACKET 128u
+#define PF_BITS_MAX (16u << 20)
 
 typedef Perfetto__Protos__TracePacket pf_packet;
 
 typedef struct pf_w {
     uint8_t *buf;          /* the reusable pack buffer */
     size_t cap;
-    tci_idmap interned;    /* (thread << 32 | method) -> 1 once named on that sequence */
+    /* "named on this thread's sequence yet?": a bit per (thread, method) when
+     * that fits PF_BITS_MAX bytes (the hot path is one load), else a hash set. */
+    uint8_t **seen;        /* per thread: n_methods bits, NULL if the thread has no events */
+    tci_idmap interned;    /* fallback: (thread << 32 | method) -> 1 */
     uint64_t dropped;      /* events deeper than PF_MAX_DEPTH */
 } pf_w;
 
@@ -205,10 +209,44 @@ static int write_thread(tci_wctx *w, uint32_t i)
     return put_packet(w, &cp, false);
 }
 
+static int alloc_seen(pf_w *p, const tci_trace *t)
+{
+    uint64_t active = 0, row = ((uint64_t)t->n_methods + 7) / 8;
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        active += t->threads[i].records != 0;
+    if (active * row > PF_BITS_MAX)
+        return TC_OK; /* the hash set takes over */
+    if (!(p->seen = tci_calloc(t->n_threads ? t->n_threads : 1, sizeof *p->seen)))
+        return TC_ERR_NOMEM;
+    for (uint32_t i = 0; i < t->n_threads; i++) {
+        if (t->threads[i].records && !(p->seen[i] = tci_calloc(row ? row : 1, 1)))
+            return TC_ERR_NOMEM;
+    }
+    return TC_OK;
+}
+
+/* True the first time a method is named on a thread's sequence. */
+static int first_use(pf_w *p, uint32_t thread, uint32_t method)
+{
+    if (p->seen && p->seen[thread]) {
+        uint8_t *b = &p->seen[thread][method >> 3], bit = (uint8_t)(1u << (method & 7));
+        if (*b & bit)
+            return 0;
+        *b |= bit;
+        return 1;
+    }
+    uint64_t key = (uint64_t)thread << 32 | method;
+    if (tci_idmap_get(&p->interned, key) != TCI_NONE)
+        return 0;
+    return tci_idmap_put(&p->interned, key, 1) != 0 ? -1 : 1;
+}
+
 static int pf_begin(tci_wctx *w)
 {
     const tci_trace *t = w->trace;
-    int rc = write_process(w);
+    int rc = alloc_seen(w->priv, t);
+    if (rc == TC_OK)
+        rc = write_process(w);
     for (uint32_t i = 0; rc == TC_OK && i < t->n_threads; i++) {
         if (t->threads[i].records)
             rc = write_thread(w, i);
@@ -228,6 +266,51 @@ static const char *event_note(const tci_event *ev, const char **key)
     if (ev->flags & TCI_EVF_FORCED)
         return "closed by the exit of a caller";
     return NULL;
+}
+
+/* The rare packet that carries strings: a name interned on first use and/or
+ * a note on how the conversion made the frame. Kept out of pf_event so the
+ * common packet builds only two small messages. */
+static int put_event_extras(tci_wctx *w, const tci_event *ev, pf_packet *pk, bool intern)
+{
+    const tci_method *m = &w->trace->methods[ev->method];
+    uint64_t iid = (uint64_t)ev->method + 1;
+    Perfetto__Protos__EventName en = PERFETTO__PROTOS__EVENT_NAME__INIT;
+    Perfetto__Protos__EventName *ens[1] = {&en};
+    Perfetto__Protos__SourceLocation sl = PERFETTO__PROTOS__SOURCE_LOCATION__INIT;
+    Perfetto__Protos__SourceLocation *sls[1] = {&sl};
+    Perfetto__Protos__InternedData in = PERFETTO__PROTOS__INTERNED_DATA__INIT;
+    if (intern) {
+        en.has_iid = 1;
+        en.iid = iid;
+        en.name = (char *)m->full_name;
+        in.n_event_names = 1;
+        in.event_names = ens;
+        if (m->file) {
+            sl.has_iid = 1;
+            sl.iid = iid;
+            sl.file_name = (char *)m->file;
+            sl.function_name = (char *)m->full_name;
+            if (m->line >= 0) {
+                sl.has_line_number = 1;
+                sl.line_number = (uint32_t)m->line;
+            }
+            in.n_source_locations = 1;
+            in.source_locations = sls;
+        }
+        pk->interned_data = &in;
+    }
+    Perfetto__Protos__DebugAnnotation da = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+    Perfetto__Protos__DebugAnnotation *das[1] = {&da};
+    const char *key;
+    const char *note = ev->flags ? event_note(ev, &key) : NULL;
+    if (note) {
+        da.name = (char *)key;
+        da.string_value = (char *)note;
+        pk->track_event->n_debug_annotations = 1;
+        pk->track_event->debug_annotations = das;
+    }
+    return put_packet(w, pk, false);
 }
 
 static int pf_event(tci_wctx *w, const tci_event *ev)
@@ -258,62 +341,22 @@ static int pf_event(tci_wctx *w, const tci_event *ev)
     pk.has_sequence_flags = 1;
     pk.sequence_flags = PF_FLAG_NEEDS;
     pk.track_event = &te;
-    bool small = true;
 
-    /* END needs no name (TP pops the top slice); BEGIN names the slice and
-     * interns the name on this sequence the first time. */
-    Perfetto__Protos__EventName en = PERFETTO__PROTOS__EVENT_NAME__INIT;
-    Perfetto__Protos__EventName *ens[1] = {&en};
-    Perfetto__Protos__SourceLocation sl = PERFETTO__PROTOS__SOURCE_LOCATION__INIT;
-    Perfetto__Protos__SourceLocation *sls[1] = {&sl};
-    Perfetto__Protos__InternedData in = PERFETTO__PROTOS__INTERNED_DATA__INIT;
-    const tci_method *m = &t->methods[ev->method];
+    /* END needs no name (TP pops the top slice); BEGIN names the slice by iid. */
+    int intern = 0;
     if (ev->kind == TCI_EV_ENTER) {
-        uint64_t iid = (uint64_t)ev->method + 1;
         te.has_name_iid = 1;
-        te.name_iid = iid;
-        if (m->file) {
+        te.name_iid = (uint64_t)ev->method + 1;
+        if (t->methods[ev->method].file) {
             te.has_source_location_iid = 1;
-            te.source_location_iid = iid;
+            te.source_location_iid = te.name_iid;
         }
-        uint64_t key = (uint64_t)ev->thread << 32 | ev->method;
-        if (tci_idmap_get(&p->interned, key) == TCI_NONE) {
-            if (tci_idmap_put(&p->interned, key, 1) != 0)
-                return TC_ERR_NOMEM;
-            en.has_iid = 1;
-            en.iid = iid;
-            en.name = (char *)m->full_name;
-            in.n_event_names = 1;
-            in.event_names = ens;
-            if (m->file) {
-                sl.has_iid = 1;
-                sl.iid = iid;
-                sl.file_name = (char *)m->file;
-                sl.function_name = (char *)m->full_name;
-                if (m->line >= 0) {
-                    sl.has_line_number = 1;
-                    sl.line_number = (uint32_t)m->line;
-                }
-                in.n_source_locations = 1;
-                in.source_locations = sls;
-            }
-            pk.interned_data = &in;
-            small = false;
-        }
+        if ((intern = first_use(p, ev->thread, ev->method)) < 0)
+            return TC_ERR_NOMEM;
     }
-
-    Perfetto__Protos__DebugAnnotation da = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
-    Perfetto__Protos__DebugAnnotation *das[1] = {&da};
-    const char *key;
-    const char *note = ev->flags ? event_note(ev, &key) : NULL;
-    if (note) {
-        da.name = (char *)key;
-        da.string_value = (char *)note;
-        te.n_debug_annotations = 1;
-        te.debug_annotations = das;
-        small = false;
-    }
-    return put_packet(w, &pk, small);
+    if (TCI_UNLIKELY(intern || ev->flags))
+        return put_event_extras(w, ev, &pk, intern);
+    return put_packet(w, &pk, true);
 }
 
 /* ---- trace-level facts -------------------------------------------------- */
@@ -421,6 +464,11 @@ static void pf_close(tci_wctx *w)
     if (!p)
         return;
     free(p->buf);
+    if (p->seen) {
+        for (uint32_t i = 0; i < w->trace->n_threads; i++)
+            free(p->seen[i]);
+        free(p->seen);
+    }
     tci_idmap_free(&p->interned);
 }
 
