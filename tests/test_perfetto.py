@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+"""Perfetto writer: protoc decodes every output with the upstream schema, and
+the decoded packets obey the rules trace processor imports by
+(shared/docs/outputs/PERFETTO-PROTO.md, PERFETTO-IMPORT.md):
+sequences start by clearing incremental state, iids are defined before use,
+thread tracks are described before use, begins and ends balance per track,
+thread time is present on dual-clock input, and per thread the slices agree
+with the JSON writer. A 1000-deep recursion keeps 500 levels exactly."""
+import os
+import re
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tclib  # noqa: E402
+
+MUST_FAIL = {"perflib-header.trace", "studio-perflib-basic-special_char.trace"}
+CLEARED, NEEDS = 1, 2
+
+
+# -- protoc text format -> nested dicts -------------------------------------
+
+TOKEN = re.compile(r'\s*(?:(\{)|(\})|"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'|([A-Za-z_][\w.]*|-?[\w.+-]+)\s*(:)?)')
+
+
+ESCAPES = {b"n": b"\n", b"t": b"\t", b"r": b"\r", b'"': b'"', b"'": b"'", b"\\": b"\\"}
+
+
+def _unescape(s):
+    """C escapes as protoc writes them (octal for bytes outside ASCII) -> str."""
+    raw, out, i = s.encode("utf-8"), bytearray(), 0
+    while i < len(raw):
+        if raw[i] != 0x5C:
+            out.append(raw[i])
+            i += 1
+            continue
+        m = re.match(rb"\\([0-7]{1,3}|x[0-9a-fA-F]{1,2})", raw[i:])
+        if m:
+            g = m.group(1)
+            out.append(int(g[1:], 16) if g[:1] == b"x" else int(g, 8) & 0xFF)
+            i += m.end()
+        else:
+            n = raw[i + 1:i + 2]
+            out.extend(ESCAPES.get(n, n))
+            i += 2
+    return out.decode("utf-8", errors="replace")
+
+
+def parse_text(text):
+    """protoc's text format as {field: [values]}; messages are dicts."""
+    pos, stack = 0, [{}]
+    pending = None
+    while True:
+        m = TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            if text[pos:].strip():
+                raise ValueError(f"cannot parse near {text[pos:pos + 60]!r}")
+            break
+        pos = m.end()
+        lb, rb, s1, s2, word, colon = m.groups()
+        if lb:
+            child = {}
+            stack[-1].setdefault(pending, []).append(child)
+            stack.append(child)
+            pending = None
+        elif rb:
+            stack.pop()
+        elif s1 is not None or s2 is not None:
+            val = _unescape(s1 if s1 is not None else s2)
+            stack[-1].setdefault(pending, []).append(val)
+            pending = None
+        elif pending is None:
+            pending = word  # a field name (with or without ':')
+        else:
+            v = word
+            if re.fullmatch(r"-?\d+", v):
+                v = int(v)
+            elif v in ("true", "false"):
+                v = v == "true"
+            stack[-1].setdefault(pending, []).append(v)
+            pending = None
+    return stack[0]
+
+
+def one(msg, field, default=None):
+    v = msg.get(field)
+    return v[0] if v else default
+
+
+# -- checks on the decoded packets -----------------------------------------
+
+class Decoded:
+    def __init__(self, packets):
+        self.packets = packets
+        self.thread_of = {}   # track uuid -> tid
+        self.slices = {}      # tid -> (count, top-level ns)
+        self.depth_max = {}   # tid -> deepest level seen
+        self.top = {}         # tid -> [(begin, end)] of top-level slices
+        self.facts = None
+        self.cpu_events = 0
+        self.events = 0
+
+
+def check_packets(ctx, name, packets, dual):
+    d = Decoded(packets)
+    seqs = {}                 # seq id -> state
+    described = {}            # uuid -> kind
+    stacks = {}               # track uuid -> [begin ts]
+    counter_tracks = set()
+    ok = True
+    for i, p in enumerate(packets):
+        seq = one(p, "trusted_packet_sequence_id")
+        if not ctx.check(seq, f"{name}: packet {i} has no trusted_packet_sequence_id"):
+            return d
+        flags = one(p, "sequence_flags", 0)
+        st = seqs.get(seq)
+        if st is None:
+            ok &= ctx.check(flags & CLEARED, f"{name}: first packet of sequence {seq} does not clear incremental state")
+            st = seqs[seq] = {}
+        if flags & CLEARED:
+            st.clear()
+            st.update(names=set(), cats=set(), locs=set(), track=None, counters=[])
+        defs = one(p, "trace_packet_defaults")
+        if defs:
+            ted = one(defs, "track_event_defaults", {})
+            st["track"] = one(ted, "track_uuid")
+            st["counters"] = ted.get("extra_counter_track_uuids", [])
+        inter = one(p, "interned_data")
+        if inter:
+            for e in inter.get("event_names", []):
+                st["names"].add(one(e, "iid"))
+            for e in inter.get("event_categories", []):
+                st["cats"].add(one(e, "iid"))
+            for e in inter.get("source_locations", []):
+                st["locs"].add(one(e, "iid"))
+        td = one(p, "track_descriptor")
+        if td:
+            uuid = one(td, "uuid")
+            ok &= ctx.check(uuid not in described, f"{name}: track {uuid} described twice")
+            if "thread" in td:
+                th = one(td, "thread")
+                ok &= ctx.check("parent_uuid" not in td, f"{name}: thread track {uuid} has a parent_uuid")
+                ok &= ctx.check(one(th, "tid") not in d.thread_of.values(), f"{name}: tid {one(th, 'tid')} described twice")
+                d.thread_of[uuid] = one(th, "tid")
+                described[uuid] = "thread"
+            elif "process" in td:
+                ok &= ctx.check("parent_uuid" not in td, f"{name}: process track has a parent_uuid")
+                described[uuid] = "process"
+            elif "counter" in td:
+                ok &= ctx.check(one(one(td, "counter"), "type") == "COUNTER_THREAD_TIME_NS",
+                                f"{name}: counter track {uuid} is not a thread-time counter")
+                ok &= ctx.check(described.get(one(td, "parent_uuid")) == "thread",
+                                f"{name}: counter track {uuid} is not under a described thread track")
+                counter_tracks.add(uuid)
+                described[uuid] = "counter"
+        te = one(p, "track_event")
+        if not te:
+            continue
+        ttype = one(te, "type")
+        track = one(te, "track_uuid", st.get("track"))
+        ok &= ctx.check(described.get(track) in ("thread", "process"),
+                        f"{name}: packet {i} uses track {track} before it is described")
+        if ttype == "TYPE_INSTANT" and described.get(track) == "process":
+            d.facts = te
+            continue
+        ok &= ctx.check(bool(te.get("category_iids") or te.get("categories")), f"{name}: packet {i} has no category")
+        for c in te.get("category_iids", []):
+            ok &= ctx.check(c in st["cats"], f"{name}: packet {i} category iid {c} undefined on sequence {seq}")
+        if "name_iid" in te:
+            ok &= ctx.check(one(te, "name_iid") in st["names"],
+                            f"{name}: packet {i} name_iid {one(te, 'name_iid')} undefined on sequence {seq}")
+        if "source_location_iid" in te:
+            ok &= ctx.check(one(te, "source_location_iid") in st["locs"],
+                            f"{name}: packet {i} source_location_iid undefined on sequence {seq}")
+        if not ok:
+            return d  # one broken file should not print thousands of lines
+        ts = one(p, "timestamp")
+        d.events += 1
+        vals = te.get("extra_counter_values", [])
+        uuids = te.get("extra_counter_track_uuids", st.get("counters", []))
+        if vals and uuids and all(u in counter_tracks for u in uuids[:len(vals)]):
+            d.cpu_events += 1
+        stk = stacks.setdefault(track, [])
+        tid = d.thread_of.get(track)
+        if ttype == "TYPE_SLICE_BEGIN":
+            ok &= ctx.check("name_iid" in te or "name" in te, f"{name}: packet {i}: a begin without a name")
+            stk.append(ts)
+            cnt, tot = d.slices.get(tid, (0, 0))
+            d.slices[tid] = (cnt + 1, tot)
+            d.depth_max[tid] = max(d.depth_max.get(tid, 0), len(stk))
+        elif ttype == "TYPE_SLICE_END":
+            if not ctx.check(stk, f"{name}: packet {i}: an end without a begin on track {track}"):
+                return d
+            start = stk.pop()
+            if not stk:
+                cnt, tot = d.slices[tid]
+                d.slices[tid] = (cnt, tot + ts - start)
+                d.top.setdefault(tid, []).append((start, ts))
+        else:
+            ctx.fail(f"{name}: packet {i}: unexpected event type {ttype}")
+            return d
+    for track, stk in stacks.items():
+        ctx.check(not stk, f"{name}: {len(stk)} begins without end on track {track}")
+    if dual:
+        ctx.eq(d.cpu_events, d.events, f"{name}: events carrying thread time on dual-clock input")
+    return d
+
+
+def decode(ctx, path):
+    oracle_dir = os.path.join(ctx.shared, "oracle")
+    with open(path, "rb") as f:
+        r = ctx.oracle(["protoc", f"--proto_path={oracle_dir}", "--decode=perfetto.protos.Trace",
+                        "perfetto_trace.proto"], stdin=f)
+    if r is None:
+        return None
+    if not ctx.check(r.returncode == 0, f"protoc cannot decode {path}: {r.stderr.decode(errors='replace')[:500]}"):
+        return None
+    return parse_text(r.stdout.decode("utf-8", errors="replace")).get("packet", [])
+
+
+def facts_of(d):
+    out = {}
+    for a in (d.facts or {}).get("debug_annotations", []):
+        for k in ("string_value", "int_value", "uint_value"):
+            if k in a:
+                out[one(a, "name")] = one(a, k)
+    return out
+
+
+def check_input(ctx, src):
+    name = os.path.basename(src)
+    out, figs = ctx.convert(src, "perfetto", os.path.join(ctx.work, name + ".pftrace"))
+    if not out:
+        return
+    with open(out, "rb") as f:
+        ctx.check(f.read(1) == b"\x0a", f"{name}: output does not start with 0x0A")
+    r = ctx.run(["-f", "-o", "json", src, os.path.join(ctx.work, name + ".json")], check_rc=0)
+    if r.returncode:
+        return
+    dual = bool(re.search(r"clock dual", r.stderr.decode(errors="replace")))
+    packets = decode(ctx, out)
+    if packets is None:
+        return
+    d = check_packets(ctx, name, packets, dual)
+    facts = facts_of(d)
+    ctx.eq(facts.get("input"), name, f"{name}: input named in the trace-level facts")
+    ctx.check("clock" in facts and "format" in facts, f"{name}: clock and format in the trace-level facts")
+    want = {tid: v for (pid, tid), v in tclib.json_thread_totals(os.path.join(ctx.work, name + ".json")).items()}
+    deep = figs.get("writer-dropped-frames", 0)
+    if deep:
+        return  # the JSON keeps every level; counts differ by design
+    ctx.eq(dict(sorted(d.slices.items())), dict(sorted(want.items())),
+           f"{name}: per-thread slice count and top-level duration vs json")
+
+
+# -- a 1000-deep recursion --------------------------------------------------
+
+def write_recursion(path, depth=1000):
+    key = ("*version\n3\ndata-file-overflow=false\nclock=dual\nelapsed-time-usec=%d\n"
+           "num-method-calls=%d\nclock-call-overhead-nsec=0\nvm=art\npid=4242\n"
+           "*threads\n1\tmain\n*methods\n0x4\tcom.example.R\trecurse\t()V\tR.java\n*end\n"
+           % (2 * depth, depth)).encode()
+    start_us = 1_700_000_000_000_000
+    hdr = b"SLOW" + struct.pack("<HHQH", 3, 32, start_us, 14)
+    hdr += b"\0" * (32 - len(hdr))
+    recs = bytearray()
+    t = 0
+    for act in [0] * depth + [1] * depth:
+        recs += struct.pack("<HIII", 1, 0x4 | act, t * 3, t * 10)
+        t += 1
+    with open(path, "wb") as f:
+        f.write(key + hdr + recs)
+    return start_us, depth
+
+
+def check_recursion(ctx):
+    src = os.path.join(ctx.work, "recursion-1000.trace")
+    _, depth = write_recursion(src)
+    out, figs = ctx.convert(src, "perfetto")
+    if not out:
+        return
+    packets = decode(ctx, out)
+    if packets is None:
+        return
+    d = check_packets(ctx, "recursion-1000", packets, True)
+    ctx.eq(d.depth_max.get(1), 500, "recursion: levels kept")
+    ctx.eq(d.slices.get(1, (0, 0))[0], 500, "recursion: slices kept")
+    ctx.eq(d.top.get(1), [(1_700_000_000_000_000_000, 1_700_000_000_000_000_000 + (2 * depth - 1) * 10_000)],
+           "recursion: outermost slice keeps its exact span")
+    ctx.eq(figs.get("writer-dropped-frames"), 1000, "recursion: dropped events reported")
+    ctx.eq(facts_of(d).get("writer-dropped-frames"), 1000, "recursion: dropped events in the trace-level facts")
+
+
+def main():
+    ctx = tclib.Ctx()
+    check_recursion(ctx)
+    for stem, path, _facts in ctx.project_cases():
+        check_input(ctx, path)
+    art = ctx.shared_corpus("art")
+    if art:
+        for f in sorted(os.listdir(art)):
+            if not f.endswith(".trace"):
+                continue
+            if f in MUST_FAIL:
+                r = ctx.run(["-f", "-o", "perfetto", os.path.join(art, f), os.path.join(ctx.work, f + ".pftrace")])
+                ctx.check(r.returncode != 0, f"{f}: must fail, exit {r.returncode}")
+                continue
+            check_input(ctx, os.path.join(art, f))
+    else:
+        print("note: shared/corpus/art is absent; only generated inputs checked")
+    ctx.done()
+
+
+if __name__ == "__main__":
+    main()
