@@ -112,6 +112,7 @@ def main():
                 facts = json.load(f)
             ctx.check(facts.get("records", 0) >= 1_000_000, f"millions.scn: only {facts.get('records')} records")
             js, figs = ctx.convert(out, "folded", out=os.path.join(ctx.work, "millions.folded"))
+            print(f"millions.scn: generated {facts.get('records')} records; traceconv reports {figs.get('records') if js else '-'}")
             if js is not None:
                 for key in ("records", "threads_with_events", "open_at_end", "exit_without_enter"):
                     if key in facts:
