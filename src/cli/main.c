@@ -209,7 +209,14 @@ static int convert(cli *a)
     }
     to_stdout = !strcmp(output, "-");
     struct stat st_in, st_out;
+    int special = 0; /* a FIFO or device: write into it; renaming over it would replace it */
     if (!to_stdout && !stat(output, &st_out)) {
+        special = !S_ISREG(st_out.st_mode);
+        if (S_ISDIR(st_out.st_mode)) {
+            fprintf(stderr, "traceconv: %s: is a directory\n", output);
+            free(owned_out);
+            return EXIT_USAGE;
+        }
         if (strcmp(a->input, "-") && !stat(a->input, &st_in) && st_in.st_dev == st_out.st_dev &&
             st_in.st_ino == st_out.st_ino) {
             fprintf(stderr, "traceconv: %s: output would overwrite the input\n", output);
@@ -225,7 +232,7 @@ static int convert(cli *a)
     int rc = tc_conv_open(a->conv, a->input, a->in_format);
     FILE *fp = NULL;
     if (rc == TC_OK) {
-        fp = to_stdout ? stdout : open_temp_beside(output);
+        fp = to_stdout ? stdout : special ? fopen(output, "wb") : open_temp_beside(output);
         if (!fp) {
             fprintf(stderr, "traceconv: %s: cannot create the output: %s\n", output, strerror(errno));
             drop_temp();
@@ -238,7 +245,7 @@ static int convert(cli *a)
             fprintf(stderr, "traceconv: %s: cannot write the output: %s\n", output, strerror(errno));
             rc = TC_ERR_IO;
         }
-        if (rc == TC_OK && !to_stdout && rename(temp_path, output) != 0) {
+        if (rc == TC_OK && !to_stdout && !special && rename(temp_path, output) != 0) {
             fprintf(stderr, "traceconv: %s: cannot rename the output into place: %s\n", output, strerror(errno));
             rc = TC_ERR_IO;
         } else if (rc == TC_OK) {

@@ -26,7 +26,7 @@ static uint32_t new_node(tci_calltree *ct, uint32_t parent, uint32_t method, uin
     n->parent = parent;
     n->method = method;
     n->thread = thread;
-    n->first_child = n->next_sibling = TCI_NONE;
+    n->first_child = n->next_sibling = n->last_child = TCI_NONE;
     if (parent != TCI_NONE) {
         n->next_sibling = ct->nodes[parent].first_child;
         ct->nodes[parent].first_child = i;
@@ -50,13 +50,17 @@ int tci_calltree_init(tci_calltree *ct, uint32_t n_threads)
 
 static uint32_t child(tci_calltree *ct, uint32_t parent, uint32_t method, uint32_t thread)
 {
+    uint32_t last = ct->nodes[parent].last_child;
+    if (last != TCI_NONE && ct->nodes[last].method == method)
+        return last;
     uint64_t key = (uint64_t)parent << 32 | method;
     uint32_t c = tci_idmap_get(&ct->child_index, key);
-    if (c != TCI_NONE)
-        return c;
-    c = new_node(ct, parent, method, thread);
-    if (c == TCI_NONE || tci_idmap_put(&ct->child_index, key, c) != 0)
-        return TCI_NONE;
+    if (c == TCI_NONE) {
+        c = new_node(ct, parent, method, thread);
+        if (c == TCI_NONE || tci_idmap_put(&ct->child_index, key, c) != 0)
+            return TCI_NONE;
+    }
+    ct->nodes[parent].last_child = c;
     return c;
 }
 
@@ -66,7 +70,8 @@ int tci_calltree_event(tci_calltree *ct, const tci_event *ev)
     if (ev->kind == TCI_EV_ENTER) {
         uint32_t parent = st->depth ? st->frames[st->depth - 1].node : ct->roots[ev->thread];
         uint32_t node = child(ct, parent, ev->method, ev->thread);
-        if (node == TCI_NONE || tci_grow((void **)&st->frames, &st->cap, st->depth, sizeof *st->frames) != 0)
+        if (node == TCI_NONE || (TCI_UNLIKELY(st->depth >= st->cap) &&
+                                 tci_grow((void **)&st->frames, &st->cap, st->depth, sizeof *st->frames) != 0))
             return TC_ERR_NOMEM;
         st->frames[st->depth++] = (tci_ctframe){node, ev->ts_ns, ev->cpu_ns};
         ct->nodes[node].calls++;

@@ -163,6 +163,8 @@ int tc_conv_open(tc_conv *c, const char *path, const char *format)
     int rc = tci_source_open(&c->src, path, &c->opt, &c->diag);
     if (rc != TC_OK)
         return rc;
+    if (!c->reader && c->src.size == 0)
+        return tci_error(&c->diag, TC_ERR_FORMAT, "input", 0, "the input is empty");
     if (!c->reader && (rc = choose_reader(c, path)) != TC_OK)
         return rc;
     c->trace.reader = c->reader->name;

@@ -47,12 +47,13 @@ typedef struct norm {
     uint32_t max_depth;
     int64_t last_wall_ref;        /* unwrapped raw wall of the previous record, any thread */
     bool have_ref;
+    uint64_t offset;              /* of the record being handled, for messages */
     tci_event_fn emit;
     void *user;
     int status;
 } norm;
 
-static nthread *thread_state(norm *n, uint32_t thread)
+static inline nthread *thread_state(norm *n, uint32_t thread)
 {
     if (thread >= n->n_th) {
         uint32_t need = thread;
@@ -66,7 +67,7 @@ static nthread *thread_state(norm *n, uint32_t thread)
 
 /* ---- time ---------------------------------------------------------------- */
 
-static int64_t unwrap(norm *n, int64_t raw, int64_t *prev, int64_t *off, bool first, bool use_ref)
+static inline int64_t unwrap(norm *n, int64_t raw, int64_t *prev, int64_t *off, bool first, bool use_ref)
 {
     int bits = n->t->wrap_bits;
     if (!bits)
@@ -110,7 +111,7 @@ static void record_times(norm *n, nthread *s, const tci_raw *raw, int64_t *ts, i
         return;
     }
     if (*ts < s->prev_ts || (c != TCI_NO_TIME && s->prev_cpu != TCI_NO_TIME && c < s->prev_cpu)) {
-        tci_warn(n->d, TCI_FIG_TIME_BACKWARDS, "normalize", n->r->pos,
+        tci_warn(n->d, TCI_FIG_TIME_BACKWARDS, "normalize", n->offset,
                  "thread %llu: time goes backwards; clamped to the previous record's time",
                  (unsigned long long)t->threads[raw->thread].tid);
         if (*ts < s->prev_ts)
@@ -137,9 +138,10 @@ static void emit(norm *n, uint32_t thread, uint32_t method, uint32_t depth, uint
         n->status = rc;
 }
 
-static int push(nthread *s, uint32_t method)
+static inline int push(nthread *s, uint32_t method)
 {
-    if (tci_grow((void **)&s->stack, &s->cap_stack, s->depth, sizeof *s->stack) != 0)
+    if (TCI_UNLIKELY(s->depth >= s->cap_stack) &&
+        tci_grow((void **)&s->stack, &s->cap_stack, s->depth, sizeof *s->stack) != 0)
         return TC_ERR_NOMEM;
     s->stack[s->depth++] = method;
     return TC_OK;
@@ -162,7 +164,7 @@ static int on_enter(norm *n, uint32_t thread, nthread *s, uint32_t method, int64
 {
     if (s->depth - s->floor >= n->max_depth) {
         if (!s->overflow)
-            tci_warn(n->d, TCI_FIG_DEPTH_LIMIT, "normalize", n->r->pos,
+            tci_warn(n->d, TCI_FIG_DEPTH_LIMIT, "normalize", n->offset,
                      "thread %llu: call depth above %u; deeper frames are dropped (option max-depth)",
                      (unsigned long long)n->t->threads[thread].tid, n->max_depth);
         s->overflow++;
@@ -180,7 +182,7 @@ static void on_exit_of_recon(norm *n, uint32_t thread, nthread *s, uint32_t meth
 {
     if (n->pass == 1) {
         if (s->n_recon >= n->max_depth) {
-            tci_warn(n->d, TCI_FIG_UNEXPECTED_RECON, "normalize", n->r->pos,
+            tci_warn(n->d, TCI_FIG_UNEXPECTED_RECON, "normalize", n->offset,
                      "thread %llu: more than %u exits without enter; the rest are ignored",
                      (unsigned long long)n->t->threads[thread].tid, n->max_depth);
             return;
@@ -216,14 +218,14 @@ static void on_exit(norm *n, uint32_t thread, nthread *s, uint32_t method, uint8
     while (!found && i > s->floor)
         found = s->stack[--i] == method;
     if (!found) {
-        tci_warn(n->d, TCI_FIG_IGNORED_EXIT, "normalize", n->r->pos,
+        tci_warn(n->d, TCI_FIG_IGNORED_EXIT, "normalize", n->offset,
                  "thread %llu: exit of %s, which is not on the stack; ignored",
                  (unsigned long long)n->t->threads[thread].tid,
                  n->t->methods[method].name ? n->t->methods[method].name : "a method");
         return;
     }
     if (i != s->depth - 1)
-        tci_warn(n->d, TCI_FIG_MISMATCHED_EXIT, "normalize", n->r->pos,
+        tci_warn(n->d, TCI_FIG_MISMATCHED_EXIT, "normalize", n->offset,
                  "thread %llu: exit of a frame %u levels below the top; the frames above it are closed",
                  (unsigned long long)n->t->threads[thread].tid, s->depth - 1 - i);
     while (s->depth - 1 > i) {
@@ -261,7 +263,7 @@ static int on_record(norm *n, const tci_raw *raw)
         on_exit(n, raw->thread, s, raw->method, raw->action == TCI_ACT_UNWIND ? TCI_EVF_UNWIND : 0, ts, cpu);
         return n->status;
     default:
-        tci_warn(n->d, TCI_FIG_INVALID_ACTION, "normalize", n->r->pos,
+        tci_warn(n->d, TCI_FIG_INVALID_ACTION, "normalize", n->offset,
                  "record with action 3 (never written by ART or Dalvik); skipped");
         return TC_OK;
     }
@@ -271,20 +273,27 @@ static int on_record(norm *n, const tci_raw *raw)
 
 static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void *pu)
 {
-    tci_raw raw;
+    tci_raw batch[TCI_RAW_BATCH];
     uint64_t count = 0;
     n->have_ref = false;
     for (;;) {
-        int rc = rd->next(n->r, &raw);
+        size_t got = 0;
+        int rc = rd->read(n->r, batch, TCI_RAW_BATCH, &got);
         if (rc == TC_EOF)
             return TC_OK;
         if (rc != TC_OK)
             return rc;
-        if (TCI_UNLIKELY(raw.thread >= n->t->n_threads || raw.method >= n->t->n_methods))
-            return tci_error(n->d, TC_ERR_FORMAT, "normalize", n->r->pos, "reader produced an invalid record");
-        if ((rc = on_record(n, &raw)) != TC_OK)
-            return rc;
-        if (TCI_UNLIKELY((++count & 0x3FFFF) == 0)) {
+        for (size_t i = 0; i < got; i++) {
+            const tci_raw *raw = &batch[i];
+            n->offset = raw->offset;
+            if (TCI_UNLIKELY(raw->thread >= n->t->n_threads || raw->method >= n->t->n_methods))
+                return tci_error(n->d, TC_ERR_FORMAT, "normalize", raw->offset, "reader produced an invalid record");
+            if ((rc = on_record(n, raw)) != TC_OK)
+                return rc;
+        }
+        count += got;
+        if (TCI_UNLIKELY(count >= 0x40000)) {
+            count = 0;
             tci_source_release(n->r->source, n->r->pos);
             if (progress)
                 progress(pu, (n->pass == 1 ? 0 : n->r->size / 2) + n->r->pos / 2, n->r->size);

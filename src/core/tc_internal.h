@@ -234,11 +234,15 @@ enum tci_action { TCI_ACT_ENTER = 0, TCI_ACT_EXIT = 1, TCI_ACT_UNWIND = 2, TCI_A
 
 /* One input record as a reader sees it: raw times in the reader's unit. */
 typedef struct tci_raw {
+    int64_t wall;    /* TCI_NO_TIME when the input has none */
+    int64_t cpu;     /* TCI_NO_TIME when the input has none */
+    uint64_t offset; /* byte offset of the record, for messages */
     uint32_t thread, method;
     uint8_t action;
-    int64_t wall; /* TCI_NO_TIME when the input has none */
-    int64_t cpu;  /* TCI_NO_TIME when the input has none */
 } tci_raw;
+
+/* Records per read() call: big enough to amortize the call, small enough for L1. */
+#define TCI_RAW_BATCH 256
 
 typedef struct tci_rctx {
     void *priv;
@@ -258,7 +262,8 @@ typedef struct tci_reader {
     /* 0..100 from the first bytes (len may be short) and the file name; pure. */
     int (*probe)(const uint8_t *buf, size_t len, const char *filename);
     int (*open)(tci_rctx *r);                /* header and tables */
-    int (*next)(tci_rctx *r, tci_raw *ev);   /* TC_OK, TC_EOF or < 0 */
+    /* Up to max records into ev, count in *n: TC_OK (n > 0), TC_EOF (n == 0) or < 0. */
+    int (*read)(tci_rctx *r, tci_raw *ev, size_t max, size_t *n);
     int (*rewind)(tci_rctx *r);              /* back to the first record for pass 2 */
     void (*close)(tci_rctx *r);              /* always called; tolerates a partial open */
 } tci_reader;
@@ -323,6 +328,7 @@ typedef struct tci_ctnode {
     uint32_t method;       /* TCI_NONE for a thread root */
     uint32_t thread;
     uint32_t first_child, next_sibling;
+    uint32_t last_child;   /* the child entered last: most calls repeat it */
     uint64_t calls;
     int64_t wall_total, cpu_total; /* inclusive ns */
     int64_t wall_self, cpu_self;   /* exclusive ns (after tci_calltree_finish) */

@@ -115,13 +115,13 @@ static uint32_t thread_for_record(tci_rctx *r, art *a, uint16_t id)
         return th;
     tci_trace *t = r->trace;
     if (th == TID_AMBIGUOUS) {
-        tci_warn(r->diag, TCI_FIG_AMBIGUOUS_THREAD, "art", r->pos,
+        tci_warn(r->diag, TCI_FIG_AMBIGUOUS_THREAD, "art", a->pos,
                  "record thread id %u matches several listed threads; using the one listed as %u", id, id);
         for (uint32_t i = 0; i < t->n_threads; i++)
             if (t->threads[i].tid == id)
                 return a->tid_map[id] = i;
     } else {
-        tci_warn(r->diag, TCI_FIG_UNKNOWN_THREAD, "art", r->pos,
+        tci_warn(r->diag, TCI_FIG_UNKNOWN_THREAD, "art", a->pos,
                  "record thread id %u is not in the thread list", id);
     }
     th = tci_trace_add_thread(t, id);
@@ -500,49 +500,77 @@ static uint32_t method_slow(tci_rctx *r, art *a, uint32_t id)
     return m;
 }
 
-static int art_next(tci_rctx *r, tci_raw *ev)
+static inline uint32_t record_thread(tci_rctx *r, art *a, uint16_t id)
+{
+    uint32_t th = a->tid_map[id];
+    return TCI_LIKELY(th < TID_AMBIGUOUS) ? th : thread_for_record(r, a, id);
+}
+
+/* Decode one complete record at b (rec_size bytes). */
+static inline int decode_record(tci_rctx *r, art *a, const uint8_t *b, tci_raw *ev)
+{
+    uint16_t id = a->tid_size == 1 ? b[0] : tci_le16(b);
+    const uint8_t *p = b + a->tid_size;
+    uint32_t value = tci_le32(p);
+    uint32_t th = record_thread(r, a, id);
+    uint32_t m = (value >> 2) < a->direct_n ? a->direct[value >> 2] : TCI_NONE;
+    if (TCI_UNLIKELY(m == TCI_NONE))
+        m = method_slow(r, a, value & ~3u);
+    if (TCI_UNLIKELY(th == TCI_NONE || m == TCI_NONE))
+        return tci_error(r->diag, TC_ERR_NOMEM, "art", a->pos, "out of memory");
+    ev->thread = th;
+    ev->method = m;
+    ev->action = (uint8_t)(value & 3);
+    ev->offset = a->pos;
+    if (a->ntimes == 2) {
+        ev->cpu = tci_le32(p + 4);
+        ev->wall = tci_le32(p + 8);
+    } else if (a->first_is_cpu) {
+        ev->cpu = tci_le32(p + 4);
+        ev->wall = TCI_NO_TIME;
+    } else {
+        ev->wall = tci_le32(p + 4);
+        ev->cpu = TCI_NO_TIME;
+    }
+    return TC_OK;
+}
+
+static int art_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *n)
 {
     art *a = r->priv;
-    for (;;) {
-        r->pos = a->pos;
-        if (a->pos >= a->end)
-            return TC_EOF;
+    size_t k = 0;
+    int rc = TC_OK;
+    while (k < max && a->pos < a->end) {
         const uint8_t *b = r->data + a->pos;
         if (a->streaming && a->end - a->pos >= 2 && tci_le16(b) == 0) {
-            int rc = stream_item(r, a);
+            if ((rc = stream_item(r, a)) == TC_EOF) {
+                a->pos = a->end; /* cut inside an item: nothing after it can be trusted */
+                break;
+            }
             if (rc != TC_OK)
                 return rc;
             continue;
         }
         if (TCI_UNLIKELY(a->end - a->pos < a->rec_size)) {
             truncated(r, a, a->rec_size);
-            return TC_EOF;
+            a->pos = a->end;
+            break;
         }
-        uint16_t id = a->tid_size == 1 ? b[0] : tci_le16(b);
-        const uint8_t *p = b + a->tid_size;
-        uint32_t value = tci_le32(p);
-        uint32_t th = a->tid_map[id];
-        if (TCI_UNLIKELY(th >= TID_AMBIGUOUS) && (th = thread_for_record(r, a, id)) == TCI_NONE)
-            return tci_error(r->diag, TC_ERR_NOMEM, "art", a->pos, "out of memory");
-        uint32_t m = (value >> 2) < a->direct_n ? a->direct[value >> 2] : TCI_NONE;
-        if (TCI_UNLIKELY(m == TCI_NONE) && (m = method_slow(r, a, value & ~3u)) == TCI_NONE)
-            return tci_error(r->diag, TC_ERR_NOMEM, "art", a->pos, "out of memory");
-        ev->thread = th;
-        ev->method = m;
-        ev->action = (uint8_t)(value & 3);
-        if (a->ntimes == 2) {
-            ev->cpu = tci_le32(p + 4);
-            ev->wall = tci_le32(p + 8);
-        } else if (a->first_is_cpu) {
-            ev->cpu = tci_le32(p + 4);
-            ev->wall = TCI_NO_TIME;
-        } else {
-            ev->wall = tci_le32(p + 4);
-            ev->cpu = TCI_NO_TIME;
+        /* a run of records: non-streaming files are nothing else */
+        size_t run = (a->end - a->pos) / a->rec_size;
+        if (run > max - k)
+            run = max - k;
+        for (size_t i = 0; i < run; i++, b += a->rec_size) {
+            if (a->streaming && tci_le16(b) == 0)
+                break;
+            if ((rc = decode_record(r, a, b, &ev[k++])) != TC_OK)
+                return rc;
+            a->pos += a->rec_size;
         }
-        a->pos += a->rec_size;
-        return TC_OK;
     }
+    r->pos = a->pos;
+    *n = k;
+    return k ? TC_OK : TC_EOF;
 }
 
 static int art_rewind(tci_rctx *r)
@@ -587,7 +615,7 @@ const tci_reader tci_reader_art = {
     .priv_size = sizeof(art),
     .probe = art_probe,
     .open = art_open,
-    .next = art_next,
+    .read = art_read,
     .rewind = art_rewind,
     .close = art_close,
 };
