@@ -37,6 +37,7 @@ static const char usage_text[] =
     "  -q, --quiet                print nothing but errors\n"
     "      --process-name NAME    process name shown in timelines (default: input file stem)\n"
     "      --no-thread            folded: merge all threads (no thread frame)\n"
+    "      --merge-threads        pprof: merge all threads (no thread labels)\n"
     "      --weight wall|cpu      folded: weigh stacks by wall or thread-CPU time (default wall)\n"
     "      --max-depth N          drop frames deeper than N (default 10000)\n"
     "      --probe INPUT          print every reader's score for INPUT\n"
@@ -276,7 +277,7 @@ static int set(cli *a, const char *key, const char *value)
 
 int main(int argc, char **argv)
 {
-    enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST };
+    enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST, O_MERGE };
     static const struct option longopts[] = {
         {"input-format", required_argument, 0, 'i'}, {"output-format", required_argument, 0, 'o'},
         {"force", no_argument, 0, 'f'},              {"quiet", no_argument, 0, 'q'},
@@ -285,6 +286,7 @@ int main(int argc, char **argv)
         {"max-depth", required_argument, 0, O_DEPTH}, {"read-chunk", required_argument, 0, O_CHUNK},
         {"probe", required_argument, 0, O_PROBE},    {"list-formats", no_argument, 0, O_LIST},
         {"help", no_argument, 0, 'h'},               {"version", no_argument, 0, 'V'},
+        {"merge-threads", no_argument, 0, O_MERGE},
         {0, 0, 0, 0}};
     cli a;
     memset(&a, 0, sizeof a);
@@ -302,6 +304,7 @@ int main(int argc, char **argv)
         case O_PROCESS: status = set(&a, "process-name", optarg); break;
         case O_NOTHREAD: status = set(&a, "no-thread", "1"); break;
         case O_WEIGHT: status = set(&a, "weight", optarg); break;
+        case O_MERGE: status = set(&a, "merge-threads", "1"); break;
         case O_DEPTH: status = set(&a, "max-depth", optarg); break;
         case O_CHUNK: status = set(&a, "read-chunk", optarg); break;
         case O_PROBE: tc_conv_free(a.conv); return probe(optarg);

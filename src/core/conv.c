@@ -80,6 +80,8 @@ int tc_conv_set_option(tc_conv *c, const char *key, const char *value)
         c->diag.strict = c->opt.strict;
     } else if (!strcmp(key, "no-thread")) {
         bad = parse_bool(value, &c->opt.no_thread);
+    } else if (!strcmp(key, "merge-threads")) {
+        bad = parse_bool(value, &c->opt.merge_threads);
     } else if (!strcmp(key, "weight")) {
         if (value && !strcmp(value, "wall"))
             c->opt.weight_cpu = false;

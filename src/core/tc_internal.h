@@ -135,6 +135,7 @@ typedef struct tci_options {
     bool strict;
     bool no_thread;      /* folded: merge threads */
     bool weight_cpu;     /* folded: weight by thread CPU time */
+    bool merge_threads;  /* pprof: one tree for all threads, no thread labels */
     uint32_t max_depth;  /* normalize: deeper frames are dropped (default 10000) */
     size_t read_chunk;   /* source: bytes per read() when spooling (0 = 64 KiB) */
 } tci_options;

@@ -1,0 +1,479 @@
+/*
+ * pprof.c - gzip-compressed pprof Profile (profile.proto, package
+ * perftools.profiles) for `go tool pprof`, speedscope and friends
+ * (shared/docs/outputs/PPROF.md).
+ *
+ * Built from the shared call tree: one Sample per distinct (thread, call
+ * path) whose self time is not zero, values [self wall ns, self cpu ns]
+ * (cpu left out, with a comment saying so, when the input has no thread-CPU
+ * clock); location ids leaf first; a string label "thread" and a numeric
+ * label "tid" unless merge-threads folds all threads into one tree. One
+ * Function and one Location per method that some sample uses (ids 1..N, the
+ * same id for both), one synthetic Mapping (id 1) so that pprof does not try
+ * to symbolize.
+ *
+ * Quirks pprof imposes: string_table[0] must be "" and every string must be
+ * interned before the table is written; ids are nonzero and unique;
+ * time_nanos may appear only once (twice reads as concatenated profiles);
+ * without default_sample_type consumers pick the last type, so it names
+ * "wall".
+ *
+ * Memory: a protobuf message is a sequence of fields, and a repeated
+ * message field may be written one element at a time. So the Profile header
+ * (sample types, mapping, strings, comments, times) is packed by protobuf-c
+ * as one Profile message, and then each Location, Function and Sample is
+ * packed by protobuf-c on its own and appended as one more field of the
+ * same Profile. Memory stays bounded by the tree and the method table, never
+ * by the events, and no array of all samples exists at any time.
+ */
+#include "tc_internal.h"
+
+#include "profile_subset.pb-c.h"
+
+#include <stdlib.h>
+
+/* Profile field numbers used when appending elements (profile.proto). */
+enum { F_SAMPLE = 2, F_LOCATION = 4, F_FUNCTION = 5 };
+
+typedef struct pprof_w {
+    tci_arena arena;
+    /* string table: entries point into the trace or the arena */
+    const char **str;
+    uint32_t n_str, cap_str;
+    uint32_t *hash; /* open addressing: string index + 1, 0 = empty */
+    uint32_t hash_cap;
+    /* per method: location/function id, 0 = not used by any sample */
+    uint64_t *loc_id;
+    uint32_t n_used;
+    /* per method: string indices of name, system name and file */
+    int64_t *s_name, *s_sys, *s_file;
+    int64_t s_wall, s_cpu, s_ns, s_thread, s_tid, s_process;
+    int64_t *s_thread_name; /* per thread */
+    bool has_lines;
+} pprof_w;
+
+/* ---- string table ------------------------------------------------------- */
+
+static uint64_t str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a: short keys, no dependency */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+static int hash_grow(pprof_w *p)
+{
+    uint32_t cap = p->hash_cap ? p->hash_cap * 2 : 1024;
+    uint32_t *h = tci_calloc(cap, sizeof *h);
+    if (!h)
+        return TC_ERR_NOMEM;
+    for (uint32_t i = 0; i < p->n_str; i++) {
+        uint32_t k = (uint32_t)str_hash(p->str[i]) & (cap - 1);
+        while (h[k])
+            k = (k + 1) & (cap - 1);
+        h[k] = i + 1;
+    }
+    free(p->hash);
+    p->hash = h;
+    p->hash_cap = cap;
+    return TC_OK;
+}
+
+/* Index of s in the string table, adding it once; -1 when out of memory. */
+static int64_t intern(pprof_w *p, const char *s)
+{
+    if (!s)
+        s = "";
+    if ((uint64_t)(p->n_str + 1) * 2 > p->hash_cap && hash_grow(p) != TC_OK)
+        return -1;
+    uint32_t k = (uint32_t)str_hash(s) & (p->hash_cap - 1);
+    for (; p->hash[k]; k = (k + 1) & (p->hash_cap - 1))
+        if (!strcmp(p->str[p->hash[k] - 1], s))
+            return p->hash[k] - 1;
+    if (tci_grow((void **)&p->str, &p->cap_str, p->n_str, sizeof *p->str) != 0)
+        return -1;
+    p->str[p->n_str] = s;
+    p->hash[k] = p->n_str + 1;
+    return p->n_str++;
+}
+
+/* ---- output: appending protobuf-c messages to the sink ------------------ */
+
+typedef struct sink_buffer {
+    ProtobufCBuffer base;
+    tci_sink *out;
+} sink_buffer;
+
+static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+    tci_sink_write(((sink_buffer *)b)->out, data, len);
+}
+
+static void put_varint(tci_sink *o, uint64_t v)
+{
+    uint8_t b[10];
+    size_t n = 0;
+    do {
+        b[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    tci_sink_write(o, b, n);
+}
+
+/* One element of a repeated message field of Profile: tag, length, body. */
+static void append_field(tci_sink *o, uint32_t field, const ProtobufCMessage *m)
+{
+    sink_buffer sb = {{sink_append}, o};
+    put_varint(o, (uint64_t)field << 3 | 2); /* wire type 2: length-delimited */
+    put_varint(o, protobuf_c_message_get_packed_size(m));
+    protobuf_c_message_pack_to_buffer(m, &sb.base);
+}
+
+/* ---- which nodes and methods the samples use ---------------------------- */
+
+/* live[i]: node i or a descendant has self time. Children have larger
+ * indices than their parents (nodes are made on first entry), so one
+ * backwards sweep suffices. */
+static uint8_t *live_nodes(const tci_calltree *ct)
+{
+    uint8_t *live = tci_calloc(ct->n_nodes ? ct->n_nodes : 1, 1);
+    if (!live)
+        return NULL;
+    for (uint32_t i = ct->n_nodes; i-- > 0;) {
+        const tci_ctnode *n = &ct->nodes[i];
+        if (n->method != TCI_NONE && (n->wall_self || n->cpu_self))
+            live[i] = 1;
+        if (live[i] && n->parent != TCI_NONE)
+            live[n->parent] = 1;
+    }
+    return live;
+}
+
+/* Gives every method on a live node its id and interns its strings. */
+static int use_methods(pprof_w *p, const tci_trace *t, const tci_calltree *ct, const uint8_t *live)
+{
+    for (uint32_t i = 0; i < ct->n_nodes; i++) {
+        uint32_t m = ct->nodes[i].method;
+        if (live[i] && m != TCI_NONE && !p->loc_id[m])
+            p->loc_id[m] = 1; /* mark; ids follow method order below */
+    }
+    for (uint32_t m = 0; m < t->n_methods; m++) {
+        if (!p->loc_id[m])
+            continue;
+        const tci_method *me = &t->methods[m];
+        p->loc_id[m] = ++p->n_used;
+        if ((p->s_name[m] = intern(p, me->short_name)) < 0 || (p->s_sys[m] = intern(p, me->full_name)) < 0 ||
+            (p->s_file[m] = intern(p, me->file)) < 0)
+            return TC_ERR_NOMEM;
+        if (me->line > 0)
+            p->has_lines = true;
+    }
+    return TC_OK;
+}
+
+/* ---- header -------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    int kind;
+} fig_info[] = {
+#define TCI_FIG_INFO(id, name, kind) {name, kind},
+    TCI_FIGURES(TCI_FIG_INFO)
+#undef TCI_FIG_INFO
+};
+
+/* Comments pprof prints above its reports: what was converted and how. */
+static int make_comments(pprof_w *p, const tci_wctx *w, int64_t *c, size_t *n)
+{
+    const tci_trace *t = w->trace;
+    const char *s[5];
+    size_t k = 0;
+    s[k++] = tci_arena_printf(&p->arena, "converted by traceconv from %s", t->input_name ? t->input_name : "-");
+    s[k++] = tci_arena_printf(&p->arena, "format: %s %s", t->reader ? t->reader : "?", t->detail);
+    s[k++] = tci_arena_printf(&p->arena, "clock: %s", tci_clock_name(t->clock));
+    if (!t->has_cpu)
+        s[k++] = "no thread-CPU clock in the input: the cpu sample type is omitted";
+    char warn[1024] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < TCI_FIG__COUNT; i++)
+        if (fig_info[i].kind != TC_FIG_COUNT && w->diag->fig[i] && len < sizeof warn - 64)
+            len += (size_t)snprintf(warn + len, sizeof warn - len, "%s%llu %s", len ? ", " : "",
+                                    (unsigned long long)w->diag->fig[i], fig_info[i].name);
+    s[k++] = tci_arena_printf(&p->arena, "warnings: %s", len ? warn : "none");
+    for (size_t i = 0; i < k; i++)
+        if (!s[i] || (c[i] = intern(p, s[i])) < 0)
+            return TC_ERR_NOMEM;
+    *n = k;
+    return TC_OK;
+}
+
+static int write_header(pprof_w *p, const tci_wctx *w)
+{
+    const tci_trace *t = w->trace;
+    int64_t comments[5];
+    size_t n_comments = 0;
+    int rc = make_comments(p, w, comments, &n_comments);
+    if (rc != TC_OK)
+        return rc;
+    Perftools__Profiles__ValueType wall = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+    Perftools__Profiles__ValueType cpu = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+    Perftools__Profiles__ValueType period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+    wall.type = p->s_wall, wall.unit = p->s_ns;
+    cpu.type = p->s_cpu, cpu.unit = p->s_ns;
+    period = wall;
+    Perftools__Profiles__ValueType *types[2] = {&wall, &cpu};
+
+    Perftools__Profiles__Mapping map = PERFTOOLS__PROFILES__MAPPING__INIT;
+    Perftools__Profiles__Mapping *maps[1] = {&map};
+    map.id = 1;
+    map.filename = p->s_process;
+    map.has_functions = map.has_filenames = true;
+    map.has_line_numbers = p->has_lines;
+
+    Perftools__Profiles__Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+    prof.n_sample_type = t->has_cpu ? 2 : 1;
+    prof.sample_type = types;
+    prof.n_mapping = 1;
+    prof.mapping = maps;
+    prof.n_string_table = p->n_str;
+    prof.string_table = (char **)p->str; /* protobuf-c only reads them */
+    prof.time_nanos = t->start_ns;
+    prof.duration_nanos = t->end_ns > t->start_ns ? t->end_ns - t->start_ns : 0;
+    prof.period_type = &period;
+    prof.period = 1;
+    prof.n_comment = n_comments;
+    prof.comment = comments;
+    prof.default_sample_type = p->s_wall;
+    sink_buffer sb = {{sink_append}, w->out};
+    protobuf_c_message_pack_to_buffer(&prof.base, &sb.base);
+    return TC_OK;
+}
+
+/* One Location and one Function per used method, appended in id order. */
+static void write_symbols(const pprof_w *p, const tci_wctx *w)
+{
+    const tci_trace *t = w->trace;
+    for (uint32_t m = 0; m < t->n_methods; m++) {
+        if (!p->loc_id[m])
+            continue;
+        int64_t line = t->methods[m].line > 0 ? t->methods[m].line : 0;
+        Perftools__Profiles__Line ln = PERFTOOLS__PROFILES__LINE__INIT;
+        Perftools__Profiles__Line *lines[1] = {&ln};
+        ln.function_id = p->loc_id[m];
+        ln.line = line;
+        Perftools__Profiles__Location loc = PERFTOOLS__PROFILES__LOCATION__INIT;
+        loc.id = p->loc_id[m];
+        loc.mapping_id = 1;
+        loc.n_line = 1;
+        loc.line = lines;
+        append_field(w->out, F_LOCATION, &loc.base);
+        Perftools__Profiles__Function fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
+        fn.id = p->loc_id[m];
+        fn.name = p->s_name[m];
+        fn.system_name = p->s_sys[m];
+        fn.filename = p->s_file[m];
+        fn.start_line = line;
+        append_field(w->out, F_FUNCTION, &fn.base);
+    }
+}
+
+/* ---- samples ------------------------------------------------------------- */
+
+typedef struct walk_state {
+    uint64_t *path; /* location ids root first, then reversed per sample */
+    uint64_t *leaf_first;
+    uint32_t depth, cap;
+    Perftools__Profiles__Label *labels[2];
+    size_t n_labels;
+} walk_state;
+
+static int path_push(walk_state *s, uint64_t id)
+{
+    if (s->depth == s->cap) {
+        uint32_t cap = s->cap ? s->cap * 2 : 256;
+        uint64_t *a = tci_realloc_array(s->path, cap, sizeof *a);
+        if (!a)
+            return TC_ERR_NOMEM;
+        s->path = a;
+        uint64_t *b = tci_realloc_array(s->leaf_first, cap, sizeof *b);
+        if (!b)
+            return TC_ERR_NOMEM;
+        s->leaf_first = b;
+        s->cap = cap;
+    }
+    s->path[s->depth++] = id;
+    return TC_OK;
+}
+
+static void emit_sample(const tci_wctx *w, walk_state *s, const tci_ctnode *n)
+{
+    for (uint32_t i = 0; i < s->depth; i++) /* pprof wants the leaf first */
+        s->leaf_first[i] = s->path[s->depth - 1 - i];
+    int64_t values[2] = {n->wall_self, n->cpu_self};
+    Perftools__Profiles__Sample smp = PERFTOOLS__PROFILES__SAMPLE__INIT;
+    smp.n_location_id = s->depth;
+    smp.location_id = s->leaf_first;
+    smp.n_value = w->trace->has_cpu ? 2 : 1;
+    smp.value = values;
+    smp.n_label = s->n_labels;
+    smp.label = s->labels;
+    append_field(w->out, F_SAMPLE, &smp.base);
+}
+
+/* Depth-first over one thread's tree without recursion (stacks can be 10000
+ * deep); dead subtrees (no self time anywhere) are skipped. */
+static int walk(const tci_wctx *w, const tci_calltree *ct, uint32_t root, const uint8_t *live, walk_state *s)
+{
+    const pprof_w *p = w->priv;
+    s->depth = 0;
+    uint32_t node = ct->nodes[root].first_child;
+    while (node != TCI_NONE) {
+        const tci_ctnode *n = &ct->nodes[node];
+        bool descend = false;
+        if (live[node]) {
+            if (path_push(s, p->loc_id[n->method]) != TC_OK)
+                return TC_ERR_NOMEM;
+            if (n->wall_self || n->cpu_self)
+                emit_sample(w, s, n);
+            descend = n->first_child != TCI_NONE;
+        }
+        if (descend) {
+            node = n->first_child;
+            continue;
+        }
+        /* go up until a sibling exists; a skipped node was never pushed */
+        bool pushed = live[node];
+        while (node != root) {
+            const tci_ctnode *m = &ct->nodes[node];
+            if (pushed)
+                s->depth--;
+            pushed = true;
+            if (m->next_sibling != TCI_NONE) {
+                node = m->next_sibling;
+                break;
+            }
+            node = m->parent;
+        }
+        if (node == root)
+            break;
+    }
+    return w->out->err ? TC_ERR_IO : TC_OK;
+}
+
+static int write_samples(const tci_wctx *w, const tci_calltree *ct, const uint8_t *live, bool merged)
+{
+    const pprof_w *p = w->priv;
+    walk_state s = {0};
+    int rc = TC_OK;
+    if (merged) {
+        rc = walk(w, ct, ct->roots[0], live, &s);
+    } else {
+        for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK; t++) {
+            if (!live[ct->roots[t]])
+                continue;
+            Perftools__Profiles__Label name = PERFTOOLS__PROFILES__LABEL__INIT;
+            Perftools__Profiles__Label tid = PERFTOOLS__PROFILES__LABEL__INIT;
+            name.key = p->s_thread, name.str = p->s_thread_name[t];
+            tid.key = p->s_tid, tid.num = (int64_t)w->trace->threads[t].tid;
+            s.labels[0] = &name, s.labels[1] = &tid, s.n_labels = 2;
+            rc = walk(w, ct, ct->roots[t], live, &s);
+        }
+    }
+    free(s.path);
+    free(s.leaf_first);
+    return rc;
+}
+
+/* ---- writer -------------------------------------------------------------- */
+
+static int intern_fixed(pprof_w *p, const tci_wctx *w, bool merged)
+{
+    const tci_trace *t = w->trace;
+    if (intern(p, "") != 0) /* index 0 must be "" */
+        return TC_ERR_NOMEM;
+    p->s_wall = intern(p, "wall");
+    p->s_cpu = intern(p, "cpu");
+    p->s_ns = intern(p, "nanoseconds");
+    p->s_thread = intern(p, "thread");
+    p->s_tid = intern(p, "tid");
+    p->s_process = intern(p, t->process_name);
+    if (p->s_wall < 0 || p->s_cpu < 0 || p->s_ns < 0 || p->s_thread < 0 || p->s_tid < 0 || p->s_process < 0)
+        return TC_ERR_NOMEM;
+    for (uint32_t i = 0; !merged && i < t->n_threads; i++)
+        if ((p->s_thread_name[i] = intern(p, t->threads[i].name)) < 0)
+            return TC_ERR_NOMEM;
+    return TC_OK;
+}
+
+static int pprof_begin(tci_wctx *w)
+{
+    pprof_w *p = w->priv;
+    const tci_trace *t = w->trace;
+    size_t nm = t->n_methods ? t->n_methods : 1, nt = t->n_threads ? t->n_threads : 1;
+    p->loc_id = tci_calloc(nm, sizeof *p->loc_id);
+    p->s_name = tci_calloc(nm, sizeof *p->s_name);
+    p->s_sys = tci_calloc(nm, sizeof *p->s_sys);
+    p->s_file = tci_calloc(nm, sizeof *p->s_file);
+    p->s_thread_name = tci_calloc(nt, sizeof *p->s_thread_name);
+    if (!p->loc_id || !p->s_name || !p->s_sys || !p->s_file || !p->s_thread_name)
+        return TC_ERR_NOMEM;
+    return TC_OK;
+}
+
+static int write_profile(tci_wctx *w, const tci_calltree *ct, bool merged)
+{
+    pprof_w *p = w->priv;
+    uint8_t *live = live_nodes(ct);
+    if (!live)
+        return TC_ERR_NOMEM;
+    int rc = intern_fixed(p, w, merged);
+    if (rc == TC_OK)
+        rc = use_methods(p, w->trace, ct, live);
+    if (rc == TC_OK)
+        rc = write_header(p, w); /* every string is interned by now */
+    if (rc == TC_OK) {
+        write_symbols(p, w);
+        rc = write_samples(w, ct, live, merged);
+    }
+    free(live);
+    return rc != TC_OK ? rc : w->out->err ? TC_ERR_IO : TC_OK;
+}
+
+static int pprof_finish(tci_wctx *w, const tci_calltree *ct)
+{
+    if (!w->opt->merge_threads)
+        return write_profile(w, ct, false);
+    tci_calltree merged;
+    int rc = tci_calltree_merge_threads(ct, &merged);
+    if (rc == TC_OK)
+        rc = write_profile(w, &merged, true);
+    tci_calltree_free(&merged);
+    return rc;
+}
+
+static void pprof_close(tci_wctx *w)
+{
+    pprof_w *p = w->priv;
+    if (!p)
+        return;
+    free(p->str);
+    free(p->hash);
+    free(p->loc_id);
+    free(p->s_name);
+    free(p->s_sys);
+    free(p->s_file);
+    free(p->s_thread_name);
+    tci_arena_free(&p->arena);
+}
+
+const tci_writer tci_writer_pprof = {
+    .name = "pprof",
+    .description = "pprof profile, gzipped protobuf (go tool pprof)",
+    .extensions = "pb.gz",
+    .priv_size = sizeof(pprof_w),
+    .flags = TCI_WF_AGGREGATE | TCI_WF_GZIP,
+    .begin = pprof_begin,
+    .finish = pprof_finish,
+    .close = pprof_close,
+};
