@@ -229,7 +229,7 @@ def parse_traces(text):
     out = []
     for block in text.split("-----------+-------------------------------------------------------")[1:]:
         labels, path, value = {}, [], None
-        for line in block.splitlines():
+        for line in block.split("\n"):  # not splitlines(): names may hold \r
             if not line.strip():
                 continue
             if value is None and line[10:13] == ":  ":
