@@ -6,6 +6,7 @@ sequences start by clearing incremental state, iids are defined before use,
 thread tracks are described before use, begins and ends balance per track,
 thread time is present on dual-clock input, and per thread the slices agree
 with the JSON writer. A 1000-deep recursion keeps 500 levels exactly."""
+import json
 import os
 import re
 import struct
@@ -99,6 +100,7 @@ class Decoded:
         self.facts = None
         self.cpu_events = 0
         self.events = 0
+        self.top_cpu = {}     # tid -> summed thread-CPU ns of top-level slices, from the counter
 
 
 def check_packets(ctx, name, packets, dual):
@@ -107,6 +109,9 @@ def check_packets(ctx, name, packets, dual):
     described = {}            # uuid -> kind
     stacks = {}               # track uuid -> [begin ts]
     counter_tracks = set()
+    counter_unit = {}         # counter uuid -> (incremental, unit multiplier)
+    counter_now = {}          # (sequence, counter uuid) -> current value, as TP sums it
+    cpu_stacks = {}           # track uuid -> [thread CPU ns at begin]
     ok = True
     for i, p in enumerate(packets):
         seq = one(p, "trusted_packet_sequence_id")
@@ -118,6 +123,8 @@ def check_packets(ctx, name, packets, dual):
             ok &= ctx.check(flags & CLEARED, f"{name}: first packet of sequence {seq} does not clear incremental state")
             st = seqs[seq] = {}
         if flags & CLEARED:
+            for key in [k for k in counter_now if k[0] == seq]:
+                del counter_now[key]  # incremental counters restart from 0 (PERFETTO-PROTO.md §3)
             st.clear()
             st.update(names=set(), cats=set(), locs=set(), track=None, counters=[])
         defs = one(p, "trace_packet_defaults")
@@ -152,6 +159,9 @@ def check_packets(ctx, name, packets, dual):
                 ok &= ctx.check(described.get(one(td, "parent_uuid")) == "thread",
                                 f"{name}: counter track {uuid} is not under a described thread track")
                 counter_tracks.add(uuid)
+                cd = one(td, "counter")
+                counter_unit[uuid] = (one(cd, "is_incremental") in (True, "true", 1),
+                                      int(one(cd, "unit_multiplier", 1)))
                 described[uuid] = "counter"
         te = one(p, "track_event")
         if not te:
@@ -178,13 +188,19 @@ def check_packets(ctx, name, packets, dual):
         d.events += 1
         vals = te.get("extra_counter_values", [])
         uuids = te.get("extra_counter_track_uuids", st.get("counters", []))
+        cpu = None
         if vals and uuids and all(u in counter_tracks for u in uuids[:len(vals)]):
             d.cpu_events += 1
+            incremental, mult = counter_unit[uuids[0]]
+            key = (seq, uuids[0])
+            counter_now[key] = (counter_now.get(key, 0) if incremental else 0) + int(vals[0])
+            cpu = counter_now[key] * mult
         stk = stacks.setdefault(track, [])
         tid = d.thread_of.get(track)
         if ttype == "TYPE_SLICE_BEGIN":
             ok &= ctx.check("name_iid" in te or "name" in te, f"{name}: packet {i}: a begin without a name")
             stk.append(ts)
+            cpu_stacks.setdefault(track, []).append(cpu)
             cnt, tot = d.slices.get(tid, (0, 0))
             d.slices[tid] = (cnt + 1, tot)
             d.depth_max[tid] = max(d.depth_max.get(tid, 0), len(stk))
@@ -192,6 +208,9 @@ def check_packets(ctx, name, packets, dual):
             if not ctx.check(stk, f"{name}: packet {i}: an end without a begin on track {track}"):
                 return d
             start = stk.pop()
+            cpu_start = cpu_stacks[track].pop()
+            if not stk and cpu is not None and cpu_start is not None:
+                d.top_cpu[tid] = d.top_cpu.get(tid, 0) + cpu - cpu_start
             if not stk:
                 cnt, tot = d.slices[tid]
                 d.slices[tid] = (cnt, tot + ts - start)
@@ -251,6 +270,29 @@ def check_input(ctx, src):
         return  # the JSON keeps every level; counts differ by design
     ctx.eq(dict(sorted(d.slices.items())), dict(sorted(want.items())),
            f"{name}: per-thread slice count and top-level duration vs json")
+    if dual:
+        want_cpu = json_thread_cpu(os.path.join(ctx.work, name + ".json"))
+        ctx.eq(dict(sorted(d.top_cpu.items())), dict(sorted(want_cpu.items())),
+               f"{name}: per-thread top-level thread-CPU time (incremental counter) vs json tts")
+
+
+def json_thread_cpu(path):
+    """tid -> summed thread-CPU ns of top-level B/E slices, from the JSON's tts."""
+    with open(path, "rb") as f:
+        events = json.load(f)["traceEvents"]
+    stacks, out = {}, {}
+    for e in events:
+        if e.get("ph") not in ("B", "E") or "tts" not in e:
+            continue
+        st = stacks.setdefault(e["tid"], [])
+        tts = round(float(e["tts"]) * 1000)
+        if e["ph"] == "B":
+            st.append(tts)
+        else:
+            start = st.pop()
+            if not st:
+                out[e["tid"]] = out.get(e["tid"], 0) + tts - start
+    return out
 
 
 # -- a 1000-deep recursion --------------------------------------------------

@@ -21,10 +21,13 @@
  *    only carries type, category iid, name iid and its thread CPU value.
  *  - thread CPU time (dual-clock input): a COUNTER_THREAD_TIME_NS child track
  *    per thread fed by extra_counter_values on every BEGIN and END; TP then
- *    fills thread_ts/thread_dur. Perfetto's own ART importer drops it.
+ *    fills thread_ts/thread_dur. Perfetto's own ART importer drops it. The
+ *    counter is incremental (deltas) in the input's unit (unit_multiplier
+ *    1000 for ART's µs), so a value costs one or two bytes, not six.
  *  - names are interned per sequence the first time a method appears on that
- *    thread (iid = method index + 1), with a source location (file, line)
- *    when the input has one; later events carry only the iid.
+ *    thread (iids count up from 1 per sequence, so common ones take one
+ *    varint byte), with a source location (file, line) when the input has
+ *    one; later events carry only the iid.
  *  - timestamps are absolute ns without timestamp_clock_id: TP takes them as
  *    its default clock and needs no ClockSnapshot.
  *  - TP keeps 512 nesting levels and then ends outer slices too early, so we
@@ -45,19 +48,31 @@
 #define PF_UUID_PROCESS 1u
 #define PF_FLAG_CLEARED 1u   /* SEQ_INCREMENTAL_STATE_CLEARED */
 #define PF_FLAG_NEEDS 2u     /* SEQ_NEEDS_INCREMENTAL_STATE */
-/* An event packet without strings packs to well under this many bytes. */
-#define PF_SMALL_PACKET 128u
-#define PF_BITS_MAX (16u << 20)
+/* An event packet without strings packs to well under this many bytes
+ * (so its length is one varint byte). */
+#define PF_SMALL_PACKET 120u
+#define PF_IID_TABLE_MAX (16u << 20)
 
 typedef Perfetto__Protos__TracePacket pf_packet;
 
 typedef struct pf_w {
     uint8_t *buf;          /* the reusable pack buffer */
     size_t cap;
-    /* "named on this thread's sequence yet?": a bit per (thread, method) when
-     * that fits PF_BITS_MAX bytes (the hot path is one load), else a hash set. */
-    uint8_t **seen;        /* per thread: n_methods bits, NULL if the thread has no events */
-    tci_idmap interned;    /* fallback: (thread << 32 | method) -> 1 */
+    /* Per sequence, iids count up from 1 in order of first use, so the common
+     * ones fit one varint byte. A table per (thread, method) when that fits
+     * PF_IID_TABLE_MAX bytes (the hot path is one load), else a hash map. */
+    uint32_t **iid;        /* per thread: method -> iid (0 = not yet interned) */
+    uint32_t *next_iid;    /* per thread */
+    tci_idmap interned;    /* fallback: (thread << 32 | method) -> iid */
+    int64_t *last_cpu;     /* per thread: the last CPU value sent (the counter is incremental) */
+    int64_t cpu_unit;      /* ns per counter unit: the input's resolution */
+    /* One event packet, initialized once: the *__INIT of a TracePacket clears
+     * every field of a large struct, which cost more than packing it. */
+    pf_packet pk;
+    Perfetto__Protos__TrackEvent te;
+    Perfetto__Protos__EventPacketView view;      /* the same packet, hot-path view */
+    Perfetto__Protos__SliceEventView view_event;
+    int64_t cpu_delta;
     uint64_t dropped;      /* events deeper than PF_MAX_DEPTH */
 } pf_w;
 
@@ -86,13 +101,24 @@ static int ensure_buf(pf_w *p, size_t need)
 /* Frame one packet as Trace.packet (field 1, LEN) and write it. small: the
  * caller knows it packs within PF_SMALL_PACKET bytes, so the size pass of
  * protobuf-c (a second walk over the message) is skipped on the hot path. */
-static int put_packet(tci_wctx *w, const pf_packet *pk, bool small)
+static int put_packet(tci_wctx *w, const ProtobufCMessage *pk, bool small)
 {
     pf_w *p = w->priv;
-    size_t need = small ? PF_SMALL_PACKET : protobuf_c_message_get_packed_size(&pk->base);
+    tci_sink *o = w->out;
+    if (small) {
+        /* straight into the sink: tag, a one-byte length (PF_SMALL_PACKET < 128), bytes */
+        if (sizeof o->buf - o->len < PF_SMALL_PACKET + 2 && tci_sink_flush_buf(o) != 0)
+            return TC_ERR_IO;
+        size_t len = protobuf_c_message_pack(pk, o->buf + o->len + 2);
+        o->buf[o->len] = 0x0A;
+        o->buf[o->len + 1] = (uint8_t)len;
+        o->len += len + 2;
+        return TC_OK;
+    }
+    size_t need = protobuf_c_message_get_packed_size(pk);
     if (ensure_buf(p, need) != TC_OK)
         return TC_ERR_NOMEM;
-    size_t len = protobuf_c_message_pack(&pk->base, p->buf);
+    size_t len = protobuf_c_message_pack(pk, p->buf);
     uint8_t hdr[11];
     size_t h = 0;
     hdr[h++] = 0x0A;
@@ -101,9 +127,9 @@ static int put_packet(tci_wctx *w, const pf_packet *pk, bool small)
         if (v < 0x80)
             break;
     }
-    tci_sink_write(w->out, hdr, h);
-    tci_sink_write(w->out, p->buf, len);
-    return w->out->err ? TC_ERR_IO : TC_OK;
+    tci_sink_write(o, hdr, h);
+    tci_sink_write(o, p->buf, len);
+    return o->err ? TC_ERR_IO : TC_OK;
 }
 
 static int32_t pid32(const tci_trace *t)
@@ -132,7 +158,7 @@ static int write_process(tci_wctx *w)
     pk.has_first_packet_on_sequence = 1;
     pk.first_packet_on_sequence = 1;
     pk.track_descriptor = &td;
-    return put_packet(w, &pk, false);
+    return put_packet(w, &pk.base, false);
 }
 
 /* First packet of a thread's sequence: its track, cleared state, the category
@@ -183,7 +209,7 @@ static int write_thread(tci_wctx *w, uint32_t i)
     pk.track_descriptor = &td;
     pk.interned_data = &in;
     pk.trace_packet_defaults = &def;
-    int rc = put_packet(w, &pk, false);
+    int rc = put_packet(w, &pk.base, false);
     if (rc != TC_OK || !t->has_cpu)
         return rc;
 
@@ -192,6 +218,15 @@ static int write_thread(tci_wctx *w, uint32_t i)
     Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
     cd.has_type = 1;
     cd.type = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__BUILTIN_COUNTER_TYPE__COUNTER_THREAD_TIME_NS;
+    /* Deltas in the input's unit (µs for ART): one or two varint bytes per
+     * event instead of five or six for absolute ns. TP multiplies by
+     * unit_multiplier and sums the deltas per sequence (PERFETTO-PROTO.md §3). */
+    cd.has_is_incremental = 1;
+    cd.is_incremental = 1;
+    if (((pf_w *)w->priv)->cpu_unit != 1) {
+        cd.has_unit_multiplier = 1;
+        cd.unit_multiplier = ((pf_w *)w->priv)->cpu_unit;
+    }
     Perfetto__Protos__TrackDescriptor ctd = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
     ctd.has_uuid = 1;
     ctd.uuid = cu;
@@ -206,45 +241,103 @@ static int write_thread(tci_wctx *w, uint32_t i)
     cp.has_sequence_flags = 1;
     cp.sequence_flags = PF_FLAG_NEEDS;
     cp.track_descriptor = &ctd;
-    return put_packet(w, &cp, false);
+    return put_packet(w, &cp.base, false);
 }
 
-static int alloc_seen(pf_w *p, const tci_trace *t)
+static int alloc_state(pf_w *p, const tci_trace *t)
 {
-    uint64_t active = 0, row = ((uint64_t)t->n_methods + 7) / 8;
+    uint32_t n = t->n_threads ? t->n_threads : 1;
+    p->next_iid = tci_calloc(n, sizeof *p->next_iid);
+    p->last_cpu = tci_calloc(n, sizeof *p->last_cpu);
+    if (!p->next_iid || !p->last_cpu)
+        return TC_ERR_NOMEM;
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        p->next_iid[i] = 1;
+    /* CPU values are whole multiples of the reader's unit (µs for ART) */
+    p->cpu_unit = t->time_unit_ns > 0 ? t->time_unit_ns : 1;
+    uint64_t active = 0;
     for (uint32_t i = 0; i < t->n_threads; i++)
         active += t->threads[i].records != 0;
-    if (active * row > PF_BITS_MAX)
-        return TC_OK; /* the hash set takes over */
-    if (!(p->seen = tci_calloc(t->n_threads ? t->n_threads : 1, sizeof *p->seen)))
+    if (active * t->n_methods * sizeof(uint32_t) > PF_IID_TABLE_MAX)
+        return TC_OK; /* the hash map takes over */
+    if (!(p->iid = tci_calloc(n, sizeof *p->iid)))
         return TC_ERR_NOMEM;
     for (uint32_t i = 0; i < t->n_threads; i++) {
-        if (t->threads[i].records && !(p->seen[i] = tci_calloc(row ? row : 1, 1)))
+        if (t->threads[i].records && !(p->iid[i] = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof(uint32_t))))
             return TC_ERR_NOMEM;
     }
     return TC_OK;
 }
 
-/* True the first time a method is named on a thread's sequence. */
-static int first_use(pf_w *p, uint32_t thread, uint32_t method)
+/* The iid of a method on a thread's sequence; *fresh is set when it must be interned now. */
+static uint32_t method_iid(pf_w *p, uint32_t thread, uint32_t method, bool *fresh)
 {
-    if (p->seen && p->seen[thread]) {
-        uint8_t *b = &p->seen[thread][method >> 3], bit = (uint8_t)(1u << (method & 7));
-        if (*b & bit)
-            return 0;
-        *b |= bit;
-        return 1;
+    *fresh = false;
+    if (p->iid && p->iid[thread]) {
+        uint32_t *slot = &p->iid[thread][method];
+        if (!*slot) {
+            *slot = p->next_iid[thread]++;
+            *fresh = true;
+        }
+        return *slot;
     }
     uint64_t key = (uint64_t)thread << 32 | method;
-    if (tci_idmap_get(&p->interned, key) != TCI_NONE)
-        return 0;
-    return tci_idmap_put(&p->interned, key, 1) != 0 ? -1 : 1;
+    uint32_t iid = tci_idmap_get(&p->interned, key);
+    if (iid != TCI_NONE)
+        return iid;
+    iid = p->next_iid[thread]++;
+    *fresh = true;
+    return tci_idmap_put(&p->interned, key, iid) != 0 ? 0 : iid;
+}
+
+static void init_event_template(pf_w *p)
+{
+    static uint64_t cat_iids[1] = {PF_CATEGORY_IID};
+    p->te = (Perfetto__Protos__TrackEvent)PERFETTO__PROTOS__TRACK_EVENT__INIT;
+    p->te.has_type = 1;
+    p->te.n_category_iids = 1;
+    p->te.category_iids = cat_iids;
+    p->te.extra_counter_values = &p->cpu_delta;
+    p->pk = (pf_packet)PERFETTO__PROTOS__TRACE_PACKET__INIT;
+    p->pk.has_timestamp = 1;
+    p->pk.has_trusted_packet_sequence_id = 1;
+    p->pk.has_sequence_flags = 1;
+    p->pk.sequence_flags = PF_FLAG_NEEDS;
+    p->pk.track_event = &p->te;
+    p->view_event = (Perfetto__Protos__SliceEventView)PERFETTO__PROTOS__SLICE_EVENT_VIEW__INIT;
+    p->view_event.has_type = 1;
+    p->view_event.n_category_iids = 1;
+    p->view_event.category_iids = cat_iids;
+    p->view_event.extra_counter_values = &p->cpu_delta;
+    p->view = (Perfetto__Protos__EventPacketView)PERFETTO__PROTOS__EVENT_PACKET_VIEW__INIT;
+    p->view.has_timestamp = 1;
+    p->view.has_trusted_packet_sequence_id = 1;
+    p->view.has_sequence_flags = 1;
+    p->view.sequence_flags = PF_FLAG_NEEDS;
+    p->view.track_event = &p->view_event;
+}
+
+/* The common packet: no strings, so the lean view (same wire fields) packs it. */
+static int put_plain_event(tci_wctx *w)
+{
+    pf_w *p = w->priv;
+    Perfetto__Protos__SliceEventView *v = &p->view_event;
+    v->type = (Perfetto__Protos__TrackEvent__Type)p->te.type;
+    v->has_name_iid = p->te.has_name_iid;
+    v->name_iid = p->te.name_iid;
+    v->has_source_location_iid = p->te.has_source_location_iid;
+    v->source_location_iid = p->te.source_location_iid;
+    v->n_extra_counter_values = p->te.n_extra_counter_values;
+    p->view.timestamp = p->pk.timestamp;
+    p->view.trusted_packet_sequence_id = p->pk.trusted_packet_sequence_id;
+    return put_packet(w, (const ProtobufCMessage *)&p->view, true);
 }
 
 static int pf_begin(tci_wctx *w)
 {
     const tci_trace *t = w->trace;
-    int rc = alloc_seen(w->priv, t);
+    init_event_template(w->priv);
+    int rc = alloc_state(w->priv, t);
     if (rc == TC_OK)
         rc = write_process(w);
     for (uint32_t i = 0; rc == TC_OK && i < t->n_threads; i++) {
@@ -274,7 +367,7 @@ static const char *event_note(const tci_event *ev, const char **key)
 static int put_event_extras(tci_wctx *w, const tci_event *ev, pf_packet *pk, bool intern)
 {
     const tci_method *m = &w->trace->methods[ev->method];
-    uint64_t iid = (uint64_t)ev->method + 1;
+    uint64_t iid = pk->track_event->name_iid;
     Perfetto__Protos__EventName en = PERFETTO__PROTOS__EVENT_NAME__INIT;
     Perfetto__Protos__EventName *ens[1] = {&en};
     Perfetto__Protos__SourceLocation sl = PERFETTO__PROTOS__SOURCE_LOCATION__INIT;
@@ -310,7 +403,7 @@ static int put_event_extras(tci_wctx *w, const tci_event *ev, pf_packet *pk, boo
         pk->track_event->n_debug_annotations = 1;
         pk->track_event->debug_annotations = das;
     }
-    return put_packet(w, pk, false);
+    return put_packet(w, &pk->base, false);
 }
 
 static int pf_event(tci_wctx *w, const tci_event *ev)
@@ -321,42 +414,40 @@ static int pf_event(tci_wctx *w, const tci_event *ev)
         p->dropped++;
         return TC_OK;
     }
-    static uint64_t cat_iids[1] = {PF_CATEGORY_IID};
-    Perfetto__Protos__TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-    te.has_type = 1;
-    te.type = ev->kind == TCI_EV_ENTER ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN
-                                       : PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
-    te.n_category_iids = 1;
-    te.category_iids = cat_iids;
-    int64_t cpu = ev->cpu_ns;
-    if (t->has_cpu && cpu != TCI_NO_TIME) {
-        te.n_extra_counter_values = 1;
-        te.extra_counter_values = &cpu;
+    Perfetto__Protos__TrackEvent *te = &p->te;
+    pf_packet *pk = &p->pk;
+    te->type = ev->kind == TCI_EV_ENTER ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN
+                                        : PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+    te->n_extra_counter_values = 0;
+    if (t->has_cpu && ev->cpu_ns != TCI_NO_TIME) {
+        int64_t now = ev->cpu_ns / p->cpu_unit;
+        p->cpu_delta = now - p->last_cpu[ev->thread]; /* never negative: normalize keeps CPU monotonic */
+        p->last_cpu[ev->thread] = now;
+        te->n_extra_counter_values = 1;
     }
-    pf_packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-    pk.has_timestamp = 1;
-    pk.timestamp = clamp_ts(ev->ts_ns);
-    pk.has_trusted_packet_sequence_id = 1;
-    pk.trusted_packet_sequence_id = thread_seq(ev->thread);
-    pk.has_sequence_flags = 1;
-    pk.sequence_flags = PF_FLAG_NEEDS;
-    pk.track_event = &te;
+    pk->timestamp = clamp_ts(ev->ts_ns);
+    pk->trusted_packet_sequence_id = thread_seq(ev->thread);
 
     /* END needs no name (TP pops the top slice); BEGIN names the slice by iid. */
-    int intern = 0;
+    bool intern = false;
+    te->has_name_iid = te->has_source_location_iid = 0;
     if (ev->kind == TCI_EV_ENTER) {
-        te.has_name_iid = 1;
-        te.name_iid = (uint64_t)ev->method + 1;
-        if (t->methods[ev->method].file) {
-            te.has_source_location_iid = 1;
-            te.source_location_iid = te.name_iid;
-        }
-        if ((intern = first_use(p, ev->thread, ev->method)) < 0)
+        te->has_name_iid = 1;
+        if (!(te->name_iid = method_iid(p, ev->thread, ev->method, &intern)))
             return TC_ERR_NOMEM;
+        if (t->methods[ev->method].file) {
+            te->has_source_location_iid = 1;
+            te->source_location_iid = te->name_iid;
+        }
     }
-    if (TCI_UNLIKELY(intern || ev->flags))
-        return put_event_extras(w, ev, &pk, intern);
-    return put_packet(w, &pk, true);
+    if (TCI_UNLIKELY(intern || ev->flags)) {
+        int rc = put_event_extras(w, ev, pk, intern);
+        pk->interned_data = NULL; /* they pointed into put_event_extras' frame */
+        te->n_debug_annotations = 0;
+        te->debug_annotations = NULL;
+        return rc;
+    }
+    return put_plain_event(w);
 }
 
 /* ---- trace-level facts -------------------------------------------------- */
@@ -437,7 +528,7 @@ static int write_facts(tci_wctx *w)
     pk.has_trusted_packet_sequence_id = 1;
     pk.trusted_packet_sequence_id = PF_SEQ_PROCESS;
     pk.track_event = &te;
-    return put_packet(w, &pk, false);
+    return put_packet(w, &pk.base, false);
 }
 
 static int pf_finish(tci_wctx *w, const tci_calltree *ct)
@@ -464,11 +555,13 @@ static void pf_close(tci_wctx *w)
     if (!p)
         return;
     free(p->buf);
-    if (p->seen) {
+    if (p->iid) {
         for (uint32_t i = 0; i < w->trace->n_threads; i++)
-            free(p->seen[i]);
-        free(p->seen);
+            free(p->iid[i]);
+        free(p->iid);
     }
+    free(p->next_iid);
+    free(p->last_cpu);
     tci_idmap_free(&p->interned);
 }
 
