@@ -306,9 +306,8 @@ static void init_event_template(pf_w *p)
     p->pk.track_event = &p->te;
     p->view_event = (Perfetto__Protos__SliceEventView)PERFETTO__PROTOS__SLICE_EVENT_VIEW__INIT;
     p->view_event.has_type = 1;
-    p->view_event.n_category_iids = 1;
-    p->view_event.category_iids = cat_iids;
-    p->view_event.extra_counter_values = &p->cpu_delta;
+    p->view_event.has_category_iids = 1;
+    p->view_event.category_iids = PF_CATEGORY_IID;
     p->view = (Perfetto__Protos__EventPacketView)PERFETTO__PROTOS__EVENT_PACKET_VIEW__INIT;
     p->view.has_timestamp = 1;
     p->view.has_trusted_packet_sequence_id = 1;
@@ -327,7 +326,8 @@ static int put_plain_event(tci_wctx *w)
     v->name_iid = p->te.name_iid;
     v->has_source_location_iid = p->te.has_source_location_iid;
     v->source_location_iid = p->te.source_location_iid;
-    v->n_extra_counter_values = p->te.n_extra_counter_values;
+    v->has_extra_counter_values = p->te.n_extra_counter_values;
+    v->extra_counter_values = p->cpu_delta;
     p->view.timestamp = p->pk.timestamp;
     p->view.trusted_packet_sequence_id = p->pk.trusted_packet_sequence_id;
     return put_packet(w, (const ProtobufCMessage *)&p->view, true);
