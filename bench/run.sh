@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make bench: converts a large generated ART trace (>= 1 GB, made once by
 # tracegen and cached in bench/cache/) with every writer and prints input
-# MB/s, peak RSS and output size. Output goes through a pipe to wc, so the
-# figures measure traceconv, not the disk.
+# MB/s (median and best of TC_BENCH_RUNS runs), peak RSS and output size.
+# Timed runs write to /dev/null, so the figures measure traceconv, not the
+# disk or a pipe; the output size comes from one more, untimed run.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,14 +17,20 @@ if [ ! -s "$input" ]; then
 fi
 in_bytes=$(stat -c %s "$input")
 writers=${TC_BENCH_WRITERS:-$("$build/traceconv" --list-formats | awk '/^writers/{w=1;next} w&&NF{print $1}' | grep -v '^ir$')}
-printf '%-10s %10s %10s %12s %12s\n' writer "MB/s" "RSS MB" "out MB" "out/in"
+runs=${TC_BENCH_RUNS:-3}
+echo "bench: $(basename "$input"), $((in_bytes / 1000000)) MB, $runs runs per writer (machine timings vary run to run: median and best shown)"
+printf '%-10s %12s %10s %10s %10s %8s\n' writer "MB/s median" "MB/s best" "RSS MB" "out MB" "out/in"
 cat "$input" > /dev/null   # warm the page cache so the first writer is not penalized
 for w in $writers; do
-  out_bytes_file=$(mktemp)
-  stats=$( { /usr/bin/env time -f '%e %M' "$build/traceconv" -q -i art -o "$w" "$input" - | wc -c > "$out_bytes_file"; } 2>&1 | tail -1)
-  secs=${stats% *}; rss_kb=${stats#* }
-  out_bytes=$(cat "$out_bytes_file"); rm -f "$out_bytes_file"
-  awk -v w="$w" -v b="$in_bytes" -v s="$secs" -v r="$rss_kb" -v o="$out_bytes" 'BEGIN {
-    if (s <= 0) s = 0.01;
-    printf "%-10s %10.0f %10.1f %12.1f %12.2f\n", w, b/1e6/s, r/1024, o/1e6, o/b }'
+  times=(); rss_max=0; out_bytes=0
+  for ((i = 0; i < runs; i++)); do
+    stats=$( { /usr/bin/env time -f '%e %M' "$build/traceconv" -q -i art -o "$w" "$input" - > /dev/null; } 2>&1 | tail -1)
+    times+=("${stats% *}")
+    rss_kb=${stats#* }; [ "$rss_kb" -gt "$rss_max" ] && rss_max=$rss_kb
+  done
+  out_bytes=$("$build/traceconv" -q -i art -o "$w" "$input" - | wc -c)   # untimed: the size only
+  printf '%s\n' "${times[@]}" | sort -n | awk -v w="$w" -v b="$in_bytes" -v r="$rss_max" -v o="$out_bytes" '
+    { t[NR] = ($1 > 0 ? $1 : 0.01) }
+    END { med = t[int((NR + 1) / 2)]; best = t[1];
+          printf "%-10s %12.0f %10.0f %10.1f %10.1f %8.2f\n", w, b/1e6/med, b/1e6/best, r/1024, o/1e6, o/b }'
 done

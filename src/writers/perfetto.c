@@ -420,7 +420,8 @@ static int pf_event(tci_wctx *w, const tci_event *ev)
                                         : PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
     te->n_extra_counter_values = 0;
     if (t->has_cpu && ev->cpu_ns != TCI_NO_TIME) {
-        int64_t now = ev->cpu_ns / p->cpu_unit;
+        /* a constant divisor compiles to a multiply: ART's µs is the common case */
+        int64_t now = p->cpu_unit == 1000 ? ev->cpu_ns / 1000 : ev->cpu_ns / p->cpu_unit;
         p->cpu_delta = now - p->last_cpu[ev->thread]; /* never negative: normalize keeps CPU monotonic */
         p->last_cpu[ev->thread] = now;
         te->n_extra_counter_values = 1;
