@@ -251,14 +251,9 @@ int tc_conv_write(tc_conv *c, const char *writer, FILE *out)
 
 size_t tc_conv_figures(const tc_conv *c, tc_figure *out, size_t max)
 {
-    static const struct { const char *name; int kind; } figs[] = {
-#define TCI_FIG_INFO(id, name, kind) {name, kind},
-        TCI_FIGURES(TCI_FIG_INFO)
-#undef TCI_FIG_INFO
-    };
     size_t n = 0;
-    for (size_t i = 0; i < TCI_FIG__COUNT && n < max; i++)
-        out[n++] = (tc_figure){figs[i].name, c->diag.fig[i], figs[i].kind};
+    for (int i = 0; i < TCI_FIG__COUNT && n < max; i++)
+        out[n++] = (tc_figure){tci_figure_name(i), c->diag.fig[i], tci_figure_kind(i)};
     return n;
 }
 

@@ -391,12 +391,7 @@ int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci
         goto out;
     if (n.d->strict) {
         for (int k = 0; k < TCI_FIG__COUNT; k++) {
-            static const int kinds[] = {
-#define TCI_FIG_KIND(id, name, kind) kind,
-                TCI_FIGURES(TCI_FIG_KIND)
-#undef TCI_FIG_KIND
-            };
-            if (kinds[k] == TC_FIG_WARNING && n.d->fig[k]) {
+            if (tci_figure_kind(k) == TC_FIG_WARNING && n.d->fig[k]) {
                 snprintf(n.d->error, sizeof n.d->error, "%s (an error under --strict)",
                          n.d->n_kept ? n.d->kept[0] : "a warning");
                 rc = TC_ERR_STRICT;

@@ -103,6 +103,10 @@ enum tci_figure_id {
     TCI_FIG__COUNT
 };
 
+/* Name ("exit-without-enter") and kind (TC_FIG_*) of a figure: one table for every user. */
+const char *tci_figure_name(enum tci_figure_id id);
+int tci_figure_kind(enum tci_figure_id id);
+
 #define TCI_MAX_KEPT_WARNINGS 8
 
 typedef struct tci_diag {

@@ -180,6 +180,18 @@ void tci_idmap_free(tci_idmap *m)
 
 /* ---- diagnostics ---- */
 
+static const struct {
+    const char *name;
+    int kind;
+} figure_info[TCI_FIG__COUNT] = {
+#define TCI_FIG_INFO(id, name, kind) {name, kind},
+    TCI_FIGURES(TCI_FIG_INFO)
+#undef TCI_FIG_INFO
+};
+
+const char *tci_figure_name(enum tci_figure_id id) { return figure_info[id].name; }
+int tci_figure_kind(enum tci_figure_id id) { return figure_info[id].kind; }
+
 static void diag_format(char *out, size_t outlen, const char *input, const char *module,
                         uint64_t offset, const char *fmt, va_list ap)
 {

@@ -108,16 +108,11 @@ static int json_finish(tci_wctx *w, const tci_calltree *ct)
     tci_sink_i64(o, t->start_ns);
     if (!t->has_wall)
         tci_sink_puts(o, ",\"timeline\":\"thread CPU time (the input has no wall clock)\"");
-    static const struct { const char *name; int kind; } figs[] = {
-#define FIG(id, name, kind) {name, kind},
-        TCI_FIGURES(FIG)
-#undef FIG
-    };
     tci_sink_puts(o, ",\"figures\":{");
     for (int i = 0, first = 1; i < TCI_FIG__COUNT; i++) {
         if (!w->diag->fig[i] || i == TCI_FIG_EVENTS)
             continue;
-        tci_sink_printf(o, "%s\"%s\":%llu", first ? "" : ",", figs[i].name, (unsigned long long)w->diag->fig[i]);
+        tci_sink_printf(o, "%s\"%s\":%llu", first ? "" : ",", tci_figure_name(i), (unsigned long long)w->diag->fig[i]);
         first = 0;
     }
     tci_sink_puts(o, "}}}\n");

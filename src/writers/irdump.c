@@ -71,14 +71,9 @@ static int ir_event(tci_wctx *w, const tci_event *ev)
 static int ir_finish(tci_wctx *w, const tci_calltree *ct)
 {
     (void)ct;
-    static const char *const names[] = {
-#define FIG(id, name, kind) name,
-        TCI_FIGURES(FIG)
-#undef FIG
-    };
     for (int i = 0; i < TCI_FIG__COUNT; i++)
         if (w->diag->fig[i])
-            tci_sink_printf(w->out, "figure %s=%llu\n", names[i], (unsigned long long)w->diag->fig[i]);
+            tci_sink_printf(w->out, "figure %s=%llu\n", tci_figure_name(i), (unsigned long long)w->diag->fig[i]);
     return w->out->err ? TC_ERR_IO : TC_OK;
 }
 

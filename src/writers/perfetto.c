@@ -489,11 +489,6 @@ static void fact_int(pf_facts *f, const char *name, int64_t v)
 static int write_facts(tci_wctx *w)
 {
     const tci_trace *t = w->trace;
-    static const char *fig_names[] = {
-#define FIG(id, name, kind) name,
-        TCI_FIGURES(FIG)
-#undef FIG
-    };
     const char *input = t->input_name ? t->input_name : "-";
     char title[256], format[160];
     snprintf(title, sizeof title, "traceconv: %s", input);
@@ -510,7 +505,7 @@ static int write_facts(tci_wctx *w)
         fact_str(&f, "timeline", "thread CPU time (the input has no wall clock)");
     for (int i = 0; i < TCI_FIG__COUNT; i++) {
         if (w->diag->fig[i] && i != TCI_FIG_EVENTS)
-            fact_int(&f, fig_names[i], (int64_t)w->diag->fig[i]);
+            fact_int(&f, tci_figure_name(i), (int64_t)w->diag->fig[i]);
     }
     static char *cats[1] = {"traceconv"};
     Perfetto__Protos__TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;

@@ -174,15 +174,6 @@ static int use_methods(pprof_w *p, const tci_trace *t, const tci_calltree *ct, c
 
 /* ---- header -------------------------------------------------------------- */
 
-static const struct {
-    const char *name;
-    int kind;
-} fig_info[] = {
-#define TCI_FIG_INFO(id, name, kind) {name, kind},
-    TCI_FIGURES(TCI_FIG_INFO)
-#undef TCI_FIG_INFO
-};
-
 /* Comments pprof prints above its reports: what was converted and how. */
 static int make_comments(pprof_w *p, const tci_wctx *w, int64_t *c, size_t *n)
 {
@@ -197,9 +188,9 @@ static int make_comments(pprof_w *p, const tci_wctx *w, int64_t *c, size_t *n)
     char warn[1024] = "";
     size_t len = 0;
     for (size_t i = 0; i < TCI_FIG__COUNT; i++)
-        if (fig_info[i].kind != TC_FIG_COUNT && w->diag->fig[i] && len < sizeof warn - 64)
+        if (tci_figure_kind(i) != TC_FIG_COUNT && w->diag->fig[i] && len < sizeof warn - 64)
             len += (size_t)snprintf(warn + len, sizeof warn - len, "%s%llu %s", len ? ", " : "",
-                                    (unsigned long long)w->diag->fig[i], fig_info[i].name);
+                                    (unsigned long long)w->diag->fig[i], tci_figure_name(i));
     s[k++] = tci_arena_printf(&p->arena, "warnings: %s", len ? warn : "none");
     for (size_t i = 0; i < k; i++)
         if (!s[i] || (c[i] = intern(p, s[i])) < 0)
