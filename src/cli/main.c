@@ -40,6 +40,13 @@ static const char usage_text[] =
     "      --merge-threads        pprof: merge all threads (no thread labels)\n"
     "      --weight wall|cpu      folded: weigh stacks by wall or thread-CPU time (default wall)\n"
     "      --max-depth N          drop frames deeper than N (default 10000)\n"
+    "Limits (an input beyond one is refused with a clear error; K/M/G suffixes):\n"
+    "      --max-input BYTES      input size after decompression (default 64G; gzip\n"
+    "                             expanding more than 200:1 beyond 256M is refused)\n"
+    "      --max-string BYTES     one name or metadata value (default 64K)\n"
+    "      --max-threads N        threads (default 1000000)\n"
+    "      --max-methods N        methods (default 50000000)\n"
+    "      --max-events N         input records (default: no limit)\n"
     "      --probe INPUT          print every reader's score for INPUT\n"
     "      --list-formats         list readers and writers\n"
     "  -h, --help                 this text\n"
@@ -277,13 +284,16 @@ static int set(cli *a, const char *key, const char *value)
 
 int main(int argc, char **argv)
 {
-    enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST, O_MERGE };
+    enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST, O_MERGE, O_LIMIT };
     static const struct option longopts[] = {
         {"input-format", required_argument, 0, 'i'}, {"output-format", required_argument, 0, 'o'},
         {"force", no_argument, 0, 'f'},              {"quiet", no_argument, 0, 'q'},
         {"strict", no_argument, 0, O_STRICT},        {"process-name", required_argument, 0, O_PROCESS},
         {"no-thread", no_argument, 0, O_NOTHREAD},   {"weight", required_argument, 0, O_WEIGHT},
         {"max-depth", required_argument, 0, O_DEPTH}, {"read-chunk", required_argument, 0, O_CHUNK},
+        {"max-input", required_argument, 0, O_LIMIT}, {"max-string", required_argument, 0, O_LIMIT},
+        {"max-threads", required_argument, 0, O_LIMIT}, {"max-methods", required_argument, 0, O_LIMIT},
+        {"max-events", required_argument, 0, O_LIMIT},
         {"probe", required_argument, 0, O_PROBE},    {"list-formats", no_argument, 0, O_LIST},
         {"help", no_argument, 0, 'h'},               {"version", no_argument, 0, 'V'},
         {"merge-threads", no_argument, 0, O_MERGE},
@@ -294,7 +304,8 @@ int main(int argc, char **argv)
     if (!a.conv)
         return EXIT_CONVERT;
     int opt, status = 0;
-    while (status == 0 && (opt = getopt_long(argc, argv, "i:o:fqhV", longopts, NULL)) != -1) {
+    int li = 0;
+    while (status == 0 && (opt = getopt_long(argc, argv, "i:o:fqhV", longopts, &li)) != -1) {
         switch (opt) {
         case 'i': a.in_format = optarg; break;
         case 'o': a.out_format = optarg; break;
@@ -307,6 +318,7 @@ int main(int argc, char **argv)
         case O_MERGE: status = set(&a, "merge-threads", "1"); break;
         case O_DEPTH: status = set(&a, "max-depth", optarg); break;
         case O_CHUNK: status = set(&a, "read-chunk", optarg); break;
+        case O_LIMIT: status = set(&a, longopts[li].name, optarg); break; /* the option is the library key */
         case O_PROBE: tc_conv_free(a.conv); return probe(optarg);
         case O_LIST: tc_conv_free(a.conv); return list_formats();
         case 'h': fputs(usage_text, stdout); tc_conv_free(a.conv); return 0;

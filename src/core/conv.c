@@ -24,8 +24,13 @@ struct tc_conv {
 tc_conv *tc_conv_new(void)
 {
     tc_conv *c = tci_calloc(1, sizeof *c);
-    if (c)
-        tci_trace_init(&c->trace);
+    if (!c)
+        return NULL;
+    tci_trace_init(&c->trace);
+    c->opt.max_input = TCI_DEFAULT_MAX_INPUT;
+    c->opt.max_string = c->trace.max_string;
+    c->opt.max_threads = c->trace.max_threads;
+    c->opt.max_methods = c->trace.max_methods;
     return c;
 }
 
@@ -56,14 +61,23 @@ static int parse_bool(const char *v, bool *out)
     return 0;
 }
 
+/* A positive count, with an optional K, M or G suffix (powers of 1024). */
 static int parse_size(const char *v, uint64_t max, uint64_t *out)
 {
     char *end;
     errno = 0;
-    unsigned long long x = v ? strtoull(v, &end, 10) : 0;
-    if (!v || !*v || *end || errno || x == 0 || x > max)
+    if (!v || *v < '0' || *v > '9')
         return -1;
-    *out = x;
+    unsigned long long x = strtoull(v, &end, 10);
+    int shift = 0;
+    if (*end == 'K' || *end == 'k') shift = 10;
+    else if (*end == 'M' || *end == 'm') shift = 20;
+    else if (*end == 'G' || *end == 'g') shift = 30;
+    if (shift)
+        end++;
+    if (*end || errno || x == 0 || x > (max >> shift))
+        return -1;
+    *out = (uint64_t)x << shift;
     return 0;
 }
 
@@ -93,6 +107,15 @@ int tc_conv_set_option(tc_conv *c, const char *key, const char *value)
         bad = parse_size(value, 1000000, &n);
         if (!bad)
             c->opt.max_depth = (uint32_t)n;
+    } else if (!strcmp(key, "max-input")) {
+        bad = parse_size(value, UINT64_MAX, &c->opt.max_input);
+    } else if (!strcmp(key, "max-string") || !strcmp(key, "max-threads") || !strcmp(key, "max-methods")) {
+        bad = parse_size(value, UINT32_MAX, &n);
+        if (!bad)
+            *(key[4] == 's' ? &c->opt.max_string : key[4] == 't' ? &c->opt.max_threads : &c->opt.max_methods) =
+                (uint32_t)n;
+    } else if (!strcmp(key, "max-events")) {
+        bad = parse_size(value, UINT64_MAX, &c->opt.max_events);
     } else if (!strcmp(key, "read-chunk")) {
         bad = parse_size(value, 1 << 24, &n);
         if (!bad)
@@ -147,27 +170,35 @@ static int choose_reader(tc_conv *c, const char *path)
     return TC_OK;
 }
 
-int tc_conv_open(tc_conv *c, const char *path, const char *format)
+/* Name the input and resolve -i; the first half of every open. */
+static int open_prepare(tc_conv *c, const char *name, const char *format)
 {
     if (c->opened)
         return tci_error(&c->diag, TC_ERR_USAGE, "api", UINT64_MAX, "an input is already open");
     c->opened = true;
-    c->path = strdup(path);
+    c->path = strdup(name);
     if (!c->path)
         return TC_ERR_NOMEM;
     c->diag.input = c->path;
     c->trace.input_path = c->path;
     const char *slash = strrchr(c->path, '/');
     c->trace.input_name = slash ? slash + 1 : c->path;
+    c->trace.max_string = c->opt.max_string;
+    c->trace.max_threads = c->opt.max_threads;
+    c->trace.max_methods = c->opt.max_methods;
     if (format && !(c->reader = tci_find_reader(format)))
         return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX,
                          "unknown input format '%s' (see --list-formats)", format);
-    int rc = tci_source_open(&c->src, path, &c->opt, &c->diag);
-    if (rc != TC_OK)
-        return rc;
+    return TC_OK;
+}
+
+/* The source is ready: choose the reader and read the header and tables. */
+static int open_reader(tc_conv *c, const char *name)
+{
+    int rc;
     if (!c->reader && c->src.size == 0)
         return tci_error(&c->diag, TC_ERR_FORMAT, "input", 0, "the input is empty");
-    if (!c->reader && (rc = choose_reader(c, path)) != TC_OK)
+    if (!c->reader && (rc = choose_reader(c, name)) != TC_OK)
         return rc;
     c->trace.reader = c->reader->name;
     c->rctx = (tci_rctx){.data = c->src.data, .size = c->src.size, .trace = &c->trace,
@@ -178,6 +209,24 @@ int tc_conv_open(tc_conv *c, const char *path, const char *format)
     if (rc != TC_OK && !c->diag.error[0])
         tci_error(&c->diag, rc, c->reader->name, UINT64_MAX, "cannot read the input");
     return rc;
+}
+
+int tc_conv_open(tc_conv *c, const char *path, const char *format)
+{
+    int rc = open_prepare(c, path, format);
+    if (rc == TC_OK)
+        rc = tci_source_open(&c->src, path, &c->opt, &c->diag);
+    return rc == TC_OK ? open_reader(c, path) : rc;
+}
+
+int tc_conv_open_memory(tc_conv *c, const void *data, size_t size, const char *name, const char *format)
+{
+    if (!name)
+        name = "(memory)";
+    int rc = open_prepare(c, name, format);
+    if (rc == TC_OK)
+        rc = tci_source_open_memory(&c->src, data, size, &c->opt, &c->diag);
+    return rc == TC_OK ? open_reader(c, name) : rc;
 }
 
 /* ---- the write pipeline --------------------------------------------------- */
@@ -277,6 +326,7 @@ int tc_probe_file(const char *path, tc_probe_score *out, size_t max, char *err, 
     tci_source src;
     memset(&opt, 0, sizeof opt);
     memset(&diag, 0, sizeof diag);
+    opt.max_input = TCI_DEFAULT_MAX_INPUT; /* probing a gzip bomb is refused like converting one */
     diag.input = path;
     int rc = tci_source_open(&src, path, &opt, &diag);
     if (rc != TC_OK) {

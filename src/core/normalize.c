@@ -245,6 +245,10 @@ static int on_record(norm *n, const tci_raw *raw)
     record_times(n, s, raw, &ts, &cpu);
     if (n->pass == 1) {
         tci_count(n->d, TCI_FIG_RECORDS, 1);
+        if (TCI_UNLIKELY(n->r->opt->max_events && n->d->fig[TCI_FIG_RECORDS] > n->r->opt->max_events))
+            return tci_error(n->d, TC_ERR_LIMIT, "normalize", n->offset,
+                             "more than %llu records (option --max-events)",
+                             (unsigned long long)n->r->opt->max_events);
         n->t->threads[raw->thread].records++;
         if (n->t->threads[raw->thread].records == 1) {
             s->first_ts = ts;

@@ -77,9 +77,25 @@ typedef struct spool_state {
     uint64_t total;
     uint8_t head[2];
     size_t nhead;
+    uint64_t in_total;      /* compressed bytes read so far */
+    uint64_t max_total;     /* option max-input */
 } spool_state;
 
-enum { FEED_OK = 0, FEED_WRITE_ERROR = -1, FEED_GZIP_ERROR = -2 };
+enum { FEED_OK = 0, FEED_WRITE_ERROR = -1, FEED_GZIP_ERROR = -2, FEED_TOO_BIG = -3, FEED_BOMB = -4 };
+
+/* gzip that expands more than this beyond TCI_BOMB_FLOOR bytes is refused:
+ * real traces compress 5-20x, zlib's ceiling is ~1000x. */
+#define TCI_BOMB_RATIO 200
+#define TCI_BOMB_FLOOR ((uint64_t)256 << 20)
+
+static int check_growth(const spool_state *st)
+{
+    if (st->max_total && st->total > st->max_total)
+        return FEED_TOO_BIG;
+    if (st->mode >= 2 && st->total > TCI_BOMB_FLOOR && st->total / TCI_BOMB_RATIO > st->in_total)
+        return FEED_BOMB;
+    return FEED_OK;
+}
 
 static int feed_gzip(spool_state *st, const uint8_t *p, size_t n)
 {
@@ -97,9 +113,12 @@ static int feed_gzip(spool_state *st, const uint8_t *p, size_t n)
         if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
             return FEED_GZIP_ERROR;
         size_t have = (1 << 16) - st->z.avail_out;
+        st->total += have;
+        int grow = check_growth(st);
+        if (grow != FEED_OK)
+            return grow;
         if (have && write_all(st->out, st->zout, have) != 0)
             return FEED_WRITE_ERROR;
-        st->total += have;
         if (zr == Z_STREAM_END)
             st->mode = 3;
         else if (zr == Z_BUF_ERROR && !have)
@@ -129,41 +148,83 @@ static int feed(spool_state *st, const uint8_t *p, size_t n)
             return rc;
     }
     if (st->mode == 1) {
+        st->total += n;
+        if (check_growth(st) != FEED_OK)
+            return FEED_TOO_BIG;
         if (write_all(st->out, p, n) != 0)
             return FEED_WRITE_ERROR;
-        st->total += n;
         return FEED_OK;
     }
     return feed_gzip(st, p, n);
 }
 
-/* Copy (and inflate if gzip) everything from in_fd into a spool file, then map it. */
-static int spool(tci_source *s, int in_fd, size_t chunk, tci_diag *d)
+/* Where spooled bytes come from: a file descriptor or a memory buffer. */
+typedef struct spool_input {
+    int fd;
+    const uint8_t *mem;
+    size_t mem_left;
+} spool_input;
+
+static ssize_t spool_read(spool_input *in, uint8_t *buf, size_t n)
+{
+    if (!in->mem) {
+        ssize_t k;
+        do
+            k = read(in->fd, buf, n);
+        while (k < 0 && errno == EINTR);
+        return k;
+    }
+    size_t k = n < in->mem_left ? n : in->mem_left;
+    memcpy(buf, in->mem, k);
+    in->mem += k;
+    in->mem_left -= k;
+    return (ssize_t)k;
+}
+
+static int spool_error(spool_state *st, int fr, tci_diag *d)
+{
+    switch (fr) {
+    case FEED_WRITE_ERROR:
+        return tci_error(d, TC_ERR_IO, "input", UINT64_MAX, "cannot write the temporary spool file: %s", strerror(errno));
+    case FEED_GZIP_ERROR:
+        return tci_error(d, TC_ERR_FORMAT, "gzip", st->in_total, "corrupt gzip data: %s",
+                         st->z.msg ? st->z.msg : "inflate failed");
+    case FEED_TOO_BIG:
+        return tci_error(d, TC_ERR_LIMIT, "input", st->in_total,
+                         "input is larger than max-input (%llu bytes); raise it with --max-input",
+                         (unsigned long long)st->max_total);
+    default:
+        return tci_error(d, TC_ERR_LIMIT, "gzip", st->in_total,
+                         "gzip data expands more than %d:1 (%llu bytes from %llu): refused as a decompression bomb",
+                         TCI_BOMB_RATIO, (unsigned long long)st->total, (unsigned long long)st->in_total);
+    }
+}
+
+/* Copy (and inflate if gzip) everything from the input into a spool file, then map it. */
+static int spool(tci_source *s, spool_input *in, size_t chunk, const tci_options *o, tci_diag *d)
 {
     spool_state st;
     memset(&st, 0, sizeof st);
+    st.max_total = o->max_input;
     st.out = make_spool();
     if (st.out < 0)
         return tci_error(d, TC_ERR_IO, "input", UINT64_MAX, "cannot create a temporary file: %s", strerror(errno));
     uint8_t *buf = malloc(chunk);
     st.zout = malloc(1 << 16);
-    uint64_t in_total = 0;
     int rc = TC_OK, fr = FEED_OK;
     if (!buf || !st.zout) {
         rc = tci_error(d, TC_ERR_NOMEM, "input", UINT64_MAX, "out of memory");
         goto done;
     }
     for (;;) {
-        ssize_t k = read(in_fd, buf, chunk);
-        if (k < 0 && errno == EINTR)
-            continue;
+        ssize_t k = spool_read(in, buf, chunk);
         if (k < 0) {
-            rc = tci_error(d, TC_ERR_IO, "input", in_total, "read failed: %s", strerror(errno));
+            rc = tci_error(d, TC_ERR_IO, "input", st.in_total, "read failed: %s", strerror(errno));
             goto done;
         }
         if (k == 0)
             break;
-        in_total += (uint64_t)k;
+        st.in_total += (uint64_t)k;
         if ((fr = feed(&st, buf, (size_t)k)) != FEED_OK)
             break;
     }
@@ -171,12 +232,10 @@ static int spool(tci_source *s, int in_fd, size_t chunk, tci_diag *d)
         st.mode = 1;
         fr = feed(&st, st.head, st.nhead);
     }
-    if (fr == FEED_WRITE_ERROR)
-        rc = tci_error(d, TC_ERR_IO, "input", UINT64_MAX, "cannot write the temporary spool file: %s", strerror(errno));
-    else if (fr == FEED_GZIP_ERROR)
-        rc = tci_error(d, TC_ERR_FORMAT, "gzip", in_total, "corrupt gzip data: %s", st.z.msg ? st.z.msg : "inflate failed");
+    if (fr != FEED_OK)
+        rc = spool_error(&st, fr, d);
     else if (st.mode == 2)
-        rc = tci_error(d, TC_ERR_FORMAT, "gzip", in_total, "compressed input ends early (truncated gzip stream)");
+        rc = tci_error(d, TC_ERR_FORMAT, "gzip", st.in_total, "compressed input ends early (truncated gzip stream)");
     else
         rc = map_fd(s, st.out, st.total, d);
     s->gzipped = st.mode >= 2;
@@ -187,6 +246,21 @@ done:
     free(st.zout);
     close(st.out);
     return rc;
+}
+
+int tci_source_open_memory(tci_source *s, const uint8_t *data, size_t size, const tci_options *o, tci_diag *d)
+{
+    memset(s, 0, sizeof *s);
+    if (o->max_input && size > o->max_input)
+        return tci_error(d, TC_ERR_LIMIT, "input", UINT64_MAX, "input is larger than max-input (%llu bytes)",
+                         (unsigned long long)o->max_input);
+    if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
+        spool_input in = {.fd = -1, .mem = data, .mem_left = size};
+        return spool(s, &in, 1 << 16, o, d);
+    }
+    s->data = size ? data : empty_input; /* borrowed: the caller keeps it alive */
+    s->size = size;
+    return TC_OK;
 }
 
 int tci_source_open(tci_source *s, const char *path, const tci_options *o, tci_diag *d)
@@ -203,16 +277,24 @@ int tci_source_open(tci_source *s, const char *path, const tci_options *o, tci_d
     } else if (S_ISDIR(st.st_mode)) {
         rc = tci_error(d, TC_ERR_IO, "input", UINT64_MAX, "is a directory");
     } else if (S_ISREG(st.st_mode) && !o->read_chunk) {
-        rc = map_fd(s, fd, (uint64_t)st.st_size, d);
+        if (o->max_input && (uint64_t)st.st_size > o->max_input)
+            rc = tci_error(d, TC_ERR_LIMIT, "input", UINT64_MAX,
+                           "input is larger than max-input (%llu bytes); raise it with --max-input",
+                           (unsigned long long)o->max_input);
+        else
+            rc = map_fd(s, fd, (uint64_t)st.st_size, d);
         if (rc == TC_OK && s->size >= 2 && s->data[0] == 0x1f && s->data[1] == 0x8b) {
             tci_source_close(s); /* gzip: inflate into a spool file, then map that */
             if (lseek(fd, 0, SEEK_SET) != 0)
                 rc = tci_error(d, TC_ERR_IO, "input", UINT64_MAX, "cannot rewind: %s", strerror(errno));
-            else
-                rc = spool(s, fd, 1 << 16, d);
+            else {
+                spool_input in = {.fd = fd};
+                rc = spool(s, &in, 1 << 16, o, d);
+            }
         }
     } else {
-        rc = spool(s, fd, o->read_chunk ? o->read_chunk : 1 << 16, d);
+        spool_input in = {.fd = fd};
+        rc = spool(s, &in, o->read_chunk ? o->read_chunk : 1 << 16, o, d);
     }
     if (!is_stdin)
         close(fd);

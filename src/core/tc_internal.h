@@ -142,7 +142,18 @@ typedef struct tci_options {
     bool merge_threads;  /* pprof: one tree for all threads, no thread labels */
     uint32_t max_depth;  /* normalize: deeper frames are dropped (default 10000) */
     size_t read_chunk;   /* source: bytes per read() when spooling (0 = 64 KiB) */
+    /* Resource limits: an input beyond one is refused with a clear error. */
+    uint64_t max_input;   /* bytes of (decompressed) input; 0 = none */
+    uint32_t max_string;  /* bytes in one name or metadata value */
+    uint32_t max_threads;
+    uint32_t max_methods;
+    uint64_t max_events;  /* input records; 0 = none */
 } tci_options;
+
+#define TCI_DEFAULT_MAX_INPUT ((uint64_t)64 << 30)
+#define TCI_DEFAULT_MAX_STRING (64u << 10)
+#define TCI_DEFAULT_MAX_THREADS 1000000u
+#define TCI_DEFAULT_MAX_METHODS 50000000u
 
 /* ---- the trace: tables every reader fills ------------------------------ */
 
@@ -198,6 +209,10 @@ typedef struct tci_trace {
 
     tci_meta *meta;
     uint32_t n_meta, cap_meta;
+
+    /* limits (from the options) and why the last table operation failed */
+    uint32_t max_string, max_threads, max_methods;
+    char limit_msg[192];
 } tci_trace;
 
 int tci_trace_init(tci_trace *t);
@@ -210,7 +225,9 @@ int tci_trace_define_method(tci_trace *t, uint64_t raw_id, const char *cls, size
                             const char *file, size_t file_len, int32_t line);
 /* Add a thread; returns its index (TCI_NONE: no memory). */
 uint32_t tci_trace_add_thread(tci_trace *t, uint64_t tid);
-void tci_trace_name_thread(tci_trace *t, uint32_t thread, const char *name, size_t len, uint8_t rank);
+int tci_trace_name_thread(tci_trace *t, uint32_t thread, const char *name, size_t len, uint8_t rank);
+/* After a table function failed (TCI_NONE or an error code): report why, at offset, as module. */
+int tci_trace_fail(const tci_trace *t, tci_diag *d, const char *module, uint64_t offset);
 int tci_trace_add_meta(tci_trace *t, const char *key, size_t klen, const char *val, size_t vlen);
 const char *tci_trace_meta(const tci_trace *t, const char *key);
 /* Give every method and thread its display names; called once after pass 1. */
@@ -407,6 +424,8 @@ typedef struct tci_source {
 
 /* Open path ("-" = stdin): mmap regular files, spool streams and gzip to a temp file. */
 int tci_source_open(tci_source *s, const char *path, const tci_options *o, tci_diag *d);
+/* The same over a caller's buffer (borrowed; gzip is inflated into a spool file). */
+int tci_source_open_memory(tci_source *s, const uint8_t *data, size_t size, const tci_options *o, tci_diag *d);
 void tci_source_close(tci_source *s);
 /* Readers move forward: drop mapped pages before `upto` so peak memory stays flat on huge inputs. */
 void tci_source_release(tci_source *s, uint64_t upto);

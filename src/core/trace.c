@@ -15,9 +15,35 @@ const char *tci_clock_name(enum tci_clock c)
     }
 }
 
+/* Note why a table operation is refused; returns TC_ERR_LIMIT. */
+static int limit(tci_trace *t, const char *what, uint64_t got, uint64_t max, const char *option)
+{
+    snprintf(t->limit_msg, sizeof t->limit_msg, "%s (%llu) is above the limit of %llu (option --%s)", what,
+             (unsigned long long)got, (unsigned long long)max, option);
+    return TC_ERR_LIMIT;
+}
+
+static bool too_long(tci_trace *t, size_t len, const char *what)
+{
+    if (len <= t->max_string)
+        return false;
+    limit(t, what, len, t->max_string, "max-string");
+    return true;
+}
+
+int tci_trace_fail(const tci_trace *t, tci_diag *d, const char *module, uint64_t offset)
+{
+    if (t->limit_msg[0])
+        return tci_error(d, TC_ERR_LIMIT, module, offset, "%s", t->limit_msg);
+    return tci_error(d, TC_ERR_NOMEM, module, offset, "out of memory");
+}
+
 int tci_trace_init(tci_trace *t)
 {
     memset(t, 0, sizeof *t);
+    t->max_string = TCI_DEFAULT_MAX_STRING;
+    t->max_threads = TCI_DEFAULT_MAX_THREADS;
+    t->max_methods = TCI_DEFAULT_MAX_METHODS;
     t->pid = -1;
     t->elapsed_ns = -1;
     t->time_unit_ns = 1;
@@ -39,6 +65,10 @@ uint32_t tci_trace_method(tci_trace *t, uint64_t raw_id)
     uint32_t i = tci_idmap_get(&t->method_ids, raw_id);
     if (i != TCI_NONE)
         return i;
+    if (t->n_methods >= t->max_methods) {
+        limit(t, "number of methods", (uint64_t)t->n_methods + 1, t->max_methods, "max-methods");
+        return TCI_NONE;
+    }
     if (tci_grow((void **)&t->methods, &t->cap_methods, t->n_methods, sizeof *t->methods) != 0)
         return TCI_NONE;
     i = t->n_methods;
@@ -55,9 +85,12 @@ int tci_trace_define_method(tci_trace *t, uint64_t raw_id, const char *cls, size
                             const char *name, size_t name_len, const char *sig, size_t sig_len,
                             const char *file, size_t file_len, int32_t line)
 {
+    if (too_long(t, cls_len, "class name length") || too_long(t, name_len, "method name length") ||
+        too_long(t, sig ? sig_len : 0, "signature length") || too_long(t, file ? file_len : 0, "source file name length"))
+        return TC_ERR_LIMIT;
     uint32_t i = tci_trace_method(t, raw_id);
     if (i == TCI_NONE)
-        return TC_ERR_NOMEM;
+        return t->limit_msg[0] ? TC_ERR_LIMIT : TC_ERR_NOMEM;
     tci_method *m = &t->methods[i];
     char *c = tci_arena_strndup(&t->arena, cls, cls_len);
     m->name = tci_arena_strndup(&t->arena, name, name_len);
@@ -76,6 +109,10 @@ int tci_trace_define_method(tci_trace *t, uint64_t raw_id, const char *cls, size
 
 uint32_t tci_trace_add_thread(tci_trace *t, uint64_t tid)
 {
+    if (t->n_threads >= t->max_threads) {
+        limit(t, "number of threads", (uint64_t)t->n_threads + 1, t->max_threads, "max-threads");
+        return TCI_NONE;
+    }
     if (tci_grow((void **)&t->threads, &t->cap_threads, t->n_threads, sizeof *t->threads) != 0)
         return TCI_NONE;
     tci_thread *th = &t->threads[t->n_threads];
@@ -84,22 +121,27 @@ uint32_t tci_trace_add_thread(tci_trace *t, uint64_t tid)
     return t->n_threads++;
 }
 
-void tci_trace_name_thread(tci_trace *t, uint32_t thread, const char *name, size_t len, uint8_t rank)
+int tci_trace_name_thread(tci_trace *t, uint32_t thread, const char *name, size_t len, uint8_t rank)
 {
     tci_thread *th = &t->threads[thread];
+    if (too_long(t, len, "thread name length"))
+        return TC_ERR_LIMIT;
     if (th->name && rank < th->name_rank)
-        return;
+        return TC_OK;
     if (th->name && strlen(th->name) == len && memcmp(th->name, name, len) == 0)
-        return; /* the same name again: do not grow the arena */
+        return TC_OK; /* the same name again: do not grow the arena */
     char *n = tci_arena_strndup(&t->arena, name, len);
-    if (n) {
-        th->name = n;
-        th->name_rank = rank;
-    }
+    if (!n)
+        return TC_ERR_NOMEM;
+    th->name = n;
+    th->name_rank = rank;
+    return TC_OK;
 }
 
 int tci_trace_add_meta(tci_trace *t, const char *key, size_t klen, const char *val, size_t vlen)
 {
+    if (too_long(t, klen, "metadata key length") || too_long(t, vlen, "metadata value length"))
+        return TC_ERR_LIMIT;
     for (uint32_t i = 0; i < t->n_meta; i++) /* a later value wins (summary after header) */
         if (strlen(t->meta[i].key) == klen && memcmp(t->meta[i].key, key, klen) == 0) {
             t->meta[i].value = tci_arena_strndup(&t->arena, val, vlen);

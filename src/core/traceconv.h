@@ -70,8 +70,12 @@ TC_API void tc_conv_free(tc_conv *c);
 /*
  * Options are key/value strings so that new writers do not change the ABI.
  * Known keys: "process-name" (string), "strict" (0/1), "no-thread" (0/1),
- * "weight" (wall|cpu), "max-depth" (integer), "read-chunk" (bytes per read
- * when spooling a stream; for tests). Unknown keys are a usage error.
+ * "weight" (wall|cpu), "max-depth" (integer), "merge-threads" (0/1),
+ * "read-chunk" (bytes per read when spooling a stream; for tests), and the
+ * resource limits "max-input" (bytes, K/M/G suffixes; default 64G),
+ * "max-string" (default 64K), "max-threads" (default 1000000),
+ * "max-methods" (default 50000000), "max-events" (input records; default
+ * none). Unknown keys are a usage error.
  */
 TC_API int tc_conv_set_option(tc_conv *c, const char *key, const char *value);
 
@@ -84,6 +88,10 @@ TC_API void tc_conv_set_progress(tc_conv *c, tc_progress_fn fn, void *user);
  * transparently. format NULL means: detect from content.
  */
 TC_API int tc_conv_open(tc_conv *c, const char *path, const char *format);
+
+/* The same for input already in memory (borrowed until tc_conv_free). name is
+ * used in messages and as the default process name; NULL means "(memory)". */
+TC_API int tc_conv_open_memory(tc_conv *c, const void *data, size_t size, const char *name, const char *format);
 
 /* Convert the opened input with the named writer into out. */
 TC_API int tc_conv_write(tc_conv *c, const char *writer, FILE *out);

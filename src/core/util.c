@@ -195,12 +195,17 @@ int tci_figure_kind(enum tci_figure_id id) { return figure_info[id].kind; }
 static void diag_format(char *out, size_t outlen, const char *input, const char *module,
                         uint64_t offset, const char *fmt, va_list ap)
 {
-    int n;
+    int n = input ? snprintf(out, outlen, "%s: ", input) : 0; /* options have no file yet */
+    if (n < 0 || (size_t)n >= outlen)
+        return;
+    int k;
     if (offset != UINT64_MAX)
-        n = snprintf(out, outlen, "%s: %s: offset 0x%llx: ", input ? input : "-", module,
-                     (unsigned long long)offset);
+        k = snprintf(out + n, outlen - (size_t)n, "%s: offset 0x%llx: ", module, (unsigned long long)offset);
     else
-        n = snprintf(out, outlen, "%s: %s: ", input ? input : "-", module);
+        k = snprintf(out + n, outlen - (size_t)n, "%s: ", module);
+    if (k < 0)
+        return;
+    n += k;
     if (n < 0 || (size_t)n >= outlen)
         return;
     vsnprintf(out + n, outlen - (size_t)n, fmt, ap);

@@ -144,7 +144,7 @@ static int key_value(tci_rctx *r, span line, uint64_t off)
     span k = {line.p, (size_t)(eq - line.p)}, v = {eq + 1, line.n - k.n - 1};
     uint64_t n;
     if (tci_trace_add_meta(t, k.p, k.n, v.p, v.n) != TC_OK)
-        return TC_ERR_NOMEM;
+        return tci_trace_fail(t, r->diag, "art", off);
     if (span_eq(k, "clock")) {
         if (span_eq(v, "dual")) t->clock = TCI_CLOCK_DUAL;
         else if (span_eq(v, "wall") || span_eq(v, "global")) t->clock = TCI_CLOCK_WALL;
@@ -173,8 +173,9 @@ static int thread_line(tci_rctx *r, art *a, span line, uint64_t off, uint8_t ran
     }
     uint32_t th = thread_for_list_id(r, tid);
     if (th == TCI_NONE)
-        return TC_ERR_NOMEM;
-    tci_trace_name_thread(r->trace, th, f[1].p, f[1].n, rank);
+        return tci_trace_fail(r->trace, r->diag, "art", off);
+    if (tci_trace_name_thread(r->trace, th, f[1].p, f[1].n, rank) != TC_OK)
+        return tci_trace_fail(r->trace, r->diag, "art", off);
     map_record_id(a, tid, th);
     return TC_OK;
 }
@@ -205,8 +206,10 @@ static int method_line(tci_rctx *r, span line, uint64_t off)
         if (lineno < -2 || lineno > INT32_MAX)
             lineno = -1;
     }
-    return tci_trace_define_method(r->trace, id & ~(uint64_t)3, f[1].p, f[1].n, f[2].p, f[2].n, sig.p, sig.n,
-                                   file.p, file.n, (int32_t)lineno);
+    if (tci_trace_define_method(r->trace, id & ~(uint64_t)3, f[1].p, f[1].n, f[2].p, f[2].n, sig.p, sig.n,
+                                file.p, file.n, (int32_t)lineno) != TC_OK)
+        return tci_trace_fail(r->trace, r->diag, "art", off);
+    return TC_OK;
 }
 
 /*
@@ -256,7 +259,7 @@ static int parse_key_text(tci_rctx *r, art *a, const char *text, size_t len, uin
             return tci_error(r->diag, TC_ERR_FORMAT, "art", off, "text before *version");
         }
         if (rc != TC_OK)
-            return rc == TC_ERR_NOMEM ? tci_error(r->diag, rc, "art", off, "out of memory") : rc;
+            return rc; /* reported where it happened */
     }
     *end_off = SIZE_MAX;
     return TC_OK;
@@ -424,7 +427,7 @@ static int stream_item(tci_rctx *r, art *a)
                 line.n--;
             int rc = method_line(r, line, a->pos + 5);
             if (rc != TC_OK)
-                return tci_error(r->diag, rc, "art", a->pos, "out of memory");
+                return rc; /* reported by method_line */
         }
         a->pos += 5 + len;
         return TC_OK;
@@ -439,10 +442,11 @@ static int stream_item(tci_rctx *r, art *a)
             if (th >= TID_AMBIGUOUS) {
                 th = tci_trace_add_thread(r->trace, id);
                 if (th == TCI_NONE)
-                    return tci_error(r->diag, TC_ERR_NOMEM, "art", a->pos, "out of memory");
+                    return tci_trace_fail(r->trace, r->diag, "art", a->pos);
                 a->tid_map[id] = th;
             }
-            tci_trace_name_thread(r->trace, th, (const char *)b + 7, len, RANK_INLINE);
+            if (tci_trace_name_thread(r->trace, th, (const char *)b + 7, len, RANK_INLINE) != TC_OK)
+                return tci_trace_fail(r->trace, r->diag, "art", a->pos + 7);
         }
         a->pos += 7 + len;
         return TC_OK;
@@ -517,7 +521,7 @@ static inline int decode_record(tci_rctx *r, art *a, const uint8_t *b, tci_raw *
     if (TCI_UNLIKELY(m == TCI_NONE))
         m = method_slow(r, a, value & ~3u);
     if (TCI_UNLIKELY(th == TCI_NONE || m == TCI_NONE))
-        return tci_error(r->diag, TC_ERR_NOMEM, "art", a->pos, "out of memory");
+        return tci_trace_fail(r->trace, r->diag, "art", a->pos);
     ev->thread = th;
     ev->method = m;
     ev->action = (uint8_t)(value & 3);
