@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_GEN   = cmake -S . -B
 
-.PHONY: all build demo test test-asan bench install clean corpus
+.PHONY: all build demo test test-asan bench fuzz install clean corpus
 
 all: build
 
@@ -35,6 +35,14 @@ bench:
 	@$(MAKE) --no-print-directory build
 	@bench/run.sh $(BUILD)
 
+# libFuzzer targets (clang), each for FUZZ_SECONDS (default 600); crashes go to tests/fuzz/regressions/.
+fuzz:
+	@scripts/setup.sh fuzz
+	@CC=clang $(CMAKE_GEN) build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_BUILD_FUZZERS=ON -DTC_SANITIZE=ON \
+		-DTC_BUILD_TESTS=OFF >/dev/null
+	@cmake --build build-fuzz -j$(JOBS)
+	@scripts/fuzz.sh build-fuzz
+
 install: build
 	@cmake --install $(BUILD)
 
@@ -42,4 +50,4 @@ corpus:
 	@corpus/regen.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz
