@@ -1,0 +1,108 @@
+"""The bad-input suite: inputs from crashed apps, truncated pulls and wrong
+tools, each with the outcome traceconv must give. Every case is built here
+from a small hand-made trace, so the expected byte offset comes from how the
+case was made, not from traceconv's output.
+
+A case is (name, bytes, expect) where expect is a dict:
+  exit     1 (clean error, no output file) or 0 (converted, with a warning)
+  module   the module named in the message ("art", "gzip", "input", ...)
+  offset   the byte offset the message must name, or None
+  words    a phrase the message must contain
+"""
+import gzip
+import os
+import random
+import struct
+
+MAGIC = b"SLOW"
+
+
+def key_text(threads="1\tmain\n", methods="0x4\tcom.example.A\trun\t()V\tA.java\n", extra=""):
+    return ("*version\n3\ndata-file-overflow=false\nclock=dual\nelapsed-time-usec=1000\n"
+            "vm=art\npid=1\n" + extra + "*threads\n" + threads + "*methods\n" + methods + "*end\n").encode()
+
+
+def header(version=3, offset=32, start=1000, rec_size=14):
+    h = MAGIC + struct.pack("<HHQH", version, offset, start, rec_size)
+    return h + b"\0" * (offset - len(h)) if offset >= len(h) else h[:offset]
+
+
+def records(n=4):
+    out = b""
+    for i in range(n):
+        action = i % 2  # enter, exit, enter, exit
+        out += struct.pack("<HIII", 1, 0x4 | action, 10 * i, 10 * i)
+    return out
+
+
+def stream_header():
+    return MAGIC + struct.pack("<HHQH", 0xF3, 32, 1000, 14) + b"\0" * 14
+
+
+def make_cases():
+    cases = []
+    good = key_text()
+    end_of_key = len(good)
+
+    def add(name, data, **expect):
+        cases.append((name, data, expect))
+
+    # key section cut inside *methods: there is no *end line
+    cut = good[: good.index(b"*methods") + 12]
+    add("truncated-key-section", cut, exit=1, module="art", offset=len(cut), words="no *end")
+    # *end line missing, binary data follows directly
+    no_end = good.replace(b"*end\n", b"") + header() + records()
+    add("missing-end", no_end, exit=1, module="art", offset=len(no_end), words="no *end")
+    # the header says data starts at 64, the file ends before that
+    short = good + MAGIC + struct.pack("<HHQH", 3, 64, 1000, 14) + b"\0" * 6
+    add("header-shorter-than-data-offset", short, exit=1, module="art", offset=end_of_key + 6,
+        words="data offset 64")
+    add("record-size-0", good + header(rec_size=0) + records(), exit=1, module="art",
+        offset=end_of_key + 16, words="record size 0")
+    add("record-size-absurd", good + header(rec_size=9999) + records(), exit=1, module="art",
+        offset=end_of_key + 16, words="record size 9999")
+    # the last record is cut: the complete ones convert, with a warning naming where
+    body = good + header() + records(4)
+    add("truncated-last-record", body[:-5], exit=0, module="art", offset=len(body) - 14,
+        words="ends inside a record")
+    # thread and method lines without tabs are skipped with a warning at the line
+    t_line = b"1 main\n"
+    no_tab = key_text(threads="1 main\n") + header() + records()
+    add("thread-line-without-tab", no_tab, exit=0, module="art", offset=no_tab.index(t_line),
+        words="thread line")
+    # a 1 MB method name is refused by the max-string limit, at its line
+    huge = "x" * (1 << 20)
+    big = key_text(methods=f"0x4\tcom.example.A\t{huge}\t()V\tA.java\n") + header() + records()
+    add("method-name-1MB", big, exit=1, module="art", offset=big.index(b"0x4\tcom.example.A"),
+        words="max-string")
+    # names that are not UTF-8 convert; the JSON test checks the output parses
+    bad_utf8 = key_text(threads="1\tma\xffin\n".encode("latin-1").decode("latin-1")).replace(
+        "ma\xffin".encode(), b"ma\xffin") + header() + records()
+    add("non-utf8-names", bad_utf8, exit=0, module=None, offset=None, words=None)
+    add("zero-length", b"", exit=1, module="input", offset=0, words="empty")
+    rnd = random.Random(1)
+    add("random-bytes", bytes(rnd.randrange(256) for _ in range(4096)), exit=1, module="probe", offset=None,
+        words="unknown input format")
+    gz = gzip.compress(good + header() + records(200))
+    add("gzip-ends-early", gz[: len(gz) // 2], exit=1, module="gzip", offset=None, words="ends early")
+    add("gzip-bomb", gzip.compress(b"\0" * (300 << 20), 9), exit=1, module="gzip", offset=None,
+        words="decompression bomb")
+    # a stream whose inline method item says 200 bytes, with 20 left
+    item = b"\0\0\x01" + struct.pack("<H", 200) + b"0x4\tcom.example.A\trun\t()V\tA.java\n"[:20]
+    s = stream_header() + item
+    add("stream-item-past-end", s, exit=0, module="art", offset=32, words="ends inside a record or item")
+    # the data header is text, not binary (perflib's header-only fixture, made here)
+    add("no-data-header", good + b"data section follows\n", exit=1, module="art", offset=end_of_key,
+        words="SLOW")
+    return cases
+
+
+def write_cases(directory):
+    os.makedirs(directory, exist_ok=True)
+    out = []
+    for name, data, expect in make_cases():
+        path = os.path.join(directory, name + (".trace.gz" if name.startswith("gzip") else ".trace"))
+        with open(path, "wb") as f:
+            f.write(data)
+        out.append((name, path, expect))
+    return out
