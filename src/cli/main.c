@@ -86,10 +86,19 @@ static FILE *open_temp_beside(const char *target)
                      slash ? slash + 1 : target);
     if (n < 0 || (size_t)n >= sizeof temp_path)
         return NULL;
+    /* no signal between creating the file and noting it, or it would stay behind */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigaddset(&block, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &block, &old);
     int fd = mkstemp(temp_path);
+    have_temp = fd >= 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
     if (fd < 0)
         return NULL;
-    have_temp = 1;
     fchmod(fd, 0666 & ~umask(umask(0)));
     return fdopen(fd, "wb");
 }
