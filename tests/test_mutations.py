@@ -1,5 +1,5 @@
-"""Seeded mutation test: every project corpus trace and every file of
-../shared/corpus/art is mutated a few hundred times (bit flips, truncations,
+"""Seeded mutation test: every project corpus trace and every input file of
+../shared/corpus (art, rhea, systrace) is mutated a few hundred times (bit flips, truncations,
 splices, overwritten runs). Each conversion must end in success (exit 0) or
 one clean error (exit 1) - never a signal, a sanitizer report or a hang -
 and an error must leave no output file. Writers rotate across runs.
@@ -70,8 +70,11 @@ def main():
     per_file = int(os.environ.get("TC_MUTATIONS", "250"))
     sources = [p for _, p, _ in ctx.project_cases()]
     shared = ctx.shared_corpus("art")
-    if shared:
-        sources += sorted(glob.glob(os.path.join(shared, "*.trace")))
+    if shared:  # every input there, whatever its format: unknown ones must be refused cleanly too
+        for sub in ("art", "rhea", "systrace"):
+            for p in sorted(glob.glob(os.path.join(ctx.shared, "corpus", sub, "*"))):
+                if not p.endswith((".md", ".py")) and "LICENSE" not in p:
+                    sources.append(p)
     else:
         print("note: ../shared/corpus is absent: mutating the project corpus only")
     rnd = random.Random(20261120)
