@@ -51,6 +51,9 @@
 /* An event packet without strings packs to well under this many bytes
  * (so its length is one varint byte). */
 #define PF_SMALL_PACKET 120u
+/* A SliceEventView with name iid < 2^24 and CPU delta < 2^32 packs within this. */
+#define PF_VIEW_MAX 31u
+#define PF_VIEW_CACHE_BITS 13
 #define PF_IID_TABLE_MAX (16u << 20)
 
 typedef Perfetto__Protos__TracePacket pf_packet;
@@ -73,6 +76,14 @@ typedef struct pf_w {
     Perfetto__Protos__EventPacketView view;      /* the same packet, hot-path view */
     Perfetto__Protos__SliceEventView view_event;
     int64_t cpu_delta;
+    /* Packed SliceEventViews by content: an END differs from the last only in
+     * its CPU delta, hot BEGINs repeat (method, delta); most events reuse
+     * bytes protobuf-c made earlier instead of packing again. Direct-mapped. */
+    struct pf_cached_view {
+        uint64_t key; /* 0 = empty */
+        uint8_t len;
+        uint8_t bytes[PF_VIEW_MAX];
+    } *views;
     uint64_t dropped;      /* events deeper than PF_MAX_DEPTH */
 } pf_w;
 
@@ -249,7 +260,8 @@ static int alloc_state(pf_w *p, const tci_trace *t)
     uint32_t n = t->n_threads ? t->n_threads : 1;
     p->next_iid = tci_calloc(n, sizeof *p->next_iid);
     p->last_cpu = tci_calloc(n, sizeof *p->last_cpu);
-    if (!p->next_iid || !p->last_cpu)
+    p->views = tci_calloc((size_t)1 << PF_VIEW_CACHE_BITS, sizeof *p->views);
+    if (!p->next_iid || !p->last_cpu || !p->views)
         return TC_ERR_NOMEM;
     for (uint32_t i = 0; i < t->n_threads; i++)
         p->next_iid[i] = 1;
@@ -313,7 +325,18 @@ static void init_event_template(pf_w *p)
     p->view.has_trusted_packet_sequence_id = 1;
     p->view.has_sequence_flags = 1;
     p->view.sequence_flags = PF_FLAG_NEEDS;
-    p->view.track_event = &p->view_event;
+    p->view.has_track_event = 1;
+}
+
+/* The content of a SliceEventView as one number, or 0 when it does not fit (then it is not cached). */
+static uint64_t view_key(const Perfetto__Protos__SliceEventView *v)
+{
+    if (v->name_iid >= (1u << 24) || (uint64_t)v->extra_counter_values >= ((uint64_t)1 << 32))
+        return 0;
+    return (uint64_t)1 << 63 | (uint64_t)v->type | (uint64_t)v->has_name_iid << 2 |
+           (uint64_t)v->has_source_location_iid << 3 | (uint64_t)v->has_extra_counter_values << 4 |
+           (uint64_t)(v->has_name_iid ? v->name_iid : 0) << 5 |
+           (uint64_t)(v->has_extra_counter_values ? v->extra_counter_values : 0) << 29;
 }
 
 /* The common packet: no strings, so the lean view (same wire fields) packs it. */
@@ -328,6 +351,20 @@ static int put_plain_event(tci_wctx *w)
     v->source_location_iid = p->te.source_location_iid;
     v->has_extra_counter_values = p->te.n_extra_counter_values;
     v->extra_counter_values = p->cpu_delta;
+    uint8_t scratch[64];
+    uint64_t key = p->views ? view_key(v) : 0;
+    if (key) {
+        struct pf_cached_view *e = &p->views[(key * 0x9E3779B97F4A7C15ull) >> (64 - PF_VIEW_CACHE_BITS)];
+        if (e->key != key) {
+            e->len = (uint8_t)protobuf_c_message_pack(&v->base, e->bytes);
+            e->key = key;
+        }
+        p->view.track_event.data = e->bytes;
+        p->view.track_event.len = e->len;
+    } else {
+        p->view.track_event.data = scratch;
+        p->view.track_event.len = protobuf_c_message_pack(&v->base, scratch);
+    }
     p->view.timestamp = p->pk.timestamp;
     p->view.trusted_packet_sequence_id = p->pk.trusted_packet_sequence_id;
     return put_packet(w, (const ProtobufCMessage *)&p->view, true);
@@ -558,6 +595,7 @@ static void pf_close(tci_wctx *w)
     }
     free(p->next_iid);
     free(p->last_cpu);
+    free(p->views);
     tci_idmap_free(&p->interned);
 }
 
