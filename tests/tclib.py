@@ -151,11 +151,9 @@ def json_thread_totals(path):
 def folded_thread_totals(path):
     """Per first frame (thread): summed counts."""
     out = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            stack, _, count = line.rstrip("\n").rpartition(" ")
-            root = stack.split(";", 1)[0]
-            out[root] = out.get(root, 0) + int(count)
+    for stack, count in read_folded(path).items():
+        root = stack.split(";", 1)[0]
+        out[root] = out.get(root, 0) + count
     return out
 
 

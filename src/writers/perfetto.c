@@ -143,6 +143,18 @@ static int put_packet(tci_wctx *w, const ProtobufCMessage *pk, bool small)
     return o->err ? TC_ERR_IO : TC_OK;
 }
 
+/* Every packet but the hot-path view: when, on which sequence, with which flags. */
+static void packet_header(pf_packet *pk, int64_t ts, uint32_t seq, uint32_t flags)
+{
+    *pk = (pf_packet)PERFETTO__PROTOS__TRACE_PACKET__INIT;
+    pk->has_timestamp = 1;
+    pk->timestamp = clamp_ts(ts);
+    pk->has_trusted_packet_sequence_id = 1;
+    pk->trusted_packet_sequence_id = seq;
+    pk->has_sequence_flags = flags != 0;
+    pk->sequence_flags = flags;
+}
+
 static int32_t pid32(const tci_trace *t)
 {
     return t->pid >= 0 && t->pid <= INT32_MAX ? (int32_t)t->pid : 0;
@@ -159,13 +171,8 @@ static int write_process(tci_wctx *w)
     td.has_uuid = 1;
     td.uuid = PF_UUID_PROCESS;
     td.process = &proc;
-    pf_packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-    pk.has_timestamp = 1;
-    pk.timestamp = clamp_ts(t->start_ns);
-    pk.has_trusted_packet_sequence_id = 1;
-    pk.trusted_packet_sequence_id = PF_SEQ_PROCESS;
-    pk.has_sequence_flags = 1;
-    pk.sequence_flags = PF_FLAG_CLEARED;
+    pf_packet pk;
+    packet_header(&pk, t->start_ns, PF_SEQ_PROCESS, PF_FLAG_CLEARED);
     pk.has_first_packet_on_sequence = 1;
     pk.first_packet_on_sequence = 1;
     pk.track_descriptor = &td;
@@ -208,13 +215,8 @@ static int write_thread(tci_wctx *w, uint32_t i)
     Perfetto__Protos__TracePacketDefaults def = PERFETTO__PROTOS__TRACE_PACKET_DEFAULTS__INIT;
     def.track_event_defaults = &ted;
 
-    pf_packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-    pk.has_timestamp = 1;
-    pk.timestamp = clamp_ts(t->start_ns);
-    pk.has_trusted_packet_sequence_id = 1;
-    pk.trusted_packet_sequence_id = thread_seq(i);
-    pk.has_sequence_flags = 1;
-    pk.sequence_flags = PF_FLAG_CLEARED | PF_FLAG_NEEDS;
+    pf_packet pk;
+    packet_header(&pk, t->start_ns, thread_seq(i), PF_FLAG_CLEARED | PF_FLAG_NEEDS);
     pk.has_first_packet_on_sequence = 1;
     pk.first_packet_on_sequence = 1;
     pk.track_descriptor = &td;
@@ -244,13 +246,8 @@ static int write_thread(tci_wctx *w, uint32_t i)
     ctd.has_parent_uuid = 1;
     ctd.parent_uuid = thread_uuid(i);
     ctd.counter = &cd;
-    pf_packet cp = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-    cp.has_timestamp = 1;
-    cp.timestamp = clamp_ts(t->start_ns);
-    cp.has_trusted_packet_sequence_id = 1;
-    cp.trusted_packet_sequence_id = thread_seq(i);
-    cp.has_sequence_flags = 1;
-    cp.sequence_flags = PF_FLAG_NEEDS;
+    pf_packet cp;
+    packet_header(&cp, t->start_ns, thread_seq(i), PF_FLAG_NEEDS);
     cp.track_descriptor = &ctd;
     return put_packet(w, &cp.base, false);
 }
@@ -555,11 +552,8 @@ static int write_facts(tci_wctx *w)
     te.name = title;
     te.n_debug_annotations = f.n;
     te.debug_annotations = f.ptr;
-    pf_packet pk = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-    pk.has_timestamp = 1;
-    pk.timestamp = clamp_ts(t->start_ns);
-    pk.has_trusted_packet_sequence_id = 1;
-    pk.trusted_packet_sequence_id = PF_SEQ_PROCESS;
+    pf_packet pk;
+    packet_header(&pk, t->start_ns, PF_SEQ_PROCESS, 0);
     pk.track_event = &te;
     return put_packet(w, &pk.base, false);
 }
