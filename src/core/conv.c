@@ -3,6 +3,7 @@
 #include "tc_internal.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -211,11 +212,42 @@ static int open_reader(tc_conv *c, const char *name)
     return rc;
 }
 
+/* name.key or name.data of a legacy split pair (pre-1.0 SDK, ART.md §7): the
+ * sibling's path, or NULL when path is not one of them. */
+static char *legacy_sibling(const char *path)
+{
+    size_t n = strlen(path);
+    const char *ext = n > 5 && !strcmp(path + n - 5, ".data") ? ".key"
+                      : n > 4 && !strcmp(path + n - 4, ".key") ? ".data" : NULL;
+    if (!ext)
+        return NULL;
+    size_t stem = n - (ext[1] == 'k' ? 5 : 4);
+    char *s = malloc(stem + strlen(ext) + 1);
+    if (s) {
+        memcpy(s, path, stem);
+        strcpy(s + stem, ext);
+    }
+    return s;
+}
+
+/* A legacy pair is its key section followed by its data: read them as one file. */
+static int open_legacy_pair(tc_conv *c, const char *path, const char *sibling)
+{
+    struct stat st;
+    if (stat(sibling, &st) != 0)
+        return tci_error(&c->diag, TC_ERR_IO, "art", UINT64_MAX,
+                         "a legacy split trace needs both halves: %s is missing", sibling);
+    bool is_key = strcmp(path + strlen(path) - 4, ".key") == 0;
+    return tci_source_open_concat(&c->src, is_key ? path : sibling, is_key ? sibling : path, &c->opt, &c->diag);
+}
+
 int tc_conv_open(tc_conv *c, const char *path, const char *format)
 {
     int rc = open_prepare(c, path, format);
+    char *sibling = rc == TC_OK && (!format || !strcmp(format, "art")) ? legacy_sibling(path) : NULL;
     if (rc == TC_OK)
-        rc = tci_source_open(&c->src, path, &c->opt, &c->diag);
+        rc = sibling ? open_legacy_pair(c, path, sibling) : tci_source_open(&c->src, path, &c->opt, &c->diag);
+    free(sibling);
     return rc == TC_OK ? open_reader(c, path) : rc;
 }
 

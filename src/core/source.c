@@ -200,8 +200,9 @@ static int spool_error(spool_state *st, int fr, tci_diag *d)
     }
 }
 
-/* Copy (and inflate if gzip) everything from the input into a spool file, then map it. */
-static int spool(tci_source *s, spool_input *in, size_t chunk, const tci_options *o, tci_diag *d)
+/* Copy (and inflate if gzip) everything from the inputs, one after the
+ * other, into a spool file, then map it. */
+static int spool_all(tci_source *s, spool_input *ins, size_t n_in, size_t chunk, const tci_options *o, tci_diag *d)
 {
     spool_state st;
     memset(&st, 0, sizeof st);
@@ -216,14 +217,16 @@ static int spool(tci_source *s, spool_input *in, size_t chunk, const tci_options
         rc = tci_error(d, TC_ERR_NOMEM, "input", UINT64_MAX, "out of memory");
         goto done;
     }
-    for (;;) {
-        ssize_t k = spool_read(in, buf, chunk);
+    for (size_t which = 0; which < n_in;) {
+        ssize_t k = spool_read(&ins[which], buf, chunk);
         if (k < 0) {
             rc = tci_error(d, TC_ERR_IO, "input", st.in_total, "read failed: %s", strerror(errno));
             goto done;
         }
-        if (k == 0)
-            break;
+        if (k == 0) {
+            which++;
+            continue;
+        }
         st.in_total += (uint64_t)k;
         if ((fr = feed(&st, buf, (size_t)k)) != FEED_OK)
             break;
@@ -245,6 +248,29 @@ done:
     free(buf);
     free(st.zout);
     close(st.out);
+    return rc;
+}
+
+static int spool(tci_source *s, spool_input *in, size_t chunk, const tci_options *o, tci_diag *d)
+{
+    return spool_all(s, in, 1, chunk, o, d);
+}
+
+int tci_source_open_concat(tci_source *s, const char *first, const char *second, const tci_options *o,
+                           tci_diag *d)
+{
+    memset(s, 0, sizeof *s);
+    spool_input in[2] = {{.fd = -1}, {.fd = -1}};
+    const char *paths[2] = {first, second};
+    int rc = TC_OK;
+    for (int i = 0; i < 2 && rc == TC_OK; i++)
+        if ((in[i].fd = open(paths[i], O_RDONLY | O_CLOEXEC)) < 0)
+            rc = tci_error(d, TC_ERR_IO, "input", UINT64_MAX, "cannot open %s: %s", paths[i], strerror(errno));
+    if (rc == TC_OK)
+        rc = spool_all(s, in, 2, 1 << 16, o, d);
+    for (int i = 0; i < 2; i++)
+        if (in[i].fd >= 0)
+            close(in[i].fd);
     return rc;
 }
 

@@ -424,6 +424,9 @@ typedef struct tci_source {
 
 /* Open path ("-" = stdin): mmap regular files, spool streams and gzip to a temp file. */
 int tci_source_open(tci_source *s, const char *path, const tci_options *o, tci_diag *d);
+/* Two files read as one (a legacy .key + .data pair), through a spool file. */
+int tci_source_open_concat(tci_source *s, const char *first, const char *second, const tci_options *o,
+                           tci_diag *d);
 /* The same over a caller's buffer (borrowed; gzip is inflated into a spool file). */
 int tci_source_open_memory(tci_source *s, const uint8_t *data, size_t size, const tci_options *o, tci_diag *d);
 void tci_source_close(tci_source *s);
