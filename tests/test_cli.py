@@ -4,6 +4,7 @@ default output name, overwrite protection, stdin/stdout, gzip, empty/garbage/
 truncated inputs, --strict, --quiet and an unwritable output path."""
 import gzip
 import os
+import subprocess
 import random
 import shutil
 import stat
@@ -178,6 +179,26 @@ def main():
     r = ctx.run(["-o", "json", basic, os.path.join(nd, "o.json")], check_rc=1)
     ctx.check(not os.path.exists(os.path.join(w, "no")), "non-existent output dir: something was created")
     ctx.check(s(r.stderr).strip() != "", "non-existent output dir: no message")
+
+    # binary output is not sent to a terminal unless -f says so; text output is
+    import pty
+    master, slave = pty.openpty()
+    try:
+        for fmt, extra, want in (("pprof", [], 2), ("perfetto", [], 2), ("json", [], 0), ("pprof", ["-f"], 0)):
+            p = subprocess.run([ctx.traceconv, "-q", *extra, "-o", fmt, basic, "-"], stdout=slave,
+                               stderr=subprocess.PIPE, timeout=60)
+            ctx.eq(p.returncode, want, f"-o {fmt} {' '.join(extra)} to a terminal: exit status")
+            if want == 2:
+                ctx.check(b"terminal" in p.stderr, f"-o {fmt} to a terminal: says why: {p.stderr!r}")
+            while True:  # drain what reached the terminal so the next run cannot block
+                import select
+                if not select.select([master], [], [], 0)[0]:
+                    break
+                if not os.read(master, 1 << 16):
+                    break
+    finally:
+        os.close(master)
+        os.close(slave)
     ctx.done()
 
 

@@ -207,6 +207,15 @@ static void print_summary(tc_conv *c, const char *in, const char *out, const cha
     fputc('\n', stderr);
 }
 
+static int writer_is_binary(const char *name)
+{
+    const tc_format_info *f;
+    for (size_t i = 0; (f = tc_format_at(i)); i++)
+        if (!f->is_reader && !strcmp(f->name, name))
+            return f->is_binary;
+    return 0;
+}
+
 typedef struct cli {
     const char *in_format, *out_format, *input, *output;
     int force, quiet;
@@ -225,6 +234,12 @@ static int convert(cli *a)
             return EXIT_CONVERT;
     }
     to_stdout = !strcmp(output, "-");
+    if (to_stdout && !a->force && isatty(STDOUT_FILENO) && writer_is_binary(a->out_format)) {
+        fprintf(stderr, "traceconv: %s output is binary: not writing it to a terminal (redirect it, or use -f)\n",
+                a->out_format);
+        free(owned_out);
+        return EXIT_USAGE;
+    }
     struct stat st_in, st_out;
     int special = 0; /* a FIFO or device: write into it; renaming over it would replace it */
     if (!to_stdout && !stat(output, &st_out)) {

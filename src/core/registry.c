@@ -45,10 +45,11 @@ const tc_format_info *tc_format_at(size_t index)
         return NULL;
     tc_format_info *f = &infos[index];
     if (index < COUNT(readers))
-        *f = (tc_format_info){readers[index]->name, readers[index]->description, readers[index]->extensions, 1};
+        *f = (tc_format_info){readers[index]->name, readers[index]->description, readers[index]->extensions, 1, 0};
     else {
         const tci_writer *w = writers[index - COUNT(readers)];
-        *f = (tc_format_info){w->name, w->description, w->extensions, 0};
+        *f = (tc_format_info){w->name, w->description, w->extensions, 0,
+                              (w->flags & (TCI_WF_BINARY | TCI_WF_GZIP)) != 0};
     }
     return f;
 }

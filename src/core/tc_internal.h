@@ -377,7 +377,8 @@ int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out);
 enum tci_writer_flags {
     TCI_WF_AGGREGATE = 1,    /* finish() receives the call tree */
     TCI_WF_GLOBAL_ORDER = 2, /* events must arrive in global time order */
-    TCI_WF_GZIP = 4          /* the sink gzips the output */
+    TCI_WF_GZIP = 4,         /* the sink gzips the output */
+    TCI_WF_BINARY = 8        /* output is not text */
 };
 
 typedef struct tci_wctx {

@@ -55,6 +55,7 @@ typedef struct tc_format_info {
     const char *description; /* "Android ART/Dalvik method trace" */
     const char *extensions;  /* comma separated, first is the default */
     int is_reader;           /* 1 reader, 0 writer */
+    int is_binary;           /* writers: output is not text (do not send it to a terminal) */
 } tc_format_info;
 
 /* Readers first, then writers; NULL past the end. */

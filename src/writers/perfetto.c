@@ -598,6 +598,7 @@ const tci_writer tci_writer_perfetto = {
     .description = "Perfetto protobuf trace (ui.perfetto.dev, trace processor)",
     .extensions = "pftrace",
     .priv_size = sizeof(pf_w),
+    .flags = TCI_WF_BINARY,
     .begin = pf_begin,
     .event = pf_event,
     .finish = pf_finish,
