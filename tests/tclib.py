@@ -176,3 +176,37 @@ KNOWN_BUGS = {
 def known_bug(name):
     """' [KNOWN BUG ...]' for a corpus case with a reported traceconv bug, else ''."""
     return f" [{KNOWN_BUGS[name]}]" if name in KNOWN_BUGS else ""
+
+
+# -- go tool pprof -raw --------------------------------------------------------
+
+SAMPLE_RE = re.compile(r"^\s+(-?\d+)(?:\s+(-?\d+))?: ([\d ]*)$")
+LABEL_RE = re.compile(r"^\s+(\w+):\[(.*)\]$")
+LOC_RE = re.compile(r"^\s*(\d+): 0x0 M=1 (.*) (\S*):(-?\d+) s=-?\d+(?:\(.*\))?$")
+
+
+def pprof_raw(text):
+    """-raw output -> (sample types, [(wall, cpu|None, [loc ids leaf first], {label: value})], {loc: name})."""
+    samples, locs, types = [], {}, []
+    section = None
+    for line in text.splitlines():
+        if line in ("Samples:", "Locations", "Mappings"):
+            section = line
+            continue
+        if section == "Samples:":
+            if not types:
+                types = [t.split("/")[0] for t in line.split()]
+                continue
+            m = SAMPLE_RE.match(line)
+            if m:
+                samples.append([int(m.group(1)), int(m.group(2)) if m.group(2) else None,
+                                [int(x) for x in m.group(3).split()], {}])
+                continue
+            m = LABEL_RE.match(line)
+            if m and samples:
+                samples[-1][3][m.group(1)] = m.group(2)
+        elif section == "Locations":
+            m = LOC_RE.match(line)
+            if m:
+                locs[int(m.group(1))] = m.group(2)
+    return types, samples, locs

@@ -72,38 +72,6 @@ def pprof(ctx, env, *args):
     return r.stdout.decode(errors="replace")
 
 
-SAMPLE_RE = re.compile(r"^\s+(-?\d+)(?:\s+(-?\d+))?: ([\d ]*)$")
-LABEL_RE = re.compile(r"^\s+(\w+):\[(.*)\]$")
-LOC_RE = re.compile(r"^\s*(\d+): 0x0 M=1 (.*) (\S*):(-?\d+) s=-?\d+(?:\(.*\))?$")
-
-
-def parse_raw(text):
-    """-raw output -> (sample types, [(wall, cpu|None, [loc ids leaf first], {label: value})], {loc: name})."""
-    samples, locs, types = [], {}, []
-    section = None
-    for line in text.splitlines():
-        if line in ("Samples:", "Locations", "Mappings"):
-            section = line
-            continue
-        if section == "Samples:":
-            if not types:
-                types = [t.split("/")[0] for t in line.split()]
-                continue
-            m = SAMPLE_RE.match(line)
-            if m:
-                samples.append([int(m.group(1)), int(m.group(2)) if m.group(2) else None,
-                                [int(x) for x in m.group(3).split()], {}])
-                continue
-            m = LABEL_RE.match(line)
-            if m and samples:
-                samples[-1][3][m.group(1)] = m.group(2)
-        elif section == "Locations":
-            m = LOC_RE.match(line)
-            if m:
-                locs[int(m.group(1))] = m.group(2)
-    return types, samples, locs
-
-
 TOTAL_RE = re.compile(r"of (-?[\d.e+]+)ns total")
 
 
@@ -168,7 +136,7 @@ def check_input(ctx, env, src, name):
     raw = pprof(ctx, env, "-raw", out)
     if raw is None:
         return None
-    types, samples, locs = parse_raw(raw)
+    types, samples, locs = tclib.pprof_raw(raw)
     ctx.eq(types[:1], ["wall"], f"{name}: first sample type")
 
     # protoc with the upstream schema decodes the wire format
@@ -270,7 +238,7 @@ def check_small(ctx, env):
     if merged:
         raw = pprof(ctx, env, "-raw", merged)
         if raw is not None:
-            _, samples, locs = parse_raw(raw)
+            _, samples, locs = tclib.pprof_raw(raw)
             ctx.check(all(not s[3] for s in samples), "merge-threads: samples carry no labels")
             got = {}
             for wall, _, ids, _ in samples:

@@ -66,6 +66,8 @@ static uint32_t child(tci_calltree *ct, uint32_t parent, uint32_t method, uint32
 
 int tci_calltree_event(tci_calltree *ct, const tci_event *ev)
 {
+    if (ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT)
+        return TC_OK; /* instants, counters and async slices are not calls */
     struct tci_ctstack *st = &ct->stacks[ev->thread];
     if (ev->kind == TCI_EV_ENTER) {
         uint32_t parent = st->depth ? st->frames[st->depth - 1].node : ct->roots[ev->thread];

@@ -27,7 +27,10 @@ tc_conv *tc_conv_new(void)
     tc_conv *c = tci_calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    tci_trace_init(&c->trace);
+    if (tci_trace_init(&c->trace) != TC_OK) {
+        free(c);
+        return NULL;
+    }
     c->opt.max_input = TCI_DEFAULT_MAX_INPUT;
     c->opt.max_string = c->trace.max_string;
     c->opt.max_threads = c->trace.max_threads;

@@ -130,8 +130,24 @@ static void emit(norm *n, uint32_t thread, uint32_t method, uint32_t depth, uint
 {
     if (n->pass != 2 || n->status != TC_OK)
         return;
-    tci_event ev = {.ts_ns = ts, .cpu_ns = cpu, .thread = thread, .method = method,
+    tci_event ev = {.ts_ns = ts, .cpu_ns = cpu, .value = 0, .id = 0, .thread = thread, .method = method,
                     .depth = depth, .kind = kind, .flags = flags};
+    n->d->fig[TCI_FIG_EVENTS]++;
+    int rc = n->emit(n->user, &ev);
+    if (rc != TC_OK)
+        n->status = rc;
+}
+
+/* Events outside the call stack (instants, counters, async slices) pass through. */
+static void emit_point(norm *n, const tci_raw *raw, int64_t ts, int64_t cpu)
+{
+    if (n->pass != 2 || n->status != TC_OK)
+        return;
+    static const uint8_t kinds[] = {[TCI_ACT_INSTANT] = TCI_EV_INSTANT, [TCI_ACT_COUNTER] = TCI_EV_COUNTER,
+                                    [TCI_ACT_ASYNC_BEGIN] = TCI_EV_ASYNC_BEGIN, [TCI_ACT_ASYNC_END] = TCI_EV_ASYNC_END};
+    tci_event ev = {.ts_ns = ts, .cpu_ns = cpu, .value = raw->action == TCI_ACT_COUNTER ? raw->value : 0,
+                    .id = raw->action >= TCI_ACT_ASYNC_BEGIN ? raw->id : 0, .thread = raw->thread,
+                    .method = raw->method, .depth = 0, .kind = kinds[raw->action], .flags = 0};
     n->d->fig[TCI_FIG_EVENTS]++;
     int rc = n->emit(n->user, &ev);
     if (rc != TC_OK)
@@ -209,6 +225,14 @@ static void on_exit(norm *n, uint32_t thread, nthread *s, uint32_t method, uint8
         s->overflow--;
         return;
     }
+    if (method == TCI_NONE) { /* "end whatever is open" (systrace's bare E) */
+        if (s->depth == s->floor) { /* nothing entered: an unnamed frame cannot be reconstructed */
+            tci_warn(n->d, TCI_FIG_IGNORED_EXIT, "normalize", n->offset,
+                     "thread %llu: an end without a begin; ignored", (unsigned long long)n->t->threads[thread].tid);
+            return;
+        }
+        method = s->stack[s->depth - 1];
+    }
     if (s->depth == s->floor) {
         on_exit_of_recon(n, thread, s, method, flags, ts, cpu);
         return;
@@ -260,6 +284,12 @@ static int on_record(norm *n, const tci_raw *raw)
         return TC_ERR_NOMEM;
     }
     switch (raw->action) {
+    case TCI_ACT_INSTANT:
+    case TCI_ACT_COUNTER:
+    case TCI_ACT_ASYNC_BEGIN:
+    case TCI_ACT_ASYNC_END:
+        emit_point(n, raw, ts, cpu);
+        return n->status;
     case TCI_ACT_ENTER:
         return on_enter(n, raw->thread, s, raw->method, ts, cpu);
     case TCI_ACT_EXIT:
@@ -290,7 +320,9 @@ static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void
         for (size_t i = 0; i < got; i++) {
             const tci_raw *raw = &batch[i];
             n->offset = raw->offset;
-            if (TCI_UNLIKELY(raw->thread >= n->t->n_threads || raw->method >= n->t->n_methods))
+            if (TCI_UNLIKELY(raw->thread >= n->t->n_threads || raw->action > TCI_ACT_ASYNC_END ||
+                             (raw->method >= n->t->n_methods &&
+                              !(raw->method == TCI_NONE && (raw->action == TCI_ACT_EXIT || raw->action == TCI_ACT_UNWIND)))))
                 return tci_error(n->d, TC_ERR_FORMAT, "normalize", raw->offset, "reader produced an invalid record");
             if ((rc = on_record(n, raw)) != TC_OK)
                 return rc;

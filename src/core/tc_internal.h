@@ -170,14 +170,24 @@ typedef struct tci_method {
     const char *full_name;  /* "pkg.Class.method: (I)V" - timelines */
     const char *short_name; /* "pkg.Class.method" - flame graphs, pprof */
     bool defined;
+    bool plain_name;        /* a name from tci_trace_name, not a method: shown as it is */
 } tci_method;
 
 typedef struct tci_thread {
     uint64_t tid;       /* full id as the input lists it */
     const char *name;   /* never NULL after tci_trace_finalize */
     uint8_t name_rank;  /* a name of higher or equal rank replaces the current one */
+    uint32_t process;   /* index into the trace's processes (0: the input's own process) */
     uint64_t records;   /* input records of this thread (pass 1) */
 } tci_thread;
+
+/* A process: method traces have one (index 0, the traced app); system
+ * traces (atrace/systrace) have many. */
+typedef struct tci_process {
+    int64_t pid;        /* -1 unknown: process 0 gets the trace's pid at finalize */
+    const char *name;   /* NULL: process 0 takes the trace's process name, others "process <pid>" */
+    uint8_t name_rank;
+} tci_process;
 
 typedef struct tci_meta {
     const char *key, *value;
@@ -207,6 +217,9 @@ typedef struct tci_trace {
     tci_thread *threads;
     uint32_t n_threads, cap_threads;
 
+    tci_process *processes;   /* [0] always exists */
+    uint32_t n_processes, cap_processes;
+
     tci_meta *meta;
     uint32_t n_meta, cap_meta;
 
@@ -223,8 +236,14 @@ uint32_t tci_trace_method(tci_trace *t, uint64_t raw_id);
 int tci_trace_define_method(tci_trace *t, uint64_t raw_id, const char *cls, size_t cls_len,
                             const char *name, size_t name_len, const char *sig, size_t sig_len,
                             const char *file, size_t file_len, int32_t line);
-/* Add a thread; returns its index (TCI_NONE: no memory). */
+/* Add a thread (of process 0); returns its index (TCI_NONE: no memory or a limit). */
 uint32_t tci_trace_add_thread(tci_trace *t, uint64_t tid);
+/* The process with this pid, created if new (TCI_NONE: no memory or a limit). */
+uint32_t tci_trace_process(tci_trace *t, int64_t pid);
+int tci_trace_name_process(tci_trace *t, uint32_t process, const char *name, size_t len, uint8_t rank);
+/* A slice, instant, counter or async name that is not a method: an entry of
+ * the method table (no class), the same entry for the same text. */
+uint32_t tci_trace_name(tci_trace *t, const char *name, size_t len);
 int tci_trace_name_thread(tci_trace *t, uint32_t thread, const char *name, size_t len, uint8_t rank);
 /* After a table function failed (TCI_NONE or an error code): report why, at offset, as module. */
 int tci_trace_fail(const tci_trace *t, tci_diag *d, const char *module, uint64_t offset);
@@ -235,7 +254,14 @@ int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o);
 
 /* ---- events: what normalize gives the writers --------------------------- */
 
-enum tci_event_kind { TCI_EV_ENTER = 1, TCI_EV_EXIT = 2 };
+enum tci_event_kind {
+    TCI_EV_ENTER = 1,       /* a slice begins on the thread (method: its name) */
+    TCI_EV_EXIT = 2,        /* the innermost open slice of the thread ends */
+    TCI_EV_INSTANT = 3,     /* a point event on the thread */
+    TCI_EV_COUNTER = 4,     /* value of the counter `method` of the thread's process */
+    TCI_EV_ASYNC_BEGIN = 5, /* an async slice `method` with cookie `id`, process-scoped */
+    TCI_EV_ASYNC_END = 6
+};
 enum tci_event_flags {
     TCI_EVF_SYNTHETIC = 1, /* made by a conversion rule (reconstructed, closed at end) */
     TCI_EVF_UNWIND = 2,    /* exit caused by an exception */
@@ -245,20 +271,29 @@ enum tci_event_flags {
 typedef struct tci_event {
     int64_t ts_ns;   /* timeline time: absolute ns */
     int64_t cpu_ns;  /* thread CPU time since the thread's clock base, or TCI_NO_TIME */
+    double value;    /* COUNTER: the value */
+    uint64_t id;     /* ASYNC_*: the cookie */
     uint32_t thread, method;
-    uint32_t depth;  /* 0 = outermost frame of the thread */
+    uint32_t depth;  /* ENTER/EXIT: 0 = outermost frame of the thread */
     uint8_t kind, flags;
 } tci_event;
 
 /* ---- readers ------------------------------------------------------------ */
 
-enum tci_action { TCI_ACT_ENTER = 0, TCI_ACT_EXIT = 1, TCI_ACT_UNWIND = 2, TCI_ACT_INVALID = 3 };
+enum tci_action {
+    TCI_ACT_ENTER = 0, TCI_ACT_EXIT = 1, TCI_ACT_UNWIND = 2, TCI_ACT_INVALID = 3, /* ART's action bits */
+    TCI_ACT_INSTANT = 4, TCI_ACT_COUNTER = 5, TCI_ACT_ASYNC_BEGIN = 6, TCI_ACT_ASYNC_END = 7
+};
 
-/* One input record as a reader sees it: raw times in the reader's unit. */
+/* One input record as a reader sees it: raw times in the reader's unit.
+ * An EXIT or UNWIND with method TCI_NONE closes the innermost open frame
+ * (systrace's bare "E"). */
 typedef struct tci_raw {
     int64_t wall;    /* TCI_NO_TIME when the input has none */
     int64_t cpu;     /* TCI_NO_TIME when the input has none */
     uint64_t offset; /* byte offset of the record, for messages */
+    double value;    /* COUNTER */
+    uint64_t id;     /* ASYNC_*: the cookie */
     uint32_t thread, method;
     uint8_t action;
 } tci_raw;

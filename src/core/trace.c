@@ -44,6 +44,12 @@ int tci_trace_init(tci_trace *t)
     t->max_string = TCI_DEFAULT_MAX_STRING;
     t->max_threads = TCI_DEFAULT_MAX_THREADS;
     t->max_methods = TCI_DEFAULT_MAX_METHODS;
+    t->processes = tci_calloc(4, sizeof *t->processes); /* process 0: the input's own */
+    if (!t->processes)
+        return TC_ERR_NOMEM;
+    t->cap_processes = 4;
+    t->n_processes = 1;
+    t->processes[0].pid = -1;
     t->pid = -1;
     t->elapsed_ns = -1;
     t->time_unit_ns = 1;
@@ -54,6 +60,7 @@ void tci_trace_free(tci_trace *t)
 {
     free(t->methods);
     free(t->threads);
+    free(t->processes);
     free(t->meta);
     tci_idmap_free(&t->method_ids);
     tci_arena_free(&t->arena);
@@ -121,6 +128,72 @@ uint32_t tci_trace_add_thread(tci_trace *t, uint64_t tid)
     return t->n_threads++;
 }
 
+uint32_t tci_trace_process(tci_trace *t, int64_t pid)
+{
+    for (uint32_t i = 0; i < t->n_processes; i++)
+        if (t->processes[i].pid == pid)
+            return i;
+    if (t->n_processes >= t->max_threads) { /* a process has at least one thread */
+        limit(t, "number of processes", (uint64_t)t->n_processes + 1, t->max_threads, "max-threads");
+        return TCI_NONE;
+    }
+    if (tci_grow((void **)&t->processes, &t->cap_processes, t->n_processes, sizeof *t->processes) != 0)
+        return TCI_NONE;
+    tci_process *p = &t->processes[t->n_processes];
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    return t->n_processes++;
+}
+
+int tci_trace_name_process(tci_trace *t, uint32_t process, const char *name, size_t len, uint8_t rank)
+{
+    tci_process *p = &t->processes[process];
+    if (too_long(t, len, "process name length"))
+        return TC_ERR_LIMIT;
+    if (p->name && rank < p->name_rank)
+        return TC_OK;
+    char *n = tci_arena_strndup(&t->arena, name, len);
+    if (!n)
+        return TC_ERR_NOMEM;
+    p->name = n;
+    p->name_rank = rank;
+    return TC_OK;
+}
+
+/* Names share the method table; their ids are hashes of the text with the top
+ * bit set (method ids from inputs are pointers or index << 2, far below). */
+static uint64_t name_id(const char *s, size_t n, uint64_t seed)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ seed;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+    return h | (uint64_t)1 << 63;
+}
+
+uint32_t tci_trace_name(tci_trace *t, const char *name, size_t len)
+{
+    if (too_long(t, len, "name length"))
+        return TCI_NONE;
+    for (uint64_t seed = 0;; seed++) { /* a collision of two texts: try the next hash */
+        uint64_t id = name_id(name, len, seed);
+        uint32_t i = tci_idmap_get(&t->method_ids, id);
+        if (i == TCI_NONE) {
+            if ((i = tci_trace_method(t, id)) == TCI_NONE)
+                return TCI_NONE;
+            tci_method *m = &t->methods[i];
+            m->name = tci_arena_strndup(&t->arena, name, len);
+            if (!m->name)
+                return TCI_NONE;
+            m->sig = "";
+            m->defined = m->plain_name = true;
+            return i;
+        }
+        const tci_method *m = &t->methods[i];
+        if (m->plain_name && strlen(m->name) == len && memcmp(m->name, name, len) == 0)
+            return i;
+    }
+}
+
 int tci_trace_name_thread(tci_trace *t, uint32_t thread, const char *name, size_t len, uint8_t rank)
 {
     tci_thread *th = &t->threads[thread];
@@ -170,6 +243,10 @@ const char *tci_trace_meta(const tci_trace *t, const char *key)
 
 static int name_method(tci_trace *t, tci_method *m)
 {
+    if (m->plain_name) {
+        m->short_name = m->full_name = m->name;
+        return TC_OK;
+    }
     if (!m->defined) {
         m->short_name = tci_arena_printf(&t->arena, "unknown.0x%llx", (unsigned long long)m->raw_id);
         m->full_name = m->short_name;
@@ -217,8 +294,18 @@ int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o)
                 break;
             }
     }
-    t->process_name = o->process_name ? o->process_name : file_stem(t, t->input_path);
+    /* --process-name, else a name the input gives, else the input file's stem */
+    t->process_name = o->process_name ? o->process_name
+                      : t->processes[0].name ? t->processes[0].name : file_stem(t, t->input_path);
     if (!t->process_name)
         return TC_ERR_NOMEM;
+    /* process 0 is the input's own; others are named by their input or by pid */
+    if (t->processes[0].pid < 0)
+        t->processes[0].pid = t->pid;
+    t->processes[0].name = t->process_name;
+    for (uint32_t i = 1; i < t->n_processes; i++)
+        if (!t->processes[i].name &&
+            !(t->processes[i].name = tci_arena_printf(&t->arena, "process %lld", (long long)t->processes[i].pid)))
+            return TC_ERR_NOMEM;
     return TC_OK;
 }

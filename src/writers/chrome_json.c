@@ -12,6 +12,7 @@
  */
 #include "tc_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 typedef struct json_w {
@@ -20,7 +21,39 @@ typedef struct json_w {
     size_t *name_len;
     char **prefix;     /* per thread: "pid":P,"tid":T, */
     size_t *prefix_len;
+    char *cat;         /* ,"cat":"<reader>" */
+    size_t cat_len;
 } json_w;
+
+/* The process names first (one per process with events), then the threads. */
+static void write_metadata(tci_sink *o, const tci_trace *t, const json_w *j)
+{
+    bool first = true;
+    for (uint32_t p = 0; p < t->n_processes; p++) {
+        bool used = false;
+        for (uint32_t i = 0; i < t->n_threads && !used; i++)
+            used = t->threads[i].process == p && t->threads[i].records;
+        if (!used && !(first && p + 1 == t->n_processes)) /* the array never starts with a comma */
+            continue;
+        long long pid = (long long)t->processes[p].pid;
+        tci_sink_printf(o, "%s{\"ph\":\"M\",\"pid\":%lld,\"tid\":%lld,\"name\":\"process_name\",\"args\":{\"name\":",
+                        first ? "" : ",\n", pid, pid);
+        tci_sink_json_string(o, t->processes[p].name);
+        tci_sink_puts(o, "}}");
+        first = false;
+    }
+    for (uint32_t i = 0, sort = 0; i < t->n_threads; i++) {
+        if (!t->threads[i].records)
+            continue;
+        tci_sink_puts(o, ",\n{\"ph\":\"M\",");
+        tci_sink_write(o, j->prefix[i], j->prefix_len[i]);
+        tci_sink_puts(o, "\"name\":\"thread_name\",\"args\":{\"name\":");
+        tci_sink_json_string(o, t->threads[i].name);
+        tci_sink_puts(o, "}},\n{\"ph\":\"M\",");
+        tci_sink_write(o, j->prefix[i], j->prefix_len[i]);
+        tci_sink_printf(o, "\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%u}}", sort++);
+    }
+}
 
 static int json_begin(tci_wctx *w)
 {
@@ -37,40 +70,58 @@ static int json_begin(tci_wctx *w)
         if (!(j->name[i] = tci_json_quote(&j->arena, t->methods[i].full_name, &j->name_len[i])))
             return TC_ERR_NOMEM;
     }
-    int64_t pid = t->pid;
     for (uint32_t i = 0; i < t->n_threads; i++) {
-        j->prefix[i] = tci_arena_printf(&j->arena, "\"pid\":%lld,\"tid\":%llu,", (long long)pid,
+        j->prefix[i] = tci_arena_printf(&j->arena, "\"pid\":%lld,\"tid\":%llu,",
+                                        (long long)t->processes[t->threads[i].process].pid,
                                         (unsigned long long)t->threads[i].tid);
         if (!j->prefix[i])
             return TC_ERR_NOMEM;
         j->prefix_len[i] = strlen(j->prefix[i]);
     }
-    tci_sink_printf(o, "{\"traceEvents\":[\n{\"ph\":\"M\",\"pid\":%lld,\"tid\":%lld,\"name\":\"process_name\",\"args\":{\"name\":",
-                    (long long)pid, (long long)pid);
-    tci_sink_json_string(o, t->process_name);
-    tci_sink_puts(o, "}}");
-    for (uint32_t i = 0, sort = 0; i < t->n_threads; i++) {
-        if (!t->threads[i].records)
-            continue;
-        tci_sink_puts(o, ",\n{\"ph\":\"M\",");
-        tci_sink_write(o, j->prefix[i], j->prefix_len[i]);
-        tci_sink_puts(o, "\"name\":\"thread_name\",\"args\":{\"name\":");
-        tci_sink_json_string(o, t->threads[i].name);
-        tci_sink_puts(o, "}},\n{\"ph\":\"M\",");
-        tci_sink_write(o, j->prefix[i], j->prefix_len[i]);
-        tci_sink_printf(o, "\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%u}}", sort++);
-    }
+    /* the category names the input's format: "art" for method traces */
+    if (!(j->cat = tci_arena_printf(&j->arena, ",\"cat\":\"%s\"", t->reader ? t->reader : "trace")))
+        return TC_ERR_NOMEM;
+    j->cat_len = strlen(j->cat);
+    tci_sink_puts(o, "{\"traceEvents\":[\n");
+    write_metadata(o, t, j);
     return TC_OK;
+}
+
+/* Instants, counters and async slices: "i" (thread scope), "C", "b"/"e". */
+static int json_point_event(tci_wctx *w, const tci_event *ev)
+{
+    json_w *j = w->priv;
+    tci_sink *o = w->out;
+    if (ev->kind == TCI_EV_COUNTER && !isfinite(ev->value))
+        return TC_OK; /* JSON has no NaN or infinity; such a sample says nothing */
+    static const char *const ph[] = {[TCI_EV_INSTANT] = ",\n{\"ph\":\"i\",\"s\":\"t\",",
+                                     [TCI_EV_COUNTER] = ",\n{\"ph\":\"C\",",
+                                     [TCI_EV_ASYNC_BEGIN] = ",\n{\"ph\":\"b\",",
+                                     [TCI_EV_ASYNC_END] = ",\n{\"ph\":\"e\","};
+    tci_sink_puts(o, ph[ev->kind]);
+    tci_sink_write(o, j->prefix[ev->thread], j->prefix_len[ev->thread]);
+    TCI_PUT_LIT(o, "\"ts\":");
+    tci_sink_milli(o, ev->ts_ns - w->trace->start_ns);
+    TCI_PUT_LIT(o, ",\"name\":");
+    tci_sink_write(o, j->name[ev->method], j->name_len[ev->method]);
+    tci_sink_write(o, j->cat, j->cat_len);
+    if (ev->kind == TCI_EV_COUNTER)
+        tci_sink_printf(o, ",\"args\":{\"value\":%.17g}", ev->value);
+    else if (ev->kind != TCI_EV_INSTANT)
+        tci_sink_printf(o, ",\"id\":\"0x%llx\"", (unsigned long long)ev->id);
+    tci_sink_putc(o, '}');
+    return o->err ? TC_ERR_IO : TC_OK;
 }
 
 static int json_event(tci_wctx *w, const tci_event *ev)
 {
     json_w *j = w->priv;
     tci_sink *o = w->out;
-    if (ev->kind == TCI_EV_ENTER)
-        TCI_PUT_LIT(o, ",\n{\"ph\":\"B\",");
-    else
-        TCI_PUT_LIT(o, ",\n{\"ph\":\"E\",");
+    switch (ev->kind) {
+    case TCI_EV_ENTER: TCI_PUT_LIT(o, ",\n{\"ph\":\"B\","); break;
+    case TCI_EV_EXIT: TCI_PUT_LIT(o, ",\n{\"ph\":\"E\","); break;
+    default: return json_point_event(w, ev);
+    }
     tci_sink_write(o, j->prefix[ev->thread], j->prefix_len[ev->thread]);
     TCI_PUT_LIT(o, "\"ts\":");
     tci_sink_milli(o, ev->ts_ns - w->trace->start_ns);
@@ -80,7 +131,7 @@ static int json_event(tci_wctx *w, const tci_event *ev)
     }
     TCI_PUT_LIT(o, ",\"name\":");
     tci_sink_write(o, j->name[ev->method], j->name_len[ev->method]);
-    TCI_PUT_LIT(o, ",\"cat\":\"art\"");
+    tci_sink_write(o, j->cat, j->cat_len);
     if (ev->flags & TCI_EVF_SYNTHETIC)
         tci_sink_puts(o, ev->kind == TCI_EV_ENTER ? ",\"args\":{\"synthetic\":\"open when tracing began\"}"
                                                   : ",\"args\":{\"synthetic\":\"open when tracing ended\"}");

@@ -24,9 +24,17 @@ static int ir_begin(tci_wctx *w)
         tci_sink_json_string(o, t->meta[i].value);
         tci_sink_putc(o, '\n');
     }
+    for (uint32_t i = 1; i < t->n_processes; i++) { /* process 0 is the "trace" line */
+        tci_sink_printf(o, "process %u pid=%lld name=", i, (long long)t->processes[i].pid);
+        tci_sink_json_string(o, t->processes[i].name);
+        tci_sink_putc(o, '\n');
+    }
     for (uint32_t i = 0; i < t->n_threads; i++) {
-        tci_sink_printf(o, "thread %u tid=%llu records=%llu name=", i, (unsigned long long)t->threads[i].tid,
+        tci_sink_printf(o, "thread %u tid=%llu records=%llu", i, (unsigned long long)t->threads[i].tid,
                         (unsigned long long)t->threads[i].records);
+        if (t->threads[i].process)
+            tci_sink_printf(o, " process=%u", t->threads[i].process);
+        tci_sink_puts(o, " name=");
         tci_sink_json_string(o, t->threads[i].name);
         tci_sink_putc(o, '\n');
     }
@@ -45,7 +53,10 @@ static int ir_begin(tci_wctx *w)
 static int ir_event(tci_wctx *w, const tci_event *ev)
 {
     tci_sink *o = w->out;
-    tci_sink_puts(o, ev->kind == TCI_EV_ENTER ? "B t=" : "E t=");
+    static const char *const tags[] = {[TCI_EV_ENTER] = "B t=", [TCI_EV_EXIT] = "E t=", [TCI_EV_INSTANT] = "I t=",
+                                       [TCI_EV_COUNTER] = "C t=", [TCI_EV_ASYNC_BEGIN] = "S t=",
+                                       [TCI_EV_ASYNC_END] = "F t="};
+    tci_sink_puts(o, tags[ev->kind]);
     tci_sink_u64(o, ev->thread);
     tci_sink_puts(o, " m=");
     tci_sink_u64(o, ev->method);
@@ -58,6 +69,10 @@ static int ir_event(tci_wctx *w, const tci_event *ev)
         tci_sink_putc(o, '-');
     else
         tci_sink_i64(o, ev->cpu_ns);
+    if (ev->kind == TCI_EV_COUNTER)
+        tci_sink_printf(o, " value=%.17g", ev->value);
+    else if (ev->kind == TCI_EV_ASYNC_BEGIN || ev->kind == TCI_EV_ASYNC_END)
+        tci_sink_printf(o, " id=%llu", (unsigned long long)ev->id);
     if (ev->flags) {
         tci_sink_putc(o, ' ');
         if (ev->flags & TCI_EVF_SYNTHETIC) tci_sink_putc(o, 'S');

@@ -85,6 +85,7 @@ typedef struct pf_w {
         uint8_t bytes[PF_VIEW_MAX];
     } *views;
     uint64_t dropped;      /* events deeper than PF_MAX_DEPTH */
+    uint64_t not_written;  /* instants, counters, async slices: not written yet */
 } pf_w;
 
 /* Track uuids: thread i -> 2i+2, its CPU-time counter -> 2i+3; 1 is the process. */
@@ -155,28 +156,53 @@ static void packet_header(pf_packet *pk, int64_t ts, uint32_t seq, uint32_t flag
     pk->sequence_flags = flags;
 }
 
-static int32_t pid32(const tci_trace *t)
+static int32_t pid32(const tci_trace *t, uint32_t process)
 {
-    return t->pid >= 0 && t->pid <= INT32_MAX ? (int32_t)t->pid : 0;
+    int64_t pid = t->processes[process].pid;
+    return pid >= 0 && pid <= INT32_MAX ? (int32_t)pid : 0;
 }
 
-static int write_process(tci_wctx *w)
+/* Process 0 (the input's own) is track 1; other processes of system traces
+ * get uuids above every thread's. */
+static uint64_t process_uuid(uint32_t process)
+{
+    return process ? ((uint64_t)1 << 40) + process : PF_UUID_PROCESS;
+}
+
+static bool process_used(const tci_trace *t, uint32_t process)
+{
+    if (process == 0)
+        return true; /* it carries the trace-level facts */
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        if (t->threads[i].process == process && t->threads[i].records)
+            return true;
+    return false;
+}
+
+/* One descriptor per process, all on the process sequence. */
+static int write_processes(tci_wctx *w)
 {
     const tci_trace *t = w->trace;
-    Perfetto__Protos__ProcessDescriptor proc = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
-    proc.has_pid = 1;
-    proc.pid = pid32(t);
-    proc.process_name = (char *)t->process_name;
-    Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-    td.has_uuid = 1;
-    td.uuid = PF_UUID_PROCESS;
-    td.process = &proc;
-    pf_packet pk;
-    packet_header(&pk, t->start_ns, PF_SEQ_PROCESS, PF_FLAG_CLEARED);
-    pk.has_first_packet_on_sequence = 1;
-    pk.first_packet_on_sequence = 1;
-    pk.track_descriptor = &td;
-    return put_packet(w, &pk.base, false);
+    int rc = TC_OK;
+    for (uint32_t p = 0; p < t->n_processes && rc == TC_OK; p++) {
+        if (!process_used(t, p))
+            continue;
+        Perfetto__Protos__ProcessDescriptor proc = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
+        proc.has_pid = 1;
+        proc.pid = pid32(t, p);
+        proc.process_name = (char *)t->processes[p].name;
+        Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+        td.has_uuid = 1;
+        td.uuid = process_uuid(p);
+        td.process = &proc;
+        pf_packet pk;
+        packet_header(&pk, t->start_ns, PF_SEQ_PROCESS, p == 0 ? PF_FLAG_CLEARED : 0);
+        pk.has_first_packet_on_sequence = p == 0;
+        pk.first_packet_on_sequence = p == 0;
+        pk.track_descriptor = &td;
+        rc = put_packet(w, &pk.base, false);
+    }
+    return rc;
 }
 
 /* First packet of a thread's sequence: its track, cleared state, the category
@@ -186,7 +212,7 @@ static int write_thread(tci_wctx *w, uint32_t i)
     const tci_trace *t = w->trace;
     Perfetto__Protos__ThreadDescriptor th = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
     th.has_pid = 1;
-    th.pid = pid32(t);
+    th.pid = pid32(t, t->threads[i].process);
     th.has_tid = 1;
     th.tid = (int64_t)t->threads[i].tid;
     th.thread_name = (char *)t->threads[i].name;
@@ -198,7 +224,7 @@ static int write_thread(tci_wctx *w, uint32_t i)
     Perfetto__Protos__EventCategory cat = PERFETTO__PROTOS__EVENT_CATEGORY__INIT;
     cat.has_iid = 1;
     cat.iid = PF_CATEGORY_IID;
-    cat.name = "art";
+    cat.name = (char *)(t->reader ? t->reader : "trace"); /* "art" for method traces */
     Perfetto__Protos__EventCategory *cats[1] = {&cat};
     Perfetto__Protos__InternedData in = PERFETTO__PROTOS__INTERNED_DATA__INIT;
     in.n_event_categories = 1;
@@ -373,7 +399,7 @@ static int pf_begin(tci_wctx *w)
     init_event_template(w->priv);
     int rc = alloc_state(w->priv, t);
     if (rc == TC_OK)
-        rc = write_process(w);
+        rc = write_processes(w);
     for (uint32_t i = 0; rc == TC_OK && i < t->n_threads; i++) {
         if (t->threads[i].records)
             rc = write_thread(w, i);
@@ -444,6 +470,10 @@ static int pf_event(tci_wctx *w, const tci_event *ev)
 {
     pf_w *p = w->priv;
     const tci_trace *t = w->trace;
+    if (ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT) {
+        p->not_written++; /* counter and async tracks are not written yet (issue 5) */
+        return TC_OK;
+    }
     if (ev->depth >= PF_MAX_DEPTH) {
         p->dropped++;
         return TC_OK;
@@ -558,21 +588,26 @@ static int write_facts(tci_wctx *w)
     return put_packet(w, &pk.base, false);
 }
 
+/* diag is muted in pass 2, so writer counts are added here, with one kept message. */
+static void report_dropped(tci_wctx *w, uint64_t n, const char *fmt, int arg)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, fmt, (unsigned long long)n, arg);
+    bool muted = w->diag->muted;
+    w->diag->muted = false;
+    tci_warn(w->diag, TCI_FIG_WRITER_DROPPED, "perfetto", UINT64_MAX, "%s", msg);
+    w->diag->fig[TCI_FIG_WRITER_DROPPED] += n - 1; /* tci_warn counted one */
+    w->diag->muted = muted;
+}
+
 static int pf_finish(tci_wctx *w, const tci_calltree *ct)
 {
     (void)ct;
     pf_w *p = w->priv;
-    if (p->dropped) {
-        /* diag is muted in pass 2, so the count is set here, not through tci_warn */
-        w->diag->fig[TCI_FIG_WRITER_DROPPED] += p->dropped;
-        bool muted = w->diag->muted;
-        w->diag->muted = false;
-        tci_warn(w->diag, TCI_FIG_WRITER_DROPPED, "perfetto", UINT64_MAX,
-                 "%llu events deeper than %d levels dropped (Perfetto keeps 512)",
-                 (unsigned long long)p->dropped, PF_MAX_DEPTH);
-        w->diag->fig[TCI_FIG_WRITER_DROPPED] -= 1; /* tci_warn counted one more */
-        w->diag->muted = muted;
-    }
+    if (p->dropped)
+        report_dropped(w, p->dropped, "%llu events deeper than %d levels dropped (Perfetto keeps 512)", PF_MAX_DEPTH);
+    if (p->not_written)
+        report_dropped(w, p->not_written, "%llu instant, counter and async events not written (not supported yet)", 0);
     return write_facts(w);
 }
 

@@ -1,0 +1,305 @@
+/*
+ * irtext.c - reads the IR dump that the `ir` writer prints, so that a trace
+ * can be written by hand (tests: one event of every kind through every
+ * writer) and so that `-o ir` round-trips.
+ *
+ *   traceconv-ir 1
+ *   trace ... clock=dual has_wall=1 has_cpu=1 pid=42 start_ns=1000 ...
+ *   process 1 pid=7 name="system_server"        (processes other than 0)
+ *   thread 0 tid=42 records=3 [process=1] name="main"
+ *   method 0 id=0x4 ... name="com.example.A.run: ()V"
+ *   B t=0 m=0 d=0 ts=100 cpu=5 [S]      begin (times relative to start_ns)
+ *   E t=0 m=0 ...                       end; m=- ends the innermost frame
+ *   I/C/S/F t= m= ts= cpu= [value=]/[id=]  instant, counter, async begin/end
+ *   figure ...                          ignored
+ *
+ * Quirks: names are JSON string literals (parsed with cJSON); method lines
+ * become plain names (their text is shown as is, nothing is re-split);
+ * depth and S/U/F flags are ignored, since normalize derives them again.
+ */
+#include "tc_internal.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define IR_MAGIC "traceconv-ir 1\n"
+
+typedef struct irtext {
+    size_t first_event; /* offset of the first event line */
+    size_t pos;
+    uint32_t *method;   /* dump index -> method table index (equal names share an entry) */
+    uint32_t n_method, cap_method;
+} irtext;
+
+/* ---- one line -------------------------------------------------------------- */
+
+typedef struct line {
+    const char *p;
+    size_t n;
+    uint64_t off;
+} line;
+
+static bool next_line(const tci_rctx *r, size_t *pos, line *l)
+{
+    if (*pos >= r->size)
+        return false;
+    const char *s = (const char *)r->data + *pos;
+    const char *nl = memchr(s, '\n', r->size - *pos);
+    l->p = s;
+    l->n = nl ? (size_t)(nl - s) : r->size - *pos;
+    l->off = *pos;
+    *pos += l->n + (nl != NULL);
+    return true;
+}
+
+/* The value after " key=" in the line (to the next space), or NULL. */
+static const char *field(const line *l, const char *key, size_t *len)
+{
+    size_t k = strlen(key);
+    for (size_t i = 0; i + k + 1 <= l->n; i++) {
+        if ((i == 0 || l->p[i - 1] == ' ') && memcmp(l->p + i, key, k) == 0 && l->p[i + k] == '=') {
+            const char *v = l->p + i + k + 1;
+            const char *end = memchr(v, ' ', (size_t)(l->p + l->n - v));
+            *len = end ? (size_t)(end - v) : (size_t)(l->p + l->n - v);
+            return v;
+        }
+    }
+    return NULL;
+}
+
+static bool field_i64(const line *l, const char *key, int64_t *out)
+{
+    size_t n;
+    const char *v = field(l, key, &n);
+    char buf[32];
+    if (!v || !n || n >= sizeof buf)
+        return false;
+    memcpy(buf, v, n);
+    buf[n] = 0;
+    char *end;
+    long long x = strtoll(buf, &end, 0);
+    if (*end)
+        return false;
+    *out = x;
+    return true;
+}
+
+/* name="..." is the rest of the line: a JSON string literal. */
+static int field_name(tci_rctx *r, const line *l, char **out)
+{
+    size_t n;
+    const char *v = field(l, "name", &n);
+    if (!v)
+        return tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "line has no name=\"...\"");
+    size_t rest = (size_t)(l->p + l->n - v);
+    cJSON *j = cJSON_ParseWithLength(v, rest);
+    if (!j || !cJSON_IsString(j)) {
+        cJSON_Delete(j);
+        return tci_error(r->diag, TC_ERR_FORMAT, "ir", (uint64_t)(l->off + (size_t)(v - l->p)),
+                         "name is not a JSON string literal");
+    }
+    *out = strdup(j->valuestring);
+    cJSON_Delete(j);
+    return *out ? TC_OK : tci_error(r->diag, TC_ERR_NOMEM, "ir", l->off, "out of memory");
+}
+
+/* ---- the tables -------------------------------------------------------------- */
+
+static int header_line(tci_rctx *r, const line *l)
+{
+    tci_trace *t = r->trace;
+    int64_t v;
+    size_t n;
+    const char *clock = field(l, "clock", &n);
+    if (clock && n == 4 && !memcmp(clock, "dual", 4)) t->clock = TCI_CLOCK_DUAL;
+    else if (clock && n == 4 && !memcmp(clock, "wall", 4)) t->clock = TCI_CLOCK_WALL;
+    else if (clock && n == 10 && !memcmp(clock, "thread-cpu", 10)) t->clock = TCI_CLOCK_THREAD_CPU;
+    t->has_wall = !field_i64(l, "has_wall", &v) || v;
+    t->has_cpu = field_i64(l, "has_cpu", &v) && v;
+    if (field_i64(l, "pid", &v))
+        t->pid = v;
+    if (field_i64(l, "start_ns", &v))
+        t->start_ns = v;
+    if (field_i64(l, "elapsed_ns", &v))
+        t->elapsed_ns = v;
+    return TC_OK;
+}
+
+static int table_line(tci_rctx *r, const line *l)
+{
+    tci_trace *t = r->trace;
+    int64_t v, tid, pid;
+    char *name = NULL;
+    int rc = field_name(r, l, &name);
+    if (rc != TC_OK)
+        return rc;
+    if (l->n > 8 && !memcmp(l->p, "process ", 8)) {
+        uint32_t p;
+        if (!field_i64(l, "pid", &pid))
+            rc = tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "process line without pid=");
+        else if ((p = tci_trace_process(t, pid)) == TCI_NONE ||
+                 tci_trace_name_process(t, p, name, strlen(name), 1) != TC_OK)
+            rc = tci_trace_fail(t, r->diag, "ir", l->off);
+    } else if (l->n > 7 && !memcmp(l->p, "thread ", 7)) {
+        uint32_t th;
+        if (!field_i64(l, "tid", &tid))
+            rc = tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "thread line without tid=");
+        else if ((th = tci_trace_add_thread(t, (uint64_t)tid)) == TCI_NONE ||
+                 tci_trace_name_thread(t, th, name, strlen(name), 1) != TC_OK)
+            rc = tci_trace_fail(t, r->diag, "ir", l->off);
+        else if (field_i64(l, "process", &v) && (v < 0 || v >= t->n_processes))
+            rc = tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "thread of process %lld, which is not listed", (long long)v);
+        else if (field_i64(l, "process", &v))
+            t->threads[th].process = (uint32_t)v;
+    } else { /* a method: the dump numbers them in line order */
+        irtext *x = r->priv;
+        uint32_t m = tci_trace_name(t, name, strlen(name));
+        if (m == TCI_NONE)
+            rc = tci_trace_fail(t, r->diag, "ir", l->off);
+        else if (tci_grow((void **)&x->method, &x->cap_method, x->n_method, sizeof *x->method) != 0)
+            rc = tci_error(r->diag, TC_ERR_NOMEM, "ir", l->off, "out of memory");
+        else
+            x->method[x->n_method++] = m;
+    }
+    free(name);
+    return rc;
+}
+
+/* process "<name>": the input's own process (index 0) */
+static int process0_line(tci_rctx *r, const line *l)
+{
+    cJSON *j = cJSON_ParseWithLength(l->p + 8, l->n - 8);
+    int rc = TC_OK;
+    if (!j || !cJSON_IsString(j))
+        rc = tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off + 8, "process name is not a JSON string literal");
+    else if (tci_trace_name_process(r->trace, 0, j->valuestring, strlen(j->valuestring), 1) != TC_OK)
+        rc = tci_trace_fail(r->trace, r->diag, "ir", l->off);
+    cJSON_Delete(j);
+    return rc;
+}
+
+static int ir_open(tci_rctx *r)
+{
+    irtext *x = r->priv;
+    tci_trace *t = r->trace;
+    size_t pos = 0;
+    line l;
+    if (r->size < strlen(IR_MAGIC) || memcmp(r->data, IR_MAGIC, strlen(IR_MAGIC)) != 0)
+        return tci_error(r->diag, TC_ERR_FORMAT, "ir", 0, "does not start with \"traceconv-ir 1\"");
+    next_line(r, &pos, &l);
+    t->time_unit_ns = 1;
+    t->has_wall = true;
+    while (true) {
+        size_t at = pos;
+        if (!next_line(r, &pos, &l) || (l.n > 2 && l.p[1] == ' ' && strchr("BEICSF", l.p[0]))) {
+            x->first_event = at;
+            break;
+        }
+        int rc = TC_OK;
+        if (l.n > 6 && !memcmp(l.p, "trace ", 6))
+            rc = header_line(r, &l);
+        else if (l.n > 9 && !memcmp(l.p, "process \"", 9))
+            rc = process0_line(r, &l);
+        else if ((l.n > 8 && !memcmp(l.p, "process ", 8) && l.p[8] != '"') || (l.n > 7 && !memcmp(l.p, "thread ", 7)) ||
+                 (l.n > 7 && !memcmp(l.p, "method ", 7)))
+            rc = table_line(r, &l);
+        if (rc != TC_OK)
+            return rc;
+    }
+    if (t->clock == TCI_CLOCK_UNKNOWN)
+        t->clock = t->has_cpu ? TCI_CLOCK_DUAL : TCI_CLOCK_WALL;
+    snprintf(t->detail, sizeof t->detail, "text dump");
+    x->pos = x->first_event;
+    return TC_OK;
+}
+
+/* ---- events ------------------------------------------------------------------ */
+
+static int event_line(tci_rctx *r, const line *l, tci_raw *ev)
+{
+    static const char kinds[] = "BEICSF";
+    static const uint8_t actions[] = {TCI_ACT_ENTER, TCI_ACT_EXIT, TCI_ACT_INSTANT, TCI_ACT_COUNTER,
+                                      TCI_ACT_ASYNC_BEGIN, TCI_ACT_ASYNC_END};
+    const tci_trace *t = r->trace;
+    int64_t th, m = 0, ts, cpu, id = 0;
+    size_t n;
+    const char *mv = field(l, "m", &n);
+    bool no_method = mv && n == 1 && *mv == '-';
+    if (!field_i64(l, "t", &th) || th < 0 || th >= t->n_threads || (!no_method && !field_i64(l, "m", &m)) ||
+        !field_i64(l, "ts", &ts))
+        return tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "event needs t=<thread> m=<method> ts=<ns>");
+    const irtext *x = r->priv;
+    if (no_method ? l->p[0] != 'E' : (m < 0 || m >= x->n_method))
+        return tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "event names an unknown method");
+    ev->action = actions[strchr(kinds, l->p[0]) - kinds];
+    ev->thread = (uint32_t)th;
+    ev->method = no_method ? TCI_NONE : x->method[m];
+    ev->wall = ts;
+    ev->cpu = field_i64(l, "cpu", &cpu) ? cpu : TCI_NO_TIME;
+    ev->offset = l->off;
+    ev->value = 0;
+    ev->id = field_i64(l, "id", &id) ? (uint64_t)id : 0;
+    const char *val = field(l, "value", &n);
+    if (val) {
+        char buf[64];
+        if (n >= sizeof buf)
+            return tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "value too long");
+        memcpy(buf, val, n);
+        buf[n] = 0;
+        ev->value = strtod(buf, NULL);
+    }
+    if (!t->has_cpu)
+        ev->cpu = TCI_NO_TIME;
+    return TC_OK;
+}
+
+static int ir_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
+{
+    irtext *x = r->priv;
+    size_t k = 0;
+    line l;
+    while (k < max && next_line(r, &x->pos, &l)) {
+        if (l.n < 2 || l.p[1] != ' ' || !strchr("BEICSF", l.p[0]))
+            continue; /* figure lines, blank lines */
+        int rc = event_line(r, &l, &ev[k]);
+        if (rc != TC_OK)
+            return rc;
+        k++;
+    }
+    r->pos = x->pos;
+    *got = k;
+    return k ? TC_OK : TC_EOF;
+}
+
+static int ir_rewind(tci_rctx *r)
+{
+    irtext *x = r->priv;
+    x->pos = x->first_event;
+    return TC_OK;
+}
+
+static void ir_close(tci_rctx *r)
+{
+    irtext *x = r->priv;
+    if (x)
+        free(x->method);
+}
+
+static int ir_probe(const uint8_t *buf, size_t len, const char *filename)
+{
+    (void)filename;
+    return len >= strlen(IR_MAGIC) && memcmp(buf, IR_MAGIC, strlen(IR_MAGIC)) == 0 ? 100 : 0;
+}
+
+const tci_reader tci_reader_ir = {
+    .name = "ir",
+    .description = "traceconv's own IR text dump (-o ir), for tests and hand-made traces",
+    .extensions = "ir.txt",
+    .priv_size = sizeof(irtext),
+    .probe = ir_probe,
+    .open = ir_open,
+    .read = ir_read,
+    .rewind = ir_rewind,
+    .close = ir_close,
+};
