@@ -17,10 +17,12 @@ for exe in "$build"/fuzz_*; do
   work=$build/fuzz-work/$target
   seeds=$build/fuzz-seeds/$target
   mkdir -p "$work" "$seeds"
-  cp "$root"/corpus/*.trace "$seeds"/ 2>/dev/null || true
+  cp "$root"/corpus/*.trace "$root"/tests/ir/*.ir.txt "$seeds"/ 2>/dev/null || true
   [ -d "$root/../shared/corpus/art" ] && cp "$root"/../shared/corpus/art/* "$seeds"/ 2>/dev/null || true
-  dict=()
-  for d in "$root"/tests/fuzz/*.dict; do dict=(-dict="$d"); done   # one dictionary per format; merged by libFuzzer later
+  # the target's own dictionary (fuzz_art -> art.dict); probe+convert targets take the ART one
+  d=$root/tests/fuzz/${target#fuzz_}.dict
+  [ -f "$d" ] || d=$root/tests/fuzz/art.dict
+  dict=(-dict="$d")
   log=$build/fuzz-work/$target.log
   echo "fuzz: $target for ${seconds}s (log $log)"
   set +e

@@ -16,6 +16,7 @@ def main():
     replays = sorted(glob.glob(os.path.join(build, "replay_*")))
     ctx.check(len(replays) >= 2, f"replay programs built in {build}: {replays}")
     seeds = sorted(glob.glob(os.path.join(ctx.corpus, "*.trace")))
+    seeds += sorted(glob.glob(os.path.join(ctx.source, "tests", "ir", "*.ir.txt")))
     shared = ctx.shared_corpus("art")
     if shared:
         seeds += sorted(glob.glob(os.path.join(shared, "*")))
