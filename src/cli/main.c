@@ -47,6 +47,7 @@ static const char usage_text[] =
     "      --max-threads N        threads (default 1000000)\n"
     "      --max-methods N        methods (default 50000000)\n"
     "      --max-events N         input records (default: no limit)\n"
+    "      --max-json BYTES       JSON input, which is parsed in memory (default 256M)\n"
     "      --probe INPUT          print every reader's score for INPUT\n"
     "      --list-formats         list readers and writers\n"
     "  -h, --help                 this text\n"
@@ -317,7 +318,7 @@ int main(int argc, char **argv)
         {"max-depth", required_argument, 0, O_DEPTH}, {"read-chunk", required_argument, 0, O_CHUNK},
         {"max-input", required_argument, 0, O_LIMIT}, {"max-string", required_argument, 0, O_LIMIT},
         {"max-threads", required_argument, 0, O_LIMIT}, {"max-methods", required_argument, 0, O_LIMIT},
-        {"max-events", required_argument, 0, O_LIMIT},
+        {"max-events", required_argument, 0, O_LIMIT}, {"max-json", required_argument, 0, O_LIMIT},
         {"probe", required_argument, 0, O_PROBE},    {"list-formats", no_argument, 0, O_LIST},
         {"help", no_argument, 0, 'h'},               {"version", no_argument, 0, 'V'},
         {"merge-threads", no_argument, 0, O_MERGE},

@@ -118,6 +118,8 @@ int tc_conv_set_option(tc_conv *c, const char *key, const char *value)
         if (!bad)
             *(key[4] == 's' ? &c->opt.max_string : key[4] == 't' ? &c->opt.max_threads : &c->opt.max_methods) =
                 (uint32_t)n;
+    } else if (!strcmp(key, "max-json")) {
+        bad = parse_size(value, UINT64_MAX, &c->opt.max_json);
     } else if (!strcmp(key, "max-events")) {
         bad = parse_size(value, UINT64_MAX, &c->opt.max_events);
     } else if (!strcmp(key, "read-chunk")) {

@@ -148,12 +148,14 @@ typedef struct tci_options {
     uint32_t max_threads;
     uint32_t max_methods;
     uint64_t max_events;  /* input records; 0 = none */
+    uint64_t max_json;    /* bytes of JSON input, which is parsed in memory */
 } tci_options;
 
 #define TCI_DEFAULT_MAX_INPUT ((uint64_t)64 << 30)
 #define TCI_DEFAULT_MAX_STRING (64u << 10)
 #define TCI_DEFAULT_MAX_THREADS 1000000u
 #define TCI_DEFAULT_MAX_METHODS 50000000u
+#define TCI_DEFAULT_MAX_JSON ((uint64_t)256 << 20)
 
 /* ---- the trace: tables every reader fills ------------------------------ */
 
@@ -171,6 +173,7 @@ typedef struct tci_method {
     const char *short_name; /* "pkg.Class.method" - flame graphs, pprof */
     bool defined;
     bool plain_name;        /* a name from tci_trace_name, not a method: shown as it is */
+    uint32_t short_len;     /* plain names: length of the short form (0: all of it) */
 } tci_method;
 
 typedef struct tci_thread {
@@ -244,6 +247,9 @@ int tci_trace_name_process(tci_trace *t, uint32_t process, const char *name, siz
 /* A slice, instant, counter or async name that is not a method: an entry of
  * the method table (no class), the same entry for the same text. */
 uint32_t tci_trace_name(tci_trace *t, const char *name, size_t len);
+/* The same, where the first short_len bytes are the short form ("pkg.C.m" of
+ * "pkg.C.m: (I)V") that flame graphs and pprof show. */
+uint32_t tci_trace_name_split(tci_trace *t, const char *name, size_t len, size_t short_len);
 int tci_trace_name_thread(tci_trace *t, uint32_t thread, const char *name, size_t len, uint8_t rank);
 /* After a table function failed (TCI_NONE or an error code): report why, at offset, as module. */
 int tci_trace_fail(const tci_trace *t, tci_diag *d, const char *module, uint64_t offset);

@@ -172,6 +172,11 @@ static uint64_t name_id(const char *s, size_t n, uint64_t seed)
 
 uint32_t tci_trace_name(tci_trace *t, const char *name, size_t len)
 {
+    return tci_trace_name_split(t, name, len, len);
+}
+
+uint32_t tci_trace_name_split(tci_trace *t, const char *name, size_t len, size_t short_len)
+{
     if (too_long(t, len, "name length"))
         return TCI_NONE;
     for (uint64_t seed = 0;; seed++) { /* a collision of two texts: try the next hash */
@@ -186,6 +191,7 @@ uint32_t tci_trace_name(tci_trace *t, const char *name, size_t len)
                 return TCI_NONE;
             m->sig = "";
             m->defined = m->plain_name = true;
+            m->short_len = short_len < len ? (uint32_t)short_len : 0;
             return i;
         }
         const tci_method *m = &t->methods[i];
@@ -244,8 +250,9 @@ const char *tci_trace_meta(const tci_trace *t, const char *key)
 static int name_method(tci_trace *t, tci_method *m)
 {
     if (m->plain_name) {
-        m->short_name = m->full_name = m->name;
-        return TC_OK;
+        m->full_name = m->name;
+        m->short_name = m->short_len ? tci_arena_strndup(&t->arena, m->name, m->short_len) : m->name;
+        return m->short_name ? TC_OK : TC_ERR_NOMEM;
     }
     if (!m->defined) {
         m->short_name = tci_arena_printf(&t->arena, "unknown.0x%llx", (unsigned long long)m->raw_id);

@@ -1,0 +1,112 @@
+"""The Chrome JSON reader (-i json).
+1. Round trip: ART -> json -> (our reader) -> folded equals ART -> folded, stack
+   by stack, for every project corpus trace and every valid shared ART trace.
+2. A hand-written third-party trace: array form, X events out of order and
+   nested at equal times, string pid/tid, M names, i, C (two series), b/e.
+   Expectations are worked out by hand in the comments.
+3. Bad JSON: one clear error with an offset; a size over --max-json is refused."""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import tclib  # noqa: E402
+
+HAND = [
+    {"ph": "M", "pid": "render", "tid": 5, "name": "process_name", "args": {"name": "renderer"}},
+    {"ph": "M", "pid": "render", "tid": 5, "name": "thread_name", "args": {"name": "CrRendererMain"}},
+    # out of order; "child" shares its parent's start and end: it must nest inside
+    {"ph": "X", "pid": "render", "tid": 5, "ts": 10.0, "dur": 4.0, "name": "child"},
+    {"ph": "X", "pid": "render", "tid": 5, "ts": 10.0, "dur": 4.0, "name": "grandchild"},
+    {"ph": "X", "pid": "render", "tid": 5, "ts": 0.0, "dur": 20.0, "name": "Task"},
+    {"ph": "X", "pid": "render", "tid": 5, "ts": 14.0, "dur": 2.5, "name": "sibling"},
+    {"ph": "B", "pid": 7, "tid": 8, "ts": 1.0, "name": "Outer"},
+    {"ph": "B", "pid": 7, "tid": 8, "ts": 2.0, "name": "Inner"},
+    {"ph": "E", "pid": 7, "tid": 8, "ts": 3.0},
+    {"ph": "E", "pid": 7, "tid": 8, "ts": 9.0},
+    {"ph": "i", "pid": 7, "tid": 8, "ts": 4.0, "name": "mark", "s": "t"},
+    {"ph": "C", "pid": 7, "tid": 8, "ts": 5.0, "name": "mem", "args": {"heap": 10, "gpu": 2.5}},
+    {"ph": "b", "pid": 7, "tid": 8, "ts": 1.5, "name": "fetch", "cat": "net", "id": "0x2a"},
+    {"ph": "e", "pid": 7, "tid": 8, "ts": 8.5, "name": "fetch", "cat": "net", "id": "0x2a"},
+]
+# folded (µs): renderer main: Task 20 total; child 4 (grandchild 4 inside: child self 0);
+# sibling 2.5 -> Task self = 20 - 4 - 2.5 = 13.5. Cumulative rounding per thread, in
+# depth-first order: Task 13.5 -> 14; grandchild +4 = 17.5 -> 18 (4); sibling +2.5 = 20 (2).
+# The thread's counts add up to Task's 20 µs.
+WANT_FOLDED = {"CrRendererMain-5;Task": 14, "CrRendererMain-5;Task;child;grandchild": 4,
+               "CrRendererMain-5;Task;sibling": 2, "Thread-8-8;Outer": 7, "Thread-8-8;Outer;Inner": 1}
+
+
+def round_trip(ctx):
+    sources = [p for _, p, _ in ctx.project_cases()]
+    shared = ctx.shared_corpus("art")
+    if shared:
+        for f in sorted(os.listdir(shared)):
+            if f not in ("perflib-header.trace", "studio-perflib-basic-special_char.trace"):
+                sources.append(os.path.join(shared, f))
+    for src in sources:
+        name = os.path.basename(src)
+        j = os.path.join(ctx.work, name + ".json")
+        a = os.path.join(ctx.work, name + ".art.folded")
+        b = os.path.join(ctx.work, name + ".json.folded")
+        if not (ctx.run(["-q", "-f", "-o", "json", src, j]).returncode == 0 and
+                ctx.run(["-q", "-f", "-o", "folded", src, a]).returncode == 0):
+            ctx.fail(f"{name}: cannot convert the ART trace")
+            continue
+        r = ctx.run(["-f", "-o", "folded", j, b])
+        if not ctx.check(r.returncode == 0, f"{name}: json reader: {r.stderr.decode(errors='replace').strip()}"):
+            continue
+        ctx.check("(json Chrome trace JSON" in r.stderr.decode(errors="replace"), f"{name}: detected as json")
+        fa, fb = tclib.read_folded(a), tclib.read_folded(b)
+        diff = {k: (fa.get(k), fb.get(k)) for k in set(fa) | set(fb) if fa.get(k) != fb.get(k)}
+        ctx.check(not diff, f"{name}: ART -> folded vs ART -> json -> folded differ on {len(diff)} stacks, "
+                            f"e.g. {list(diff.items())[:2]}")
+
+
+def hand_written(ctx):
+    path = os.path.join(ctx.work, "hand.json")
+    with open(path, "w") as f:
+        json.dump(HAND, f)
+    out = os.path.join(ctx.work, "hand.folded")
+    r = ctx.run(["-f", "-o", "folded", path, out], check_rc=0)
+    if r.returncode == 0:
+        ctx.eq(tclib.read_folded(out), WANT_FOLDED, "hand-written trace: folded stacks")
+    js = os.path.join(ctx.work, "hand.out.json")
+    ctx.run(["-f", "-o", "json", path, js], check_rc=0)
+    if os.path.exists(js):
+        chk = ctx.oracle(["python3", os.path.join(ctx.shared, "tools", "check_chrome_json.py"), js])
+        ctx.check(chk is not None and chk.returncode == 0, f"re-written JSON passes the lint: {chk and chk.stdout[-500:]}")
+        ev = json.load(open(js))["traceEvents"]
+        names = {e["args"]["name"] for e in ev if e.get("name") == "process_name"}
+        ctx.check({"renderer"} <= names, f"process name from M events: {names}")
+        counters = sorted((e["name"], e["args"]["value"]) for e in ev if e["ph"] == "C")
+        ctx.eq(counters, [("mem.gpu", 2.5), ("mem.heap", 10)], "one counter per series")
+        ctx.eq(sorted(e["ph"] for e in ev if e["ph"] in "ibe"), ["b", "e", "i"], "instant and async events kept")
+        ids = {e["id"] for e in ev if e["ph"] in "be"}
+        ctx.eq(ids, {"0x2a"}, "async cookie kept")
+
+
+def bad_json(ctx):
+    path = os.path.join(ctx.work, "bad.json")
+    with open(path, "w") as f:
+        f.write('{"traceEvents":[{"ph":"B","ts":1,"pid":1,"tid":1,"name":"a"},\n{"ph":"E" "ts":2}]}')
+    out = os.path.join(ctx.work, "bad.folded")
+    r = ctx.run(["-o", "folded", "-i", "json", path, out], check_rc=1)
+    err = r.stderr.decode(errors="replace")
+    ctx.check(": json: offset 0x" in err and len(err.strip().splitlines()) == 1, f"bad JSON: one line with an offset: {err}")
+    ctx.check(not os.path.exists(out), "bad JSON: no output")
+    big = os.path.join(ctx.work, "hand.json")
+    r = ctx.run(["-o", "folded", "--max-json", "100", big, out], check_rc=1)
+    ctx.check("max-json" in r.stderr.decode(errors="replace"), f"--max-json names itself: {r.stderr!r}")
+
+
+def main():
+    ctx = tclib.Ctx()
+    round_trip(ctx)
+    hand_written(ctx)
+    bad_json(ctx)
+    ctx.done()
+
+
+if __name__ == "__main__":
+    main()
