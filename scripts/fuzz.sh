@@ -17,7 +17,7 @@ for exe in "$build"/fuzz_*; do
   work=$build/fuzz-work/$target
   seeds=$build/fuzz-seeds/$target
   mkdir -p "$work" "$seeds"
-  cp "$root"/corpus/*.trace "$root"/tests/ir/*.ir.txt "$seeds"/ 2>/dev/null || true
+  cp "$root"/corpus/*.trace "$root"/tests/ir/*.ir.txt "$root"/tests/json/*.json "$seeds"/ 2>/dev/null || true
   [ -d "$root/../shared/corpus/art" ] && cp "$root"/../shared/corpus/art/* "$seeds"/ 2>/dev/null || true
   # the target's own dictionary (fuzz_art -> art.dict); probe+convert targets take the ART one
   d=$root/tests/fuzz/${target#fuzz_}.dict

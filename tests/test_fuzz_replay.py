@@ -17,6 +17,7 @@ def main():
     ctx.check(len(replays) >= 2, f"replay programs built in {build}: {replays}")
     seeds = sorted(glob.glob(os.path.join(ctx.corpus, "*.trace")))
     seeds += sorted(glob.glob(os.path.join(ctx.source, "tests", "ir", "*.ir.txt")))
+    seeds += sorted(glob.glob(os.path.join(ctx.source, "tests", "json", "*.json")))
     shared = ctx.shared_corpus("art")
     if shared:
         seeds += sorted(glob.glob(os.path.join(shared, "*")))
