@@ -95,8 +95,29 @@ def check_roundtrip(ctx):
     ctx.eq(events(b), events(a), "ir -> ir -> ir keeps every event")
 
 
+def check_samples(ctx):
+    """tests/ir/samples.ir.txt: main>work sampled twice (5 µs each), main>io once (3 µs),
+    main alone once (1 µs): self time work 10, io 3, main 1; 14 µs in all."""
+    ir = os.path.join(os.path.dirname(__file__), "ir", "samples.ir.txt")
+    out, figs = ctx.convert(ir, "folded", os.path.join(ctx.work, "samples.folded"))
+    if out:
+        ctx.eq(tclib.read_folded(out), {"main-5;main": 1, "main-5;main;work": 10, "main-5;main;io": 3},
+               "sampled stacks in folded")
+        ctx.eq(figs.get("samples"), 4, "samples counted")
+    out, _ = ctx.convert(ir, "pprof", os.path.join(ctx.work, "samples.pb.gz"))
+    if out:
+        home = os.path.join(ctx.work, "home")
+        os.makedirs(home, exist_ok=True)
+        r = ctx.oracle(["go", "tool", "pprof", "-raw", out], env=dict(os.environ, HOME=home))
+        _, samples, _ = tclib.pprof_raw(r.stdout.decode() if r else "")
+        ctx.eq(sorted(s[0] for s in samples), [1000, 3000, 10000], "sampled self time per stack in pprof (ns)")
+    out, figs = ctx.convert(ir, "json", os.path.join(ctx.work, "samples.json"))
+    ctx.eq(figs.get("writer-dropped-frames"), 4, "json says the samples are not on its timeline")
+
+
 def main():
     ctx = tclib.Ctx()
+    check_samples(ctx)
     check_json(ctx)
     check_folded(ctx)
     check_pprof(ctx)

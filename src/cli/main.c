@@ -190,10 +190,10 @@ static void print_summary(tc_conv *c, const char *in, const char *out, const cha
     for (size_t i = 0; (w = tc_conv_warning_at(c, i)); i++)
         fprintf(stderr, "traceconv: warning: %s\n", w);
     fprintf(stderr, "traceconv: %s -> %s (%s -> %s):", in, out, tc_conv_input_summary(c), writer);
-    const char *names[] = {"threads", "methods", "records", "events"};
-    for (size_t k = 0; k < 4; k++)
+    const char *names[] = {"threads", "methods", "records", "events", "samples"};
+    for (size_t k = 0; k < 5; k++)
         for (size_t i = 0; i < n; i++)
-            if (!strcmp(fig[i].name, names[k]))
+            if (!strcmp(fig[i].name, names[k]) && (k < 4 || fig[i].value))
                 fprintf(stderr, "%s %llu %s", k ? "," : "", (unsigned long long)fig[i].value, fig[i].name);
     for (int kind = TC_FIG_REPAIR; kind <= TC_FIG_WARNING; kind++) {
         int first = 1;

@@ -34,9 +34,10 @@ static uint32_t new_node(tci_calltree *ct, uint32_t parent, uint32_t method, uin
     return i;
 }
 
-int tci_calltree_init(tci_calltree *ct, uint32_t n_threads)
+int tci_calltree_init(tci_calltree *ct, const tci_trace *t, uint32_t n_threads)
 {
     memset(ct, 0, sizeof *ct);
+    ct->trace = t;
     ct->roots = tci_calloc(n_threads, sizeof *ct->roots);
     ct->stacks = tci_calloc(n_threads, sizeof *ct->stacks);
     if (!ct->roots || !ct->stacks)
@@ -64,8 +65,28 @@ static uint32_t child(tci_calltree *ct, uint32_t parent, uint32_t method, uint32
     return c;
 }
 
+/* A sampled stack adds its weight to the node of its path (under the calls
+ * the thread has open, so samples and traced calls of one thread merge). */
+static int add_sample(tci_calltree *ct, const tci_trace *t, const tci_event *ev)
+{
+    uint32_t frames[1024], n = 0;
+    for (uint32_t s = (uint32_t)ev->id; s != TCI_NONE && n < 1024; s = t->stacks[s].parent)
+        frames[n++] = t->stacks[s].method;
+    struct tci_ctstack *st = &ct->stacks[ev->thread];
+    uint32_t node = st->depth ? st->frames[st->depth - 1].node : ct->roots[ev->thread];
+    while (n)
+        if ((node = child(ct, node, frames[--n], ev->thread)) == TCI_NONE)
+            return TC_ERR_NOMEM;
+    int64_t w = ev->value > 0 && ev->value < 9.0e18 ? (int64_t)ev->value : 0;
+    ct->nodes[node].calls++;
+    ct->nodes[node].sampled += w;
+    return TC_OK;
+}
+
 int tci_calltree_event(tci_calltree *ct, const tci_event *ev)
 {
+    if (ev->kind == TCI_EV_SAMPLE)
+        return add_sample(ct, ct->trace, ev);
     if (ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT)
         return TC_OK; /* instants, counters and async slices are not calls */
     struct tci_ctstack *st = &ct->stacks[ev->thread];
@@ -103,6 +124,18 @@ static void reverse_children(tci_calltree *ct, uint32_t i)
 
 void tci_calltree_finish(tci_calltree *ct)
 {
+    /* sampled weight counts for its node and every node above it; children come
+     * after their parents, so one backward sweep sums each path */
+    int64_t *below = tci_calloc(ct->n_nodes, sizeof *below);
+    if (below) {
+        for (uint32_t i = ct->n_nodes; i-- > 0;) {
+            below[i] += ct->nodes[i].sampled;
+            ct->nodes[i].wall_total += below[i];
+            if (ct->nodes[i].parent != TCI_NONE && ct->nodes[ct->nodes[i].parent].parent != TCI_NONE)
+                below[ct->nodes[i].parent] += below[i]; /* roots are summed from their children below */
+        }
+        free(below);
+    }
     /* children are created after their parent, so one backward sweep sums them */
     for (uint32_t i = ct->n_nodes; i-- > 0;) {
         tci_ctnode *n = &ct->nodes[i];
@@ -142,7 +175,7 @@ void tci_calltree_free(tci_calltree *ct)
 
 int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out)
 {
-    if (tci_calltree_init(out, 1) != TC_OK)
+    if (tci_calltree_init(out, in->trace, 1) != TC_OK)
         return TC_ERR_NOMEM;
     uint32_t *map = tci_calloc(in->n_nodes, sizeof *map);
     if (!map)
@@ -158,6 +191,7 @@ int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out)
         map[i] = m;
         tci_ctnode *o = &out->nodes[m];
         o->calls += n->calls;
+        o->sampled += n->sampled;
         o->wall_total += n->wall_total;
         o->cpu_total += n->cpu_total;
         o->wall_self += n->wall_self;

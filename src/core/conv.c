@@ -280,7 +280,7 @@ static int pipeline_ready(void *user)
 {
     pipeline *p = user;
     if (p->w->flags & TCI_WF_AGGREGATE) {
-        if (tci_calltree_init(&p->tree, p->c->trace.n_threads) != TC_OK)
+        if (tci_calltree_init(&p->tree, &p->c->trace, p->c->trace.n_threads) != TC_OK)
             return TC_ERR_NOMEM;
         p->has_tree = true;
     }
@@ -309,7 +309,7 @@ int tc_conv_write(tc_conv *c, const char *writer, FILE *out)
 
     tci_sink sink;
     pipeline p = {.c = c, .w = w};
-    p.wctx = (tci_wctx){.out = &sink, .trace = &c->trace, .opt = &c->opt, .diag = &c->diag};
+    p.wctx = (tci_wctx){.writer_name = w->name, .out = &sink, .trace = &c->trace, .opt = &c->opt, .diag = &c->diag};
     int rc = tci_sink_open(&sink, out, w->flags & TCI_WF_GZIP);
     if (rc == TC_OK && w->priv_size && !(p.wctx.priv = tci_calloc(1, w->priv_size)))
         rc = TC_ERR_NOMEM;

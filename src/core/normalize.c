@@ -144,8 +144,12 @@ static void emit_point(norm *n, const tci_raw *raw, int64_t ts, int64_t cpu)
     if (n->pass != 2 || n->status != TC_OK)
         return;
     static const uint8_t kinds[] = {[TCI_ACT_INSTANT] = TCI_EV_INSTANT, [TCI_ACT_COUNTER] = TCI_EV_COUNTER,
-                                    [TCI_ACT_ASYNC_BEGIN] = TCI_EV_ASYNC_BEGIN, [TCI_ACT_ASYNC_END] = TCI_EV_ASYNC_END};
-    tci_event ev = {.ts_ns = ts, .cpu_ns = cpu, .value = raw->action == TCI_ACT_COUNTER ? raw->value : 0,
+                                    [TCI_ACT_ASYNC_BEGIN] = TCI_EV_ASYNC_BEGIN, [TCI_ACT_ASYNC_END] = TCI_EV_ASYNC_END,
+                                    [TCI_ACT_SAMPLE] = TCI_EV_SAMPLE};
+    bool has_value = raw->action == TCI_ACT_COUNTER || raw->action == TCI_ACT_SAMPLE;
+    if (raw->action == TCI_ACT_SAMPLE)
+        n->d->fig[TCI_FIG_SAMPLES]++;
+    tci_event ev = {.ts_ns = ts, .cpu_ns = cpu, .value = has_value ? raw->value : 0,
                     .id = raw->action >= TCI_ACT_ASYNC_BEGIN ? raw->id : 0, .thread = raw->thread,
                     .method = raw->method, .depth = 0, .kind = kinds[raw->action], .flags = 0};
     n->d->fig[TCI_FIG_EVENTS]++;
@@ -288,6 +292,7 @@ static int on_record(norm *n, const tci_raw *raw)
     case TCI_ACT_COUNTER:
     case TCI_ACT_ASYNC_BEGIN:
     case TCI_ACT_ASYNC_END:
+    case TCI_ACT_SAMPLE:
         emit_point(n, raw, ts, cpu);
         return n->status;
     case TCI_ACT_ENTER:
@@ -320,7 +325,8 @@ static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void
         for (size_t i = 0; i < got; i++) {
             const tci_raw *raw = &batch[i];
             n->offset = raw->offset;
-            if (TCI_UNLIKELY(raw->thread >= n->t->n_threads || raw->action > TCI_ACT_ASYNC_END ||
+            if (TCI_UNLIKELY(raw->thread >= n->t->n_threads || raw->action > TCI_ACT_SAMPLE ||
+                             (raw->action == TCI_ACT_SAMPLE && raw->id >= n->t->n_stacks) ||
                              (raw->method >= n->t->n_methods &&
                               !(raw->method == TCI_NONE && (raw->action == TCI_ACT_EXIT || raw->action == TCI_ACT_UNWIND)))))
                 return tci_error(n->d, TC_ERR_FORMAT, "normalize", raw->offset, "reader produced an invalid record");

@@ -94,7 +94,8 @@ void tci_idmap_free(tci_idmap *m);
     X(AMBIGUOUS_THREAD, "ambiguous-thread-id", TC_FIG_WARNING)          \
     X(UNKNOWN_THREAD, "unlisted-thread", TC_FIG_REPAIR)                 \
     X(BAD_LINE, "bad-line", TC_FIG_WARNING)                             \
-    X(WRITER_DROPPED, "writer-dropped-frames", TC_FIG_WARNING)
+    X(WRITER_DROPPED, "writer-dropped-frames", TC_FIG_WARNING)                     \
+    X(SAMPLES, "samples", TC_FIG_COUNT)
 
 enum tci_figure_id {
 #define TCI_FIG_ENUM(id, name, kind) TCI_FIG_##id,
@@ -192,6 +193,12 @@ typedef struct tci_process {
     uint8_t name_rank;
 } tci_process;
 
+/* A node of a sampled stack: frames are interned, so a stack is one id. */
+typedef struct tci_stack {
+    uint32_t parent;   /* TCI_NONE for an outermost frame */
+    uint32_t method;
+} tci_stack;
+
 typedef struct tci_meta {
     const char *key, *value;
 } tci_meta;
@@ -223,6 +230,10 @@ typedef struct tci_trace {
     tci_process *processes;   /* [0] always exists */
     uint32_t n_processes, cap_processes;
 
+    tci_stack *stacks;        /* sampled stacks (tci_trace_stack) */
+    uint32_t n_stacks, cap_stacks;
+    tci_idmap stack_ids;      /* (parent, method) -> stack */
+
     tci_meta *meta;
     uint32_t n_meta, cap_meta;
 
@@ -247,6 +258,8 @@ int tci_trace_name_process(tci_trace *t, uint32_t process, const char *name, siz
 /* A slice, instant, counter or async name that is not a method: an entry of
  * the method table (no class), the same entry for the same text. */
 uint32_t tci_trace_name(tci_trace *t, const char *name, size_t len);
+/* The stack `parent` + `method` (parent TCI_NONE: an outermost frame), interned. */
+uint32_t tci_trace_stack(tci_trace *t, uint32_t parent, uint32_t method);
 /* The same, where the first short_len bytes are the short form ("pkg.C.m" of
  * "pkg.C.m: (I)V") that flame graphs and pprof show. */
 uint32_t tci_trace_name_split(tci_trace *t, const char *name, size_t len, size_t short_len);
@@ -266,7 +279,8 @@ enum tci_event_kind {
     TCI_EV_INSTANT = 3,     /* a point event on the thread */
     TCI_EV_COUNTER = 4,     /* value of the counter `method` of the thread's process */
     TCI_EV_ASYNC_BEGIN = 5, /* an async slice `method` with cookie `id`, process-scoped */
-    TCI_EV_ASYNC_END = 6
+    TCI_EV_ASYNC_END = 6,
+    TCI_EV_SAMPLE = 7       /* a sampled stack: `id` is its stack, `value` its weight in ns */
 };
 enum tci_event_flags {
     TCI_EVF_SYNTHETIC = 1, /* made by a conversion rule (reconstructed, closed at end) */
@@ -288,7 +302,8 @@ typedef struct tci_event {
 
 enum tci_action {
     TCI_ACT_ENTER = 0, TCI_ACT_EXIT = 1, TCI_ACT_UNWIND = 2, TCI_ACT_INVALID = 3, /* ART's action bits */
-    TCI_ACT_INSTANT = 4, TCI_ACT_COUNTER = 5, TCI_ACT_ASYNC_BEGIN = 6, TCI_ACT_ASYNC_END = 7
+    TCI_ACT_INSTANT = 4, TCI_ACT_COUNTER = 5, TCI_ACT_ASYNC_BEGIN = 6, TCI_ACT_ASYNC_END = 7,
+    TCI_ACT_SAMPLE = 8 /* id: a stack (tci_trace_stack), value: weight in ns */
 };
 
 /* One input record as a reader sees it: raw times in the reader's unit.
@@ -392,12 +407,14 @@ typedef struct tci_ctnode {
     uint32_t thread;
     uint32_t first_child, next_sibling;
     uint32_t last_child;   /* the child entered last: most calls repeat it */
-    uint64_t calls;
+    uint64_t calls;               /* calls, or samples */
+    int64_t sampled;              /* weight of samples whose leaf is this node, ns */
     int64_t wall_total, cpu_total; /* inclusive ns */
     int64_t wall_self, cpu_self;   /* exclusive ns (after tci_calltree_finish) */
 } tci_ctnode;
 
 typedef struct tci_calltree {
+    const tci_trace *trace;  /* its stack table resolves samples */
     tci_ctnode *nodes;
     uint32_t n_nodes, cap_nodes;
     uint32_t *roots;        /* per thread: node index of its root */
@@ -406,7 +423,7 @@ typedef struct tci_calltree {
     struct tci_ctstack *stacks; /* per thread: open frames while building */
 } tci_calltree;
 
-int tci_calltree_init(tci_calltree *ct, uint32_t n_threads);
+int tci_calltree_init(tci_calltree *ct, const tci_trace *t, uint32_t n_threads);
 int tci_calltree_event(tci_calltree *ct, const tci_event *ev);
 void tci_calltree_finish(tci_calltree *ct);
 void tci_calltree_free(tci_calltree *ct);
@@ -423,6 +440,7 @@ enum tci_writer_flags {
 };
 
 typedef struct tci_wctx {
+    const char *writer_name;
     void *priv;
     tci_sink *out;
     const tci_trace *trace;
@@ -439,6 +457,10 @@ typedef struct tci_writer {
     int (*finish)(tci_wctx *w, const tci_calltree *ct); /* ct NULL unless TCI_WF_AGGREGATE */
     void (*close)(tci_wctx *w);                         /* always called */
 } tci_writer;
+
+/* For finish(): n events this writer could not show, counted with one kept
+ * message (the diagnostics are muted while events flow). */
+void tci_writer_dropped(tci_wctx *w, uint64_t n, const char *what);
 
 /* ---- registry ------------------------------------------------------------ */
 

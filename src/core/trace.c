@@ -61,6 +61,8 @@ void tci_trace_free(tci_trace *t)
     free(t->methods);
     free(t->threads);
     free(t->processes);
+    free(t->stacks);
+    tci_idmap_free(&t->stack_ids);
     free(t->meta);
     tci_idmap_free(&t->method_ids);
     tci_arena_free(&t->arena);
@@ -198,6 +200,19 @@ uint32_t tci_trace_name_split(tci_trace *t, const char *name, size_t len, size_t
         if (m->plain_name && strlen(m->name) == len && memcmp(m->name, name, len) == 0)
             return i;
     }
+}
+
+uint32_t tci_trace_stack(tci_trace *t, uint32_t parent, uint32_t method)
+{
+    uint64_t key = (uint64_t)parent << 32 | method;
+    uint32_t i = tci_idmap_get(&t->stack_ids, key);
+    if (i != TCI_NONE)
+        return i;
+    if (tci_grow((void **)&t->stacks, &t->cap_stacks, t->n_stacks, sizeof *t->stacks) != 0 ||
+        tci_idmap_put(&t->stack_ids, key, t->n_stacks) != 0)
+        return TCI_NONE;
+    t->stacks[t->n_stacks] = (tci_stack){parent, method};
+    return t->n_stacks++;
 }
 
 int tci_trace_name_thread(tci_trace *t, uint32_t thread, const char *name, size_t len, uint8_t rank)

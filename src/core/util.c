@@ -239,3 +239,14 @@ void tci_warn(tci_diag *d, enum tci_figure_id kind, const char *module, uint64_t
     if (d->kept[d->n_kept])
         d->n_kept++;
 }
+
+void tci_writer_dropped(tci_wctx *w, uint64_t n, const char *what)
+{
+    if (!n)
+        return;
+    bool muted = w->diag->muted;
+    w->diag->muted = false;
+    tci_warn(w->diag, TCI_FIG_WRITER_DROPPED, w->writer_name, UINT64_MAX, "%llu %s", (unsigned long long)n, what);
+    w->diag->fig[TCI_FIG_WRITER_DROPPED] += n - 1; /* tci_warn counted one */
+    w->diag->muted = muted;
+}

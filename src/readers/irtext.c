@@ -10,7 +10,9 @@
  *   method 0 id=0x4 ... name="com.example.A.run: ()V"
  *   B t=0 m=0 d=0 ts=100 cpu=5 [S]      begin (times relative to start_ns)
  *   E t=0 m=0 ...                       end; m=- ends the innermost frame
+ *   stack 0 parent=- m=3                sampled stacks (parent: an earlier stack)
  *   I/C/S/F t= m= ts= cpu= [value=]/[id=]  instant, counter, async begin/end
+ *   P t= m=- ts= id=<stack> value=<ns>  a sample
  *   figure ...                          ignored
  *
  * Quirks: names are JSON string literals (parsed with cJSON); method lines
@@ -166,6 +168,22 @@ static int table_line(tci_rctx *r, const line *l)
     return rc;
 }
 
+/* stack <i> parent=<j>|- m=<method>: stacks are listed in order, parents first */
+static int stack_line(tci_rctx *r, const line *l)
+{
+    const irtext *x = r->priv;
+    int64_t parent = -1, m;
+    size_t n;
+    const char *pv = field(l, "parent", &n);
+    bool root = pv && n == 1 && *pv == '-';
+    if ((!root && !field_i64(l, "parent", &parent)) || !field_i64(l, "m", &m) || m < 0 || m >= x->n_method ||
+        (!root && (parent < 0 || parent >= r->trace->n_stacks)))
+        return tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "stack line needs parent=<earlier stack>|- m=<method>");
+    if (tci_trace_stack(r->trace, root ? TCI_NONE : (uint32_t)parent, x->method[m]) == TCI_NONE)
+        return tci_error(r->diag, TC_ERR_NOMEM, "ir", l->off, "out of memory");
+    return TC_OK;
+}
+
 /* process "<name>": the input's own process (index 0) */
 static int process0_line(tci_rctx *r, const line *l)
 {
@@ -192,7 +210,7 @@ static int ir_open(tci_rctx *r)
     t->has_wall = true;
     while (true) {
         size_t at = pos;
-        if (!next_line(r, &pos, &l) || (l.n > 2 && l.p[1] == ' ' && strchr("BEICSF", l.p[0]))) {
+        if (!next_line(r, &pos, &l) || (l.n > 2 && l.p[1] == ' ' && strchr("BEICSFP", l.p[0]))) {
             x->first_event = at;
             break;
         }
@@ -201,6 +219,8 @@ static int ir_open(tci_rctx *r)
             rc = header_line(r, &l);
         else if (l.n > 9 && !memcmp(l.p, "process \"", 9))
             rc = process0_line(r, &l);
+        else if (l.n > 6 && !memcmp(l.p, "stack ", 6))
+            rc = stack_line(r, &l);
         else if ((l.n > 8 && !memcmp(l.p, "process ", 8) && l.p[8] != '"') || (l.n > 7 && !memcmp(l.p, "thread ", 7)) ||
                  (l.n > 7 && !memcmp(l.p, "method ", 7)))
             rc = table_line(r, &l);
@@ -218,9 +238,9 @@ static int ir_open(tci_rctx *r)
 
 static int event_line(tci_rctx *r, const line *l, tci_raw *ev)
 {
-    static const char kinds[] = "BEICSF";
+    static const char kinds[] = "BEICSFP";
     static const uint8_t actions[] = {TCI_ACT_ENTER, TCI_ACT_EXIT, TCI_ACT_INSTANT, TCI_ACT_COUNTER,
-                                      TCI_ACT_ASYNC_BEGIN, TCI_ACT_ASYNC_END};
+                                      TCI_ACT_ASYNC_BEGIN, TCI_ACT_ASYNC_END, TCI_ACT_SAMPLE};
     const tci_trace *t = r->trace;
     int64_t th, m = 0, ts, cpu, id = 0;
     size_t n;
@@ -230,7 +250,7 @@ static int event_line(tci_rctx *r, const line *l, tci_raw *ev)
         !field_i64(l, "ts", &ts))
         return tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "event needs t=<thread> m=<method> ts=<ns>");
     const irtext *x = r->priv;
-    if (no_method ? l->p[0] != 'E' : (m < 0 || m >= x->n_method))
+    if (no_method ? !strchr("EP", l->p[0]) : (m < 0 || m >= x->n_method))
         return tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "event names an unknown method");
     ev->action = actions[strchr(kinds, l->p[0]) - kinds];
     ev->thread = (uint32_t)th;
@@ -251,6 +271,11 @@ static int event_line(tci_rctx *r, const line *l, tci_raw *ev)
     }
     if (!t->has_cpu)
         ev->cpu = TCI_NO_TIME;
+    if (ev->action == TCI_ACT_SAMPLE) { /* named by its leaf frame */
+        if (ev->id >= t->n_stacks)
+            return tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "sample of a stack that is not listed");
+        ev->method = t->stacks[ev->id].method;
+    }
     return TC_OK;
 }
 
@@ -260,7 +285,7 @@ static int ir_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
     size_t k = 0;
     line l;
     while (k < max && next_line(r, &x->pos, &l)) {
-        if (l.n < 2 || l.p[1] != ' ' || !strchr("BEICSF", l.p[0]))
+        if (l.n < 2 || l.p[1] != ' ' || !strchr("BEICSFP", l.p[0]))
             continue; /* figure lines, blank lines */
         int rc = event_line(r, &l, &ev[k]);
         if (rc != TC_OK)

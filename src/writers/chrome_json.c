@@ -23,6 +23,7 @@ typedef struct json_w {
     size_t *prefix_len;
     char *cat;         /* ,"cat":"<reader>" */
     size_t cat_len;
+    uint64_t samples;  /* not shown on a timeline */
 } json_w;
 
 /* The process names first (one per process with events), then the threads. */
@@ -92,6 +93,10 @@ static int json_point_event(tci_wctx *w, const tci_event *ev)
 {
     json_w *j = w->priv;
     tci_sink *o = w->out;
+    if (ev->kind == TCI_EV_SAMPLE) {
+        j->samples++; /* sampled stacks go to pprof and folded */
+        return TC_OK;
+    }
     if (ev->kind == TCI_EV_COUNTER && !isfinite(ev->value))
         return TC_OK; /* JSON has no NaN or infinity; such a sample says nothing */
     static const char *const ph[] = {[TCI_EV_INSTANT] = ",\n{\"ph\":\"i\",\"s\":\"t\",",
@@ -148,6 +153,7 @@ static int json_finish(tci_wctx *w, const tci_calltree *ct)
     (void)ct;
     const tci_trace *t = w->trace;
     tci_sink *o = w->out;
+    tci_writer_dropped(w, ((json_w *)w->priv)->samples, "sampled stacks not shown on the timeline (see pprof or folded)");
     tci_sink_puts(o, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"traceconv " TC_VERSION_STRING "\",\"input\":");
     tci_sink_json_string(o, t->input_name ? t->input_name : "-");
     tci_sink_printf(o, ",\"format\":\"%s %s\",\"clock\":\"%s\"", t->reader, t->detail, tci_clock_name(t->clock));

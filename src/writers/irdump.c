@@ -47,6 +47,12 @@ static int ir_begin(tci_wctx *w)
         tci_sink_json_string(o, m->full_name);
         tci_sink_putc(o, '\n');
     }
+    for (uint32_t i = 0; i < t->n_stacks; i++) {
+        if (t->stacks[i].parent == TCI_NONE)
+            tci_sink_printf(o, "stack %u parent=- m=%u\n", i, t->stacks[i].method);
+        else
+            tci_sink_printf(o, "stack %u parent=%u m=%u\n", i, t->stacks[i].parent, t->stacks[i].method);
+    }
     return o->err ? TC_ERR_IO : TC_OK;
 }
 
@@ -55,7 +61,7 @@ static int ir_event(tci_wctx *w, const tci_event *ev)
     tci_sink *o = w->out;
     static const char *const tags[] = {[TCI_EV_ENTER] = "B t=", [TCI_EV_EXIT] = "E t=", [TCI_EV_INSTANT] = "I t=",
                                        [TCI_EV_COUNTER] = "C t=", [TCI_EV_ASYNC_BEGIN] = "S t=",
-                                       [TCI_EV_ASYNC_END] = "F t="};
+                                       [TCI_EV_ASYNC_END] = "F t=", [TCI_EV_SAMPLE] = "P t="};
     tci_sink_puts(o, tags[ev->kind]);
     tci_sink_u64(o, ev->thread);
     tci_sink_puts(o, " m=");
@@ -71,6 +77,8 @@ static int ir_event(tci_wctx *w, const tci_event *ev)
         tci_sink_i64(o, ev->cpu_ns);
     if (ev->kind == TCI_EV_COUNTER)
         tci_sink_printf(o, " value=%.17g", ev->value);
+    else if (ev->kind == TCI_EV_SAMPLE)
+        tci_sink_printf(o, " id=%llu value=%.17g", (unsigned long long)ev->id, ev->value);
     else if (ev->kind == TCI_EV_ASYNC_BEGIN || ev->kind == TCI_EV_ASYNC_END)
         tci_sink_printf(o, " id=%llu", (unsigned long long)ev->id);
     if (ev->flags) {

@@ -588,26 +588,12 @@ static int write_facts(tci_wctx *w)
     return put_packet(w, &pk.base, false);
 }
 
-/* diag is muted in pass 2, so writer counts are added here, with one kept message. */
-static void report_dropped(tci_wctx *w, uint64_t n, const char *fmt, int arg)
-{
-    char msg[160];
-    snprintf(msg, sizeof msg, fmt, (unsigned long long)n, arg);
-    bool muted = w->diag->muted;
-    w->diag->muted = false;
-    tci_warn(w->diag, TCI_FIG_WRITER_DROPPED, "perfetto", UINT64_MAX, "%s", msg);
-    w->diag->fig[TCI_FIG_WRITER_DROPPED] += n - 1; /* tci_warn counted one */
-    w->diag->muted = muted;
-}
-
 static int pf_finish(tci_wctx *w, const tci_calltree *ct)
 {
     (void)ct;
     pf_w *p = w->priv;
-    if (p->dropped)
-        report_dropped(w, p->dropped, "%llu events deeper than %d levels dropped (Perfetto keeps 512)", PF_MAX_DEPTH);
-    if (p->not_written)
-        report_dropped(w, p->not_written, "%llu instant, counter and async events not written (not supported yet)", 0);
+    tci_writer_dropped(w, p->dropped, "events deeper than 500 levels dropped (Perfetto keeps 512)");
+    tci_writer_dropped(w, p->not_written, "instant, counter, async and sample events not written (not supported yet)");
     return write_facts(w);
 }
 
