@@ -628,7 +628,7 @@ static int systrace_open(tci_rctx *r)
     const char *kind;
     if (looks_html(r->data + i, r->size - i)) {
         s->html = true;
-        kind = "systrace HTML";
+        kind = "HTML";
         rc = scan_html(r, s);
     } else {
         size_t at = after_trace_mark(r->data, r->size);
