@@ -103,7 +103,7 @@ def capture_counts(ctx, corpus):
 
 
 def ir_dump(ctx, src, extra=()):
-    out = src + ".ir"
+    out = os.path.join(ctx.work, os.path.basename(src) + ".ir")  # never beside a shared input
     r = ctx.run(["-f", "-o", "ir", *extra, src, out])
     if not ctx.check(r.returncode == 0, f"{src}: exit {r.returncode}: {stderr_of(r).strip()}"):
         return None, stderr_of(r)
