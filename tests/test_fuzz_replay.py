@@ -21,6 +21,9 @@ def main():
     shared = ctx.shared_corpus("art")
     if shared:
         seeds += sorted(glob.glob(os.path.join(shared, "*")))
+        systrace = ctx.shared_corpus("systrace")
+        if systrace:
+            seeds += sorted(f for f in glob.glob(os.path.join(systrace, "*")) if "LICENSE" not in f)
     else:
         print(f"note: {os.path.join(ctx.shared, 'corpus')} is absent: replaying the project corpus only")
     regressions = os.path.join(ctx.source, "tests", "fuzz", "regressions")

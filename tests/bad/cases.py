@@ -8,11 +8,13 @@ A case is (name, bytes, expect) where expect is a dict:
   module   the module named in the message ("art", "gzip", "input", ...)
   offset   the byte offset the message must name, or None
   words    a phrase the message must contain
+  ext      the file name's extension (default .trace; not part of the outcome)
 """
 import gzip
 import os
 import random
 import struct
+import zlib
 
 MAGIC = b"SLOW"
 
@@ -94,14 +96,47 @@ def make_cases():
     # the data header is text, not binary (perflib's header-only fixture, made here)
     add("no-data-header", good + b"data section follows\n", exit=1, module="art", offset=end_of_key,
         words="SLOW")
+    systrace_cases(add)
     return cases
+
+
+SYSTRACE_LINES = (
+    "# tracer: nop\n"
+    "#           TASK-PID    TGID   CPU#  ||||    TIMESTAMP  FUNCTION\n"
+    "  surfaceflinger-598   (  598) [004] ...1 10852.771242: tracing_mark_write: B|598|compose\n"
+    "  surfaceflinger-598   (  598) [004] ...1 10852.771245: tracing_mark_write: E|598\n"
+)
+
+
+def systrace_cases(add):
+    """systrace inputs (the reader's module is "systrace"); ext picks the file name."""
+    # an HTML file cut inside its trace-data block: what is there converts, with a warning
+    html = ("<!DOCTYPE html>\n<html>\n<body>\n"
+            "  <script class=\"trace-data\" type=\"application/text\">\n" + SYSTRACE_LINES).encode()
+    add("systrace-html-no-closing-tag", html, exit=0, module="systrace", offset=html.index(b"<script"),
+        words="no closing </script>", ext=".html")
+    # a timestamp with a letter in it: that line is skipped with a warning at its offset
+    bad = SYSTRACE_LINES.replace("10852.771245:", "10852.77l245:").encode()
+    add("systrace-broken-timestamp", bad, exit=0, module="systrace", offset=bad.index(b"  surfaceflinger-598   (  598) [004] ...1 10852.77l"),
+        words="not an ftrace event line", ext=".systrace")
+    # atrace -z output (TRACE: + zlib) cut in the middle of the stream
+    body = (SYSTRACE_LINES * 200).encode()
+    z = b"TRACE:\n" + zlib.compress(body, 9)
+    add("systrace-zlib-ends-early", z[: len(z) // 2], exit=1, module="systrace", offset=len(z) // 2,
+        words="ends early", ext=".systrace")
+    # the legacy HTML that nobody reads any more: one clear error
+    legacy = (b"<!DOCTYPE html>\n<html>\n<body>\n  <script>\n  var linuxPerfData = \"\\\n"
+              b"# tracer: nop\\n\\\n\";\n  </script>\n</body>\n</html>\n")
+    add("systrace-legacy-linuxPerfData", legacy, exit=1, module="systrace", offset=legacy.index(b"linuxPerfData"),
+        words="legacy systrace HTML", ext=".html")
 
 
 def write_cases(directory):
     os.makedirs(directory, exist_ok=True)
     out = []
     for name, data, expect in make_cases():
-        path = os.path.join(directory, name + (".trace.gz" if name.startswith("gzip") else ".trace"))
+        ext = expect.pop("ext", ".trace.gz" if name.startswith("gzip") else ".trace")
+        path = os.path.join(directory, name + ext)
         with open(path, "wb") as f:
             f.write(data)
         out.append((name, path, expect))

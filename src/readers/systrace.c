@@ -1,0 +1,979 @@
+/*
+ * systrace.c - Android systrace / atrace input: ftrace text (`cat trace`,
+ * `atrace`), the same behind `TRACE:\n` (adb atrace output), `TRACE:\n` + a
+ * zlib stream (`atrace -z`, "ctrace"), and systrace HTML (every
+ * `<script class="trace-data" type="application/text">` block).
+ * Spec: shared/docs/formats/SYSTRACE.md; Perfetto's reading of it:
+ * shared/docs/outputs/PERFETTO-IMPORT.md §4.
+ *
+ * A line is `TASK-TID [(TGID|-----)] [CPU] [FLAGS] SECS.FRAC: EVENT: DETAILS`.
+ * The task name may hold spaces and dashes, so (as Perfetto does) the line is
+ * split at the leftmost `-<digits> ` after which the rest of the prefix
+ * matches; flags are optional (4 or 5 chars), the TGID column too. Only the
+ * atrace print events (`tracing_mark_write`, `0`, `print`) become records:
+ *   B|pid|name   slice begin (name = everything after `B|pid|`, as Perfetto)
+ *   E, E|pid[|x] end of the thread's innermost slice (a bare E has no pid)
+ *   C|pid|name|value[|cat]   counter (int64, or a decimal: the IR holds doubles)
+ *   S|pid|name|cookie, F|...  async slice begin/end (process-scoped)
+ *   I|pid|name   instant;  N|pid|track|name  instant (named by `name`)
+ *   G|pid|track|name|cookie, H|pid|track[|name]|cookie  async on a named
+ *                track: our async slices are keyed by name and cookie, so
+ *                both ends take the track's name
+ * Other ftrace events (sched_switch, ...) name threads and give them their
+ * process (TGID column) but make no records; they are counted in the trace
+ * metadata. Lines that do not parse are skipped with a bad-line warning.
+ *
+ * Quirks:
+ * - Timestamps are fixed-point `secs.frac` (6 digits native, up to 9 kept,
+ *   more truncated) read as integers into ns: never through a double.
+ * - Threads are keyed by tid (Linux tids are system-wide). A thread's process
+ *   is the first numeric TGID column or payload pid seen for it; a thread
+ *   that never shows one becomes its own process (pid = tid).
+ * - `<...>` (and Perfetto's `<unknown>`) carry no name. Thread names: the
+ *   latest task name; a thread seen only as `<...>` takes its PROCESS DUMP
+ *   name (catapult's rule). Process names: PROCESS DUMP (`ps` NAME column,
+ *   first snapshot wins), else the name of the thread whose tid is the pid.
+ * - PROCESS DUMP blocks are read wherever they are in the HTML (Perfetto
+ *   needs them before the ftrace block); every ftrace block is read, in file
+ *   order (Perfetto stops after the first). CGROUP DUMP and the controller
+ *   JSON block are skipped.
+ * - A trace-data block without its `</script>` (a cut file) is read to the
+ *   end of the input, with a truncated-input warning.
+ * - The legacy HTML (`var linuxPerfData = "...\n\`, before 2015) and
+ *   trace2html's `viewer-data` HTML are refused with one clear error; a bare
+ *   linuxPerfData body (lines ending in a literal `\n\`) is read as text.
+ * - zlib data is inflated into memory, bounded by --max-input (and refused
+ *   as a bomb beyond 256 MiB at more than 200:1); messages then give offsets
+ *   in the decompressed text, and say so. CRLF-mangled zlib is not repaired.
+ * - Record order is the file's: atrace output is time-ordered; normalize
+ *   clamps a thread whose time goes backwards (e.g. several HTML blocks).
+ */
+#include "tc_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <zlib.h>
+
+#define MOD "systrace"
+#define BOMB_RATIO 200
+#define BOMB_FLOOR ((uint64_t)256 << 20)
+#define TRACE_MARK "TRACE:"
+
+typedef struct range {
+    size_t start, end; /* byte offsets into the text */
+} range;
+
+typedef struct dump_proc {
+    int64_t pid;
+    const char *name;
+    size_t len;
+} dump_proc;
+
+typedef struct dump_thread {
+    int64_t pid, tid;
+    const char *name;
+    size_t len;
+} dump_thread;
+
+typedef struct systrace {
+    const char *text;      /* what lines are read from: the input or the inflated data */
+    size_t len;
+    uint8_t *inflated;     /* owned when the input was zlib-compressed */
+    bool html;
+    range *blocks;         /* ftrace text ranges, in file order */
+    uint32_t n_blocks, cap_blocks;
+    uint32_t block;        /* read cursor */
+    size_t pos;
+    tci_idmap tid_thread;  /* tid -> thread index */
+    tci_idmap pid_process; /* pid -> process index */
+    uint8_t *has_pid;      /* per thread: its process is known */
+    uint32_t cap_has_pid;
+    dump_proc *procs;
+    uint32_t n_procs, cap_procs;
+    dump_thread *dthreads;
+    uint32_t n_dthreads, cap_dthreads;
+    uint64_t lines_ok, lines_bad, other_events;
+    bool tables_done;      /* end of pass 1 seen */
+} systrace;
+
+/* ---- small parsers (pure) ------------------------------------------------------ */
+
+static inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static inline bool is_space(char c) { return c == ' ' || c == '\t'; }
+
+/* Unsigned decimal of 1..18 digits, the whole of [p, p+n). */
+static bool parse_u64(const char *p, size_t n, uint64_t *out)
+{
+    if (n == 0 || n > 18)
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_digit(p[i]))
+            return false;
+        v = v * 10 + (uint64_t)(p[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+static bool parse_i64(const char *p, size_t n, int64_t *out)
+{
+    bool neg = n > 0 && (*p == '-' || *p == '+');
+    uint64_t v;
+    if (!parse_u64(p + neg, n - neg, &v))
+        return false;
+    *out = neg && *p == '-' ? -(int64_t)v : (int64_t)v;
+    return true;
+}
+
+/* A counter value: int64, or a plain decimal (no exponent). */
+static bool parse_value(const char *p, size_t n, double *out)
+{
+    int64_t i;
+    if (parse_i64(p, n, &i)) {
+        *out = (double)i;
+        return true;
+    }
+    size_t k = 0;
+    bool neg = false;
+    if (k < n && (p[k] == '-' || p[k] == '+'))
+        neg = p[k++] == '-';
+    uint64_t mant = 0;
+    int digits = 0, scale = 0;
+    bool dot = false, any = false;
+    for (; k < n; k++) {
+        if (p[k] == '.' && !dot) {
+            dot = true;
+            continue;
+        }
+        if (!is_digit(p[k]))
+            return false;
+        any = true;
+        if (digits < 18) { /* beyond 18 significant digits a double cannot tell anyway */
+            if (mant || p[k] != '0')
+                digits++;
+            mant = mant * 10 + (uint64_t)(p[k] - '0');
+            scale += dot;
+        } else if (!dot) {
+            scale--;
+        }
+    }
+    if (!any)
+        return false;
+    double v = (double)mant;
+    for (; scale > 0; scale--)
+        v /= 10.0;
+    for (; scale < 0; scale++)
+        v *= 10.0;
+    *out = neg ? -v : v;
+    return true;
+}
+
+/* `secs.frac` -> ns, fixed point: frac digits beyond 9 are truncated. */
+static bool parse_ts(const char *p, size_t n, int64_t *out)
+{
+    const char *dot = memchr(p, '.', n);
+    if (!dot)
+        return false;
+    size_t ns_ = (size_t)(dot - p), nf = n - ns_ - 1;
+    uint64_t secs;
+    if (!parse_u64(p, ns_, &secs) || secs > 9000000000ull || nf == 0)
+        return false;
+    int64_t frac = 0;
+    for (size_t i = 0; i < nf; i++) {
+        if (!is_digit(dot[1 + i]))
+            return false;
+        if (i < 9)
+            frac = frac * 10 + (dot[1 + i] - '0');
+    }
+    for (size_t i = nf; i < 9; i++)
+        frac *= 10;
+    *out = (int64_t)secs * 1000000000 + frac;
+    return true;
+}
+
+typedef struct fline {
+    const char *task;
+    size_t task_len;
+    uint64_t tid;
+    int64_t tgid;       /* -1: none or dashes */
+    bool tgid_column;
+    int64_t ts;
+    const char *event, *details;
+    size_t event_len, details_len;
+} fline;
+
+/* The rest of the prefix from a '-' at p[at]: `-TID (TGID) [CPU] FLAGS TS: EVENT: `. */
+static bool prefix_at(const char *p, size_t n, size_t at, fline *f)
+{
+    size_t i = at + 1, d = i;
+    while (i < n && is_digit(p[i]))
+        i++;
+    if (!parse_u64(p + d, i - d, &f->tid) || i >= n || !is_space(p[i]))
+        return false;
+    while (i < n && is_space(p[i]))
+        i++;
+    f->tgid = -1;
+    f->tgid_column = false;
+    if (i < n && p[i] == '(') {
+        i++;
+        while (i < n && is_space(p[i]))
+            i++;
+        d = i;
+        if (i < n && p[i] == '-') {
+            while (i < n && p[i] == '-')
+                i++;
+        } else {
+            uint64_t g;
+            while (i < n && is_digit(p[i]))
+                i++;
+            if (!parse_u64(p + d, i - d, &g))
+                return false;
+            f->tgid = (int64_t)g;
+        }
+        while (i < n && is_space(p[i]))
+            i++;
+        if (i >= n || p[i] != ')')
+            return false;
+        i++;
+        f->tgid_column = true;
+        while (i < n && is_space(p[i]))
+            i++;
+    }
+    if (i >= n || p[i] != '[')
+        return false;
+    d = ++i;
+    while (i < n && is_digit(p[i]))
+        i++;
+    if (i == d || i - d > 6 || i >= n || p[i] != ']')
+        return false;
+    i++;
+    for (int tok = 0; tok < 2; tok++) { /* [flags] timestamp: */
+        while (i < n && is_space(p[i]))
+            i++;
+        size_t s = i;
+        while (i < n && !is_space(p[i]))
+            i++;
+        if (i - s >= 2 && p[i - 1] == ':' && parse_ts(p + s, i - s - 1, &f->ts))
+            break;
+        if (tok == 1 || i - s < 3 || i - s > 6)
+            return false;
+        for (size_t k = s; k < i; k++) /* irq flags: "d..2", "dNs1.", ... */
+            if (!(p[k] == '.' || is_digit(p[k]) || (p[k] >= 'a' && p[k] <= 'z') || (p[k] >= 'A' && p[k] <= 'Z')))
+                return false;
+    }
+    if (i >= n || !is_space(p[i]))
+        return false;
+    while (i < n && is_space(p[i]))
+        i++;
+    size_t s = i;
+    while (i < n && !is_space(p[i]))
+        i++;
+    if (i - s < 2 || p[i - 1] != ':')
+        return false;
+    f->event = p + s;
+    f->event_len = i - s - 1;
+    if (i < n)
+        i++; /* the one space after "event:" */
+    f->details = p + i;
+    f->details_len = n - i;
+    size_t t0 = 0;
+    while (t0 < at && is_space(p[t0]))
+        t0++;
+    f->task = p + t0;
+    f->task_len = at - t0;
+    return true;
+}
+
+static bool parse_line(const char *p, size_t n, fline *f)
+{
+    for (const char *q = p; (q = memchr(q, '-', n - (size_t)(q - p))) != NULL; q++)
+        if (prefix_at(p, n, (size_t)(q - p), f))
+            return true;
+    return false;
+}
+
+/* A line without its CR and the literal `\n\` that ends lines of a legacy
+ * linuxPerfData JS string. */
+static size_t trim_line(const char *p, size_t n)
+{
+    if (n && p[n - 1] == '\r')
+        n--;
+    if (n >= 3 && p[n - 3] == '\\' && p[n - 2] == 'n' && p[n - 1] == '\\')
+        n -= 3;
+    return n;
+}
+
+/* Blank, a `#` comment, or trace-cmd's `cpus=N`: not an event line. */
+static bool skip_line(const char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n && is_space(p[i]))
+        i++;
+    return i == n || p[i] == '#' || (n - i >= 5 && !memcmp(p + i, "cpus=", 5)) ||
+           (n - i == 6 && !memcmp(p + i, TRACE_MARK, 6));
+}
+
+static bool next_line(const char *text, size_t end, size_t *pos, const char **l, size_t *n, size_t *at)
+{
+    if (*pos >= end)
+        return false;
+    const char *s = text + *pos;
+    const char *nl = memchr(s, '\n', end - *pos);
+    size_t len = nl ? (size_t)(nl - s) : end - *pos;
+    *l = s;
+    *at = *pos;
+    *n = trim_line(s, len);
+    *pos += len + (nl != NULL);
+    return true;
+}
+
+static const char *find(const char *h, size_t hn, const char *needle)
+{
+    size_t nn = strlen(needle);
+    if (nn > hn)
+        return NULL;
+    for (const char *p = h; (p = memchr(p, needle[0], hn - nn + 1 - (size_t)(p - h))) != NULL; p++)
+        if (!memcmp(p, needle, nn))
+            return p;
+    return NULL;
+}
+
+static bool starts_ci(const uint8_t *p, size_t n, const char *lit)
+{
+    size_t k = strlen(lit);
+    if (n < k)
+        return false;
+    for (size_t i = 0; i < k; i++) {
+        char c = (char)p[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (c != lit[i])
+            return false;
+    }
+    return true;
+}
+
+/* Offset just after a `TRACE:` line near the start (adb atrace output), or 0. */
+static size_t after_trace_mark(const uint8_t *buf, size_t len)
+{
+    size_t look = len < 4096 ? len : 4096;
+    const char *p = (const char *)buf;
+    for (const char *q = p; (q = find(q, look - (size_t)(q - p), TRACE_MARK)) != NULL; q++) {
+        size_t i = (size_t)(q - p);
+        if (i && p[i - 1] != '\n')
+            continue;
+        i += 6;
+        if (i < len && p[i] == '\r')
+            i++;
+        if (i < len && p[i] == '\n')
+            return i + 1;
+    }
+    return 0;
+}
+
+static size_t skip_bom_space(const uint8_t *buf, size_t len)
+{
+    size_t i = len >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF ? 3 : 0;
+    while (i < len && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t'))
+        i++;
+    return i;
+}
+
+static bool is_zlib(const uint8_t *p, size_t n)
+{
+    return n >= 2 && (p[0] & 0x0F) == 8 && (p[0] >> 4) <= 7 && ((p[0] << 8) | p[1]) % 31 == 0;
+}
+
+/* `<!DOCTYPE html>`, `<!-- ...`, `<html>`, `<head>`; not `<...>-123` or `<idle>-0`. */
+static bool looks_html(const uint8_t *p, size_t n)
+{
+    return starts_ci(p, n, "<!") || starts_ci(p, n, "<html") || starts_ci(p, n, "<head");
+}
+
+/* ---- probe ------------------------------------------------------------------------ */
+
+static int systrace_probe(const uint8_t *buf, size_t len, const char *filename)
+{
+    size_t i = skip_bom_space(buf, len);
+    size_t fl = filename ? strlen(filename) : 0;
+    int hint = 0;
+    if (fl > 9 && !strcmp(filename + fl - 9, ".systrace"))
+        hint = 10;
+    else if (fl > 5 && (!strcmp(filename + fl - 5, ".html") || !strcmp(filename + fl - 4, ".txt") ||
+                        !strcmp(filename + fl - 4, ".htm")))
+        hint = 5;
+    if (i < len && (buf[i] == '{' || buf[i] == '[' || buf[i] == '*'))
+        return 0; /* JSON, ART's *version */
+    if (len >= 4 && tci_le32(buf) == 0x574F4C53)
+        return 0; /* ART's SLOW */
+    if (looks_html(buf + i, len - i)) {
+        const char *p = (const char *)buf;
+        if (find(p, len, "class=\"trace-data\"") || find(p, len, "linuxPerfData"))
+            return 90;
+        return 10 + hint; /* some HTML: ours to say clearly that it holds no trace */
+    }
+    size_t look = len < 128 ? len : 128;
+    if (find((const char *)buf, look, "# tracer") || after_trace_mark(buf, len))
+        return 95;
+    /* ftrace-looking lines among the first few */
+    size_t pos = i, end = len < 8192 ? len : 8192, at, n;
+    const char *l;
+    fline f;
+    for (int k = 0; k < 16 && next_line((const char *)buf, end, &pos, &l, &n, &at);) {
+        if (skip_line(l, n))
+            continue;
+        if (parse_line(l, n, &f))
+            return 85;
+        k++;
+    }
+    return hint;
+}
+
+/* ---- open: where the text is ---------------------------------------------------------- */
+
+static int add_block(tci_rctx *r, systrace *s, size_t start, size_t end)
+{
+    if (tci_grow((void **)&s->blocks, &s->cap_blocks, s->n_blocks, sizeof *s->blocks) != 0)
+        return tci_error(r->diag, TC_ERR_NOMEM, MOD, UINT64_MAX, "out of memory");
+    s->blocks[s->n_blocks++] = (range){start, end};
+    return TC_OK;
+}
+
+static int inflate_text(tci_rctx *r, systrace *s, size_t at)
+{
+    uint64_t max = r->opt->max_input ? r->opt->max_input : UINT64_MAX;
+    if (max > SIZE_MAX - 1)
+        max = SIZE_MAX - 1;
+    size_t in_len = r->size - at;
+    size_t cap = in_len < (SIZE_MAX - 65536) / 4 ? in_len * 4 + 65536 : SIZE_MAX / 2;
+    if (cap > max + 1)
+        cap = (size_t)max + 1;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit(&z) != Z_OK)
+        return tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "cannot start zlib");
+    uint8_t *out = tci_malloc(cap);
+    int rc = TC_OK, zr = Z_OK;
+    size_t in_done = 0, out_len = 0;
+    while (out && rc == TC_OK) {
+        if (out_len == cap) {
+            if (cap > max) {
+                rc = tci_error(r->diag, TC_ERR_LIMIT, MOD, at + in_done,
+                               "compressed atrace data expands beyond max-input (%llu bytes); raise it with --max-input",
+                               (unsigned long long)max);
+                break;
+            }
+            size_t ncap = cap > max / 2 ? (size_t)max + 1 : cap * 2;
+            uint8_t *p = realloc(out, ncap);
+            if (!p) {
+                rc = tci_error(r->diag, TC_ERR_NOMEM, MOD, at + in_done, "out of memory inflating the atrace data");
+                break;
+            }
+            out = p;
+            cap = ncap;
+        }
+        size_t in_chunk = in_len - in_done < (1u << 30) ? in_len - in_done : (1u << 30);
+        size_t out_chunk = cap - out_len < (1u << 30) ? cap - out_len : (1u << 30);
+        z.next_in = (Bytef *)(uintptr_t)(r->data + at + in_done);
+        z.avail_in = (uInt)in_chunk;
+        z.next_out = out + out_len;
+        z.avail_out = (uInt)out_chunk;
+        zr = inflate(&z, Z_NO_FLUSH);
+        in_done += in_chunk - z.avail_in;
+        out_len += out_chunk - z.avail_out;
+        if (out_len > BOMB_FLOOR && out_len / BOMB_RATIO > in_done) {
+            rc = tci_error(r->diag, TC_ERR_LIMIT, MOD, at + in_done,
+                           "compressed atrace data expands more than %d:1: refused as a decompression bomb", BOMB_RATIO);
+            break;
+        }
+        if (zr == Z_STREAM_END)
+            break;
+        if (zr == Z_BUF_ERROR && in_done == in_len && z.avail_out != 0)
+            rc = tci_error(r->diag, TC_ERR_FORMAT, MOD, r->size,
+                           "compressed atrace data (zlib after TRACE:) ends early: the file is cut");
+        else if (zr != Z_OK && zr != Z_BUF_ERROR)
+            rc = tci_error(r->diag, TC_ERR_FORMAT, MOD, at + in_done, "corrupt compressed atrace data (zlib): %s",
+                           z.msg ? z.msg : "inflate failed");
+    }
+    inflateEnd(&z);
+    if (!out && rc == TC_OK)
+        rc = tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "out of memory inflating the atrace data");
+    if (rc != TC_OK) {
+        free(out);
+        return rc;
+    }
+    s->inflated = out;
+    s->text = (const char *)out;
+    s->len = out_len;
+    /* inflated text may itself start with TRACE: or have it absent */
+    size_t t = after_trace_mark(out, out_len);
+    return add_block(r, s, t, out_len);
+}
+
+/* PROCESS DUMP: `ps -A -o USER,PID,PPID,VSZ,RSS,WCHAN,ADDR=PC,S,NAME,COMM` (NAME = token 8)
+ * and `ps -AT -o USER,PID,TID,CMD` (thread name = the rest of the line). */
+static int read_dump(tci_rctx *r, systrace *s, size_t start, size_t end)
+{
+    enum { NONE, LONG, SHORT } mode = NONE;
+    size_t pos = start, n, at;
+    const char *l;
+    while (next_line(s->text, end, &pos, &l, &n, &at)) {
+        const char *tok[10];
+        size_t tlen[10], nt = 0, i = 0;
+        while (nt < 10) {
+            while (i < n && is_space(l[i]))
+                i++;
+            if (i == n)
+                break;
+            tok[nt] = l + i;
+            while (i < n && !is_space(l[i]))
+                i++;
+            tlen[nt] = (size_t)(l + i - tok[nt]);
+            nt++;
+        }
+        if (nt >= 3 && tlen[0] == 4 && !memcmp(tok[0], "USER", 4)) {
+            mode = tlen[2] == 3 && !memcmp(tok[2], "TID", 3) ? SHORT : LONG;
+            continue;
+        }
+        int64_t pid, tid;
+        if (mode == LONG && nt >= 9 && parse_i64(tok[1], tlen[1], &pid)) {
+            if (tci_grow((void **)&s->procs, &s->cap_procs, s->n_procs, sizeof *s->procs) != 0)
+                return tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "out of memory");
+            s->procs[s->n_procs++] = (dump_proc){pid, tok[8], tlen[8]};
+        } else if (mode == SHORT && nt >= 4 && parse_i64(tok[1], tlen[1], &pid) && parse_i64(tok[2], tlen[2], &tid)) {
+            size_t len = (size_t)(l + n - tok[3]);
+            while (len && is_space(tok[3][len - 1]))
+                len--;
+            if (tci_grow((void **)&s->dthreads, &s->cap_dthreads, s->n_dthreads, sizeof *s->dthreads) != 0)
+                return tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "out of memory");
+            s->dthreads[s->n_dthreads++] = (dump_thread){pid, tid, tok[3], len};
+        }
+    }
+    return TC_OK;
+}
+
+/* First non-blank line of [start, end), or NULL. */
+static const char *first_line(const systrace *s, size_t start, size_t end, size_t *n)
+{
+    size_t pos = start, at;
+    const char *l;
+    while (next_line(s->text, end, &pos, &l, n, &at)) {
+        size_t i = 0;
+        while (i < *n && is_space(l[i]))
+            i++;
+        if (i < *n) {
+            *n -= i;
+            return l + i;
+        }
+    }
+    return NULL;
+}
+
+static int scan_html(tci_rctx *r, systrace *s)
+{
+    static const char open_tag[] = "<script class=\"trace-data\"";
+    const char *p = s->text;
+    size_t at = 0;
+    uint32_t n_found = 0;
+    const char *q;
+    while ((q = find(p + at, s->len - at, open_tag)) != NULL) {
+        n_found++;
+        const char *gt = memchr(q, '>', s->len - (size_t)(q - p));
+        size_t start = gt ? (size_t)(gt - p) + 1 : s->len;
+        const char *close = find(p + start, s->len - start, "</script");
+        size_t end = close ? (size_t)(close - p) : s->len;
+        if (!close)
+            tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, (uint64_t)(q - p),
+                     "a trace-data block has no closing </script> (the file is cut?); read to the end of the file");
+        at = close ? end + 8 : s->len;
+        size_t fn;
+        const char *first = first_line(s, start, end, &fn);
+        int rc = TC_OK;
+        if (!first || (fn >= 12 && !memcmp(first, "CGROUP DUMP", 11)) || *first == '{' || *first == '[')
+            continue; /* empty, cgroups, the controller's JSON */
+        if (fn >= 12 && !memcmp(first, "PROCESS DUMP", 12))
+            rc = read_dump(r, s, start, end);
+        else
+            rc = add_block(r, s, start, end);
+        if (rc != TC_OK)
+            return rc;
+    }
+    if (n_found == 0) {
+        if ((q = find(p, s->len, "linuxPerfData")) != NULL)
+            return tci_error(r->diag, TC_ERR_UNSUPPORTED, MOD, (uint64_t)(q - p),
+                             "legacy systrace HTML (var linuxPerfData, systrace before 2015) is not supported "
+                             "(Perfetto cannot read it either); open it in catapult's trace viewer or capture again");
+        if ((q = find(p, s->len, "id=\"viewer-data\"")) != NULL)
+            return tci_error(r->diag, TC_ERR_UNSUPPORTED, MOD, (uint64_t)(q - p),
+                             "trace2html HTML (viewer-data, gzip+base64) is not supported; "
+                             "convert the original trace instead");
+        return tci_error(r->diag, TC_ERR_FORMAT, MOD, 0,
+                         "HTML without a <script class=\"trace-data\"> block: not a systrace HTML file");
+    }
+    if (s->n_blocks == 0)
+        return tci_error(r->diag, TC_ERR_FORMAT, MOD, UINT64_MAX,
+                         "systrace HTML without ftrace data (its trace-data blocks hold only dumps)");
+    return TC_OK;
+}
+
+static int systrace_open(tci_rctx *r)
+{
+    systrace *s = r->priv;
+    tci_trace *t = r->trace;
+    s->text = (const char *)r->data;
+    s->len = r->size;
+    size_t i = skip_bom_space(r->data, r->size);
+    int rc;
+    const char *kind;
+    if (looks_html(r->data + i, r->size - i)) {
+        s->html = true;
+        kind = "HTML";
+        rc = scan_html(r, s);
+    } else {
+        size_t at = after_trace_mark(r->data, r->size);
+        if (at && !(r->size - at >= 8 && !memcmp(r->data + at, "# tracer", 8)) && is_zlib(r->data + at, r->size - at)) {
+            kind = "atrace text, zlib-compressed";
+            rc = inflate_text(r, s, at);
+        } else {
+            kind = "atrace text";
+            rc = add_block(r, s, at ? at : i, r->size);
+        }
+    }
+    if (rc != TC_OK)
+        return rc;
+    /* the first event line says which column layout this is */
+    const char *layout = "";
+    fline f;
+    for (uint32_t b = 0; b < s->n_blocks && !*layout; b++) {
+        size_t pos = s->blocks[b].start, n, at;
+        const char *l;
+        for (int k = 0; k < 1000 && next_line(s->text, s->blocks[b].end, &pos, &l, &n, &at); k++)
+            if (!skip_line(l, n) && parse_line(l, n, &f)) {
+                layout = f.tgid_column ? ", TGID column" : ", no TGID column";
+                break;
+            }
+    }
+    if (s->html)
+        snprintf(t->detail, sizeof t->detail, "%s, %u ftrace block%s%s", kind, s->n_blocks, s->n_blocks == 1 ? "" : "s",
+                 layout);
+    else
+        snprintf(t->detail, sizeof t->detail, "%s%s", kind, layout);
+    t->start_ns = 0; /* raw times are absolute ns (the kernel's trace clock) */
+    t->time_unit_ns = 1;
+    t->wrap_bits = 0;
+    t->has_wall = true;
+    t->has_cpu = false;
+    t->clock = TCI_CLOCK_WALL;
+    s->block = 0;
+    s->pos = s->blocks[0].start;
+    return TC_OK;
+}
+
+/* ---- threads and processes --------------------------------------------------------- */
+
+static uint32_t process_of(tci_rctx *r, systrace *s, int64_t pid)
+{
+    uint32_t p = tci_idmap_get(&s->pid_process, (uint64_t)pid);
+    if (p != TCI_NONE)
+        return p;
+    if ((p = tci_trace_process(r->trace, pid)) == TCI_NONE || tci_idmap_put(&s->pid_process, (uint64_t)pid, p) != 0)
+        return TCI_NONE;
+    return p;
+}
+
+/* Pass 1: the thread of tid becomes part of pid's process, unless it already has one. */
+static int set_pid(tci_rctx *r, systrace *s, uint32_t th, int64_t pid, uint64_t off)
+{
+    if (r->pass != 1 || s->has_pid[th])
+        return TC_OK;
+    uint32_t p = process_of(r, s, pid);
+    if (p == TCI_NONE)
+        return tci_trace_fail(r->trace, r->diag, MOD, off);
+    r->trace->threads[th].process = p;
+    s->has_pid[th] = 1;
+    return TC_OK;
+}
+
+static uint32_t thread_of(tci_rctx *r, systrace *s, const fline *f, uint64_t off, int *rc)
+{
+    tci_trace *t = r->trace;
+    uint32_t th = tci_idmap_get(&s->tid_thread, f->tid);
+    *rc = TC_OK;
+    if (th == TCI_NONE) {
+        if (r->pass != 1) {
+            *rc = tci_error(r->diag, TC_ERR_FORMAT, MOD, off, "thread %llu appeared only in the second pass",
+                            (unsigned long long)f->tid);
+            return TCI_NONE;
+        }
+        if ((th = tci_trace_add_thread(t, f->tid)) == TCI_NONE ||
+            tci_idmap_put(&s->tid_thread, f->tid, th) != 0 ||
+            tci_grow((void **)&s->has_pid, &s->cap_has_pid, th, 1) != 0) {
+            *rc = tci_trace_fail(t, r->diag, MOD, off);
+            return TCI_NONE;
+        }
+        s->has_pid[th] = 0;
+    }
+    if (r->pass != 1)
+        return th;
+    bool anon = (f->task_len == 5 && !memcmp(f->task, "<...>", 5)) ||
+                (f->task_len == 9 && !memcmp(f->task, "<unknown>", 9)) || f->task_len == 0;
+    if (!anon && (*rc = tci_trace_name_thread(t, th, f->task, f->task_len, 1)) != TC_OK) {
+        *rc = tci_trace_fail(t, r->diag, MOD, off);
+        return TCI_NONE;
+    }
+    if (f->tgid >= 0 && (*rc = set_pid(r, s, th, f->tgid, off)) != TC_OK)
+        return TCI_NONE;
+    return th;
+}
+
+/* End of pass 1: the dumps' names, and a process for every thread. */
+static int finish_tables(tci_rctx *r, systrace *s)
+{
+    tci_trace *t = r->trace;
+    for (uint32_t i = 0; i < s->n_dthreads; i++) {
+        const dump_thread *d = &s->dthreads[i];
+        uint32_t th = tci_idmap_get(&s->tid_thread, (uint64_t)d->tid);
+        if (th == TCI_NONE)
+            continue;
+        if (!t->threads[th].name && d->len && tci_trace_name_thread(t, th, d->name, d->len, 1) != TC_OK)
+            return tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
+        int rc = d->pid > 0 ? set_pid(r, s, th, d->pid, UINT64_MAX) : TC_OK;
+        if (rc != TC_OK)
+            return rc;
+    }
+    for (uint32_t th = 0; th < t->n_threads; th++) {
+        int rc = s->has_pid[th] ? TC_OK : set_pid(r, s, th, (int64_t)t->threads[th].tid, UINT64_MAX);
+        if (rc != TC_OK)
+            return rc;
+    }
+    for (uint32_t i = 0; i < s->n_procs; i++) { /* the first snapshot's name wins */
+        uint32_t p = tci_idmap_get(&s->pid_process, (uint64_t)s->procs[i].pid);
+        if (p != TCI_NONE && t->processes[p].name_rank < 2 &&
+            tci_trace_name_process(t, p, s->procs[i].name, s->procs[i].len, 2) != TC_OK)
+            return tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
+    }
+    for (uint32_t th = 0; th < t->n_threads; th++) { /* else the main thread's name */
+        tci_thread *x = &t->threads[th];
+        tci_process *p = &t->processes[x->process];
+        if (x->name && !p->name && p->pid == (int64_t)x->tid &&
+            tci_trace_name_process(t, x->process, x->name, strlen(x->name), 0) != TC_OK)
+            return tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
+    }
+    char buf[32];
+    int k = snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->other_events);
+    if (s->other_events && tci_trace_add_meta(t, "ftrace-events-ignored", 21, buf, (size_t)k) != TC_OK)
+        return tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
+    if (s->lines_ok == 0 && s->lines_bad > 0)
+        return tci_error(r->diag, TC_ERR_FORMAT, MOD, UINT64_MAX,
+                         "no line is an ftrace event line (%llu lines tried): not systrace text",
+                         (unsigned long long)s->lines_bad);
+    return TC_OK;
+}
+
+/* ---- records ------------------------------------------------------------------------ */
+
+/* Field k (0-based) of a `|`-separated payload, or false. */
+static bool field(const char *p, size_t n, int k, const char **f, size_t *fn)
+{
+    size_t i = 0;
+    for (; k > 0; k--) {
+        const char *bar = memchr(p + i, '|', n - i);
+        if (!bar)
+            return false;
+        i = (size_t)(bar - p) + 1;
+    }
+    const char *bar = memchr(p + i, '|', n - i);
+    *f = p + i;
+    *fn = bar ? (size_t)(bar - (p + i)) : n - i;
+    return true;
+}
+
+static uint32_t name_of(tci_rctx *r, const char *name, size_t len, uint64_t off, int *rc)
+{
+    while (len && (name[len - 1] == '\0' || name[len - 1] == '\r'))
+        len--;
+    if (!len) {
+        name = "[empty slice name]";
+        len = strlen(name);
+    }
+    uint32_t m = tci_trace_name(r->trace, name, len);
+    if (m == TCI_NONE)
+        *rc = tci_trace_fail(r->trace, r->diag, MOD, off);
+    return m;
+}
+
+/* The atrace payload of a print event: 0 (no record), 1 (a record in *ev), or an error. */
+static int payload(tci_rctx *r, systrace *s, const fline *f, uint32_t th, uint64_t off, tci_raw *ev)
+{
+    const char *p = f->details;
+    size_t n = f->details_len;
+    if (f->event_len == 5 && !memcmp(f->event, "print", 5)) { /* trace-cmd: "print: tracing_mark_write: B|..." */
+        if (n >= 20 && !memcmp(p, "tracing_mark_write: ", 20))
+            p += 20, n -= 20;
+        else if (n >= 3 && !memcmp(p, "0: ", 3))
+            p += 3, n -= 3;
+    }
+    while (n && p[n - 1] == '\0')
+        n--;
+    if (n == 0 || !p[0] || !strchr("BECSFINGH", p[0]) || (n > 1 && p[1] != '|'))
+        return 0; /* clock sync and free text */
+    char kind = p[0];
+    const char *pf, *nf, *vf;
+    size_t pn, nn, vn;
+    int64_t pid = 0, num = 0;
+    double value = 0;
+    bool has_pid = field(p, n, 1, &pf, &pn) && pn > 0;
+    if (has_pid && !parse_i64(pf, pn, &pid)) {
+        tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "atrace %c event with a pid that is not a number; line skipped", kind);
+        return 0;
+    }
+    if (kind != 'E' && !has_pid) {
+        tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "atrace %c event without a pid; line skipped", kind);
+        return 0;
+    }
+    int rc = TC_OK;
+    if (pid > 0 && (rc = set_pid(r, s, th, pid, off)) != TC_OK)
+        return rc;
+    *ev = (tci_raw){.wall = f->ts, .cpu = TCI_NO_TIME, .offset = off, .thread = th, .method = TCI_NONE};
+    size_t head; /* bytes before the name field */
+    switch (kind) {
+    case 'E':
+        ev->action = TCI_ACT_EXIT;
+        return 1;
+    case 'B':
+    case 'I':
+        head = (size_t)(pf - p) + pn + 1;
+        ev->action = kind == 'B' ? TCI_ACT_ENTER : TCI_ACT_INSTANT;
+        ev->method = name_of(r, p + (head < n ? head : n), head < n ? n - head : 0, off, &rc);
+        return rc == TC_OK ? 1 : rc;
+    case 'N': /* N|pid|track|name */
+        if (!field(p, n, 2, &nf, &nn) || (size_t)(nf - p) + nn >= n) {
+            tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "atrace N event without a name; line skipped");
+            return 0;
+        }
+        head = (size_t)(nf - p) + nn + 1;
+        ev->action = TCI_ACT_INSTANT;
+        ev->method = name_of(r, p + head, n - head, off, &rc);
+        return rc == TC_OK ? 1 : rc;
+    case 'C':
+        if (!field(p, n, 2, &nf, &nn) || !field(p, n, 3, &vf, &vn) || !parse_value(vf, vn, &value)) {
+            tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "atrace counter without a numeric value; line skipped");
+            return 0;
+        }
+        ev->action = TCI_ACT_COUNTER;
+        ev->value = value;
+        ev->method = name_of(r, nf, nn, off, &rc);
+        return rc == TC_OK ? 1 : rc;
+    default: { /* S|pid|name|cookie, F|...; G|pid|track|name|cookie, H|pid|track[|name]|cookie */
+        int k = 3;
+        if (kind == 'H') { /* the cookie is the last field */
+            k = 2;
+            while (field(p, n, k + 1, &vf, &vn))
+                k++;
+        } else if (kind == 'G') {
+            k = 4;
+        }
+        if (!field(p, n, 2, &nf, &nn) || k < 3 || !field(p, n, k, &vf, &vn) || !parse_i64(vf, vn, &num)) {
+            tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "atrace async %c event without a numeric cookie; line skipped",
+                     kind);
+            return 0;
+        }
+        ev->action = kind == 'S' || kind == 'G' ? TCI_ACT_ASYNC_BEGIN : TCI_ACT_ASYNC_END;
+        ev->id = (uint64_t)num;
+        ev->method = name_of(r, nf, nn, off, &rc);
+        return rc == TC_OK ? 1 : rc;
+    }
+    }
+}
+
+static bool is_print(const fline *f)
+{
+    return (f->event_len == 18 && !memcmp(f->event, "tracing_mark_write", 18)) ||
+           (f->event_len == 1 && f->event[0] == '0') || (f->event_len == 5 && !memcmp(f->event, "print", 5));
+}
+
+static int systrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
+{
+    systrace *s = r->priv;
+    size_t k = 0;
+    int rc = TC_OK;
+    while (k < max && s->block < s->n_blocks) {
+        const char *l;
+        size_t n, at;
+        if (!next_line(s->text, s->blocks[s->block].end, &s->pos, &l, &n, &at)) {
+            if (++s->block < s->n_blocks)
+                s->pos = s->blocks[s->block].start;
+            continue;
+        }
+        if (skip_line(l, n))
+            continue;
+        fline f;
+        uint64_t off = (uint64_t)at;
+        if (!parse_line(l, n, &f)) {
+            if (r->pass == 1)
+                s->lines_bad++;
+            tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "not an ftrace event line%s (\"%.*s%s\"); skipped",
+                     s->inflated ? " (offset in the decompressed text)" : "", (int)(n > 40 ? 40 : n), l,
+                     n > 40 ? "..." : "");
+            continue;
+        }
+        if (r->pass == 1)
+            s->lines_ok++;
+        uint32_t th = thread_of(r, s, &f, off, &rc);
+        if (rc != TC_OK)
+            return rc;
+        if (!is_print(&f)) {
+            if (r->pass == 1)
+                s->other_events++;
+            continue;
+        }
+        int got1 = payload(r, s, &f, th, off, &ev[k]);
+        if (got1 < 0)
+            return got1;
+        k += (size_t)got1;
+    }
+    /* progress and page release are in input bytes */
+    r->pos = s->inflated ? (s->len ? (uint64_t)((double)s->pos / (double)s->len * (double)r->size) : 0) : s->pos;
+    if (k == 0 && r->pass == 1 && !s->tables_done) {
+        s->tables_done = true;
+        if ((rc = finish_tables(r, s)) != TC_OK)
+            return rc;
+    }
+    *got = k;
+    return k ? TC_OK : TC_EOF;
+}
+
+static int systrace_rewind(tci_rctx *r)
+{
+    systrace *s = r->priv;
+    s->block = 0;
+    s->pos = s->n_blocks ? s->blocks[0].start : 0;
+    return TC_OK;
+}
+
+static void systrace_close(tci_rctx *r)
+{
+    systrace *s = r->priv;
+    if (!s)
+        return;
+    free(s->inflated);
+    free(s->blocks);
+    free(s->has_pid);
+    free(s->procs);
+    free(s->dthreads);
+    tci_idmap_free(&s->tid_thread);
+    tci_idmap_free(&s->pid_process);
+}
+
+const tci_reader tci_reader_systrace = {
+    .name = "systrace",
+    .description = "Android systrace/atrace: ftrace text, TRACE: + zlib, systrace HTML",
+    .extensions = "html,systrace,txt",
+    .priv_size = sizeof(systrace),
+    .probe = systrace_probe,
+    .open = systrace_open,
+    .read = systrace_read,
+    .rewind = systrace_rewind,
+    .close = systrace_close,
+};

@@ -1,0 +1,260 @@
+"""The systrace reader (-i systrace): atrace/ftrace text, TRACE: + zlib, systrace HTML.
+1. Every file of ../shared/corpus/systrace converts to every writer (JSON outputs pass
+   check_chrome_json.py), except: the legacy `var linuxPerfData` HTML files fail with
+   one clear line and no output; catapult-systrace-atrace_procfs_dump is a /proc listing
+   (input of catapult's TGID repair), not a trace: no reader claims it.
+2. The real catapult capture: per pid, B slices, C samples and S async slices in our
+   JSON equal the input lines of each kind, counted here with a regex over the input;
+   the zlib-compressed copy gives the same -o ir dump (the trace line, which names the
+   compression, aside).
+3. Facts checked by hand on small inputs: perfetto-atrace-bad_print.systrace and
+   hand-written text/HTML (`<...>` tasks, `(-----)` TGIDs, bare E, 9-digit times,
+   PROCESS DUMP names, CRLF, instants, decimal counters).
+4. Probing: ART and JSON inputs are never claimed."""
+import collections
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import tclib  # noqa: E402
+
+WRITERS = ("json", "folded", "perfetto", "pprof", "ir")
+LEGACY = ("catapult-tracing-counter_tracks.html", "catapult-tracing-trivial_systrace.html")
+NOT_A_TRACE = ("catapult-systrace-atrace_procfs_dump",)
+CAPTURE = "catapult-systrace-decompressed_atrace_data.txt"
+COMPRESSED = "catapult-systrace-compressed_atrace_data.txt"
+
+
+def stderr_of(r):
+    return r.stderr.decode(errors="replace")
+
+
+def lint_json(ctx, path):
+    chk = ctx.oracle(["python3", os.path.join(ctx.shared, "tools", "check_chrome_json.py"), path])
+    ctx.check(chk is not None and chk.returncode == 0,
+              f"{path}: check_chrome_json.py: {chk and (chk.stdout + chk.stderr)[-600:]}")
+
+
+def every_file(ctx, corpus):
+    for f in sorted(os.listdir(corpus)):
+        if f.startswith("LICENSE"):
+            continue
+        src = os.path.join(corpus, f)
+        for w in WRITERS:
+            out = os.path.join(ctx.work, f"{f}.{w}")
+            if os.path.exists(out):
+                os.remove(out)
+            r = ctx.run(["-f", "-o", w, src, out])
+            err = stderr_of(r)
+            lines = [l for l in err.splitlines() if l.strip()]
+            if f in LEGACY or f in NOT_A_TRACE:
+                ctx.eq(r.returncode, 1, f"{f} -> {w}: exit status ({err.strip()[:200]})")
+                ctx.eq(len(lines), 1, f"{f} -> {w}: one line on stderr")
+                ctx.check(not os.path.exists(out), f"{f} -> {w}: no output file")
+                want = "linuxPerfData" if f in LEGACY else "unknown input format"
+                ctx.check(want in err, f"{f} -> {w}: the message says '{want}': {err.strip()}")
+                continue
+            if not ctx.check(r.returncode == 0, f"{f} -> {w}: exit {r.returncode}: {err.strip()[-400:]}"):
+                continue
+            ctx.check("(systrace " in err, f"{f}: read by the systrace reader: {err.strip()[-300:]}")
+            ctx.check(os.path.exists(out), f"{f} -> {w}: output written")
+            if w == "json":
+                lint_json(ctx, out)
+
+
+PAYLOAD = re.compile(r": (?:tracing_mark_write|0|print): ([BCSF])\|(\d+)\|", re.M)
+
+
+def input_counts(path):
+    """{(kind, pid): lines} from the input text, independently of traceconv."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    return collections.Counter((k, int(pid)) for k, pid in PAYLOAD.findall(text))
+
+
+def json_counts(path):
+    with open(path, "rb") as f:
+        ev = json.load(f)["traceEvents"]
+    kinds = {"B": "B", "C": "C", "b": "S"}
+    return collections.Counter((kinds[e["ph"]], int(e["pid"])) for e in ev if e.get("ph") in kinds)
+
+
+def capture_counts(ctx, corpus):
+    want = input_counts(os.path.join(corpus, CAPTURE))
+    ctx.eq(sum(v for (k, _), v in want.items() if k == "B"), 463, "the capture's B lines (CORPUS.md)")
+    ctx.eq(sum(v for (k, _), v in want.items() if k == "C"), 88, "the capture's C lines (CORPUS.md)")
+    ctx.eq(sum(v for (k, _), v in want.items() if k == "S"), 17, "the capture's S lines (CORPUS.md)")
+    want = collections.Counter({k: v for k, v in want.items() if k[0] != "F"})
+    irs = []
+    for f in (CAPTURE, COMPRESSED):
+        js = os.path.join(ctx.work, f + ".counts.json")
+        ctx.run(["-q", "-f", "-o", "json", os.path.join(corpus, f), js], check_rc=0)
+        if os.path.exists(js):
+            got = json_counts(js)
+            ctx.eq(dict(got), dict(want), f"{f}: B, C and b events per pid in the JSON vs lines in the input")
+        ir = os.path.join(ctx.work, f + ".cmp.ir")
+        ctx.run(["-q", "-f", "--process-name", "capture", "-o", "ir", os.path.join(corpus, f), ir], check_rc=0)
+        with open(ir) as fh:
+            irs.append([l for l in fh if not l.startswith("trace ")])
+    ctx.check(irs[0] == irs[1] and len(irs[0]) > 1000,
+              f"compressed and decompressed capture give the same -o ir dump ({len(irs[0])} / {len(irs[1])} lines)")
+
+
+def ir_dump(ctx, src, extra=()):
+    out = os.path.join(ctx.work, os.path.basename(src) + ".ir")  # never beside a shared input
+    r = ctx.run(["-f", "-o", "ir", *extra, src, out])
+    if not ctx.check(r.returncode == 0, f"{src}: exit {r.returncode}: {stderr_of(r).strip()}"):
+        return None, stderr_of(r)
+    with open(out) as f:
+        return f.read(), stderr_of(r)
+
+
+def threads_of(ir):
+    """{tid: (name, pid)} from an IR dump."""
+    procs = {int(m.group(1)): int(m.group(2)) for m in re.finditer(r"^process (\d+) pid=(-?\d+)", ir, re.M)}
+    out = {}
+    for m in re.finditer(r'^thread \d+ tid=(\d+) records=\d+(?: process=(\d+))? name=(".*")$', ir, re.M):
+        out[int(m.group(1))] = (json.loads(m.group(3)), procs.get(int(m.group(2) or 0), None))
+    return out
+
+
+def bad_print(ctx, corpus):
+    ir, err = ir_dump(ctx, os.path.join(corpus, "perfetto-atrace-bad_print.systrace"))
+    if ir is None:
+        return
+    figs = tclib.parse_figures(err)
+    ctx.eq(figs.get("bad-line"), 2, "bad_print: the two continuation lines are bad-line warnings")
+    ctx.check("offset 0x61" in err, f"bad_print: the first bad line is at its offset 0x61: {err}")
+    ctx.eq(threads_of(ir).get(598), ("surfaceflinger", 598), "bad_print: thread 598 named by its task, in pid 598")
+    ev = re.findall(r"^([BE]) t=\d+ m=\d+ d=0 ts=(\d+)", ir, re.M)
+    ctx.eq(ev, [("B", "10852771242000"), ("E", "10852771245000")], "bad_print: one slice, times in exact ns")
+    ctx.check('name="some event"' in ir, "bad_print: slice named after B|598|")
+
+
+HAND = (
+    "# tracer: nop\n"
+    "#\n"
+    "#           TASK-PID    TGID   CPU#  ||||    TIMESTAMP  FUNCTION\n"
+    "#              | |        |      |   ||||       |         |\n"
+    "           <...>-201   (-----) [001] ...1     1.000000001: tracing_mark_write: B|200|outer\n"
+    "     RenderThread-201  (-----) [001] ...1     1.000002000: tracing_mark_write: B|200|inner|with|bars\n"
+    "           <...>-201   (-----) [001] ...1     1.000003000: tracing_mark_write: E\n"
+    "           <...>-201   (-----) [001] ...1     1.000004000: tracing_mark_write: E|200\n"
+    "   my app thread-202   (  200) [000] d..2     1.000005000: tracing_mark_write: C|200|queue|2.5\n"
+    "   my app thread-202   (  200) [000] ....     1.000006000: tracing_mark_write: I|200|tick\r\n"
+    "           <...>-203   (-----) [000] ....     1.000007000: tracing_mark_write: S|200|load|-7\n"
+    "           <...>-203   (-----) [000] ....     1.000008000: tracing_mark_write: F|200|load|-7\n"
+    "          <idle>-0     [002] d..2     1.000009000: sched_switch: prev_comm=swapper/2 ==> next_comm=x\n"
+    "         surface-300   (  300) [002] ...1     1.000010: tracing_mark_write: trace_event_clock_sync: parent_ts=1.0\n"
+    "         surface-300   (  300) [002] ...1     1.00x011: tracing_mark_write: B|300|broken time\n"
+)
+
+
+def hand_text(ctx):
+    src = os.path.join(ctx.work, "hand.systrace")
+    with open(src, "w", newline="") as f:
+        f.write(HAND)
+    ir, err = ir_dump(ctx, src)
+    if ir is None:
+        return
+    th = threads_of(ir)
+    ctx.eq(th.get(201), ("RenderThread", 200), "<...> lines and a named line: the thread takes the name; "
+                                              "(-----) TGID: the process comes from B|200|")
+    ctx.eq(th.get(202), ("my app thread", 200), "task names with spaces; the TGID column")
+    ctx.eq(th.get(203), ("Thread-203", 200), "a thread seen only as <...>: default name, process from S|200|")
+    ctx.check('name="inner|with|bars"' in ir, "B name = everything after B|pid| (Perfetto)")
+    ctx.check(re.search(r"^B t=\d+ m=\d+ d=0 ts=1000000001 ", ir, re.M) is not None,
+              "9-digit timestamp kept to the ns, fixed point")
+    ends = re.findall(r"^E t=\d+ m=\d+ d=(\d) ts=(\d+)", ir, re.M)
+    ctx.eq(ends, [("1", "1000003000"), ("0", "1000004000")], "bare E and E|pid close the innermost slices")
+    ctx.check(re.search(r"^C t=\d+ m=\d+ d=0 ts=1000005000 cpu=- value=2\.5", ir, re.M) is not None,
+              f"decimal counter value: {re.findall(r'^C .*', ir, re.M)}")
+    ctx.check(re.search(r"^I t=\d+ m=\d+ d=0 ts=1000006000", ir, re.M) is not None, "instant (CRLF line)")
+    ctx.check(re.search(r"^S .* id=18446744073709551609$", ir, re.M) is not None or
+              re.search(r"^S .* id=-7$", ir, re.M) is not None, f"async cookie -7 kept: {re.findall(r'^[SF] .*', ir, re.M)}")
+    figs = tclib.parse_figures(err)
+    ctx.eq(figs.get("bad-line"), 1, f"the broken timestamp is one bad line, skipped: {err.strip()}")
+    ctx.check("offset 0x%x" % HAND.encode().index(b"         surface-300   (  300) [002] ...1     1.00x") in err,
+              f"the bad line's offset is named: {err}")
+    ctx.eq(figs.get("records"), 8, "records: 2 B, 2 E, C, I, S, F (clock sync and sched_switch make none)")
+    ctx.check('"ftrace-events-ignored" "1"' in ir, "the sched_switch line is counted as ignored")
+    js = os.path.join(ctx.work, "hand.json")
+    if ctx.run(["-q", "-f", "-o", "json", src, js], check_rc=0).returncode == 0:
+        lint_json(ctx, js)
+
+
+HTML = (
+    "<!DOCTYPE html>\n<html>\n<head><meta charset=\"utf-8\"/><title>t</title></head>\n<body>\n"
+    "<!-- BEGIN TRACE -->\n"
+    "  <script class=\"trace-data\" type=\"application/text\">\n"
+    "PROCESS DUMP\n"
+    "USER           PID  PPID     VSZ    RSS WCHAN  PC S NAME                        COMM\n"
+    "u0_a123      18557   700       0      0 0       0 S com.example.sample.app     example.sample.app\n"
+    "USER           PID   TID CMD\n"
+    "u0_a123      18557 18601 pool-1-thread-1\n"
+    "  </script>\n"
+    "  <script class=\"trace-data\" type=\"application/text\">\n"
+    "{\"traceEvents\": [], \"metadata\": {\"clock-domain\": \"SYSTRACE\"}}\n"
+    "  </script>\n"
+    "  <script class=\"trace-data\" type=\"application/text\">\n"
+    "# tracer: nop\n"
+    "#           TASK-PID    TGID   CPU#  ||||    TIMESTAMP  FUNCTION\n"
+    "  le.sample.app-18557 (18557) [000] ...1 948220.912000: tracing_mark_write: B|18557|onCreate\n"
+    "           <...>-18601 (-----) [001] ...1 948220.913000: tracing_mark_write: B|18557|work\n"
+    "           <...>-18601 (-----) [001] ...1 948220.913500: tracing_mark_write: E|18557\n"
+    "  le.sample.app-18557 (18557) [000] ...1 948220.914000: tracing_mark_write: E|18557\n"
+    "  </script>\n"
+    "<!-- END TRACE -->\n</body>\n</html>\n"
+)
+
+
+def hand_html(ctx):
+    src = os.path.join(ctx.work, "hand.html")
+    with open(src, "w") as f:
+        f.write(HTML)
+    ir, err = ir_dump(ctx, src)
+    if ir is None:
+        return
+    th = threads_of(ir)
+    ctx.eq(th.get(18557), ("le.sample.app", 18557), "HTML: main thread named by its task")
+    ctx.eq(th.get(18601), ("pool-1-thread-1", 18557), "HTML: a <...> thread named by PROCESS DUMP")
+    ctx.check(re.search(r'^process \d+ pid=18557 name="com.example.sample.app"$', ir, re.M) is not None,
+              "HTML: process named by PROCESS DUMP's NAME column")
+    ctx.eq(tclib.parse_figures(err).get("records"), 4, "HTML: the controller JSON block is skipped")
+    ctx.check("HTML, 1 ftrace block" in err, f"HTML: detail says so: {err}")
+    js = os.path.join(ctx.work, "hand.html.json")
+    if ctx.run(["-q", "-f", "-o", "json", src, js], check_rc=0).returncode == 0:
+        lint_json(ctx, js)
+        names = {e["args"]["name"] for e in json.load(open(js))["traceEvents"] if e.get("name") == "process_name"}
+        ctx.check("com.example.sample.app" in names, f"HTML: process name reaches the JSON: {names}")
+
+
+def probes(ctx):
+    """ART and JSON inputs keep their readers."""
+    inputs = [p for _, p, _ in ctx.project_cases()][:3]
+    inputs += [os.path.join(ctx.source, "tests", "json", f) for f in ("system.json", "exits-without-enter.json")]
+    for p in inputs:
+        r = ctx.run(["--probe", p])
+        scores = dict(re.findall(r"^(\w+)\s+(\d+)$", r.stdout.decode(), re.M))
+        ctx.eq(scores.get("systrace"), "0", f"{os.path.basename(p)}: systrace probe score")
+
+
+def main():
+    ctx = tclib.Ctx()
+    hand_text(ctx)
+    hand_html(ctx)
+    probes(ctx)
+    corpus = ctx.shared_corpus("systrace")
+    if not corpus:
+        print(f"note: {os.path.join(ctx.shared, 'corpus', 'systrace')} is absent: corpus checks skipped")
+    else:
+        every_file(ctx, corpus)
+        capture_counts(ctx, corpus)
+        bad_print(ctx, corpus)
+    ctx.done()
+
+
+if __name__ == "__main__":
+    main()
