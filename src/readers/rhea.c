@@ -1039,7 +1039,8 @@ static int sampling_open(tci_rctx *r, rhea *x)
     if (unmapped > 1)
         tci_count(r->diag, TCI_FIG_UNKNOWN_METHOD, unmapped - 1);
     /* weights: a record's duration, else the gap to the thread's next sample */
-    qsort(x->recs, x->n, sizeof *x->recs, cmp_rec);
+    if (x->n)
+        qsort(x->recs, x->n, sizeof *x->recs, cmp_rec);
     int64_t prev_gap = DEFAULT_SAMPLE_NS;
     for (size_t i = 0; i < x->n; i++) {
         rrec *q = &x->recs[i];
