@@ -18,7 +18,7 @@ def main():
         out = os.path.join(ctx.work, name + ".json")
         if os.path.exists(out):
             os.remove(out)
-        r = ctx.run(["-o", "json", path, out])
+        r = ctx.run(["-o", "json", *expect.get("args", ()), path, out])
         err = r.stderr.decode("utf-8", errors="replace")
         ctx.eq(r.returncode, expect["exit"], f"{name}: exit status ({err.strip()[:300]})")
         lines = [l for l in err.splitlines() if l.strip()]

@@ -26,6 +26,9 @@ def main():
             seeds += sorted(f for f in glob.glob(os.path.join(systrace, "*")) if "LICENSE" not in f)
     else:
         print(f"note: {os.path.join(ctx.shared, 'corpus')} is absent: replaying the project corpus only")
+    rhea = ctx.shared_corpus("rhea")
+    if rhea:
+        seeds += sorted(glob.glob(os.path.join(rhea, "*")))
     regressions = os.path.join(ctx.source, "tests", "fuzz", "regressions")
     for exe in replays:
         r = subprocess.run([exe, *seeds, regressions], capture_output=True, text=True, timeout=1200)

@@ -40,6 +40,8 @@ static const char usage_text[] =
     "      --merge-threads        pprof: merge all threads (no thread labels)\n"
     "      --weight wall|cpu      folded: weigh stacks by wall or thread-CPU time (default wall)\n"
     "      --max-depth N          drop frames deeper than N (default 10000)\n"
+    "      --mapping FILE         rhea: method mapping (methodMapping.txt, sampling-mapping;\n"
+    "                             default: looked for beside INPUT)\n"
     "Limits (an input beyond one is refused with a clear error; K/M/G suffixes):\n"
     "      --max-input BYTES      input size after decompression (default 64G; gzip\n"
     "                             expanding more than 200:1 beyond 256M is refused)\n"
@@ -321,7 +323,7 @@ int main(int argc, char **argv)
         {"max-events", required_argument, 0, O_LIMIT}, {"max-json", required_argument, 0, O_LIMIT},
         {"probe", required_argument, 0, O_PROBE},    {"list-formats", no_argument, 0, O_LIST},
         {"help", no_argument, 0, 'h'},               {"version", no_argument, 0, 'V'},
-        {"merge-threads", no_argument, 0, O_MERGE},
+        {"merge-threads", no_argument, 0, O_MERGE},  {"mapping", required_argument, 0, O_LIMIT},
         {0, 0, 0, 0}};
     cli a;
     memset(&a, 0, sizeof a);

@@ -17,6 +17,7 @@ struct tc_conv {
     bool opened, written;
     char *path;
     char *process_name;
+    char *mapping;
     char summary[192];
     tc_progress_fn progress;
     void *progress_user;
@@ -51,6 +52,7 @@ void tc_conv_free(tc_conv *c)
         free(c->diag.kept[i]);
     free(c->path);
     free(c->process_name);
+    free(c->mapping);
     free(c);
 }
 
@@ -93,6 +95,10 @@ int tc_conv_set_option(tc_conv *c, const char *key, const char *value)
         free(c->process_name);
         c->process_name = value ? strdup(value) : NULL;
         c->opt.process_name = c->process_name;
+    } else if (!strcmp(key, "mapping")) {
+        free(c->mapping);
+        c->mapping = value ? strdup(value) : NULL;
+        c->opt.mapping = c->mapping;
     } else if (!strcmp(key, "strict")) {
         bad = parse_bool(value, &c->opt.strict);
         c->diag.strict = c->opt.strict;

@@ -150,6 +150,7 @@ typedef struct tci_options {
     uint32_t max_methods;
     uint64_t max_events;  /* input records; 0 = none */
     uint64_t max_json;    /* bytes of JSON input, which is parsed in memory */
+    const char *mapping;  /* rhea: method mapping file (NULL: looked for beside the input) */
 } tci_options;
 
 #define TCI_DEFAULT_MAX_INPUT ((uint64_t)64 << 30)

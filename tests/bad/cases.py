@@ -8,7 +8,8 @@ A case is (name, bytes, expect) where expect is a dict:
   module   the module named in the message ("art", "gzip", "input", ...)
   offset   the byte offset the message must name, or None
   words    a phrase the message must contain
-  ext      the file name's extension (default .trace; not part of the outcome)
+  ext      (optional) the file name's extension (default ".trace")
+  args     (optional) extra command-line options
 """
 import gzip
 import os
@@ -97,6 +98,28 @@ def make_cases():
     add("no-data-header", good + b"data section follows\n", exit=1, module="art", offset=end_of_key,
         words="SLOW")
     systrace_cases(add)
+    # ---- RheaTrace (rhea reader) ----
+    rhea_ok = ("1|TRACE_START|100000000000|7|2147483647|2|18316\n"
+               "100.000010 7: B|7|B:A:run\n")
+    bad_ts = "10O.000020 7: B|7|B:B:run\n"   # letter O in the seconds
+    rest = ("100.0000x0 7: B|7|E:B:run\n"    # letter in the fraction
+            "100.000090 7: B|7|E:A:run\n"
+            "2|TRACE_END|100000000100000|7|2147483647|2|18316\n")
+    text = (rhea_ok + bad_ts + rest).encode()
+    # a line whose timestamp does not parse is skipped with a warning naming it (the rest converts)
+    add("rhea-broken-timestamps", text, exit=0, module="rhea", offset=len(rhea_ok), words="timestamp",
+        ext=".rhea-atrace")
+    rhdr = struct.pack("<IIQQQ", 5, 7, 948220911000000, 232073280000000, 232073280000000)
+
+    def rrec(start, dur, tid, mid):
+        return struct.pack("<QQ", (start << 19) | (dur >> 26), ((dur & 0x3FFFFFF) << 38) | (tid << 23) | mid)
+    rbin = rhdr + rrec(1000, 500, 7, 1) + rrec(2000, 500, 7, 2) + rrec(3000, 500, 7, 3)
+    # a binary dump cut 5 bytes into its third record: the two complete ones convert
+    add("rhea-binary-cut-mid-record", rbin[:-11], exit=0, module="rhea", offset=32 + 2 * 16,
+        words="ends inside a record", ext=".bin")
+    # a mapping file asked for with --mapping that does not exist: a clear error
+    add("rhea-missing-mapping", rbin, exit=1, module="rhea", offset=None, words="cannot open the mapping file",
+        ext=".bin", args=["--mapping", "/nonexistent/methodMapping.txt"])
     return cases
 
 

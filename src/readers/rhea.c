@@ -1,0 +1,1164 @@
+/*
+ * rhea.c - RheaTrace / btrace (github.com/bytedance/btrace) app dumps,
+ * ../shared/docs/formats/RHEA.md. One reader for every variant:
+ *
+ * 1. Text dumps "rhea-atrace" (1.x and 2.x; gzip is inflated by the core):
+ *      <id>|TRACE_START|<boottime ns>|<pid>|2147483647|2|18316
+ *      <sec>.<frac> <tid>: <atrace payload>     all threads
+ *      <sec>.<frac>: <atrace payload>           main thread only (tid = pid)
+ *      <id>|TRACE_END|...                       absent: the dump was cut (warning)
+ *    1.x: 6 decimals, CLOCK_BOOTTIME; 2.x: 9 decimals, CLOCK_MONOTONIC. Times
+ *    are parsed as fixed-point integers into ns (never through a double).
+ *    Payloads: B|pid|name, E, E|pid, E|pid|name (all close the innermost
+ *    slice), and, should a merged dump carry them, C|pid|name|value,
+ *    S/F|pid|name|cookie, I|pid|name. A line whose timestamp or payload does
+ *    not parse is skipped with a bad-line warning.
+ *    1.x method markers are all *begin* events: B|pid|B:x = enter x,
+ *    B|pid|E:x = exit x, B|pid|T:x = exit x by an explicit throw. Repair (the
+ *    rules of RHEA.md §4.2, not the Python script's by-name pairing):
+ *    - an exit of x below the top of the thread's stack closes the frames
+ *      above it at that time (the method whose exception propagated: the
+ *      script's "CrashTag"); normalize does it, marked forced;
+ *    - T:x that is followed, while x is still the innermost marker frame, by
+ *      E:x (or another T:x) was a throw caught inside x: dropped. Any other
+ *      T:x ends x (an exception exit, marked unwind). Decided by a scan of
+ *      the whole dump in open(), so that both passes agree;
+ *    - the thread key is the tid column, never a split on spaces, so names
+ *      with spaces ("setupViews[1, true]") pair (the script's bug);
+ *    - "B|pid|monotonic_time: <s>" is not a slice: it gives the offset of
+ *      CLOCK_MONOTONIC from CLOCK_BOOTTIME, kept as the metadata
+ *      "monotonic-minus-boottime-ns" (timestamps stay on the boot clock);
+ *    - numeric names (traceWithMethodID) are resolved through a mapping
+ *      file when one is given or found; "<rhea-draft>" prefixes are removed.
+ *    The time origin is TRACE_START (1.x; its clock is the lines' clock) or
+ *    the first line (2.x: TRACE_START is boottime, the lines monotonic);
+ *    1.x TRACE_END gives the trace's length.
+ *
+ * 2. 2.x binary method trace (rhea-atrace.bin / appTrace.bin): a 32-byte
+ *    header (u32 version 5, u32 pid, u64 boottime, u64 monotonic base, u64
+ *    trace start) and 16-byte records written when a method returns:
+ *      w0 = start_rel << 19 | dur >> 26; w1 = (dur & 0x3FFFFFF) << 38 | tid << 23 | mid
+ *    w1 == 0 is unused space (the mmapped file's zero tail). Records are
+ *    complete slices, inner first; per thread they are sorted by (start,
+ *    longer first, file order) and replayed through a stack (a child is
+ *    clamped to its parent's end). Starts before the trace start are clamped
+ *    to it, as upstream does. A file that ends inside a record is a warning.
+ *    Method ids are named from methodMapping.txt ("#uuid" line, then
+ *    "id,flags,class method desc"): option mapping, else methodMapping.txt
+ *    beside the input (or <prefix>methodMapping.txt for <prefix>appTrace*).
+ *    Ids without a name become "method#<id>" (one warning with the count).
+ *    tids are 15 bits: the pid's low bits mean the main thread.
+ *
+ * 3. 3.x sampling dump ("sampling"): u32 magic 0x01020304, u32 type, u32
+ *    version, u64 dump time (ms), u32 count, i32 extraLen + JSON
+ *    ({"processId":N}); records {u16 type, u16 tid, u32 msg, u64 begin ns,
+ *    u64 end ns, u64 cpu0, u64 cpu1, [v>=4: u64 x2], [v>=5: u32 x3], u32
+ *    saved, u32 actual, u64 x saved ArtMethod* leaf first}. The writer never
+ *    writes the type-15 "arg" word the Java reader expects: we follow the
+ *    writer. Records with saved != actual or no frames are skipped (counted
+ *    as bad lines). The mapping ("sampling-mapping": u64 0, u32 version, u32
+ *    count, count x {u64 ptr, u16 len, name}, then {i16 tid, u8 len, name}
+ *    thread names to EOF) comes from option mapping, else <stem>-mapping<ext>
+ *    or sampling-mapping[.bin] beside the input; unmapped pointers are
+ *    "method#0x<ptr>". Every frame is kept (upstream hides a few roots).
+ *    Each record is a sample of its stack at its begin time, weighted:
+ *    end - begin when the record has a duration, else the gap to the
+ *    thread's next sample (upstream ends frames there too), else the
+ *    thread's previous gap, else 1 ms (btrace's nominal interval).
+ */
+#define _GNU_SOURCE /* memrchr */
+#include "tc_internal.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define MOD "rhea"
+#define BIN2_HDR 32
+#define BIN2_REC 16
+#define SAMP_MAGIC 0x01020304u
+#define SAMP_HDR 28
+#define DEFAULT_SAMPLE_NS 1000000
+
+enum { K_TEXT = 1, K_BIN2, K_SAMPLING };
+
+/* A record kept in memory (binary variants). */
+typedef struct rrec {
+    int64_t ts;
+    double value;
+    uint64_t id, offset, seq;
+    uint32_t thread, method;
+    uint8_t action;
+} rrec;
+
+typedef struct rhea {
+    int kind;
+    /* text */
+    int version;
+    bool main_only, has_end;
+    size_t body, pos;        /* first line after TRACE_START; read position */
+    int64_t pid;
+    tci_idmap threads;       /* tid -> thread */
+    tci_idmap drop_t;        /* offsets of T: lines that are dropped */
+    /* mapping: id (2.x, 1.x numeric names) or pointer (3.x) -> method */
+    tci_idmap map;
+    bool have_map;
+    /* binary variants */
+    rrec *recs;
+    size_t n, cap, at;
+} rhea;
+
+/* ---- small helpers -------------------------------------------------------------- */
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+static int nomem(tci_rctx *r) { return tci_error(r->diag, TC_ERR_NOMEM, MOD, UINT64_MAX, "out of memory"); }
+
+static int add_rec(tci_rctx *r, rhea *x, const rrec *rec)
+{
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 1024;
+        rrec *p = tci_realloc_array(x->recs, cap, sizeof *p);
+        if (!p)
+            return nomem(r);
+        x->recs = p;
+        x->cap = cap;
+    }
+    x->recs[x->n] = *rec;
+    x->recs[x->n].seq = x->n;
+    x->n++;
+    return TC_OK;
+}
+
+static uint32_t thread_of(tci_rctx *r, rhea *x, uint64_t tid)
+{
+    tci_trace *t = r->trace;
+    uint32_t th = tci_idmap_get(&x->threads, tid);
+    if (th != TCI_NONE)
+        return th;
+    if ((th = tci_trace_add_thread(t, tid)) == TCI_NONE || tci_idmap_put(&x->threads, tid, th) != 0)
+        return TCI_NONE;
+    if ((int64_t)tid == x->pid && tci_trace_name_thread(t, th, "main", 4, 0) != TC_OK)
+        return TCI_NONE;
+    return th; /* of process 0, the app */
+}
+
+/* The app's pid: process 0's. */
+static void set_pid(tci_trace *t, rhea *x, int64_t pid)
+{
+    x->pid = t->pid = pid;
+    t->processes[0].pid = pid;
+}
+
+/* A whole side file (the mapping), bounded by max-input. */
+static int slurp(tci_rctx *r, const char *path, char **out, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return tci_error(r->diag, TC_ERR_IO, MOD, UINT64_MAX, "cannot open the mapping file %s: %s", path,
+                         strerror(errno));
+    uint64_t max = r->opt->max_input ? r->opt->max_input : TCI_DEFAULT_MAX_INPUT;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = tci_malloc(cap + 1);
+    int rc = TC_OK;
+    while (buf) {
+        if (n == cap) {
+            char *p = tci_realloc_array(buf, cap * 2 + 1, 1);
+            if (!p) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = p;
+            cap *= 2;
+        }
+        size_t k = fread(buf + n, 1, cap - n, f);
+        n += k;
+        if (n > max) {
+            rc = tci_error(r->diag, TC_ERR_LIMIT, MOD, UINT64_MAX,
+                           "the mapping file %s is larger than %llu bytes (option --max-input)", path,
+                           (unsigned long long)max);
+            break;
+        }
+        if (k == 0) {
+            if (ferror(f))
+                rc = tci_error(r->diag, TC_ERR_IO, MOD, UINT64_MAX, "cannot read the mapping file %s", path);
+            break;
+        }
+    }
+    fclose(f);
+    if (!buf)
+        return nomem(r);
+    if (rc != TC_OK) {
+        free(buf);
+        return rc;
+    }
+    buf[n] = 0;
+    *out = buf;
+    *len = n;
+    return TC_OK;
+}
+
+/* The mapping to read: the option, else the first candidate beside the input that exists. */
+static char *find_mapping(tci_rctx *r, const char *const *names, size_t n_names)
+{
+    const char *in = r->trace->input_path;
+    if (!in || !strcmp(in, "-") || !strcmp(in, "(memory)"))
+        return NULL;
+    const char *slash = strrchr(in, '/');
+    size_t dir = slash ? (size_t)(slash - in + 1) : 0;
+    for (size_t i = 0; i < n_names; i++) {
+        if (!names[i])
+            continue;
+        size_t len = dir + strlen(names[i]) + 1;
+        char *p = tci_malloc(len);
+        if (!p)
+            return NULL;
+        memcpy(p, in, dir);
+        strcpy(p + dir, names[i]);
+        FILE *f = fopen(p, "rb");
+        if (f) {
+            fclose(f);
+            return p;
+        }
+        free(p);
+    }
+    return NULL;
+}
+
+/* methodMapping.txt: "id,accessFlag,pkg.Class method desc" lines; '#' lines and
+ * "ignore methods:" are skipped. Names "pkg.Class.method: desc" (short "pkg.Class.method"). */
+static int parse_text_mapping(tci_rctx *r, rhea *x, const char *path, const char *s, size_t len)
+{
+    tci_trace *t = r->trace;
+    size_t bad = 0, line_no = 0;
+    char *name = NULL;
+    size_t name_cap = 0;
+    for (size_t pos = 0; pos < len;) {
+        const char *p = s + pos, *nl = memchr(p, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - p) : len - pos;
+        pos += n + (nl != NULL);
+        line_no++;
+        while (n && (p[n - 1] == '\r' || p[n - 1] == ' '))
+            n--;
+        if (!n || p[0] == '#' || (n >= 15 && !memcmp(p, "ignore methods:", 15)))
+            continue;
+        const char *c1 = memchr(p, ',', n), *c2 = c1 ? memchr(c1 + 1, ',', n - (size_t)(c1 + 1 - p)) : NULL;
+        uint64_t id = 0;
+        bool ok = c1 && c2 && c1 > p && c1 - p <= 12;
+        for (const char *q = p; ok && q < c1; q++)
+            ok = is_digit(*q), id = id * 10 + (uint64_t)(*q - '0');
+        const char *rest = c2 ? c2 + 1 : NULL, *end = p + n;
+        const char *sp1 = ok ? memchr(rest, ' ', (size_t)(end - rest)) : NULL;
+        if (!ok || !sp1 || sp1 == rest) {
+            if (!bad++)
+                tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, UINT64_MAX,
+                         "%s line %zu is not \"id,flags,class method desc\"; skipped", path, line_no);
+            continue;
+        }
+        const char *meth = sp1 + 1, *sp2 = memchr(meth, ' ', (size_t)(end - meth));
+        size_t cls_len = (size_t)(sp1 - rest), meth_len = (size_t)((sp2 ? sp2 : end) - meth);
+        const char *desc = sp2 ? sp2 + 1 : end;
+        size_t desc_len = (size_t)(end - desc);
+        size_t need = cls_len + 1 + meth_len + 2 + desc_len + 1;
+        if (need > name_cap) {
+            char *q = realloc(name, need);
+            if (!q) {
+                free(name);
+                return nomem(r);
+            }
+            name = q;
+            name_cap = need;
+        }
+        size_t k = 0;
+        memcpy(name + k, rest, cls_len), k += cls_len;
+        name[k++] = '.';
+        memcpy(name + k, meth, meth_len), k += meth_len;
+        size_t short_len = k;
+        if (desc_len) {
+            memcpy(name + k, ": ", 2), k += 2;
+            memcpy(name + k, desc, desc_len), k += desc_len;
+        }
+        uint32_t m = tci_trace_name_split(t, name, k, short_len);
+        if (m == TCI_NONE || tci_idmap_put(&x->map, id, m) != 0) {
+            free(name);
+            return m == TCI_NONE ? tci_trace_fail(t, r->diag, MOD, UINT64_MAX) : nomem(r);
+        }
+    }
+    free(name);
+    if (bad > 1)
+        tci_count(r->diag, TCI_FIG_BAD_LINE, bad - 1);
+    x->have_map = true;
+    return TC_OK;
+}
+
+/* Loads the mapping: the option (an error when unreadable), else one found beside the input. */
+static int load_mapping(tci_rctx *r, rhea *x, const char *const *names, size_t n_names, bool binary)
+{
+    char *found = r->opt->mapping ? NULL : find_mapping(r, names, n_names);
+    const char *path = r->opt->mapping ? r->opt->mapping : found;
+    if (!path)
+        return TC_OK;
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = slurp(r, path, &buf, &len);
+    if (rc == TC_OK && !binary) {
+        rc = parse_text_mapping(r, x, path, buf, len);
+    } else if (rc == TC_OK) { /* sampling-mapping */
+        tci_trace *t = r->trace;
+        const uint8_t *b = (const uint8_t *)buf;
+        if (len < 16 || tci_le64(b) != 0) {
+            rc = tci_error(r->diag, TC_ERR_FORMAT, MOD, UINT64_MAX,
+                           "%s is not a btrace sampling-mapping (no u64 0 magic)", path);
+        } else {
+            uint32_t count = tci_le32(b + 12);
+            size_t off = 16;
+            for (uint32_t i = 0; i < count && rc == TC_OK; i++) {
+                if (len - off < 10 || len - off - 10 < tci_le16(b + off + 8)) {
+                    tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, UINT64_MAX,
+                             "%s ends inside method %u of %u", path, i, count);
+                    off = len;
+                    break;
+                }
+                uint64_t ptr = tci_le64(b + off);
+                uint16_t n = tci_le16(b + off + 8);
+                const char *s = buf + off + 10;
+                off += 10 + (size_t)n;
+                /* PrettyMethod: "<ret> <pkg.Class.method>(<params>)" -> "pkg.Class.method: (params)ret" */
+                const char *sp = memchr(s, ' ', n), *par = memchr(s, '(', n);
+                char tmp[1024];
+                size_t k, short_len;
+                if (sp && par && sp < par && (size_t)n + 4 < sizeof tmp) {
+                    size_t ret = (size_t)(sp - s), qual = (size_t)(par - sp - 1), args = (size_t)(s + n - par);
+                    memcpy(tmp, sp + 1, qual);
+                    memcpy(tmp + qual, ": ", 2);
+                    memcpy(tmp + qual + 2, par, args);
+                    memcpy(tmp + qual + 2 + args, s, ret);
+                    k = qual + 2 + args + ret;
+                    short_len = qual;
+                } else {
+                    k = n < sizeof tmp ? n : sizeof tmp - 1;
+                    memcpy(tmp, s, k);
+                    short_len = k;
+                }
+                uint32_t m = tci_trace_name_split(t, tmp, k, short_len);
+                if (m == TCI_NONE)
+                    rc = tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
+                else if (tci_idmap_put(&x->map, ptr, m) != 0)
+                    rc = nomem(r);
+            }
+            while (rc == TC_OK && len - off >= 3) { /* thread names to the end */
+                uint16_t tid = tci_le16(b + off);
+                uint8_t n = b[off + 2];
+                if (len - off - 3 < n)
+                    break;
+                const char *s = buf + off + 3;
+                off += 3 + (size_t)n;
+                while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+                    n--;
+                uint64_t full = x->pid >= 0 && (uint64_t)(x->pid & 0xFFFF) == tid ? (uint64_t)x->pid : tid;
+                uint32_t th = thread_of(r, x, full);
+                if (th == TCI_NONE || tci_trace_name_thread(t, th, s, n, 2) != TC_OK)
+                    rc = tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
+            }
+            x->have_map = true;
+        }
+    }
+    free(buf);
+    free(found);
+    return rc;
+}
+
+/* ---- text dumps ------------------------------------------------------------------- */
+
+typedef struct tline {
+    const char *p;
+    size_t n;
+    uint64_t off;
+} tline;
+
+static bool next_line(const uint8_t *data, size_t size, size_t *pos, tline *l)
+{
+    if (*pos >= size)
+        return false;
+    const char *s = (const char *)data + *pos;
+    const char *nl = memchr(s, '\n', size - *pos);
+    l->p = s;
+    l->n = nl ? (size_t)(nl - s) : size - *pos;
+    l->off = *pos;
+    *pos += l->n + (nl != NULL);
+    while (l->n && l->p[l->n - 1] == '\r')
+        l->n--;
+    return true;
+}
+
+/* "<digits>|TRACE_START|" etc.: which profilo standard entry, or 0. */
+static int header_kind(const tline *l)
+{
+    size_t i = 0;
+    while (i < l->n && is_digit(l->p[i]))
+        i++;
+    if (!i || i >= l->n || l->p[i] != '|')
+        return 0;
+    if (l->n - i > 13 && !memcmp(l->p + i, "|TRACE_START|", 13))
+        return 'S';
+    if (l->n - i > 11 && !memcmp(l->p + i, "|TRACE_END|", 11))
+        return 'E';
+    return 'O';
+}
+
+/* Field k (0-based) of a '|'-separated header line as an integer. */
+static bool header_field(const tline *l, int k, int64_t *out)
+{
+    size_t i = 0;
+    for (int f = 0; f < k; f++) {
+        const char *bar = memchr(l->p + i, '|', l->n - i);
+        if (!bar)
+            return false;
+        i = (size_t)(bar - l->p) + 1;
+    }
+    int64_t v = 0;
+    size_t d = 0;
+    for (; i < l->n && is_digit(l->p[i]) && d < 18; i++, d++)
+        v = v * 10 + (l->p[i] - '0');
+    *out = v;
+    return d > 0 && (i == l->n || l->p[i] == '|');
+}
+
+/* "<sec>.<frac>" as ns, fixed point; returns characters used or 0. */
+static size_t parse_time(const char *p, size_t n, int64_t *ns, int *frac_digits)
+{
+    size_t i = 0;
+    int64_t sec = 0, frac = 0;
+    while (i < n && is_digit(p[i]) && i < 9)
+        sec = sec * 10 + (p[i++] - '0');
+    if (!i || i >= n || p[i] != '.')
+        return 0;
+    size_t f0 = ++i;
+    while (i < n && is_digit(p[i]) && i - f0 < 9)
+        frac = frac * 10 + (p[i++] - '0');
+    int d = (int)(i - f0);
+    if (!d || (i < n && is_digit(p[i])))
+        return 0;
+    for (int k = d; k < 9; k++)
+        frac *= 10;
+    *ns = sec * 1000000000 + frac;
+    *frac_digits = d;
+    return i;
+}
+
+typedef struct body {
+    int64_t ts;
+    int frac_digits;
+    bool has_tid;
+    uint64_t tid;
+    char kind;              /* B E C S F I */
+    int64_t pid;            /* -1 none */
+    const char *name, *arg; /* name (after pid), arg (after name: counter value or cookie) */
+    size_t name_len, arg_len;
+} body;
+
+/* A body line. 0 ok, 1 bad timestamp, 2 bad prefix, 3 bad payload. */
+static int parse_body(const tline *l, body *b)
+{
+    const char *p = l->p;
+    size_t n = l->n, i = parse_time(p, n, &b->ts, &b->frac_digits);
+    if (!i)
+        return 1;
+    b->has_tid = false;
+    if (i < n && p[i] == ' ') {
+        while (i < n && p[i] == ' ')
+            i++;
+        size_t d = i;
+        b->tid = 0;
+        while (i < n && is_digit(p[i]) && i - d < 10)
+            b->tid = b->tid * 10 + (uint64_t)(p[i++] - '0');
+        if (i == d)
+            return 2;
+        b->has_tid = true;
+    }
+    if (i >= n || p[i] != ':')
+        return 2;
+    i++;
+    while (i < n && p[i] == ' ')
+        i++;
+    if (i >= n || !strchr("BECSFI", p[i]) || !p[i])
+        return 3;
+    b->kind = p[i++];
+    b->pid = -1;
+    b->name = b->arg = NULL;
+    b->name_len = b->arg_len = 0;
+    if (i == n)
+        return b->kind == 'E' ? 0 : 3;
+    if (p[i] != '|')
+        return 3;
+    i++;
+    size_t d = i;
+    int64_t pid = 0;
+    while (i < n && is_digit(p[i]) && i - d < 10)
+        pid = pid * 10 + (p[i++] - '0');
+    if (i == d || (i < n && p[i] != '|'))
+        return 3;
+    b->pid = pid;
+    if (i < n) {
+        b->name = p + i + 1;
+        b->name_len = n - i - 1;
+    }
+    if (b->kind == 'C' || b->kind == 'S' || b->kind == 'F') { /* name|value: the value is the last field */
+        const char *bar = b->name ? memrchr(b->name, '|', b->name_len) : NULL;
+        if (!bar)
+            return 3;
+        b->arg = bar + 1;
+        b->arg_len = (size_t)(b->name + b->name_len - b->arg);
+        b->name_len = (size_t)(bar - b->name);
+    }
+    if (b->kind != 'E' && !b->name_len)
+        return 3;
+    return 0;
+}
+
+/* Marker of a 1.x method event ("B:", "E:", "T:" in a B name), or 0. */
+static char marker_of(const body *b)
+{
+    if (b->kind != 'B' || b->name_len < 3 || b->name[1] != ':' || !strchr("BET", b->name[0]))
+        return 0;
+    return b->name[0];
+}
+
+static bool is_monotonic_line(const body *b)
+{
+    return b->kind == 'B' && b->name_len > 15 && !memcmp(b->name, "monotonic_time:", 15);
+}
+
+/* The record's thread: the tid column, or the pid (main-thread mode). */
+static uint64_t tid_of(const rhea *x, const body *b)
+{
+    return b->has_tid ? b->tid : b->pid >= 0 ? (uint64_t)b->pid : (uint64_t)(x->pid >= 0 ? x->pid : 0);
+}
+
+/* One frame of the T: scan (names point into the input). */
+typedef struct sframe {
+    const char *name;
+    size_t len;
+    uint64_t t_off; /* UINT64_MAX: no pending throw */
+} sframe;
+
+typedef struct sstack {
+    sframe *f;
+    uint32_t n, cap;
+} sstack;
+
+/* T:x decision, per thread: a pending throw of x is dropped when x then ends by E:x (or throws again). */
+static int scan_marker(tci_rctx *r, rhea *x, sstack *st, char mk, const char *name, size_t len, uint64_t off)
+{
+    if (mk == 'B') {
+        if (tci_grow((void **)&st->f, &st->cap, st->n, sizeof *st->f) != 0)
+            return nomem(r);
+        st->f[st->n++] = (sframe){name, len, UINT64_MAX};
+        return TC_OK;
+    }
+    uint32_t i = st->n;
+    while (i > 0 && !(st->f[i - 1].len == len && !memcmp(st->f[i - 1].name, name, len)))
+        i--;
+    if (!i)
+        return TC_OK; /* not on the stack: normalize decides */
+    sframe *f = &st->f[i - 1];
+    if (f->t_off != UINT64_MAX && i == st->n) { /* the earlier throw was caught inside x */
+        if (tci_idmap_put(&x->drop_t, f->t_off, 1) != 0)
+            return nomem(r);
+        f->t_off = UINT64_MAX;
+    }
+    if (mk == 'T' && i == st->n) { /* pending: x may catch it */
+        f->t_off = off;
+        return TC_OK;
+    }
+    st->n = i - 1; /* frames above keep their throws as ends */
+    return TC_OK;
+}
+
+static int text_open(tci_rctx *r, rhea *x)
+{
+    tci_trace *t = r->trace;
+    size_t pos = 0;
+    tline l;
+    int64_t start_hdr = TCI_NO_TIME, end_hdr = TCI_NO_TIME, first_ts = TCI_NO_TIME, v;
+    while (next_line(r->data, r->size, &pos, &l) && !l.n)
+        ;
+    if (header_kind(&l) == 'S') {
+        if (header_field(&l, 2, &v))
+            start_hdr = v;
+        if (header_field(&l, 3, &v))
+            set_pid(t, x, v);
+        x->body = pos;
+    } else {
+        x->body = l.off;
+        tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, 0, "no TRACE_START line: the dump's beginning may be missing");
+    }
+    sstack *stacks = NULL;
+    uint32_t n_stacks = 0;
+    int rc = TC_OK;
+    pos = x->body;
+    while (rc == TC_OK && next_line(r->data, r->size, &pos, &l)) {
+        int hk = header_kind(&l);
+        if (hk == 'E') {
+            x->has_end = true;
+            if (header_field(&l, 2, &v))
+                end_hdr = v;
+        }
+        body b;
+        if (!l.n || hk || parse_body(&l, &b) != 0)
+            continue;
+        if (!x->version) {
+            x->version = b.frac_digits <= 6 ? 1 : 2;
+            x->main_only = !b.has_tid;
+        }
+        if (x->pid < 0 && b.pid >= 0)
+            set_pid(t, x, b.pid);
+        if (first_ts == TCI_NO_TIME || b.ts < first_ts)
+            first_ts = b.ts;
+        uint32_t th = thread_of(r, x, tid_of(x, &b));
+        if (th == TCI_NONE) {
+            rc = tci_trace_fail(t, r->diag, MOD, l.off);
+            break;
+        }
+        if (is_monotonic_line(&b)) {
+            int64_t mono;
+            int fd;
+            const char *s = b.name + 15;
+            size_t k = b.name_len - 15;
+            while (k && *s == ' ')
+                s++, k--;
+            if (parse_time(s, k, &mono, &fd) == k) {
+                char val[32];
+                int vn = snprintf(val, sizeof val, "%lld", (long long)(mono - b.ts));
+                if (tci_trace_add_meta(t, "monotonic-minus-boottime-ns", 27, val, (size_t)vn) != TC_OK)
+                    rc = tci_trace_fail(t, r->diag, MOD, l.off);
+            }
+            continue;
+        }
+        char mk = marker_of(&b);
+        if (!mk)
+            continue;
+        if (th >= n_stacks) {
+            sstack *p = tci_realloc_array(stacks, th + 1, sizeof *p);
+            if (!p) {
+                rc = nomem(r);
+                break;
+            }
+            memset(p + n_stacks, 0, (th + 1 - n_stacks) * sizeof *p);
+            stacks = p;
+            n_stacks = th + 1;
+        }
+        rc = scan_marker(r, x, &stacks[th], mk, b.name + 2, b.name_len - 2, l.off);
+    }
+    for (uint32_t i = 0; i < n_stacks; i++)
+        free(stacks[i].f);
+    free(stacks);
+    if (rc != TC_OK)
+        return rc;
+    if (!x->version)
+        x->version = 1;
+    if (!x->has_end)
+        tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, r->size, "no TRACE_END line: the dump was cut");
+    /* 1.x: TRACE_START/END are on the lines' (boot) clock; 2.x lines are monotonic */
+    bool hdr_clock = x->version == 1 && start_hdr != TCI_NO_TIME && (first_ts == TCI_NO_TIME || start_hdr <= first_ts);
+    t->start_ns = hdr_clock ? start_hdr : first_ts != TCI_NO_TIME ? first_ts : 0;
+    if (hdr_clock && end_hdr != TCI_NO_TIME && end_hdr >= start_hdr)
+        t->elapsed_ns = end_hdr - start_hdr;
+    if (x->version == 1) { /* numeric names (traceWithMethodID) only with a mapping */
+        static const char *const names[] = {"methodMapping.txt"};
+        if ((rc = load_mapping(r, x, names, 1, false)) != TC_OK)
+            return rc;
+    }
+    snprintf(t->detail, sizeof t->detail, "RheaTrace %d.x text (%s)", x->version,
+             x->main_only ? "main thread only" : "all threads");
+    x->pos = x->body;
+    return TC_OK;
+}
+
+/* The name of a slice: numeric ids through the mapping, "<rhea-draft>" removed,
+ * "name[params]" keeps "name" as its short form. */
+static uint32_t slice_name(tci_rctx *r, rhea *x, const char *s, size_t n)
+{
+    if (n > 12 && !memcmp(s, "<rhea-draft>", 12))
+        s += 12, n -= 12;
+    if (x->have_map && n && n <= 12) {
+        uint64_t id = 0;
+        size_t i = 0;
+        while (i < n && is_digit(s[i]))
+            id = id * 10 + (uint64_t)(s[i++] - '0');
+        uint32_t m = i == n ? tci_idmap_get(&x->map, id) : TCI_NONE;
+        if (m != TCI_NONE)
+            return m;
+    }
+    size_t short_len = n;
+    if (n > 2 && s[n - 1] == ']') {
+        const char *br = memchr(s, '[', n);
+        if (br && br > s)
+            short_len = (size_t)(br - s);
+    }
+    return tci_trace_name_split(r->trace, n ? s : "[unnamed]", n ? n : 9, n ? short_len : 9);
+}
+
+static int text_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
+{
+    size_t k = 0;
+    tline l;
+    static const char *const what[] = {"", "its timestamp is not <seconds>.<fraction>",
+                                       "no \"<tid>:\" or \":\" after the timestamp", "not an atrace B/E/C/S/F/I payload"};
+    while (k < max && next_line(r->data, r->size, &x->pos, &l)) {
+        body b;
+        int bad;
+        if (!l.n || header_kind(&l))
+            continue;
+        if ((bad = parse_body(&l, &b)) != 0) {
+            tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, l.off, "line skipped: %s", what[bad]);
+            continue;
+        }
+        if (is_monotonic_line(&b))
+            continue;
+        uint32_t th = tci_idmap_get(&x->threads, tid_of(x, &b));
+        if (th == TCI_NONE)
+            continue; /* not seen by open(): cannot happen on the same bytes */
+        tci_raw *e = &ev[k];
+        *e = (tci_raw){.wall = b.ts - r->trace->start_ns, .cpu = TCI_NO_TIME, .offset = l.off, .thread = th, .method = TCI_NONE};
+        char mk = marker_of(&b);
+        const char *name = mk ? b.name + 2 : b.name;
+        size_t name_len = mk ? b.name_len - 2 : b.name_len;
+        if (mk == 'T' && tci_idmap_get(&x->drop_t, l.off) != TCI_NONE)
+            continue; /* a throw caught inside the method */
+        switch (mk ? mk : b.kind) {
+        case 'B': e->action = TCI_ACT_ENTER; break;
+        case 'E': e->action = TCI_ACT_EXIT; break;
+        case 'T': e->action = TCI_ACT_UNWIND; break;
+        case 'C': e->action = TCI_ACT_COUNTER; break;
+        case 'S': e->action = TCI_ACT_ASYNC_BEGIN; break;
+        case 'F': e->action = TCI_ACT_ASYNC_END; break;
+        default: e->action = TCI_ACT_INSTANT; break;
+        }
+        if (b.kind == 'E')
+            name_len = 0; /* atrace ends close the innermost slice, whatever they say */
+        if ((b.kind != 'E' || mk) && (e->method = slice_name(r, x, name, name_len)) == TCI_NONE)
+            return tci_trace_fail(r->trace, r->diag, MOD, l.off);
+        if (b.arg) {
+            char num[40];
+            size_t an = b.arg_len < sizeof num - 1 ? b.arg_len : sizeof num - 1;
+            memcpy(num, b.arg, an);
+            num[an] = 0;
+            char *end;
+            if (b.kind == 'C') {
+                e->value = strtod(num, &end);
+                if (end == num || *end) {
+                    tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, l.off, "line skipped: counter value is not a number");
+                    continue;
+                }
+            } else {
+                e->id = strtoull(num, &end, 10);
+            }
+        }
+        k++;
+    }
+    r->pos = x->pos;
+    *got = k;
+    return k ? TC_OK : TC_EOF;
+}
+
+/* ---- records held in memory: both binary variants ------------------------------------ */
+
+static int cmp_rec(const void *a, const void *b)
+{
+    const rrec *x = a, *y = b;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int mem_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
+{
+    size_t k = 0;
+    for (; k < max && x->at < x->n; k++, x->at++) {
+        const rrec *q = &x->recs[x->at];
+        ev[k] = (tci_raw){.wall = q->ts - r->trace->start_ns, .cpu = TCI_NO_TIME, .offset = q->offset, .value = q->value, .id = q->id,
+                          .thread = q->thread, .method = q->method, .action = q->action};
+    }
+    r->pos = x->at < x->n ? x->recs[x->at].offset : r->size;
+    *got = k;
+    return k ? TC_OK : TC_EOF;
+}
+
+/* ---- 2.x binary --------------------------------------------------------------------- */
+
+typedef struct bslice {
+    int64_t start, end;
+    uint64_t offset;
+    uint32_t thread, method, order;
+} bslice;
+
+static int cmp_bslice(const void *a, const void *b)
+{
+    const bslice *s = a, *u = b;
+    if (s->thread != u->thread) return s->thread < u->thread ? -1 : 1;
+    if (s->start != u->start) return s->start < u->start ? -1 : 1;
+    if (s->end != u->end) return s->end > u->end ? -1 : 1;
+    return s->order < u->order ? -1 : s->order > u->order;
+}
+
+/* One thread's sorted slices through a stack: enters and exits, properly nested. */
+static int replay(tci_rctx *r, rhea *x, bslice *s, size_t n)
+{
+    uint32_t *stack = tci_malloc((n ? n : 1) * sizeof *stack);
+    size_t depth = 0;
+    int rc = TC_OK;
+    if (!stack)
+        return nomem(r);
+    for (size_t i = 0; i <= n && rc == TC_OK; i++) {
+        while (depth && rc == TC_OK) {
+            const bslice *top = &s[stack[depth - 1]];
+            if (i < n && (top->end > s[i].start || (top->end == s[i].start && top->start == s[i].start)))
+                break;
+            depth--;
+            rrec e = {.ts = top->end, .offset = top->offset, .thread = top->thread, .method = top->method,
+                      .action = TCI_ACT_EXIT};
+            rc = add_rec(r, x, &e);
+        }
+        if (i == n || rc != TC_OK)
+            break;
+        if (depth && s[i].end > s[stack[depth - 1]].end)
+            s[i].end = s[stack[depth - 1]].end; /* a child ends with its parent */
+        rrec b = {.ts = s[i].start, .offset = s[i].offset, .thread = s[i].thread, .method = s[i].method,
+                  .action = TCI_ACT_ENTER};
+        rc = add_rec(r, x, &b);
+        stack[depth++] = (uint32_t)i;
+    }
+    free(stack);
+    return rc;
+}
+
+static int bin2_open(tci_rctx *r, rhea *x)
+{
+    tci_trace *t = r->trace;
+    const uint8_t *d = r->data;
+    if (r->size < BIN2_HDR)
+        return tci_error(r->diag, TC_ERR_FORMAT, MOD, r->size, "the 32-byte header of a RheaTrace binary dump is cut");
+    set_pid(t, x, tci_le32(d + 4));
+    uint64_t boot = tci_le64(d + 8), mono = tci_le64(d + 16), begin = tci_le64(d + 24);
+    if (mono > (uint64_t)INT64_MAX / 2 || begin > (uint64_t)INT64_MAX / 2)
+        return tci_error(r->diag, TC_ERR_FORMAT, MOD, 16, "clock values out of range");
+    if (begin < mono)
+        begin = mono;
+    t->start_ns = (int64_t)begin;
+    char val[32];
+    int vn = snprintf(val, sizeof val, "%lld", (long long)((int64_t)mono - (int64_t)boot));
+    if (tci_trace_add_meta(t, "monotonic-minus-boottime-ns", 27, val, (size_t)vn) != TC_OK)
+        return tci_trace_fail(t, r->diag, MOD, 8);
+    /* the mapping: the option, methodMapping.txt, or <prefix>methodMapping.txt for <prefix>appTrace* */
+    const char *base = t->input_name ? t->input_name : "";
+    const char *stem = strstr(base, "appTrace");
+    if (!stem)
+        stem = strstr(base, "rhea-atrace");
+    char alt[256] = "";
+    if (stem && (size_t)(stem - base) + 18 < sizeof alt)
+        snprintf(alt, sizeof alt, "%.*smethodMapping.txt", (int)(stem - base), base);
+    const char *names[] = {"methodMapping.txt", alt[0] ? alt : NULL};
+    int rc = load_mapping(r, x, names, 2, false);
+    if (rc != TC_OK)
+        return rc;
+
+    size_t n_rec = (r->size - BIN2_HDR) / BIN2_REC, tail = (r->size - BIN2_HDR) % BIN2_REC;
+    if (tail)
+        tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, r->size - tail,
+                 "the dump ends inside a record (%zu of %d bytes); the complete records are read", tail, BIN2_REC);
+    bslice *sl = tci_realloc_array(NULL, n_rec ? n_rec : 1, sizeof *sl);
+    if (!sl)
+        return nomem(r);
+    size_t n = 0;
+    uint64_t unmapped = 0;
+    tci_idmap seen = {0};
+    for (size_t i = 0; i < n_rec && rc == TC_OK; i++) {
+        size_t off = BIN2_HDR + i * BIN2_REC;
+        uint64_t w0 = tci_le64(d + off), w1 = tci_le64(d + off + 8);
+        if (w1 == 0)
+            continue;
+        uint64_t start = (w0 >> 19) + mono; /* relative to the monotonic base */
+        uint64_t dur = ((w0 & 0x7FFFF) << 26) | ((w1 >> 38) & 0x3FFFFFF);
+        uint64_t tid = (w1 >> 23) & 0x7FFF, mid = w1 & 0x7FFFFF;
+        if (tid == ((uint64_t)x->pid & 0x7FFF))
+            tid = (uint64_t)x->pid;
+        uint32_t th = thread_of(r, x, tid), m = x->have_map ? tci_idmap_get(&x->map, mid) : TCI_NONE;
+        if (th == TCI_NONE) {
+            rc = tci_trace_fail(t, r->diag, MOD, off);
+            break;
+        }
+        if (m == TCI_NONE) {
+            char nm[32];
+            int k = snprintf(nm, sizeof nm, "method#%llu", (unsigned long long)mid);
+            if ((m = tci_trace_name(t, nm, (size_t)k)) == TCI_NONE) {
+                rc = tci_trace_fail(t, r->diag, MOD, off);
+                break;
+            }
+            if (tci_idmap_get(&seen, mid) == TCI_NONE) {
+                unmapped++;
+                if (tci_idmap_put(&seen, mid, 1) != 0)
+                    rc = nomem(r);
+            }
+        }
+        int64_t s0 = (int64_t)start < (int64_t)begin ? (int64_t)begin : (int64_t)start;
+        int64_t e0 = (int64_t)(start + dur) < s0 ? s0 : (int64_t)(start + dur);
+        sl[n] = (bslice){s0, e0, off, th, m, (uint32_t)n};
+        n++;
+    }
+    tci_idmap_free(&seen);
+    if (rc == TC_OK && unmapped)
+        tci_warn(r->diag, TCI_FIG_UNKNOWN_METHOD, MOD, UINT64_MAX,
+                 "%llu method ids have no name (%s); named method#<id>", (unsigned long long)unmapped,
+                 x->have_map ? "not in the mapping" : "no methodMapping.txt: give one with --mapping");
+    if (rc == TC_OK && unmapped > 1)
+        tci_count(r->diag, TCI_FIG_UNKNOWN_METHOD, unmapped - 1);
+    if (rc == TC_OK) {
+        qsort(sl, n, sizeof *sl, cmp_bslice);
+        for (size_t a = 0; a < n && rc == TC_OK;) {
+            size_t b = a;
+            while (b < n && sl[b].thread == sl[a].thread)
+                b++;
+            rc = replay(r, x, sl + a, b - a);
+            a = b;
+        }
+    }
+    free(sl);
+    if (rc != TC_OK)
+        return rc;
+    snprintf(t->detail, sizeof t->detail, "RheaTrace 2.x binary method trace (v%u)", tci_le32(d));
+    return TC_OK;
+}
+
+/* ---- 3.x sampling --------------------------------------------------------------------- */
+
+static int sampling_open(tci_rctx *r, rhea *x)
+{
+    tci_trace *t = r->trace;
+    const uint8_t *d = r->data;
+    size_t size = r->size;
+    if (size < SAMP_HDR)
+        return tci_error(r->diag, TC_ERR_FORMAT, MOD, size, "the 28-byte header of a btrace sampling dump is cut");
+    uint32_t version = tci_le32(d + 8);
+    int32_t extra = (int32_t)tci_le32(d + 24);
+    size_t off = SAMP_HDR;
+    if (extra > 0) {
+        if ((size_t)extra > size - off)
+            return tci_error(r->diag, TC_ERR_FORMAT, MOD, 24, "extra header of %d bytes past the end", extra);
+        cJSON *j = cJSON_ParseWithLength((const char *)d + off, (size_t)extra);
+        const cJSON *pid = cJSON_GetObjectItemCaseSensitive(j, "processId");
+        if (cJSON_IsNumber(pid) && pid->valuedouble >= 0 && pid->valuedouble < 4294967296.0)
+            set_pid(t, x, (int64_t)pid->valuedouble);
+        cJSON_Delete(j);
+        off += (size_t)extra;
+    }
+    /* the mapping: the option, <stem>-mapping<ext>, sampling-mapping[.bin] */
+    const char *base = t->input_name ? t->input_name : "";
+    const char *dot = strrchr(base, '.');
+    size_t stem = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+    char alt[512] = "";
+    if (strlen(base) + 9 < sizeof alt)
+        snprintf(alt, sizeof alt, "%.*s-mapping%s", (int)stem, base, base + stem);
+    const char *names[] = {alt[0] ? alt : NULL, "sampling-mapping", "sampling-mapping.bin"};
+    int rc = load_mapping(r, x, names, 3, true);
+    if (rc != TC_OK)
+        return rc;
+
+    size_t fixed = 40 + (version >= 4 ? 16 : 0) + (version >= 5 ? 12 : 0);
+    uint64_t skipped = 0, unmapped = 0;
+    tci_idmap seen = {0};
+    int64_t first = TCI_NO_TIME;
+    while (off < size && rc == TC_OK) {
+        if (size - off < fixed + 8) {
+            tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, off, "the dump ends inside a record; the complete records are read");
+            break;
+        }
+        const uint8_t *p = d + off;
+        uint16_t tid16 = tci_le16(p + 2);
+        uint64_t begin = tci_le64(p + 8), end = tci_le64(p + 16);
+        uint32_t saved = tci_le32(p + fixed), actual = tci_le32(p + fixed + 4);
+        if (saved > 4096 || (size_t)saved * 8 > size - off - fixed - 8) {
+            tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, off,
+                     "a record of %u frames does not fit in the dump; the records before it are read", saved);
+            break;
+        }
+        uint64_t rec_off = off;
+        const uint8_t *frames = p + fixed + 8;
+        off += fixed + 8 + (size_t)saved * 8;
+        if (saved != actual || saved == 0 || begin > (uint64_t)INT64_MAX / 2 || end > (uint64_t)INT64_MAX / 2) {
+            skipped++;
+            continue;
+        }
+        uint64_t tid = x->pid >= 0 && (uint64_t)(x->pid & 0xFFFF) == tid16 ? (uint64_t)x->pid : tid16;
+        uint32_t th = thread_of(r, x, tid), stack = TCI_NONE, leaf = TCI_NONE;
+        if (th == TCI_NONE) {
+            rc = tci_trace_fail(t, r->diag, MOD, rec_off);
+            break;
+        }
+        for (uint32_t i = saved; i-- > 0 && rc == TC_OK;) { /* leaf first in the file: build from the root */
+            uint64_t ptr = tci_le64(frames + (size_t)i * 8);
+            uint32_t m = x->have_map ? tci_idmap_get(&x->map, ptr) : TCI_NONE;
+            if (m == TCI_NONE) {
+                char nm[40];
+                int k = snprintf(nm, sizeof nm, "method#0x%llx", (unsigned long long)ptr);
+                if ((m = tci_trace_name(t, nm, (size_t)k)) == TCI_NONE) {
+                    rc = tci_trace_fail(t, r->diag, MOD, rec_off);
+                    break;
+                }
+                if (tci_idmap_get(&seen, ptr) == TCI_NONE) {
+                    unmapped++;
+                    if (tci_idmap_put(&seen, ptr, 1) != 0)
+                        rc = nomem(r);
+                }
+            }
+            if ((stack = tci_trace_stack(t, stack, m)) == TCI_NONE)
+                rc = tci_trace_fail(t, r->diag, MOD, rec_off);
+            leaf = m;
+        }
+        if (rc != TC_OK)
+            break;
+        rrec q = {.ts = (int64_t)begin, .value = end > begin ? (double)(end - begin) : -1.0, .id = stack,
+                  .offset = rec_off, .thread = th, .method = leaf, .action = TCI_ACT_SAMPLE};
+        rc = add_rec(r, x, &q);
+        if (first == TCI_NO_TIME || (int64_t)begin < first)
+            first = (int64_t)begin;
+    }
+    tci_idmap_free(&seen);
+    if (rc != TC_OK)
+        return rc;
+    if (skipped)
+        tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, UINT64_MAX,
+                 "%llu sample records without a valid stack (saved depth != actual depth, or 0); skipped",
+                 (unsigned long long)skipped);
+    if (unmapped)
+        tci_warn(r->diag, TCI_FIG_UNKNOWN_METHOD, MOD, UINT64_MAX, "%llu frames have no name (%s); named method#0x<ptr>",
+                 (unsigned long long)unmapped,
+                 x->have_map ? "not in the mapping" : "no sampling-mapping file: give one with --mapping");
+    if (unmapped > 1)
+        tci_count(r->diag, TCI_FIG_UNKNOWN_METHOD, unmapped - 1);
+    /* weights: a record's duration, else the gap to the thread's next sample */
+    if (x->n)
+        qsort(x->recs, x->n, sizeof *x->recs, cmp_rec);
+    int64_t prev_gap = DEFAULT_SAMPLE_NS;
+    for (size_t i = 0; i < x->n; i++) {
+        rrec *q = &x->recs[i];
+        if (i == 0 || x->recs[i - 1].thread != q->thread)
+            prev_gap = DEFAULT_SAMPLE_NS;
+        if (q->value >= 0)
+            continue;
+        if (i + 1 < x->n && x->recs[i + 1].thread == q->thread)
+            prev_gap = x->recs[i + 1].ts - q->ts;
+        q->value = (double)prev_gap;
+    }
+    t->start_ns = first != TCI_NO_TIME ? first : 0;
+    snprintf(t->detail, sizeof t->detail, "btrace 3.x sampling (v%u)", version);
+    return TC_OK;
+}
+
+/* ---- the reader ------------------------------------------------------------------------ */
+
+static bool text_start(const uint8_t *buf, size_t len)
+{
+    size_t i = 0;
+    while (i < len && is_digit((char)buf[i]))
+        i++;
+    return i > 0 && len - i >= 13 && !memcmp(buf + i, "|TRACE_START|", 13) && len - i > 13 && is_digit((char)buf[i + 13]);
+}
+
+/* A first line in the body grammar: "<s>.<frac>[ <tid>]: B|" or "E". */
+static bool text_body(const uint8_t *buf, size_t len)
+{
+    const char *nl = memchr(buf, '\n', len);
+    tline l = {(const char *)buf, nl ? (size_t)(nl - (const char *)buf) : len, 0};
+    body b;
+    return parse_body(&l, &b) == 0;
+}
+
+static bool bin2_header(const uint8_t *buf, size_t len)
+{
+    if (len < BIN2_HDR || tci_le32(buf) != 5)
+        return false;
+    uint32_t pid = tci_le32(buf + 4);
+    uint64_t boot = tci_le64(buf + 8), mono = tci_le64(buf + 16), begin = tci_le64(buf + 24);
+    return pid > 0 && pid < (1u << 22) && boot && mono && begin >= mono && begin - mono < ((uint64_t)1 << 45) &&
+           boot < ((uint64_t)1 << 62) && mono < ((uint64_t)1 << 62);
+}
+
+static int rhea_probe(const uint8_t *buf, size_t len, const char *filename)
+{
+    if (len >= 12 && tci_le32(buf) == SAMP_MAGIC && tci_le32(buf + 4) == 0 && tci_le32(buf + 8) >= 3 &&
+        tci_le32(buf + 8) <= 5)
+        return 90;
+    if (text_start(buf, len))
+        return 90;
+    if (bin2_header(buf, len)) {
+        size_t fl = filename ? strlen(filename) : 0;
+        return fl > 4 && !strcmp(filename + fl - 4, ".bin") ? 75 : 60;
+    }
+    if (len && is_digit((char)buf[0]) && text_body(buf, len))
+        return 50;
+    return 0;
+}
+
+static int rhea_open(tci_rctx *r)
+{
+    rhea *x = r->priv;
+    tci_trace *t = r->trace;
+    x->pid = -1;
+    t->time_unit_ns = 1;
+    t->wrap_bits = 0;
+    t->has_wall = true;
+    t->has_cpu = false;
+    t->clock = TCI_CLOCK_WALL;
+    t->elapsed_ns = -1;
+    const uint8_t *d = r->data;
+    if (r->size >= 12 && tci_le32(d) == SAMP_MAGIC) {
+        x->kind = K_SAMPLING;
+        return sampling_open(r, x);
+    }
+    if (bin2_header(d, r->size) || (r->size >= 4 && tci_le32(d) == 5)) {
+        x->kind = K_BIN2;
+        return bin2_open(r, x);
+    }
+    x->kind = K_TEXT;
+    return text_open(r, x);
+}
+
+static int rhea_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
+{
+    rhea *x = r->priv;
+    return x->kind == K_TEXT ? text_read(r, x, ev, max, got) : mem_read(r, x, ev, max, got);
+}
+
+static int rhea_rewind(tci_rctx *r)
+{
+    rhea *x = r->priv;
+    x->pos = x->body;
+    x->at = 0;
+    return TC_OK;
+}
+
+static void rhea_close(tci_rctx *r)
+{
+    rhea *x = r->priv;
+    if (!x)
+        return;
+    tci_idmap_free(&x->threads);
+    tci_idmap_free(&x->drop_t);
+    tci_idmap_free(&x->map);
+    free(x->recs);
+}
+
+const tci_reader tci_reader_rhea = {
+    .name = "rhea",
+    .description = "RheaTrace/btrace app dumps: 1.x/2.x atrace text, 2.x binary method trace, 3.x sampling",
+    .extensions = "rhea-atrace",
+    .priv_size = sizeof(rhea),
+    .probe = rhea_probe,
+    .open = rhea_open,
+    .read = rhea_read,
+    .rewind = rhea_rewind,
+    .close = rhea_close,
+};

@@ -1,0 +1,23 @@
+/* fuzz_rhea.c - the RheaTrace/btrace reader and the normalize stage, on any bytes.
+ * Output goes to the IR dump writer (every event reaches a writer). */
+#include "traceconv.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static FILE *sink;
+    if (!sink && !(sink = fopen("/dev/null", "w")))
+        return 0;
+    tc_conv *c = tc_conv_new();
+    if (!c)
+        return 0;
+    tc_conv_set_option(c, "max-input", "64M"); /* keep one input fast: a bomb is still refused */
+    if (tc_conv_open_memory(c, data, size, "fuzz.rhea-atrace", "rhea") == TC_OK)
+        tc_conv_write(c, "ir", sink);
+    tc_conv_free(c);
+    return 0;
+}
