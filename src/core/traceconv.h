@@ -72,6 +72,7 @@ TC_API void tc_conv_free(tc_conv *c);
  * Options are key/value strings so that new writers do not change the ABI.
  * Known keys: "process-name" (string), "strict" (0/1), "no-thread" (0/1),
  * "weight" (wall|cpu), "max-depth" (integer), "merge-threads" (0/1),
+ * "text" (0/1: systrace writes plain ftrace text instead of HTML),
  * "read-chunk" (bytes per read when spooling a stream; for tests), and the
  * resource limits "max-input" (bytes, K/M/G suffixes; default 64G),
  * "max-string" (default 64K), "max-threads" (default 1000000),
