@@ -5,7 +5,10 @@ the decoded packets obey the rules trace processor imports by
 sequences start by clearing incremental state, iids are defined before use,
 thread tracks are described before use, begins and ends balance per track,
 thread time is present on dual-clock input, and per thread the slices agree
-with the JSON writer. A 1000-deep recursion keeps 500 levels exactly."""
+with the JSON writer. A 1000-deep recursion keeps 500 levels exactly.
+The hand-made system trace (tests/ir/system.ir.txt) shows its instant on the
+thread track, its counter values on one process-scoped counter track and its
+async slice on a named async track under the process."""
 import json
 import os
 import re
@@ -101,6 +104,9 @@ class Decoded:
         self.cpu_events = 0
         self.events = 0
         self.top_cpu = {}     # tid -> summed thread-CPU ns of top-level slices, from the counter
+        self.instants = {}    # tid -> instants on its thread track
+        self.counter_values = {}  # counter track name -> [values]
+        self.async_slices = {}    # async track name -> [(begin, end)]
 
 
 def check_packets(ctx, name, packets, dual):
@@ -153,6 +159,13 @@ def check_packets(ctx, name, packets, dual):
             elif "process" in td:
                 ok &= ctx.check("parent_uuid" not in td, f"{name}: process track has a parent_uuid")
                 described[uuid] = "process"
+            elif "counter" in td and one(one(td, "counter"), "type") is None:
+                # a process-scoped counter (system traces): named, under its process track
+                ok &= ctx.check(described.get(one(td, "parent_uuid")) == "process",
+                                f"{name}: counter track {uuid} is not under a described process track")
+                ok &= ctx.check(bool(one(td, "name")), f"{name}: counter track {uuid} has no name")
+                d.counter_values.setdefault(one(td, "name"), [])
+                described[uuid] = ("value-counter", one(td, "name"))
             elif "counter" in td:
                 ok &= ctx.check(one(one(td, "counter"), "type") == "COUNTER_THREAD_TIME_NS",
                                 f"{name}: counter track {uuid} is not a thread-time counter")
@@ -163,14 +176,21 @@ def check_packets(ctx, name, packets, dual):
                 counter_unit[uuid] = (one(cd, "is_incremental") in (True, "true", 1),
                                       int(one(cd, "unit_multiplier", 1)))
                 described[uuid] = "counter"
+            else:
+                # an async track: named, under its process track
+                ok &= ctx.check(described.get(one(td, "parent_uuid")) == "process",
+                                f"{name}: async track {uuid} is not under a described process track")
+                ok &= ctx.check(bool(one(td, "name")), f"{name}: async track {uuid} has no name")
+                described[uuid] = ("async", one(td, "name"))
         te = one(p, "track_event")
         if not te:
             continue
         ttype = one(te, "type")
         track = one(te, "track_uuid", st.get("track"))
-        ok &= ctx.check(described.get(track) in ("thread", "process"),
+        kind = described.get(track)
+        ok &= ctx.check(kind in ("thread", "process") or isinstance(kind, tuple),
                         f"{name}: packet {i} uses track {track} before it is described")
-        if ttype == "TYPE_INSTANT" and described.get(track) == "process":
+        if ttype == "TYPE_INSTANT" and kind == "process":
             d.facts = te
             continue
         ok &= ctx.check(bool(te.get("category_iids") or te.get("categories")), f"{name}: packet {i} has no category")
@@ -185,6 +205,25 @@ def check_packets(ctx, name, packets, dual):
         if not ok:
             return d  # one broken file should not print thousands of lines
         ts = one(p, "timestamp")
+        if isinstance(kind, tuple) and kind[0] == "value-counter":
+            ok &= ctx.check(ttype == "TYPE_COUNTER" and "double_counter_value" in te,
+                            f"{name}: packet {i}: a {ttype} without a value on counter track {track}")
+            d.counter_values[kind[1]].append(float(one(te, "double_counter_value", "nan")))
+            continue
+        if ttype == "TYPE_INSTANT":
+            ok &= ctx.check(kind == "thread" and ("name_iid" in te or "name" in te),
+                            f"{name}: packet {i}: an instant without a name or not on a thread track")
+            d.instants[d.thread_of.get(track)] = d.instants.get(d.thread_of.get(track), 0) + 1
+            continue
+        if isinstance(kind, tuple) and kind[0] == "async":
+            stk = stacks.setdefault(track, [])
+            if ttype == "TYPE_SLICE_BEGIN":
+                ok &= ctx.check("name_iid" in te or "name" in te, f"{name}: packet {i}: an async begin without a name")
+                stk.append(ts)
+            elif ctx.check(ttype == "TYPE_SLICE_END" and stk, f"{name}: packet {i}: bad async event {ttype}"):
+                d.async_slices.setdefault(kind[1], []).append((stk.pop(), ts))
+            continue
+        ok &= ctx.check(kind == "thread", f"{name}: packet {i}: a {ttype} on a {kind} track")
         d.events += 1
         vals = te.get("extra_counter_values", [])
         uuids = te.get("extra_counter_track_uuids", st.get("counters", []))
@@ -333,9 +372,28 @@ def check_recursion(ctx):
     ctx.eq(facts_of(d).get("writer-dropped-frames"), 1000, "recursion: dropped events in the trace-level facts")
 
 
+def check_system(ctx):
+    """tests/ir/system.ir.txt: 1 instant (vsync on main), 2 values of "heap bytes"
+    (one counter track of process 100), 1 async slice "load image" [2000, 12000]."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ir", "system.ir.txt")
+    out, figs = ctx.convert(src, "perfetto", os.path.join(ctx.work, "system.pftrace"), extra=("-i", "ir"))
+    if not out:
+        return
+    packets = decode(ctx, out)
+    if packets is None:
+        return
+    d = check_packets(ctx, "system", packets, False)
+    ctx.eq(d.instants, {100: 1}, "system: instants per thread track")
+    ctx.eq(d.counter_values, {"heap bytes": [1024.0, 4096.5]}, "system: one counter track and its values")
+    start = 1_000_000_000
+    ctx.eq(d.async_slices, {"load image": [(start + 2000, start + 12000)]}, "system: one async slice")
+    ctx.eq(figs.get("writer-dropped-frames", 0), 0, "system: every event written")
+
+
 def main():
     ctx = tclib.Ctx()
     check_recursion(ctx)
+    check_system(ctx)
     for stem, path, _facts in ctx.project_cases():
         check_input(ctx, path)
     art = ctx.shared_corpus("art")

@@ -38,6 +38,7 @@ static const char usage_text[] =
     "      --process-name NAME    process name shown in timelines (default: input file stem)\n"
     "      --no-thread            folded: merge all threads (no thread frame)\n"
     "      --merge-threads        pprof: merge all threads (no thread labels)\n"
+    "      --text                 systrace: plain ftrace text instead of HTML\n"
     "      --weight wall|cpu      folded: weigh stacks by wall or thread-CPU time (default wall)\n"
     "      --max-depth N          drop frames deeper than N (default 10000)\n"
     "      --mapping FILE         rhea: method mapping (methodMapping.txt, sampling-mapping;\n"
@@ -311,7 +312,7 @@ static int set(cli *a, const char *key, const char *value)
 
 int main(int argc, char **argv)
 {
-    enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST, O_MERGE, O_LIMIT };
+    enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST, O_MERGE, O_LIMIT, O_TEXT };
     static const struct option longopts[] = {
         {"input-format", required_argument, 0, 'i'}, {"output-format", required_argument, 0, 'o'},
         {"force", no_argument, 0, 'f'},              {"quiet", no_argument, 0, 'q'},
@@ -324,6 +325,7 @@ int main(int argc, char **argv)
         {"probe", required_argument, 0, O_PROBE},    {"list-formats", no_argument, 0, O_LIST},
         {"help", no_argument, 0, 'h'},               {"version", no_argument, 0, 'V'},
         {"merge-threads", no_argument, 0, O_MERGE},  {"mapping", required_argument, 0, O_LIMIT},
+        {"text", no_argument, 0, O_TEXT},
         {0, 0, 0, 0}};
     cli a;
     memset(&a, 0, sizeof a);
@@ -343,6 +345,7 @@ int main(int argc, char **argv)
         case O_NOTHREAD: status = set(&a, "no-thread", "1"); break;
         case O_WEIGHT: status = set(&a, "weight", optarg); break;
         case O_MERGE: status = set(&a, "merge-threads", "1"); break;
+        case O_TEXT: status = set(&a, "text", "1"); break;
         case O_DEPTH: status = set(&a, "max-depth", optarg); break;
         case O_CHUNK: status = set(&a, "read-chunk", optarg); break;
         case O_LIMIT: status = set(&a, longopts[li].name, optarg); break; /* the option is the library key */

@@ -106,6 +106,8 @@ int tc_conv_set_option(tc_conv *c, const char *key, const char *value)
         bad = parse_bool(value, &c->opt.no_thread);
     } else if (!strcmp(key, "merge-threads")) {
         bad = parse_bool(value, &c->opt.merge_threads);
+    } else if (!strcmp(key, "text")) {
+        bad = parse_bool(value, &c->opt.text);
     } else if (!strcmp(key, "weight")) {
         if (value && !strcmp(value, "wall"))
             c->opt.weight_cpu = false;
@@ -280,6 +282,7 @@ typedef struct pipeline {
     tci_wctx wctx;
     tci_calltree tree;
     bool has_tree;
+    tci_merge *merge; /* TCI_WF_GLOBAL_ORDER: events wait here, then arrive in time order */
 } pipeline;
 
 static int pipeline_ready(void *user)
@@ -290,6 +293,11 @@ static int pipeline_ready(void *user)
             return TC_ERR_NOMEM;
         p->has_tree = true;
     }
+    if (p->w->flags & TCI_WF_GLOBAL_ORDER) {
+        int rc = tci_merge_open(&p->merge, &p->c->trace, &p->c->diag);
+        if (rc != TC_OK)
+            return rc;
+    }
     return p->w->begin ? p->w->begin(&p->wctx) : TC_OK;
 }
 
@@ -298,7 +306,24 @@ static int pipeline_event(void *user, const tci_event *ev)
     pipeline *p = user;
     if (p->has_tree && tci_calltree_event(&p->tree, ev) != TC_OK)
         return TC_ERR_NOMEM;
+    if (p->merge)
+        return tci_merge_add(p->merge, ev);
     return p->w->event ? p->w->event(&p->wctx, ev) : TC_OK;
+}
+
+static int pipeline_writer_event(void *user, const tci_event *ev)
+{
+    pipeline *p = user;
+    return p->w->event ? p->w->event(&p->wctx, ev) : TC_OK;
+}
+
+/* After pass 2: the spilled events reach the writer in global time order. */
+static int pipeline_merge(pipeline *p)
+{
+    p->c->diag.muted = true; /* as during pass 2: writers do not count input anomalies twice */
+    int rc = tci_merge_run(p->merge, pipeline_writer_event, p);
+    p->c->diag.muted = false;
+    return rc;
 }
 
 int tc_conv_write(tc_conv *c, const char *writer, FILE *out)
@@ -322,6 +347,8 @@ int tc_conv_write(tc_conv *c, const char *writer, FILE *out)
     if (rc == TC_OK)
         rc = tci_normalize_run(&c->rctx, c->reader, pipeline_ready, pipeline_event, &p, c->progress,
                                c->progress_user);
+    if (rc == TC_OK && p.merge)
+        rc = pipeline_merge(&p);
     if (rc == TC_OK && p.has_tree)
         tci_calltree_finish(&p.tree);
     if (rc == TC_OK && w->finish)
@@ -332,6 +359,7 @@ int tc_conv_write(tc_conv *c, const char *writer, FILE *out)
     if (w->close)
         w->close(&p.wctx);
     free(p.wctx.priv);
+    tci_merge_free(p.merge);
     if (p.has_tree)
         tci_calltree_free(&p.tree);
     if (rc == TC_ERR_NOMEM)

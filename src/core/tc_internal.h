@@ -141,6 +141,7 @@ typedef struct tci_options {
     bool no_thread;      /* folded: merge threads */
     bool weight_cpu;     /* folded: weight by thread CPU time */
     bool merge_threads;  /* pprof: one tree for all threads, no thread labels */
+    bool text;           /* systrace: plain ftrace text instead of HTML */
     uint32_t max_depth;  /* normalize: deeper frames are dropped (default 10000) */
     size_t read_chunk;   /* source: bytes per read() when spooling (0 = 64 KiB) */
     /* Resource limits: an input beyond one is refused with a clear error. */
@@ -505,5 +506,15 @@ typedef int (*tci_ready_fn)(void *user); /* tables final, before the first event
 
 int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci_event_fn emit,
                       void *user, tc_progress_fn progress, void *progress_user);
+
+/* ---- merge: global time order for TCI_WF_GLOBAL_ORDER writers (merge.c) ---- */
+
+/* Events are spilled per thread to an unlinked temporary file and k-way merged
+ * by (ts_ns, thread index): memory grows with threads, not with events. */
+typedef struct tci_merge tci_merge;
+int tci_merge_open(tci_merge **m, const tci_trace *t, tci_diag *d); /* tables final */
+int tci_merge_add(tci_merge *m, const tci_event *ev); /* in each thread's time order */
+int tci_merge_run(tci_merge *m, tci_event_fn fn, void *user); /* every event, globally ordered */
+void tci_merge_free(tci_merge *m);
 
 #endif

@@ -72,6 +72,7 @@ TC_API void tc_conv_free(tc_conv *c);
  * Options are key/value strings so that new writers do not change the ABI.
  * Known keys: "process-name" (string), "strict" (0/1), "no-thread" (0/1),
  * "weight" (wall|cpu), "max-depth" (integer), "merge-threads" (0/1),
+ * "text" (0/1: systrace writes plain ftrace text instead of HTML),
  * "read-chunk" (bytes per read when spooling a stream; for tests),
  * "mapping" (path of a RheaTrace/btrace method mapping file; default: looked
  * for beside the input; a given file that cannot be read is an error), and the

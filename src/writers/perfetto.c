@@ -34,11 +34,27 @@
  *    drop every event at depth >= 500 (the stream is well nested per thread,
  *    so what remains still balances) and report the count.
  *  - frames made by the conversion rules carry a "synthetic" annotation.
+ *  - instants (system traces) are TYPE_INSTANT events on the thread track,
+ *    named by iid like slices.
+ *  - counters are process-scoped (like atrace's C|pid|name|value and JSON's
+ *    "C"): one counter track per (process, counter name), a named child of
+ *    the process track, fed with TYPE_COUNTER events carrying
+ *    double_counter_value; NaN and infinities are skipped and counted.
+ *  - async slices: one track per (process, name, cookie), a named child of
+ *    the process track (TP wants parent_uuid on child tracks, never on
+ *    process/thread tracks), fed with TYPE_SLICE_BEGIN/END. An end whose
+ *    (process, name, cookie) never began is skipped and counted.
+ *  - those tracks are described on the process sequence just before their
+ *    first event (TP registers descriptors in file order); their events go on
+ *    the sequence of the thread that emitted them with an explicit
+ *    track_uuid, names interned on that sequence as for slices.
+ *  - sampled stacks have no timeline form here: counted as not written.
  */
 #include "tc_internal.h"
 
 #include "perfetto_trace_subset.pb-c.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -85,13 +101,27 @@ typedef struct pf_w {
         uint8_t bytes[PF_VIEW_MAX];
     } *views;
     uint64_t dropped;      /* events deeper than PF_MAX_DEPTH */
-    uint64_t not_written;  /* instants, counters, async slices: not written yet */
+    uint64_t samples;      /* sampled stacks: not written */
+    uint64_t bad_counters; /* NaN or infinite counter values */
+    uint64_t lone_async_ends;
+    /* Process-scoped tracks, described on first use. */
+    tci_idmap counter_tracks; /* (process << 32 | counter name) -> index */
+    uint32_t n_counter_tracks;
+    struct pf_async {      /* open addressing by (process, name, cookie) */
+        uint64_t cookie;
+        uint32_t process, method;
+        uint32_t index1;   /* track index + 1; 0 = empty slot */
+    } *async;
+    uint32_t async_cap, n_async;
 } pf_w;
 
 /* Track uuids: thread i -> 2i+2, its CPU-time counter -> 2i+3; 1 is the process. */
 static uint64_t thread_uuid(uint32_t thread) { return 2 * (uint64_t)thread + 2; }
 static uint64_t counter_uuid(uint32_t thread) { return 2 * (uint64_t)thread + 3; }
 static uint32_t thread_seq(uint32_t thread) { return thread + 2; }
+/* Counter and async tracks of processes: above every thread's and process's uuid. */
+#define PF_UUID_COUNTERS ((uint64_t)2 << 40)
+#define PF_UUID_ASYNC ((uint64_t)3 << 40)
 
 static uint64_t clamp_ts(int64_t ts) { return ts < 0 ? 0 : (uint64_t)ts; }
 
@@ -466,14 +496,158 @@ static int put_event_extras(tci_wctx *w, const tci_event *ev, pf_packet *pk, boo
     return put_packet(w, &pk->base, false);
 }
 
+/* ---- instants, counters, async slices ---------------------------------------- */
+
+/* A named child of a process track: a counter track or an async track. */
+static int write_child_track(tci_wctx *w, uint64_t uuid, uint32_t process, uint32_t method, bool counter,
+                             int64_t ts)
+{
+    Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
+    Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+    td.has_uuid = 1;
+    td.uuid = uuid;
+    td.has_parent_uuid = 1;
+    td.parent_uuid = process_uuid(process);
+    td.name = (char *)w->trace->methods[method].full_name;
+    if (counter)
+        td.counter = &cd; /* an empty CounterDescriptor: a plain counter track */
+    pf_packet pk;
+    packet_header(&pk, ts, PF_SEQ_PROCESS, 0);
+    pk.track_descriptor = &td;
+    return put_packet(w, &pk.base, false);
+}
+
+/* The counter track of (process, name), described now if new; 0: no memory or I/O error in *rc. */
+static uint64_t counter_track(tci_wctx *w, uint32_t process, uint32_t method, int64_t ts, int *rc)
+{
+    pf_w *p = w->priv;
+    uint64_t key = (uint64_t)process << 32 | method;
+    uint32_t k = tci_idmap_get(&p->counter_tracks, key);
+    if (k != TCI_NONE)
+        return PF_UUID_COUNTERS + k;
+    k = p->n_counter_tracks++;
+    if (tci_idmap_put(&p->counter_tracks, key, k) != 0) {
+        *rc = TC_ERR_NOMEM;
+        return 0;
+    }
+    *rc = write_child_track(w, PF_UUID_COUNTERS + k, process, method, true, ts);
+    return *rc == TC_OK ? PF_UUID_COUNTERS + k : 0;
+}
+
+static uint32_t async_slot(const struct pf_async *tab, uint32_t cap, uint32_t process, uint32_t method,
+                           uint64_t cookie)
+{
+    uint64_t h = (cookie ^ ((uint64_t)process << 32 | method) * 0xC2B2AE3D27D4EB4Full) * 0x9E3779B97F4A7C15ull;
+    uint32_t i = (uint32_t)(h >> 32) & (cap - 1);
+    while (tab[i].index1 && !(tab[i].cookie == cookie && tab[i].process == process && tab[i].method == method))
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+/* The async track of (process, name, cookie): created and described on a
+ * begin; on an end 0 when it never began (*rc stays TC_OK). */
+static uint64_t async_track(tci_wctx *w, uint32_t process, const tci_event *ev, int *rc)
+{
+    pf_w *p = w->priv;
+    if (p->async_cap) {
+        const struct pf_async *e = &p->async[async_slot(p->async, p->async_cap, process, ev->method, ev->id)];
+        if (e->index1)
+            return PF_UUID_ASYNC + e->index1 - 1;
+    }
+    if (ev->kind != TCI_EV_ASYNC_BEGIN)
+        return 0;
+    if (2 * (p->n_async + 1) > p->async_cap) { /* keep the load at most one half */
+        uint32_t cap = p->async_cap ? 2 * p->async_cap : 64;
+        struct pf_async *tab = cap > p->async_cap ? tci_calloc(cap, sizeof *tab) : NULL;
+        if (!tab) {
+            *rc = TC_ERR_NOMEM;
+            return 0;
+        }
+        for (uint32_t i = 0; i < p->async_cap; i++) {
+            const struct pf_async *e = &p->async[i];
+            if (e->index1)
+                tab[async_slot(tab, cap, e->process, e->method, e->cookie)] = *e;
+        }
+        free(p->async);
+        p->async = tab;
+        p->async_cap = cap;
+    }
+    uint32_t k = p->n_async++;
+    p->async[async_slot(p->async, p->async_cap, process, ev->method, ev->id)] =
+        (struct pf_async){ev->id, process, ev->method, k + 1};
+    *rc = write_child_track(w, PF_UUID_ASYNC + k, process, ev->method, false, ev->ts_ns);
+    return *rc == TC_OK ? PF_UUID_ASYNC + k : 0;
+}
+
+static int pf_event(tci_wctx *w, const tci_event *ev);
+static int put_event_extras(tci_wctx *w, const tci_event *ev, pf_packet *pk, bool intern);
+
+/* Everything but slice begin/end: rare, so built from scratch, off the hot path. */
+static int pf_point_event(tci_wctx *w, const tci_event *ev)
+{
+    pf_w *p = w->priv;
+    uint32_t process = w->trace->threads[ev->thread].process;
+    static uint64_t cat_iids[1] = {PF_CATEGORY_IID};
+    Perfetto__Protos__TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+    te.has_type = 1;
+    te.n_category_iids = 1;
+    te.category_iids = cat_iids;
+    int rc = TC_OK;
+    bool named = false;
+    switch (ev->kind) {
+    case TCI_EV_INSTANT: /* on the thread track: the sequence's default */
+        te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
+        named = true;
+        break;
+    case TCI_EV_COUNTER:
+        if (!isfinite(ev->value)) {
+            p->bad_counters++;
+            return TC_OK;
+        }
+        te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
+        te.has_double_counter_value = 1;
+        te.double_counter_value = ev->value;
+        if (!(te.track_uuid = counter_track(w, process, ev->method, ev->ts_ns, &rc)))
+            return rc;
+        te.has_track_uuid = 1;
+        break;
+    case TCI_EV_ASYNC_BEGIN:
+    case TCI_EV_ASYNC_END:
+        if (!(te.track_uuid = async_track(w, process, ev, &rc))) {
+            p->lone_async_ends += rc == TC_OK;
+            return rc;
+        }
+        te.has_track_uuid = 1;
+        named = ev->kind == TCI_EV_ASYNC_BEGIN;
+        te.type = named ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN
+                        : PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+        break;
+    default: /* sampled stacks go to pprof and folded */
+        p->samples++;
+        return TC_OK;
+    }
+    bool intern = false;
+    if (named) {
+        te.has_name_iid = 1;
+        if (!(te.name_iid = method_iid(p, ev->thread, ev->method, &intern)))
+            return TC_ERR_NOMEM;
+        if (w->trace->methods[ev->method].file) {
+            te.has_source_location_iid = 1;
+            te.source_location_iid = te.name_iid;
+        }
+    }
+    pf_packet pk;
+    packet_header(&pk, ev->ts_ns, thread_seq(ev->thread), PF_FLAG_NEEDS);
+    pk.track_event = &te;
+    return put_event_extras(w, ev, &pk, intern);
+}
+
 static int pf_event(tci_wctx *w, const tci_event *ev)
 {
     pf_w *p = w->priv;
     const tci_trace *t = w->trace;
-    if (ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT) {
-        p->not_written++; /* counter and async tracks are not written yet (issue 5) */
-        return TC_OK;
-    }
+    if (ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT)
+        return pf_point_event(w, ev);
     if (ev->depth >= PF_MAX_DEPTH) {
         p->dropped++;
         return TC_OK;
@@ -593,7 +767,9 @@ static int pf_finish(tci_wctx *w, const tci_calltree *ct)
     (void)ct;
     pf_w *p = w->priv;
     tci_writer_dropped(w, p->dropped, "events deeper than 500 levels dropped (Perfetto keeps 512)");
-    tci_writer_dropped(w, p->not_written, "instant, counter, async and sample events not written (not supported yet)");
+    tci_writer_dropped(w, p->samples, "sampled stacks not shown on the timeline (see pprof or folded)");
+    tci_writer_dropped(w, p->bad_counters, "counter values that are not finite numbers not written");
+    tci_writer_dropped(w, p->lone_async_ends, "async slice ends without a begin not written");
     return write_facts(w);
 }
 
@@ -612,6 +788,8 @@ static void pf_close(tci_wctx *w)
     free(p->last_cpu);
     free(p->views);
     tci_idmap_free(&p->interned);
+    tci_idmap_free(&p->counter_tracks);
+    free(p->async);
 }
 
 const tci_writer tci_writer_perfetto = {
