@@ -265,6 +265,9 @@ uint32_t tci_trace_stack(tci_trace *t, uint32_t parent, uint32_t method);
 /* The same, where the first short_len bytes are the short form ("pkg.C.m" of
  * "pkg.C.m: (I)V") that flame graphs and pprof show. */
 uint32_t tci_trace_name_split(tci_trace *t, const char *name, size_t len, size_t short_len);
+/* A name read back from a timeline (JSON, systrace): a Java method written as
+ * "pkg.Class.method: (sig)ret" keeps "pkg.Class.method" as its short form. */
+uint32_t tci_trace_timeline_name(tci_trace *t, const char *name, size_t len);
 int tci_trace_name_thread(tci_trace *t, uint32_t thread, const char *name, size_t len, uint8_t rank);
 /* After a table function failed (TCI_NONE or an error code): report why, at offset, as module. */
 int tci_trace_fail(const tci_trace *t, tci_diag *d, const char *module, uint64_t offset);

@@ -1,5 +1,6 @@
 /* trace.c - the tables every reader fills: methods, threads, metadata.
  * Names are made once here (finalize) so that every writer shows the same. */
+#define _GNU_SOURCE /* memmem */
 #include "tc_internal.h"
 
 #include <stdio.h>
@@ -175,6 +176,12 @@ static uint64_t name_id(const char *s, size_t n, uint64_t seed)
 uint32_t tci_trace_name(tci_trace *t, const char *name, size_t len)
 {
     return tci_trace_name_split(t, name, len, len);
+}
+
+uint32_t tci_trace_timeline_name(tci_trace *t, const char *name, size_t len)
+{
+    const char *sig = memmem(name, len, ": (", 3);
+    return tci_trace_name_split(t, name, len, sig ? (size_t)(sig - name) : len);
 }
 
 uint32_t tci_trace_name_split(tci_trace *t, const char *name, size_t len, size_t short_len)

@@ -297,15 +297,6 @@ static int replay_thread(tci_rctx *r, jreader *j, const slices *sl, const uint32
 
 /* ---- the events ------------------------------------------------------------------ */
 
-/* A Java method as timelines name it, "pkg.Class.method: (sig)ret", keeps its
- * short form for flame graphs and pprof; any other name is shown as it is. */
-static uint32_t slice_name(tci_trace *t, const char *name)
-{
-    size_t len = strlen(name);
-    const char *sig = strstr(name, ": (");
-    return tci_trace_name_split(t, name, len, sig ? (size_t)(sig - name) : len);
-}
-
 static int one_event(tci_rctx *r, jreader *j, tmap *m, slices *sl, const cJSON *e, uint32_t order)
 {
     tci_trace *t = r->trace;
@@ -328,7 +319,7 @@ static int one_event(tci_rctx *r, jreader *j, tmap *m, slices *sl, const cJSON *
     if (ns_of(e, "tts", &cpu))
         t->has_cpu = true;
     uint32_t method = TCI_NONE;
-    if (name && (method = slice_name(t, name)) == TCI_NONE)
+    if (name && (method = tci_trace_timeline_name(t, name, strlen(name))) == TCI_NONE)
         return tci_trace_fail(t, r->diag, "json", UINT64_MAX);
     if (method == TCI_NONE && ph[0] != 'E' && (method = tci_trace_name(t, "[unnamed]", 9)) == TCI_NONE)
         return tci_trace_fail(t, r->diag, "json", UINT64_MAX);

@@ -727,6 +727,25 @@ static uint32_t thread_of(tci_rctx *r, systrace *s, const fline *f, uint64_t off
     return th;
 }
 
+static bool same_comm_chars(const char *comm, const char *full, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (comm[i] != full[i] && !(comm[i] == '_' && full[i] == '-'))
+            return false;
+    return true;
+}
+
+/* Is comm the ftrace task field of the thread named full? The kernel keeps 15
+ * bytes: the head of a name, or for Java threads with dots its tail (ART's
+ * SetThreadName); writers such as Perfetto's traceconv turn '-' into '_'. */
+static bool comm_of(const char *comm, const char *full, size_t full_len)
+{
+    size_t n = strlen(comm);
+    if (n > full_len || (n == full_len && !memcmp(comm, full, n)))
+        return false; /* longer, or already the same */
+    return same_comm_chars(comm, full, n) || same_comm_chars(comm, full + full_len - n, n);
+}
+
 /* End of pass 1: the dumps' names, and a process for every thread. */
 static int finish_tables(tci_rctx *r, systrace *s)
 {
@@ -736,7 +755,11 @@ static int finish_tables(tci_rctx *r, systrace *s)
         uint32_t th = tci_idmap_get(&s->tid_thread, (uint64_t)d->tid);
         if (th == TCI_NONE)
             continue;
-        if (!t->threads[th].name && d->len && tci_trace_name_thread(t, th, d->name, d->len, 1) != TC_OK)
+        /* the dump's CMD is the full name; ftrace's task field is the kernel comm,
+         * cut to 15 bytes: a name that is a prefix of the dump's gives way to it */
+        const char *cur = t->threads[th].name;
+        bool fuller = cur && comm_of(cur, d->name, d->len);
+        if ((!cur || fuller) && d->len && tci_trace_name_thread(t, th, d->name, d->len, 2) != TC_OK)
             return tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
         int rc = d->pid > 0 ? set_pid(r, s, th, d->pid, UINT64_MAX) : TC_OK;
         if (rc != TC_OK)
@@ -797,7 +820,7 @@ static uint32_t name_of(tci_rctx *r, const char *name, size_t len, uint64_t off,
         name = "[empty slice name]";
         len = strlen(name);
     }
-    uint32_t m = tci_trace_name(r->trace, name, len);
+    uint32_t m = tci_trace_timeline_name(r->trace, name, len); /* ours write Java methods so */
     if (m == TCI_NONE)
         *rc = tci_trace_fail(r->trace, r->diag, MOD, off);
     return m;
