@@ -3,7 +3,8 @@
 # the project corpus (and ../shared/corpus when present) as seeds and the
 # format dictionaries. Inputs that crash, hang or leak are written to
 # tests/fuzz/regressions/<target>-* (the replay test runs them from then on).
-# Prints executions and coverage per target.
+# Prints executions and coverage per target. FUZZ_TARGETS="fuzz_art fuzz_json"
+# runs only those (several runs can share the machine's cores).
 set -euo pipefail
 build=${1:-build-fuzz}
 seconds=${FUZZ_SECONDS:-600}
@@ -14,6 +15,7 @@ status=0
 summary=()
 for exe in "$build"/fuzz_*; do
   target=$(basename "$exe")
+  case " ${FUZZ_TARGETS:-$target} " in *" $target "*) ;; *) continue ;; esac   # FUZZ_TARGETS="fuzz_a fuzz_b" picks some
   work=$build/fuzz-work/$target
   seeds=$build/fuzz-seeds/$target
   mkdir -p "$work" "$seeds"
