@@ -1,7 +1,8 @@
 """Legacy split traces (pre-1.0 SDK, ART.md §7): name.key holds the key
 section, name.data the binary part. Every non-streaming corpus trace is split
 in two; given either half, traceconv must find the other and produce the same
-IR dump as the combined file. A missing half is one clear error, no output."""
+IR dump as the combined file; given both paths (KEY DATA [OUTPUT]) too. A
+missing half is one clear error, no output."""
 import os
 import sys
 
@@ -30,6 +31,17 @@ def main():
             got = ctx.run(["-o", "ir", half, "-"], check_rc=0).stdout
             ctx.check(got == want and want, f"{name}: IR from {os.path.basename(half)} equals the combined file's")
         split += 1
+        # both halves named, with stems that differ, and an explicit OUTPUT
+        other = os.path.join(d, "renamed.data")
+        with open(other, "wb") as f:
+            f.write(data[cut:])
+        out_ir = os.path.join(d, "pair.ir.txt")
+        ctx.run(["-f", "-o", "ir", key, other, out_ir], check_rc=0)
+        if os.path.exists(out_ir):
+            with open(out_ir, "rb") as f:
+                got = f.read()
+            body = lambda b: [l for l in b.splitlines() if not l.startswith(b"process ")]  # noqa: E731
+            ctx.check(body(got) == body(want), f"{name}: IR from 'KEY DATA OUTPUT' equals the combined file's")
         if split == 1:  # the missing-half error, once
             os.remove(key)
             out = os.path.join(d, "out.json")

@@ -24,6 +24,7 @@ enum { EXIT_CONVERT = 1, EXIT_USAGE = 2 };
 
 static const char usage_text[] =
     "usage: traceconv [-i FORMAT] -o FORMAT [options] INPUT [OUTPUT]\n"
+    "       traceconv -o FORMAT [options] NAME.key NAME.data [OUTPUT]   (a legacy split trace)\n"
     "       traceconv --probe INPUT | --list-formats | --help | --version\n"
     "\n"
     "Convert an Android method trace (and other traces) to another format.\n"
@@ -211,6 +212,15 @@ static void print_summary(tc_conv *c, const char *in, const char *out, const cha
     fputc('\n', stderr);
 }
 
+/* Both halves of a legacy split trace: name.key, then an existing name.data. */
+static int is_pair(const char *first, const char *second)
+{
+    size_t a = strlen(first), b = strlen(second);
+    struct stat st;
+    return a > 4 && !strcmp(first + a - 4, ".key") && b > 5 && !strcmp(second + b - 5, ".data") &&
+           stat(second, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 static int writer_is_binary(const char *name)
 {
     const tc_format_info *f;
@@ -222,6 +232,7 @@ static int writer_is_binary(const char *name)
 
 typedef struct cli {
     const char *in_format, *out_format, *input, *output;
+    const char *data_half; /* a legacy pair given as both halves: INPUT.key DATA.data */
     int force, quiet;
     tc_conv *conv;
 } cli;
@@ -265,7 +276,8 @@ static int convert(cli *a)
             return EXIT_USAGE;
         }
     }
-    int rc = tc_conv_open(a->conv, a->input, a->in_format);
+    int rc = a->data_half ? tc_conv_open_pair(a->conv, a->input, a->data_half)
+                          : tc_conv_open(a->conv, a->input, a->in_format);
     FILE *fp = NULL;
     if (rc == TC_OK) {
         fp = to_stdout ? stdout : special ? fopen(output, "wb") : open_temp_beside(output);
@@ -357,6 +369,11 @@ int main(int argc, char **argv)
         }
     }
     int nargs = argc - optind;
+    if (status == 0 && nargs >= 2 && is_pair(argv[optind], argv[optind + 1])) {
+        a.data_half = argv[optind + 1]; /* traceconv -o json a.key b.data [OUTPUT] */
+        memmove(&argv[optind + 1], &argv[optind + 2], (size_t)(nargs - 2) * sizeof *argv);
+        nargs--;
+    }
     if (status == 0 && (!a.out_format || nargs < 1 || nargs > 2)) {
         fputs(!a.out_format ? "traceconv: missing -o FORMAT\n" : "traceconv: expected INPUT [OUTPUT]\n", stderr);
         status = -1;

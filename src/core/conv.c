@@ -264,6 +264,14 @@ int tc_conv_open(tc_conv *c, const char *path, const char *format)
     return rc == TC_OK ? open_reader(c, path) : rc;
 }
 
+int tc_conv_open_pair(tc_conv *c, const char *key_path, const char *data_path)
+{
+    int rc = open_prepare(c, key_path, "art");
+    if (rc == TC_OK)
+        rc = tci_source_open_concat(&c->src, key_path, data_path, &c->opt, &c->diag);
+    return rc == TC_OK ? open_reader(c, key_path) : rc;
+}
+
 int tc_conv_open_memory(tc_conv *c, const void *data, size_t size, const char *name, const char *format)
 {
     if (!name)

@@ -93,6 +93,10 @@ TC_API void tc_conv_set_progress(tc_conv *c, tc_progress_fn fn, void *user);
  */
 TC_API int tc_conv_open(tc_conv *c, const char *path, const char *format);
 
+/* A legacy split trace given as both halves (name.key, name.data). tc_conv_open
+ * finds the other half by itself when given one of them. */
+TC_API int tc_conv_open_pair(tc_conv *c, const char *key_path, const char *data_path);
+
 /* The same for input already in memory (borrowed until tc_conv_free). name is
  * used in messages and as the default process name; NULL means "(memory)". */
 TC_API int tc_conv_open_memory(tc_conv *c, const void *data, size_t size, const char *name, const char *format);
