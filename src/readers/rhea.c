@@ -294,6 +294,43 @@ static int parse_text_mapping(tci_rctx *r, rhea *x, const char *path, const char
 }
 
 /* Loads the mapping: the option (an error when unreadable), else one found beside the input. */
+/* Ids a dump uses that its mapping does not name: each is named once
+ * ("method#<id>", or "method#0x<ptr>" for pointers) and counted. */
+typedef struct unnamed_ids {
+    tci_idmap seen;
+    uint64_t count;
+} unnamed_ids;
+
+static uint32_t name_of_id(tci_rctx *r, const rhea *x, unnamed_ids *u, uint64_t id, bool pointer, int *rc)
+{
+    uint32_t m = x->have_map ? tci_idmap_get(&x->map, id) : TCI_NONE;
+    if (m != TCI_NONE)
+        return m;
+    char nm[48];
+    int k = pointer ? snprintf(nm, sizeof nm, "method#0x%llx", (unsigned long long)id)
+                    : snprintf(nm, sizeof nm, "method#%llu", (unsigned long long)id);
+    if ((m = tci_trace_name(r->trace, nm, (size_t)k)) == TCI_NONE)
+        return TCI_NONE; /* the caller reports it with tci_trace_fail */
+    if (tci_idmap_get(&u->seen, id) == TCI_NONE) {
+        u->count++;
+        if (tci_idmap_put(&u->seen, id, 1) != 0)
+            *rc = nomem(r);
+    }
+    return m;
+}
+
+/* One warning for all the ids without a name, counted as unknown methods. */
+static void report_unnamed(tci_rctx *r, unnamed_ids *u, const char *what, const char *why, const char *named)
+{
+    tci_idmap_free(&u->seen);
+    if (!u->count)
+        return;
+    tci_warn(r->diag, TCI_FIG_UNKNOWN_METHOD, MOD, UINT64_MAX, "%llu %s have no name (%s); named %s",
+             (unsigned long long)u->count, what, why, named);
+    if (u->count > 1)
+        tci_count(r->diag, TCI_FIG_UNKNOWN_METHOD, u->count - 1);
+}
+
 static int load_mapping(tci_rctx *r, rhea *x, const char *const *names, size_t n_names, bool binary)
 {
     char *found = r->opt->mapping ? NULL : find_mapping(r, names, n_names);
@@ -873,8 +910,7 @@ static int bin2_open(tci_rctx *r, rhea *x)
     if (!sl)
         return nomem(r);
     size_t n = 0;
-    uint64_t unmapped = 0;
-    tci_idmap seen = {0};
+    unnamed_ids unnamed = {0};
     for (size_t i = 0; i < n_rec && rc == TC_OK; i++) {
         size_t off = BIN2_HDR + i * BIN2_REC;
         uint64_t w0 = tci_le64(d + off), w1 = tci_le64(d + off + 8);
@@ -885,36 +921,22 @@ static int bin2_open(tci_rctx *r, rhea *x)
         uint64_t tid = (w1 >> 23) & 0x7FFF, mid = w1 & 0x7FFFFF;
         if (tid == ((uint64_t)x->pid & 0x7FFF))
             tid = (uint64_t)x->pid;
-        uint32_t th = thread_of(r, x, tid), m = x->have_map ? tci_idmap_get(&x->map, mid) : TCI_NONE;
-        if (th == TCI_NONE) {
+        uint32_t th = thread_of(r, x, tid), m = th == TCI_NONE ? TCI_NONE : name_of_id(r, x, &unnamed, mid, false, &rc);
+        if (th == TCI_NONE || m == TCI_NONE) {
             rc = tci_trace_fail(t, r->diag, MOD, off);
             break;
-        }
-        if (m == TCI_NONE) {
-            char nm[32];
-            int k = snprintf(nm, sizeof nm, "method#%llu", (unsigned long long)mid);
-            if ((m = tci_trace_name(t, nm, (size_t)k)) == TCI_NONE) {
-                rc = tci_trace_fail(t, r->diag, MOD, off);
-                break;
-            }
-            if (tci_idmap_get(&seen, mid) == TCI_NONE) {
-                unmapped++;
-                if (tci_idmap_put(&seen, mid, 1) != 0)
-                    rc = nomem(r);
-            }
         }
         int64_t s0 = (int64_t)start < (int64_t)begin ? (int64_t)begin : (int64_t)start;
         int64_t e0 = (int64_t)(start + dur) < s0 ? s0 : (int64_t)(start + dur);
         sl[n] = (bslice){s0, e0, off, th, m, (uint32_t)n};
         n++;
     }
-    tci_idmap_free(&seen);
-    if (rc == TC_OK && unmapped)
-        tci_warn(r->diag, TCI_FIG_UNKNOWN_METHOD, MOD, UINT64_MAX,
-                 "%llu method ids have no name (%s); named method#<id>", (unsigned long long)unmapped,
-                 x->have_map ? "not in the mapping" : "no methodMapping.txt: give one with --mapping");
-    if (rc == TC_OK && unmapped > 1)
-        tci_count(r->diag, TCI_FIG_UNKNOWN_METHOD, unmapped - 1);
+    if (rc == TC_OK)
+        report_unnamed(r, &unnamed, "method ids",
+                       x->have_map ? "not in the mapping" : "no methodMapping.txt: give one with --mapping",
+                       "method#<id>");
+    else
+        tci_idmap_free(&unnamed.seen);
     if (rc == TC_OK) {
         qsort(sl, n, sizeof *sl, cmp_bslice);
         for (size_t a = 0; a < n && rc == TC_OK;) {
@@ -967,8 +989,8 @@ static int sampling_open(tci_rctx *r, rhea *x)
         return rc;
 
     size_t fixed = 40 + (version >= 4 ? 16 : 0) + (version >= 5 ? 12 : 0);
-    uint64_t skipped = 0, unmapped = 0;
-    tci_idmap seen = {0};
+    uint64_t skipped = 0;
+    unnamed_ids unnamed = {0};
     int64_t first = TCI_NO_TIME;
     while (off < size && rc == TC_OK) {
         if (size - off < fixed + 8) {
@@ -999,19 +1021,10 @@ static int sampling_open(tci_rctx *r, rhea *x)
         }
         for (uint32_t i = saved; i-- > 0 && rc == TC_OK;) { /* leaf first in the file: build from the root */
             uint64_t ptr = tci_le64(frames + (size_t)i * 8);
-            uint32_t m = x->have_map ? tci_idmap_get(&x->map, ptr) : TCI_NONE;
+            uint32_t m = name_of_id(r, x, &unnamed, ptr, true, &rc);
             if (m == TCI_NONE) {
-                char nm[40];
-                int k = snprintf(nm, sizeof nm, "method#0x%llx", (unsigned long long)ptr);
-                if ((m = tci_trace_name(t, nm, (size_t)k)) == TCI_NONE) {
-                    rc = tci_trace_fail(t, r->diag, MOD, rec_off);
-                    break;
-                }
-                if (tci_idmap_get(&seen, ptr) == TCI_NONE) {
-                    unmapped++;
-                    if (tci_idmap_put(&seen, ptr, 1) != 0)
-                        rc = nomem(r);
-                }
+                rc = tci_trace_fail(t, r->diag, MOD, rec_off);
+                break;
             }
             if ((stack = tci_trace_stack(t, stack, m)) == TCI_NONE)
                 rc = tci_trace_fail(t, r->diag, MOD, rec_off);
@@ -1025,19 +1038,17 @@ static int sampling_open(tci_rctx *r, rhea *x)
         if (first == TCI_NO_TIME || (int64_t)begin < first)
             first = (int64_t)begin;
     }
-    tci_idmap_free(&seen);
-    if (rc != TC_OK)
+    if (rc != TC_OK) {
+        tci_idmap_free(&unnamed.seen);
         return rc;
+    }
     if (skipped)
         tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, UINT64_MAX,
                  "%llu sample records without a valid stack (saved depth != actual depth, or 0); skipped",
                  (unsigned long long)skipped);
-    if (unmapped)
-        tci_warn(r->diag, TCI_FIG_UNKNOWN_METHOD, MOD, UINT64_MAX, "%llu frames have no name (%s); named method#0x<ptr>",
-                 (unsigned long long)unmapped,
-                 x->have_map ? "not in the mapping" : "no sampling-mapping file: give one with --mapping");
-    if (unmapped > 1)
-        tci_count(r->diag, TCI_FIG_UNKNOWN_METHOD, unmapped - 1);
+    report_unnamed(r, &unnamed, "frames",
+                   x->have_map ? "not in the mapping" : "no sampling-mapping file: give one with --mapping",
+                   "method#0x<ptr>");
     /* weights: a record's duration, else the gap to the thread's next sample */
     if (x->n)
         qsort(x->recs, x->n, sizeof *x->recs, cmp_rec);
