@@ -880,8 +880,9 @@ static int bin2_open(tci_rctx *r, rhea *x)
         return tci_error(r->diag, TC_ERR_FORMAT, MOD, r->size, "the 32-byte header of a RheaTrace binary dump is cut");
     set_pid(t, x, tci_le32(d + 4));
     uint64_t boot = tci_le64(d + 8), mono = tci_le64(d + 16), begin = tci_le64(d + 24);
-    if (mono > (uint64_t)INT64_MAX / 2 || begin > (uint64_t)INT64_MAX / 2)
-        return tci_error(r->diag, TC_ERR_FORMAT, MOD, 16, "clock values out of range");
+    if (boot > (uint64_t)INT64_MAX / 2 || mono > (uint64_t)INT64_MAX / 2 || begin > (uint64_t)INT64_MAX / 2)
+        return tci_error(r->diag, TC_ERR_FORMAT, MOD, boot > (uint64_t)INT64_MAX / 2 ? 8 : 16,
+                         "clock values out of range");
     if (begin < mono)
         begin = mono;
     t->start_ns = (int64_t)begin;
