@@ -106,6 +106,18 @@ static int field_name(tci_rctx *r, const line *l, char **out)
     return *out ? TC_OK : tci_error(r->diag, TC_ERR_NOMEM, "ir", l->off, "out of memory");
 }
 
+/* The event letters, in the order of event_actions; -1 for anything else
+ * (memchr, not strchr: strchr also "finds" a NUL byte at the end). */
+static const char event_letters[] = {'B', 'E', 'I', 'C', 'S', 'F', 'P'};
+
+static int event_kind(const line *l)
+{
+    if (l->n < 2 || l->p[1] != ' ')
+        return -1;
+    const char *k = memchr(event_letters, l->p[0], sizeof event_letters);
+    return k ? (int)(k - event_letters) : -1;
+}
+
 /* ---- the tables -------------------------------------------------------------- */
 
 static int header_line(tci_rctx *r, const line *l)
@@ -210,7 +222,7 @@ static int ir_open(tci_rctx *r)
     t->has_wall = true;
     while (true) {
         size_t at = pos;
-        if (!next_line(r, &pos, &l) || (l.n > 2 && l.p[1] == ' ' && strchr("BEICSFP", l.p[0]))) {
+        if (!next_line(r, &pos, &l) || event_kind(&l) >= 0) {
             x->first_event = at;
             break;
         }
@@ -238,9 +250,9 @@ static int ir_open(tci_rctx *r)
 
 static int event_line(tci_rctx *r, const line *l, tci_raw *ev)
 {
-    static const char kinds[] = "BEICSFP";
     static const uint8_t actions[] = {TCI_ACT_ENTER, TCI_ACT_EXIT, TCI_ACT_INSTANT, TCI_ACT_COUNTER,
                                       TCI_ACT_ASYNC_BEGIN, TCI_ACT_ASYNC_END, TCI_ACT_SAMPLE};
+    int kind = event_kind(l);
     const tci_trace *t = r->trace;
     int64_t th, m = 0, ts, cpu, id = 0;
     size_t n;
@@ -250,9 +262,9 @@ static int event_line(tci_rctx *r, const line *l, tci_raw *ev)
         !field_i64(l, "ts", &ts))
         return tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "event needs t=<thread> m=<method> ts=<ns>");
     const irtext *x = r->priv;
-    if (no_method ? !strchr("EP", l->p[0]) : (m < 0 || m >= x->n_method))
+    if (no_method ? (l->p[0] != 'E' && l->p[0] != 'P') : (m < 0 || m >= x->n_method))
         return tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "event names an unknown method");
-    ev->action = actions[strchr(kinds, l->p[0]) - kinds];
+    ev->action = actions[kind];
     ev->thread = (uint32_t)th;
     ev->method = no_method ? TCI_NONE : x->method[m];
     ev->wall = ts;
@@ -285,7 +297,7 @@ static int ir_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
     size_t k = 0;
     line l;
     while (k < max && next_line(r, &x->pos, &l)) {
-        if (l.n < 2 || l.p[1] != ' ' || !strchr("BEICSFP", l.p[0]))
+        if (event_kind(&l) < 0)
             continue; /* figure lines, blank lines */
         int rc = event_line(r, &l, &ev[k]);
         if (rc != TC_OK)

@@ -558,7 +558,7 @@ static int parse_body(const tline *l, body *b)
 /* Marker of a 1.x method event ("B:", "E:", "T:" in a B name), or 0. */
 static char marker_of(const body *b)
 {
-    if (b->kind != 'B' || b->name_len < 3 || b->name[1] != ':' || !strchr("BET", b->name[0]))
+    if (b->kind != 'B' || b->name_len < 3 || b->name[1] != ':' || !b->name[0] || !strchr("BET", b->name[0]))
         return 0;
     return b->name[0];
 }
