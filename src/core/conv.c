@@ -210,7 +210,7 @@ static int open_prepare(tc_conv *c, const char *name, const char *format)
 static int open_reader(tc_conv *c, const char *name)
 {
     int rc;
-    if (!c->reader && c->src.size == 0)
+    if (c->src.size == 0) /* no format has an empty valid file, whichever reader is named */
         return tci_error(&c->diag, TC_ERR_FORMAT, "input", 0, "the input is empty");
     if (!c->reader && (rc = choose_reader(c, name)) != TC_OK)
         return rc;

@@ -620,6 +620,7 @@ static int text_open(tci_rctx *r, rhea *x)
     size_t pos = 0;
     tline l;
     int64_t start_hdr = TCI_NO_TIME, end_hdr = TCI_NO_TIME, first_ts = TCI_NO_TIME, v;
+    l = (tline){NULL, 0, 0}; /* stays empty when the input has no line at all */
     while (next_line(r->data, r->size, &pos, &l) && !l.n)
         ;
     if (header_kind(&l) == 'S') {
