@@ -80,7 +80,7 @@ static inline int64_t unwrap(norm *n, int64_t raw, int64_t *prev, int64_t *off, 
         bool short_trace = n->t->elapsed_ns >= 0 && n->t->elapsed_ns / n->t->time_unit_ns < period;
         if (use_ref && n->have_ref && !short_trace && n->last_wall_ref > raw + half)
             *off = (n->last_wall_ref - raw + half) / period * period;
-    } else if (raw + half < *prev) {
+    } else if (raw + half < *prev && *off <= INT64_MAX / 4) { /* the cap: only a hostile file wraps 2^29 times */
         *off += period;
         tci_count(n->d, TCI_FIG_CLOCK_WRAP, 1);
     }
@@ -99,11 +99,19 @@ static void record_times(norm *n, nthread *s, const tci_raw *raw, int64_t *ts, i
         n->last_wall_ref = wall;
         n->have_ref = true;
     }
-    if (raw->cpu != TCI_NO_TIME)
-        c = unwrap(n, raw->cpu, &s->cpu_prev, &s->cpu_off, first, false) * t->time_unit_ns;
+    if (raw->cpu != TCI_NO_TIME &&
+        __builtin_mul_overflow(unwrap(n, raw->cpu, &s->cpu_prev, &s->cpu_off, first, false), t->time_unit_ns, &c))
+        c = INT64_MAX;
     s->seen = true;
     /* no wall clock: the timeline is the thread's own CPU time (and we say so) */
-    *ts = t->start_ns + (wall != TCI_NO_TIME ? wall * t->time_unit_ns : (c != TCI_NO_TIME ? c : 0));
+    int64_t rel = c != TCI_NO_TIME ? c : 0;
+    bool bad = c == INT64_MAX || (wall != TCI_NO_TIME && __builtin_mul_overflow(wall, t->time_unit_ns, &rel)) ||
+               __builtin_add_overflow(t->start_ns, rel, ts) || *ts == TCI_NO_TIME;
+    if (TCI_UNLIKELY(bad)) { /* only a corrupt or hostile input gets here */
+        n->status = tci_error(n->d, TC_ERR_FORMAT, "normalize", n->offset,
+                              "a timestamp is out of range (beyond the 64-bit ns timeline)");
+        return;
+    }
     *cpu = c;
     if (first) {
         s->prev_ts = *ts;
@@ -269,8 +277,10 @@ static int on_record(norm *n, const tci_raw *raw)
     nthread *s = thread_state(n, raw->thread);
     if (!s)
         return TC_ERR_NOMEM;
-    int64_t ts, cpu;
+    int64_t ts = 0, cpu = TCI_NO_TIME;
     record_times(n, s, raw, &ts, &cpu);
+    if (TCI_UNLIKELY(n->status != TC_OK))
+        return n->status;
     if (n->pass == 1) {
         tci_count(n->d, TCI_FIG_RECORDS, 1);
         if (TCI_UNLIKELY(n->r->opt->max_events && n->d->fig[TCI_FIG_RECORDS] > n->r->opt->max_events))
