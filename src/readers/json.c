@@ -94,6 +94,17 @@ static int64_t id_of(const cJSON *o, const char *key)
     return 0;
 }
 
+/* A numeric async id: itself when it is a whole number in range, else the
+ * bits of the double (still one id per value; a cast would be undefined). */
+static uint64_t id_of_number(double v)
+{
+    if (v >= 0 && v < 18446744073709551616.0 && v == floor(v))
+        return (uint64_t)v;
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits;
+}
+
 static const char *string_of(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -363,7 +374,7 @@ static int one_event(tci_rctx *r, jreader *j, tmap *m, slices *sl, const cJSON *
         if (ph[0] == 'b' || ph[0] == 'e') {
             const char *id = string_of(e, "id");
             double idn;
-            rec.id = id ? strtoull(id, NULL, 0) : number_of(e, "id", &idn) ? (uint64_t)idn : 0;
+            rec.id = id ? strtoull(id, NULL, 0) : number_of(e, "id", &idn) ? id_of_number(idn) : 0;
             rec.action = ph[0] == 'b' ? TCI_ACT_ASYNC_BEGIN : TCI_ACT_ASYNC_END;
         } else {
             rec.action = TCI_ACT_INSTANT;
