@@ -39,7 +39,7 @@ typedef struct jrec {
 typedef struct jslice {
     int64_t start, end;       /* end NO_END: never closed */
     int64_t cpu_start, cpu_end;
-    uint32_t method;
+    uint32_t thread, method;
     uint32_t order;           /* file order, for stable ties */
 } jslice;
 
@@ -65,11 +65,12 @@ static bool number_of(const cJSON *o, const char *key, double *out)
     return false;
 }
 
-/* µs (JSON) -> ns, or false when absent or out of range. */
+/* µs (JSON) -> ns, or false when absent or out of range. 146 years at most,
+ * so that ts + dur and tts + tdur stay within int64. */
 static bool ns_of(const cJSON *o, const char *key, int64_t *out)
 {
     double us;
-    if (!number_of(o, key, &us) || fabs(us) > 9.0e15)
+    if (!number_of(o, key, &us) || fabs(us) > 4.6e15)
         return false;
     *out = llround(us * 1000.0);
     return true;
@@ -175,32 +176,30 @@ static int metadata_event(tci_rctx *r, tmap *m, const cJSON *e, const char *name
 
 /* ---- slices: B/E pairs and X events become intervals, per thread ----------------- */
 
+/* Per thread: the B slices not closed yet (indexes, innermost last), for matching E. */
+typedef struct open_stack {
+    uint32_t *idx;
+    uint32_t n, cap;
+} open_stack;
+
 typedef struct slices {
-    jslice *s;                /* all threads, tagged by thread through `open` stacks */
-    uint32_t *thread_of;      /* per slice */
+    jslice *s;                /* every thread's */
     size_t n, cap;
-    /* per thread: indexes of B slices still open (file order), for matching E */
-    uint32_t **open;
-    uint32_t *n_open, *cap_open;
+    open_stack *open;         /* per thread */
     uint32_t n_threads;
 } slices;
 
-static int slice_add(tci_rctx *r, slices *sl, uint32_t thread, const jslice *s, uint32_t *index)
+static int slice_add(tci_rctx *r, slices *sl, const jslice *s, uint32_t *index)
 {
     if (sl->n == sl->cap) {
         size_t cap = sl->cap ? sl->cap * 2 : 1024;
         jslice *p = tci_realloc_array(sl->s, cap, sizeof *p);
-        uint32_t *q = tci_realloc_array(sl->thread_of, cap, sizeof *q);
-        if (p)
-            sl->s = p;
-        if (q)
-            sl->thread_of = q;
-        if (!p || !q)
+        if (!p)
             return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory");
+        sl->s = p;
         sl->cap = cap;
     }
     sl->s[sl->n] = *s;
-    sl->thread_of[sl->n] = thread;
     *index = (uint32_t)sl->n++;
     return TC_OK;
 }
@@ -209,37 +208,27 @@ static int ensure_thread_slots(tci_rctx *r, slices *sl, uint32_t thread)
 {
     if (thread < sl->n_threads)
         return TC_OK;
-    uint32_t n = thread + 1;
-    uint32_t **o = tci_realloc_array(sl->open, n, sizeof *o);
-    uint32_t *no = tci_realloc_array(sl->n_open, n, sizeof *no);
-    uint32_t *co = tci_realloc_array(sl->cap_open, n, sizeof *co);
-    if (o)
-        sl->open = o;
-    if (no)
-        sl->n_open = no;
-    if (co)
-        sl->cap_open = co;
-    if (!o || !no || !co)
+    open_stack *o = tci_realloc_array(sl->open, (size_t)thread + 1, sizeof *o);
+    if (!o)
         return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory");
-    for (uint32_t i = sl->n_threads; i < n; i++) {
-        sl->open[i] = NULL;
-        sl->n_open[i] = sl->cap_open[i] = 0;
-    }
-    sl->n_threads = n;
+    memset(o + sl->n_threads, 0, (size_t)(thread + 1 - sl->n_threads) * sizeof *o);
+    sl->open = o;
+    sl->n_threads = thread + 1;
     return TC_OK;
 }
 
-static int slice_begin(tci_rctx *r, slices *sl, uint32_t thread, jslice *s)
+static int slice_begin(tci_rctx *r, slices *sl, const jslice *s)
 {
-    uint32_t idx;
-    int rc = ensure_thread_slots(r, sl, thread);
+    uint32_t idx = 0;
+    int rc = ensure_thread_slots(r, sl, s->thread);
     if (rc == TC_OK)
-        rc = slice_add(r, sl, thread, s, &idx);
+        rc = slice_add(r, sl, s, &idx);
     if (rc != TC_OK)
         return rc;
-    if (tci_grow((void **)&sl->open[thread], &sl->cap_open[thread], sl->n_open[thread], sizeof(uint32_t)) != 0)
+    open_stack *st = &sl->open[s->thread];
+    if (tci_grow((void **)&st->idx, &st->cap, st->n, sizeof *st->idx) != 0)
         return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory");
-    sl->open[thread][sl->n_open[thread]++] = idx;
+    st->idx[st->n++] = idx;
     return TC_OK;
 }
 
@@ -249,11 +238,12 @@ static int slice_end(tci_rctx *r, jreader *j, slices *sl, uint32_t thread, int64
     int rc = ensure_thread_slots(r, sl, thread);
     if (rc != TC_OK)
         return rc;
-    if (!sl->n_open[thread]) { /* closes nothing here: the conversion rules decide */
+    open_stack *st = &sl->open[thread];
+    if (!st->n) { /* closes nothing here: the conversion rules decide */
         jrec rec = {.ts = ts, .cpu = cpu, .thread = thread, .method = method, .action = TCI_ACT_EXIT};
         return add_rec(r, j, &rec);
     }
-    jslice *s = &sl->s[sl->open[thread][--sl->n_open[thread]]];
+    jslice *s = &sl->s[st->idx[--st->n]];
     s->end = ts < s->start ? s->start : ts;
     s->cpu_end = cpu;
     return TC_OK;
@@ -265,8 +255,7 @@ static int cmp_slice(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     const jslice *s = &sort_ctx->s[x], *u = &sort_ctx->s[y];
-    uint32_t tx = sort_ctx->thread_of[x], ty = sort_ctx->thread_of[y];
-    if (tx != ty) return tx < ty ? -1 : 1;
+    if (s->thread != u->thread) return s->thread < u->thread ? -1 : 1;
     if (s->start != u->start) return s->start < u->start ? -1 : 1;
     if (s->end != u->end) return s->end > u->end ? -1 : 1;
     return s->order < u->order ? -1 : s->order > u->order;
@@ -290,14 +279,14 @@ static int replay_thread(tci_rctx *r, jreader *j, const slices *sl, const uint32
                 break;
             depth--;
             if (top->end != NO_END) {
-                jrec e = {.ts = top->end, .cpu = top->cpu_end, .thread = sl->thread_of[stack[depth]],
+                jrec e = {.ts = top->end, .cpu = top->cpu_end, .thread = top->thread,
                           .method = top->method, .action = TCI_ACT_EXIT};
                 rc = add_rec(r, j, &e);
             }
         }
         if (!s || rc != TC_OK)
             break;
-        jrec b = {.ts = s->start, .cpu = s->cpu_start, .thread = sl->thread_of[idx[i]], .method = s->method,
+        jrec b = {.ts = s->start, .cpu = s->cpu_start, .thread = s->thread, .method = s->method,
                   .action = TCI_ACT_ENTER};
         rc = add_rec(r, j, &b);
         stack[depth++] = idx[i];
@@ -336,8 +325,8 @@ static int one_event(tci_rctx *r, jreader *j, tmap *m, slices *sl, const cJSON *
         return tci_trace_fail(t, r->diag, "json", UINT64_MAX);
     switch (ph[0]) {
     case 'B': {
-        jslice s = {ts, NO_END, cpu, TCI_NO_TIME, method, order};
-        return slice_begin(r, sl, th, &s);
+        jslice s = {ts, NO_END, cpu, TCI_NO_TIME, th, method, order};
+        return slice_begin(r, sl, &s);
     }
     case 'E':
         return slice_end(r, j, sl, th, ts, cpu, method);
@@ -345,10 +334,11 @@ static int one_event(tci_rctx *r, jreader *j, tmap *m, slices *sl, const cJSON *
         int64_t tdur;
         if (!ns_of(e, "dur", &dur) || dur < 0)
             dur = 0;
-        jslice s = {ts, ts + dur, cpu, cpu != TCI_NO_TIME && ns_of(e, "tdur", &tdur) ? cpu + tdur : cpu, method, order};
+        jslice s = {ts, ts + dur, cpu, cpu != TCI_NO_TIME && ns_of(e, "tdur", &tdur) ? cpu + tdur : cpu, th,
+                    method, order};
         uint32_t idx;
         int rc = ensure_thread_slots(r, sl, th);
-        return rc == TC_OK ? slice_add(r, sl, th, &s, &idx) : rc;
+        return rc == TC_OK ? slice_add(r, sl, &s, &idx) : rc;
     }
     default: {
         jrec rec = {.ts = ts, .cpu = cpu, .thread = th, .method = method};
@@ -425,7 +415,7 @@ static int slices_to_records(tci_rctx *r, jreader *j, slices *sl)
     int rc = TC_OK;
     for (size_t a = 0; a < sl->n && rc == TC_OK;) {
         size_t b = a;
-        while (b < sl->n && sl->thread_of[idx[b]] == sl->thread_of[idx[a]])
+        while (b < sl->n && sl->s[idx[b]].thread == sl->s[idx[a]].thread)
             b++;
         rc = replay_thread(r, j, sl, idx + a, b - a);
         a = b;
@@ -437,12 +427,9 @@ static int slices_to_records(tci_rctx *r, jreader *j, slices *sl)
 static void free_slices(slices *sl)
 {
     for (uint32_t i = 0; i < sl->n_threads; i++)
-        free(sl->open[i]);
+        free(sl->open[i].idx);
     free(sl->open);
-    free(sl->n_open);
-    free(sl->cap_open);
     free(sl->s);
-    free(sl->thread_of);
 }
 
 static int read_events(tci_rctx *r, jreader *j, const cJSON *events)
