@@ -86,16 +86,11 @@ int tci_merge_open(tci_merge **out, const tci_trace *t, tci_diag *d)
         tci_merge_free(m);
         return TC_ERR_NOMEM;
     }
-    const char *dir = getenv("TMPDIR");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/traceconv-merge-XXXXXX", dir && *dir ? dir : "/tmp");
-    if ((m->fd = mkstemp(path)) < 0) {
-        int rc = tci_error(d, TC_ERR_IO, "merge", UINT64_MAX, "cannot create a temporary file in %s: %s",
-                           dir && *dir ? dir : "/tmp", strerror(errno));
+    if ((m->fd = tci_temp_fd("merge")) < 0) {
+        int rc = tci_error(d, TC_ERR_IO, "merge", UINT64_MAX, "cannot create a temporary file: %s", strerror(errno));
         tci_merge_free(m);
         return rc;
     }
-    unlink(path); /* gone when closed, even on a crash */
     *out = m;
     return TC_OK;
 }
@@ -149,18 +144,10 @@ static inline int get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v
 
 static int write_all(tci_merge *m, const uint8_t *p, size_t n)
 {
-    while (n) {
-        ssize_t k = write(m->fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return tci_error(m->diag, TC_ERR_IO, "merge", UINT64_MAX,
-                             "cannot write the temporary file of the global-order merge: %s",
-                             k < 0 ? strerror(errno) : "disk full");
-        p += k;
-        n -= (size_t)k;
-    }
-    return TC_OK;
+    if (tci_write_all(m->fd, p, n) == 0)
+        return TC_OK;
+    return tci_error(m->diag, TC_ERR_IO, "merge", UINT64_MAX,
+                     "cannot write the temporary file of the global-order merge: %s", strerror(errno));
 }
 
 static int flush_run(tci_merge *m, mg_run *r)

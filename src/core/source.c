@@ -21,32 +21,6 @@
 
 static const uint8_t empty_input[1];
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int make_spool(void)
-{
-    const char *dir = getenv("TMPDIR");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/traceconv-spool-XXXXXX", dir && *dir ? dir : "/tmp");
-    int fd = mkstemp(path);
-    if (fd >= 0)
-        unlink(path); /* gone when closed, even on a crash */
-    return fd;
-}
-
 static int map_fd(tci_source *s, int fd, uint64_t size, tci_diag *d)
 {
     if (size == 0) {
@@ -117,7 +91,7 @@ static int feed_gzip(spool_state *st, const uint8_t *p, size_t n)
         int grow = check_growth(st);
         if (grow != FEED_OK)
             return grow;
-        if (have && write_all(st->out, st->zout, have) != 0)
+        if (have && tci_write_all(st->out, st->zout, have) != 0)
             return FEED_WRITE_ERROR;
         if (zr == Z_STREAM_END)
             st->mode = 3;
@@ -151,7 +125,7 @@ static int feed(spool_state *st, const uint8_t *p, size_t n)
         st->total += n;
         if (check_growth(st) != FEED_OK)
             return FEED_TOO_BIG;
-        if (write_all(st->out, p, n) != 0)
+        if (tci_write_all(st->out, p, n) != 0)
             return FEED_WRITE_ERROR;
         return FEED_OK;
     }
@@ -207,7 +181,7 @@ static int spool_all(tci_source *s, spool_input *ins, size_t n_in, size_t chunk,
     spool_state st;
     memset(&st, 0, sizeof st);
     st.max_total = o->max_input;
-    st.out = make_spool();
+    st.out = tci_temp_fd("spool");
     if (st.out < 0)
         return tci_error(d, TC_ERR_IO, "input", UINT64_MAX, "cannot create a temporary file: %s", strerror(errno));
     uint8_t *buf = malloc(chunk);

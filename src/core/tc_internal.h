@@ -51,6 +51,12 @@ void *tci_realloc_array(void *p, size_t n, size_t size); /* checks n*size overfl
 /* Grow *arr (element size esz) so that index `need` fits; doubles capacity. 0 ok, -1 no memory. */
 int tci_grow(void **arr, uint32_t *cap, uint32_t need, size_t esz);
 
+/* Temporary files (spooled input, the global-order merge): unlinked at once,
+ * so they are gone when closed, even after a crash. In TMPDIR, else /tmp. */
+int tci_temp_fd(const char *purpose); /* fd, or -1 with errno */
+/* Write all of p (retrying EINTR and short writes): 0, or -1 with errno (ENOSPC for a 0-byte write). */
+int tci_write_all(int fd, const void *p, size_t n);
+
 typedef struct tci_arena {
     struct tci_arena_block *head;
 } tci_arena;

@@ -3,7 +3,9 @@
 #include "tc_internal.h"
 
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 void *tci_malloc(size_t n) { return malloc(n ? n : 1); }
 void *tci_calloc(size_t n, size_t size) { return calloc(n ? n : 1, size ? size : 1); }
@@ -31,6 +33,37 @@ int tci_grow(void **arr, uint32_t *cap, uint32_t need, size_t esz)
         return -1;
     *arr = p;
     *cap = (uint32_t)ncap;
+    return 0;
+}
+
+/* ---- temporary files ---- */
+
+int tci_temp_fd(const char *purpose)
+{
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/traceconv-%s-XXXXXX", dir && *dir ? dir : "/tmp", purpose);
+    int fd = mkstemp(path);
+    if (fd >= 0)
+        unlink(path);
+    return fd;
+}
+
+int tci_write_all(int fd, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    while (n) {
+        ssize_t k = write(fd, b, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            if (k == 0)
+                errno = ENOSPC;
+            return -1;
+        }
+        b += k;
+        n -= (size_t)k;
+    }
     return 0;
 }
 
