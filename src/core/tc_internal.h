@@ -50,6 +50,8 @@ void *tci_calloc(size_t n, size_t size);
 void *tci_realloc_array(void *p, size_t n, size_t size); /* checks n*size overflow */
 /* Grow *arr (element size esz) so that index `need` fits; doubles capacity. 0 ok, -1 no memory. */
 int tci_grow(void **arr, uint32_t *cap, uint32_t need, size_t esz);
+/* The same for arrays counted in size_t (per-record arrays of in-memory readers). */
+int tci_grow_n(void **arr, size_t *cap, size_t need, size_t esz);
 
 /* Temporary files (spooled input, the global-order merge): unlinked at once,
  * so they are gone when closed, even after a crash. In TMPDIR, else /tmp. */

@@ -17,22 +17,32 @@ void *tci_realloc_array(void *p, size_t n, size_t size)
     return realloc(p, n * size != 0 ? n * size : 1);
 }
 
+int tci_grow_n(void **arr, size_t *cap, size_t need, size_t esz)
+{
+    if (need < *cap)
+        return 0;
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap <= need) {
+        if (ncap > SIZE_MAX / 2)
+            return -1;
+        ncap *= 2;
+    }
+    void *p = tci_realloc_array(*arr, ncap, esz);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}
+
 int tci_grow(void **arr, uint32_t *cap, uint32_t need, size_t esz)
 {
     if (need < *cap)
         return 0;
-    uint64_t ncap = *cap ? (uint64_t)*cap * 2 : 16;
-    while (ncap <= need)
-        ncap *= 2;
-    if (ncap > UINT32_MAX)
-        ncap = UINT32_MAX;
-    if (need >= ncap)
+    size_t c = *cap;
+    if (need == UINT32_MAX || tci_grow_n(arr, &c, need, esz) != 0)
         return -1;
-    void *p = tci_realloc_array(*arr, (size_t)ncap, esz);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = (uint32_t)ncap;
+    *cap = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c; /* tables are indexed by uint32_t */
     return 0;
 }
 

@@ -114,14 +114,8 @@ static const char *string_of(const cJSON *o, const char *key)
 
 static int add_rec(tci_rctx *r, jreader *j, const jrec *rec)
 {
-    if (j->n == j->cap) {
-        size_t cap = j->cap ? j->cap * 2 : 1024;
-        jrec *p = tci_realloc_array(j->recs, cap, sizeof *p);
-        if (!p)
-            return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory");
-        j->recs = p;
-        j->cap = cap;
-    }
+    if (tci_grow_n((void **)&j->recs, &j->cap, j->n, sizeof *j->recs) != 0)
+        return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory");
     j->recs[j->n++] = *rec;
     return TC_OK;
 }
@@ -191,14 +185,8 @@ typedef struct slices {
 
 static int slice_add(tci_rctx *r, slices *sl, const jslice *s, uint32_t *index)
 {
-    if (sl->n == sl->cap) {
-        size_t cap = sl->cap ? sl->cap * 2 : 1024;
-        jslice *p = tci_realloc_array(sl->s, cap, sizeof *p);
-        if (!p)
-            return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory");
-        sl->s = p;
-        sl->cap = cap;
-    }
+    if (tci_grow_n((void **)&sl->s, &sl->cap, sl->n, sizeof *sl->s) != 0)
+        return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory");
     sl->s[sl->n] = *s;
     *index = (uint32_t)sl->n++;
     return TC_OK;

@@ -117,14 +117,8 @@ static int nomem(tci_rctx *r) { return tci_error(r->diag, TC_ERR_NOMEM, MOD, UIN
 
 static int add_rec(tci_rctx *r, rhea *x, const rrec *rec)
 {
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? x->cap * 2 : 1024;
-        rrec *p = tci_realloc_array(x->recs, cap, sizeof *p);
-        if (!p)
-            return nomem(r);
-        x->recs = p;
-        x->cap = cap;
-    }
+    if (tci_grow_n((void **)&x->recs, &x->cap, x->n, sizeof *x->recs) != 0)
+        return nomem(r);
     x->recs[x->n] = *rec;
     x->recs[x->n].seq = x->n;
     x->n++;
