@@ -510,6 +510,21 @@ void tci_source_close(tci_source *s);
 /* Readers move forward: drop mapped pages before `upto` so peak memory stays flat on huge inputs. */
 void tci_source_release(tci_source *s, uint64_t upto);
 
+/* ---- external sort: readers that reorder more records than memory should hold (extsort.c) ---- */
+
+/* A total order on records (they carry their own tie-break); no context, so no global state. */
+typedef int (*tci_sort_cmp)(const void *a, const void *b);
+typedef struct tci_extsort tci_extsort;
+/* Sorted runs of at most max_bytes (0: 8 MiB) spill to an unlinked temporary
+ * file and are merged: memory stays near max_bytes whatever the count. */
+tci_extsort *tci_extsort_new(size_t elem_size, tci_sort_cmp cmp, size_t max_bytes); /* NULL: no memory */
+int tci_extsort_add(tci_extsort *s, const void *elem); /* 0, or -1 with errno */
+int tci_extsort_done(tci_extsort *s);                  /* no more adds; reading starts (0 / -1 errno) */
+int tci_extsort_next(tci_extsort *s, void *out);       /* 1 a record, 0 the end, -1 errno */
+int tci_extsort_rewind(tci_extsort *s);                /* read from the first record again */
+uint64_t tci_extsort_count(const tci_extsort *s);
+void tci_extsort_free(tci_extsort *s);
+
 /* ---- normalize: two passes over a reader, events out --------------------- */
 
 typedef int (*tci_event_fn)(void *user, const tci_event *ev);
