@@ -16,6 +16,7 @@ struct tc_conv {
     tci_rctx rctx;
     bool opened, written;
     char *path;
+    const char *input_file; /* path when the input is a real file (side files beside it), else NULL */
     char *process_name;
     char *mapping;
     char summary[192];
@@ -216,7 +217,7 @@ static int open_reader(tc_conv *c, const char *name)
         return rc;
     c->trace.reader = c->reader->name;
     c->rctx = (tci_rctx){.data = c->src.data, .size = c->src.size, .trace = &c->trace,
-                         .diag = &c->diag, .opt = &c->opt, .source = &c->src};
+                         .diag = &c->diag, .opt = &c->opt, .source = &c->src, .input_file = c->input_file};
     if (c->reader->priv_size && !(c->rctx.priv = tci_calloc(1, c->reader->priv_size)))
         return tci_error(&c->diag, TC_ERR_NOMEM, c->reader->name, UINT64_MAX, "out of memory");
     rc = c->reader->open(&c->rctx);
@@ -257,6 +258,7 @@ static int open_legacy_pair(tc_conv *c, const char *path, const char *sibling)
 int tc_conv_open(tc_conv *c, const char *path, const char *format)
 {
     int rc = open_prepare(c, path, format);
+    c->input_file = rc == TC_OK && strcmp(path, "-") ? c->path : NULL;
     char *sibling = rc == TC_OK && (!format || !strcmp(format, "art")) ? legacy_sibling(path) : NULL;
     if (rc == TC_OK)
         rc = sibling ? open_legacy_pair(c, path, sibling) : tci_source_open(&c->src, path, &c->opt, &c->diag);

@@ -345,6 +345,9 @@ typedef struct tci_rctx {
     int pass;            /* 1: first pass (tables may grow), 2: events */
     uint64_t pos;        /* byte offset reached, for progress and messages */
     struct tci_source *source; /* lets normalize release pages already read */
+    /* The input's path when it is a real file opened by path; NULL for memory
+     * and stdin. Side files (mappings) are looked for beside it only. */
+    const char *input_file;
 } tci_rctx;
 
 typedef struct tci_reader {

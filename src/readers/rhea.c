@@ -194,11 +194,13 @@ static int slurp(tci_rctx *r, const char *path, char **out, size_t *len)
     return TC_OK;
 }
 
-/* The mapping to read: the option, else the first candidate beside the input that exists. */
+/* The mapping to read: the first candidate beside the input that exists. Only
+ * beside a real input file: a buffer's name or stdin says nothing about a
+ * directory, and the current directory is never searched (DESIGN.md §5b). */
 static char *find_mapping(tci_rctx *r, const char *const *names, size_t n_names)
 {
-    const char *in = r->trace->input_path;
-    if (!in || !strcmp(in, "-") || !strcmp(in, "(memory)"))
+    const char *in = r->input_file;
+    if (!in)
         return NULL;
     const char *slash = strrchr(in, '/');
     size_t dir = slash ? (size_t)(slash - in + 1) : 0;
