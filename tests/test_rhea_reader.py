@@ -11,10 +11,17 @@ dumps made by gen_and_check.py there from RHEA.md's layouts).
 3. 2.x binary: with its mapping (found beside the input, or --mapping) and
    without one (a warning, names method#<id>); folded from gen_and_check's records.
 4. 3.x sampling: folded and pprof stacks and weights from gen_and_check's records.
-5. A mapping asked for that does not exist: one clear error."""
+5. A mapping asked for that does not exist: one clear error.
+6. Linear time on hostile marker shapes: 1.x markers n deep followed by n ends
+   of methods not on the stack, n vs 4n: CPU time(4n) <= 6 x time(n) (floor 0.3 s).
+7. Bounded memory: a 2.x binary dump of millions of records converts with a
+   peak RSS far below its per-record size (<= 64 MB), and the folded totals
+   equal the ones the dump was built from."""
 import json
 import os
 import shutil
+import struct
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -202,6 +209,102 @@ def sampling(ctx, corpus):
         ctx.eq(got, want, "3.x sampling: pprof stacks (root first) and wall ns")
 
 
+def deep_markers(n):
+    """n nested B: markers, n ends of methods never entered, then the n real ends (1 µs apart)."""
+    lines = ["1|TRACE_START|100000000000|7|2147483647|2|18316"]
+    t = 0
+    for kind, fmt, rng in (("B", "m{:06d}", range(n)), ("E", "s{:06d}", range(n)),
+                           ("E", "m{:06d}", reversed(range(n)))):
+        for i in rng:
+            t += 1
+            lines.append(f"{100 + t / 1e6:.6f} 7: B|7|{kind}:{fmt.format(i)}")
+    lines.append(f"2|TRACE_END|{100000000000 + (t + 1) * 1000}|7|2147483647|2|18316")
+    return "\n".join(lines) + "\n"
+
+
+def best_time(ctx, args, runs=3):
+    """The least CPU time (user + system) of a few runs: steadier than wall time on a busy machine."""
+    best = None
+    for _ in range(runs):
+        p = subprocess.Popen([ctx.traceconv] + args, stderr=subprocess.PIPE)
+        err = p.stderr.read()
+        _, status, usage = os.wait4(p.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            ctx.fail(f"traceconv {' '.join(args)}: {err.decode(errors='replace')[-300:]}")
+            return None
+        dt = usage.ru_utime + usage.ru_stime
+        best = dt if best is None else min(best, dt)
+    return best
+
+
+def linear_markers(ctx):
+    times = {}
+    for n in (20000, 80000):
+        path = os.path.join(ctx.work, f"deep{n}.rhea-atrace")
+        with open(path, "w") as f:
+            f.write(deep_markers(n))
+        # json: output linear in the events (folded would write depth^2 bytes)
+        times[n] = best_time(ctx, ["-q", "-f", "-o", "json", path, path + ".json"])
+        if times[n] is None:
+            return
+        with open(path + ".json") as f:
+            begins = sum(1 for e in json.load(f)["traceEvents"] if e.get("ph") == "B")
+        ctx.eq(begins, min(n, 10000), f"{n} deep markers: every frame down to --max-depth (10000)")
+    print(f"deep markers with stray ends: n=20000 {times[20000]:.2f} s, 4n {times[80000]:.2f} s")
+    ctx.check(times[80000] <= max(6 * times[20000], 0.3),
+              f"deep markers: 4n takes {times[80000]:.2f} s, n {times[20000]:.2f} s (quadratic?)")
+
+
+def v2_record(start_rel, dur, tid, mid):
+    return struct.pack("<QQ", (start_rel << 19) | (dur >> 26), ((dur & 0x3FFFFFF) << 38) | (tid << 23) | mid)
+
+
+def sanitized(ctx):
+    """An ASan build: its shadow memory makes an RSS bound meaningless, and it is slow."""
+    cache = os.path.join(os.path.dirname(os.path.abspath(ctx.traceconv)), "CMakeCache.txt")
+    return os.path.exists(cache) and "TC_SANITIZE:BOOL=ON" in open(cache).read()
+
+
+def big_binary(ctx):
+    """Groups of a parent (10 µs) with three 2 µs children, on 4 threads, written
+    as upstream does (when each method returns: children first)."""
+    pid, groups, threads = 4000, 50000 if sanitized(ctx) else 250000, 4
+    mono = 232073280000000
+    path = os.path.join(ctx.work, "big-appTrace.bin")
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IIQQQ", 5, pid, 948220911000000, mono, mono))
+        buf = []
+        for g in range(groups):
+            base = g * 20000
+            for k in range(threads):
+                tid = pid if k == 0 else pid + k
+                for c in (1000, 4000, 7000):
+                    buf.append(v2_record(base + c, 2000, tid, 2))
+                buf.append(v2_record(base, 10000, tid, 1))
+            if len(buf) > 65536:
+                f.write(b"".join(buf))
+                buf = []
+        f.write(b"".join(buf))
+    n_rec = groups * threads * 4
+    out = os.path.join(ctx.work, "big.folded")
+    p = subprocess.Popen([ctx.traceconv, "-q", "-f", "-o", "folded", path, out], stderr=subprocess.PIPE)
+    err = p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    if not ctx.check(os.waitstatus_to_exitcode(status) == 0, f"big binary dump: {err.decode(errors='replace')}"):
+        return
+    peak_mb = usage.ru_maxrss / 1024
+    print(f"2.x binary, {n_rec} records ({os.path.getsize(path) >> 20} MB): peak RSS {peak_mb:.1f} MB")
+    if not sanitized(ctx):
+        ctx.check(peak_mb <= 64, f"{n_rec} records: peak RSS {peak_mb:.1f} MB > 64 MB (per-record arrays?)")
+    main_name = "main-4000"
+    want = {}
+    for k in range(threads):
+        th = main_name if k == 0 else f"Thread-{pid + k}-{pid + k}"
+        want[f"{th};method#1"] = groups * 4  # 10 - 3 x 2 µs of self time per group
+        want[f"{th};method#1;method#2"] = groups * 6
+    ctx.eq(tclib.read_folded(out), want, "big binary dump: folded totals from how it was built")
+
+
 def main():
     ctx = tclib.Ctx()
     corpus = ctx.need_shared_corpus("rhea")
@@ -209,6 +312,8 @@ def main():
     repair(ctx, corpus)
     binary(ctx, corpus)
     sampling(ctx, corpus)
+    big_binary(ctx)  # first: the RSS of a forked child starts from this process's
+    linear_markers(ctx)
     ctx.done()
 
 

@@ -41,7 +41,8 @@
  *    w1 == 0 is unused space (the mmapped file's zero tail). Records are
  *    complete slices, inner first; per thread they are sorted by (start,
  *    longer first, file order) and replayed through a stack (a child is
- *    clamped to its parent's end). Starts before the trace start are clamped
+ *    clamped to its parent's end). The sort spills to a temporary file
+ *    (tci_extsort) and the replay streams: memory does not grow with records. Starts before the trace start are clamped
  *    to it, as upstream does. A file that ends inside a record is a warning.
  *    Method ids are named from methodMapping.txt ("#uuid" line, then
  *    "id,flags,class method desc"): option mapping, else methodMapping.txt
@@ -83,14 +84,20 @@
 
 enum { K_TEXT = 1, K_BIN2, K_SAMPLING };
 
-/* A record kept in memory (binary variants). */
-typedef struct rrec {
-    int64_t ts;
-    double value;
-    uint64_t id, offset, seq;
+/* A slice of the 2.x binary dump, sorted by (thread, start, longer first, file order). */
+typedef struct bslice {
+    int64_t start, end;
+    uint64_t offset;          /* of its record: file order, and the tie-break */
     uint32_t thread, method;
-    uint8_t action;
-} rrec;
+} bslice;
+
+/* A sample of the 3.x dump, sorted by (thread, time, file order). */
+typedef struct ssample {
+    int64_t ts;
+    double weight;            /* < 0: none recorded, the gap to the next sample decides */
+    uint64_t offset;
+    uint32_t thread, method, stack;
+} ssample;
 
 typedef struct rhea {
     int kind;
@@ -100,13 +107,22 @@ typedef struct rhea {
     size_t body, pos;        /* first line after TRACE_START; read position */
     int64_t pid;
     tci_idmap threads;       /* tid -> thread */
-    tci_idmap drop_t;        /* offsets of T: lines that are dropped */
+    tci_extsort *drop_t;     /* offsets of T: lines that are dropped, read back in file order */
+    uint64_t next_drop;      /* the next of them ahead of the read position */
+    bool drop_ahead;         /* next_drop is valid */
     /* mapping: id (2.x, 1.x numeric names) or pointer (3.x) -> method */
     tci_idmap map;
     bool have_map;
-    /* binary variants */
-    rrec *recs;
-    size_t n, cap, at;
+    /* binary variants: records sorted on disk (memory does not grow with them), read back in order */
+    tci_extsort *sorted;
+    uint64_t taken;          /* records taken from `sorted` in this pass */
+    bool ahead, sorted_end;  /* a record waits in bnext / snext; `sorted` is exhausted */
+    bslice bnext;
+    bslice *stack;           /* 2.x replay: the current thread's open slices */
+    size_t depth, stack_cap;
+    ssample snext;           /* 3.x: the next sample (look-ahead for weights) */
+    uint32_t last_thread;    /* 3.x: thread of the sample read last */
+    int64_t prev_gap;
 } rhea;
 
 /* ---- small helpers -------------------------------------------------------------- */
@@ -115,14 +131,50 @@ static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 static int nomem(tci_rctx *r) { return tci_error(r->diag, TC_ERR_NOMEM, MOD, UINT64_MAX, "out of memory"); }
 
-static int add_rec(tci_rctx *r, rhea *x, const rrec *rec)
+/* ---- records sorted on disk (binary variants; the text's dropped throws) ---------------- */
+
+/* Records arrive in file order but are read per thread in time order: they go
+ * through an external sort (tci_extsort), so memory does not grow with them. */
+static int sort_error(tci_rctx *r, const char *what)
 {
-    if (tci_grow_n((void **)&x->recs, &x->cap, x->n, sizeof *x->recs) != 0)
-        return nomem(r);
-    x->recs[x->n] = *rec;
-    x->recs[x->n].seq = x->n;
-    x->n++;
-    return TC_OK;
+    return tci_error(r->diag, errno == ENOMEM ? TC_ERR_NOMEM : TC_ERR_IO, MOD, UINT64_MAX,
+                     "cannot %s the records' sort spool: %s", what, strerror(errno));
+}
+
+static int sorted_open(tci_rctx *r, rhea *x, size_t elem_size, tci_sort_cmp cmp)
+{
+    x->sorted = tci_extsort_new(elem_size, cmp, 0);
+    return x->sorted ? TC_OK : nomem(r);
+}
+
+static int sorted_add(tci_rctx *r, rhea *x, const void *rec)
+{
+    return tci_extsort_add(x->sorted, rec) == 0 ? TC_OK : sort_error(r, "write");
+}
+
+/* The next sorted record into out: 1, 0 at the end, or an error code (< 0). */
+static int sorted_next(tci_rctx *r, rhea *x, void *out)
+{
+    if (x->sorted_end)
+        return 0;
+    int k = tci_extsort_next(x->sorted, out);
+    if (k < 0)
+        return sort_error(r, "read back");
+    if (k == 0)
+        x->sorted_end = true;
+    else
+        x->taken++;
+    return k;
+}
+
+/* Progress: the share of records taken, as a byte offset into the input. */
+static void sorted_progress(tci_rctx *r, const rhea *x, size_t header)
+{
+    uint64_t n = tci_extsort_count(x->sorted);
+    r->pos = n && !x->sorted_end ? header + (uint64_t)((double)(r->size - header) * (double)x->taken / (double)n)
+                                 : r->size;
+    if (r->pos > r->size)
+        r->pos = r->size;
 }
 
 static uint32_t thread_of(tci_rctx *r, rhea *x, uint64_t tid)
@@ -570,11 +622,19 @@ static uint64_t tid_of(const rhea *x, const body *b)
     return b->has_tid ? b->tid : b->pid >= 0 ? (uint64_t)b->pid : (uint64_t)(x->pid >= 0 ? x->pid : 0);
 }
 
-/* One frame of the T: scan (names point into the input). */
+/* The T: scan of open(): every thread's stack of marker frames. Names are
+ * interned to small ids first, so that an end finds its frame through a map
+ * (thread, name) -> topmost frame of that name, never by walking the stack:
+ * deep stacks with many ends of methods not on them stay linear. */
+typedef struct sname {
+    const char *p; /* into the input */
+    size_t n;
+} sname;
+
 typedef struct sframe {
-    const char *name;
-    size_t len;
-    uint64_t t_off; /* UINT64_MAX: no pending throw */
+    uint32_t name;
+    uint32_t below;  /* 1 + index of the next frame of the same name below it; 0 none */
+    uint64_t t_off;  /* UINT64_MAX: no pending throw */
 } sframe;
 
 typedef struct sstack {
@@ -582,32 +642,102 @@ typedef struct sstack {
     uint32_t n, cap;
 } sstack;
 
-/* T:x decision, per thread: a pending throw of x is dropped when x then ends by E:x (or throws again). */
-static int scan_marker(tci_rctx *r, rhea *x, sstack *st, char mk, const char *name, size_t len, uint64_t off)
+typedef struct sscan {
+    tci_idmap name_ids;   /* hash(name, seed) -> index into names */
+    sname *names;
+    uint32_t n_names, cap_names;
+    tci_idmap top;        /* thread << 32 | name -> 1 + index of the topmost such frame; 0 none */
+    sstack *stacks;       /* per thread */
+    uint32_t n_stacks;
+} sscan;
+
+static uint64_t scan_hash(const char *p, size_t n, uint64_t seed)
 {
-    if (mk == 'B') {
-        if (tci_grow((void **)&st->f, &st->cap, st->n, sizeof *st->f) != 0)
+    uint64_t h = 0xcbf29ce484222325ull ^ (seed * 0x9E3779B97F4A7C15ull);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* The id of a marker name, compared by length and bytes (a NUL is a byte like any other). */
+static uint32_t scan_name(sscan *sc, const char *p, size_t n)
+{
+    for (uint64_t seed = 0;; seed++) { /* two names with one hash: try the next seed */
+        uint64_t h = scan_hash(p, n, seed);
+        uint32_t i = tci_idmap_get(&sc->name_ids, h);
+        if (i == TCI_NONE) {
+            if (sc->n_names == UINT32_MAX - 1 ||
+                tci_grow((void **)&sc->names, &sc->cap_names, sc->n_names, sizeof *sc->names) != 0 ||
+                tci_idmap_put(&sc->name_ids, h, sc->n_names) != 0)
+                return TCI_NONE;
+            sc->names[sc->n_names] = (sname){p, n};
+            return sc->n_names++;
+        }
+        if (sc->names[i].n == n && !memcmp(sc->names[i].p, p, n))
+            return i;
+    }
+}
+
+static void scan_free(sscan *sc)
+{
+    for (uint32_t i = 0; i < sc->n_stacks; i++)
+        free(sc->stacks[i].f);
+    free(sc->stacks);
+    free(sc->names);
+    tci_idmap_free(&sc->name_ids);
+    tci_idmap_free(&sc->top);
+}
+
+static uint64_t top_key(uint32_t thread, uint32_t name) { return (uint64_t)thread << 32 | name; }
+
+/* T:x decision, per thread: a pending throw of x is dropped when x then ends by E:x (or throws again). */
+static int scan_marker(tci_rctx *r, rhea *x, sscan *sc, uint32_t th, char mk, const char *p, size_t len, uint64_t off)
+{
+    if (th >= sc->n_stacks) {
+        sstack *st = tci_realloc_array(sc->stacks, (size_t)th + 1, sizeof *st);
+        if (!st)
             return nomem(r);
-        st->f[st->n++] = (sframe){name, len, UINT64_MAX};
+        memset(st + sc->n_stacks, 0, (size_t)(th + 1 - sc->n_stacks) * sizeof *st);
+        sc->stacks = st;
+        sc->n_stacks = th + 1;
+    }
+    sstack *st = &sc->stacks[th];
+    uint32_t name = scan_name(sc, p, len);
+    if (name == TCI_NONE)
+        return nomem(r);
+    uint32_t at = tci_idmap_get(&sc->top, top_key(th, name));
+    if (mk == 'B') {
+        if (st->n == UINT32_MAX - 1 || tci_grow((void **)&st->f, &st->cap, st->n, sizeof *st->f) != 0 ||
+            tci_idmap_put(&sc->top, top_key(th, name), st->n + 1) != 0)
+            return nomem(r);
+        st->f[st->n++] = (sframe){name, at == TCI_NONE ? 0 : at, UINT64_MAX};
         return TC_OK;
     }
-    uint32_t i = st->n;
-    while (i > 0 && !(st->f[i - 1].len == len && !memcmp(st->f[i - 1].name, name, len)))
-        i--;
-    if (!i)
+    if (at == TCI_NONE || at == 0)
         return TC_OK; /* not on the stack: normalize decides */
-    sframe *f = &st->f[i - 1];
-    if (f->t_off != UINT64_MAX && i == st->n) { /* the earlier throw was caught inside x */
-        if (tci_idmap_put(&x->drop_t, f->t_off, 1) != 0)
-            return nomem(r);
+    uint32_t i = at - 1;
+    sframe *f = &st->f[i];
+    if (f->t_off != UINT64_MAX && i + 1 == st->n) { /* the earlier throw was caught inside x */
+        if (tci_extsort_add(x->drop_t, &f->t_off) != 0)
+            return sort_error(r, "write");
         f->t_off = UINT64_MAX;
     }
-    if (mk == 'T' && i == st->n) { /* pending: x may catch it */
+    if (mk == 'T' && i + 1 == st->n) { /* pending: x may catch it */
         f->t_off = off;
         return TC_OK;
     }
-    st->n = i - 1; /* frames above keep their throws as ends */
+    while (st->n > i) { /* frames above keep their throws as ends; each frame is popped once */
+        const sframe *g = &st->f[--st->n];
+        if (tci_idmap_put(&sc->top, top_key(th, g->name), g->below) != 0)
+            return nomem(r);
+    }
     return TC_OK;
+}
+
+static int cmp_offset(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static int text_open(tci_rctx *r, rhea *x)
@@ -629,9 +759,9 @@ static int text_open(tci_rctx *r, rhea *x)
         x->body = l.off;
         tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, 0, "no TRACE_START line: the dump's beginning may be missing");
     }
-    sstack *stacks = NULL;
-    uint32_t n_stacks = 0;
-    int rc = TC_OK;
+    sscan sc;
+    memset(&sc, 0, sizeof sc);
+    int rc = (x->drop_t = tci_extsort_new(sizeof(uint64_t), cmp_offset, 0)) ? TC_OK : nomem(r);
     pos = x->body;
     while (rc == TC_OK && next_line(r->data, r->size, &pos, &l)) {
         int hk = header_kind(&l);
@@ -674,21 +804,11 @@ static int text_open(tci_rctx *r, rhea *x)
         char mk = marker_of(&b);
         if (!mk)
             continue;
-        if (th >= n_stacks) {
-            sstack *p = tci_realloc_array(stacks, th + 1, sizeof *p);
-            if (!p) {
-                rc = nomem(r);
-                break;
-            }
-            memset(p + n_stacks, 0, (th + 1 - n_stacks) * sizeof *p);
-            stacks = p;
-            n_stacks = th + 1;
-        }
-        rc = scan_marker(r, x, &stacks[th], mk, b.name + 2, b.name_len - 2, l.off);
+        rc = scan_marker(r, x, &sc, th, mk, b.name + 2, b.name_len - 2, l.off);
     }
-    for (uint32_t i = 0; i < n_stacks; i++)
-        free(stacks[i].f);
-    free(stacks);
+    scan_free(&sc);
+    if (rc == TC_OK && tci_extsort_done(x->drop_t) != 0)
+        rc = sort_error(r, "sort");
     if (rc != TC_OK)
         return rc;
     if (!x->version)
@@ -735,6 +855,27 @@ static uint32_t slice_name(tci_rctx *r, rhea *x, const char *s, size_t n)
     return tci_trace_name_split(r->trace, n ? s : "[unnamed]", n ? n : 9, n ? short_len : 9);
 }
 
+/* Is the T: line at off a throw caught inside its method? Lines are read in
+ * file order and the dropped offsets come back sorted: one cursor. 1, 0, or < 0. */
+static int throw_dropped(tci_rctx *r, rhea *x, uint64_t off)
+{
+    for (;;) {
+        if (!x->drop_ahead) {
+            int n = tci_extsort_next(x->drop_t, &x->next_drop);
+            if (n < 0)
+                return sort_error(r, "read back");
+            if (n == 0)
+                return 0;
+            x->drop_ahead = true;
+        }
+        if (x->next_drop > off)
+            return 0;
+        x->drop_ahead = false;
+        if (x->next_drop == off)
+            return 1;
+    }
+}
+
 static int text_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
 {
     size_t k = 0;
@@ -760,8 +901,13 @@ static int text_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
         char mk = marker_of(&b);
         const char *name = mk ? b.name + 2 : b.name;
         size_t name_len = mk ? b.name_len - 2 : b.name_len;
-        if (mk == 'T' && tci_idmap_get(&x->drop_t, l.off) != TCI_NONE)
-            continue; /* a throw caught inside the method */
+        if (mk == 'T') {
+            int drop = throw_dropped(r, x, l.off);
+            if (drop < 0)
+                return drop;
+            if (drop)
+                continue; /* a throw caught inside the method */
+        }
         switch (mk ? mk : b.kind) {
         case 'B': e->action = TCI_ACT_ENTER; break;
         case 'E': e->action = TCI_ACT_EXIT; break;
@@ -798,36 +944,7 @@ static int text_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
     return k ? TC_OK : TC_EOF;
 }
 
-/* ---- records held in memory: both binary variants ------------------------------------ */
-
-static int cmp_rec(const void *a, const void *b)
-{
-    const rrec *x = a, *y = b;
-    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
-    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static int mem_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
-{
-    size_t k = 0;
-    for (; k < max && x->at < x->n; k++, x->at++) {
-        const rrec *q = &x->recs[x->at];
-        ev[k] = (tci_raw){.wall = q->ts - r->trace->start_ns, .cpu = TCI_NO_TIME, .offset = q->offset, .value = q->value, .id = q->id,
-                          .thread = q->thread, .method = q->method, .action = q->action};
-    }
-    r->pos = x->at < x->n ? x->recs[x->at].offset : r->size;
-    *got = k;
-    return k ? TC_OK : TC_EOF;
-}
-
 /* ---- 2.x binary --------------------------------------------------------------------- */
-
-typedef struct bslice {
-    int64_t start, end;
-    uint64_t offset;
-    uint32_t thread, method, order;
-} bslice;
 
 static int cmp_bslice(const void *a, const void *b)
 {
@@ -835,38 +952,52 @@ static int cmp_bslice(const void *a, const void *b)
     if (s->thread != u->thread) return s->thread < u->thread ? -1 : 1;
     if (s->start != u->start) return s->start < u->start ? -1 : 1;
     if (s->end != u->end) return s->end > u->end ? -1 : 1;
-    return s->order < u->order ? -1 : s->order > u->order;
+    return s->offset < u->offset ? -1 : s->offset > u->offset;
 }
 
-/* One thread's sorted slices through a stack: enters and exits, properly nested. */
-static int replay(tci_rctx *r, rhea *x, bslice *s, size_t n)
+/* Does the open slice `top` still contain the next slice s (same thread, not ended before it)? */
+static bool contains(const bslice *top, const bslice *s)
 {
-    uint32_t *stack = tci_malloc((n ? n : 1) * sizeof *stack);
-    size_t depth = 0;
-    int rc = TC_OK;
-    if (!stack)
-        return nomem(r);
-    for (size_t i = 0; i <= n && rc == TC_OK; i++) {
-        while (depth && rc == TC_OK) {
-            const bslice *top = &s[stack[depth - 1]];
-            if (i < n && (top->end > s[i].start || (top->end == s[i].start && top->start == s[i].start)))
-                break;
-            depth--;
-            rrec e = {.ts = top->end, .offset = top->offset, .thread = top->thread, .method = top->method,
-                      .action = TCI_ACT_EXIT};
-            rc = add_rec(r, x, &e);
+    return s && s->thread == top->thread &&
+           (top->end > s->start || (top->end == s->start && top->start == s->start));
+}
+
+/* Each thread's sorted slices through a stack: enters and exits, properly
+ * nested; a child is clamped to its parent's end. Streams: the stack holds
+ * one thread's open slices, nothing else is kept. */
+static int bin2_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
+{
+    size_t k = 0;
+    int64_t origin = r->trace->start_ns;
+    while (k < max) {
+        if (!x->ahead) {
+            int n = sorted_next(r, x, &x->bnext);
+            if (n < 0)
+                return n;
+            x->ahead = n == 1;
         }
-        if (i == n || rc != TC_OK)
+        const bslice *s = x->ahead ? &x->bnext : NULL;
+        if (x->depth && !contains(&x->stack[x->depth - 1], s)) {
+            const bslice *top = &x->stack[--x->depth];
+            ev[k++] = (tci_raw){.wall = top->end - origin, .cpu = TCI_NO_TIME, .offset = top->offset,
+                                .thread = top->thread, .method = top->method, .action = TCI_ACT_EXIT};
+            continue;
+        }
+        if (!s)
             break;
-        if (depth && s[i].end > s[stack[depth - 1]].end)
-            s[i].end = s[stack[depth - 1]].end; /* a child ends with its parent */
-        rrec b = {.ts = s[i].start, .offset = s[i].offset, .thread = s[i].thread, .method = s[i].method,
-                  .action = TCI_ACT_ENTER};
-        rc = add_rec(r, x, &b);
-        stack[depth++] = (uint32_t)i;
+        if (tci_grow_n((void **)&x->stack, &x->stack_cap, x->depth, sizeof *x->stack) != 0)
+            return nomem(r);
+        bslice *in = &x->stack[x->depth++];
+        *in = *s;
+        if (x->depth > 1 && in->end > in[-1].end)
+            in->end = in[-1].end; /* a child ends with its parent */
+        x->ahead = false;
+        ev[k++] = (tci_raw){.wall = in->start - origin, .cpu = TCI_NO_TIME, .offset = in->offset,
+                            .thread = in->thread, .method = in->method, .action = TCI_ACT_ENTER};
     }
-    free(stack);
-    return rc;
+    sorted_progress(r, x, BIN2_HDR);
+    *got = k;
+    return k ? TC_OK : TC_EOF;
 }
 
 static int bin2_open(tci_rctx *r, rhea *x)
@@ -897,6 +1028,8 @@ static int bin2_open(tci_rctx *r, rhea *x)
         snprintf(alt, sizeof alt, "%.*smethodMapping.txt", (int)(stem - base), base);
     const char *names[] = {"methodMapping.txt", alt[0] ? alt : NULL};
     int rc = load_mapping(r, x, names, 2, false);
+    if (rc == TC_OK)
+        rc = sorted_open(r, x, sizeof(bslice), cmp_bslice);
     if (rc != TC_OK)
         return rc;
 
@@ -904,10 +1037,6 @@ static int bin2_open(tci_rctx *r, rhea *x)
     if (tail)
         tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, r->size - tail,
                  "the dump ends inside a record (%zu of %d bytes); the complete records are read", tail, BIN2_REC);
-    bslice *sl = tci_realloc_array(NULL, n_rec ? n_rec : 1, sizeof *sl);
-    if (!sl)
-        return nomem(r);
-    size_t n = 0;
     unnamed_ids unnamed = {0};
     for (size_t i = 0; i < n_rec && rc == TC_OK; i++) {
         size_t off = BIN2_HDR + i * BIN2_REC;
@@ -926,8 +1055,10 @@ static int bin2_open(tci_rctx *r, rhea *x)
         }
         int64_t s0 = (int64_t)start < (int64_t)begin ? (int64_t)begin : (int64_t)start;
         int64_t e0 = (int64_t)(start + dur) < s0 ? s0 : (int64_t)(start + dur);
-        sl[n] = (bslice){s0, e0, off, th, m, (uint32_t)n};
-        n++;
+        bslice sl = {s0, e0, off, th, m};
+        rc = sorted_add(r, x, &sl);
+        if ((i & 0xFFFF) == 0xFFFF)
+            tci_source_release(r->source, off); /* read once, front to back */
     }
     if (rc == TC_OK)
         report_unnamed(r, &unnamed, "method ids",
@@ -935,17 +1066,8 @@ static int bin2_open(tci_rctx *r, rhea *x)
                        "method#<id>");
     else
         tci_idmap_free(&unnamed.seen);
-    if (rc == TC_OK) {
-        qsort(sl, n, sizeof *sl, cmp_bslice);
-        for (size_t a = 0; a < n && rc == TC_OK;) {
-            size_t b = a;
-            while (b < n && sl[b].thread == sl[a].thread)
-                b++;
-            rc = replay(r, x, sl + a, b - a);
-            a = b;
-        }
-    }
-    free(sl);
+    if (rc == TC_OK && tci_extsort_done(x->sorted) != 0)
+        rc = sort_error(r, "sort");
     if (rc != TC_OK)
         return rc;
     snprintf(t->detail, sizeof t->detail, "RheaTrace 2.x binary method trace (v%u)", tci_le32(d));
@@ -953,6 +1075,48 @@ static int bin2_open(tci_rctx *r, rhea *x)
 }
 
 /* ---- 3.x sampling --------------------------------------------------------------------- */
+
+static int cmp_sample(const void *a, const void *b)
+{
+    const ssample *x = a, *y = b;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Samples per thread in time order, weighted: the record's duration, else the
+ * gap to the thread's next sample, else the thread's previous gap, else 1 ms.
+ * One sample of look-ahead is all that is kept. */
+static int sampling_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
+{
+    size_t k = 0;
+    while (k < max) {
+        int n = x->ahead ? 1 : sorted_next(r, x, &x->snext);
+        if (n <= 0) {
+            if (n < 0)
+                return n;
+            break;
+        }
+        ssample q = x->snext;
+        if ((n = sorted_next(r, x, &x->snext)) < 0)
+            return n;
+        x->ahead = n == 1;
+        if (q.thread != x->last_thread)
+            x->prev_gap = DEFAULT_SAMPLE_NS;
+        x->last_thread = q.thread;
+        if (q.weight < 0) {
+            if (x->ahead && x->snext.thread == q.thread)
+                x->prev_gap = x->snext.ts - q.ts;
+            q.weight = (double)x->prev_gap;
+        }
+        ev[k++] = (tci_raw){.wall = q.ts - r->trace->start_ns, .cpu = TCI_NO_TIME, .offset = q.offset,
+                            .value = q.weight, .id = q.stack, .thread = q.thread, .method = q.method,
+                            .action = TCI_ACT_SAMPLE};
+    }
+    sorted_progress(r, x, SAMP_HDR);
+    *got = k;
+    return k ? TC_OK : TC_EOF;
+}
 
 static int sampling_open(tci_rctx *r, rhea *x)
 {
@@ -983,6 +1147,8 @@ static int sampling_open(tci_rctx *r, rhea *x)
         snprintf(alt, sizeof alt, "%.*s-mapping%s", (int)stem, base, base + stem);
     const char *names[] = {alt[0] ? alt : NULL, "sampling-mapping", "sampling-mapping.bin"};
     int rc = load_mapping(r, x, names, 3, true);
+    if (rc == TC_OK)
+        rc = sorted_open(r, x, sizeof(ssample), cmp_sample);
     if (rc != TC_OK)
         return rc;
 
@@ -1030,9 +1196,9 @@ static int sampling_open(tci_rctx *r, rhea *x)
         }
         if (rc != TC_OK)
             break;
-        rrec q = {.ts = (int64_t)begin, .value = end > begin ? (double)(end - begin) : -1.0, .id = stack,
-                  .offset = rec_off, .thread = th, .method = leaf, .action = TCI_ACT_SAMPLE};
-        rc = add_rec(r, x, &q);
+        ssample q = {.ts = (int64_t)begin, .weight = end > begin ? (double)(end - begin) : -1.0,
+                     .offset = rec_off, .thread = th, .method = leaf, .stack = stack};
+        rc = sorted_add(r, x, &q);
         if (first == TCI_NO_TIME || (int64_t)begin < first)
             first = (int64_t)begin;
     }
@@ -1047,20 +1213,8 @@ static int sampling_open(tci_rctx *r, rhea *x)
     report_unnamed(r, &unnamed, "frames",
                    x->have_map ? "not in the mapping" : "no sampling-mapping file: give one with --mapping",
                    "method#0x<ptr>");
-    /* weights: a record's duration, else the gap to the thread's next sample */
-    if (x->n)
-        qsort(x->recs, x->n, sizeof *x->recs, cmp_rec);
-    int64_t prev_gap = DEFAULT_SAMPLE_NS;
-    for (size_t i = 0; i < x->n; i++) {
-        rrec *q = &x->recs[i];
-        if (i == 0 || x->recs[i - 1].thread != q->thread)
-            prev_gap = DEFAULT_SAMPLE_NS;
-        if (q->value >= 0)
-            continue;
-        if (i + 1 < x->n && x->recs[i + 1].thread == q->thread)
-            prev_gap = x->recs[i + 1].ts - q->ts;
-        q->value = (double)prev_gap;
-    }
+    if (tci_extsort_done(x->sorted) != 0)
+        return sort_error(r, "sort");
     t->start_ns = first != TCI_NO_TIME ? first : 0;
     snprintf(t->detail, sizeof t->detail, "btrace 3.x sampling (v%u)", version);
     return TC_OK;
@@ -1116,6 +1270,7 @@ static int rhea_open(tci_rctx *r)
     rhea *x = r->priv;
     tci_trace *t = r->trace;
     x->pid = -1;
+    x->last_thread = TCI_NONE;
     t->time_unit_ns = 1;
     t->wrap_bits = 0;
     t->has_wall = true;
@@ -1138,14 +1293,22 @@ static int rhea_open(tci_rctx *r)
 static int rhea_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
 {
     rhea *x = r->priv;
-    return x->kind == K_TEXT ? text_read(r, x, ev, max, got) : mem_read(r, x, ev, max, got);
+    return x->kind == K_TEXT ? text_read(r, x, ev, max, got)
+           : x->kind == K_BIN2 ? bin2_read(r, x, ev, max, got)
+                               : sampling_read(r, x, ev, max, got);
 }
 
 static int rhea_rewind(tci_rctx *r)
 {
     rhea *x = r->priv;
     x->pos = x->body;
-    x->at = 0;
+    x->taken = 0;
+    x->ahead = x->sorted_end = false;
+    x->depth = 0;
+    x->last_thread = TCI_NONE;
+    x->drop_ahead = false;
+    if ((x->sorted && tci_extsort_rewind(x->sorted) != 0) || (x->drop_t && tci_extsort_rewind(x->drop_t) != 0))
+        return sort_error(r, "read back");
     return TC_OK;
 }
 
@@ -1155,9 +1318,10 @@ static void rhea_close(tci_rctx *r)
     if (!x)
         return;
     tci_idmap_free(&x->threads);
-    tci_idmap_free(&x->drop_t);
+    tci_extsort_free(x->drop_t);
     tci_idmap_free(&x->map);
-    free(x->recs);
+    tci_extsort_free(x->sorted);
+    free(x->stack);
 }
 
 const tci_reader tci_reader_rhea = {
