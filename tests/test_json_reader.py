@@ -4,9 +4,12 @@
 2. A hand-written third-party trace: array form, X events out of order and
    nested at equal times, string pid/tid, M names, i, C (two series), b/e.
    Expectations are worked out by hand in the comments.
-3. Bad JSON: one clear error with an offset; a size over --max-json is refused."""
+3. Bad JSON: one clear error with an offset; a size over --max-json is refused.
+4. Linear time: one counter event with n args (n series), n vs 4n:
+   CPU time(4n) <= 6 x time(n) (floor 0.3 s), and every series comes out."""
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -100,11 +103,46 @@ def bad_json(ctx):
     ctx.check("max-json" in r.stderr.decode(errors="replace"), f"--max-json names itself: {r.stderr!r}")
 
 
+def cpu_time(ctx, args, runs=3):
+    """The least CPU time (user + system) of a few runs: steadier than wall time on a busy machine."""
+    best = None
+    for _ in range(runs):
+        p = subprocess.Popen([ctx.traceconv] + args, stderr=subprocess.PIPE)
+        err = p.stderr.read()
+        _, status, usage = os.wait4(p.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            ctx.fail(f"traceconv {' '.join(args)}: {err.decode(errors='replace')[-300:]}")
+            return None
+        dt = usage.ru_utime + usage.ru_stime
+        best = dt if best is None else min(best, dt)
+    return best
+
+
+def counter_args(ctx):
+    times = {}
+    for n in (10000, 40000):
+        path = os.path.join(ctx.work, f"counter{n}.json")
+        with open(path, "w") as f:
+            json.dump({"traceEvents": [{"ph": "C", "name": "c", "pid": 1, "tid": 1, "ts": 0,
+                                        "args": {f"s{i}": i for i in range(n)}}]}, f)
+        out = path + ".out.json"
+        times[n] = cpu_time(ctx, ["-q", "-f", "-o", "json", path, out])
+        if times[n] is None:
+            return
+        with open(out) as f:
+            series = {e["name"]: e["args"]["value"] for e in json.load(f)["traceEvents"] if e["ph"] == "C"}
+        ctx.eq(series, {f"c.s{i}": i for i in range(n)}, f"{n} series: each one counter \"c.<series>\"")
+    print(f"counter with n args: n=10000 {times[10000]:.2f} s, 4n {times[40000]:.2f} s")
+    ctx.check(times[40000] <= max(6 * times[10000], 0.3),
+              f"counter args: 4n takes {times[40000]:.2f} s, n {times[10000]:.2f} s (quadratic?)")
+
+
 def main():
     ctx = tclib.Ctx()
     round_trip(ctx)
     hand_written(ctx)
     bad_json(ctx)
+    counter_args(ctx)
     ctx.done()
 
 

@@ -4,7 +4,10 @@
  *
  * Object form {"traceEvents":[...]} or a bare array; phases B/E, X, i/I, C,
  * b/e, M (process_name, thread_name). Parsed with cJSON, so the input is
- * held in memory: the option max-json bounds it (default 256 MiB).
+ * held in memory: the option max-json bounds it (default 256 MiB). Each
+ * event is freed from the tree once read; slices and records go through
+ * tci_extsort (runs spilled to a temporary file), so the reader keeps no
+ * per-event array of its own and nothing of the tree after open().
  *
  * Quirks: events need not be in time order and X events may come in any
  * order, so each thread's slices are collected as intervals (B/E pairs
@@ -20,6 +23,7 @@
 #include "tc_internal.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +35,7 @@ typedef struct jrec {
     int64_t ts, cpu;
     double value;
     uint64_t id;
+    uint64_t seq;             /* order made in: the tie-break at equal times */
     uint32_t thread, method;
     uint8_t action;
 } jrec;
@@ -39,13 +44,16 @@ typedef struct jrec {
 typedef struct jslice {
     int64_t start, end;       /* end NO_END: never closed */
     int64_t cpu_start, cpu_end;
+    uint64_t order;           /* file order, for stable ties */
     uint32_t thread, method;
-    uint32_t order;           /* file order, for stable ties */
 } jslice;
 
+/* The records, per thread in time order, sorted on disk when there are many
+ * (tci_extsort): after open() the reader holds no per-event array. */
 typedef struct jreader {
-    jrec *recs;               /* all records, per thread in time order */
-    size_t n, cap, pos;
+    tci_extsort *recs;
+    uint64_t taken;
+    bool done;
 } jreader;
 
 /* ---- small helpers ------------------------------------------------------------ */
@@ -112,43 +120,97 @@ static const char *string_of(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static int add_rec(tci_rctx *r, jreader *j, const jrec *rec)
+/* ---- the open() walk's state --------------------------------------------------------- */
+
+/* Per thread: its B slices not closed yet, innermost last (E closes by position). */
+typedef struct open_stack {
+    jslice *s;
+    size_t n, cap;
+} open_stack;
+
+typedef struct jwalk {
+    tci_idmap process_of;     /* pid -> process (exact: the pid is the key) */
+    tci_idmap tid_index;      /* tid -> a dense index of the tids seen */
+    tci_idmap thread_of;      /* process << 32 | tid index -> thread */
+    uint32_t n_tids;
+    open_stack *open;         /* per thread */
+    uint32_t n_threads;
+    tci_extsort *slices;      /* closed B/E pairs and X events, every thread's */
+    uint64_t seq;             /* records made so far */
+    char *name;               /* counter series names: "name.series" */
+    size_t name_cap;
+} jwalk;
+
+static int nomem(tci_rctx *r) { return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory"); }
+
+static int sort_error(tci_rctx *r, const char *what)
 {
-    if (tci_grow_n((void **)&j->recs, &j->cap, j->n, sizeof *j->recs) != 0)
-        return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory");
-    j->recs[j->n++] = *rec;
-    return TC_OK;
+    return tci_error(r->diag, errno == ENOMEM ? TC_ERR_NOMEM : TC_ERR_IO, "json", UINT64_MAX,
+                     "cannot %s the events' sort spool: %s", what, strerror(errno));
+}
+
+static int add_rec(tci_rctx *r, jreader *j, jwalk *w, jrec rec)
+{
+    rec.seq = w->seq++;
+    return tci_extsort_add(j->recs, &rec) == 0 ? TC_OK : sort_error(r, "write");
+}
+
+static int add_slice(tci_rctx *r, jwalk *w, const jslice *s)
+{
+    return tci_extsort_add(w->slices, s) == 0 ? TC_OK : sort_error(r, "write");
 }
 
 /* ---- threads and processes ------------------------------------------------------ */
 
-typedef struct tmap {
-    tci_idmap ids;            /* hash(pid, tid) -> thread */
-} tmap;
-
-static uint64_t pair_key(int64_t pid, int64_t tid)
+/* A stable dense index for any 64-bit value, through an exact map. */
+static uint32_t index_of(tci_idmap *m, uint32_t *count, uint64_t key)
 {
-    uint64_t k = (uint64_t)pid * 0x9E3779B97F4A7C15ull ^ (uint64_t)tid;
-    return k;
+    uint32_t i = tci_idmap_get(m, key);
+    if (i != TCI_NONE)
+        return i;
+    if (*count == UINT32_MAX - 1 || tci_idmap_put(m, key, *count) != 0)
+        return TCI_NONE;
+    return (*count)++;
 }
 
-static uint32_t thread_of(tci_rctx *r, tmap *m, int64_t pid, int64_t tid)
+static uint32_t process_of(tci_rctx *r, jwalk *w, int64_t pid)
+{
+    uint32_t p = tci_idmap_get(&w->process_of, (uint64_t)pid);
+    if (p != TCI_NONE)
+        return p;
+    if ((p = tci_trace_process(r->trace, pid)) == TCI_NONE || tci_idmap_put(&w->process_of, (uint64_t)pid, p) != 0)
+        return TCI_NONE;
+    return p;
+}
+
+/* The thread of (pid, tid): two exact maps, so no two pairs ever share a thread. */
+static uint32_t thread_of(tci_rctx *r, jwalk *w, int64_t pid, int64_t tid)
 {
     tci_trace *t = r->trace;
-    uint64_t key = pair_key(pid, tid);
-    uint32_t th = tci_idmap_get(&m->ids, key);
+    uint32_t p = process_of(r, w, pid), ti = index_of(&w->tid_index, &w->n_tids, (uint64_t)tid);
+    if (p == TCI_NONE || ti == TCI_NONE)
+        return TCI_NONE;
+    uint64_t key = (uint64_t)p << 32 | ti;
+    uint32_t th = tci_idmap_get(&w->thread_of, key);
     if (th != TCI_NONE)
         return th;
-    uint32_t p = tci_trace_process(t, pid);
-    if (p == TCI_NONE || (th = tci_trace_add_thread(t, (uint64_t)tid)) == TCI_NONE)
+    if ((th = tci_trace_add_thread(t, (uint64_t)tid)) == TCI_NONE)
         return TCI_NONE;
     t->threads[th].process = p;
-    if (tci_idmap_put(&m->ids, key, th) != 0)
+    if (tci_idmap_put(&w->thread_of, key, th) != 0)
         return TCI_NONE;
+    if (th >= w->n_threads) { /* its open stack */
+        open_stack *o = tci_realloc_array(w->open, (size_t)th + 1, sizeof *o);
+        if (!o)
+            return TCI_NONE;
+        memset(o + w->n_threads, 0, (size_t)(th + 1 - w->n_threads) * sizeof *o);
+        w->open = o;
+        w->n_threads = th + 1;
+    }
     return th;
 }
 
-static int metadata_event(tci_rctx *r, tmap *m, const cJSON *e, const char *name)
+static int metadata_event(tci_rctx *r, jwalk *w, const cJSON *e, const char *name)
 {
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
     const char *value = args ? string_of(args, "name") : NULL;
@@ -157,11 +219,11 @@ static int metadata_event(tci_rctx *r, tmap *m, const cJSON *e, const char *name
     tci_trace *t = r->trace;
     int64_t pid = id_of(e, "pid");
     if (!strcmp(name, "process_name")) {
-        uint32_t p = tci_trace_process(t, pid);
+        uint32_t p = process_of(r, w, pid);
         if (p == TCI_NONE || tci_trace_name_process(t, p, value, strlen(value), 2) != TC_OK)
             return tci_trace_fail(t, r->diag, "json", UINT64_MAX);
     } else if (!strcmp(name, "thread_name")) {
-        uint32_t th = thread_of(r, m, pid, id_of(e, "tid"));
+        uint32_t th = thread_of(r, w, pid, id_of(e, "tid"));
         if (th == TCI_NONE || tci_trace_name_thread(t, th, value, strlen(value), 2) != TC_OK)
             return tci_trace_fail(t, r->diag, "json", UINT64_MAX);
     }
@@ -170,122 +232,145 @@ static int metadata_event(tci_rctx *r, tmap *m, const cJSON *e, const char *name
 
 /* ---- slices: B/E pairs and X events become intervals, per thread ----------------- */
 
-/* Per thread: the B slices not closed yet (indexes, innermost last), for matching E. */
-typedef struct open_stack {
-    uint32_t *idx;
-    uint32_t n, cap;
-} open_stack;
-
-typedef struct slices {
-    jslice *s;                /* every thread's */
-    size_t n, cap;
-    open_stack *open;         /* per thread */
-    uint32_t n_threads;
-} slices;
-
-static int slice_add(tci_rctx *r, slices *sl, const jslice *s, uint32_t *index)
+static int slice_begin(tci_rctx *r, jwalk *w, const jslice *s)
 {
-    if (tci_grow_n((void **)&sl->s, &sl->cap, sl->n, sizeof *sl->s) != 0)
-        return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory");
-    sl->s[sl->n] = *s;
-    *index = (uint32_t)sl->n++;
-    return TC_OK;
-}
-
-static int ensure_thread_slots(tci_rctx *r, slices *sl, uint32_t thread)
-{
-    if (thread < sl->n_threads)
-        return TC_OK;
-    open_stack *o = tci_realloc_array(sl->open, (size_t)thread + 1, sizeof *o);
-    if (!o)
-        return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory");
-    memset(o + sl->n_threads, 0, (size_t)(thread + 1 - sl->n_threads) * sizeof *o);
-    sl->open = o;
-    sl->n_threads = thread + 1;
-    return TC_OK;
-}
-
-static int slice_begin(tci_rctx *r, slices *sl, const jslice *s)
-{
-    uint32_t idx = 0;
-    int rc = ensure_thread_slots(r, sl, s->thread);
-    if (rc == TC_OK)
-        rc = slice_add(r, sl, s, &idx);
-    if (rc != TC_OK)
-        return rc;
-    open_stack *st = &sl->open[s->thread];
-    if (tci_grow((void **)&st->idx, &st->cap, st->n, sizeof *st->idx) != 0)
-        return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory");
-    st->idx[st->n++] = idx;
+    open_stack *st = &w->open[s->thread];
+    if (tci_grow_n((void **)&st->s, &st->cap, st->n, sizeof *st->s) != 0)
+        return nomem(r);
+    st->s[st->n++] = *s;
     return TC_OK;
 }
 
 /* E closes the innermost open B of its thread (viewers match by position, not name). */
-static int slice_end(tci_rctx *r, jreader *j, slices *sl, uint32_t thread, int64_t ts, int64_t cpu, uint32_t method)
+static int slice_end(tci_rctx *r, jreader *j, jwalk *w, uint32_t thread, int64_t ts, int64_t cpu, uint32_t method)
 {
-    int rc = ensure_thread_slots(r, sl, thread);
-    if (rc != TC_OK)
-        return rc;
-    open_stack *st = &sl->open[thread];
+    open_stack *st = &w->open[thread];
     if (!st->n) { /* closes nothing here: the conversion rules decide */
         jrec rec = {.ts = ts, .cpu = cpu, .thread = thread, .method = method, .action = TCI_ACT_EXIT};
-        return add_rec(r, j, &rec);
+        return add_rec(r, j, w, rec);
     }
-    jslice *s = &sl->s[st->idx[--st->n]];
-    s->end = ts < s->start ? s->start : ts;
-    s->cpu_end = cpu;
-    return TC_OK;
+    jslice s = st->s[--st->n];
+    s.end = ts < s.start ? s.start : ts;
+    s.cpu_end = cpu;
+    return add_slice(r, w, &s);
 }
 
-/* Sort key: thread, start, longer first, file order. */
-static const slices *sort_ctx;
+/* Sort key: thread, start, longer first, file order (the slice carries it all). */
 static int cmp_slice(const void *a, const void *b)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    const jslice *s = &sort_ctx->s[x], *u = &sort_ctx->s[y];
+    const jslice *s = a, *u = b;
     if (s->thread != u->thread) return s->thread < u->thread ? -1 : 1;
     if (s->start != u->start) return s->start < u->start ? -1 : 1;
     if (s->end != u->end) return s->end > u->end ? -1 : 1;
     return s->order < u->order ? -1 : s->order > u->order;
 }
 
-/* Replay one thread's sorted slices through a stack into B/E records. */
-static int replay_thread(tci_rctx *r, jreader *j, const slices *sl, const uint32_t *idx, size_t n)
+/* Records per thread in time order; at equal times, the order they were made in
+ * (which the slice replay chose so that frames nest). */
+static int cmp_rec(const void *a, const void *b)
 {
-    uint32_t *stack = tci_malloc((n ? n : 1) * sizeof *stack);
-    size_t depth = 0;
-    int rc = TC_OK;
-    if (!stack)
-        return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory");
-    for (size_t i = 0; i <= n && rc == TC_OK; i++) {
-        const jslice *s = i < n ? &sl->s[idx[i]] : NULL;
-        while (depth && rc == TC_OK) { /* close what ends before this slice starts */
-            const jslice *top = &sl->s[stack[depth - 1]];
-            if (s && (top->end > s->start || (top->end == s->start && top->start == s->start && top->end >= s->end)))
-                break;
-            if (top->end == NO_END && s)
-                break;
-            depth--;
-            if (top->end != NO_END) {
-                jrec e = {.ts = top->end, .cpu = top->cpu_end, .thread = top->thread,
-                          .method = top->method, .action = TCI_ACT_EXIT};
-                rc = add_rec(r, j, &e);
-            }
-        }
-        if (!s || rc != TC_OK)
-            break;
-        jrec b = {.ts = s->start, .cpu = s->cpu_start, .thread = s->thread, .method = s->method,
-                  .action = TCI_ACT_ENTER};
-        rc = add_rec(r, j, &b);
-        stack[depth++] = idx[i];
+    const jrec *x = a, *y = b;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Does the open slice `top` stay open across the start of s (NULL: the thread's slices ended)? */
+static bool stays_open(const jslice *top, const jslice *s)
+{
+    if (!s)
+        return false;
+    if (top->end == NO_END)
+        return true;
+    return top->end > s->start || (top->end == s->start && top->start == s->start && top->end >= s->end);
+}
+
+/* Pop what ends before s starts (all of it when s is NULL), as exit records. */
+static int close_before(tci_rctx *r, jreader *j, jwalk *w, open_stack *st, const jslice *s)
+{
+    while (st->n && !stays_open(&st->s[st->n - 1], s)) {
+        const jslice *top = &st->s[--st->n];
+        if (top->end == NO_END)
+            continue; /* a B never closed stays open: normalize closes it at the end */
+        jrec e = {.ts = top->end, .cpu = top->cpu_end, .thread = top->thread, .method = top->method,
+                  .action = TCI_ACT_EXIT};
+        int rc = add_rec(r, j, w, e);
+        if (rc != TC_OK)
+            return rc;
     }
-    free(stack);
+    return TC_OK;
+}
+
+/* Every thread's sorted slices through a stack into B/E records, one slice at a time. */
+static int slices_to_records(tci_rctx *r, jreader *j, jwalk *w)
+{
+    open_stack stack = {0};
+    jslice s;
+    int rc = tci_extsort_done(w->slices) == 0 ? TC_OK : sort_error(r, "sort");
+    for (;;) {
+        int k = rc == TC_OK ? tci_extsort_next(w->slices, &s) : 0;
+        if (k < 0)
+            rc = sort_error(r, "read back");
+        if (k <= 0)
+            break;
+        if (stack.n && stack.s[0].thread != s.thread && (rc = close_before(r, j, w, &stack, NULL)) != TC_OK)
+            break;
+        if ((rc = close_before(r, j, w, &stack, &s)) != TC_OK)
+            break;
+        jrec b = {.ts = s.start, .cpu = s.cpu_start, .thread = s.thread, .method = s.method, .action = TCI_ACT_ENTER};
+        if ((rc = add_rec(r, j, w, b)) != TC_OK)
+            break;
+        if (tci_grow_n((void **)&stack.s, &stack.cap, stack.n, sizeof *stack.s) != 0) {
+            rc = nomem(r);
+            break;
+        }
+        stack.s[stack.n++] = s;
+    }
+    if (rc == TC_OK)
+        rc = close_before(r, j, w, &stack, NULL);
+    free(stack.s);
     return rc;
 }
 
 /* ---- the events ------------------------------------------------------------------ */
 
-static int one_event(tci_rctx *r, jreader *j, tmap *m, slices *sl, const cJSON *e, uint32_t order)
+/* A counter event: one counter per numeric series, "name" alone or "name.series". */
+static int counter_event(tci_rctx *r, jreader *j, jwalk *w, const cJSON *e, const char *name, jrec rec)
+{
+    tci_trace *t = r->trace;
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args"), *a;
+    if (!name)
+        name = "[unnamed]";
+    size_t name_len = strlen(name);
+    bool several = args && args->child && args->child->next; /* counted once, not per series */
+    rec.action = TCI_ACT_COUNTER;
+    cJSON_ArrayForEach(a, args) {
+        if (!cJSON_IsNumber(a) || !isfinite(a->valuedouble))
+            continue;
+        rec.value = a->valuedouble;
+        if (several) {
+            size_t series = a->string ? strlen(a->string) : 0, len = name_len + 1 + series;
+            if (len + 1 > w->name_cap) {
+                char *p = realloc(w->name, len + 1);
+                if (!p)
+                    return nomem(r);
+                w->name = p;
+                w->name_cap = len + 1;
+            }
+            memcpy(w->name, name, name_len);
+            w->name[name_len] = '.';
+            memcpy(w->name + name_len + 1, a->string ? a->string : "", series);
+            if ((rec.method = tci_trace_name(t, w->name, len)) == TCI_NONE)
+                return tci_trace_fail(t, r->diag, "json", UINT64_MAX);
+        }
+        int rc = add_rec(r, j, w, rec);
+        if (rc != TC_OK)
+            return rc;
+    }
+    return TC_OK;
+}
+
+static int one_event(tci_rctx *r, jreader *j, jwalk *w, const cJSON *e, uint64_t order)
 {
     tci_trace *t = r->trace;
     const char *ph = string_of(e, "ph");
@@ -293,7 +378,7 @@ static int one_event(tci_rctx *r, jreader *j, tmap *m, slices *sl, const cJSON *
         return TC_OK;
     const char *name = string_of(e, "name");
     if (ph[0] == 'M')
-        return name ? metadata_event(r, m, e, name) : TC_OK;
+        return name ? metadata_event(r, w, e, name) : TC_OK;
     if (!strchr("BEXiICbe", ph[0]))
         return TC_OK; /* flows, samples, objects, marks: not in the IR */
     int64_t ts, cpu = TCI_NO_TIME, dur;
@@ -301,7 +386,7 @@ static int one_event(tci_rctx *r, jreader *j, tmap *m, slices *sl, const cJSON *
         tci_warn(r->diag, TCI_FIG_BAD_LINE, "json", UINT64_MAX, "a \"%c\" event without a numeric ts; skipped", ph[0]);
         return TC_OK;
     }
-    uint32_t th = thread_of(r, m, id_of(e, "pid"), id_of(e, "tid"));
+    uint32_t th = thread_of(r, w, id_of(e, "pid"), id_of(e, "tid"));
     if (th == TCI_NONE)
         return tci_trace_fail(t, r->diag, "json", UINT64_MAX);
     if (ns_of(e, "tts", &cpu))
@@ -313,42 +398,23 @@ static int one_event(tci_rctx *r, jreader *j, tmap *m, slices *sl, const cJSON *
         return tci_trace_fail(t, r->diag, "json", UINT64_MAX);
     switch (ph[0]) {
     case 'B': {
-        jslice s = {ts, NO_END, cpu, TCI_NO_TIME, th, method, order};
-        return slice_begin(r, sl, &s);
+        jslice s = {ts, NO_END, cpu, TCI_NO_TIME, order, th, method};
+        return slice_begin(r, w, &s);
     }
     case 'E':
-        return slice_end(r, j, sl, th, ts, cpu, method);
+        return slice_end(r, j, w, th, ts, cpu, method);
     case 'X': {
         int64_t tdur;
         if (!ns_of(e, "dur", &dur) || dur < 0)
             dur = 0;
-        jslice s = {ts, ts + dur, cpu, cpu != TCI_NO_TIME && ns_of(e, "tdur", &tdur) ? cpu + tdur : cpu, th,
-                    method, order};
-        uint32_t idx;
-        int rc = ensure_thread_slots(r, sl, th);
-        return rc == TC_OK ? slice_add(r, sl, &s, &idx) : rc;
+        jslice s = {ts, ts + dur, cpu, cpu != TCI_NO_TIME && ns_of(e, "tdur", &tdur) ? cpu + tdur : cpu, order,
+                    th, method};
+        return add_slice(r, w, &s);
     }
     default: {
         jrec rec = {.ts = ts, .cpu = cpu, .thread = th, .method = method};
-        if (ph[0] == 'C') {
-            const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args"), *a;
-            rec.action = TCI_ACT_COUNTER;
-            cJSON_ArrayForEach(a, args) { /* one counter per series: "name" or "name.series" */
-                if (!cJSON_IsNumber(a) || !isfinite(a->valuedouble))
-                    continue;
-                rec.value = a->valuedouble;
-                if (cJSON_GetArraySize(args) > 1) {
-                    char full[512];
-                    snprintf(full, sizeof full, "%s.%s", name ? name : "[unnamed]", a->string);
-                    if ((rec.method = tci_trace_name(t, full, strlen(full))) == TCI_NONE)
-                        return tci_trace_fail(t, r->diag, "json", UINT64_MAX);
-                }
-                int rc = add_rec(r, j, &rec);
-                if (rc != TC_OK)
-                    return rc;
-            }
-            return TC_OK;
-        }
+        if (ph[0] == 'C')
+            return counter_event(r, j, w, e, name, rec);
         if (ph[0] == 'b' || ph[0] == 'e') {
             const char *id = string_of(e, "id");
             double idn;
@@ -357,95 +423,64 @@ static int one_event(tci_rctx *r, jreader *j, tmap *m, slices *sl, const cJSON *
         } else {
             rec.action = TCI_ACT_INSTANT;
         }
-        return add_rec(r, j, &rec);
+        return add_rec(r, j, w, rec);
     }
     }
 }
 
-/* Records per thread in time order; at equal times, the order they were made in
- * (which the slice replay chose so that frames nest). */
-typedef struct seqrec {
-    jrec r;
-    size_t seq;
-} seqrec;
-
-static int cmp_seqrec(const void *a, const void *b)
+/* B events never closed go to the sort with their end unknown. */
+static int flush_open(tci_rctx *r, jwalk *w)
 {
-    const seqrec *x = a, *y = b;
-    if (x->r.thread != y->r.thread) return x->r.thread < y->r.thread ? -1 : 1;
-    if (x->r.ts != y->r.ts) return x->r.ts < y->r.ts ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static int order_records(tci_rctx *r, jreader *j)
-{
-    seqrec *tmp = tci_realloc_array(NULL, j->n ? j->n : 1, sizeof *tmp);
-    if (!tmp)
-        return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory");
-    for (size_t i = 0; i < j->n; i++)
-        tmp[i] = (seqrec){j->recs[i], i};
-    qsort(tmp, j->n, sizeof *tmp, cmp_seqrec);
-    for (size_t i = 0; i < j->n; i++)
-        j->recs[i] = tmp[i].r;
-    free(tmp);
-    return TC_OK;
-}
-
-static int slices_to_records(tci_rctx *r, jreader *j, slices *sl)
-{
-    uint32_t *idx = tci_malloc((sl->n ? sl->n : 1) * sizeof *idx);
-    if (!idx)
-        return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory");
-    for (size_t i = 0; i < sl->n; i++)
-        idx[i] = (uint32_t)i;
-    sort_ctx = sl;
-    qsort(idx, sl->n, sizeof *idx, cmp_slice);
     int rc = TC_OK;
-    for (size_t a = 0; a < sl->n && rc == TC_OK;) {
-        size_t b = a;
-        while (b < sl->n && sl->s[idx[b]].thread == sl->s[idx[a]].thread)
-            b++;
-        rc = replay_thread(r, j, sl, idx + a, b - a);
-        a = b;
-    }
-    free(idx);
+    for (uint32_t i = 0; i < w->n_threads && rc == TC_OK; i++)
+        for (size_t k = 0; k < w->open[i].n && rc == TC_OK; k++)
+            rc = add_slice(r, w, &w->open[i].s[k]);
     return rc;
 }
 
-static void free_slices(slices *sl)
+static void free_walk(jwalk *w)
 {
-    for (uint32_t i = 0; i < sl->n_threads; i++)
-        free(sl->open[i].idx);
-    free(sl->open);
-    free(sl->s);
+    for (uint32_t i = 0; i < w->n_threads; i++)
+        free(w->open[i].s);
+    free(w->open);
+    free(w->name);
+    tci_extsort_free(w->slices);
+    tci_idmap_free(&w->process_of);
+    tci_idmap_free(&w->tid_index);
+    tci_idmap_free(&w->thread_of);
 }
 
-static int read_events(tci_rctx *r, jreader *j, const cJSON *events)
+/* Each event is freed from the tree once read, so that the tree shrinks
+ * while the records (sorted on disk past a few MiB) grow. */
+static int read_events(tci_rctx *r, jreader *j, cJSON *events)
 {
-    tmap m;
-    slices sl;
-    memset(&m, 0, sizeof m);
-    memset(&sl, 0, sizeof sl);
+    jwalk w;
+    memset(&w, 0, sizeof w);
+    w.slices = tci_extsort_new(sizeof(jslice), cmp_slice, 0);
+    j->recs = tci_extsort_new(sizeof(jrec), cmp_rec, 0);
+    if (!w.slices || !j->recs) {
+        free_walk(&w);
+        return nomem(r);
+    }
     int rc = TC_OK;
-    uint32_t order = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, events) {
-        if (!cJSON_IsObject(e))
-            continue;
-        if ((rc = one_event(r, j, &m, &sl, e, order++)) != TC_OK)
-            break;
-        if (r->opt->max_events && order > r->opt->max_events) {
-            rc = tci_error(r->diag, TC_ERR_LIMIT, "json", UINT64_MAX, "more than %llu events (option --max-events)",
-                           (unsigned long long)r->opt->max_events);
-            break;
+    uint64_t order = 0;
+    for (cJSON *e = events->child, *next; e && rc == TC_OK; e = next) {
+        next = e->next;
+        if (cJSON_IsObject(e)) {
+            rc = one_event(r, j, &w, e, order++);
+            if (rc == TC_OK && r->opt->max_events && order > r->opt->max_events)
+                rc = tci_error(r->diag, TC_ERR_LIMIT, "json", UINT64_MAX, "more than %llu events (option --max-events)",
+                               (unsigned long long)r->opt->max_events);
         }
+        cJSON_Delete(cJSON_DetachItemViaPointer(events, e));
     }
     if (rc == TC_OK)
-        rc = slices_to_records(r, j, &sl);
+        rc = flush_open(r, &w);
     if (rc == TC_OK)
-        rc = order_records(r, j);
-    free_slices(&sl);
-    tci_idmap_free(&m.ids);
+        rc = slices_to_records(r, j, &w);
+    if (rc == TC_OK && tci_extsort_done(j->recs) != 0)
+        rc = sort_error(r, "sort");
+    free_walk(&w);
     return rc;
 }
 
@@ -477,7 +512,7 @@ static int json_open(tci_rctx *r)
         uint64_t off = end ? (uint64_t)(end - (const char *)r->data) : UINT64_MAX;
         return tci_error(r->diag, TC_ERR_FORMAT, "json", off, "not valid JSON here");
     }
-    const cJSON *events = cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    cJSON *events = cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
     int rc;
     if (!cJSON_IsArray(events))
         rc = tci_error(r->diag, TC_ERR_FORMAT, "json", 0, "neither an array of events nor an object with \"traceEvents\"");
@@ -496,28 +531,38 @@ static int json_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
 {
     jreader *j = r->priv;
     size_t k = 0;
-    for (; k < max && j->pos < j->n; k++, j->pos++) {
-        const jrec *x = &j->recs[j->pos];
-        ev[k] = (tci_raw){.wall = x->ts, .cpu = r->trace->has_cpu ? x->cpu : TCI_NO_TIME, .offset = j->pos,
-                          .value = x->value, .id = x->id, .thread = x->thread, .method = x->method,
-                          .action = x->action};
+    jrec x;
+    while (k < max && !j->done) {
+        int n = tci_extsort_next(j->recs, &x);
+        if (n < 0)
+            return sort_error(r, "read back");
+        if (n == 0) {
+            j->done = true;
+            break;
+        }
+        ev[k++] = (tci_raw){.wall = x.ts, .cpu = r->trace->has_cpu ? x.cpu : TCI_NO_TIME, .offset = j->taken++,
+                            .value = x.value, .id = x.id, .thread = x.thread, .method = x.method, .action = x.action};
     }
-    r->pos = j->pos;
+    /* progress: the share of records read, as a byte offset */
+    uint64_t total = tci_extsort_count(j->recs);
+    r->pos = total && !j->done ? (uint64_t)((double)r->size * (double)j->taken / (double)total) : r->size;
     *got = k;
     return k ? TC_OK : TC_EOF;
 }
 
 static int json_rewind(tci_rctx *r)
 {
-    ((jreader *)r->priv)->pos = 0;
-    return TC_OK;
+    jreader *j = r->priv;
+    j->taken = 0;
+    j->done = false;
+    return tci_extsort_rewind(j->recs) == 0 ? TC_OK : sort_error(r, "read back");
 }
 
 static void json_close(tci_rctx *r)
 {
     jreader *j = r->priv;
     if (j)
-        free(j->recs);
+        tci_extsort_free(j->recs);
 }
 
 static int json_probe(const uint8_t *buf, size_t len, const char *filename)
