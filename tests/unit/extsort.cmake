@@ -1,0 +1,1 @@
+tc_unit_test(extsort INTERNAL SOURCES unit/extsort.c)
