@@ -82,12 +82,16 @@ int tci_extsort_add(tci_extsort *s, const void *elem)
 {
     if (s->n == s->max_elems && spill(s) != 0)
         return -1;
-    if (s->n == s->cap) {
-        size_t cap = s->cap;
-        if (tci_grow_n((void **)&s->buf, &cap, s->n, s->esz) != 0) {
+    if (s->n == s->cap) { /* double, but never past one run: small sorts stay small */
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        if (cap > s->max_elems)
+            cap = s->max_elems;
+        uint8_t *p = tci_realloc_array(s->buf, cap, s->esz);
+        if (!p) {
             errno = ENOMEM;
             return -1;
         }
+        s->buf = p;
         s->cap = cap;
     }
     memcpy(s->buf + s->n * s->esz, elem, s->esz);
