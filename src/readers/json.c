@@ -134,7 +134,7 @@ typedef struct jwalk {
     tci_idmap thread_of;      /* process << 32 | tid index -> thread */
     uint32_t n_tids;
     open_stack *open;         /* per thread */
-    uint32_t n_threads;
+    uint32_t n_threads;       /* slots in open (empty ones included) */
     tci_extsort *slices;      /* closed B/E pairs and X events, every thread's */
     uint64_t seq;             /* records made so far */
     char *name;               /* counter series names: "name.series" */
@@ -199,13 +199,11 @@ static uint32_t thread_of(tci_rctx *r, jwalk *w, int64_t pid, int64_t tid)
     t->threads[th].process = p;
     if (tci_idmap_put(&w->thread_of, key, th) != 0)
         return TCI_NONE;
-    if (th >= w->n_threads) { /* its open stack */
-        open_stack *o = tci_realloc_array(w->open, (size_t)th + 1, sizeof *o);
-        if (!o)
+    uint32_t had = w->n_threads; /* its open stack: the array doubles, new slots empty */
+    if (th >= had) {
+        if (tci_grow((void **)&w->open, &w->n_threads, th, sizeof *w->open) != 0)
             return TCI_NONE;
-        memset(o + w->n_threads, 0, (size_t)(th + 1 - w->n_threads) * sizeof *o);
-        w->open = o;
-        w->n_threads = th + 1;
+        memset(w->open + had, 0, (size_t)(w->n_threads - had) * sizeof *w->open);
     }
     return th;
 }

@@ -648,7 +648,7 @@ typedef struct sscan {
     uint32_t n_names, cap_names;
     tci_idmap top;        /* thread << 32 | name -> 1 + index of the topmost such frame; 0 none */
     sstack *stacks;       /* per thread */
-    uint32_t n_stacks;
+    uint32_t n_stacks;    /* slots (empty ones included) */
 } sscan;
 
 static uint64_t scan_hash(const char *p, size_t n, uint64_t seed)
@@ -693,13 +693,11 @@ static uint64_t top_key(uint32_t thread, uint32_t name) { return (uint64_t)threa
 /* T:x decision, per thread: a pending throw of x is dropped when x then ends by E:x (or throws again). */
 static int scan_marker(tci_rctx *r, rhea *x, sscan *sc, uint32_t th, char mk, const char *p, size_t len, uint64_t off)
 {
-    if (th >= sc->n_stacks) {
-        sstack *st = tci_realloc_array(sc->stacks, (size_t)th + 1, sizeof *st);
-        if (!st)
+    uint32_t had = sc->n_stacks; /* the array doubles, new slots empty */
+    if (th >= had) {
+        if (tci_grow((void **)&sc->stacks, &sc->n_stacks, th, sizeof *sc->stacks) != 0)
             return nomem(r);
-        memset(st + sc->n_stacks, 0, (size_t)(th + 1 - sc->n_stacks) * sizeof *st);
-        sc->stacks = st;
-        sc->n_stacks = th + 1;
+        memset(sc->stacks + had, 0, (size_t)(sc->n_stacks - had) * sizeof *sc->stacks);
     }
     sstack *st = &sc->stacks[th];
     uint32_t name = scan_name(sc, p, len);
