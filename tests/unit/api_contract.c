@@ -34,6 +34,7 @@ static char *json_trace(size_t n)
 
 static char *small_json;
 static char *big_json; /* more records than normalize reports progress after (0x40000) */
+static char *medium_json; /* output well beyond the sink's 64 KiB buffer */
 
 static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir"};
 #define N_WRITERS (sizeof writers / sizeof *writers)
@@ -376,7 +377,7 @@ static void test_write_callback_equals_file(void)
 
 /* ---- a full disk names its cause, whichever writer and whichever step hits it ---- */
 
-/* Writers that write while events flow: the sink fails mid-stream on a big input
+/* Writers that write while events flow: the sink fails mid-stream on a medium input
  * (the others write everything at the end, the small input's case). */
 static int streams_output(const char *writer)
 {
@@ -394,7 +395,7 @@ static void check_enospc_message(tc_conv *c, int rc, const char *writer)
 
 static void test_enospc_through_callback(void)
 {
-    const char *inputs[] = {small_json, big_json};
+    const char *inputs[] = {small_json, medium_json};
     for (size_t k = 0; k < 2; k++) {
         for (size_t i = 0; i < N_WRITERS; i++) {
             if (k == 1 && !streams_output(writers[i]))
@@ -417,7 +418,7 @@ static void test_enospc_through_callback(void)
 
 static void test_enospc_dev_full(void)
 {
-    const char *inputs[] = {small_json, big_json};
+    const char *inputs[] = {small_json, medium_json};
     for (size_t k = 0; k < 2; k++) {
         for (size_t i = 0; i < N_WRITERS; i++) {
             if (k == 1 && !streams_output(writers[i]))
@@ -440,6 +441,7 @@ int main(void)
 {
     small_json = json_trace(20);
     big_json = json_trace(135000); /* 270,000 records: progress is reported every 262,144 */
+    medium_json = json_trace(5000);
     UNIT_RUN(test_bad_option_then_good_conversion);
     UNIT_RUN(test_unknown_writer_then_good_writer);
     UNIT_RUN(test_failed_open_then_open_again);
@@ -456,5 +458,6 @@ int main(void)
     UNIT_RUN(test_enospc_dev_full);
     free(small_json);
     free(big_json);
+    free(medium_json);
     return UNIT_DONE();
 }
