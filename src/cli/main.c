@@ -120,13 +120,14 @@ static void drop_temp(void)
 
 static int progress_shown;
 
-static void show_progress(void *user, uint64_t done, uint64_t total)
+static int show_progress(void *user, uint64_t done, uint64_t total)
 {
     (void)user;
     if (!total)
-        return;
+        return 0;
     fprintf(stderr, "\rtraceconv: %3u%% of %.0f MB", (unsigned)(done * 100 / total), total / 1e6);
     progress_shown = 1;
+    return 0; /* never cancels */
 }
 
 static void end_progress(void)

@@ -362,18 +362,26 @@ typedef struct tci_reader {
 /* ---- output sink -------------------------------------------------------- */
 
 typedef struct tci_sink {
-    FILE *fp;
+    FILE *fp;              /* the output: a FILE, or */
+    tc_write_fn fn;        /* a caller's function (fp NULL) */
+    void *fn_user;
     struct z_stream_s *z;  /* non-NULL: gzip the output */
     uint8_t *zbuf;
     size_t len;
-    int err;
+    int err;               /* set once a write failed: nothing more is written */
+    int errnum;            /* the errno of that failure, for the message */
     uint64_t written;
     uint8_t buf[1 << 16];
 } tci_sink;
 
 int tci_sink_open(tci_sink *s, FILE *fp, bool gzip);
+int tci_sink_open_fn(tci_sink *s, tc_write_fn fn, void *user, bool gzip);
 int tci_sink_flush_buf(tci_sink *s);
 int tci_sink_close(tci_sink *s); /* finish gzip, flush; returns error status */
+/* Drop what is buffered and release the sink without writing more (a canceled conversion). */
+void tci_sink_discard(tci_sink *s);
+/* Mark the sink failed with errnum (the first failure is kept). */
+void tci_sink_fail(tci_sink *s, int errnum);
 
 static inline void tci_sink_write(tci_sink *s, const void *p, size_t n)
 {
