@@ -143,6 +143,7 @@ int tc_conv_set_option(tc_conv *c, const char *key, const char *value)
         return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX, "bad value '%s' for option '%s'",
                          value ? value : "", key);
     }
+    tci_options_given(&c->opt, key);
     return TC_OK;
 }
 
@@ -345,6 +346,8 @@ int tc_conv_write(tc_conv *c, const char *writer, FILE *out)
     if (c->written)
         return tci_error(&c->diag, TC_ERR_USAGE, "api", UINT64_MAX, "an input converts once; open it again");
     c->written = true;
+    if (tci_options_check_used(&c->opt, c->reader, w, &c->diag) != TC_OK)
+        return TC_ERR_STRICT; /* an option neither the reader nor the writer uses, under strict */
 
     tci_sink sink;
     pipeline p = {.c = c, .w = w};
