@@ -251,7 +251,7 @@ def check_several_inputs(ctx):
     shutil.copyfile(corpus_trace(ctx, "app-startup"), a)
     shutil.copyfile(corpus_trace(ctx, "open-at-end"), b)
     before = {p: read(p) for p in (a, b)}
-    r = subprocess.run([ctx.traceconv, "-f", "-o", "json", "a.trace", "b.trace"], cwd=d, capture_output=True)
+    r = subprocess.run([os.path.abspath(ctx.traceconv), "-f", "-o", "json", "a.trace", "b.trace"], cwd=d, capture_output=True)
     ctx.eq(r.returncode, 0, f"-f -o json a.trace b.trace: exit status ({s(r.stderr).strip()})")
     for p in (a, b):
         ctx.check(read(p) == before[p], f"-f -o json a.trace b.trace: {os.path.basename(p)} was changed")
@@ -267,7 +267,7 @@ def check_several_inputs(ctx):
         shutil.copyfile(corpus_trace(ctx, stem), os.path.join(d, n + ".trace"))
     with open(os.path.join(d, "b.trace"), "wb") as f:
         f.write(b"this is not a trace\n" * 20)
-    r = subprocess.run([ctx.traceconv, "-o", "folded", "a.trace", "b.trace", "c.trace"], cwd=d, capture_output=True)
+    r = subprocess.run([os.path.abspath(ctx.traceconv), "-o", "folded", "a.trace", "b.trace", "c.trace"], cwd=d, capture_output=True)
     ctx.eq(r.returncode, 1, f"three inputs, the second bad: exit status ({s(r.stderr).strip()})")
     ctx.eq(sorted(os.listdir(d)), ["a.folded", "a.trace", "b.trace", "c.folded", "c.trace"],
            "three inputs, the second bad: the good ones are converted, nothing for the bad one")
