@@ -274,6 +274,21 @@ def check_several_inputs(ctx):
     errs = [l for l in s(r.stderr).splitlines() if l not in summary_lines(r.stderr)]
     ctx.check(len(errs) == 1 and "b.trace" in errs[0], f"the bad input gets one line naming it: {errs!r}")
 
+    # two inputs with the same default output (x.trace, x.trace.gz -> x.folded): the second is refused
+    d = fresh_dir(ctx, "same-output")
+    shutil.copyfile(corpus_trace(ctx, "app-startup"), os.path.join(d, "x.trace"))
+    with open(os.path.join(d, "x.trace.gz"), "wb") as f:
+        f.write(gzip.compress(read(corpus_trace(ctx, "open-at-end"))))
+    r = subprocess.run([os.path.abspath(ctx.traceconv), "-f", "-o", "folded", "x.trace", "x.trace.gz"], cwd=d,
+                       capture_output=True)
+    ctx.eq(r.returncode, 1, f"two inputs, one output name: exit status ({s(r.stderr).strip()})")
+    ref = subprocess.run([ctx.traceconv, "-q", "-o", "folded", corpus_trace(ctx, "app-startup"), "-"],
+                         capture_output=True).stdout
+    xf = os.path.join(d, "x.folded")
+    ctx.check(os.path.exists(xf) and read(xf) == ref, "two inputs, one output name: the first one's output is kept")
+    ctx.check("x.folded" in s(r.stderr) and "already written" in s(r.stderr),
+              f"two inputs, one output name: the second is refused, saying why: {s(r.stderr)!r}")
+
 
 def check_operands(ctx):
     """Two operands are INPUT OUTPUT only when the second is '-', does not exist, or has the writer's extension."""
