@@ -335,7 +335,8 @@ static int refuse_existing(cli *a, const job *jb, const char *output, const stru
         return 0; /* a FIFO or device is written into, never replaced; reading it to probe would consume it */
     for (size_t i = 0; i < a->n_written; i++) {
         if (a->written[i].st_dev == st_out->st_dev && a->written[i].st_ino == st_out->st_ino) {
-            fprintf(stderr, "traceconv: %s: already written by this command (from an earlier INPUT); not overwriting it\n",
+            fprintf(stderr,
+                    "traceconv: %s: already written by this command (from an earlier INPUT); not overwriting it\n",
                     output);
             return EXIT_USAGE;
         }
