@@ -261,6 +261,7 @@ static int set_option(tc_conv *c, const char *key, const char *value)
     if (rc != TC_OK)
         return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX, "bad value '%s' for option '%s'",
                          value ? value : "", key);
+    tci_options_given(&c->opt, key);
     return TC_OK;
 }
 
@@ -570,6 +571,8 @@ static int conv_write(tc_conv *c, const char *writer, FILE *out, tc_write_fn fn,
                          "unknown output format '%s' (see --list-formats)", writer);
     c->state = ST_WRITTEN; /* from here the conversion consumes the input, success or not */
     c->canceled = false;
+    if (tci_options_check_used(&c->opt, c->reader, w, &c->diag) != TC_OK)
+        return TC_ERR_STRICT; /* an option neither the reader nor the writer uses, under strict */
     tci_sink sink;
     bool gzip = (w->flags & TCI_WF_GZIP) != 0;
     int rc = fn ? tci_sink_open_fn(&sink, fn, user, gzip) : tci_sink_open(&sink, out, gzip);

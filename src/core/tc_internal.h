@@ -103,7 +103,8 @@ void tci_idmap_free(tci_idmap *m);
     X(UNKNOWN_THREAD, "unlisted-thread", TC_FIG_REPAIR)                 \
     X(BAD_LINE, "bad-line", TC_FIG_WARNING)                             \
     X(WRITER_DROPPED, "writer-dropped-frames", TC_FIG_WARNING)                     \
-    X(SAMPLES, "samples", TC_FIG_COUNT)
+    X(SAMPLES, "samples", TC_FIG_COUNT)                                 \
+    X(UNUSED_OPTION, "unused-option", TC_FIG_WARNING)
 
 enum tci_figure_id {
 #define TCI_FIG_ENUM(id, name, kind) TCI_FIG_##id,
@@ -160,6 +161,7 @@ typedef struct tci_options {
     uint64_t max_events;  /* input records; 0 = none */
     uint64_t max_json;    /* bytes of JSON input, which is parsed in memory */
     const char *mapping;  /* rhea: method mapping file (NULL: looked for beside the input) */
+    char given[192];      /* keys set explicitly, space-separated (options.c) */
 } tci_options;
 
 #define TCI_DEFAULT_MAX_INPUT ((uint64_t)64 << 30)
@@ -349,6 +351,7 @@ typedef struct tci_rctx {
 
 typedef struct tci_reader {
     const char *name, *description, *extensions;
+    const char *options; /* option keys this reader reads, space-separated (options.c); NULL: none */
     size_t priv_size;
     /* 0..100 from the first bytes (len may be short) and the file name; pure. */
     int (*probe)(const uint8_t *buf, size_t len, const char *filename);
@@ -471,6 +474,7 @@ typedef struct tci_wctx {
 
 typedef struct tci_writer {
     const char *name, *description, *extensions;
+    const char *options; /* option keys this writer reads, space-separated (options.c); NULL: none */
     size_t priv_size;
     unsigned flags;
     int (*begin)(tci_wctx *w);                          /* tables are final here */
@@ -495,6 +499,13 @@ const tci_reader *tci_find_reader(const char *name);
 const tci_writer *tci_find_writer(const char *name);
 size_t tci_reader_count(void);
 const tci_reader *tci_reader_at(size_t i);
+
+/* options.c: note a key set by tc_conv_set_option; at write time, warn about
+ * each given key that is a format's option (listed by some reader or writer
+ * descriptor) but used by neither rd nor w: counted unused-option warnings,
+ * TC_ERR_STRICT under strict. */
+void tci_options_given(tci_options *o, const char *key);
+int tci_options_check_used(const tci_options *o, const tci_reader *rd, const tci_writer *w, tci_diag *d);
 
 /* ---- input source -------------------------------------------------------- */
 

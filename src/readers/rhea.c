@@ -1162,6 +1162,7 @@ const tci_reader tci_reader_rhea = {
     .name = "rhea",
     .description = "RheaTrace/btrace app dumps: 1.x/2.x atrace text, 2.x binary method trace, 3.x sampling",
     .extensions = "rhea-atrace",
+    .options = "mapping",
     .priv_size = sizeof(rhea),
     .probe = rhea_probe,
     .open = rhea_open,
