@@ -338,23 +338,30 @@ def check_operands(ctx):
 
 
 def check_never_overwrite_a_trace(ctx):
-    """No command line overwrites a file a reader recognizes as a trace, even with -f."""
+    """No command line overwrites an original trace (a file a reader recognizes that
+    traceconv did not write), even with -f; an output of traceconv's own, which can be
+    made again, is replaced with -f only."""
     d = fresh_dir(ctx, "keep-traces")
     a = os.path.join(d, "a.trace")
     shutil.copyfile(corpus_trace(ctx, "open-at-end"), a)
-    chrome = os.path.join(d, "chrome.json")  # a Chrome JSON trace (made by us, but a trace all the same)
-    subprocess.run([ctx.traceconv, "-q", "-o", "json", corpus_trace(ctx, "app-startup"), chrome], check=True)
+    chrome = os.path.join(d, "chrome.json")  # a Chrome JSON trace written by hand, not by us
+    with open(chrome, "w") as f:
+        f.write('{"traceEvents":[{"name":"draw","ph":"B","ts":1,"pid":7,"tid":7},'
+                '{"name":"draw","ph":"E","ts":5,"pid":7,"tid":7}]}\n')
     art_named_json = os.path.join(d, "art.json")  # an ART trace behind the writer's extension
     shutil.copyfile(corpus_trace(ctx, "app-startup"), art_named_json)
-    html = os.path.join(d, "sys.html")
-    subprocess.run([ctx.traceconv, "-q", "-o", "systrace", corpus_trace(ctx, "app-startup"), html], check=True)
+    html = os.path.join(d, "sys.html")  # a device capture's systrace text behind .html
+    with open(html, "w") as f:
+        f.write("# tracer: nop\n#\n"
+                "  RenderThread-1234  ( 1200) [001] ...1  100.000100: tracing_mark_write: B|1200|draw\n"
+                "  RenderThread-1234  ( 1200) [001] ...1  100.000200: tracing_mark_write: E|1200\n")
     cases = [(["-f", "-o", "json", a, chrome], chrome, "json"),
              (["-f", "-o", "json", a, art_named_json], art_named_json, "art"),
              (["-o", "json", a, chrome], chrome, "json"),  # without -f too: the message must not suggest -f
              (["-f", "-o", "systrace", a, html], html, "systrace"),
              (["-f", "-o", "json", a], None, "json")]
     for args, target, reader in cases:
-        if target is None:  # the default output a.json is itself a trace now
+        if target is None:  # the default output a.json is an original trace
             target = os.path.join(d, "a.json")
             shutil.copyfile(chrome, target)
         before = read(target)
@@ -366,6 +373,20 @@ def check_never_overwrite_a_trace(ctx):
         ctx.check(len(err.splitlines()) == 1 and os.path.basename(target) in err and
                   reader in err.replace(d, "") and "use -f" not in err,
                   f"{what}: one line naming the trace it will not overwrite and its reader ({reader}): {err!r}")
+    os.unlink(os.path.join(d, "a.json"))
+    # traceconv's own outputs (json: the mark is in the trailing otherData; systrace, ir: at the start)
+    for fmt, ext in (("json", "json"), ("systrace", "html"), ("ir", "ir.txt")):
+        out = os.path.join(d, "again." + ext)
+        first = ctx.run(["-q", "-o", fmt, a, out])
+        ctx.check(first.returncode == 0, f"-o {fmt}: first conversion: {s(first.stderr)}")
+        before = read(out)
+        r = ctx.run(["-q", "-o", fmt, a, out])
+        ctx.check(r.returncode == 2 and "use -f" in s(r.stderr),
+                  f"-o {fmt} again without -f: refused, suggesting -f: {r.returncode} {s(r.stderr)!r}")
+        r = ctx.run(["-q", "-f", "-o", fmt, a, out])
+        ctx.check(r.returncode == 0, f"-f -o {fmt} again: traceconv's own output is replaced: {s(r.stderr)!r}")
+        ctx.check(read(out) == before, f"-f -o {fmt} again: the same output")
+        os.unlink(out)
     no_stray(ctx, d, "refused overwrites")
 
 

@@ -6,9 +6,10 @@
  *
  * Exit codes: 0 success, 1 conversion failed, 2 usage error. Output is
  * written to a temporary file beside OUTPUT and renamed on success, so a
- * failed or interrupted conversion leaves nothing behind; a file that a
- * reader recognizes as a trace is never overwritten, even with -f (a glob
- * such as *.trace must not turn one input into the output of another).
+ * failed or interrupted conversion leaves nothing behind; an original trace
+ * (a file a reader recognizes that traceconv did not write) is never
+ * overwritten, even with -f (a glob such as *.trace must not turn one input
+ * into the output of another); -f replaces traceconv's own outputs.
  */
 #define _GNU_SOURCE
 #include "traceconv.h"
@@ -38,11 +39,11 @@ static const char usage_text[] =
     "Two operands are INPUT OUTPUT only when the second is '-', does not exist, is a\n"
     "FIFO or device, or ends in an extension of the output format (.json for -o json);\n"
     "otherwise every operand is an INPUT, converted beside itself (a.trace -> a.json).\n"
-    "A file that a reader recognizes as a trace is never overwritten, even with -f.\n"
+    "An original trace (not written by traceconv) is never overwritten, even with -f.\n"
     "\n"
     "  -i, --input-format FORMAT  input format (default: detected from content)\n"
     "  -o, --output-format FORMAT output format: json, folded, ... (see --list-formats)\n"
-    "  -f, --force                overwrite an existing OUTPUT (unless it is a trace)\n"
+    "  -f, --force                overwrite an existing OUTPUT (never an original trace)\n"
     "      --strict               treat warnings about the input, and options the\n"
     "                             chosen reader or writer does not use, as errors\n"
     "  -q, --quiet                print nothing but errors\n"
@@ -317,6 +318,33 @@ typedef struct cli {
 
 /* The existing file at output must not be replaced: it is the input, a trace,
  * or (without -f) any file. A message and an exit code, or 0. */
+/* Did traceconv write this file? Its text outputs carry a mark near the start
+ * (ir, systrace) or in the trailing otherData object (json). */
+static int written_by_traceconv(const char *path)
+{
+    static const char *const marks[] = {"\"generator\":\"traceconv ", "traceconv-ir ", "# traceconv ",
+                                        " (traceconv)</title>"};
+    char buf[2][8192 + 1];
+    size_t got[2] = {0, 0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    got[0] = fread(buf[0], 1, sizeof buf[0] - 1, f);
+    if (fseeko(f, -(off_t)(sizeof buf[1] - 1), SEEK_END) == 0)
+        got[1] = fread(buf[1], 1, sizeof buf[1] - 1, f);
+    fclose(f);
+    for (int part = 0; part < 2; part++) {
+        for (size_t i = 0; i < got[part]; i++)
+            if (!buf[part][i])
+                buf[part][i] = ' '; /* a binary byte must not end the search */
+        buf[part][got[part]] = 0;
+        for (size_t m = 0; m < sizeof marks / sizeof *marks; m++)
+            if (strstr(buf[part], marks[m]))
+                return 1;
+    }
+    return 0;
+}
+
 static int refuse_existing(cli *a, const job *jb, const char *output, const struct stat *st_out)
 {
     struct stat st_in;
@@ -353,9 +381,13 @@ static int refuse_existing(cli *a, const job *jb, const char *output, const stru
     for (int i = 1; i < n; i++)
         if (scores[i].score > scores[best].score)
             best = i;
-    if (n > 0 && scores[best].score > 0) { /* what detection would accept as input: a trace */
-        fprintf(stderr, "traceconv: %s: is a trace (the %s reader recognizes it); not overwriting it, even with -f\n",
-                output, scores[best].reader);
+    /* What detection would accept as input is a trace: an original one is never
+     * replaced; one that traceconv wrote can be made again, so -f may replace it
+     * (re-running a conversion is the common case). */
+    if (n > 0 && scores[best].score > 0 && !(a->force && written_by_traceconv(output))) {
+        fprintf(stderr, "traceconv: %s: is a trace (the %s reader recognizes it); not overwriting it%s\n", output,
+                scores[best].reader, written_by_traceconv(output) ? "; use -f to replace this traceconv output"
+                                                                  : ", even with -f");
         return EXIT_USAGE;
     }
     if (!a->force) {
