@@ -533,6 +533,14 @@ int tci_source_open_concat(tci_source *s, const char *first, const char *second,
                            tci_diag *d);
 /* The same over a caller's buffer (borrowed; gzip is inflated into a spool file). */
 int tci_source_open_memory(tci_source *s, const uint8_t *data, size_t size, const tci_options *o, tci_diag *d);
+/* The zlib stream data[0, len) that a reader found in its input (at input
+ * offset base; messages name module) inflated into an unlinked temporary file
+ * and mapped as s, with gzip input's guard: at most max-input bytes, and more
+ * than 200:1 beyond 256 MiB refused as a bomb. Bytes after the stream's end
+ * are ignored. The reader owns s: it releases pages as it reads
+ * (tci_source_release) and closes it. */
+int tci_source_inflate(tci_source *s, const uint8_t *data, size_t len, const char *module, uint64_t base,
+                       const tci_options *o, tci_diag *d);
 void tci_source_close(tci_source *s);
 /* Readers move forward: drop mapped pages before `upto` so peak memory stays flat on huge inputs. */
 void tci_source_release(tci_source *s, uint64_t upto);

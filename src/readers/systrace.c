@@ -37,9 +37,12 @@
  * - The legacy HTML (`var linuxPerfData = "...\n\`, before 2015) and
  *   trace2html's `viewer-data` HTML are refused with one clear error; a bare
  *   linuxPerfData body (lines ending in a literal `\n\`) is read as text.
- * - zlib data is inflated into memory, bounded by --max-input (and refused
- *   as a bomb beyond 256 MiB at more than 200:1); messages then give offsets
- *   in the decompressed text, and say so. CRLF-mangled zlib is not repaired.
+ * - zlib data is inflated by the source layer into an unlinked temporary
+ *   file that is mapped and released as it is read (memory stays flat),
+ *   with gzip input's guard (--max-input after decompression; more than
+ *   200:1 beyond 256 MiB refused as a bomb); messages then give offsets in
+ *   the decompressed text, and say so. CRLF-mangled zlib is not repaired.
+ *   systrace HTML never holds zlib (catapult inflates before writing).
  * - Record order is the file's: atrace output is time-ordered; normalize
  *   clamps a thread whose time goes backwards (e.g. several HTML blocks).
  */
@@ -47,11 +50,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <zlib.h>
 
 #define MOD "systrace"
-#define BOMB_RATIO 200
-#define BOMB_FLOOR ((uint64_t)256 << 20)
 #define TRACE_MARK "TRACE:"
 
 typedef struct range {
@@ -73,7 +73,8 @@ typedef struct dump_thread {
 typedef struct systrace {
     const char *text;      /* what lines are read from: the input or the inflated data */
     size_t len;
-    uint8_t *inflated;     /* owned when the input was zlib-compressed */
+    bool inflated;         /* the input was zlib-compressed: text is spool's */
+    tci_source spool;      /* the inflated text, mapped from a temporary file */
     bool html;
     range *blocks;         /* ftrace text ranges, in file order */
     uint32_t n_blocks, cap_blocks;
@@ -394,73 +395,15 @@ static int add_block(tci_rctx *r, systrace *s, size_t start, size_t end)
 
 static int inflate_text(tci_rctx *r, systrace *s, size_t at)
 {
-    uint64_t max = r->opt->max_input ? r->opt->max_input : UINT64_MAX;
-    if (max > SIZE_MAX - 1)
-        max = SIZE_MAX - 1;
-    size_t in_len = r->size - at;
-    size_t cap = in_len < (SIZE_MAX - 65536) / 4 ? in_len * 4 + 65536 : SIZE_MAX / 2;
-    if (cap > max + 1)
-        cap = (size_t)max + 1;
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit(&z) != Z_OK)
-        return tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "cannot start zlib");
-    uint8_t *out = tci_malloc(cap);
-    int rc = TC_OK, zr = Z_OK;
-    size_t in_done = 0, out_len = 0;
-    while (out && rc == TC_OK) {
-        if (out_len == cap) {
-            if (cap > max) {
-                rc = tci_error(r->diag, TC_ERR_LIMIT, MOD, at + in_done,
-                               "compressed atrace data expands beyond max-input (%llu bytes); raise it with --max-input",
-                               (unsigned long long)max);
-                break;
-            }
-            size_t ncap = cap > max / 2 ? (size_t)max + 1 : cap * 2;
-            uint8_t *p = realloc(out, ncap);
-            if (!p) {
-                rc = tci_error(r->diag, TC_ERR_NOMEM, MOD, at + in_done, "out of memory inflating the atrace data");
-                break;
-            }
-            out = p;
-            cap = ncap;
-        }
-        size_t in_chunk = in_len - in_done < (1u << 30) ? in_len - in_done : (1u << 30);
-        size_t out_chunk = cap - out_len < (1u << 30) ? cap - out_len : (1u << 30);
-        z.next_in = (Bytef *)(uintptr_t)(r->data + at + in_done);
-        z.avail_in = (uInt)in_chunk;
-        z.next_out = out + out_len;
-        z.avail_out = (uInt)out_chunk;
-        zr = inflate(&z, Z_NO_FLUSH);
-        in_done += in_chunk - z.avail_in;
-        out_len += out_chunk - z.avail_out;
-        if (out_len > BOMB_FLOOR && out_len / BOMB_RATIO > in_done) {
-            rc = tci_error(r->diag, TC_ERR_LIMIT, MOD, at + in_done,
-                           "compressed atrace data expands more than %d:1: refused as a decompression bomb", BOMB_RATIO);
-            break;
-        }
-        if (zr == Z_STREAM_END)
-            break;
-        if (zr == Z_BUF_ERROR && in_done == in_len && z.avail_out != 0)
-            rc = tci_error(r->diag, TC_ERR_FORMAT, MOD, r->size,
-                           "compressed atrace data (zlib after TRACE:) ends early: the file is cut");
-        else if (zr != Z_OK && zr != Z_BUF_ERROR)
-            rc = tci_error(r->diag, TC_ERR_FORMAT, MOD, at + in_done, "corrupt compressed atrace data (zlib): %s",
-                           z.msg ? z.msg : "inflate failed");
-    }
-    inflateEnd(&z);
-    if (!out && rc == TC_OK)
-        rc = tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "out of memory inflating the atrace data");
-    if (rc != TC_OK) {
-        free(out);
+    int rc = tci_source_inflate(&s->spool, r->data + at, r->size - at, MOD, at, r->opt, r->diag);
+    if (rc != TC_OK)
         return rc;
-    }
-    s->inflated = out;
-    s->text = (const char *)out;
-    s->len = out_len;
+    s->inflated = true;
+    s->text = (const char *)s->spool.data;
+    s->len = s->spool.size;
     /* inflated text may itself start with TRACE: or have it absent */
-    size_t t = after_trace_mark(out, out_len);
-    return add_block(r, s, t, out_len);
+    size_t t = after_trace_mark(s->spool.data, s->spool.size);
+    return add_block(r, s, t, s->len);
 }
 
 /* PROCESS DUMP: `ps -A -o USER,PID,PPID,VSZ,RSS,WCHAN,ADDR=PC,S,NAME,COMM` (NAME = token 8)
@@ -828,8 +771,10 @@ static int systrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
             return got1;
         k += (size_t)got1;
     }
-    /* progress and page release are in input bytes */
+    /* progress and page release are in input bytes; the inflated text's pages go as they are read */
     r->pos = s->inflated ? (s->len ? (uint64_t)((double)s->pos / (double)s->len * (double)r->size) : 0) : s->pos;
+    if (s->inflated)
+        tci_source_release(&s->spool, s->pos);
     if (k == 0 && r->pass == 1 && !s->tables_done) {
         s->tables_done = true;
         if ((rc = finish_tables(r, s)) != TC_OK)
@@ -844,6 +789,7 @@ static int systrace_rewind(tci_rctx *r)
     systrace *s = r->priv;
     s->block = 0;
     s->pos = s->n_blocks ? s->blocks[0].start : 0;
+    s->spool.released = 0; /* pages come back as pass 2 touches them */
     return TC_OK;
 }
 
@@ -852,7 +798,7 @@ static void systrace_close(tci_rctx *r)
     systrace *s = r->priv;
     if (!s)
         return;
-    free(s->inflated);
+    tci_source_close(&s->spool);
     free(s->blocks);
     free(s->has_pid);
     free(s->procs);
