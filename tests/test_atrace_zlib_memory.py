@@ -9,6 +9,9 @@ four threads of two processes. It is converted to folded (checked against the
 stacks and self times the generator wrote) and to JSON (to /dev/null); each
 conversion's peak RSS (wait4's ru_maxrss of that child) must stay at or below
 64 MiB. Before the spool, the reader inflated into the heap: ~219 MiB.
+The guard is gzip input's: more text than --max-input, and a zlib bomb (300 MiB
+of NULs), are each one clear error, no output, and the bomb is refused within
+the same 64 MiB (the heap version reached 256 MiB before it could tell).
 
 Under a sanitized build (ASan's shadow memory and quarantine change RSS) the
 capture is smaller and the RSS bound is reported, not asserted."""
@@ -66,6 +69,44 @@ def make_capture(path, target_bytes):
     return want, total
 
 
+def make_bomb(path, zero_bytes):
+    """TRACE: + zlib(zero_bytes NULs): ~1000:1, what the bomb guard refuses."""
+    co = zlib.compressobj(9)
+    chunk = bytes(1 << 20)
+    with open(path, "wb") as out:
+        out.write(b"TRACE:\n")
+        for _ in range(zero_bytes >> 20):
+            out.write(co.compress(chunk))
+        out.write(co.flush())
+
+
+def check_refusals(ctx, capture, inflated, sanitized):
+    """The guard gzip input has, on zlib inside a systrace: max-input and bombs, one clear error each."""
+    out = os.path.join(ctx.work, "refused.json")
+    if os.path.exists(out):
+        os.remove(out)
+    rc, err, _ = run_measured([ctx.traceconv, "-f", "--max-input", str(inflated // 2), "-o", "json", capture, out])
+    lines = [l for l in err.splitlines() if l.strip()]
+    ctx.eq(rc, 1, "more inflated text than --max-input: exit 1")
+    ctx.check(len(lines) == 1 and "systrace" in lines[0] and "max-input" in lines[0],
+              f"one error line naming systrace and max-input: {lines}")
+    ctx.check(not os.path.exists(out), "no output file after the refusal")
+    bomb = os.path.join(ctx.work, "bomb.ctrace")
+    make_bomb(bomb, 300 << 20)
+    try:
+        rc, err, rss_kb = run_measured([ctx.traceconv, "-f", "-o", "json", bomb, out])
+    finally:
+        os.remove(bomb)
+    lines = [l for l in err.splitlines() if l.strip()]
+    ctx.eq(rc, 1, "a zlib bomb (300 MiB of NULs): exit 1")
+    ctx.check(len(lines) == 1 and "systrace" in lines[0] and "decompression bomb" in lines[0],
+              f"one error line naming systrace and the bomb: {lines}")
+    ctx.check(not os.path.exists(out), "no output file for the bomb")
+    print(f"bomb refused, peak RSS {rss_kb // 1024} MiB")
+    if not sanitized:
+        ctx.check(rss_kb <= LIMIT_KB, f"the bomb is refused within 64 MiB of RSS, not {rss_kb // 1024} MiB")
+
+
 def is_sanitized(exe):
     with open(exe, "rb") as f:
         return b"__asan_init" in f.read()
@@ -120,6 +161,7 @@ def main():
                 ctx.eq(len(got), len(want), "folded: one line per (thread, stack) the generator wrote")
                 ctx.check(got == want, "folded: every stack's self time equals the generator's "
                           f"(first differences: {sorted(set(got.items()) ^ set(want.items()))[:4]})")
+        check_refusals(ctx, capture, inflated, sanitized)
     finally:
         for p in (capture, folded):
             if os.path.exists(p):
