@@ -337,6 +337,33 @@ typedef struct tci_raw {
 /* Records per read() call: big enough to amortize the call, small enough for L1. */
 #define TCI_RAW_BATCH 256
 
+/* ---- atrace payloads (atrace.c; the grammar is at the top of that file) ---- */
+
+enum { TCI_ATRACE_OK = 0, TCI_ATRACE_NONE = 1, TCI_ATRACE_BAD = 2 };
+
+/* One `tracing_mark_write` payload. Strings point into the payload (or to a
+ * literal) and are not NUL-terminated: they may hold NUL bytes. */
+typedef struct tci_atrace {
+    char kind;                  /* B E C S F I N G H */
+    uint8_t action;             /* the record it makes: TCI_ACT_* */
+    bool has_pid;               /* only E may lack one */
+    uint32_t pid;
+    const char *name;           /* B I C S F N G, H's optional name, E's ignored tail */
+    const char *track;          /* N G H */
+    const char *category;       /* C: what follows the value */
+    size_t name_len, track_len, category_len;
+    double value;               /* C */
+    int64_t cookie;             /* S F G H */
+    const char *why;            /* TCI_ATRACE_BAD: what is wrong, "its pid is not a number ..." */
+} tci_atrace;
+
+/* Parse [p, p+n): TCI_ATRACE_OK, TCI_ATRACE_NONE (not a payload: clock sync,
+ * free text) or TCI_ATRACE_BAD (a payload that breaks the grammar; a->why).
+ * Never reads past n; linear in n. */
+int tci_atrace_parse(const char *p, size_t n, tci_atrace *a);
+/* The name the record takes: the event's name, or the track for G and H. */
+const char *tci_atrace_record_name(const tci_atrace *a, size_t *len);
+
 typedef struct tci_rctx {
     void *priv;
     const uint8_t *data; /* the whole input (mmapped or spooled) */
@@ -525,6 +552,14 @@ int tci_source_open_concat(tci_source *s, const char *first, const char *second,
                            tci_diag *d);
 /* The same over a caller's buffer (borrowed; gzip is inflated into a spool file). */
 int tci_source_open_memory(tci_source *s, const uint8_t *data, size_t size, const tci_options *o, tci_diag *d);
+/* The zlib stream data[0, len) that a reader found in its input (at input
+ * offset base; messages name module) inflated into an unlinked temporary file
+ * and mapped as s, with gzip input's guard: at most max-input bytes, and more
+ * than 200:1 beyond 256 MiB refused as a bomb. Bytes after the stream's end
+ * are ignored. The reader owns s: it releases pages as it reads
+ * (tci_source_release) and closes it. */
+int tci_source_inflate(tci_source *s, const uint8_t *data, size_t len, const char *module, uint64_t base,
+                       const tci_options *o, tci_diag *d);
 void tci_source_close(tci_source *s);
 /* Readers move forward: drop mapped pages before `upto` so peak memory stays flat on huge inputs. */
 void tci_source_release(tci_source *s, uint64_t upto);
