@@ -1,10 +1,11 @@
 # traceconv: the two commands of the quick start are `make demo` and `make test`.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_GEN   = cmake -S . -B
 
-.PHONY: all build demo test test-asan bench fuzz install clean corpus
+.PHONY: all build demo test test-asan test-tsan bench fuzz install clean corpus
 
 all: build
 
@@ -16,19 +17,27 @@ build:
 demo: build
 	@scripts/demo.sh $(BUILD)
 
-# The whole suite, warnings as errors, then once more under ASan+UBSan.
-test:
+# The whole suite, warnings as errors, then once more under ASan+UBSan, then
+# the threaded API test under ThreadSanitizer.
 	@scripts/setup.sh test
 	@$(CMAKE_GEN) $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTC_WERROR=ON >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory test-tsan
 
 test-asan:
 	@$(CMAKE_GEN) $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTC_WERROR=ON -DTC_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		ctest --output-on-failure -j$(JOBS)
+
+# Only what the stage needs: the library and tests/unit/api_threads.c, run alone.
+test-tsan:
+	@$(CMAKE_GEN) $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_WERROR=ON -DTC_TSAN=ON >/dev/null
+	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target api_threads
+	@cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		ctest --output-on-failure -R '^api_threads$$'
 
 bench:
 	@scripts/setup.sh bench
@@ -50,4 +59,4 @@ corpus:
 	@corpus/regen.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) build-fuzz

@@ -6,7 +6,7 @@ build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
 sample=$root/corpus/app-startup.trace
 out=$root/out/demo
-mkdir -p "$out"
+rm -rf "$out" && mkdir -p "$out"   # traceconv never overwrites a trace, even with -f: start empty
 [ -f "$sample" ] || { echo "demo: $sample is missing (run make corpus)" >&2; exit 1; }
 echo "demo: converting $sample"
 cp "$sample" "$out/app-startup.trace"

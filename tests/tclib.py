@@ -31,6 +31,10 @@ class Ctx:
         self.shared = os.path.normpath(os.path.join(a.source, "..", "shared"))
         self.corpus = os.path.join(a.source, "corpus")
         self.work = a.work
+        # every run starts from an empty scratch dir: an output left by an earlier run would
+        # be refused (traceconv never overwrites a trace) or, lacking the writer's extension,
+        # read as a second input and converted beside the first (into the corpus)
+        shutil.rmtree(self.work, ignore_errors=True)
         os.makedirs(self.work, exist_ok=True)
         self.failures = 0
         self.checks = 0

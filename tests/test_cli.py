@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Command-line behaviour of traceconv: help/version/list/probe, usage errors,
 default output name, overwrite protection, stdin/stdout, gzip, empty/garbage/
-truncated inputs, --strict, --quiet and an unwritable output path."""
+truncated inputs, --strict, --quiet and an unwritable output path; several
+inputs each converted beside itself, which operands are inputs and which the
+output, never overwriting a trace, output permissions under the umask, disk
+full, and options the chosen reader or writer does not use."""
 import gzip
+import json
 import os
 import subprocess
 import random
@@ -199,7 +203,283 @@ def main():
     finally:
         os.close(master)
         os.close(slave)
+
+    check_several_inputs(ctx)
+    check_operands(ctx)
+    check_never_overwrite_a_trace(ctx)
+    check_permissions(ctx)
+    check_disk_full(ctx)
+    check_unused_options(ctx)
     ctx.done()
+
+
+# ---- several inputs, operands, overwrite protection, permissions, disk full, unused options ----
+
+def corpus_trace(ctx, stem):
+    return os.path.join(ctx.corpus, stem + ".trace")
+
+
+def fresh_dir(ctx, name):
+    d = os.path.join(ctx.work, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def is_json(path):
+    try:
+        with open(path, "rb") as f:
+            doc = json.load(f)
+        return isinstance(doc, (dict, list))
+    except (OSError, ValueError):
+        return False
+
+
+def summary_lines(stderr):
+    return [l for l in s(stderr).splitlines() if l.startswith("traceconv: ") and " -> " in l]
+
+
+def check_several_inputs(ctx):
+    """The glob case of issue 9: `traceconv -f -o json *.trace` converted a.trace into b.trace."""
+    d = fresh_dir(ctx, "glob")
+    a, b = os.path.join(d, "a.trace"), os.path.join(d, "b.trace")
+    shutil.copyfile(corpus_trace(ctx, "app-startup"), a)
+    shutil.copyfile(corpus_trace(ctx, "open-at-end"), b)
+    before = {p: read(p) for p in (a, b)}
+    r = subprocess.run([os.path.abspath(ctx.traceconv), "-f", "-o", "json", "a.trace", "b.trace"], cwd=d, capture_output=True)
+    ctx.eq(r.returncode, 0, f"-f -o json a.trace b.trace: exit status ({s(r.stderr).strip()})")
+    for p in (a, b):
+        ctx.check(read(p) == before[p], f"-f -o json a.trace b.trace: {os.path.basename(p)} was changed")
+        out = p[: -len(".trace")] + ".json"
+        ctx.check(is_json(out), f"-f -o json a.trace b.trace: {os.path.basename(out)} is not a JSON trace "
+                                f"(dir has {sorted(os.listdir(d))})")
+    ctx.eq(len(summary_lines(r.stderr)), 2, f"one summary line per input: {s(r.stderr)!r}")
+    no_stray(ctx, d, "several inputs")
+
+    # one bad input among good ones: the others still convert, the exit status is 1
+    d = fresh_dir(ctx, "glob-bad")
+    for n, stem in (("a", "app-startup"), ("c", "open-at-end")):
+        shutil.copyfile(corpus_trace(ctx, stem), os.path.join(d, n + ".trace"))
+    with open(os.path.join(d, "b.trace"), "wb") as f:
+        f.write(b"this is not a trace\n" * 20)
+    r = subprocess.run([os.path.abspath(ctx.traceconv), "-o", "folded", "a.trace", "b.trace", "c.trace"], cwd=d, capture_output=True)
+    ctx.eq(r.returncode, 1, f"three inputs, the second bad: exit status ({s(r.stderr).strip()})")
+    ctx.eq(sorted(os.listdir(d)), ["a.folded", "a.trace", "b.trace", "c.folded", "c.trace"],
+           "three inputs, the second bad: the good ones are converted, nothing for the bad one")
+    errs = [l for l in s(r.stderr).splitlines() if l not in summary_lines(r.stderr)]
+    ctx.check(len(errs) == 1 and "b.trace" in errs[0], f"the bad input gets one line naming it: {errs!r}")
+
+    # two inputs with the same default output (x.trace, x.trace.gz -> x.folded): the second is refused
+    d = fresh_dir(ctx, "same-output")
+    shutil.copyfile(corpus_trace(ctx, "app-startup"), os.path.join(d, "x.trace"))
+    with open(os.path.join(d, "x.trace.gz"), "wb") as f:
+        f.write(gzip.compress(read(corpus_trace(ctx, "open-at-end"))))
+    r = subprocess.run([os.path.abspath(ctx.traceconv), "-f", "-o", "folded", "x.trace", "x.trace.gz"], cwd=d,
+                       capture_output=True)
+    ctx.eq(r.returncode, 1, f"two inputs, one output name: exit status ({s(r.stderr).strip()})")
+    ref = subprocess.run([ctx.traceconv, "-q", "-o", "folded", corpus_trace(ctx, "app-startup"), "-"],
+                         capture_output=True).stdout
+    xf = os.path.join(d, "x.folded")
+    ctx.check(os.path.exists(xf) and read(xf) == ref, "two inputs, one output name: the first one's output is kept")
+    ctx.check("x.folded" in s(r.stderr) and "already written" in s(r.stderr),
+              f"two inputs, one output name: the second is refused, saying why: {s(r.stderr)!r}")
+
+
+def check_operands(ctx):
+    """Two operands are INPUT OUTPUT only when the second is '-', does not exist, or has the writer's extension."""
+    src = corpus_trace(ctx, "open-at-end")
+    d = fresh_dir(ctx, "operands")
+    a = os.path.join(d, "a.trace")
+    shutil.copyfile(src, a)
+
+    out = os.path.join(d, "named-output.data")  # missing, any extension: the output
+    r = ctx.run(["-o", "json", a, out], check_rc=0)
+    ctx.check(is_json(out) and not os.path.exists(a[:-6] + ".json"),
+              f"a missing second operand is the output (dir has {sorted(os.listdir(d))})")
+    os.remove(out)
+
+    r = ctx.run(["-o", "json", a, "-"], check_rc=0)  # '-': stdout
+    ctx.check(r.stdout[:1] in (b"{", b"["), f"second operand '-': JSON on stdout, got {r.stdout[:40]!r}")
+    ctx.eq(sorted(os.listdir(d)), ["a.trace"], "second operand '-': no file written")
+
+    # an existing file without the writer's extension is a second input: it fails alone, clearly
+    notes = os.path.join(d, "notes.txt")
+    with open(notes, "wb") as f:
+        f.write(b"shopping list\n")
+    r = ctx.run(["-f", "-o", "json", a, notes])
+    ctx.eq(r.returncode, 1, f"existing non-trace second operand without .json: exit status ({s(r.stderr).strip()})")
+    ctx.eq(read(notes), b"shopping list\n", "existing second operand without the writer's extension is untouched")
+    ctx.check(is_json(os.path.join(d, "a.json")), "existing second operand is an input: a.json beside a.trace")
+    ctx.check(not os.path.exists(os.path.join(d, "notes.json")), "the non-trace input left an output")
+    errs = [l for l in s(r.stderr).splitlines() if l not in summary_lines(r.stderr)]
+    ctx.check(len(errs) == 1 and errs[0].startswith(f"traceconv: {notes}: "),
+              f"the non-trace input fails with one line naming it: {s(r.stderr)!r}")
+    if os.path.exists(os.path.join(d, "a.json")):
+        os.remove(os.path.join(d, "a.json"))
+
+    # an existing non-trace file with the writer's extension is the output (-f overwrites it)
+    for fmt, name in (("json", "old.json"), ("pprof", "old.pb.gz"), ("folded", "old.folded")):
+        old = os.path.join(d, name)
+        with open(old, "wb") as f:
+            f.write(gzip.compress(b"not a trace\n") if name.endswith(".gz") else b"not a trace\n")
+        r = ctx.run(["-o", fmt, a, old], check_rc=2)
+        ctx.check(b"-f" in r.stderr, f"existing {name} without -f: the message mentions -f: {s(r.stderr)!r}")
+        ctx.run(["-f", "-o", fmt, a, old], check_rc=0)
+        ctx.check(read(old) != b"not a trace\n" and not os.path.exists(old + ".json"),
+                  f"existing non-trace {name} with -f: overwritten by the {fmt} output")
+    ctx.eq(sorted(os.listdir(d)), ["a.trace", "notes.txt", "old.folded", "old.json", "old.pb.gz"],
+           "operand cases: no file beside the input")
+    no_stray(ctx, d, "operand cases")
+
+
+def check_never_overwrite_a_trace(ctx):
+    """No command line overwrites an original trace (a file a reader recognizes that
+    traceconv did not write), even with -f; an output of traceconv's own, which can be
+    made again, is replaced with -f only."""
+    d = fresh_dir(ctx, "keep-traces")
+    a = os.path.join(d, "a.trace")
+    shutil.copyfile(corpus_trace(ctx, "open-at-end"), a)
+    chrome = os.path.join(d, "chrome.json")  # a Chrome JSON trace written by hand, not by us
+    with open(chrome, "w") as f:
+        f.write('{"traceEvents":[{"name":"draw","ph":"B","ts":1,"pid":7,"tid":7},'
+                '{"name":"draw","ph":"E","ts":5,"pid":7,"tid":7}]}\n')
+    art_named_json = os.path.join(d, "art.json")  # an ART trace behind the writer's extension
+    shutil.copyfile(corpus_trace(ctx, "app-startup"), art_named_json)
+    html = os.path.join(d, "sys.html")  # a device capture's systrace text behind .html
+    with open(html, "w") as f:
+        f.write("# tracer: nop\n#\n"
+                "  RenderThread-1234  ( 1200) [001] ...1  100.000100: tracing_mark_write: B|1200|draw\n"
+                "  RenderThread-1234  ( 1200) [001] ...1  100.000200: tracing_mark_write: E|1200\n")
+    cases = [(["-f", "-o", "json", a, chrome], chrome, "json"),
+             (["-f", "-o", "json", a, art_named_json], art_named_json, "art"),
+             (["-o", "json", a, chrome], chrome, "json"),  # without -f too: the message must not suggest -f
+             (["-f", "-o", "systrace", a, html], html, "systrace"),
+             (["-f", "-o", "json", a], None, "json")]
+    for args, target, reader in cases:
+        if target is None:  # the default output a.json is an original trace
+            target = os.path.join(d, "a.json")
+            shutil.copyfile(chrome, target)
+        before = read(target)
+        r = ctx.run(args)
+        what = "traceconv " + " ".join(os.path.relpath(x, d) if x.startswith(d) else x for x in args)
+        ctx.check(r.returncode != 0, f"{what}: exit 0 but {os.path.basename(target)} is a trace")
+        ctx.check(read(target) == before, f"{what}: the trace {os.path.basename(target)} was overwritten")
+        err = s(r.stderr).strip()
+        ctx.check(len(err.splitlines()) == 1 and os.path.basename(target) in err and
+                  reader in err.replace(d, "") and "use -f" not in err,
+                  f"{what}: one line naming the trace it will not overwrite and its reader ({reader}): {err!r}")
+    os.unlink(os.path.join(d, "a.json"))
+    # traceconv's own outputs (json: the mark is in the trailing otherData; systrace, ir: at the start)
+    for fmt, ext in (("json", "json"), ("systrace", "html"), ("ir", "ir.txt")):
+        out = os.path.join(d, "again." + ext)
+        first = ctx.run(["-q", "-o", fmt, a, out])
+        ctx.check(first.returncode == 0, f"-o {fmt}: first conversion: {s(first.stderr)}")
+        before = read(out)
+        r = ctx.run(["-q", "-o", fmt, a, out])
+        ctx.check(r.returncode == 2 and "use -f" in s(r.stderr),
+                  f"-o {fmt} again without -f: refused, suggesting -f: {r.returncode} {s(r.stderr)!r}")
+        r = ctx.run(["-q", "-f", "-o", fmt, a, out])
+        ctx.check(r.returncode == 0, f"-f -o {fmt} again: traceconv's own output is replaced: {s(r.stderr)!r}")
+        ctx.check(read(out) == before, f"-f -o {fmt} again: the same output")
+        os.unlink(out)
+    no_stray(ctx, d, "refused overwrites")
+
+
+def check_permissions(ctx):
+    """Output files get 0666 & ~umask (they were world-writable)."""
+    d = fresh_dir(ctx, "umask")
+    src = corpus_trace(ctx, "open-at-end")
+    for mask in (0o022, 0o077, 0o002):
+        for fmt in ("json", "pprof"):
+            out = os.path.join(d, f"u{mask:03o}.{fmt}")
+            r = subprocess.run([ctx.traceconv, "-q", "-o", fmt, src, out], capture_output=True,
+                               preexec_fn=lambda m=mask: os.umask(m))
+            if not ctx.check(r.returncode == 0, f"umask {mask:03o} -o {fmt}: exit {r.returncode}: {s(r.stderr)}"):
+                continue
+            ctx.eq(oct(stat.S_IMODE(os.stat(out).st_mode)), oct(0o666 & ~mask), f"umask {mask:03o} -o {fmt}: mode")
+
+
+def check_disk_full(ctx):
+    """A full disk is named as such, and leaves nothing behind."""
+    if os.geteuid() != 0:
+        print("SKIP(disk full): mounting a small tmpfs needs root")
+        return
+    d = fresh_dir(ctx, "full")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", d], capture_output=True)
+    if r.returncode != 0:
+        print(f"SKIP(disk full): cannot mount a tmpfs here: {s(r.stderr).strip()}")
+        return
+    try:
+        src = corpus_trace(ctx, "app-startup")  # json 650 KB, systrace 480 KB, perfetto 115 KB
+        filler = os.path.join(d, "filler")
+        for fmt in ("json", "perfetto", "systrace"):
+            with open(filler, "wb") as f:  # leave 48 KiB free, less than any of the three outputs
+                f.write(b"\0" * (256 - 48) * 1024)
+            out = os.path.join(d, "out." + fmt)
+            r = ctx.run(["-o", fmt, src, out])
+            err = s(r.stderr).strip()
+            ctx.eq(r.returncode, 1, f"disk full, -o {fmt}: exit status ({err})")
+            ctx.check("No space left on device" in err and len(err.splitlines()) == 1,
+                      f"disk full, -o {fmt}: one line naming the cause: {err!r}")
+            ctx.eq(sorted(os.listdir(d)), ["filler"], f"disk full, -o {fmt}: nothing left behind")
+            os.remove(filler)
+        # a small output, on a disk with no room at all: the error comes from the last flush
+        with open(filler, "wb") as f:
+            f.write(b"\0" * 256 * 1024)
+        r = ctx.run(["-o", "folded", corpus_trace(ctx, "open-at-end"), os.path.join(d, "small.folded")])
+        ctx.eq(r.returncode, 1, f"disk full, small -o folded: exit status ({s(r.stderr).strip()})")
+        ctx.check("No space left on device" in s(r.stderr), f"disk full, small -o folded: names the cause: {s(r.stderr)!r}")
+        ctx.eq(sorted(os.listdir(d)), ["filler"], "disk full, small -o folded: nothing left behind")
+    finally:
+        subprocess.run(["umount", d])
+
+
+def check_unused_options(ctx):
+    """An option the chosen reader or writer does not use is a warning; an error under --strict."""
+    d = fresh_dir(ctx, "options")
+    art = corpus_trace(ctx, "open-at-end")
+    missing = os.path.join(d, "no-such-mapping.txt")
+    cases = [(["--text"], "json", "option --text is not used by the json writer"),
+             (["--mapping", missing], "json", "option --mapping is not used by the art reader"),
+             (["--weight", "cpu"], "pprof", "option --weight is not used by the pprof writer"),
+             (["--no-thread"], "pprof", "option --no-thread is not used by the pprof writer"),
+             (["--merge-threads"], "folded", "option --merge-threads is not used by the folded writer")]
+    for opts, fmt, message in cases:
+        what = f"{' '.join(opts)} -o {fmt} (art input)"
+        out = os.path.join(d, "out." + fmt)
+        if os.path.exists(out):
+            os.remove(out)
+        r = ctx.run([*opts, "-o", fmt, art, out])
+        ctx.eq(r.returncode, 0, f"{what}: exit status ({s(r.stderr).strip()})")
+        ctx.check(message in s(r.stderr), f"{what}: warns {message!r}: {s(r.stderr)!r}")
+        ctx.eq(tclib.parse_figures(s(r.stderr)).get("unused-option"), 1, f"{what}: counted as unused-option")
+        if os.path.exists(out):
+            os.remove(out)
+        r = ctx.run(["--strict", *opts, "-o", fmt, art, out])
+        ctx.eq(r.returncode, 1, f"--strict {what}: exit status ({s(r.stderr).strip()})")
+        ctx.check(message in s(r.stderr) and len(s(r.stderr).strip().splitlines()) == 1,
+                  f"--strict {what}: one error line saying {message!r}: {s(r.stderr)!r}")
+        ctx.check(not os.path.exists(out), f"--strict {what}: no output")
+        if os.path.exists(out):
+            os.remove(out)
+    ctx.check(not os.path.exists(missing), "the unused mapping file was never created")
+    # options that are used give no such warning, also under --strict
+    for opts, fmt in ((["--text"], "systrace"), (["--weight", "cpu", "--no-thread"], "folded"),
+                      (["--merge-threads"], "pprof"), (["--process-name", "x", "--max-depth", "50"], "json"),
+                      (["--max-json", "1M", "--max-events", "1000000"], "perfetto")):
+        out = os.path.join(d, "used." + fmt)
+        r = ctx.run(["--strict", "-f", *opts, "-o", fmt, art, out])
+        ctx.eq(r.returncode, 0, f"--strict {' '.join(opts)} -o {fmt}: exit status ({s(r.stderr).strip()})")
+        ctx.check("unused" not in s(r.stderr) and "not used" not in s(r.stderr),
+                  f"{' '.join(opts)} -o {fmt}: no unused-option warning: {s(r.stderr)!r}")
+        if os.path.exists(out):
+            os.remove(out)
+    no_stray(ctx, d, "unused options")
 
 
 if __name__ == "__main__":

@@ -104,6 +104,8 @@ def capture_counts(ctx, corpus):
 
 def ir_dump(ctx, src, extra=()):
     out = os.path.join(ctx.work, os.path.basename(src) + ".ir")  # never beside a shared input
+    if os.path.exists(out):  # an existing OUTPUT without the .ir.txt extension would be a second input
+        os.remove(out)
     r = ctx.run(["-f", "-o", "ir", *extra, src, out])
     if not ctx.check(r.returncode == 0, f"{src}: exit {r.returncode}: {stderr_of(r).strip()}"):
         return None, stderr_of(r)

@@ -2,10 +2,14 @@
  * main.c - the traceconv command: a thin client of traceconv.h.
  *
  *   traceconv [-i FORMAT] -o FORMAT [options] INPUT [OUTPUT]
+ *   traceconv [-i FORMAT] -o FORMAT [options] INPUT INPUT...   (each beside itself)
  *
  * Exit codes: 0 success, 1 conversion failed, 2 usage error. Output is
  * written to a temporary file beside OUTPUT and renamed on success, so a
- * failed or interrupted conversion leaves nothing behind.
+ * failed or interrupted conversion leaves nothing behind; an original trace
+ * (a file a reader recognizes that traceconv did not write) is never
+ * overwritten, even with -f (a glob such as *.trace must not turn one input
+ * into the output of another); -f replaces traceconv's own outputs.
  */
 #define _GNU_SOURCE
 #include "traceconv.h"
@@ -17,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,17 +29,23 @@ enum { EXIT_CONVERT = 1, EXIT_USAGE = 2 };
 
 static const char usage_text[] =
     "usage: traceconv [-i FORMAT] -o FORMAT [options] INPUT [OUTPUT]\n"
+    "       traceconv [-i FORMAT] -o FORMAT [options] INPUT INPUT...\n"
     "       traceconv -o FORMAT [options] NAME.key NAME.data [OUTPUT]   (a legacy split trace)\n"
     "       traceconv --probe INPUT | --list-formats | --help | --version\n"
     "\n"
     "Convert an Android method trace (and other traces) to another format.\n"
     "INPUT or OUTPUT '-' means stdin/stdout; gzip input is read transparently.\n"
     "OUTPUT defaults to INPUT with the output format's extension.\n"
+    "Two operands are INPUT OUTPUT only when the second is '-', does not exist, is a\n"
+    "FIFO or device, or ends in an extension of the output format (.json for -o json);\n"
+    "otherwise every operand is an INPUT, converted beside itself (a.trace -> a.json).\n"
+    "An original trace (not written by traceconv) is never overwritten, even with -f.\n"
     "\n"
     "  -i, --input-format FORMAT  input format (default: detected from content)\n"
     "  -o, --output-format FORMAT output format: json, folded, ... (see --list-formats)\n"
-    "  -f, --force                overwrite an existing OUTPUT\n"
-    "      --strict               treat warnings about the input as errors\n"
+    "  -f, --force                overwrite an existing OUTPUT (never an original trace)\n"
+    "      --strict               treat warnings about the input, and options the\n"
+    "                             chosen reader or writer does not use, as errors\n"
     "  -q, --quiet                print nothing but errors\n"
     "      --process-name NAME    process name shown in timelines (default: input file stem)\n"
     "      --no-thread            folded: merge all threads (no thread frame)\n"
@@ -57,12 +68,22 @@ static const char usage_text[] =
     "  -h, --help                 this text\n"
     "  -V, --version              version\n"
     "\n"
-    "Exit status: 0 success, 1 conversion failed, 2 usage error.\n";
+    "Exit status: 0 success, 1 conversion failed, 2 usage error; with several\n"
+    "INPUTs, 1 if any failed (the others are still converted).\n";
 
 /* ---- atomic output: the temporary file is removed on error and on signals ---- */
 
 static volatile sig_atomic_t have_temp;
 static char temp_path[PATH_MAX];
+/* 0666 & ~umask, read once at start: umask() can only be read by setting it */
+static mode_t output_mode = 0666;
+
+static void read_umask(void)
+{
+    mode_t mask = umask(0);
+    umask(mask);
+    output_mode = 0666 & ~mask;
+}
 
 static void on_signal(int sig)
 {
@@ -89,8 +110,10 @@ static FILE *open_temp_beside(const char *target)
     int dirlen = slash ? (int)(slash - target + 1) : 0;
     int n = snprintf(temp_path, sizeof temp_path, "%.*s.%s.tmp-XXXXXX", dirlen, target,
                      slash ? slash + 1 : target);
-    if (n < 0 || (size_t)n >= sizeof temp_path)
+    if (n < 0 || (size_t)n >= sizeof temp_path) {
+        errno = ENAMETOOLONG;
         return NULL;
+    }
     /* no signal between creating the file and noting it, or it would stay behind */
     sigset_t block, old;
     sigemptyset(&block);
@@ -104,8 +127,15 @@ static FILE *open_temp_beside(const char *target)
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (fd < 0)
         return NULL;
-    fchmod(fd, 0666 & ~umask(umask(0)));
-    return fdopen(fd, "wb");
+    /* mkstemp made it 0600; a file system that refuses fchmod leaves it so, the safe side */
+    (void)fchmod(fd, output_mode);
+    FILE *fp = fdopen(fd, "wb");
+    if (!fp) {
+        int err = errno;
+        close(fd);
+        errno = err;
+    }
+    return fp;
 }
 
 static void drop_temp(void)
@@ -120,13 +150,14 @@ static void drop_temp(void)
 
 static int progress_shown;
 
-static void show_progress(void *user, uint64_t done, uint64_t total)
+static int show_progress(void *user, uint64_t done, uint64_t total)
 {
     (void)user;
     if (!total)
-        return;
+        return 0;
     fprintf(stderr, "\rtraceconv: %3u%% of %.0f MB", (unsigned)(done * 100 / total), total / 1e6);
     progress_shown = 1;
+    return 0; /* never cancels */
 }
 
 static void end_progress(void)
@@ -221,105 +252,280 @@ static int is_pair(const char *first, const char *second)
            stat(second, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static int writer_is_binary(const char *name)
+static const tc_format_info *writer_info(const char *name)
 {
     const tc_format_info *f;
     for (size_t i = 0; (f = tc_format_at(i)); i++)
         if (!f->is_reader && !strcmp(f->name, name))
-            return f->is_binary;
+            return f;
+    return NULL;
+}
+
+/* Whether path ends in ".EXT" for one of the writer's extensions (".pb.gz" for pprof). */
+static int has_writer_extension(const char *path, const char *writer)
+{
+    const tc_format_info *f = writer_info(writer);
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t blen = strlen(base);
+    for (const char *e = f ? f->extensions : ""; *e;) {
+        size_t n = strcspn(e, ",");
+        if (n && blen > n + 1 && base[blen - n - 1] == '.' && !strncasecmp(base + blen - n, e, n))
+            return 1;
+        e += n + (e[n] == ',');
+    }
     return 0;
 }
+
+/* The second of two operands is the OUTPUT, not an input, when it is '-', does
+ * not exist, is something to write into (a FIFO or a device: never a trace a
+ * glob expanded to), or ends in the writer's extension. Anything else is a
+ * second input: `traceconv -o json *.trace` must not write into b.trace. */
+static int names_output(const char *path, const char *writer)
+{
+    struct stat st;
+    if (!strcmp(path, "-") || has_writer_extension(path, writer))
+        return 1;
+    if (stat(path, &st) != 0)
+        return errno == ENOENT;
+    return S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode);
+}
+
+static int writer_is_binary(const char *name)
+{
+    const tc_format_info *f = writer_info(name);
+    return f && f->is_binary;
+}
+
+/* An option as given, applied again to each input's tc_conv. */
+typedef struct setting {
+    const char *key, *value;
+} setting;
+
+/* One conversion: an input (or a legacy pair) and its output (NULL: beside the input). */
+typedef struct job {
+    const char *input, *data_half, *output;
+} job;
 
 typedef struct cli {
-    const char *in_format, *out_format, *input, *output;
-    const char *data_half; /* a legacy pair given as both halves: INPUT.key DATA.data */
+    const char *in_format, *out_format;
     int force, quiet;
-    tc_conv *conv;
+    setting settings[64];
+    size_t n_settings;
+    struct stat written[64]; /* outputs this command wrote: never overwritten by a later input */
+    size_t n_written;
 } cli;
 
-static int convert(cli *a)
+/* The existing file at output must not be replaced: it is the input, a trace,
+ * or (without -f) any file. A message and an exit code, or 0. */
+/* Did traceconv write this file? Its text outputs carry a mark near the start
+ * (ir, systrace) or in the trailing otherData object (json). */
+static int written_by_traceconv(const char *path)
 {
-    int to_stdout = 0;
-    char *owned_out = NULL;
-    const char *output = a->output;
-    if (!output) {
-        if (!strcmp(a->input, "-"))
-            output = "-";
-        else if (!(output = owned_out = default_output(a->input, a->out_format)))
-            return EXIT_CONVERT;
+    static const char *const marks[] = {"\"generator\":\"traceconv ", "traceconv-ir ", "# traceconv ",
+                                        " (traceconv)</title>"};
+    char buf[2][8192 + 1];
+    size_t got[2] = {0, 0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    got[0] = fread(buf[0], 1, sizeof buf[0] - 1, f);
+    if (fseeko(f, -(off_t)(sizeof buf[1] - 1), SEEK_END) == 0)
+        got[1] = fread(buf[1], 1, sizeof buf[1] - 1, f);
+    fclose(f);
+    for (int part = 0; part < 2; part++) {
+        for (size_t i = 0; i < got[part]; i++)
+            if (!buf[part][i])
+                buf[part][i] = ' '; /* a binary byte must not end the search */
+        buf[part][got[part]] = 0;
+        for (size_t m = 0; m < sizeof marks / sizeof *marks; m++)
+            if (strstr(buf[part], marks[m]))
+                return 1;
     }
-    to_stdout = !strcmp(output, "-");
-    if (to_stdout && !a->force && isatty(STDOUT_FILENO) && writer_is_binary(a->out_format)) {
-        fprintf(stderr, "traceconv: %s output is binary: not writing it to a terminal (redirect it, or use -f)\n",
-                a->out_format);
-        free(owned_out);
-        return EXIT_USAGE;
-    }
-    struct stat st_in, st_out;
-    int special = 0; /* a FIFO or device: write into it; renaming over it would replace it */
-    if (!to_stdout && !stat(output, &st_out)) {
-        special = !S_ISREG(st_out.st_mode);
-        if (S_ISDIR(st_out.st_mode)) {
-            fprintf(stderr, "traceconv: %s: is a directory\n", output);
-            free(owned_out);
-            return EXIT_USAGE;
-        }
-        if (strcmp(a->input, "-") && !stat(a->input, &st_in) && st_in.st_dev == st_out.st_dev &&
-            st_in.st_ino == st_out.st_ino) {
-            fprintf(stderr, "traceconv: %s: output would overwrite the input\n", output);
-            free(owned_out);
-            return EXIT_USAGE;
-        }
-        if (!a->force && S_ISREG(st_out.st_mode)) {
-            fprintf(stderr, "traceconv: %s: exists; use -f to overwrite\n", output);
-            free(owned_out);
-            return EXIT_USAGE;
-        }
-    }
-    int rc = a->data_half ? tc_conv_open_pair(a->conv, a->input, a->data_half)
-                          : tc_conv_open(a->conv, a->input, a->in_format);
-    FILE *fp = NULL;
-    if (rc == TC_OK) {
-        fp = to_stdout ? stdout : special ? fopen(output, "wb") : open_temp_beside(output);
-        if (!fp) {
-            fprintf(stderr, "traceconv: %s: cannot create the output: %s\n", output, strerror(errno));
-            drop_temp();
-            free(owned_out);
-            return EXIT_CONVERT;
-        }
-        rc = tc_conv_write(a->conv, a->out_format, fp);
-        end_progress();
-        if (!to_stdout && fclose(fp) != 0 && rc == TC_OK) {
-            fprintf(stderr, "traceconv: %s: cannot write the output: %s\n", output, strerror(errno));
-            rc = TC_ERR_IO;
-        }
-        if (rc == TC_OK && !to_stdout && !special && rename(temp_path, output) != 0) {
-            fprintf(stderr, "traceconv: %s: cannot rename the output into place: %s\n", output, strerror(errno));
-            rc = TC_ERR_IO;
-        } else if (rc == TC_OK) {
-            have_temp = 0;
-        }
-    }
-    if (rc != TC_OK) {
-        drop_temp();
-        if (tc_conv_error(a->conv)[0])
-            fprintf(stderr, "traceconv: %s\n", tc_conv_error(a->conv));
-        free(owned_out);
-        return rc == TC_ERR_USAGE ? EXIT_USAGE : EXIT_CONVERT;
-    }
-    if (!a->quiet)
-        print_summary(a->conv, a->input, output, a->out_format);
-    free(owned_out);
     return 0;
 }
 
-static int set(cli *a, const char *key, const char *value)
+static int refuse_existing(cli *a, const job *jb, const char *output, const struct stat *st_out)
 {
-    if (tc_conv_set_option(a->conv, key, value) != TC_OK) {
-        fprintf(stderr, "traceconv: %s\n", tc_conv_error(a->conv));
-        return -1;
+    struct stat st_in;
+    const char *inputs[2] = {jb->input, jb->data_half};
+    for (int i = 0; i < 2; i++) {
+        if (inputs[i] && strcmp(inputs[i], "-") && !stat(inputs[i], &st_in) && st_in.st_dev == st_out->st_dev &&
+            st_in.st_ino == st_out->st_ino) {
+            fprintf(stderr, "traceconv: %s: output would overwrite the input\n", output);
+            return EXIT_USAGE;
+        }
+    }
+    if (S_ISDIR(st_out->st_mode)) {
+        fprintf(stderr, "traceconv: %s: is a directory\n", output);
+        return EXIT_USAGE;
+    }
+    if (!S_ISREG(st_out->st_mode))
+        return 0; /* a FIFO or device is written into, never replaced; reading it to probe would consume it */
+    for (size_t i = 0; i < a->n_written; i++) {
+        if (a->written[i].st_dev == st_out->st_dev && a->written[i].st_ino == st_out->st_ino) {
+            fprintf(stderr,
+                    "traceconv: %s: already written by this command (from an earlier INPUT); not overwriting it\n",
+                    output);
+            return EXIT_USAGE;
+        }
+    }
+    tc_probe_score scores[64];
+    char err[1024] = "";
+    int n = tc_probe_file(output, scores, 64, err, sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "traceconv: %s: exists and cannot be checked for a trace, so it is kept (%s)\n", output, err);
+        return EXIT_USAGE;
+    }
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (scores[i].score > scores[best].score)
+            best = i;
+    /* What detection would accept as input is a trace: an original one is never
+     * replaced; one that traceconv wrote can be made again, so -f may replace it
+     * (re-running a conversion is the common case). */
+    if (n > 0 && scores[best].score > 0 && !(a->force && written_by_traceconv(output))) {
+        fprintf(stderr, "traceconv: %s: is a trace (the %s reader recognizes it); not overwriting it%s\n", output,
+                scores[best].reader, written_by_traceconv(output) ? "; use -f to replace this traceconv output"
+                                                                  : ", even with -f");
+        return EXIT_USAGE;
+    }
+    if (!a->force) {
+        fprintf(stderr, "traceconv: %s: exists; use -f to overwrite\n", output);
+        return EXIT_USAGE;
     }
     return 0;
+}
+
+/* Write the opened input into output through a temporary file (or straight into stdout, a FIFO or a device). */
+static int write_output(cli *a, tc_conv *conv, const char *output, int special)
+{
+    int to_stdout = !strcmp(output, "-");
+    FILE *fp = to_stdout ? stdout : special ? fopen(output, "wb") : open_temp_beside(output);
+    if (!fp) {
+        fprintf(stderr, "traceconv: %s: cannot create the output: %s\n", output, strerror(errno));
+        drop_temp();
+        return EXIT_CONVERT;
+    }
+    int rc = tc_conv_write(conv, a->out_format, fp);
+    end_progress();
+    if (rc != TC_OK) {
+        if (!to_stdout)
+            fclose(fp);
+        drop_temp();
+        if (tc_conv_error(conv)[0])
+            fprintf(stderr, "traceconv: %s\n", tc_conv_error(conv));
+        return rc == TC_ERR_USAGE ? EXIT_USAGE : EXIT_CONVERT;
+    }
+    if (to_stdout ? fflush(stdout) != 0 : fclose(fp) != 0) {
+        fprintf(stderr, "traceconv: %s: cannot write the output: %s\n", output, strerror(errno));
+        drop_temp();
+        return EXIT_CONVERT;
+    }
+    if (!to_stdout && !special) {
+        if (rename(temp_path, output) != 0) {
+            fprintf(stderr, "traceconv: %s: cannot rename the output into place: %s\n", output, strerror(errno));
+            drop_temp();
+            return EXIT_CONVERT;
+        }
+        have_temp = 0;
+    }
+    return 0;
+}
+
+static int convert(cli *a, const job *jb, tc_conv *conv)
+{
+    const char *output = jb->output;
+    if (!output && !strcmp(jb->input, "-"))
+        output = "-";
+    char *owned_out = output ? NULL : default_output(jb->input, a->out_format);
+    if (!output && !(output = owned_out)) {
+        fprintf(stderr, "traceconv: %s: out of memory\n", jb->input);
+        return EXIT_CONVERT;
+    }
+    int rc = 0, special = 0; /* a FIFO or device: write into it; renaming over it would replace it */
+    struct stat st_out;
+    if (!strcmp(output, "-")) {
+        if (!a->force && isatty(STDOUT_FILENO) && writer_is_binary(a->out_format)) {
+            fprintf(stderr, "traceconv: %s output is binary: not writing it to a terminal (redirect it, or use -f)\n",
+                    a->out_format);
+            rc = EXIT_USAGE;
+        }
+    } else if (!stat(output, &st_out)) {
+        special = !S_ISREG(st_out.st_mode);
+        rc = refuse_existing(a, jb, output, &st_out);
+    }
+    if (rc == 0) {
+        int orc = jb->data_half ? tc_conv_open_pair(conv, jb->input, jb->data_half)
+                                : tc_conv_open(conv, jb->input, a->in_format);
+        if (orc != TC_OK) {
+            fprintf(stderr, "traceconv: %s\n", tc_conv_error(conv)[0] ? tc_conv_error(conv) : "cannot open the input");
+            rc = orc == TC_ERR_USAGE ? EXIT_USAGE : EXIT_CONVERT;
+        }
+    }
+    if (rc == 0)
+        rc = write_output(a, conv, output, special);
+    if (rc == 0 && strcmp(output, "-") && !stat(output, &st_out) && a->n_written < 64)
+        a->written[a->n_written++] = st_out;
+    if (rc == 0 && !a->quiet)
+        print_summary(conv, jb->input, output, a->out_format);
+    free(owned_out);
+    return rc;
+}
+
+/* Each input gets a tc_conv of its own with every option given. */
+static int run_job(cli *a, const job *jb)
+{
+    tc_conv *conv = tc_conv_new();
+    if (!conv) {
+        fprintf(stderr, "traceconv: %s: out of memory\n", jb->input);
+        return EXIT_CONVERT;
+    }
+    for (size_t i = 0; i < a->n_settings; i++) {
+        if (tc_conv_set_option(conv, a->settings[i].key, a->settings[i].value) != TC_OK) {
+            fprintf(stderr, "traceconv: %s\n", tc_conv_error(conv));
+            tc_conv_free(conv);
+            return EXIT_USAGE;
+        }
+    }
+    if (!a->quiet && isatty(STDERR_FILENO))
+        tc_conv_set_progress(conv, show_progress, NULL);
+    int rc = convert(a, jb, conv);
+    tc_conv_free(conv);
+    return rc;
+}
+
+/* Check an option at once (usage errors before any conversion) and keep it for every input. */
+static int set(cli *a, tc_conv *check, const char *key, const char *value)
+{
+    if (a->n_settings == sizeof a->settings / sizeof *a->settings) {
+        fprintf(stderr, "traceconv: too many options\n");
+        return -1;
+    }
+    if (tc_conv_set_option(check, key, value) != TC_OK) {
+        fprintf(stderr, "traceconv: %s\n", tc_conv_error(check));
+        return -1;
+    }
+    a->settings[a->n_settings++] = (setting){key, value};
+    return 0;
+}
+
+/* Operands -> jobs: INPUT [OUTPUT], a legacy pair, or several inputs each beside itself. */
+static size_t plan_jobs(const cli *a, char **ops, int n, job *jobs)
+{
+    if (n >= 2 && is_pair(ops[0], ops[1])) { /* traceconv -o json a.key b.data [OUTPUT] */
+        if (n > 3)
+            return 0;
+        jobs[0] = (job){ops[0], ops[1], n == 3 ? ops[2] : NULL};
+        return 1;
+    }
+    if (n == 2 && names_output(ops[1], a->out_format)) {
+        jobs[0] = (job){ops[0], NULL, ops[1]};
+        return 1;
+    }
+    for (int i = 0; i < n; i++)
+        jobs[i] = (job){ops[i], NULL, NULL};
+    return (size_t)n;
 }
 
 int main(int argc, char **argv)
@@ -339,10 +545,10 @@ int main(int argc, char **argv)
         {"merge-threads", no_argument, 0, O_MERGE},  {"mapping", required_argument, 0, O_LIMIT},
         {"text", no_argument, 0, O_TEXT},
         {0, 0, 0, 0}};
-    cli a;
-    memset(&a, 0, sizeof a);
-    a.conv = tc_conv_new();
-    if (!a.conv)
+    static cli a;
+    read_umask();
+    tc_conv *check = tc_conv_new(); /* options are validated here, then applied to each input's own */
+    if (!check)
         return EXIT_CONVERT;
     int opt, status = 0;
     int li = 0;
@@ -352,47 +558,53 @@ int main(int argc, char **argv)
         case 'o': a.out_format = optarg; break;
         case 'f': a.force = 1; break;
         case 'q': a.quiet = 1; break;
-        case O_STRICT: status = set(&a, "strict", "1"); break;
-        case O_PROCESS: status = set(&a, "process-name", optarg); break;
-        case O_NOTHREAD: status = set(&a, "no-thread", "1"); break;
-        case O_WEIGHT: status = set(&a, "weight", optarg); break;
-        case O_MERGE: status = set(&a, "merge-threads", "1"); break;
-        case O_TEXT: status = set(&a, "text", "1"); break;
-        case O_DEPTH: status = set(&a, "max-depth", optarg); break;
-        case O_CHUNK: status = set(&a, "read-chunk", optarg); break;
-        case O_LIMIT: status = set(&a, longopts[li].name, optarg); break; /* the option is the library key */
-        case O_PROBE: tc_conv_free(a.conv); return probe(optarg);
-        case O_LIST: tc_conv_free(a.conv); return list_formats();
-        case 'h': fputs(usage_text, stdout); tc_conv_free(a.conv); return 0;
-        case 'V': printf("traceconv %s\n", TC_VERSION_STRING); tc_conv_free(a.conv); return 0;
+        case O_STRICT: status = set(&a, check, "strict", "1"); break;
+        case O_PROCESS: status = set(&a, check, "process-name", optarg); break;
+        case O_NOTHREAD: status = set(&a, check, "no-thread", "1"); break;
+        case O_WEIGHT: status = set(&a, check, "weight", optarg); break;
+        case O_MERGE: status = set(&a, check, "merge-threads", "1"); break;
+        case O_TEXT: status = set(&a, check, "text", "1"); break;
+        case O_DEPTH: status = set(&a, check, "max-depth", optarg); break;
+        case O_CHUNK: status = set(&a, check, "read-chunk", optarg); break;
+        case O_LIMIT: status = set(&a, check, longopts[li].name, optarg); break; /* the option is the library key */
+        case O_PROBE: tc_conv_free(check); return probe(optarg);
+        case O_LIST: tc_conv_free(check); return list_formats();
+        case 'h': fputs(usage_text, stdout); tc_conv_free(check); return 0;
+        case 'V': printf("traceconv %s\n", TC_VERSION_STRING); tc_conv_free(check); return 0;
         default: status = -1;
         }
     }
+    tc_conv_free(check);
     int nargs = argc - optind;
-    if (status == 0 && nargs >= 2 && is_pair(argv[optind], argv[optind + 1])) {
-        a.data_half = argv[optind + 1]; /* traceconv -o json a.key b.data [OUTPUT] */
-        memmove(&argv[optind + 1], &argv[optind + 2], (size_t)(nargs - 2) * sizeof *argv);
-        nargs--;
-    }
-    if (status == 0 && (!a.out_format || nargs < 1 || nargs > 2)) {
-        fputs(!a.out_format ? "traceconv: missing -o FORMAT\n" : "traceconv: expected INPUT [OUTPUT]\n", stderr);
+    job *jobs = nargs > 0 ? calloc((size_t)nargs, sizeof *jobs) : NULL;
+    size_t n_jobs = 0;
+    if (status == 0 && !a.out_format) {
+        fputs("traceconv: missing -o FORMAT\n", stderr);
         status = -1;
-    }
-    if (status == 0 && !tc_writer_extension(a.out_format)) {
+    } else if (status == 0 && !tc_writer_extension(a.out_format)) {
         fprintf(stderr, "traceconv: unknown output format '%s' (see --list-formats)\n", a.out_format);
+        status = -1;
+    } else if (status == 0 && nargs > 0 && !jobs) {
+        fputs("traceconv: out of memory\n", stderr);
+        return EXIT_CONVERT;
+    } else if (status == 0 && !(n_jobs = plan_jobs(&a, argv + optind, nargs, jobs))) {
+        fputs(nargs ? "traceconv: expected NAME.key NAME.data [OUTPUT]\n" : "traceconv: expected INPUT [OUTPUT]\n",
+              stderr);
         status = -1;
     }
     if (status != 0) {
         fputs("Try 'traceconv --help'.\n", stderr);
-        tc_conv_free(a.conv);
+        free(jobs);
         return EXIT_USAGE;
     }
-    a.input = argv[optind];
-    a.output = nargs == 2 ? argv[optind + 1] : NULL;
     install_signal_cleanup();
-    if (!a.quiet && isatty(STDERR_FILENO))
-        tc_conv_set_progress(a.conv, show_progress, NULL);
-    int rc = convert(&a);
-    tc_conv_free(a.conv);
-    return rc;
+    int rc = 0, failed = 0;
+    for (size_t i = 0; i < n_jobs; i++) {
+        rc = run_job(&a, &jobs[i]);
+        failed += rc != 0;
+    }
+    free(jobs);
+    if (n_jobs == 1)
+        return rc;
+    return failed ? EXIT_CONVERT : 0;
 }

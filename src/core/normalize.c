@@ -347,8 +347,8 @@ static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void
         if (TCI_UNLIKELY(count >= 0x40000)) {
             count = 0;
             tci_source_release(n->r->source, n->r->pos);
-            if (progress)
-                progress(pu, (n->pass == 1 ? 0 : n->r->size / 2) + n->r->pos / 2, n->r->size);
+            if (progress && progress(pu, (n->pass == 1 ? 0 : n->r->size / 2) + n->r->pos / 2, n->r->size))
+                return TC_ERR_CANCELED; /* the caller's callback asked to stop */
         }
     }
 }

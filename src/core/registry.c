@@ -1,6 +1,8 @@
 /* registry.c - the list of formats, generated from formats.def. */
 #include "tc_internal.h"
 
+#include <pthread.h>
+
 static const tci_reader *const readers[] = {
 #define TCI_READER(sym) &sym,
 #define TCI_WRITER(sym)
@@ -38,32 +40,47 @@ const tci_writer *tci_find_writer(const char *name)
     return NULL;
 }
 
+/* The public view of the registry: built once (pthread_once), read-only after,
+ * so that any thread may call tc_format_at and tc_writer_extension. */
+static struct {
+    tc_format_info infos[COUNT(readers) + COUNT(writers)];
+    char writer_ext[COUNT(writers)][32]; /* each writer's default extension */
+} table;
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static void build_table(void)
+{
+    for (size_t i = 0; i < COUNT(readers); i++)
+        table.infos[i] = (tc_format_info){readers[i]->name, readers[i]->description, readers[i]->extensions, 1, 0};
+    for (size_t i = 0; i < COUNT(writers); i++) {
+        const tci_writer *w = writers[i];
+        table.infos[COUNT(readers) + i] =
+            (tc_format_info){w->name, w->description, w->extensions, 0, (w->flags & (TCI_WF_BINARY | TCI_WF_GZIP)) != 0};
+        size_t n = strcspn(w->extensions, ",");
+        if (n >= sizeof table.writer_ext[i])
+            n = sizeof table.writer_ext[i] - 1;
+        memcpy(table.writer_ext[i], w->extensions, n);
+        table.writer_ext[i][n] = 0;
+    }
+}
+
 const tc_format_info *tc_format_at(size_t index)
 {
-    static tc_format_info infos[COUNT(readers) + COUNT(writers)];
-    if (index >= COUNT(infos))
+    if (index >= COUNT(table.infos))
         return NULL;
-    tc_format_info *f = &infos[index];
-    if (index < COUNT(readers))
-        *f = (tc_format_info){readers[index]->name, readers[index]->description, readers[index]->extensions, 1, 0};
-    else {
-        const tci_writer *w = writers[index - COUNT(readers)];
-        *f = (tc_format_info){w->name, w->description, w->extensions, 0,
-                              (w->flags & (TCI_WF_BINARY | TCI_WF_GZIP)) != 0};
-    }
-    return f;
+    pthread_once(&table_once, build_table);
+    return &table.infos[index];
 }
 
 const char *tc_writer_extension(const char *name)
 {
-    const tci_writer *w = tci_find_writer(name);
-    static char ext[32];
-    if (!w)
+    if (!name)
         return NULL;
-    size_t n = strcspn(w->extensions, ",");
-    if (n >= sizeof ext)
-        n = sizeof ext - 1;
-    memcpy(ext, w->extensions, n);
-    ext[n] = 0;
-    return ext;
+    for (size_t i = 0; i < COUNT(writers); i++) {
+        if (strcmp(writers[i]->name, name) == 0) {
+            pthread_once(&table_once, build_table);
+            return table.writer_ext[i];
+        }
+    }
+    return NULL;
 }

@@ -6,11 +6,20 @@
 #include <stdlib.h>
 #include <zlib.h>
 
-int tci_sink_open(tci_sink *s, FILE *fp, bool gzip)
+#include <errno.h>
+
+void tci_sink_fail(tci_sink *s, int errnum)
 {
-    s->fp = fp;
+    if (!s->err)
+        s->errnum = errnum ? errnum : EIO;
+    s->err = 1;
+}
+
+static int sink_init(tci_sink *s, bool gzip)
+{
     s->len = 0;
     s->err = 0;
+    s->errnum = 0;
     s->written = 0;
     s->z = NULL;
     s->zbuf = NULL;
@@ -21,9 +30,38 @@ int tci_sink_open(tci_sink *s, FILE *fp, bool gzip)
     if (!s->z || !s->zbuf)
         return TC_ERR_NOMEM;
     /* windowBits 15 + 16: a gzip wrapper, which is what pprof and zcat expect */
-    if (deflateInit2(s->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    if (deflateInit2(s->z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        free(s->z);
+        s->z = NULL;
         return TC_ERR_NOMEM;
+    }
     return TC_OK;
+}
+
+int tci_sink_open(tci_sink *s, FILE *fp, bool gzip)
+{
+    s->fp = fp;
+    s->fn = NULL;
+    s->fn_user = NULL;
+    return sink_init(s, gzip);
+}
+
+int tci_sink_open_fn(tci_sink *s, tc_write_fn fn, void *user, bool gzip)
+{
+    s->fp = NULL;
+    s->fn = fn;
+    s->fn_user = user;
+    return sink_init(s, gzip);
+}
+
+/* The one place bytes leave the sink: a failure keeps its errno. */
+static int emit(tci_sink *s, const void *p, size_t n)
+{
+    errno = 0;
+    int bad = s->fn ? s->fn(s->fn_user, p, n) != 0 : fwrite(p, 1, n, s->fp) != n;
+    if (bad)
+        tci_sink_fail(s, errno);
+    return bad ? -1 : 0;
 }
 
 static int deflate_out(tci_sink *s, const uint8_t *p, size_t n, int flush)
@@ -35,10 +73,12 @@ static int deflate_out(tci_sink *s, const uint8_t *p, size_t n, int flush)
         s->z->next_out = s->zbuf;
         s->z->avail_out = sizeof s->buf;
         rc = deflate(s->z, flush);
-        if (rc == Z_STREAM_ERROR)
+        if (rc == Z_STREAM_ERROR) {
+            tci_sink_fail(s, EIO);
             return -1;
+        }
         size_t have = sizeof s->buf - s->z->avail_out;
-        if (have && fwrite(s->zbuf, 1, have, s->fp) != have)
+        if (have && emit(s, s->zbuf, have) != 0)
             return -1;
     } while (s->z->avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
     return 0;
@@ -49,33 +89,46 @@ int tci_sink_flush_buf(tci_sink *s)
     if (s->err)
         return -1;
     if (s->len) {
-        int bad = s->z ? deflate_out(s, s->buf, s->len, Z_NO_FLUSH) != 0
-                       : fwrite(s->buf, 1, s->len, s->fp) != s->len;
+        int bad = s->z ? deflate_out(s, s->buf, s->len, Z_NO_FLUSH) : emit(s, s->buf, s->len);
         s->written += s->len;
         s->len = 0;
-        if (bad) {
-            s->err = 1;
+        if (bad)
             return -1;
-        }
     }
     return 0;
+}
+
+static void release_gzip(tci_sink *s)
+{
+    if (s->z) {
+        deflateEnd(s->z);
+        free(s->z);
+        s->z = NULL;
+    }
+    free(s->zbuf);
+    s->zbuf = NULL;
 }
 
 int tci_sink_close(tci_sink *s)
 {
     int bad = tci_sink_flush_buf(s) != 0;
-    if (s->z) {
-        if (!bad && deflate_out(s, NULL, 0, Z_FINISH) != 0)
-            bad = 1;
-        deflateEnd(s->z);
-        free(s->z);
-        free(s->zbuf);
-        s->z = NULL;
-        s->zbuf = NULL;
-    }
-    if (!bad && fflush(s->fp) != 0)
+    if (s->z && !bad && deflate_out(s, NULL, 0, Z_FINISH) != 0)
         bad = 1;
-    return bad ? TC_ERR_IO : TC_OK;
+    release_gzip(s);
+    if (!bad && s->fp) {
+        errno = 0;
+        if (fflush(s->fp) != 0) {
+            tci_sink_fail(s, errno);
+            bad = 1;
+        }
+    }
+    return bad || s->err ? TC_ERR_IO : TC_OK;
+}
+
+void tci_sink_discard(tci_sink *s)
+{
+    s->len = 0;
+    release_gzip(s);
 }
 
 static const char digit_pairs[201] =
@@ -150,7 +203,7 @@ void tci_sink_printf(tci_sink *s, const char *fmt, ...)
     }
     char *big = malloc((size_t)n + 1);
     if (!big) {
-        s->err = 1;
+        tci_sink_fail(s, ENOMEM);
         return;
     }
     va_start(ap, fmt);
@@ -231,7 +284,7 @@ void tci_sink_json_string(tci_sink *s, const char *str)
     char small[1024];
     char *buf = n <= (sizeof small - 2) / 6 ? small : malloc(6 * n + 2);
     if (!buf) {
-        s->err = 1;
+        tci_sink_fail(s, ENOMEM);
         return;
     }
     tci_sink_write(s, buf, json_escape(buf, str, n));

@@ -5,6 +5,9 @@
  *   - a regular file is mmapped;
  *   - stdin, pipes and gzip input are spooled into an unlinked temporary file
  *     (decompressed on the way) which is then mmapped.
+ * A zlib stream inside an input (atrace -z) goes the same way on a reader's
+ * request (tci_source_inflate): gzip and zlib share one guarded inflate, so
+ * compressed input converts in bounded memory and a bomb is refused early.
  * The option read-chunk forces the spool path with reads of that many bytes,
  * so tests can prove that results do not depend on how input arrives. */
 #define _GNU_SOURCE
@@ -42,40 +45,70 @@ static int map_fd(tci_source *s, int fd, uint64_t size, tci_diag *d)
     return TC_OK;
 }
 
-/* Spool state: plain copy or gzip inflate into the temporary file. */
+/* What is inflated, for the one guarded inflate below: gzip input (the
+ * whole file, concatenated members allowed) or a zlib stream that a reader
+ * found inside its input (`TRACE:` + zlib, atrace -z). */
+typedef struct inflate_kind {
+    const char *module; /* of the messages */
+    const char *what;   /* "gzip data" */
+    int window_bits;    /* zlib's: 15 + 32 detects gzip (and zlib) headers */
+    bool members;       /* another stream may follow the end of one */
+} inflate_kind;
+
+static const inflate_kind gzip_kind = {"gzip", "gzip data", 15 + 32, true};
+
+/* Spool state: plain copy or inflate into the temporary file. */
 typedef struct spool_state {
     int out;
-    int mode; /* 0 undecided, 1 plain, 2 inside a gzip member, 3 between members */
+    int mode; /* 0 undecided, 1 plain, 2 inside a stream, 3 between members, 4 after the one stream */
+    const inflate_kind *kind;
+    uint64_t base;          /* input offset of the compressed bytes, for messages */
     z_stream z;
     uint8_t *zout;
-    uint64_t total;
+    uint64_t total;         /* bytes written to the spool */
     uint8_t head[2];
     size_t nhead;
-    uint64_t in_total;      /* compressed bytes read so far */
+    uint64_t in_total;      /* compressed bytes given to feed() so far */
     uint64_t max_total;     /* option max-input */
 } spool_state;
 
 enum { FEED_OK = 0, FEED_WRITE_ERROR = -1, FEED_GZIP_ERROR = -2, FEED_TOO_BIG = -3, FEED_BOMB = -4 };
 
-/* gzip that expands more than this beyond TCI_BOMB_FLOOR bytes is refused:
- * real traces compress 5-20x, zlib's ceiling is ~1000x. */
+/* Compressed data that expands more than this beyond TCI_BOMB_FLOOR bytes is
+ * refused: real traces compress 5-20x, zlib's ceiling is ~1000x. */
 #define TCI_BOMB_RATIO 200
 #define TCI_BOMB_FLOOR ((uint64_t)256 << 20)
+
+/* Compressed bytes inflate has taken (it may hold back part of the last chunk). */
+static uint64_t consumed(const spool_state *st)
+{
+    return st->in_total - (st->mode >= 2 ? st->z.avail_in : 0);
+}
 
 static int check_growth(const spool_state *st)
 {
     if (st->max_total && st->total > st->max_total)
         return FEED_TOO_BIG;
-    if (st->mode >= 2 && st->total > TCI_BOMB_FLOOR && st->total / TCI_BOMB_RATIO > st->in_total)
+    if (st->mode >= 2 && st->total > TCI_BOMB_FLOOR && st->total / TCI_BOMB_RATIO > consumed(st))
         return FEED_BOMB;
     return FEED_OK;
 }
 
-static int feed_gzip(spool_state *st, const uint8_t *p, size_t n)
+static int start_inflate(spool_state *st)
 {
-    st->z.next_in = (Bytef *)p;
+    if (inflateInit2(&st->z, st->kind->window_bits) != Z_OK)
+        return FEED_GZIP_ERROR;
+    st->mode = 2;
+    return FEED_OK;
+}
+
+/* The one guarded inflate: n compressed bytes into the spool, refusing
+ * output beyond max-input and bombs as it goes (never after the fact). */
+static int feed_inflate(spool_state *st, const uint8_t *p, size_t n)
+{
+    st->z.next_in = (Bytef *)(uintptr_t)p;
     st->z.avail_in = (uInt)n;
-    while (st->z.avail_in) {
+    while (st->z.avail_in && st->mode != 4) {
         if (st->mode == 3) { /* concatenated members, as `gzip -c a b` makes */
             if (inflateReset(&st->z) != Z_OK)
                 return FEED_GZIP_ERROR;
@@ -94,7 +127,7 @@ static int feed_gzip(spool_state *st, const uint8_t *p, size_t n)
         if (have && tci_write_all(st->out, st->zout, have) != 0)
             return FEED_WRITE_ERROR;
         if (zr == Z_STREAM_END)
-            st->mode = 3;
+            st->mode = st->kind->members ? 3 : 4; /* a zlib stream's trailing bytes are ignored */
         else if (zr == Z_BUF_ERROR && !have)
             break;
     }
@@ -111,9 +144,8 @@ static int feed(spool_state *st, const uint8_t *p, size_t n)
         if (st->nhead < 2)
             return FEED_OK;
         if (st->head[0] == 0x1f && st->head[1] == 0x8b) {
-            if (inflateInit2(&st->z, 15 + 32) != Z_OK)
+            if (start_inflate(st) != FEED_OK)
                 return FEED_GZIP_ERROR;
-            st->mode = 2;
         } else {
             st->mode = 1;
         }
@@ -129,7 +161,7 @@ static int feed(spool_state *st, const uint8_t *p, size_t n)
             return FEED_WRITE_ERROR;
         return FEED_OK;
     }
-    return feed_gzip(st, p, n);
+    return feed_inflate(st, p, n);
 }
 
 /* Where spooled bytes come from: a file descriptor or a memory buffer. */
@@ -157,21 +189,37 @@ static ssize_t spool_read(spool_input *in, uint8_t *buf, size_t n)
 
 static int spool_error(spool_state *st, int fr, tci_diag *d)
 {
+    const char *mod = st->kind->module, *what = st->kind->what;
+    uint64_t at = st->base + consumed(st);
     switch (fr) {
     case FEED_WRITE_ERROR:
         return tci_error(d, TC_ERR_IO, "input", UINT64_MAX, "cannot write the temporary spool file: %s", strerror(errno));
     case FEED_GZIP_ERROR:
-        return tci_error(d, TC_ERR_FORMAT, "gzip", st->in_total, "corrupt gzip data: %s",
-                         st->z.msg ? st->z.msg : "inflate failed");
+        return tci_error(d, TC_ERR_FORMAT, mod, at, "corrupt %s: %s", what, st->z.msg ? st->z.msg : "inflate failed");
     case FEED_TOO_BIG:
-        return tci_error(d, TC_ERR_LIMIT, "input", st->in_total,
-                         "input is larger than max-input (%llu bytes); raise it with --max-input",
+        if (st->mode < 2)
+            return tci_error(d, TC_ERR_LIMIT, "input", st->in_total,
+                             "input is larger than max-input (%llu bytes); raise it with --max-input",
+                             (unsigned long long)st->max_total);
+        return tci_error(d, TC_ERR_LIMIT, mod, at,
+                         "%s expands beyond max-input (%llu bytes); raise it with --max-input", what,
                          (unsigned long long)st->max_total);
     default:
-        return tci_error(d, TC_ERR_LIMIT, "gzip", st->in_total,
-                         "gzip data expands more than %d:1 (%llu bytes from %llu): refused as a decompression bomb",
-                         TCI_BOMB_RATIO, (unsigned long long)st->total, (unsigned long long)st->in_total);
+        return tci_error(d, TC_ERR_LIMIT, mod, at,
+                         "%s expands more than %d:1 (%llu bytes from %llu): refused as a decompression bomb", what,
+                         TCI_BOMB_RATIO, (unsigned long long)st->total, (unsigned long long)consumed(st));
     }
+}
+
+/* After the last input byte: the spool is complete unless a stream is cut. */
+static int spool_finish(tci_source *s, spool_state *st, int fr, tci_diag *d)
+{
+    if (fr != FEED_OK)
+        return spool_error(st, fr, d);
+    if (st->mode == 2)
+        return tci_error(d, TC_ERR_FORMAT, st->kind->module, st->base + st->in_total,
+                         "%s ends early: the compressed stream is cut (truncated file?)", st->kind->what);
+    return map_fd(s, st->out, st->total, d);
 }
 
 /* Copy (and inflate if gzip) everything from the inputs, one after the
@@ -180,6 +228,7 @@ static int spool_all(tci_source *s, spool_input *ins, size_t n_in, size_t chunk,
 {
     spool_state st;
     memset(&st, 0, sizeof st);
+    st.kind = &gzip_kind;
     st.max_total = o->max_input;
     st.out = tci_temp_fd("spool");
     if (st.out < 0)
@@ -209,12 +258,7 @@ static int spool_all(tci_source *s, spool_input *ins, size_t n_in, size_t chunk,
         st.mode = 1;
         fr = feed(&st, st.head, st.nhead);
     }
-    if (fr != FEED_OK)
-        rc = spool_error(&st, fr, d);
-    else if (st.mode == 2)
-        rc = tci_error(d, TC_ERR_FORMAT, "gzip", st.in_total, "compressed input ends early (truncated gzip stream)");
-    else
-        rc = map_fd(s, st.out, st.total, d);
+    rc = spool_finish(s, &st, fr, d);
     s->gzipped = st.mode >= 2;
 done:
     if (st.mode >= 2)
@@ -228,6 +272,42 @@ done:
 static int spool(tci_source *s, spool_input *in, size_t chunk, const tci_options *o, tci_diag *d)
 {
     return spool_all(s, in, 1, chunk, o, d);
+}
+
+int tci_source_inflate(tci_source *s, const uint8_t *data, size_t len, const char *module, uint64_t base,
+                       const tci_options *o, tci_diag *d)
+{
+    const inflate_kind zlib_kind = {module, "compressed atrace data (zlib)", 15, false};
+    memset(s, 0, sizeof *s);
+    spool_state st;
+    memset(&st, 0, sizeof st);
+    st.kind = &zlib_kind;
+    st.base = base;
+    st.max_total = o->max_input;
+    st.out = tci_temp_fd("inflate");
+    if (st.out < 0)
+        return tci_error(d, TC_ERR_IO, "input", UINT64_MAX, "cannot create a temporary file: %s", strerror(errno));
+    int rc, fr = FEED_OK;
+    if (!(st.zout = malloc(1 << 16))) {
+        rc = tci_error(d, TC_ERR_NOMEM, module, base, "out of memory");
+        goto done;
+    }
+    if (start_inflate(&st) != FEED_OK) {
+        rc = tci_error(d, TC_ERR_NOMEM, module, base, "cannot start zlib");
+        goto done;
+    }
+    for (size_t at = 0; at < len && fr == FEED_OK && st.mode != 4;) {
+        size_t k = len - at < (1u << 20) ? len - at : (1u << 20);
+        st.in_total += k;
+        fr = feed(&st, data + at, k);
+        at += k;
+    }
+    rc = spool_finish(s, &st, fr, d);
+    inflateEnd(&st.z);
+done:
+    free(st.zout);
+    close(st.out);
+    return rc;
 }
 
 int tci_source_open_concat(tci_source *s, const char *first, const char *second, const tci_options *o,
@@ -308,7 +388,7 @@ void tci_source_release(tci_source *s, uint64_t upto)
         return;
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     uint64_t end = (upto - keep) / page * page;
-    if (end > s->released) {
+    if (end >= s->released + (1u << 20)) { /* a call per MiB, however often readers ask */
         madvise((uint8_t *)s->data + s->released, (size_t)(end - s->released), MADV_DONTNEED);
         s->released = end;
     }

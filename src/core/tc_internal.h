@@ -103,7 +103,8 @@ void tci_idmap_free(tci_idmap *m);
     X(UNKNOWN_THREAD, "unlisted-thread", TC_FIG_REPAIR)                 \
     X(BAD_LINE, "bad-line", TC_FIG_WARNING)                             \
     X(WRITER_DROPPED, "writer-dropped-frames", TC_FIG_WARNING)                     \
-    X(SAMPLES, "samples", TC_FIG_COUNT)
+    X(SAMPLES, "samples", TC_FIG_COUNT)                                 \
+    X(UNUSED_OPTION, "unused-option", TC_FIG_WARNING)
 
 enum tci_figure_id {
 #define TCI_FIG_ENUM(id, name, kind) TCI_FIG_##id,
@@ -160,6 +161,7 @@ typedef struct tci_options {
     uint64_t max_events;  /* input records; 0 = none */
     uint64_t max_json;    /* bytes of JSON input, which is parsed in memory */
     const char *mapping;  /* rhea: method mapping file (NULL: looked for beside the input) */
+    char given[192];      /* keys set explicitly, space-separated (options.c) */
 } tci_options;
 
 #define TCI_DEFAULT_MAX_INPUT ((uint64_t)64 << 30)
@@ -335,6 +337,33 @@ typedef struct tci_raw {
 /* Records per read() call: big enough to amortize the call, small enough for L1. */
 #define TCI_RAW_BATCH 256
 
+/* ---- atrace payloads (atrace.c; the grammar is at the top of that file) ---- */
+
+enum { TCI_ATRACE_OK = 0, TCI_ATRACE_NONE = 1, TCI_ATRACE_BAD = 2 };
+
+/* One `tracing_mark_write` payload. Strings point into the payload (or to a
+ * literal) and are not NUL-terminated: they may hold NUL bytes. */
+typedef struct tci_atrace {
+    char kind;                  /* B E C S F I N G H */
+    uint8_t action;             /* the record it makes: TCI_ACT_* */
+    bool has_pid;               /* only E may lack one */
+    uint32_t pid;
+    const char *name;           /* B I C S F N G, H's optional name, E's ignored tail */
+    const char *track;          /* N G H */
+    const char *category;       /* C: what follows the value */
+    size_t name_len, track_len, category_len;
+    double value;               /* C */
+    int64_t cookie;             /* S F G H */
+    const char *why;            /* TCI_ATRACE_BAD: what is wrong, "its pid is not a number ..." */
+} tci_atrace;
+
+/* Parse [p, p+n): TCI_ATRACE_OK, TCI_ATRACE_NONE (not a payload: clock sync,
+ * free text) or TCI_ATRACE_BAD (a payload that breaks the grammar; a->why).
+ * Never reads past n; linear in n. */
+int tci_atrace_parse(const char *p, size_t n, tci_atrace *a);
+/* The name the record takes: the event's name, or the track for G and H. */
+const char *tci_atrace_record_name(const tci_atrace *a, size_t *len);
+
 typedef struct tci_rctx {
     void *priv;
     const uint8_t *data; /* the whole input (mmapped or spooled) */
@@ -352,6 +381,7 @@ typedef struct tci_rctx {
 
 typedef struct tci_reader {
     const char *name, *description, *extensions;
+    const char *options; /* option keys this reader reads, space-separated (options.c); NULL: none */
     size_t priv_size;
     /* 0..100 from the first bytes (len may be short) and the file name; pure. */
     int (*probe)(const uint8_t *buf, size_t len, const char *filename);
@@ -365,18 +395,26 @@ typedef struct tci_reader {
 /* ---- output sink -------------------------------------------------------- */
 
 typedef struct tci_sink {
-    FILE *fp;
+    FILE *fp;              /* the output: a FILE, or */
+    tc_write_fn fn;        /* a caller's function (fp NULL) */
+    void *fn_user;
     struct z_stream_s *z;  /* non-NULL: gzip the output */
     uint8_t *zbuf;
     size_t len;
-    int err;
+    int err;               /* set once a write failed: nothing more is written */
+    int errnum;            /* the errno of that failure, for the message */
     uint64_t written;
     uint8_t buf[1 << 16];
 } tci_sink;
 
 int tci_sink_open(tci_sink *s, FILE *fp, bool gzip);
+int tci_sink_open_fn(tci_sink *s, tc_write_fn fn, void *user, bool gzip);
 int tci_sink_flush_buf(tci_sink *s);
 int tci_sink_close(tci_sink *s); /* finish gzip, flush; returns error status */
+/* Drop what is buffered and release the sink without writing more (a canceled conversion). */
+void tci_sink_discard(tci_sink *s);
+/* Mark the sink failed with errnum (the first failure is kept). */
+void tci_sink_fail(tci_sink *s, int errnum);
 
 static inline void tci_sink_write(tci_sink *s, const void *p, size_t n)
 {
@@ -466,6 +504,7 @@ typedef struct tci_wctx {
 
 typedef struct tci_writer {
     const char *name, *description, *extensions;
+    const char *options; /* option keys this writer reads, space-separated (options.c); NULL: none */
     size_t priv_size;
     unsigned flags;
     int (*begin)(tci_wctx *w);                          /* tables are final here */
@@ -491,6 +530,13 @@ const tci_writer *tci_find_writer(const char *name);
 size_t tci_reader_count(void);
 const tci_reader *tci_reader_at(size_t i);
 
+/* options.c: note a key set by tc_conv_set_option; at write time, warn about
+ * each given key that is a format's option (listed by some reader or writer
+ * descriptor) but used by neither rd nor w: counted unused-option warnings,
+ * TC_ERR_STRICT under strict. */
+void tci_options_given(tci_options *o, const char *key);
+int tci_options_check_used(const tci_options *o, const tci_reader *rd, const tci_writer *w, tci_diag *d);
+
 /* ---- input source -------------------------------------------------------- */
 
 typedef struct tci_source {
@@ -509,6 +555,14 @@ int tci_source_open_concat(tci_source *s, const char *first, const char *second,
                            tci_diag *d);
 /* The same over a caller's buffer (borrowed; gzip is inflated into a spool file). */
 int tci_source_open_memory(tci_source *s, const uint8_t *data, size_t size, const tci_options *o, tci_diag *d);
+/* The zlib stream data[0, len) that a reader found in its input (at input
+ * offset base; messages name module) inflated into an unlinked temporary file
+ * and mapped as s, with gzip input's guard: at most max-input bytes, and more
+ * than 200:1 beyond 256 MiB refused as a bomb. Bytes after the stream's end
+ * are ignored. The reader owns s: it releases pages as it reads
+ * (tci_source_release) and closes it. */
+int tci_source_inflate(tci_source *s, const uint8_t *data, size_t len, const char *module, uint64_t base,
+                       const tci_options *o, tci_diag *d);
 void tci_source_close(tci_source *s);
 /* Readers move forward: drop mapped pages before `upto` so peak memory stays flat on huge inputs. */
 void tci_source_release(tci_source *s, uint64_t upto);

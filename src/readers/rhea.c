@@ -10,9 +10,10 @@
  *    1.x: 6 decimals, CLOCK_BOOTTIME; 2.x: 9 decimals, CLOCK_MONOTONIC. Times
  *    are parsed as fixed-point integers into ns (never through a double).
  *    Payloads: B|pid|name, E, E|pid, E|pid|name (all close the innermost
- *    slice), and, should a merged dump carry them, C|pid|name|value,
- *    S/F|pid|name|cookie, I|pid|name. A line whose timestamp or payload does
- *    not parse is skipped with a bad-line warning.
+ *    slice), and, should a merged dump carry them, the other atrace forms
+ *    (C, S/F, I, N, G/H), read by the core's atrace parser (atrace.c) as the
+ *    systrace reader reads them. A line whose timestamp or payload does not
+ *    parse is skipped with a bad-line warning.
  *    1.x method markers are all *begin* events: B|pid|B:x = enter x,
  *    B|pid|E:x = exit x, B|pid|T:x = exit x by an explicit throw. Repair (the
  *    rules of RHEA.md §4.2, not the Python script's by-name pairing):
@@ -538,10 +539,11 @@ typedef struct body {
     int frac_digits;
     bool has_tid;
     uint64_t tid;
-    char kind;              /* B E C S F I */
+    char kind;              /* B E C S F I N G H */
     int64_t pid;            /* -1 none */
-    const char *name, *arg; /* name (after pid), arg (after name: counter value or cookie) */
-    size_t name_len, arg_len;
+    const char *name;       /* the record's name (tci_atrace_record_name) */
+    size_t name_len;
+    tci_atrace at;          /* the payload, by the core's atrace parser */
 } body;
 
 /* A body line. 0 ok, 1 bad timestamp, 2 bad prefix, 3 bad payload. */
@@ -568,38 +570,11 @@ static int parse_body(const tline *l, body *b)
     i++;
     while (i < n && p[i] == ' ')
         i++;
-    if (i >= n || !strchr("BECSFI", p[i]) || !p[i])
+    if (tci_atrace_parse(p + i, n - i, &b->at) != TCI_ATRACE_OK)
         return 3;
-    b->kind = p[i++];
-    b->pid = -1;
-    b->name = b->arg = NULL;
-    b->name_len = b->arg_len = 0;
-    if (i == n)
-        return b->kind == 'E' ? 0 : 3;
-    if (p[i] != '|')
-        return 3;
-    i++;
-    size_t d = i;
-    int64_t pid = 0;
-    while (i < n && is_digit(p[i]) && i - d < 10)
-        pid = pid * 10 + (p[i++] - '0');
-    if (i == d || (i < n && p[i] != '|'))
-        return 3;
-    b->pid = pid;
-    if (i < n) {
-        b->name = p + i + 1;
-        b->name_len = n - i - 1;
-    }
-    if (b->kind == 'C' || b->kind == 'S' || b->kind == 'F') { /* name|value: the value is the last field */
-        const char *bar = b->name ? memrchr(b->name, '|', b->name_len) : NULL;
-        if (!bar)
-            return 3;
-        b->arg = bar + 1;
-        b->arg_len = (size_t)(b->name + b->name_len - b->arg);
-        b->name_len = (size_t)(bar - b->name);
-    }
-    if (b->kind != 'E' && !b->name_len)
-        return 3;
+    b->kind = b->at.kind;
+    b->pid = b->at.has_pid ? (int64_t)b->at.pid : -1;
+    b->name = tci_atrace_record_name(&b->at, &b->name_len);
     return 0;
 }
 
@@ -879,14 +854,17 @@ static int text_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
     size_t k = 0;
     tline l;
     static const char *const what[] = {"", "its timestamp is not <seconds>.<fraction>",
-                                       "no \"<tid>:\" or \":\" after the timestamp", "not an atrace B/E/C/S/F/I payload"};
+                                       "no \"<tid>:\" or \":\" after the timestamp", "not an atrace payload"};
     while (k < max && next_line(r->data, r->size, &x->pos, &l)) {
         body b;
         int bad;
         if (!l.n || header_kind(&l))
             continue;
         if ((bad = parse_body(&l, &b)) != 0) {
-            tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, l.off, "line skipped: %s", what[bad]);
+            if (bad == 3 && b.at.why)
+                tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, l.off, "line skipped: atrace %c event: %s", b.at.kind, b.at.why);
+            else
+                tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, l.off, "line skipped: %s", what[bad]);
             continue;
         }
         if (is_monotonic_line(&b))
@@ -906,35 +884,18 @@ static int text_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
             if (drop)
                 continue; /* a throw caught inside the method */
         }
-        switch (mk ? mk : b.kind) {
+        switch (mk) {
         case 'B': e->action = TCI_ACT_ENTER; break;
         case 'E': e->action = TCI_ACT_EXIT; break;
         case 'T': e->action = TCI_ACT_UNWIND; break;
-        case 'C': e->action = TCI_ACT_COUNTER; break;
-        case 'S': e->action = TCI_ACT_ASYNC_BEGIN; break;
-        case 'F': e->action = TCI_ACT_ASYNC_END; break;
-        default: e->action = TCI_ACT_INSTANT; break;
+        default: e->action = b.at.action; break; /* the payload's own record */
         }
+        e->value = b.at.value;
+        e->id = (uint64_t)b.at.cookie;
         if (b.kind == 'E')
             name_len = 0; /* atrace ends close the innermost slice, whatever they say */
         if ((b.kind != 'E' || mk) && (e->method = slice_name(r, x, name, name_len)) == TCI_NONE)
             return tci_trace_fail(r->trace, r->diag, MOD, l.off);
-        if (b.arg) {
-            char num[40];
-            size_t an = b.arg_len < sizeof num - 1 ? b.arg_len : sizeof num - 1;
-            memcpy(num, b.arg, an);
-            num[an] = 0;
-            char *end;
-            if (b.kind == 'C') {
-                e->value = strtod(num, &end);
-                if (end == num || *end) {
-                    tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, l.off, "line skipped: counter value is not a number");
-                    continue;
-                }
-            } else {
-                e->id = strtoull(num, &end, 10);
-            }
-        }
         k++;
     }
     r->pos = x->pos;
@@ -1326,6 +1287,7 @@ const tci_reader tci_reader_rhea = {
     .name = "rhea",
     .description = "RheaTrace/btrace app dumps: 1.x/2.x atrace text, 2.x binary method trace, 3.x sampling",
     .extensions = "rhea-atrace",
+    .options = "mapping",
     .priv_size = sizeof(rhea),
     .probe = rhea_probe,
     .open = rhea_open,

@@ -10,15 +10,10 @@
  * The task name may hold spaces and dashes, so (as Perfetto does) the line is
  * split at the leftmost `-<digits> ` after which the rest of the prefix
  * matches; flags are optional (4 or 5 chars), the TGID column too. Only the
- * atrace print events (`tracing_mark_write`, `0`, `print`) become records:
- *   B|pid|name   slice begin (name = everything after `B|pid|`, as Perfetto)
- *   E, E|pid[|x] end of the thread's innermost slice (a bare E has no pid)
- *   C|pid|name|value[|cat]   counter (int64, or a decimal: the IR holds doubles)
- *   S|pid|name|cookie, F|...  async slice begin/end (process-scoped)
- *   I|pid|name   instant;  N|pid|track|name  instant (named by `name`)
- *   G|pid|track|name|cookie, H|pid|track[|name]|cookie  async on a named
- *                track: our async slices are keyed by name and cookie, so
- *                both ends take the track's name
+ * atrace print events (`tracing_mark_write`, `0`, `print`) become records;
+ * their payload (B|pid|name, E, C|pid|name|value[|cat], S/F, I, N, G/H) is
+ * read by the core's one atrace parser (atrace.c, which states the grammar),
+ * the same as the Rhea reader's.
  * Other ftrace events (sched_switch, ...) name threads and give them their
  * process (TGID column) but make no records; they are counted in the trace
  * metadata. Lines that do not parse are skipped with a bad-line warning.
@@ -42,9 +37,12 @@
  * - The legacy HTML (`var linuxPerfData = "...\n\`, before 2015) and
  *   trace2html's `viewer-data` HTML are refused with one clear error; a bare
  *   linuxPerfData body (lines ending in a literal `\n\`) is read as text.
- * - zlib data is inflated into memory, bounded by --max-input (and refused
- *   as a bomb beyond 256 MiB at more than 200:1); messages then give offsets
- *   in the decompressed text, and say so. CRLF-mangled zlib is not repaired.
+ * - zlib data is inflated by the source layer into an unlinked temporary
+ *   file that is mapped and released as it is read (memory stays flat),
+ *   with gzip input's guard (--max-input after decompression; more than
+ *   200:1 beyond 256 MiB refused as a bomb); messages then give offsets in
+ *   the decompressed text, and say so. CRLF-mangled zlib is not repaired.
+ *   systrace HTML never holds zlib (catapult inflates before writing).
  * - Record order is the file's: atrace output is time-ordered; normalize
  *   clamps a thread whose time goes backwards (e.g. several HTML blocks).
  */
@@ -52,11 +50,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <zlib.h>
 
 #define MOD "systrace"
-#define BOMB_RATIO 200
-#define BOMB_FLOOR ((uint64_t)256 << 20)
 #define TRACE_MARK "TRACE:"
 
 typedef struct range {
@@ -78,7 +73,8 @@ typedef struct dump_thread {
 typedef struct systrace {
     const char *text;      /* what lines are read from: the input or the inflated data */
     size_t len;
-    uint8_t *inflated;     /* owned when the input was zlib-compressed */
+    bool inflated;         /* the input was zlib-compressed: text is spool's */
+    tci_source spool;      /* the inflated text, mapped from a temporary file */
     bool html;
     range *blocks;         /* ftrace text ranges, in file order */
     uint32_t n_blocks, cap_blocks;
@@ -123,49 +119,6 @@ static bool parse_i64(const char *p, size_t n, int64_t *out)
     if (!parse_u64(p + neg, n - neg, &v))
         return false;
     *out = neg && *p == '-' ? -(int64_t)v : (int64_t)v;
-    return true;
-}
-
-/* A counter value: int64, or a plain decimal (no exponent). */
-static bool parse_value(const char *p, size_t n, double *out)
-{
-    int64_t i;
-    if (parse_i64(p, n, &i)) {
-        *out = (double)i;
-        return true;
-    }
-    size_t k = 0;
-    bool neg = false;
-    if (k < n && (p[k] == '-' || p[k] == '+'))
-        neg = p[k++] == '-';
-    uint64_t mant = 0;
-    int digits = 0, scale = 0;
-    bool dot = false, any = false;
-    for (; k < n; k++) {
-        if (p[k] == '.' && !dot) {
-            dot = true;
-            continue;
-        }
-        if (!is_digit(p[k]))
-            return false;
-        any = true;
-        if (digits < 18) { /* beyond 18 significant digits a double cannot tell anyway */
-            if (mant || p[k] != '0')
-                digits++;
-            mant = mant * 10 + (uint64_t)(p[k] - '0');
-            scale += dot;
-        } else if (!dot) {
-            scale--;
-        }
-    }
-    if (!any)
-        return false;
-    double v = (double)mant;
-    for (; scale > 0; scale--)
-        v /= 10.0;
-    for (; scale < 0; scale++)
-        v *= 10.0;
-    *out = neg ? -v : v;
     return true;
 }
 
@@ -442,73 +395,15 @@ static int add_block(tci_rctx *r, systrace *s, size_t start, size_t end)
 
 static int inflate_text(tci_rctx *r, systrace *s, size_t at)
 {
-    uint64_t max = r->opt->max_input ? r->opt->max_input : UINT64_MAX;
-    if (max > SIZE_MAX - 1)
-        max = SIZE_MAX - 1;
-    size_t in_len = r->size - at;
-    size_t cap = in_len < (SIZE_MAX - 65536) / 4 ? in_len * 4 + 65536 : SIZE_MAX / 2;
-    if (cap > max + 1)
-        cap = (size_t)max + 1;
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit(&z) != Z_OK)
-        return tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "cannot start zlib");
-    uint8_t *out = tci_malloc(cap);
-    int rc = TC_OK, zr = Z_OK;
-    size_t in_done = 0, out_len = 0;
-    while (out && rc == TC_OK) {
-        if (out_len == cap) {
-            if (cap > max) {
-                rc = tci_error(r->diag, TC_ERR_LIMIT, MOD, at + in_done,
-                               "compressed atrace data expands beyond max-input (%llu bytes); raise it with --max-input",
-                               (unsigned long long)max);
-                break;
-            }
-            size_t ncap = cap > max / 2 ? (size_t)max + 1 : cap * 2;
-            uint8_t *p = realloc(out, ncap);
-            if (!p) {
-                rc = tci_error(r->diag, TC_ERR_NOMEM, MOD, at + in_done, "out of memory inflating the atrace data");
-                break;
-            }
-            out = p;
-            cap = ncap;
-        }
-        size_t in_chunk = in_len - in_done < (1u << 30) ? in_len - in_done : (1u << 30);
-        size_t out_chunk = cap - out_len < (1u << 30) ? cap - out_len : (1u << 30);
-        z.next_in = (Bytef *)(uintptr_t)(r->data + at + in_done);
-        z.avail_in = (uInt)in_chunk;
-        z.next_out = out + out_len;
-        z.avail_out = (uInt)out_chunk;
-        zr = inflate(&z, Z_NO_FLUSH);
-        in_done += in_chunk - z.avail_in;
-        out_len += out_chunk - z.avail_out;
-        if (out_len > BOMB_FLOOR && out_len / BOMB_RATIO > in_done) {
-            rc = tci_error(r->diag, TC_ERR_LIMIT, MOD, at + in_done,
-                           "compressed atrace data expands more than %d:1: refused as a decompression bomb", BOMB_RATIO);
-            break;
-        }
-        if (zr == Z_STREAM_END)
-            break;
-        if (zr == Z_BUF_ERROR && in_done == in_len && z.avail_out != 0)
-            rc = tci_error(r->diag, TC_ERR_FORMAT, MOD, r->size,
-                           "compressed atrace data (zlib after TRACE:) ends early: the file is cut");
-        else if (zr != Z_OK && zr != Z_BUF_ERROR)
-            rc = tci_error(r->diag, TC_ERR_FORMAT, MOD, at + in_done, "corrupt compressed atrace data (zlib): %s",
-                           z.msg ? z.msg : "inflate failed");
-    }
-    inflateEnd(&z);
-    if (!out && rc == TC_OK)
-        rc = tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "out of memory inflating the atrace data");
-    if (rc != TC_OK) {
-        free(out);
+    int rc = tci_source_inflate(&s->spool, r->data + at, r->size - at, MOD, at, r->opt, r->diag);
+    if (rc != TC_OK)
         return rc;
-    }
-    s->inflated = out;
-    s->text = (const char *)out;
-    s->len = out_len;
+    s->inflated = true;
+    s->text = (const char *)s->spool.data;
+    s->len = s->spool.size;
     /* inflated text may itself start with TRACE: or have it absent */
-    size_t t = after_trace_mark(out, out_len);
-    return add_block(r, s, t, out_len);
+    size_t t = after_trace_mark(s->spool.data, s->spool.size);
+    return add_block(r, s, t, s->len);
 }
 
 /* PROCESS DUMP: `ps -A -o USER,PID,PPID,VSZ,RSS,WCHAN,ADDR=PC,S,NAME,COMM` (NAME = token 8)
@@ -796,36 +691,6 @@ static int finish_tables(tci_rctx *r, systrace *s)
 
 /* ---- records ------------------------------------------------------------------------ */
 
-/* Field k (0-based) of a `|`-separated payload, or false. */
-static bool field(const char *p, size_t n, int k, const char **f, size_t *fn)
-{
-    size_t i = 0;
-    for (; k > 0; k--) {
-        const char *bar = memchr(p + i, '|', n - i);
-        if (!bar)
-            return false;
-        i = (size_t)(bar - p) + 1;
-    }
-    const char *bar = memchr(p + i, '|', n - i);
-    *f = p + i;
-    *fn = bar ? (size_t)(bar - (p + i)) : n - i;
-    return true;
-}
-
-static uint32_t name_of(tci_rctx *r, const char *name, size_t len, uint64_t off, int *rc)
-{
-    while (len && (name[len - 1] == '\0' || name[len - 1] == '\r'))
-        len--;
-    if (!len) {
-        name = "[empty slice name]";
-        len = strlen(name);
-    }
-    uint32_t m = tci_trace_timeline_name(r->trace, name, len); /* ours write Java methods so */
-    if (m == TCI_NONE)
-        *rc = tci_trace_fail(r->trace, r->diag, MOD, off);
-    return m;
-}
-
 /* The atrace payload of a print event: 0 (no record), 1 (a record in *ev), or an error. */
 static int payload(tci_rctx *r, systrace *s, const fline *f, uint32_t th, uint64_t off, tci_raw *ev)
 {
@@ -837,77 +702,27 @@ static int payload(tci_rctx *r, systrace *s, const fline *f, uint32_t th, uint64
         else if (n >= 3 && !memcmp(p, "0: ", 3))
             p += 3, n -= 3;
     }
-    while (n && p[n - 1] == '\0')
-        n--;
-    if (n == 0 || !p[0] || !strchr("BECSFINGH", p[0]) || (n > 1 && p[1] != '|'))
+    tci_atrace a;
+    int pr = tci_atrace_parse(p, n, &a);
+    if (pr == TCI_ATRACE_NONE)
         return 0; /* clock sync and free text */
-    char kind = p[0];
-    const char *pf, *nf, *vf;
-    size_t pn, nn, vn;
-    int64_t pid = 0, num = 0;
-    double value = 0;
-    bool has_pid = field(p, n, 1, &pf, &pn) && pn > 0;
-    if (has_pid && !parse_i64(pf, pn, &pid)) {
-        tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "atrace %c event with a pid that is not a number; line skipped", kind);
-        return 0;
-    }
-    if (kind != 'E' && !has_pid) {
-        tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "atrace %c event without a pid; line skipped", kind);
+    if (pr != TCI_ATRACE_OK) {
+        tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "atrace %c event: %s; line skipped", a.kind, a.why);
         return 0;
     }
     int rc = TC_OK;
-    if (pid > 0 && (rc = set_pid(r, s, th, pid, off)) != TC_OK)
+    if (a.has_pid && a.pid > 0 && (rc = set_pid(r, s, th, (int64_t)a.pid, off)) != TC_OK)
         return rc;
-    *ev = (tci_raw){.wall = f->ts, .cpu = TCI_NO_TIME, .offset = off, .thread = th, .method = TCI_NONE};
-    size_t head; /* bytes before the name field */
-    switch (kind) {
-    case 'E':
-        ev->action = TCI_ACT_EXIT;
+    *ev = (tci_raw){.wall = f->ts, .cpu = TCI_NO_TIME, .offset = off, .thread = th, .method = TCI_NONE,
+                    .action = a.action, .value = a.value, .id = (uint64_t)a.cookie};
+    if (a.action == TCI_ACT_EXIT)
         return 1;
-    case 'B':
-    case 'I':
-        head = (size_t)(pf - p) + pn + 1;
-        ev->action = kind == 'B' ? TCI_ACT_ENTER : TCI_ACT_INSTANT;
-        ev->method = name_of(r, p + (head < n ? head : n), head < n ? n - head : 0, off, &rc);
-        return rc == TC_OK ? 1 : rc;
-    case 'N': /* N|pid|track|name */
-        if (!field(p, n, 2, &nf, &nn) || (size_t)(nf - p) + nn >= n) {
-            tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "atrace N event without a name; line skipped");
-            return 0;
-        }
-        head = (size_t)(nf - p) + nn + 1;
-        ev->action = TCI_ACT_INSTANT;
-        ev->method = name_of(r, p + head, n - head, off, &rc);
-        return rc == TC_OK ? 1 : rc;
-    case 'C':
-        if (!field(p, n, 2, &nf, &nn) || !field(p, n, 3, &vf, &vn) || !parse_value(vf, vn, &value)) {
-            tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "atrace counter without a numeric value; line skipped");
-            return 0;
-        }
-        ev->action = TCI_ACT_COUNTER;
-        ev->value = value;
-        ev->method = name_of(r, nf, nn, off, &rc);
-        return rc == TC_OK ? 1 : rc;
-    default: { /* S|pid|name|cookie, F|...; G|pid|track|name|cookie, H|pid|track[|name]|cookie */
-        int k = 3;
-        if (kind == 'H') { /* the cookie is the last field */
-            k = 2;
-            while (field(p, n, k + 1, &vf, &vn))
-                k++;
-        } else if (kind == 'G') {
-            k = 4;
-        }
-        if (!field(p, n, 2, &nf, &nn) || k < 3 || !field(p, n, k, &vf, &vn) || !parse_i64(vf, vn, &num)) {
-            tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "atrace async %c event without a numeric cookie; line skipped",
-                     kind);
-            return 0;
-        }
-        ev->action = kind == 'S' || kind == 'G' ? TCI_ACT_ASYNC_BEGIN : TCI_ACT_ASYNC_END;
-        ev->id = (uint64_t)num;
-        ev->method = name_of(r, nf, nn, off, &rc);
-        return rc == TC_OK ? 1 : rc;
-    }
-    }
+    size_t len;
+    const char *name = tci_atrace_record_name(&a, &len);
+    /* pass 1 makes the tables; ours write Java methods as "pkg.Class.method: (sig)ret" */
+    if ((ev->method = tci_trace_timeline_name(r->trace, name, len)) == TCI_NONE)
+        return tci_trace_fail(r->trace, r->diag, MOD, off);
+    return 1;
 }
 
 static bool is_print(const fline *f)
@@ -956,8 +771,10 @@ static int systrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
             return got1;
         k += (size_t)got1;
     }
-    /* progress and page release are in input bytes */
+    /* progress and page release are in input bytes; the inflated text's pages go as they are read */
     r->pos = s->inflated ? (s->len ? (uint64_t)((double)s->pos / (double)s->len * (double)r->size) : 0) : s->pos;
+    if (s->inflated)
+        tci_source_release(&s->spool, s->pos);
     if (k == 0 && r->pass == 1 && !s->tables_done) {
         s->tables_done = true;
         if ((rc = finish_tables(r, s)) != TC_OK)
@@ -972,6 +789,7 @@ static int systrace_rewind(tci_rctx *r)
     systrace *s = r->priv;
     s->block = 0;
     s->pos = s->n_blocks ? s->blocks[0].start : 0;
+    s->spool.released = 0; /* pages come back as pass 2 touches them */
     return TC_OK;
 }
 
@@ -980,7 +798,7 @@ static void systrace_close(tci_rctx *r)
     systrace *s = r->priv;
     if (!s)
         return;
-    free(s->inflated);
+    tci_source_close(&s->spool);
     free(s->blocks);
     free(s->has_pid);
     free(s->procs);

@@ -186,6 +186,7 @@ const tci_writer tci_writer_folded = {
     .name = "folded",
     .description = "folded stacks (flamegraph.pl, inferno, speedscope)",
     .extensions = "folded",
+    .options = "weight no-thread",
     .priv_size = sizeof(folded_w),
     .flags = TCI_WF_AGGREGATE,
     .begin = folded_begin,

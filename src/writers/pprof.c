@@ -462,6 +462,7 @@ const tci_writer tci_writer_pprof = {
     .name = "pprof",
     .description = "pprof profile, gzipped protobuf (go tool pprof)",
     .extensions = "pb.gz",
+    .options = "merge-threads",
     .priv_size = sizeof(pprof_w),
     .flags = TCI_WF_AGGREGATE | TCI_WF_GZIP,
     .begin = pprof_begin,

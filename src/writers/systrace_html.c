@@ -319,6 +319,7 @@ const tci_writer tci_writer_systrace = {
     .name = "systrace",
     .description = "Android systrace HTML (ui.perfetto.dev, chrome://tracing); --text: ftrace text",
     .extensions = "html",
+    .options = "text",
     .priv_size = sizeof(st_w),
     .flags = TCI_WF_GLOBAL_ORDER,
     .begin = st_begin,

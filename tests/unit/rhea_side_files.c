@@ -92,6 +92,31 @@ static void test_memory_ignores_the_current_directory(void)
     }
 }
 
+/* A failed open by path, then the bytes from memory on the same tc_conv: the
+ * failed path leaves nothing behind to look beside. */
+static void test_memory_after_a_failed_open(void)
+{
+    tc_conv *c = tc_conv_new();
+    FILE *out = tmpfile();
+    CHECK(c && out);
+    if (!c || !out)
+        return;
+    CHECK(tc_conv_open(c, "appTrace.bin.missing", NULL) != TC_OK);
+    int rc = tc_conv_open_memory(c, dump, dump_len, "appTrace.bin", NULL);
+    if (rc == TC_OK)
+        rc = tc_conv_write(c, "folded", out);
+    CHECK_EQ_INT(rc, TC_OK);
+    char text[256] = "";
+    rewind(out);
+    size_t n = fread(text, 1, sizeof text - 1, out);
+    text[n] = 0;
+    if (!strstr(text, "method#2"))
+        fprintf(stderr, "memory after a failed open: %s\n", text);
+    CHECK(strstr(text, "method#2") != NULL);
+    fclose(out);
+    tc_conv_free(c);
+}
+
 static void test_file_beside_the_mapping_uses_it(void)
 {
     write_file("appTrace.bin", dump, dump_len);
@@ -116,6 +141,7 @@ int main(void)
     write_file("methodMapping.txt", mapping, strlen(mapping));
     dump_len = make_dump(dump);
     UNIT_RUN(test_memory_ignores_the_current_directory);
+    UNIT_RUN(test_memory_after_a_failed_open);
     UNIT_RUN(test_file_beside_the_mapping_uses_it);
     return UNIT_DONE();
 }

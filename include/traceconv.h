@@ -1,0 +1,221 @@
+/*
+ * traceconv.h - the public interface of libtraceconv.
+ *
+ * libtraceconv reads Android method traces (and, over time, other trace
+ * formats) into one normalized event stream and writes it out in the formats
+ * people look at: Chrome trace JSON, folded stacks, Perfetto, pprof, ...
+ *
+ * A conversion is one tc_conv object:
+ *
+ *     tc_conv *c = tc_conv_new();
+ *     tc_conv_set_option(c, "process-name", "com.example");
+ *     if (tc_conv_open(c, "in.trace", NULL) != TC_OK ||       // NULL: detect format
+ *         tc_conv_write(c, "json", out_fp) != TC_OK)
+ *         fprintf(stderr, "%s\n", tc_conv_error(c));
+ *     tc_conv_free(c);
+ *
+ * Every failing call returns a negative tc_status and leaves one message,
+ * retrieved with tc_conv_error: "in.trace: art: offset 0x1f4a: truncated record".
+ *
+ * ---- the life of a tc_conv (a state machine) ----
+ *
+ *     NEW  --open ok-->  OPEN  --write-->  WRITTEN
+ *      ^  \--open failed--/ (back to NEW, may be opened again)
+ *
+ *   NEW      options of both tables below may be set; one of the tc_conv_open*
+ *            calls moves to OPEN. A failed open (missing file, unknown or bad
+ *            format, a limit) leaves the object in NEW, as if never opened:
+ *            options set so far are kept; open again, with another input or
+ *            other options.
+ *   OPEN     write-time options may still be set; an open-time option is
+ *            refused with TC_ERR_STATE (it would have no effect). A write
+ *            that is refused before it starts (unknown writer, NULL output)
+ *            leaves the object in OPEN, so a corrected write works.
+ *   WRITTEN  the input was converted once (successfully or not: the
+ *            conversion consumed it). Another write, open or option is
+ *            TC_ERR_STATE; the figures, warnings and summary stay readable.
+ *
+ * Misuse (write before open, open twice, write twice, an option in the wrong
+ * state) returns TC_ERR_STATE with a message naming what was wrong; a NULL
+ * tc_conv or a NULL required argument returns TC_ERR_USAGE. A failed call
+ * never changes the state (except a failed conversion: WRITTEN) and never
+ * affects later calls: the error message is not state.
+ *
+ * ---- threads ----
+ *
+ * Distinct tc_conv objects may be used from different threads at once; the
+ * functions without a tc_conv (tc_format_at, tc_writer_extension,
+ * tc_status_string, tc_version_*, tc_probe_file) may be called from any
+ * thread. One tc_conv must not be used by two threads at the same time.
+ */
+#ifndef TRACECONV_H
+#define TRACECONV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version: the single source of truth; CMake's project(VERSION) reads
+ * these three lines. NUMBER is MAJOR*10000 + MINOR*100 + PATCH. */
+#define TC_VERSION_MAJOR 0
+#define TC_VERSION_MINOR 1
+#define TC_VERSION_PATCH 0
+#define TC_VERSION_STR_(x) #x
+#define TC_VERSION_XSTR_(x) TC_VERSION_STR_(x)
+#define TC_VERSION_NUMBER (TC_VERSION_MAJOR * 10000 + TC_VERSION_MINOR * 100 + TC_VERSION_PATCH)
+#define TC_VERSION_STRING \
+    TC_VERSION_XSTR_(TC_VERSION_MAJOR) "." TC_VERSION_XSTR_(TC_VERSION_MINOR) "." TC_VERSION_XSTR_(TC_VERSION_PATCH)
+
+#if defined(_WIN32)
+#define TC_API
+#else
+#define TC_API __attribute__((visibility("default")))
+#endif
+
+typedef enum tc_status {
+    TC_OK = 0,
+    TC_EOF = 1,              /* internal: end of a stream */
+    TC_ERR_IO = -1,          /* cannot read input / write output */
+    TC_ERR_FORMAT = -2,      /* input is malformed */
+    TC_ERR_NOMEM = -3,
+    TC_ERR_USAGE = -4,       /* bad option, unknown format name, ... */
+    TC_ERR_LIMIT = -5,       /* a resource limit was hit */
+    TC_ERR_UNSUPPORTED = -6, /* valid input the chosen writer cannot express */
+    TC_ERR_STRICT = -7,      /* a warning under --strict */
+    TC_ERR_STATE = -8,       /* the call is not allowed in the object's state (see above) */
+    TC_ERR_CANCELED = -9     /* the progress callback asked to stop */
+} tc_status;
+
+/* A short English description of a status ("no space", ...); never NULL. */
+TC_API const char *tc_status_string(int status);
+
+/* The library's version, as built (the macros above are the header's). */
+TC_API int tc_version_number(void);
+TC_API const char *tc_version_string(void);
+
+/* ---- the format registry ------------------------------------------------ */
+
+typedef struct tc_format_info {
+    const char *name;        /* "art", "json", ... */
+    const char *description; /* "Android ART/Dalvik method trace" */
+    const char *extensions;  /* comma separated, first is the default */
+    int is_reader;           /* 1 reader, 0 writer */
+    int is_binary;           /* writers: output is not text (do not send it to a terminal) */
+} tc_format_info;
+
+/* Readers first, then writers; NULL past the end. */
+TC_API const tc_format_info *tc_format_at(size_t index);
+
+/* ---- a conversion ------------------------------------------------------- */
+
+typedef struct tc_conv tc_conv;
+
+TC_API tc_conv *tc_conv_new(void);
+TC_API void tc_conv_free(tc_conv *c);
+
+/*
+ * Options are key/value strings so that new writers do not change the ABI.
+ * Unknown keys and bad values are TC_ERR_USAGE; a NULL value means "1" for
+ * the 0/1 keys. What reads an option decides when it may be set:
+ *
+ *   open-time (NEW only; after an open: TC_ERR_STATE naming the option)
+ *     "mapping"      path of a RheaTrace/btrace method mapping file (default:
+ *                    looked for beside the input; a given file that cannot be
+ *                    read is an error)
+ *     "max-input"    bytes of (decompressed) input, K/M/G suffixes; default 64G
+ *     "max-string"   bytes in one name; default 64K
+ *     "max-threads"  default 1000000
+ *     "max-methods"  default 50000000
+ *     "max-json"     bytes of JSON input (parsed in memory); default 256M
+ *     "max-events"   input records; default none
+ *     "read-chunk"   bytes per read when spooling a stream (for tests)
+ *
+ *   write-time (NEW or OPEN, until the write)
+ *     "process-name" (string) the process shown for the input
+ *     "strict"       (0/1) a warning is an error (TC_ERR_STRICT)
+ *     "max-depth"    (integer) deeper frames are dropped; default 10000
+ *     "weight"       (wall|cpu) folded/pprof weights
+ *     "no-thread"    (0/1) folded: merge threads
+ *     "merge-threads" (0/1) pprof: one tree for all threads
+ *     "text"         (0/1) systrace writes plain ftrace text instead of HTML
+ */
+TC_API int tc_conv_set_option(tc_conv *c, const char *key, const char *value);
+
+/* Progress: called now and then during long conversions (done/total in input
+ * bytes). A non-zero return cancels the conversion: tc_conv_write stops, writes
+ * nothing more and returns TC_ERR_CANCELED ("canceled"). NULL fn: none. */
+typedef int (*tc_progress_fn)(void *user, uint64_t done, uint64_t total);
+TC_API void tc_conv_set_progress(tc_conv *c, tc_progress_fn fn, void *user);
+
+/*
+ * Open the input: a path, or "-" for stdin. gzip input is decompressed
+ * transparently. format NULL means: detect from content.
+ */
+TC_API int tc_conv_open(tc_conv *c, const char *path, const char *format);
+
+/* A legacy split trace given as both halves (name.key, name.data). tc_conv_open
+ * finds the other half by itself when given one of them. */
+TC_API int tc_conv_open_pair(tc_conv *c, const char *key_path, const char *data_path);
+
+/* The same for input already in memory (borrowed until tc_conv_free). name is
+ * used in messages and as the default process name; NULL means "(memory)". */
+TC_API int tc_conv_open_memory(tc_conv *c, const void *data, size_t size, const char *name, const char *format);
+
+/* Convert the opened input with the named writer into out (flushed, not closed). */
+TC_API int tc_conv_write(tc_conv *c, const char *writer, FILE *out);
+
+/* The same through a caller's function: it gets the output in pieces, in
+ * order, and returns 0, or non-zero after setting errno to say why (0: EIO);
+ * the conversion then fails with TC_ERR_IO and "cannot write the output: <why>".
+ * gzip writers (pprof) call it with the compressed bytes. */
+typedef int (*tc_write_fn)(void *user, const void *buf, size_t len);
+TC_API int tc_conv_write_to(tc_conv *c, const char *writer, tc_write_fn fn, void *user);
+
+/* The message of the most recent failed call on c, one line without trailing
+ * newline; "" when no call failed yet. A successful call does not clear it. */
+TC_API const char *tc_conv_error(const tc_conv *c);
+
+/* The reader chosen by tc_conv_open ("art"), or NULL. */
+TC_API const char *tc_conv_reader_name(const tc_conv *c);
+
+/* The default file extension of a writer ("json"), or NULL. */
+TC_API const char *tc_writer_extension(const char *writer);
+
+/*
+ * After tc_conv_write: named figures of the conversion. kind is
+ * TC_FIG_COUNT (records, events, threads, methods), TC_FIG_REPAIR (a
+ * documented repair such as frames reconstructed at the start) or
+ * TC_FIG_WARNING (an anomaly in the input; an error under "strict").
+ */
+enum { TC_FIG_COUNT = 0, TC_FIG_REPAIR = 1, TC_FIG_WARNING = 2 };
+typedef struct tc_figure {
+    const char *name;
+    uint64_t value;
+    int kind;
+} tc_figure;
+TC_API size_t tc_conv_figures(const tc_conv *c, tc_figure *out, size_t max);
+
+/* Human-readable warning messages kept so far (the first few), NULL past the end. */
+TC_API const char *tc_conv_warning_at(const tc_conv *c, size_t index);
+
+/* A short description of the input, e.g. "art v3 non-streaming, clock dual". */
+TC_API const char *tc_conv_input_summary(const tc_conv *c);
+
+/* ---- probing ------------------------------------------------------------- */
+
+typedef struct tc_probe_score {
+    const char *reader;
+    int score; /* 0..100 */
+} tc_probe_score;
+
+/* Scores of every reader for the input at path; returns how many were filled. */
+TC_API int tc_probe_file(const char *path, tc_probe_score *out, size_t max, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

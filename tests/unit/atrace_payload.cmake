@@ -1,0 +1,1 @@
+tc_unit_test(atrace_payload INTERNAL SOURCES unit/atrace_payload.c)
