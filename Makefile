@@ -32,12 +32,12 @@ test-asan:
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		ctest --output-on-failure -j$(JOBS)
 
-# Only what the stage needs: the library and tests/unit/api_threads.c, run alone.
+# Only what the stage needs: the library, tests/unit/api_threads.c and readers_threads.c.
 test-tsan:
 	@$(CMAKE_GEN) $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_WERROR=ON -DTC_TSAN=ON >/dev/null
-	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target api_threads
+	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target api_threads readers_threads
 	@cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-		ctest --output-on-failure -R '^api_threads$$'
+		ctest --output-on-failure -R '^(api_threads|readers_threads)$$'
 
 bench:
 	@scripts/setup.sh bench
