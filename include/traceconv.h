@@ -124,8 +124,9 @@ TC_API void tc_conv_free(tc_conv *c);
  *
  *   open-time (NEW only; after an open: TC_ERR_STATE naming the option)
  *     "mapping"      path of a RheaTrace/btrace method mapping file (default:
- *                    looked for beside the input; a given file that cannot be
- *                    read is an error)
+ *                    looked for beside an input opened by path, never for
+ *                    tc_conv_open_memory or stdin; a given file that cannot
+ *                    be read is an error)
  *     "max-input"    bytes of (decompressed) input, K/M/G suffixes; default 64G
  *     "max-string"   bytes in one name; default 64K
  *     "max-threads"  default 1000000
