@@ -232,10 +232,66 @@ def check_async(ctx):
         ctx.eq(got, (MATCHED, MATCHED), f"async -> {fmt}: async begins and ends written")
 
 
+# -- 11: whole names in the systrace writer's task column ----------------------
+
+# thread name -> what the task column holds (the model: only a split-point look-alike and a newline change)
+FULL_NAMES = {
+    "Binder Thread #1": "Binder Thread #1",
+    "Binder Thread #2": "Binder Thread #2",
+    "Binder Thread #3": "Binder Thread #3",
+    "androidx.test.runner.AndroidJUnitRunner": "androidx.test.runner.AndroidJUnitRunner",
+    "Thread-13": "Thread-13",
+    "pool-1-thread-1": "pool-1-thread-1",
+    "x-1 (2) [000] y": "x_1 (2) [000] y",   # would be the line's "-<tid> (<tgid>) [<cpu>]"
+    "two\nlines": "two lines",               # a newline ends the line
+}
+PERFETTO = re.compile(r"-(\d+)\s+\(?\s*(\d+|-+)?\)?\s?\[(\d+)\]\s*([a-zA-Z.]{3}[0-9a-f.]{1,2}\s*)?(\d+\.\d+):\s+(\S+):")
+
+
+def full_names_input(path):
+    text = "traceconv-ir 1\ntrace clock=wall has_wall=1 has_cpu=0 pid=900 start_ns=0\nprocess \"app\"\n"
+    for i, name in enumerate(FULL_NAMES):
+        text += f"thread {i} tid={900 + i} records=0 name={json.dumps(name)}\n"
+    text += "method 0 id=0 name=\"work\"\n"
+    for i in range(len(FULL_NAMES)):
+        text += f"B t={i} m=0 ts={1000 * i + 1000}\nE t={i} m=- ts={1000 * i + 1500}\n"
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def check_full_names(ctx):
+    src = os.path.join(ctx.work, "full-names.ir.txt")
+    full_names_input(src)
+    want = {900 + i: shown for i, shown in enumerate(FULL_NAMES.values())}
+    for text in (False, True):
+        label = "full names" + (" (--text)" if text else "")
+        out = os.path.join(ctx.work, "full-names" + (".txt" if text else ".html"))
+        out, _ = ctx.convert(src, "systrace", out, extra=("-i", "ir") + (("--text",) if text else ()))
+        if not out:
+            continue
+        with open(out, encoding="utf-8") as f:
+            lines = [l for l in f.read().split("\n") if "tracing_mark_write:" in l]
+        tasks = {}
+        for ln in lines:  # what Perfetto's tokenizer takes from each line
+            m = PERFETTO.search(ln)
+            if ctx.check(m is not None, f"{label}: Perfetto's regex does not match {ln!r}"):
+                tasks[int(m.group(1))] = ln[:m.start()].strip()
+        ctx.eq(tasks, want, f"{label}: task column as Perfetto reads it")
+        back, _ = ctx.convert(out, "ir", out + ".ir", extra=("-i", "systrace"))
+        if back:
+            with open(back) as f:
+                ir = f.read()
+            # HTML: the PROCESS DUMP has the name as it is (but for the newline) and wins over a task it differs from
+            whole = {900 + i: name.replace("\n", " ") for i, name in enumerate(FULL_NAMES)}
+            ctx.eq({tid: name for tid, (name, _) in ir_threads(ir).items()}, want if text else whole,
+                   f"{label}: read back by our reader")
+
+
 def main():
     ctx = tclib.Ctx()
     check_names(ctx)
     check_async(ctx)
+    check_full_names(ctx)
     ctx.done()
 
 
