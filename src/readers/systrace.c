@@ -830,9 +830,10 @@ static int finish_tables(tci_rctx *r, systrace *s)
 /* The slot of an async key: its entry, or the empty slot where it goes. */
 static async_key *async_slot(systrace *s, uint32_t pid, uint32_t name, int64_t cookie)
 {
-    uint64_t h = ((uint64_t)pid * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)name * 0xC2B2AE3D27D4EB4Full) ^
-                 ((uint64_t)cookie * 0x165667B19E3779F9ull);
-    h ^= h >> 29;
+    uint64_t h = (uint64_t)cookie ^ ((uint64_t)pid << 32 | name) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull; /* splitmix64's finalizer: every bit moves the low ones */
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+    h ^= h >> 31;
     for (uint32_t i = (uint32_t)h & (s->cap_async - 1);; i = (i + 1) & (s->cap_async - 1)) {
         async_key *k = &s->async[i];
         if (!k->used || (k->pid == pid && k->name == name && k->cookie == cookie))
