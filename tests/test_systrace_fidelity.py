@@ -10,8 +10,8 @@
    records. Checked in the ir, json (thread_name/process_name metadata),
    perfetto (track descriptors, decoded with protoc) and systrace (PROCESS
    DUMP and task column) outputs.
-8. Async ends without a begin. An F (or H) whose (pid, name, cookie) has no
-   open S (or G) is dropped by the reader and counted as `unmatched-async-end`,
+8. Async ends without a begin. An F (or H) whose (process, name, cookie) has
+   no open S (or G) is dropped by the reader and counted as `unmatched-async-end`,
    so every writer shows the same async slices and none reports them as
    writer-dropped-frames.
 11. The systrace writer keeps whole thread names in the task column (Perfetto
@@ -176,12 +176,17 @@ def async_input(path):
         "H|600|net|10",                      # never begun
     ]
     text = HEAD + "".join(mark(600, 600, t + 10 * i, s, task="sample.app") for i, s in enumerate(p))
+    t += 10 * len(p)
+    text += mark(650, 600, t, "S|600|y|4", task="worker")       # async slices are process-scoped:
+    text += mark(651, 600, t + 10, "F|600|y|4", task="worker2")  # another thread of 600 ends it
+    text += mark(660, 660, t + 20, "S|600|z|1", task="other")    # begun in process 660 (its TGID column),
+    text += mark(600, 600, t + 30, "F|600|z|1", task="sample.app")  # so process 600 has no such slice
     with open(path, "w") as f:
         f.write(text)
 
 
-LONE = 4
-MATCHED = 3
+LONE = 5
+BEGINS, ENDS = 5, 4
 
 
 def perfetto_async(packets):
@@ -229,7 +234,7 @@ def check_async(ctx):
             with open(out) as f:
                 html = f.read()
             got = (len(re.findall(r"tracing_mark_write: S\|", html)), len(re.findall(r"tracing_mark_write: F\|", html)))
-        ctx.eq(got, (MATCHED, MATCHED), f"async -> {fmt}: async begins and ends written")
+        ctx.eq(got, (BEGINS, ENDS), f"async -> {fmt}: async begins and ends written")
 
 
 # -- 11: whole names in the systrace writer's task column ----------------------

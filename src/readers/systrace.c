@@ -53,6 +53,8 @@
 
 #define MOD "systrace"
 #define TRACE_MARK "TRACE:"
+#define PID_UNSET UINT64_MAX
+#define PID_AT_END (UINT64_MAX - 1)
 
 typedef struct range {
     size_t start, end; /* byte offsets into the text */
@@ -77,9 +79,10 @@ typedef struct seen_name {
     uint64_t offset; /* of the line that gave it, for a limit's message */
 } seen_name;
 
-/* An async slice key (payload pid, name, cookie) and how many of its begins are not ended. */
+/* An async slice key (owner, name, cookie) and how many of its begins are not ended. */
 typedef struct async_key {
-    uint32_t pid, name; /* name: method index */
+    uint64_t owner;     /* async_owner() */
+    uint32_t name;      /* method index */
     int64_t cookie;
     uint32_t open;
     bool used;          /* false: an empty slot */
@@ -97,8 +100,9 @@ typedef struct systrace {
     size_t pos;
     tci_idmap tid_thread;  /* tid -> thread index */
     tci_idmap pid_process; /* pid -> process index */
-    uint8_t *has_pid;      /* per thread: its process is known */
-    uint32_t cap_has_pid;
+    uint64_t *pid_at;      /* per thread: offset of the line that gave its process (PID_UNSET: none yet,
+                              PID_AT_END: given at the end of pass 1) */
+    uint32_t cap_pid_at;
     dump_proc *procs;
     uint32_t n_procs, cap_procs;
     dump_thread *dthreads;
@@ -726,13 +730,13 @@ static uint32_t process_of(tci_rctx *r, systrace *s, int64_t pid)
 /* Pass 1: the thread of tid becomes part of pid's process, unless it already has one. */
 static int set_pid(tci_rctx *r, systrace *s, uint32_t th, int64_t pid, uint64_t off)
 {
-    if (r->pass != 1 || s->has_pid[th])
+    if (r->pass != 1 || s->pid_at[th] != PID_UNSET)
         return TC_OK;
     uint32_t p = process_of(r, s, pid);
     if (p == TCI_NONE)
         return tci_trace_fail(r->trace, r->diag, MOD, off);
     r->trace->threads[th].process = p;
-    s->has_pid[th] = 1;
+    s->pid_at[th] = off == UINT64_MAX ? PID_AT_END : off;
     return TC_OK;
 }
 
@@ -749,11 +753,11 @@ static uint32_t thread_of(tci_rctx *r, systrace *s, const fline *f, uint64_t off
         }
         if ((th = tci_trace_add_thread(t, f->tid)) == TCI_NONE ||
             tci_idmap_put(&s->tid_thread, f->tid, th) != 0 ||
-            tci_grow((void **)&s->has_pid, &s->cap_has_pid, th, 1) != 0) {
+            tci_grow((void **)&s->pid_at, &s->cap_pid_at, th, sizeof *s->pid_at) != 0) {
             *rc = tci_trace_fail(t, r->diag, MOD, off);
             return TCI_NONE;
         }
-        s->has_pid[th] = 0;
+        s->pid_at[th] = PID_UNSET;
     }
     if (r->pass != 1)
         return th;
@@ -791,7 +795,7 @@ static int finish_tables(tci_rctx *r, systrace *s)
             return rc;
     }
     for (uint32_t th = 0; th < t->n_threads; th++) {
-        int rc = s->has_pid[th] ? TC_OK : set_pid(r, s, th, (int64_t)t->threads[th].tid, UINT64_MAX);
+        int rc = s->pid_at[th] != PID_UNSET ? TC_OK : set_pid(r, s, th, (int64_t)t->threads[th].tid, UINT64_MAX);
         if (rc != TC_OK)
             return rc;
     }
@@ -828,24 +832,34 @@ static int finish_tables(tci_rctx *r, systrace *s)
 /* ---- records ------------------------------------------------------------------------ */
 
 /* The slot of an async key: its entry, or the empty slot where it goes. */
-static async_key *async_slot(systrace *s, uint32_t pid, uint32_t name, int64_t cookie)
+static async_key *async_slot(systrace *s, uint64_t owner, uint32_t name, int64_t cookie)
 {
-    uint64_t h = (uint64_t)cookie ^ ((uint64_t)pid << 32 | name) * 0x9E3779B97F4A7C15ull;
+    uint64_t h = (uint64_t)cookie ^ (owner * 0x9E3779B97F4A7C15ull + name) * 0xC2B2AE3D27D4EB4Full;
     h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull; /* splitmix64's finalizer: every bit moves the low ones */
     h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
     h ^= h >> 31;
     for (uint32_t i = (uint32_t)h & (s->cap_async - 1);; i = (i + 1) & (s->cap_async - 1)) {
         async_key *k = &s->async[i];
-        if (!k->used || (k->pid == pid && k->name == name && k->cookie == cookie))
+        if (!k->used || (k->owner == owner && k->name == name && k->cookie == cookie))
             return k;
     }
 }
 
-/* An async begin (S, G) opens its (pid, name, cookie); an end (F, H) closes
+/* Whose async slice this is: the thread's process, as the writers key async
+ * slices, when this line or an earlier one gave it (the same in both passes:
+ * a process, once given, never changes); else the payload's pid. */
+static uint64_t async_owner(const tci_rctx *r, const systrace *s, uint32_t th, const tci_atrace *a, uint64_t off)
+{
+    if (s->pid_at[th] <= off)
+        return (uint64_t)1 << 32 | r->trace->threads[th].process;
+    return a->has_pid ? a->pid : 0;
+}
+
+/* An async begin (S, G) opens its (owner, name, cookie); an end (F, H) closes
  * one: false when none is open. Both passes replay the same lines from an
  * empty set, so they drop the same ends. Entries stay (open 0) once made:
  * the set grows with distinct keys, at most one per line. */
-static int async_track(tci_rctx *r, systrace *s, uint32_t pid, const tci_raw *ev, bool *matched)
+static int async_track(tci_rctx *r, systrace *s, uint64_t owner, const tci_raw *ev, bool *matched)
 {
     if (s->n_async + 1 > s->cap_async / 2) { /* keep it at most half full */
         uint32_t cap = s->cap_async ? s->cap_async * 2 : 64;
@@ -858,12 +872,12 @@ static int async_track(tci_rctx *r, systrace *s, uint32_t pid, const tci_raw *ev
         s->cap_async = cap;
         for (uint32_t i = 0; i < old_cap; i++)
             if (old[i].used)
-                *async_slot(s, old[i].pid, old[i].name, old[i].cookie) = old[i];
+                *async_slot(s, old[i].owner, old[i].name, old[i].cookie) = old[i];
         free(old);
     }
-    async_key *k = async_slot(s, pid, ev->method, (int64_t)ev->id);
+    async_key *k = async_slot(s, owner, ev->method, (int64_t)ev->id);
     if (!k->used) {
-        *k = (async_key){pid, ev->method, (int64_t)ev->id, 0, true};
+        *k = (async_key){owner, ev->method, (int64_t)ev->id, 0, true};
         s->n_async++;
     }
     *matched = true;
@@ -909,7 +923,7 @@ static int payload(tci_rctx *r, systrace *s, const fline *f, uint32_t th, uint64
         return tci_trace_fail(r->trace, r->diag, MOD, off);
     if (a.action == TCI_ACT_ASYNC_BEGIN || a.action == TCI_ACT_ASYNC_END) {
         bool matched;
-        if ((rc = async_track(r, s, a.has_pid ? a.pid : 0, ev, &matched)) != TC_OK)
+        if ((rc = async_track(r, s, async_owner(r, s, th, &a, off), ev, &matched)) != TC_OK)
             return rc;
         if (!matched) { /* no writer can show an end without its begin: one rule for all of them */
             tci_warn(r->diag, TCI_FIG_UNMATCHED_ASYNC_END, MOD, off,
@@ -1001,7 +1015,7 @@ static void systrace_close(tci_rctx *r)
         return;
     tci_source_close(&s->spool);
     free(s->blocks);
-    free(s->has_pid);
+    free(s->pid_at);
     free(s->procs);
     free(s->dthreads);
     for (uint32_t i = 0; i < s->n_names; i++)
