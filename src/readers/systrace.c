@@ -14,9 +14,9 @@
  * their payload (B|pid|name, E, C|pid|name|value[|cat], S/F, I, N, G/H) is
  * read by the core's one atrace parser (atrace.c, which states the grammar),
  * the same as the Rhea reader's.
- * Other ftrace events (sched_switch, ...) name threads and give them their
- * process (TGID column) but make no records; they are counted in the trace
- * metadata. Lines that do not parse are skipped with a bad-line warning.
+ * Other ftrace events (sched_switch, ...) name threads (their task column,
+ * and the comms of scheduler events) and give them their process (TGID
+ * column) but make no records; they are counted in the trace metadata. Lines that do not parse are skipped with a bad-line warning.
  *
  * Quirks:
  * - Timestamps are fixed-point `secs.frac` (6 digits native, up to 9 kept,
@@ -24,10 +24,19 @@
  * - Threads are keyed by tid (Linux tids are system-wide). A thread's process
  *   is the first numeric TGID column or payload pid seen for it; a thread
  *   that never shows one becomes its own process (pid = tid).
- * - `<...>` (and Perfetto's `<unknown>`) carry no name. Thread names: the
- *   latest task name; a thread seen only as `<...>` takes its PROCESS DUMP
+ * - `<...>` (and Perfetto's `<unknown>`) carry no name. Thread names, as
+ *   Perfetto gives them: the latest of the task column and of the scheduler
+ *   events that name a tid (sched_switch prev_/next_comm, sched_waking/
+ *   wakeup[_new] comm, task_newtask comm, task_rename newcomm), except that a
+ *   14/15-byte kernel comm never replaces the longer name it was cut from; a
+ *   thread still unnamed, or named by such a cut, takes its PROCESS DUMP
  *   name (catapult's rule). Process names: PROCESS DUMP (`ps` NAME column,
- *   first snapshot wins), else the name of the thread whose tid is the pid.
+ *   first snapshot wins), else the name of the thread whose tid is the pid
+ *   (also when that thread has no line of its own).
+ * - An async end (F, H) whose (process, name, cookie) has no open begin (S,
+ *   G) is dropped and counted (unmatched-async-end), here rather than in each
+ *   writer, so that every output shows the same async slices. The process is
+ *   the thread's, as the writers key async slices, once a line gave it.
  * - PROCESS DUMP blocks are read wherever they are in the HTML (Perfetto
  *   needs them before the ftrace block); every ftrace block is read, in file
  *   order (Perfetto stops after the first). CGROUP DUMP and the controller
