@@ -249,6 +249,7 @@ FULL_NAMES = {
     "pool-1-thread-1": "pool-1-thread-1",
     "x-1 (2) [000] y": "x_1 (2) [000] y",   # would be the line's "-<tid> (<tgid>) [<cpu>]"
     "two\nlines": "two lines",               # a newline ends the line
+    "render|thread": "render|thread",         # '|' only separates payload fields
 }
 PERFETTO = re.compile(r"-(\d+)\s+\(?\s*(\d+|-+)?\)?\s?\[(\d+)\]\s*([a-zA-Z.]{3}[0-9a-f.]{1,2}\s*)?(\d+\.\d+):\s+(\S+):")
 
