@@ -644,8 +644,6 @@ static int note_name(tci_rctx *r, systrace *s, uint64_t tid, const char *name, s
     seen_name *e = &s->names[i];
     if ((e->len == len && !memcmp(e->s, name, len)) || cut_from(name, len, e->s, e->len))
         return TC_OK;
-    if (len > r->trace->max_string)
-        len = r->trace->max_string + 1; /* enough for finish_tables to report the limit */
     if (len + 1 > e->cap) {
         char *p = realloc(e->s, len + 1);
         if (!p)
