@@ -644,6 +644,8 @@ static int note_name(tci_rctx *r, systrace *s, uint64_t tid, const char *name, s
     seen_name *e = &s->names[i];
     if ((e->len == len && !memcmp(e->s, name, len)) || cut_from(name, len, e->s, e->len))
         return TC_OK;
+    if (len >= UINT32_MAX)
+        len = UINT32_MAX - 1; /* far above any --max-string: finish_tables refuses it */
     if (len + 1 > e->cap) {
         char *p = realloc(e->s, len + 1);
         if (!p)
