@@ -23,8 +23,10 @@ import tclib  # noqa: E402
 MUST_FAIL = {"perflib-header.trace", "studio-perflib-basic-special_char.trace"}
 IR_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ir")
 SCRIPT = '  <script class="trace-data" type="application/text">'
-# Perfetto's tokenizer regex (SYSTRACE.md §3.2), anchored at our fixed layout
-LINE = re.compile(r"^ *(.{1,16})-(\d+) +\( *(\d+)\) \[000\] \.\.\.1 +(\d+)\.(\d{6}): tracing_mark_write: (.*)$")
+# our fixed layout: the task is the whole thread name (any length), right-aligned in 16
+LINE = re.compile(r"^ *(.+)-(\d+) +\( *(\d+)\) \[000\] \.\.\.1 +(\d+)\.(\d{6}): tracing_mark_write: (.*)$")
+# Perfetto's tokenizer regex (SYSTRACE.md §3.2): the leftmost partial match; the task is the trimmed prefix
+PERFETTO = re.compile(r"-(\d+)\s+\(?\s*(\d+|-+)?\)?\s?\[(\d+)\]\s*([a-zA-Z.]{3}[0-9a-f.]{1,2}\s*)?(\d+\.\d+):\s+(\S+):")
 
 
 def checker(ctx, path):
@@ -51,8 +53,9 @@ def parse_lines(block):
         if not ln or ln.startswith("#"):
             continue
         m = LINE.match(ln)
-        if not m:
-            out.append(None)
+        p = PERFETTO.search(ln)
+        if not m or not p or ln[:p.start()].strip() != m.group(1).strip() or p.group(1) != m.group(2):
+            out.append(None)  # not our layout, or Perfetto would split the line elsewhere
             continue
         out.append((int(m.group(2)), int(m.group(3)), int(m.group(4)) * 1_000_000 + int(m.group(5)), m.group(6)))
     return out

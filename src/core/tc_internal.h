@@ -102,6 +102,7 @@ void tci_idmap_free(tci_idmap *m);
     X(AMBIGUOUS_THREAD, "ambiguous-thread-id", TC_FIG_WARNING)          \
     X(UNKNOWN_THREAD, "unlisted-thread", TC_FIG_REPAIR)                 \
     X(BAD_LINE, "bad-line", TC_FIG_WARNING)                             \
+    X(UNMATCHED_ASYNC_END, "unmatched-async-end", TC_FIG_WARNING)       \
     X(WRITER_DROPPED, "writer-dropped-frames", TC_FIG_WARNING)                     \
     X(SAMPLES, "samples", TC_FIG_COUNT)                                 \
     X(UNUSED_OPTION, "unused-option", TC_FIG_WARNING)

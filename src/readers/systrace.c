@@ -14,9 +14,9 @@
  * their payload (B|pid|name, E, C|pid|name|value[|cat], S/F, I, N, G/H) is
  * read by the core's one atrace parser (atrace.c, which states the grammar),
  * the same as the Rhea reader's.
- * Other ftrace events (sched_switch, ...) name threads and give them their
- * process (TGID column) but make no records; they are counted in the trace
- * metadata. Lines that do not parse are skipped with a bad-line warning.
+ * Other ftrace events (sched_switch, ...) name threads (their task column,
+ * and the comms of scheduler events) and give them their process (TGID
+ * column) but make no records; they are counted in the trace metadata. Lines that do not parse are skipped with a bad-line warning.
  *
  * Quirks:
  * - Timestamps are fixed-point `secs.frac` (6 digits native, up to 9 kept,
@@ -24,10 +24,19 @@
  * - Threads are keyed by tid (Linux tids are system-wide). A thread's process
  *   is the first numeric TGID column or payload pid seen for it; a thread
  *   that never shows one becomes its own process (pid = tid).
- * - `<...>` (and Perfetto's `<unknown>`) carry no name. Thread names: the
- *   latest task name; a thread seen only as `<...>` takes its PROCESS DUMP
+ * - `<...>` (and Perfetto's `<unknown>`) carry no name. Thread names, as
+ *   Perfetto gives them: the latest of the task column and of the scheduler
+ *   events that name a tid (sched_switch prev_/next_comm, sched_waking/
+ *   wakeup[_new] comm, task_newtask comm, task_rename newcomm), except that a
+ *   14/15-byte kernel comm never replaces the longer name it was cut from; a
+ *   thread still unnamed, or named by such a cut, takes its PROCESS DUMP
  *   name (catapult's rule). Process names: PROCESS DUMP (`ps` NAME column,
- *   first snapshot wins), else the name of the thread whose tid is the pid.
+ *   first snapshot wins), else the name of the thread whose tid is the pid
+ *   (also when that thread has no line of its own).
+ * - An async end (F, H) whose (process, name, cookie) has no open begin (S,
+ *   G) is dropped and counted (unmatched-async-end), here rather than in each
+ *   writer, so that every output shows the same async slices. The process is
+ *   the thread's, as the writers key async slices, once a line gave it.
  * - PROCESS DUMP blocks are read wherever they are in the HTML (Perfetto
  *   needs them before the ftrace block); every ftrace block is read, in file
  *   order (Perfetto stops after the first). CGROUP DUMP and the controller
@@ -53,6 +62,8 @@
 
 #define MOD "systrace"
 #define TRACE_MARK "TRACE:"
+#define PID_UNSET UINT64_MAX
+#define PID_AT_END (UINT64_MAX - 1)
 
 typedef struct range {
     size_t start, end; /* byte offsets into the text */
@@ -70,6 +81,22 @@ typedef struct dump_thread {
     size_t len;
 } dump_thread;
 
+/* A thread's latest name from the task column or a scheduler event (pass 1). */
+typedef struct seen_name {
+    char *s;
+    uint32_t len, cap;
+    uint64_t offset; /* of the line that gave it, for a limit's message */
+} seen_name;
+
+/* An async slice key (owner, name, cookie) and how many of its begins are not ended. */
+typedef struct async_key {
+    uint64_t owner;     /* async_owner() */
+    uint32_t name;      /* method index */
+    int64_t cookie;
+    uint32_t open;
+    bool used;          /* false: an empty slot */
+} async_key;
+
 typedef struct systrace {
     const char *text;      /* what lines are read from: the input or the inflated data */
     size_t len;
@@ -82,12 +109,18 @@ typedef struct systrace {
     size_t pos;
     tci_idmap tid_thread;  /* tid -> thread index */
     tci_idmap pid_process; /* pid -> process index */
-    uint8_t *has_pid;      /* per thread: its process is known */
-    uint32_t cap_has_pid;
+    uint64_t *pid_at;      /* per thread: offset of the line that gave its process (PID_UNSET: none yet,
+                              PID_AT_END: given at the end of pass 1) */
+    uint32_t cap_pid_at;
     dump_proc *procs;
     uint32_t n_procs, cap_procs;
     dump_thread *dthreads;
     uint32_t n_dthreads, cap_dthreads;
+    tci_idmap tid_name;    /* tid -> its latest name in names[] (pass 1) */
+    seen_name *names;
+    uint32_t n_names, cap_names;
+    async_key *async;      /* open-addressed set of (pid, name, cookie) with open async slices */
+    uint32_t cap_async, n_async;
     uint64_t lines_ok, lines_bad, other_events;
     bool tables_done;      /* end of pass 1 seen */
 } systrace;
@@ -565,6 +598,132 @@ static int systrace_open(tci_rctx *r)
     return TC_OK;
 }
 
+/* ---- thread names: the task column and scheduler events -------------------------- */
+
+static bool same_comm_chars(const char *comm, const char *full, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (comm[i] != full[i] && !(comm[i] == '_' && full[i] == '-'))
+            return false;
+    return true;
+}
+
+/* Is comm the ftrace task field of the thread named full? The kernel keeps 15
+ * bytes: the head of a name, or for Java threads with dots its tail (ART's
+ * SetThreadName); writers such as Perfetto's traceconv turn '-' into '_'. */
+static bool comm_of(const char *comm, size_t n, const char *full, size_t full_len)
+{
+    if (n > full_len || (n == full_len && !memcmp(comm, full, n)))
+        return false; /* longer, or already the same */
+    return same_comm_chars(comm, full, n) || same_comm_chars(comm, full + full_len - n, n);
+}
+
+/* A kernel comm cut from the longer name full: 15 bytes (16 with the NUL), or
+ * 14 where ART copies with strlcpy(buf, s, sizeof buf - 1) (SYSTRACE.md §3.2). */
+static bool cut_from(const char *comm, size_t n, const char *full, size_t full_len)
+{
+    return (n == 15 || n == 14) && n < full_len && comm_of(comm, n, full, full_len);
+}
+
+/* Pass 1: tid is called name from this line on. The latest name wins (as in
+ * Perfetto), except that a kernel comm never replaces the longer name it was
+ * cut from. Names are applied to threads at the end of pass 1, so a name
+ * seen before the thread's first line counts too. */
+static int note_name(tci_rctx *r, systrace *s, uint64_t tid, const char *name, size_t len, uint64_t off)
+{
+    if (r->pass != 1 || len == 0)
+        return TC_OK;
+    uint32_t i = tci_idmap_get(&s->tid_name, tid);
+    if (i == TCI_NONE) {
+        if (tci_grow((void **)&s->names, &s->cap_names, s->n_names, sizeof *s->names) != 0 ||
+            tci_idmap_put(&s->tid_name, tid, s->n_names) != 0)
+            return tci_error(r->diag, TC_ERR_NOMEM, MOD, off, "out of memory");
+        i = s->n_names++;
+        s->names[i] = (seen_name){0};
+    }
+    seen_name *e = &s->names[i];
+    if ((e->len == len && !memcmp(e->s, name, len)) || cut_from(name, len, e->s, e->len))
+        return TC_OK;
+    if (len >= UINT32_MAX)
+        len = UINT32_MAX - 1; /* far above any --max-string: finish_tables refuses it */
+    if (len + 1 > e->cap) {
+        char *p = realloc(e->s, len + 1);
+        if (!p)
+            return tci_error(r->diag, TC_ERR_NOMEM, MOD, off, "out of memory");
+        e->s = p;
+        e->cap = (uint32_t)(len + 1);
+    }
+    memcpy(e->s, name, len);
+    e->s[len] = 0;
+    e->len = (uint32_t)len;
+    e->offset = off;
+    return TC_OK;
+}
+
+/* The value of `key` in ftrace event details: from after `key` (at the start
+ * or after a space) up to `until` (comms may hold spaces), or to the next
+ * space when until is NULL. */
+static bool field(const char *p, size_t n, const char *key, const char *until, const char **v, size_t *vn)
+{
+    size_t kn = strlen(key);
+    for (size_t i = 0; i + kn <= n; i++) {
+        if ((i && p[i - 1] != ' ') || memcmp(p + i, key, kn))
+            continue;
+        size_t b = i + kn, e = b;
+        if (until) {
+            const char *u = find(p + b, n - b, until);
+            if (!u)
+                return false;
+            e = (size_t)(u - p);
+        } else {
+            while (e < n && !is_space(p[e]))
+                e++;
+        }
+        *v = p + b;
+        *vn = e - b;
+        return true;
+    }
+    return false;
+}
+
+static bool field_u64(const char *p, size_t n, const char *key, uint64_t *out)
+{
+    const char *v;
+    size_t vn;
+    return field(p, n, key, NULL, &v, &vn) && parse_u64(v, vn, out);
+}
+
+/* Names given by one scheduler event: (tid, comm) pairs, tid 0 (the idle
+ * task, "swapper/N" per CPU) left out. */
+static int sched_names(tci_rctx *r, systrace *s, const fline *f, uint64_t off)
+{
+    static const struct {
+        const char *event, *tid_key, *comm_key, *comm_end;
+    } rules[] = {
+        {"sched_switch", "prev_pid=", "prev_comm=", " prev_pid="},
+        {"sched_switch", "next_pid=", "next_comm=", " next_pid="},
+        {"sched_waking", "pid=", "comm=", " pid="},
+        {"sched_wakeup", "pid=", "comm=", " pid="},
+        {"sched_wakeup_new", "pid=", "comm=", " pid="},
+        {"task_newtask", "pid=", "comm=", " clone_flags="},
+        {"task_rename", "pid=", "newcomm=", " oom_score_adj="},
+    };
+    for (size_t k = 0; k < sizeof rules / sizeof *rules; k++) {
+        if (strlen(rules[k].event) != f->event_len || memcmp(f->event, rules[k].event, f->event_len))
+            continue;
+        const char *comm;
+        size_t n;
+        uint64_t tid;
+        if (!field(f->details, f->details_len, rules[k].comm_key, rules[k].comm_end, &comm, &n) ||
+            !field_u64(f->details, f->details_len, rules[k].tid_key, &tid) || tid == 0)
+            continue;
+        int rc = note_name(r, s, tid, comm, n, off);
+        if (rc != TC_OK)
+            return rc;
+    }
+    return TC_OK;
+}
+
 /* ---- threads and processes --------------------------------------------------------- */
 
 static uint32_t process_of(tci_rctx *r, systrace *s, int64_t pid)
@@ -580,13 +739,13 @@ static uint32_t process_of(tci_rctx *r, systrace *s, int64_t pid)
 /* Pass 1: the thread of tid becomes part of pid's process, unless it already has one. */
 static int set_pid(tci_rctx *r, systrace *s, uint32_t th, int64_t pid, uint64_t off)
 {
-    if (r->pass != 1 || s->has_pid[th])
+    if (r->pass != 1 || s->pid_at[th] != PID_UNSET)
         return TC_OK;
     uint32_t p = process_of(r, s, pid);
     if (p == TCI_NONE)
         return tci_trace_fail(r->trace, r->diag, MOD, off);
     r->trace->threads[th].process = p;
-    s->has_pid[th] = 1;
+    s->pid_at[th] = off == UINT64_MAX ? PID_AT_END : off;
     return TC_OK;
 }
 
@@ -603,48 +762,32 @@ static uint32_t thread_of(tci_rctx *r, systrace *s, const fline *f, uint64_t off
         }
         if ((th = tci_trace_add_thread(t, f->tid)) == TCI_NONE ||
             tci_idmap_put(&s->tid_thread, f->tid, th) != 0 ||
-            tci_grow((void **)&s->has_pid, &s->cap_has_pid, th, 1) != 0) {
+            tci_grow((void **)&s->pid_at, &s->cap_pid_at, th, sizeof *s->pid_at) != 0) {
             *rc = tci_trace_fail(t, r->diag, MOD, off);
             return TCI_NONE;
         }
-        s->has_pid[th] = 0;
+        s->pid_at[th] = PID_UNSET;
     }
     if (r->pass != 1)
         return th;
     bool anon = (f->task_len == 5 && !memcmp(f->task, "<...>", 5)) ||
                 (f->task_len == 9 && !memcmp(f->task, "<unknown>", 9)) || f->task_len == 0;
-    if (!anon && (*rc = tci_trace_name_thread(t, th, f->task, f->task_len, 1)) != TC_OK) {
-        *rc = tci_trace_fail(t, r->diag, MOD, off);
+    if (!anon && (*rc = note_name(r, s, f->tid, f->task, f->task_len, off)) != TC_OK)
         return TCI_NONE;
-    }
     if (f->tgid >= 0 && (*rc = set_pid(r, s, th, f->tgid, off)) != TC_OK)
         return TCI_NONE;
     return th;
-}
-
-static bool same_comm_chars(const char *comm, const char *full, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (comm[i] != full[i] && !(comm[i] == '_' && full[i] == '-'))
-            return false;
-    return true;
-}
-
-/* Is comm the ftrace task field of the thread named full? The kernel keeps 15
- * bytes: the head of a name, or for Java threads with dots its tail (ART's
- * SetThreadName); writers such as Perfetto's traceconv turn '-' into '_'. */
-static bool comm_of(const char *comm, const char *full, size_t full_len)
-{
-    size_t n = strlen(comm);
-    if (n > full_len || (n == full_len && !memcmp(comm, full, n)))
-        return false; /* longer, or already the same */
-    return same_comm_chars(comm, full, n) || same_comm_chars(comm, full + full_len - n, n);
 }
 
 /* End of pass 1: the dumps' names, and a process for every thread. */
 static int finish_tables(tci_rctx *r, systrace *s)
 {
     tci_trace *t = r->trace;
+    for (uint32_t th = 0; th < t->n_threads; th++) { /* the latest name of the task column or the scheduler */
+        uint32_t i = tci_idmap_get(&s->tid_name, t->threads[th].tid);
+        if (i != TCI_NONE && tci_trace_name_thread(t, th, s->names[i].s, s->names[i].len, 1) != TC_OK)
+            return tci_trace_fail(t, r->diag, MOD, s->names[i].offset);
+    }
     for (uint32_t i = 0; i < s->n_dthreads; i++) {
         const dump_thread *d = &s->dthreads[i];
         uint32_t th = tci_idmap_get(&s->tid_thread, (uint64_t)d->tid);
@@ -653,7 +796,7 @@ static int finish_tables(tci_rctx *r, systrace *s)
         /* the dump's CMD is the full name; ftrace's task field is the kernel comm,
          * cut to 15 bytes: a name that is a prefix of the dump's gives way to it */
         const char *cur = t->threads[th].name;
-        bool fuller = cur && comm_of(cur, d->name, d->len);
+        bool fuller = cur && comm_of(cur, strlen(cur), d->name, d->len);
         if ((!cur || fuller) && d->len && tci_trace_name_thread(t, th, d->name, d->len, 2) != TC_OK)
             return tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
         int rc = d->pid > 0 ? set_pid(r, s, th, d->pid, UINT64_MAX) : TC_OK;
@@ -661,7 +804,7 @@ static int finish_tables(tci_rctx *r, systrace *s)
             return rc;
     }
     for (uint32_t th = 0; th < t->n_threads; th++) {
-        int rc = s->has_pid[th] ? TC_OK : set_pid(r, s, th, (int64_t)t->threads[th].tid, UINT64_MAX);
+        int rc = s->pid_at[th] != PID_UNSET ? TC_OK : set_pid(r, s, th, (int64_t)t->threads[th].tid, UINT64_MAX);
         if (rc != TC_OK)
             return rc;
     }
@@ -678,6 +821,12 @@ static int finish_tables(tci_rctx *r, systrace *s)
             tci_trace_name_process(t, x->process, x->name, strlen(x->name), 0) != TC_OK)
             return tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
     }
+    for (uint32_t p = 0; p < t->n_processes; p++) { /* a main thread without lines, named by the scheduler */
+        int64_t pid = t->processes[p].pid;
+        uint32_t i = pid > 0 && !t->processes[p].name ? tci_idmap_get(&s->tid_name, (uint64_t)pid) : TCI_NONE;
+        if (i != TCI_NONE && tci_trace_name_process(t, p, s->names[i].s, s->names[i].len, 0) != TC_OK)
+            return tci_trace_fail(t, r->diag, MOD, s->names[i].offset);
+    }
     char buf[32];
     int k = snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->other_events);
     if (s->other_events && tci_trace_add_meta(t, "ftrace-events-ignored", 21, buf, (size_t)k) != TC_OK)
@@ -690,6 +839,65 @@ static int finish_tables(tci_rctx *r, systrace *s)
 }
 
 /* ---- records ------------------------------------------------------------------------ */
+
+/* The slot of an async key: its entry, or the empty slot where it goes. */
+static async_key *async_slot(systrace *s, uint64_t owner, uint32_t name, int64_t cookie)
+{
+    uint64_t h = (uint64_t)cookie ^ (owner * 0x9E3779B97F4A7C15ull + name) * 0xC2B2AE3D27D4EB4Full;
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull; /* splitmix64's finalizer: every bit moves the low ones */
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+    h ^= h >> 31;
+    for (uint32_t i = (uint32_t)h & (s->cap_async - 1);; i = (i + 1) & (s->cap_async - 1)) {
+        async_key *k = &s->async[i];
+        if (!k->used || (k->owner == owner && k->name == name && k->cookie == cookie))
+            return k;
+    }
+}
+
+/* Whose async slice this is: the thread's process, as the writers key async
+ * slices, when this line or an earlier one gave it (the same in both passes:
+ * a process, once given, never changes); else the payload's pid. */
+static uint64_t async_owner(const tci_rctx *r, const systrace *s, uint32_t th, const tci_atrace *a, uint64_t off)
+{
+    if (s->pid_at[th] <= off)
+        return (uint64_t)1 << 32 | r->trace->threads[th].process;
+    return a->has_pid ? a->pid : 0;
+}
+
+/* An async begin (S, G) opens its (owner, name, cookie); an end (F, H) closes
+ * one: false when none is open. Both passes replay the same lines from an
+ * empty set, so they drop the same ends. Entries stay (open 0) once made:
+ * the set grows with distinct keys, at most one per line. */
+static int async_track(tci_rctx *r, systrace *s, uint64_t owner, const tci_raw *ev, bool *matched)
+{
+    if (s->n_async + 1 > s->cap_async / 2) { /* keep it at most half full */
+        uint32_t cap = s->cap_async ? s->cap_async * 2 : 64;
+        async_key *old = s->async;
+        uint32_t old_cap = s->cap_async;
+        if (cap < old_cap || !(s->async = tci_calloc(cap, sizeof *s->async))) {
+            s->async = old;
+            return tci_error(r->diag, TC_ERR_NOMEM, MOD, ev->offset, "out of memory");
+        }
+        s->cap_async = cap;
+        for (uint32_t i = 0; i < old_cap; i++)
+            if (old[i].used)
+                *async_slot(s, old[i].owner, old[i].name, old[i].cookie) = old[i];
+        free(old);
+    }
+    async_key *k = async_slot(s, owner, ev->method, (int64_t)ev->id);
+    if (!k->used) {
+        *k = (async_key){owner, ev->method, (int64_t)ev->id, 0, true};
+        s->n_async++;
+    }
+    *matched = true;
+    if (ev->action == TCI_ACT_ASYNC_BEGIN)
+        k->open++;
+    else if (k->open)
+        k->open--;
+    else
+        *matched = false;
+    return TC_OK;
+}
 
 /* The atrace payload of a print event: 0 (no record), 1 (a record in *ev), or an error. */
 static int payload(tci_rctx *r, systrace *s, const fline *f, uint32_t th, uint64_t off, tci_raw *ev)
@@ -722,6 +930,17 @@ static int payload(tci_rctx *r, systrace *s, const fline *f, uint32_t th, uint64
     /* pass 1 makes the tables; ours write Java methods as "pkg.Class.method: (sig)ret" */
     if ((ev->method = tci_trace_timeline_name(r->trace, name, len)) == TCI_NONE)
         return tci_trace_fail(r->trace, r->diag, MOD, off);
+    if (a.action == TCI_ACT_ASYNC_BEGIN || a.action == TCI_ACT_ASYNC_END) {
+        bool matched;
+        if ((rc = async_track(r, s, async_owner(r, s, th, &a, off), ev, &matched)) != TC_OK)
+            return rc;
+        if (!matched) { /* no writer can show an end without its begin: one rule for all of them */
+            tci_warn(r->diag, TCI_FIG_UNMATCHED_ASYNC_END, MOD, off,
+                     "async end %c|%u|%.*s|%lld without an open begin; dropped", a.kind, a.pid, (int)(len > 80 ? 80 : len),
+                     name, (long long)a.cookie);
+            return 0;
+        }
+    }
     return 1;
 }
 
@@ -762,8 +981,11 @@ static int systrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
         if (rc != TC_OK)
             return rc;
         if (!is_print(&f)) {
-            if (r->pass == 1)
+            if (r->pass == 1) {
                 s->other_events++;
+                if ((rc = sched_names(r, s, &f, off)) != TC_OK)
+                    return rc;
+            }
             continue;
         }
         int got1 = payload(r, s, &f, th, off, &ev[k]);
@@ -790,6 +1012,8 @@ static int systrace_rewind(tci_rctx *r)
     s->block = 0;
     s->pos = s->n_blocks ? s->blocks[0].start : 0;
     s->spool.released = 0; /* pages come back as pass 2 touches them */
+    for (uint32_t i = 0; i < s->cap_async; i++) /* pass 2 replays the async matching */
+        s->async[i].open = 0;
     return TC_OK;
 }
 
@@ -800,9 +1024,14 @@ static void systrace_close(tci_rctx *r)
         return;
     tci_source_close(&s->spool);
     free(s->blocks);
-    free(s->has_pid);
+    free(s->pid_at);
     free(s->procs);
     free(s->dthreads);
+    for (uint32_t i = 0; i < s->n_names; i++)
+        free(s->names[i].s);
+    free(s->names);
+    free(s->async);
+    tci_idmap_free(&s->tid_name);
     tci_idmap_free(&s->tid_thread);
     tci_idmap_free(&s->pid_process);
 }

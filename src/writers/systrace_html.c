@@ -29,15 +29,17 @@
  *  - time is µs since the trace start with 6 decimals (the native format;
  *    9 digits parse as a double in Perfetto and can be off by 1 ns), like the
  *    json writer's ts. ns are truncated, which keeps the order.
- *  - the task field is the thread's comm as a kernel would show it: at most
- *    15 bytes, the tail of a dotted name without '@' (ART's SetThreadName),
- *    else its head, cut on a UTF-8 boundary, '-' made '_' (as Perfetto's own
- *    serializer does: parsers look for "-<tid>"), "<...>" when empty. The full
- *    name is in the PROCESS DUMP.
- *  - names: '|' (a field separator for catapult) becomes '/', control bytes
- *    (newlines end a line) become ' '. Nothing inside <script> is decoded, so
- *    `</` is written `<\/` and `<!--` `<\!--` (the only sequences that can end
- *    or confuse a script element); '<', '>' and '&' stay raw (`<init>`).
+ *  - the task field is the thread's whole name, not a 15-byte kernel comm:
+ *    readers (Perfetto's tokenizer regex, ours) take everything before the
+ *    leftmost `-<tid> (<tgid>) [<cpu>]`, so names keep their '-' and spaces
+ *    (Perfetto shows them whole). Only a '-' that would itself look like that
+ *    split point (`-<digits> ... [`) becomes '_'; "<...>" when empty.
+ *  - names: control bytes (newlines end a line) become ' '; '|' (a field
+ *    separator for catapult) becomes '/' in payloads only; the ps NAME column
+ *    is one token, so its spaces become '_'. Nothing inside <script> is
+ *    decoded, so `</` is written `<\/` and `<!--` `<\!--` (the only sequences
+ *    that can end or confuse a script element); '<', '>' and '&' stay raw
+ *    (`<init>`).
  *  - counters: atrace values are int64 (Perfetto rejects a decimal point):
  *    rounded; NaN/infinite values are skipped and counted.
  *  - a process without a pid (or pid 0, which systrace reads as idle) takes
@@ -64,17 +66,43 @@ typedef struct st_w {
 
 /* ---- names ------------------------------------------------------------------ */
 
-/* A name safe in a payload field and inside <script> (rules in the file comment). */
-static char *safe_text(tci_arena *a, const char *s, bool spaces_ok, uint32_t *len)
+/* Where a name goes: what each place cannot hold differs (file comment). */
+enum st_place {
+    ST_PAYLOAD, /* a tracing_mark_write field: '|' separates fields */
+    ST_TOKEN,   /* the ps NAME column: one whitespace-separated token */
+    ST_LINE,    /* the rest of a line: ps CMD, a comment */
+    ST_TASK     /* the task column: a line is split at its leftmost "-<tid> (<tgid>) [<cpu>]" */
+};
+
+/* Would a '-' at s[0] look like the "-<tid> (<tgid>) [<cpu>]" that readers
+ * (Perfetto's regex, ours) split a line at, the leftmost match first? Checked
+ * loosely: digits, blanks, then only "( ) - digits blanks" before a '['. */
+static bool looks_like_tid(const char *s)
+{
+    size_t i = 1;
+    while (s[i] >= '0' && s[i] <= '9')
+        i++;
+    if (i == 1 || (s[i] != ' ' && s[i] != '\t'))
+        return false;
+    while (s[i] && strchr(" \t()-0123456789", s[i]))
+        i++;
+    return s[i] == '[';
+}
+
+/* A name safe in its place and inside <script> (rules in the file comment). */
+static char *safe_text(tci_arena *a, const char *s, enum st_place place, uint32_t *len)
 {
     size_t n = strlen(s);
     char *out = tci_arena_alloc(a, 2 * n + 1), *o = out;
     if (!out)
         return NULL;
+    bool spaces_ok = place != ST_TOKEN;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c == '|')
+        if (c == '|' && place == ST_PAYLOAD)
             *o++ = '/';
+        else if (c == '-' && place == ST_TASK && looks_like_tid(s + i))
+            *o++ = '_';
         else if (c < 0x20 || c == 0x7F || (!spaces_ok && c == ' '))
             *o++ = spaces_ok ? ' ' : '_';
         else if (c == '<' && (s[i + 1] == '/' || (s[i + 1] == '!' && s[i + 2] == '-' && s[i + 3] == '-'))) {
@@ -86,31 +114,6 @@ static char *safe_text(tci_arena *a, const char *s, bool spaces_ok, uint32_t *le
     *o = 0;
     *len = (uint32_t)(o - out);
     return out;
-}
-
-/* The comm a kernel would show for a thread name (file comment). */
-static void comm_of(const char *name, char out[16])
-{
-    size_t n = strlen(name);
-    const char *s = name;
-    if (n >= 15 && strchr(name, '.') && !strchr(name, '@')) {
-        s = name + n - 15;
-        while (*s && ((unsigned char)*s & 0xC0) == 0x80)
-            s++; /* do not start inside a UTF-8 sequence */
-    }
-    size_t k = strlen(s);
-    if (k > 15) {
-        k = 15;
-        while (k && ((unsigned char)s[k] & 0xC0) == 0x80)
-            k--; /* do not end inside one either */
-    }
-    for (size_t i = 0; i < k; i++) {
-        unsigned char c = (unsigned char)s[i];
-        out[i] = c == '-' || c == '<' || c < 0x20 || c == 0x7F ? '_' : (char)c;
-    }
-    out[k] = 0;
-    if (!k)
-        strcpy(out, "<...>");
 }
 
 /* The pid systrace shows for a process (file comment). */
@@ -160,7 +163,7 @@ static int write_process_dump(tci_wctx *w)
     for (uint32_t p = 0; p < t->n_processes; p++) {
         if (!process_used(t, p))
             continue;
-        const char *name = safe_text(&s->arena, t->processes[p].name, false, &len);
+        const char *name = safe_text(&s->arena, t->processes[p].name, ST_TOKEN, &len);
         if (!name)
             return TC_ERR_NOMEM;
         /* NAME and COMM both get the full name: readers differ on which token names the process */
@@ -170,7 +173,7 @@ static int write_process_dump(tci_wctx *w)
     for (uint32_t i = 0; i < t->n_threads; i++) {
         if (!t->threads[i].records)
             continue;
-        const char *name = safe_text(&s->arena, t->threads[i].name, true, &len);
+        const char *name = safe_text(&s->arena, t->threads[i].name, ST_LINE, &len);
         if (!name)
             return TC_ERR_NOMEM;
         tci_sink_printf(o, "user     %10lld %5llu %s\n", shown_pid(t, t->threads[i].process),
@@ -186,7 +189,7 @@ static int write_ftrace_header(tci_wctx *w)
     const tci_trace *t = w->trace;
     tci_sink *o = w->out;
     uint32_t len;
-    const char *input = safe_text(&s->arena, t->input_name ? t->input_name : "-", true, &len);
+    const char *input = safe_text(&s->arena, t->input_name ? t->input_name : "-", ST_LINE, &len);
     if (!input)
         return TC_ERR_NOMEM;
     TCI_PUT_LIT(o, "# tracer: nop\n#\n");
@@ -214,14 +217,16 @@ static int st_begin(tci_wctx *w)
     if (!s->name || !s->prefix || !s->pid)
         return TC_ERR_NOMEM;
     for (uint32_t i = 0; i < t->n_methods; i++) {
-        if (!(s->name[i].s = safe_text(&s->arena, t->methods[i].full_name, true, &s->name[i].len)))
+        if (!(s->name[i].s = safe_text(&s->arena, t->methods[i].full_name, ST_PAYLOAD, &s->name[i].len)))
             return TC_ERR_NOMEM;
     }
     for (uint32_t i = 0; i < t->n_threads; i++) {
-        char comm[16];
-        comm_of(t->threads[i].name, comm);
+        uint32_t len;
+        const char *task = safe_text(&s->arena, t->threads[i].name, ST_TASK, &len);
+        if (!task)
+            return TC_ERR_NOMEM;
         long long pid = shown_pid(t, t->threads[i].process);
-        char *pre = tci_arena_printf(&s->arena, "%16s-%-5llu (%5lld) [000] ...1 ", comm,
+        char *pre = tci_arena_printf(&s->arena, "%16s-%-5llu (%5lld) [000] ...1 ", len ? task : "<...>",
                                      (unsigned long long)t->threads[i].tid, pid);
         char *ps = tci_arena_printf(&s->arena, "|%lld", pid);
         if (!pre || !ps)
