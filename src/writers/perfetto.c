@@ -38,7 +38,9 @@
  *    packets carry no sequence_flags: TP reads that flag only to skip packets
  *    after data loss, which a converted file never has, and 2 bytes an event
  *    is what keeps the output within the size of the input. Packets that
- *    define interned data keep SEQ_NEEDS_INCREMENTAL_STATE.
+ *    define interned data keep SEQ_NEEDS_INCREMENTAL_STATE. For the same
+ *    reason begins carry no source_location_iid (3 bytes a begin, which TP
+ *    only copies into per-slice args; the class in the name says the file).
  *  - thread CPU time (dual-clock input): a COUNTER_THREAD_TIME_NS child track
  *    per thread fed by extra_counter_values on every BEGIN and END; TP then
  *    fills thread_ts/thread_dur. Perfetto's own ART importer drops it. The
