@@ -6,6 +6,18 @@ sequences start by clearing incremental state, iids are defined before use,
 thread tracks are described before use, begins and ends balance per track,
 thread time is present on dual-clock input, and per thread the slices agree
 with the JSON writer. A 1000-deep recursion keeps 500 levels exactly.
+Timestamps are resolved as trace processor resolves them (its ClockTracker:
+PERFETTO-PROTO.md §2, §7, §8): a packet is timed by its timestamp_clock_id or
+its sequence's default one; ids 64..127 are clocks of that sequence, defined
+by a ClockSnapshot that also gives BOOTTIME at the same instant; an
+incremental clock adds each packet's delta (times unit_multiplier_ns) to the
+last value, starting at the snapshot. The snapshots are checked against the
+spec (no trace_processor here: protoc is the oracle), every begin and end
+lands at the JSON writer's time, event by event, and on µs input every slice
+packet must be timed by such a delta clock. A slice end carries only its type
+and the thread-CPU value (and a note when the conversion made it). A generated trace of the bench's
+shape must convert to no more bytes than it has (and each further record may
+cost no more than a record).
 The hand-made system trace (tests/ir/system.ir.txt) shows its instant on the
 thread track, its counter values on one process-scoped counter track and its
 async slice on a named async track under the process."""
@@ -13,6 +25,7 @@ import json
 import os
 import re
 import struct
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -107,6 +120,68 @@ class Decoded:
         self.instants = {}    # tid -> instants on its thread track
         self.counter_values = {}  # counter track name -> [values]
         self.async_slices = {}    # async track name -> [(begin, end)]
+        self.timeline = {}    # tid -> [("B" or "E", ns)] of thread-track slices in file order
+        self.delta_timed = 0  # slice events whose time came from an incremental sequence clock
+
+
+BOOTTIME = 6
+
+
+def is_true(v):
+    return v in (True, "true", 1)
+
+
+def check_snapshot(ctx, name, i, p, seq, clocks):
+    """A ClockSnapshot as the spec (PERFETTO-PROTO.md §8, ClockSnapshot in the upstream
+    schema) and TP's ClockTracker want it; registers its sequence clocks in clocks."""
+    ok = ctx.check(not any(k in p for k in ("track_event", "track_descriptor")),
+                   f"{name}: packet {i}: a clock snapshot packet carries events or tracks (TP reads only the snapshot)")
+    cs = one(p, "clock_snapshot")
+    entries = cs.get("clocks", [])
+    ids = [one(c, "clock_id") for c in entries]
+    ok &= ctx.check(len(ids) == len(set(ids)), f"{name}: packet {i}: a clock appears twice in one snapshot")
+    boot = [c for c in entries if one(c, "clock_id") == BOOTTIME]
+    ok &= ctx.check(len(boot) == 1, f"{name}: packet {i}: the snapshot gives no BOOTTIME (6) to convert to")
+    if not ok:
+        return False
+    b = boot[0]
+    ok &= ctx.check(not is_true(one(b, "is_incremental")) and int(one(b, "unit_multiplier_ns", 1)) in (0, 1),
+                    f"{name}: packet {i}: BOOTTIME is the trace clock: absolute ns only")
+    boot_ns = int(one(b, "timestamp", 0))
+    for c in entries:
+        cid = one(c, "clock_id")
+        if cid == BOOTTIME:
+            continue
+        ok &= ctx.check(64 <= cid < 128, f"{name}: packet {i}: clock id {cid} is neither BOOTTIME nor sequence-scoped")
+        unit = int(one(c, "unit_multiplier_ns", 1)) or 1
+        inc = is_true(one(c, "is_incremental"))
+        prev = clocks.get((seq, cid))
+        if prev:
+            ok &= ctx.check((prev["unit"], prev["inc"]) == (unit, inc),
+                            f"{name}: packet {i}: clock {cid} changes its unit or encoding")
+        ns = int(one(c, "timestamp", 0)) * unit  # the snapshot's value is in the clock's units
+        # our own convention, not the spec's: the sequence clock starts out reading BOOTTIME's ns
+        ok &= ctx.eq(ns, boot_ns, f"{name}: packet {i}: clock {cid} at the snapshot, in ns, vs BOOTTIME")
+        clocks[(seq, cid)] = {"unit": unit, "inc": inc, "last": ns, "snap": ns, "boot": boot_ns}
+    return ok
+
+
+def packet_time(ctx, name, i, p, seq, st, clocks):
+    """(trace-time ns, came from an incremental sequence clock) as TP resolves it; None if untimed."""
+    if "timestamp" not in p:
+        return None, False
+    ts = int(one(p, "timestamp"))
+    cid = one(p, "timestamp_clock_id") or st.get("clock") or 0
+    if cid in (0, BOOTTIME):
+        return ts, False
+    c = clocks.get((seq, cid))
+    if c is None:  # a failure only: one check per packet would swamp the count
+        ctx.fail(f"{name}: packet {i} is timed by clock {cid}, which no earlier snapshot "
+                 f"on sequence {seq} defines (TP would drop it)")
+        return None, False
+    ns = c["last"] + ts * c["unit"] if c["inc"] else ts * c["unit"]
+    c["last"] = ns
+    return ns - c["snap"] + c["boot"], c["inc"]
 
 
 def check_packets(ctx, name, packets, dual):
@@ -118,6 +193,7 @@ def check_packets(ctx, name, packets, dual):
     counter_unit = {}         # counter uuid -> (incremental, unit multiplier)
     counter_now = {}          # (sequence, counter uuid) -> current value, as TP sums it
     cpu_stacks = {}           # track uuid -> [thread CPU ns at begin]
+    clocks = {}               # (sequence, clock id) -> state, from snapshots
     ok = True
     for i, p in enumerate(packets):
         seq = one(p, "trusted_packet_sequence_id")
@@ -132,12 +208,13 @@ def check_packets(ctx, name, packets, dual):
             for key in [k for k in counter_now if k[0] == seq]:
                 del counter_now[key]  # incremental counters restart from 0 (PERFETTO-PROTO.md §3)
             st.clear()
-            st.update(names=set(), cats=set(), locs=set(), track=None, counters=[])
+            st.update(names=set(), cats=set(), locs=set(), track=None, counters=[], clock=None)
         defs = one(p, "trace_packet_defaults")
-        if defs:
+        if defs:  # TP applies them before it reads this packet's timestamp
             ted = one(defs, "track_event_defaults", {})
             st["track"] = one(ted, "track_uuid")
             st["counters"] = ted.get("extra_counter_track_uuids", [])
+            st["clock"] = one(defs, "timestamp_clock_id")
         inter = one(p, "interned_data")
         if inter:
             for e in inter.get("event_names", []):
@@ -146,6 +223,11 @@ def check_packets(ctx, name, packets, dual):
                 st["cats"].add(one(e, "iid"))
             for e in inter.get("source_locations", []):
                 st["locs"].add(one(e, "iid"))
+        if "clock_snapshot" in p:
+            if not check_snapshot(ctx, name, i, p, seq, clocks):
+                return d
+            continue  # TP reads nothing else in a snapshot packet, not even its timestamp
+        ts, delta_timed = packet_time(ctx, name, i, p, seq, st, clocks)
         td = one(p, "track_descriptor")
         if td:
             uuid = one(td, "uuid")
@@ -193,7 +275,8 @@ def check_packets(ctx, name, packets, dual):
         if ttype == "TYPE_INSTANT" and kind == "process":
             d.facts = te
             continue
-        ok &= ctx.check(bool(te.get("category_iids") or te.get("categories")), f"{name}: packet {i} has no category")
+        if ttype != "TYPE_SLICE_END":  # an end needs none: TP pops the innermost slice
+            ok &= ctx.check(bool(te.get("category_iids") or te.get("categories")), f"{name}: packet {i} has no category")
         for c in te.get("category_iids", []):
             ok &= ctx.check(c in st["cats"], f"{name}: packet {i} category iid {c} undefined on sequence {seq}")
         if "name_iid" in te:
@@ -202,9 +285,8 @@ def check_packets(ctx, name, packets, dual):
         if "source_location_iid" in te:
             ok &= ctx.check(one(te, "source_location_iid") in st["locs"],
                             f"{name}: packet {i} source_location_iid undefined on sequence {seq}")
-        if not ok:
+        if not ok or not ctx.check(ts is not None, f"{name}: packet {i}: an event without a time"):
             return d  # one broken file should not print thousands of lines
-        ts = one(p, "timestamp")
         if isinstance(kind, tuple) and kind[0] == "value-counter":
             ok &= ctx.check(ttype == "TYPE_COUNTER" and "double_counter_value" in te,
                             f"{name}: packet {i}: a {ttype} without a value on counter track {track}")
@@ -236,6 +318,9 @@ def check_packets(ctx, name, packets, dual):
             cpu = counter_now[key] * mult
         stk = stacks.setdefault(track, [])
         tid = d.thread_of.get(track)
+        if ttype in ("TYPE_SLICE_BEGIN", "TYPE_SLICE_END"):
+            d.timeline.setdefault(tid, []).append(("B" if ttype == "TYPE_SLICE_BEGIN" else "E", ts))
+            d.delta_timed += delta_timed
         if ttype == "TYPE_SLICE_BEGIN":
             ok &= ctx.check("name_iid" in te or "name" in te, f"{name}: packet {i}: a begin without a name")
             stk.append(ts)
@@ -245,6 +330,10 @@ def check_packets(ctx, name, packets, dual):
             d.depth_max[tid] = max(d.depth_max.get(tid, 0), len(stk))
         elif ttype == "TYPE_SLICE_END":
             if not ctx.check(stk, f"{name}: packet {i}: an end without a begin on track {track}"):
+                return d
+            extra = set(te) - {"type", "extra_counter_values", "debug_annotations"}
+            if extra:  # TP pops the innermost slice of the default track: anything more is dead weight
+                ctx.fail(f"{name}: packet {i}: a slice end carries {sorted(extra)}")
                 return d
             start = stk.pop()
             cpu_start = cpu_stacks[track].pop()
@@ -309,10 +398,40 @@ def check_input(ctx, src):
         return  # the JSON keeps every level; counts differ by design
     ctx.eq(dict(sorted(d.slices.items())), dict(sorted(want.items())),
            f"{name}: per-thread slice count and top-level duration vs json")
+    check_timeline(ctx, name, d, os.path.join(ctx.work, name + ".json"))
     if dual:
         want_cpu = json_thread_cpu(os.path.join(ctx.work, name + ".json"))
         ctx.eq(dict(sorted(d.top_cpu.items())), dict(sorted(want_cpu.items())),
                f"{name}: per-thread top-level thread-CPU time (incremental counter) vs json tts")
+
+
+def json_timeline(path):
+    """tid -> [("B" or "E", absolute ns)] in file order: the JSON's ts is µs (with its ns
+    as three decimals) since otherData.start_time_ns."""
+    with open(path, "rb") as f:
+        doc = json.load(f)
+    start = int(doc["otherData"]["start_time_ns"])
+    out = {}
+    for e in doc["traceEvents"]:
+        if e.get("ph") in ("B", "E"):
+            out.setdefault(e["tid"], []).append((e["ph"], start + round(float(e["ts"]) * 1000)))
+    return out
+
+
+def check_timeline(ctx, name, d, json_path):
+    """Every begin and end, per thread and in order, at the JSON writer's time, with the
+    times resolved through the clock snapshot and the deltas; and ART's µs timestamps
+    sent as deltas of the sequence's incremental clock, not as absolute ns."""
+    want = json_timeline(json_path)
+    for tid in sorted(set(want) | set(d.timeline)):
+        got_t, want_t = d.timeline.get(tid, []), want.get(tid, [])
+        if got_t == want_t:
+            ctx.check(True, "")
+            continue
+        k = next((j for j, (a, b) in enumerate(zip(got_t, want_t)) if a != b), min(len(got_t), len(want_t)))
+        ctx.fail(f"{name}: thread {tid}: event {k} of {len(want_t)}: perfetto "
+                 f"{got_t[k] if k < len(got_t) else 'nothing'}, json {want_t[k] if k < len(want_t) else 'nothing'}")
+    ctx.eq(d.delta_timed, d.events, f"{name}: slice events timed as deltas of an incremental sequence clock")
 
 
 def json_thread_cpu(path):
@@ -390,8 +509,34 @@ def check_system(ctx):
     ctx.eq(figs.get("writer-dropped-frames", 0), 0, "system: every event written")
 
 
+def check_size(ctx):
+    """The bench's shape (tracegen --bench: 8 threads, 2000 methods, dual clock, one record
+    every 1.25 µs) at 2 and 12 MB: the output is no larger than the input, and the 10 MB of
+    records in between cost no more in Perfetto than in the input (the key text and the
+    descriptors, which differ, cancel out)."""
+    if not ctx.check(bool(ctx.tracegen), "tracegen is not built"):
+        return
+    sizes = {}
+    for mb in (2, 12):
+        src = os.path.join(ctx.work, f"bench-{mb}mb.trace")
+        subprocess.run([ctx.tracegen, "--bench", str(mb), src], check=True, capture_output=True)
+        out, _ = ctx.convert(src, "perfetto", os.path.join(ctx.work, f"bench-{mb}mb.pftrace"))
+        if not out:
+            return
+        sizes[mb] = (os.path.getsize(src), os.path.getsize(out))
+        ctx.check(sizes[mb][1] <= sizes[mb][0],
+                  f"bench {mb} MB: output {sizes[mb][1]} bytes > input {sizes[mb][0]} "
+                  f"({sizes[mb][1] / sizes[mb][0]:.3f}x)")
+    (i2, o2), (i12, o12) = sizes[2], sizes[12]
+    ctx.check(o12 - o2 <= i12 - i2, f"bench: 10 MB of records cost {o12 - o2} bytes in Perfetto, "
+                                    f"{i12 - i2} in the input ({(o12 - o2) / (i12 - i2):.4f}x)")
+    if sizes[12][1] <= sizes[12][0]:
+        print(f"note: bench 12 MB: perfetto/input = {o12 / i12:.4f}, per record {(o12 - o2) / (i12 - i2):.4f}")
+
+
 def main():
     ctx = tclib.Ctx()
+    check_size(ctx)
     check_recursion(ctx)
     check_system(ctx)
     for stem, path, _facts in ctx.project_cases():

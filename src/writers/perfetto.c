@@ -3,9 +3,12 @@
  * the format ui.perfetto.dev and trace processor read natively.
  *
  * A file is a bare sequence of TracePackets, each framed as field 1 of Trace
- * (0x0A, varint length, bytes). We stream: every packet is packed with
- * protobuf-c into one reusable buffer and written at once, so memory grows
- * with the interning tables (methods used per thread), never with events.
+ * (0x0A, varint length, bytes). We stream, so memory grows with the
+ * interning tables (methods used per thread), never with events. Rare
+ * packets (descriptors, interning, notes) are packed with protobuf-c into
+ * one reusable buffer; the common one, a slice begin or end without strings,
+ * is a dozen bytes written straight into the sink with the field numbers of
+ * proto/perfetto_trace_subset.proto (tests decode it with the upstream schema).
  *
  * Layout and the importer quirks it answers:
  *  - sequence 1 holds the process track (pid, process name) and, written at
@@ -13,12 +16,31 @@
  *    track at the trace start whose debug annotations carry the trace-level
  *    facts: input file, format and version, clock, vm, start time, timeline
  *    note for thread-CPU-only inputs, and every non-zero warning/repair count
- *    (args "debug.*" in the UI's slice details).
- *  - every thread gets its own packet sequence (2 + thread index). Its first
- *    packet describes the thread track (no parent_uuid: TP wants root thread
- *    tracks), clears incremental state, interns category "art" (iid 1) and sets
- *    TrackEventDefaults {track_uuid, extra_counter_track_uuids}, so each event
- *    only carries type, category iid, name iid and its thread CPU value.
+ *    (args "debug.*" in the UI's slice details). Its timestamps are absolute
+ *    ns of the default clock (BOOTTIME).
+ *  - every thread gets its own packet sequence (2 + thread index), timed as
+ *    Perfetto's SDK times its own: the first packet clears incremental state
+ *    and holds a ClockSnapshot giving one instant, the trace start, on
+ *    BOOTTIME (6, ns) and on a sequence-scoped clock (id 64) that is
+ *    is_incremental with unit_multiplier_ns 1000 when the input has µs
+ *    resolution (ART), else 1. The next packet describes the thread track (no
+ *    parent_uuid: TP wants root thread tracks), interns category "art" (iid 1)
+ *    and sets TracePacketDefaults {timestamp_clock_id 64, track_uuid,
+ *    extra_counter_track_uuids}. From then on every packet's timestamp is the
+ *    delta, in clock units, from the previous packet of the sequence (TP adds
+ *    it to the clock, starting from the snapshot): one or two bytes instead of
+ *    six to nine. An event that cannot be such a delta (earlier than the last
+ *    one, or not a whole unit) carries absolute ns and timestamp_clock_id 6,
+ *    and leaves the clock where it was, as the SDK does.
+ *  - a slice BEGIN carries type, category iid, name iid and its thread CPU
+ *    value; an END only type and the CPU value (TP pops the innermost slice of
+ *    the default track and needs neither name nor category). Plain slice
+ *    packets carry no sequence_flags: TP reads that flag only to skip packets
+ *    after data loss, which a converted file never has, and 2 bytes an event
+ *    is what keeps the output within the size of the input. Packets that
+ *    define interned data keep SEQ_NEEDS_INCREMENTAL_STATE. For the same
+ *    reason begins carry no source_location_iid (3 bytes a begin, which TP
+ *    only copies into per-slice args; the class in the name says the file).
  *  - thread CPU time (dual-clock input): a COUNTER_THREAD_TIME_NS child track
  *    per thread fed by extra_counter_values on every BEGIN and END; TP then
  *    fills thread_ts/thread_dur. Perfetto's own ART importer drops it. The
@@ -26,10 +48,7 @@
  *    1000 for ART's µs), so a value costs one or two bytes, not six.
  *  - names are interned per sequence the first time a method appears on that
  *    thread (iids count up from 1 per sequence, so common ones take one
- *    varint byte), with a source location (file, line) when the input has
- *    one; later events carry only the iid.
- *  - timestamps are absolute ns without timestamp_clock_id: TP takes them as
- *    its default clock and needs no ClockSnapshot.
+ *    varint byte); later events carry only the iid.
  *  - TP keeps 512 nesting levels and then ends outer slices too early, so we
  *    drop every event at depth >= 500 (the stream is well nested per thread,
  *    so what remains still balances) and report the count.
@@ -64,13 +83,26 @@
 #define PF_UUID_PROCESS 1u
 #define PF_FLAG_CLEARED 1u   /* SEQ_INCREMENTAL_STATE_CLEARED */
 #define PF_FLAG_NEEDS 2u     /* SEQ_NEEDS_INCREMENTAL_STATE */
-/* An event packet without strings packs to well under this many bytes
- * (so its length is one varint byte). */
-#define PF_SMALL_PACKET 120u
-/* A SliceEventView with name iid < 2^24 and CPU delta < 2^32 packs within this. */
-#define PF_VIEW_MAX 31u
-#define PF_VIEW_CACHE_BITS 13
+#define PF_CLOCK_BOOTTIME 6u /* TP's default trace clock */
+#define PF_CLOCK_SEQ 64u     /* ids 64..127 are sequence-scoped clocks */
 #define PF_IID_TABLE_MAX (16u << 20)
+
+/* Field tags (number << 3 | wire type) of the hand-written slice packet; the
+ * numbers are those of proto/perfetto_trace_subset.proto (upstream's). */
+enum {
+    PF_TAG_PACKET = 1 << 3 | 2,        /* Trace.packet */
+    PF_TAG_TIMESTAMP = 8 << 3,         /* TracePacket.timestamp */
+    PF_TAG_SEQ_ID = 10 << 3,           /* TracePacket.trusted_packet_sequence_id */
+    PF_TAG_TRACK_EVENT = 11 << 3 | 2,  /* TracePacket.track_event */
+    PF_TAG_CLOCK_ID = 58 << 3,         /* TracePacket.timestamp_clock_id (a two-byte tag) */
+    PF_TAG_CATEGORY_IIDS = 3 << 3,     /* TrackEvent.category_iids */
+    PF_TAG_TYPE = 9 << 3,              /* TrackEvent.type */
+    PF_TAG_NAME_IID = 10 << 3,         /* TrackEvent.name_iid */
+    PF_TAG_COUNTER_VALUE = 12 << 3,    /* TrackEvent.extra_counter_values */
+};
+/* The longest hand-written slice packet (every varint at its widest), so both
+ * lengths in it fit one varint byte. */
+#define PF_SLICE_MAX 64u
 
 typedef Perfetto__Protos__TracePacket pf_packet;
 
@@ -85,21 +117,11 @@ typedef struct pf_w {
     tci_idmap interned;    /* fallback: (thread << 32 | method) -> iid */
     int64_t *last_cpu;     /* per thread: the last CPU value sent (the counter is incremental) */
     int64_t cpu_unit;      /* ns per counter unit: the input's resolution */
-    /* One event packet, initialized once: the *__INIT of a TracePacket clears
-     * every field of a large struct, which cost more than packing it. */
-    pf_packet pk;
-    Perfetto__Protos__TrackEvent te;
-    Perfetto__Protos__EventPacketView view;      /* the same packet, hot-path view */
-    Perfetto__Protos__SliceEventView view_event;
-    int64_t cpu_delta;
-    /* Packed SliceEventViews by content: an END differs from the last only in
-     * its CPU delta, hot BEGINs repeat (method, delta); most events reuse
-     * bytes protobuf-c made earlier instead of packing again. Direct-mapped. */
-    struct pf_cached_view {
-        uint64_t key; /* 0 = empty */
-        uint8_t len;
-        uint8_t bytes[PF_VIEW_MAX];
-    } *views;
+    /* The incremental clock of every thread sequence: it starts at ts_base
+     * (the snapshot) and each packet's timestamp moves it on by a delta. */
+    uint64_t *last_ts;     /* per thread: where the clock stands, ns */
+    uint64_t ts_unit;      /* ns per clock unit: 1000 for µs inputs, else 1 */
+    uint64_t ts_base;      /* the trace start, in whole units (ns) */
     uint64_t dropped;      /* events deeper than PF_MAX_DEPTH */
     uint64_t samples;      /* sampled stacks: not written */
     uint64_t bad_counters; /* NaN or infinite counter values */
@@ -140,41 +162,33 @@ static int ensure_buf(pf_w *p, size_t need)
     return TC_OK;
 }
 
-/* Frame one packet as Trace.packet (field 1, LEN) and write it. small: the
- * caller knows it packs within PF_SMALL_PACKET bytes, so the size pass of
- * protobuf-c (a second walk over the message) is skipped on the hot path. */
-static int put_packet(tci_wctx *w, const ProtobufCMessage *pk, bool small)
+static uint8_t *put_varint(uint8_t *q, uint64_t v)
+{
+    while (v >= 0x80) {
+        *q++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *q++ = (uint8_t)v;
+    return q;
+}
+
+/* Frame one packet as Trace.packet (field 1, LEN) and write it. */
+static int put_packet(tci_wctx *w, const ProtobufCMessage *pk)
 {
     pf_w *p = w->priv;
     tci_sink *o = w->out;
-    if (small) {
-        /* straight into the sink: tag, a one-byte length (PF_SMALL_PACKET < 128), bytes */
-        if (sizeof o->buf - o->len < PF_SMALL_PACKET + 2 && tci_sink_flush_buf(o) != 0)
-            return TC_ERR_IO;
-        size_t len = protobuf_c_message_pack(pk, o->buf + o->len + 2);
-        o->buf[o->len] = 0x0A;
-        o->buf[o->len + 1] = (uint8_t)len;
-        o->len += len + 2;
-        return TC_OK;
-    }
     size_t need = protobuf_c_message_get_packed_size(pk);
     if (ensure_buf(p, need) != TC_OK)
         return TC_ERR_NOMEM;
     size_t len = protobuf_c_message_pack(pk, p->buf);
-    uint8_t hdr[11];
-    size_t h = 0;
-    hdr[h++] = 0x0A;
-    for (uint64_t v = len; ; v >>= 7) {
-        hdr[h++] = (uint8_t)(v < 0x80 ? v : (v & 0x7F) | 0x80);
-        if (v < 0x80)
-            break;
-    }
-    tci_sink_write(o, hdr, h);
+    uint8_t hdr[11] = {PF_TAG_PACKET};
+    tci_sink_write(o, hdr, (size_t)(put_varint(hdr + 1, len) - hdr));
     tci_sink_write(o, p->buf, len);
     return o->err ? TC_ERR_IO : TC_OK;
 }
 
-/* Every packet but the hot-path view: when, on which sequence, with which flags. */
+/* Every packet: when, on which sequence, with which flags. ts is absolute ns
+ * of the default clock (the process sequence has no clock of its own). */
 static void packet_header(pf_packet *pk, int64_t ts, uint32_t seq, uint32_t flags)
 {
     *pk = (pf_packet)PERFETTO__PROTOS__TRACE_PACKET__INIT;
@@ -184,6 +198,41 @@ static void packet_header(pf_packet *pk, int64_t ts, uint32_t seq, uint32_t flag
     pk->trusted_packet_sequence_id = seq;
     pk->has_sequence_flags = flags != 0;
     pk->sequence_flags = flags;
+}
+
+/* The timestamp of the next packet on a thread's sequence: the delta in clock
+ * units from the sequence's previous packet, which moves the clock on. When
+ * ts is earlier than the clock or not a whole unit, *absolute is set and the
+ * result is absolute ns, to be sent with timestamp_clock_id BOOTTIME (the
+ * clock then stays where it was, as TP keeps it). */
+static uint64_t seq_time(pf_w *p, uint32_t thread, int64_t ts, bool *absolute)
+{
+    uint64_t t = clamp_ts(ts), last = p->last_ts[thread];
+    *absolute = false;
+    if (TCI_LIKELY(t >= last)) {
+        uint64_t d = t - last;
+        /* a constant divisor compiles to a multiply: ART's µs is the common case */
+        if (p->ts_unit == 1000 && d % 1000 == 0) {
+            p->last_ts[thread] = t;
+            return d / 1000;
+        }
+        if (p->ts_unit == 1) {
+            p->last_ts[thread] = t;
+            return d;
+        }
+    }
+    *absolute = true;
+    return t;
+}
+
+/* packet_header for a packet on a thread's sequence: timed by its clock. */
+static void thread_packet_header(pf_w *p, pf_packet *pk, uint32_t thread, int64_t ts, uint32_t flags)
+{
+    bool absolute;
+    packet_header(pk, 0, thread_seq(thread), flags);
+    pk->timestamp = seq_time(p, thread, ts, &absolute);
+    pk->has_timestamp_clock_id = absolute;
+    pk->timestamp_clock_id = PF_CLOCK_BOOTTIME;
 }
 
 static int32_t pid32(const tci_trace *t, uint32_t process)
@@ -230,16 +279,55 @@ static int write_processes(tci_wctx *w)
         pk.has_first_packet_on_sequence = p == 0;
         pk.first_packet_on_sequence = p == 0;
         pk.track_descriptor = &td;
-        rc = put_packet(w, &pk.base, false);
+        rc = put_packet(w, &pk.base);
     }
     return rc;
 }
 
-/* First packet of a thread's sequence: its track, cleared state, the category
- * and the defaults that keep every later event packet small. */
+/* First packet of a thread's sequence: cleared state and the instant its
+ * incremental clock starts from, on that clock and on BOOTTIME (TP converts
+ * through this pair; the custom clock's timestamp is in its own units). */
+static int write_clock_snapshot(tci_wctx *w, uint32_t i)
+{
+    pf_w *p = w->priv;
+    Perfetto__Protos__ClockSnapshot__Clock boot = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
+    boot.has_clock_id = 1;
+    boot.clock_id = PF_CLOCK_BOOTTIME;
+    boot.has_timestamp = 1;
+    boot.timestamp = p->ts_base;
+    Perfetto__Protos__ClockSnapshot__Clock seq = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
+    seq.has_clock_id = 1;
+    seq.clock_id = PF_CLOCK_SEQ;
+    seq.has_timestamp = 1;
+    seq.timestamp = p->ts_base / p->ts_unit;
+    seq.has_is_incremental = 1;
+    seq.is_incremental = 1;
+    seq.has_unit_multiplier_ns = 1;
+    seq.unit_multiplier_ns = p->ts_unit;
+    Perfetto__Protos__ClockSnapshot__Clock *clocks[2] = {&boot, &seq};
+    Perfetto__Protos__ClockSnapshot cs = PERFETTO__PROTOS__CLOCK_SNAPSHOT__INIT;
+    cs.n_clocks = 2;
+    cs.clocks = clocks;
+    pf_packet pk;
+    packet_header(&pk, (int64_t)p->ts_base, thread_seq(i), PF_FLAG_CLEARED);
+    pk.has_timestamp_clock_id = 1; /* this packet's own time: BOOTTIME, whatever defaults say */
+    pk.timestamp_clock_id = PF_CLOCK_BOOTTIME;
+    pk.has_first_packet_on_sequence = 1;
+    pk.first_packet_on_sequence = 1;
+    pk.clock_snapshot = &cs;
+    p->last_ts[i] = p->ts_base;
+    return put_packet(w, &pk.base);
+}
+
+/* Then the thread track, the category and the defaults that keep every later
+ * event packet small. */
 static int write_thread(tci_wctx *w, uint32_t i)
 {
     const tci_trace *t = w->trace;
+    pf_w *p = w->priv;
+    int rc = write_clock_snapshot(w, i);
+    if (rc != TC_OK)
+        return rc;
     Perfetto__Protos__ThreadDescriptor th = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
     th.has_pid = 1;
     th.pid = pid32(t, t->threads[i].process);
@@ -269,16 +357,17 @@ static int write_thread(tci_wctx *w, uint32_t i)
         ted.extra_counter_track_uuids = &cu;
     }
     Perfetto__Protos__TracePacketDefaults def = PERFETTO__PROTOS__TRACE_PACKET_DEFAULTS__INIT;
+    def.has_timestamp_clock_id = 1;
+    def.timestamp_clock_id = PF_CLOCK_SEQ;
     def.track_event_defaults = &ted;
 
+    /* TP applies the defaults before the timestamp: this packet is already on the clock */
     pf_packet pk;
-    packet_header(&pk, t->start_ns, thread_seq(i), PF_FLAG_CLEARED | PF_FLAG_NEEDS);
-    pk.has_first_packet_on_sequence = 1;
-    pk.first_packet_on_sequence = 1;
+    thread_packet_header(p, &pk, i, (int64_t)p->ts_base, PF_FLAG_NEEDS);
     pk.track_descriptor = &td;
     pk.interned_data = &in;
     pk.trace_packet_defaults = &def;
-    int rc = put_packet(w, &pk.base, false);
+    rc = put_packet(w, &pk.base);
     if (rc != TC_OK || !t->has_cpu)
         return rc;
 
@@ -292,9 +381,9 @@ static int write_thread(tci_wctx *w, uint32_t i)
      * unit_multiplier and sums the deltas per sequence (PERFETTO-PROTO.md §3). */
     cd.has_is_incremental = 1;
     cd.is_incremental = 1;
-    if (((pf_w *)w->priv)->cpu_unit != 1) {
+    if (p->cpu_unit != 1) {
         cd.has_unit_multiplier = 1;
-        cd.unit_multiplier = ((pf_w *)w->priv)->cpu_unit;
+        cd.unit_multiplier = p->cpu_unit;
     }
     Perfetto__Protos__TrackDescriptor ctd = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
     ctd.has_uuid = 1;
@@ -303,9 +392,9 @@ static int write_thread(tci_wctx *w, uint32_t i)
     ctd.parent_uuid = thread_uuid(i);
     ctd.counter = &cd;
     pf_packet cp;
-    packet_header(&cp, t->start_ns, thread_seq(i), PF_FLAG_NEEDS);
+    thread_packet_header(p, &cp, i, (int64_t)p->ts_base, PF_FLAG_NEEDS);
     cp.track_descriptor = &ctd;
-    return put_packet(w, &cp.base, false);
+    return put_packet(w, &cp.base);
 }
 
 static int alloc_state(pf_w *p, const tci_trace *t)
@@ -313,13 +402,17 @@ static int alloc_state(pf_w *p, const tci_trace *t)
     uint32_t n = t->n_threads ? t->n_threads : 1;
     p->next_iid = tci_calloc(n, sizeof *p->next_iid);
     p->last_cpu = tci_calloc(n, sizeof *p->last_cpu);
-    p->views = tci_calloc((size_t)1 << PF_VIEW_CACHE_BITS, sizeof *p->views);
-    if (!p->next_iid || !p->last_cpu || !p->views)
+    p->last_ts = tci_calloc(n, sizeof *p->last_ts);
+    if (!p->next_iid || !p->last_cpu || !p->last_ts)
         return TC_ERR_NOMEM;
     for (uint32_t i = 0; i < t->n_threads; i++)
         p->next_iid[i] = 1;
     /* CPU values are whole multiples of the reader's unit (µs for ART) */
     p->cpu_unit = t->time_unit_ns > 0 ? t->time_unit_ns : 1;
+    /* Timestamps too, when the start is (ART: the header's µs); an event that
+     * is not takes the absolute path of seq_time. */
+    p->ts_unit = t->time_unit_ns == 1000 && t->start_ns % 1000 == 0 ? 1000 : 1;
+    p->ts_base = clamp_ts(t->start_ns) / p->ts_unit * p->ts_unit;
     uint64_t active = 0;
     for (uint32_t i = 0; i < t->n_threads; i++)
         active += t->threads[i].records != 0;
@@ -355,78 +448,9 @@ static uint32_t method_iid(pf_w *p, uint32_t thread, uint32_t method, bool *fres
     return tci_idmap_put(&p->interned, key, iid) != 0 ? 0 : iid;
 }
 
-static void init_event_template(pf_w *p)
-{
-    static uint64_t cat_iids[1] = {PF_CATEGORY_IID};
-    p->te = (Perfetto__Protos__TrackEvent)PERFETTO__PROTOS__TRACK_EVENT__INIT;
-    p->te.has_type = 1;
-    p->te.n_category_iids = 1;
-    p->te.category_iids = cat_iids;
-    p->te.extra_counter_values = &p->cpu_delta;
-    p->pk = (pf_packet)PERFETTO__PROTOS__TRACE_PACKET__INIT;
-    p->pk.has_timestamp = 1;
-    p->pk.has_trusted_packet_sequence_id = 1;
-    p->pk.has_sequence_flags = 1;
-    p->pk.sequence_flags = PF_FLAG_NEEDS;
-    p->pk.track_event = &p->te;
-    p->view_event = (Perfetto__Protos__SliceEventView)PERFETTO__PROTOS__SLICE_EVENT_VIEW__INIT;
-    p->view_event.has_type = 1;
-    p->view_event.has_category_iids = 1;
-    p->view_event.category_iids = PF_CATEGORY_IID;
-    p->view = (Perfetto__Protos__EventPacketView)PERFETTO__PROTOS__EVENT_PACKET_VIEW__INIT;
-    p->view.has_timestamp = 1;
-    p->view.has_trusted_packet_sequence_id = 1;
-    p->view.has_sequence_flags = 1;
-    p->view.sequence_flags = PF_FLAG_NEEDS;
-    p->view.has_track_event = 1;
-}
-
-/* The content of a SliceEventView as one number, or 0 when it does not fit (then it is not cached). */
-static uint64_t view_key(const Perfetto__Protos__SliceEventView *v)
-{
-    if (v->name_iid >= (1u << 24) || (uint64_t)v->extra_counter_values >= ((uint64_t)1 << 32))
-        return 0;
-    return (uint64_t)1 << 63 | (uint64_t)v->type | (uint64_t)v->has_name_iid << 2 |
-           (uint64_t)v->has_source_location_iid << 3 | (uint64_t)v->has_extra_counter_values << 4 |
-           (uint64_t)(v->has_name_iid ? v->name_iid : 0) << 5 |
-           (uint64_t)(v->has_extra_counter_values ? v->extra_counter_values : 0) << 29;
-}
-
-/* The common packet: no strings, so the lean view (same wire fields) packs it. */
-static int put_plain_event(tci_wctx *w)
-{
-    pf_w *p = w->priv;
-    Perfetto__Protos__SliceEventView *v = &p->view_event;
-    v->type = (Perfetto__Protos__TrackEvent__Type)p->te.type;
-    v->has_name_iid = p->te.has_name_iid;
-    v->name_iid = p->te.name_iid;
-    v->has_source_location_iid = p->te.has_source_location_iid;
-    v->source_location_iid = p->te.source_location_iid;
-    v->has_extra_counter_values = p->te.n_extra_counter_values;
-    v->extra_counter_values = p->cpu_delta;
-    uint8_t scratch[64];
-    uint64_t key = p->views ? view_key(v) : 0;
-    if (key) {
-        struct pf_cached_view *e = &p->views[(key * 0x9E3779B97F4A7C15ull) >> (64 - PF_VIEW_CACHE_BITS)];
-        if (e->key != key) {
-            e->len = (uint8_t)protobuf_c_message_pack(&v->base, e->bytes);
-            e->key = key;
-        }
-        p->view.track_event.data = e->bytes;
-        p->view.track_event.len = e->len;
-    } else {
-        p->view.track_event.data = scratch;
-        p->view.track_event.len = protobuf_c_message_pack(&v->base, scratch);
-    }
-    p->view.timestamp = p->pk.timestamp;
-    p->view.trusted_packet_sequence_id = p->pk.trusted_packet_sequence_id;
-    return put_packet(w, (const ProtobufCMessage *)&p->view, true);
-}
-
 static int pf_begin(tci_wctx *w)
 {
     const tci_trace *t = w->trace;
-    init_event_template(w->priv);
     int rc = alloc_state(w->priv, t);
     if (rc == TC_OK)
         rc = write_processes(w);
@@ -451,17 +475,16 @@ static const char *event_note(const tci_event *ev, const char **key)
     return NULL;
 }
 
-/* The rare packet that carries strings: a name interned on first use and/or
- * a note on how the conversion made the frame. Kept out of pf_event so the
- * common packet builds only two small messages. */
+/* A packet that carries strings: a name interned on first use (with its
+ * source location when the input has one) and/or a note on how the
+ * conversion made the frame. pk holds the event, timed; name_iid is the
+ * event's iid when intern is set. */
 static int put_event_extras(tci_wctx *w, const tci_event *ev, pf_packet *pk, bool intern)
 {
     const tci_method *m = &w->trace->methods[ev->method];
     uint64_t iid = pk->track_event->name_iid;
     Perfetto__Protos__EventName en = PERFETTO__PROTOS__EVENT_NAME__INIT;
     Perfetto__Protos__EventName *ens[1] = {&en};
-    Perfetto__Protos__SourceLocation sl = PERFETTO__PROTOS__SOURCE_LOCATION__INIT;
-    Perfetto__Protos__SourceLocation *sls[1] = {&sl};
     Perfetto__Protos__InternedData in = PERFETTO__PROTOS__INTERNED_DATA__INIT;
     if (intern) {
         en.has_iid = 1;
@@ -469,19 +492,9 @@ static int put_event_extras(tci_wctx *w, const tci_event *ev, pf_packet *pk, boo
         en.name = (char *)m->full_name;
         in.n_event_names = 1;
         in.event_names = ens;
-        if (m->file) {
-            sl.has_iid = 1;
-            sl.iid = iid;
-            sl.file_name = (char *)m->file;
-            sl.function_name = (char *)m->full_name;
-            if (m->line >= 0) {
-                sl.has_line_number = 1;
-                sl.line_number = (uint32_t)m->line;
-            }
-            in.n_source_locations = 1;
-            in.source_locations = sls;
-        }
         pk->interned_data = &in;
+        pk->has_sequence_flags = 1;
+        pk->sequence_flags = PF_FLAG_NEEDS;
     }
     Perfetto__Protos__DebugAnnotation da = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
     Perfetto__Protos__DebugAnnotation *das[1] = {&da};
@@ -493,7 +506,50 @@ static int put_event_extras(tci_wctx *w, const tci_event *ev, pf_packet *pk, boo
         pk->track_event->n_debug_annotations = 1;
         pk->track_event->debug_annotations = das;
     }
-    return put_packet(w, &pk->base, false);
+    return put_packet(w, &pk->base);
+}
+
+/* The common packet, written by hand: a slice begin (name_iid != 0) or end
+ * with no strings. */
+static int put_slice(tci_wctx *w, const tci_event *ev, uint32_t name_iid, bool has_cpu, uint64_t cpu_delta)
+{
+    pf_w *p = w->priv;
+    tci_sink *o = w->out;
+    if (TCI_UNLIKELY(sizeof o->buf - o->len < PF_SLICE_MAX) && tci_sink_flush_buf(o) != 0)
+        return TC_ERR_IO;
+    uint8_t *start = o->buf + o->len, *q = start + 2;
+    bool absolute;
+    uint64_t ts = seq_time(p, ev->thread, ev->ts_ns, &absolute);
+    *q++ = PF_TAG_TIMESTAMP;
+    q = put_varint(q, ts);
+    if (TCI_UNLIKELY(absolute)) {
+        q = put_varint(q, PF_TAG_CLOCK_ID);
+        *q++ = PF_CLOCK_BOOTTIME;
+    }
+    *q++ = PF_TAG_SEQ_ID;
+    q = put_varint(q, thread_seq(ev->thread));
+    *q++ = PF_TAG_TRACK_EVENT;
+    uint8_t *te_len = q++, *te = q;
+    if (name_iid) {
+        *q++ = PF_TAG_CATEGORY_IIDS;
+        *q++ = PF_CATEGORY_IID;
+        *q++ = PF_TAG_TYPE;
+        *q++ = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
+        *q++ = PF_TAG_NAME_IID;
+        q = put_varint(q, name_iid);
+    } else {
+        *q++ = PF_TAG_TYPE;
+        *q++ = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+    }
+    if (has_cpu) {
+        *q++ = PF_TAG_COUNTER_VALUE;
+        q = put_varint(q, cpu_delta);
+    }
+    *te_len = (uint8_t)(q - te);
+    start[0] = PF_TAG_PACKET;
+    start[1] = (uint8_t)(q - start - 2);
+    o->len += (size_t)(q - start);
+    return TC_OK;
 }
 
 /* ---- instants, counters, async slices ---------------------------------------- */
@@ -514,7 +570,7 @@ static int write_child_track(tci_wctx *w, uint64_t uuid, uint32_t process, uint3
     pf_packet pk;
     packet_header(&pk, ts, PF_SEQ_PROCESS, 0);
     pk.track_descriptor = &td;
-    return put_packet(w, &pk.base, false);
+    return put_packet(w, &pk.base);
 }
 
 /* The counter track of (process, name), described now if new; 0: no memory or I/O error in *rc. */
@@ -580,7 +636,6 @@ static uint64_t async_track(tci_wctx *w, uint32_t process, const tci_event *ev, 
 }
 
 static int pf_event(tci_wctx *w, const tci_event *ev);
-static int put_event_extras(tci_wctx *w, const tci_event *ev, pf_packet *pk, bool intern);
 
 /* Everything but slice begin/end: rare, so built from scratch, off the hot path. */
 static int pf_point_event(tci_wctx *w, const tci_event *ev)
@@ -621,6 +676,7 @@ static int pf_point_event(tci_wctx *w, const tci_event *ev)
         named = ev->kind == TCI_EV_ASYNC_BEGIN;
         te.type = named ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN
                         : PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+        te.n_category_iids = named; /* an end needs no category, as for slices */
         break;
     default: /* sampled stacks go to pprof and folded */
         p->samples++;
@@ -631,13 +687,32 @@ static int pf_point_event(tci_wctx *w, const tci_event *ev)
         te.has_name_iid = 1;
         if (!(te.name_iid = method_iid(p, ev->thread, ev->method, &intern)))
             return TC_ERR_NOMEM;
-        if (w->trace->methods[ev->method].file) {
-            te.has_source_location_iid = 1;
-            te.source_location_iid = te.name_iid;
-        }
     }
     pf_packet pk;
-    packet_header(&pk, ev->ts_ns, thread_seq(ev->thread), PF_FLAG_NEEDS);
+    thread_packet_header(p, &pk, ev->thread, ev->ts_ns, PF_FLAG_NEEDS);
+    pk.track_event = &te;
+    return put_event_extras(w, ev, &pk, intern);
+}
+
+/* A slice begin or end whose packet carries strings: built with protobuf-c. */
+static int put_slice_extras(tci_wctx *w, const tci_event *ev, uint32_t name_iid, bool intern, bool has_cpu,
+                            int64_t cpu_delta)
+{
+    static uint64_t cat_iids[1] = {PF_CATEGORY_IID};
+    Perfetto__Protos__TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+    te.has_type = 1;
+    te.type = name_iid ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN
+                       : PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+    if (name_iid) {
+        te.n_category_iids = 1;
+        te.category_iids = cat_iids;
+        te.has_name_iid = 1;
+        te.name_iid = name_iid;
+    }
+    te.n_extra_counter_values = has_cpu;
+    te.extra_counter_values = &cpu_delta;
+    pf_packet pk;
+    thread_packet_header(w->priv, &pk, ev->thread, ev->ts_ns, 0);
     pk.track_event = &te;
     return put_event_extras(w, ev, &pk, intern);
 }
@@ -652,41 +727,22 @@ static int pf_event(tci_wctx *w, const tci_event *ev)
         p->dropped++;
         return TC_OK;
     }
-    Perfetto__Protos__TrackEvent *te = &p->te;
-    pf_packet *pk = &p->pk;
-    te->type = ev->kind == TCI_EV_ENTER ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN
-                                        : PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
-    te->n_extra_counter_values = 0;
-    if (t->has_cpu && ev->cpu_ns != TCI_NO_TIME) {
+    bool has_cpu = t->has_cpu && ev->cpu_ns != TCI_NO_TIME;
+    int64_t cpu_delta = 0;
+    if (has_cpu) {
         /* a constant divisor compiles to a multiply: ART's µs is the common case */
         int64_t now = p->cpu_unit == 1000 ? ev->cpu_ns / 1000 : ev->cpu_ns / p->cpu_unit;
-        p->cpu_delta = now - p->last_cpu[ev->thread]; /* never negative: normalize keeps CPU monotonic */
+        cpu_delta = now - p->last_cpu[ev->thread]; /* never negative: normalize keeps CPU monotonic */
         p->last_cpu[ev->thread] = now;
-        te->n_extra_counter_values = 1;
     }
-    pk->timestamp = clamp_ts(ev->ts_ns);
-    pk->trusted_packet_sequence_id = thread_seq(ev->thread);
-
     /* END needs no name (TP pops the top slice); BEGIN names the slice by iid. */
     bool intern = false;
-    te->has_name_iid = te->has_source_location_iid = 0;
-    if (ev->kind == TCI_EV_ENTER) {
-        te->has_name_iid = 1;
-        if (!(te->name_iid = method_iid(p, ev->thread, ev->method, &intern)))
-            return TC_ERR_NOMEM;
-        if (t->methods[ev->method].file) {
-            te->has_source_location_iid = 1;
-            te->source_location_iid = te->name_iid;
-        }
-    }
-    if (TCI_UNLIKELY(intern || ev->flags)) {
-        int rc = put_event_extras(w, ev, pk, intern);
-        pk->interned_data = NULL; /* they pointed into put_event_extras' frame */
-        te->n_debug_annotations = 0;
-        te->debug_annotations = NULL;
-        return rc;
-    }
-    return put_plain_event(w);
+    uint32_t name_iid = 0;
+    if (ev->kind == TCI_EV_ENTER && !(name_iid = method_iid(p, ev->thread, ev->method, &intern)))
+        return TC_ERR_NOMEM;
+    if (TCI_UNLIKELY(intern || ev->flags))
+        return put_slice_extras(w, ev, name_iid, intern, has_cpu, cpu_delta);
+    return put_slice(w, ev, name_iid, has_cpu, (uint64_t)cpu_delta);
 }
 
 /* ---- trace-level facts -------------------------------------------------- */
@@ -759,7 +815,7 @@ static int write_facts(tci_wctx *w)
     pf_packet pk;
     packet_header(&pk, t->start_ns, PF_SEQ_PROCESS, 0);
     pk.track_event = &te;
-    return put_packet(w, &pk.base, false);
+    return put_packet(w, &pk.base);
 }
 
 static int pf_finish(tci_wctx *w, const tci_calltree *ct)
@@ -786,7 +842,7 @@ static void pf_close(tci_wctx *w)
     }
     free(p->next_iid);
     free(p->last_cpu);
-    free(p->views);
+    free(p->last_ts);
     tci_idmap_free(&p->interned);
     tci_idmap_free(&p->counter_tracks);
     free(p->async);
