@@ -320,6 +320,31 @@ static int on_record(norm *n, const tci_raw *raw)
 
 /* ---- passes -------------------------------------------------------------- */
 
+/* A record must name entries that exist: in pass 2 the tables are frozen and
+ * the writers' arrays have exactly these sizes. Checked here, once for every
+ * reader, so no out-of-range index ever reaches a writer. */
+static int check_record(norm *n, const tci_raw *raw)
+{
+    const tci_trace *t = n->t;
+    const char *what = NULL;
+    uint64_t got = 0, have = 0;
+    bool bare_exit = raw->method == TCI_NONE && (raw->action == TCI_ACT_EXIT || raw->action == TCI_ACT_UNWIND);
+    if (raw->action > TCI_ACT_SAMPLE)
+        what = "action", got = raw->action, have = TCI_ACT_SAMPLE + 1;
+    else if (raw->thread >= t->n_threads)
+        what = "thread", got = raw->thread, have = t->n_threads;
+    else if (raw->method >= t->n_methods && !bare_exit)
+        what = "method", got = raw->method, have = t->n_methods;
+    else if (raw->action == TCI_ACT_SAMPLE && raw->id >= t->n_stacks)
+        what = "stack", got = raw->id, have = t->n_stacks;
+    if (TCI_LIKELY(!what))
+        return TC_OK;
+    return tci_error(n->d, TC_ERR_FORMAT, "normalize", raw->offset,
+                     "reader produced a record of %s %llu, but the %s table has %llu entries%s", what,
+                     (unsigned long long)got, what, (unsigned long long)have,
+                     n->pass == 2 ? " (frozen after the first pass)" : "");
+}
+
 static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void *pu)
 {
     tci_raw batch[TCI_RAW_BATCH];
@@ -335,12 +360,7 @@ static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void
         for (size_t i = 0; i < got; i++) {
             const tci_raw *raw = &batch[i];
             n->offset = raw->offset;
-            if (TCI_UNLIKELY(raw->thread >= n->t->n_threads || raw->action > TCI_ACT_SAMPLE ||
-                             (raw->action == TCI_ACT_SAMPLE && raw->id >= n->t->n_stacks) ||
-                             (raw->method >= n->t->n_methods &&
-                              !(raw->method == TCI_NONE && (raw->action == TCI_ACT_EXIT || raw->action == TCI_ACT_UNWIND)))))
-                return tci_error(n->d, TC_ERR_FORMAT, "normalize", raw->offset, "reader produced an invalid record");
-            if ((rc = on_record(n, raw)) != TC_OK)
+            if ((rc = check_record(n, raw)) != TC_OK || (rc = on_record(n, raw)) != TC_OK)
                 return rc;
         }
         count += got;
@@ -441,6 +461,7 @@ int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci
         goto out;
     if ((rc = tci_trace_finalize(n.t, n.d, r->opt)) != TC_OK)
         goto out;
+    tci_trace_freeze(n.t); /* before the writers size their arrays in ready() */
     if (n.d->strict) {
         for (int k = 0; k < TCI_FIG__COUNT; k++) {
             if (tci_figure_kind(k) == TC_FIG_WARNING && n.d->fig[k]) {

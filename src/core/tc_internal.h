@@ -246,14 +246,32 @@ typedef struct tci_trace {
 
     tci_meta *meta;
     uint32_t n_meta, cap_meta;
+    tci_idmap meta_ids;       /* hash of a key's text -> meta index */
+    tci_idmap process_ids;    /* pid -> process index */
+
+    uint64_t elapsed_offset;  /* where the input gave elapsed_ns (messages); UINT64_MAX unknown */
+
+    /* After pass 1 the writers size their arrays from the counts above, so
+     * normalize freezes the tables (tci_trace_freeze): from then on a call
+     * that would create or change an entry fails, lookups keep working. */
+    bool frozen;
 
     /* limits (from the options) and why the last table operation failed */
     uint32_t max_string, max_threads, max_methods;
+    int fail_status;          /* TC_ERR_LIMIT or TC_ERR_FORMAT (frozen) when limit_msg is set */
     char limit_msg[192];
 } tci_trace;
 
 int tci_trace_init(tci_trace *t);
 void tci_trace_free(tci_trace *t);
+/*
+ * Text given to the tables is measured by its length, never by a NUL: a NUL
+ * byte inside a name is stored as U+FFFD (EF BF BD), so every writer can use
+ * the stored names as C strings, and the same input text always finds the
+ * same entry (in pass 1 and in pass 2). Every function below that can create
+ * or change an entry fails once the tables are frozen (tci_trace_fail says
+ * why); the lookups of existing entries keep working.
+ */
 /* Index of the method with raw id, creating an undefined entry if needed (TCI_NONE: no memory). */
 uint32_t tci_trace_method(tci_trace *t, uint64_t raw_id);
 /* Define (or redefine) a method. Strings are copied. cls may be slash-separated. */
@@ -283,6 +301,8 @@ int tci_trace_add_meta(tci_trace *t, const char *key, size_t klen, const char *v
 const char *tci_trace_meta(const tci_trace *t, const char *key);
 /* Give every method and thread its display names; called once after pass 1. */
 int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o);
+/* End of pass 1 (normalize, before the writers' begin()): no entry is created or changed after this. */
+void tci_trace_freeze(tci_trace *t);
 
 /* ---- events: what normalize gives the writers --------------------------- */
 
