@@ -457,8 +457,15 @@ static int between_passes(norm *n)
             end = s->last_ts;
         tci_count(n->d, TCI_FIG_OPEN_AT_END, s->depth);
     }
-    if (t->has_wall && t->elapsed_ns >= 0 && t->start_ns + t->elapsed_ns > end)
-        end = t->start_ns + t->elapsed_ns;
+    int64_t stop;
+    if (t->has_wall && t->elapsed_ns >= 0) {
+        if (__builtin_add_overflow(t->start_ns, t->elapsed_ns, &stop))
+            tci_warn(n->d, TCI_FIG_BAD_LINE, "normalize", t->elapsed_offset,
+                     "the elapsed time (%lld ns) added to the start time (%lld ns) is beyond the 64-bit ns "
+                     "timeline; ignored", (long long)t->elapsed_ns, (long long)t->start_ns);
+        else if (stop > end)
+            end = stop;
+    }
     t->end_ns = end == TCI_NO_TIME ? t->start_ns : end;
     n->d->fig[TCI_FIG_THREADS] = with_events;
     n->d->fig[TCI_FIG_METHODS] = t->n_methods;

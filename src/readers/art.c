@@ -155,7 +155,8 @@ static int key_value(tci_rctx *r, span line, uint64_t off)
     } else if (span_eq(k, "vm")) {
         t->vm = tci_trace_meta(t, "vm");
     } else if (span_eq(k, "elapsed-time-usec") && parse_u64(v, 10, &n) && n < INT64_MAX / 1000) {
-        t->elapsed_ns = (int64_t)n * 1000;
+        t->elapsed_ns = (int64_t)n * 1000; /* normalize checks it against the start time */
+        t->elapsed_offset = off + k.n + 1;
     } else if (span_eq(k, "data-file-overflow") && span_eq(v, "true")) {
         tci_warn(r->diag, TCI_FIG_OVERFLOW, "art", off,
                  "data-file-overflow=true: the trace buffer filled up and later records were dropped");
