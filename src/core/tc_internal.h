@@ -103,6 +103,7 @@ void tci_idmap_free(tci_idmap *m);
     X(UNKNOWN_THREAD, "unlisted-thread", TC_FIG_REPAIR)                 \
     X(BAD_LINE, "bad-line", TC_FIG_WARNING)                             \
     X(WRITER_DROPPED, "writer-dropped-frames", TC_FIG_WARNING)                     \
+    X(SATURATED, "saturated-sum", TC_FIG_WARNING)                       \
     X(SAMPLES, "samples", TC_FIG_COUNT)
 
 enum tci_figure_id {
@@ -446,8 +447,16 @@ typedef struct tci_ctnode {
     int64_t wall_self, cpu_self;   /* exclusive ns (after tci_calltree_finish) */
 } tci_ctnode;
 
+/* Sums of times saturate at TCI_SUM_MAX (only a hostile input's durations
+ * get there), counted (figure saturated-sum); then the tree is trimmed so that
+ * children never add up to more than their parent. So every total and self
+ * time, and the sum of the self times under any node, is at most TCI_SUM_MAX:
+ * a writer may add them up, and add rounding, without overflow. */
+#define TCI_SUM_MAX (INT64_MAX / 2)
 typedef struct tci_calltree {
     const tci_trace *trace;  /* its stack table resolves samples */
+    tci_diag *diag;          /* where saturation is reported (NULL: counted only) */
+    uint64_t saturated;      /* sums that saturated */
     tci_ctnode *nodes;
     uint32_t n_nodes, cap_nodes;
     uint32_t *roots;        /* per thread: node index of its root */
