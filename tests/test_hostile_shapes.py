@@ -169,7 +169,7 @@ SHAPES = {
     "systrace-nul-names": (gen_systrace_nul_names, ".systrace", 5000, [], FLAT),
     "rhea-nul-names": (gen_rhea_nul_names, ".rhea-atrace.txt", 5000, [], FLAT),
     "systrace-pipes": (gen_systrace_pipes, ".systrace", 10000, [], FLAT),
-    "json-counter-args": (gen_json_counter_args, ".json", 10000, [], FLAT),
+    "json-counter-args": (gen_json_counter_args, ".json", 20000, [], FLAT),
     "art-threads": (gen_art_threads, ".trace", 25000, [], FLAT),
     "art-deep-stray-exits": (gen_art_deep_stray, ".trace", 20000, ["--max-depth", "100000"], DEEP),
     "rhea-deep-stray-ends": (gen_rhea_deep_stray, ".rhea-atrace.txt", 20000, ["--max-depth", "100000"], DEEP),
@@ -222,7 +222,7 @@ def main():
     ctx = tclib.Ctx()
     scale = float(os.environ.get("TC_HOSTILE_SCALE", "0") or 0)
     if scale <= 0:
-        scale = 0.25 if is_sanitized(ctx.traceconv) else 1.0
+        scale = 0.5 if is_sanitized(ctx.traceconv) else 1.0
     only = [s for s in os.environ.get("TC_HOSTILE_ONLY", "").split(",") if s]
     work = os.path.join(ctx.work, "hostile")
     os.makedirs(work, exist_ok=True)
