@@ -98,12 +98,12 @@ void tci_idmap_free(tci_idmap *m);
     X(NO_SUMMARY, "no-summary", TC_FIG_WARNING)                         \
     X(THREAD_CPU_TIMELINE, "thread-cpu-timeline", TC_FIG_WARNING)       \
     X(DEPTH_LIMIT, "depth-limit", TC_FIG_WARNING)                       \
+    X(SATURATED, "saturated-sum", TC_FIG_WARNING)                       \
     X(UNEXPECTED_RECON, "unmatched-exit-dropped", TC_FIG_WARNING)       \
     X(AMBIGUOUS_THREAD, "ambiguous-thread-id", TC_FIG_WARNING)          \
     X(UNKNOWN_THREAD, "unlisted-thread", TC_FIG_REPAIR)                 \
     X(BAD_LINE, "bad-line", TC_FIG_WARNING)                             \
     X(WRITER_DROPPED, "writer-dropped-frames", TC_FIG_WARNING)                     \
-    X(SATURATED, "saturated-sum", TC_FIG_WARNING)                       \
     X(SAMPLES, "samples", TC_FIG_COUNT)
 
 enum tci_figure_id {
