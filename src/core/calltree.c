@@ -16,6 +16,29 @@ struct tci_ctstack {
     uint32_t depth, cap;
 };
 
+/* ---- checked sums ----------------------------------------------------------- */
+
+/* a + b within [-TCI_SUM_MAX, TCI_SUM_MAX]: saturates (and counts it) instead of overflowing. */
+static inline int64_t sum(tci_calltree *ct, int64_t a, int64_t b)
+{
+    int64_t r;
+    if (TCI_LIKELY(!__builtin_add_overflow(a, b, &r) && r <= TCI_SUM_MAX && r >= -TCI_SUM_MAX))
+        return r;
+    ct->saturated++;
+    return b > 0 ? TCI_SUM_MAX : -TCI_SUM_MAX;
+}
+
+/* The length of [from, to] in ns, within [0, TCI_SUM_MAX] (times may span the whole int64 range). */
+static inline int64_t span(tci_calltree *ct, int64_t from, int64_t to)
+{
+    int64_t d;
+    if (TCI_UNLIKELY(__builtin_sub_overflow(to, from, &d) || d > TCI_SUM_MAX)) {
+        ct->saturated++;
+        return TCI_SUM_MAX;
+    }
+    return d > 0 ? d : 0;
+}
+
 static uint32_t new_node(tci_calltree *ct, uint32_t parent, uint32_t method, uint32_t thread)
 {
     if (tci_grow((void **)&ct->nodes, &ct->cap_nodes, ct->n_nodes, sizeof *ct->nodes) != 0)
@@ -78,8 +101,12 @@ static int add_sample(tci_calltree *ct, const tci_trace *t, const tci_event *ev)
         if ((node = child(ct, node, frames[--n], ev->thread)) == TCI_NONE)
             return TC_ERR_NOMEM;
     int64_t w = ev->value > 0 && ev->value < 9.0e18 ? (int64_t)ev->value : 0;
+    if (w > TCI_SUM_MAX) {
+        ct->saturated++;
+        w = TCI_SUM_MAX;
+    }
     ct->nodes[node].calls++;
-    ct->nodes[node].sampled += w;
+    ct->nodes[node].sampled = sum(ct, ct->nodes[node].sampled, w);
     return TC_OK;
 }
 
@@ -104,9 +131,9 @@ int tci_calltree_event(tci_calltree *ct, const tci_event *ev)
         return TC_OK;
     tci_ctframe f = st->frames[--st->depth];
     tci_ctnode *n = &ct->nodes[f.node];
-    n->wall_total += ev->ts_ns - f.ts;
+    n->wall_total = sum(ct, n->wall_total, span(ct, f.ts, ev->ts_ns));
     if (ev->cpu_ns != TCI_NO_TIME && f.cpu != TCI_NO_TIME)
-        n->cpu_total += ev->cpu_ns - f.cpu;
+        n->cpu_total = sum(ct, n->cpu_total, span(ct, f.cpu, ev->cpu_ns));
     return TC_OK;
 }
 
@@ -122,6 +149,48 @@ static void reverse_children(tci_calltree *ct, uint32_t i)
     ct->nodes[i].first_child = prev;
 }
 
+/* After a saturation, children may add up to more than their parent: trim
+ * them, in order, to what the parent has left (parents come before their
+ * children, so one forward sweep settles each level before the next). */
+static void trim_to_parents(tci_calltree *ct)
+{
+    for (uint32_t i = 0; i < ct->n_nodes; i++) { /* a node's self is its budget left for children */
+        ct->nodes[i].wall_self = ct->nodes[i].wall_total;
+        ct->nodes[i].cpu_self = ct->nodes[i].cpu_total;
+    }
+    for (uint32_t i = 0; i < ct->n_nodes; i++) {
+        tci_ctnode *n = &ct->nodes[i];
+        if (n->parent == TCI_NONE)
+            continue;
+        tci_ctnode *p = &ct->nodes[n->parent];
+        if (n->wall_total > p->wall_self)
+            n->wall_total = n->wall_self = p->wall_self;
+        if (n->cpu_total > p->cpu_self)
+            n->cpu_total = n->cpu_self = p->cpu_self;
+        p->wall_self -= n->wall_total;
+        p->cpu_self -= n->cpu_total;
+    }
+}
+
+/* Self time: the total less the children's totals. Negative only where the
+ * children have CPU times and the parent has none (some inputs carry thread
+ * CPU time on some events only); a sum out of range counts as saturated. */
+static void self_times(tci_calltree *ct)
+{
+    for (uint32_t i = 0; i < ct->n_nodes; i++) {
+        ct->nodes[i].wall_self = ct->nodes[i].wall_total;
+        ct->nodes[i].cpu_self = ct->nodes[i].cpu_total;
+    }
+    for (uint32_t i = 0; i < ct->n_nodes; i++) {
+        tci_ctnode *n = &ct->nodes[i];
+        if (n->parent == TCI_NONE)
+            continue;
+        tci_ctnode *p = &ct->nodes[n->parent];
+        p->wall_self = sum(ct, p->wall_self, -n->wall_total);
+        p->cpu_self = sum(ct, p->cpu_self, -n->cpu_total);
+    }
+}
+
 void tci_calltree_finish(tci_calltree *ct)
 {
     /* sampled weight counts for its node and every node above it; children come
@@ -129,10 +198,11 @@ void tci_calltree_finish(tci_calltree *ct)
     int64_t *below = tci_calloc(ct->n_nodes, sizeof *below);
     if (below) {
         for (uint32_t i = ct->n_nodes; i-- > 0;) {
-            below[i] += ct->nodes[i].sampled;
-            ct->nodes[i].wall_total += below[i];
-            if (ct->nodes[i].parent != TCI_NONE && ct->nodes[ct->nodes[i].parent].parent != TCI_NONE)
-                below[ct->nodes[i].parent] += below[i]; /* roots are summed from their children below */
+            below[i] = sum(ct, below[i], ct->nodes[i].sampled);
+            ct->nodes[i].wall_total = sum(ct, ct->nodes[i].wall_total, below[i]);
+            uint32_t p = ct->nodes[i].parent;
+            if (p != TCI_NONE && ct->nodes[p].parent != TCI_NONE) /* roots are summed from their children below */
+                below[p] = sum(ct, below[p], below[i]);
         }
         free(below);
     }
@@ -143,20 +213,18 @@ void tci_calltree_finish(tci_calltree *ct)
             continue;
         tci_ctnode *p = &ct->nodes[n->parent];
         if (p->parent == TCI_NONE) { /* a root's time is the sum of its top-level frames */
-            p->wall_total += n->wall_total;
-            p->cpu_total += n->cpu_total;
+            p->wall_total = sum(ct, p->wall_total, n->wall_total);
+            p->cpu_total = sum(ct, p->cpu_total, n->cpu_total);
         }
     }
-    for (uint32_t i = 0; i < ct->n_nodes; i++) {
-        ct->nodes[i].wall_self = ct->nodes[i].wall_total;
-        ct->nodes[i].cpu_self = ct->nodes[i].cpu_total;
-    }
-    for (uint32_t i = 0; i < ct->n_nodes; i++) {
-        tci_ctnode *n = &ct->nodes[i];
-        if (n->parent == TCI_NONE)
-            continue;
-        ct->nodes[n->parent].wall_self -= n->wall_total;
-        ct->nodes[n->parent].cpu_self -= n->cpu_total;
+    if (!ct->saturated)
+        self_times(ct);
+    if (TCI_UNLIKELY(ct->saturated)) {
+        trim_to_parents(ct);
+        if (ct->diag)
+            tci_warn(ct->diag, TCI_FIG_SATURATED, "calltree", UINT64_MAX,
+                     "%llu sums of times went beyond %lld ns and were capped there; the times of those "
+                     "frames are lower bounds", (unsigned long long)ct->saturated, (long long)TCI_SUM_MAX);
     }
     for (uint32_t i = 0; i < ct->n_nodes; i++)
         reverse_children(ct, i); /* siblings in order of first call */
@@ -177,6 +245,7 @@ int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out)
 {
     if (tci_calltree_init(out, in->trace, 1) != TC_OK)
         return TC_ERR_NOMEM;
+    out->diag = in->diag;
     uint32_t *map = tci_calloc(in->n_nodes, sizeof *map);
     if (!map)
         return TC_ERR_NOMEM;
@@ -190,14 +259,21 @@ int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out)
         }
         map[i] = m;
         tci_ctnode *o = &out->nodes[m];
-        o->calls += n->calls;
-        o->sampled += n->sampled;
-        o->wall_total += n->wall_total;
-        o->cpu_total += n->cpu_total;
-        o->wall_self += n->wall_self;
-        o->cpu_self += n->cpu_self;
+        o->calls = o->calls + n->calls >= o->calls ? o->calls + n->calls : UINT64_MAX;
+        o->sampled = sum(out, o->sampled, n->sampled);
+        o->wall_total = sum(out, o->wall_total, n->wall_total);
+        o->cpu_total = sum(out, o->cpu_total, n->cpu_total);
+        o->wall_self = sum(out, o->wall_self, n->wall_self);
+        o->cpu_self = sum(out, o->cpu_self, n->cpu_self);
     }
     free(map);
+    if (rc == TC_OK && TCI_UNLIKELY(out->saturated)) {
+        trim_to_parents(out);
+        if (out->diag)
+            tci_warn(out->diag, TCI_FIG_SATURATED, "calltree", UINT64_MAX,
+                     "%llu sums of times of the merged threads went beyond %lld ns and were capped there",
+                     (unsigned long long)out->saturated, (long long)TCI_SUM_MAX);
+    }
     /* new_node links children in reverse; order them by first call like the input */
     for (uint32_t i = 0; i < out->n_nodes; i++)
         reverse_children(out, i);

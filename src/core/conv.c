@@ -464,6 +464,7 @@ static int pipeline_ready(void *user)
     if (p->w->flags & TCI_WF_AGGREGATE) {
         if (tci_calltree_init(&p->tree, &p->c->trace, p->c->trace.n_threads) != TC_OK)
             return TC_ERR_NOMEM;
+        p->tree.diag = &p->c->diag; /* saturated sums are reported */
         p->has_tree = true;
     }
     if (p->w->flags & TCI_WF_GLOBAL_ORDER) {

@@ -11,6 +11,14 @@
  *          for frames above a deeper exit, synthetic exits at the end.
  * Both passes run the same code on the same input, so their decisions agree.
  * Memory: per thread a stack bounded by max-depth; nothing per record.
+ * Time: linear in the records. An exit is matched against the stack in O(1)
+ * when it closes the top frame; otherwise the thread counts, per method, its
+ * frames above the floor (built on the first such exit, dropped when the
+ * stack empties), so an exit of a method that is not on the stack is ignored
+ * in O(1), and one that is closes every frame it walks past.
+ *
+ * The tables are frozen between the passes (tci_trace_freeze): every pass-2
+ * record is checked against the counts the writers were given.
  *
  * Time: raw reader times are unwrapped per thread (a drop of more than half
  * the wrap period means the u32 µs counter wrapped), converted to ns and
@@ -33,6 +41,8 @@ typedef struct nthread {
     uint32_t *stack;
     uint32_t depth, cap_stack, floor;
     uint32_t overflow;            /* entered frames dropped by the depth limit */
+    tci_idmap on_stack;           /* method -> its frames above the floor, while `counting` */
+    bool counting;
     bool started;                 /* pass 2: reconstructed enters emitted */
     int64_t prev_ts, prev_cpu;    /* monotonic clamp */
 } nthread;
@@ -175,6 +185,54 @@ static inline int push(nthread *s, uint32_t method)
     return TC_OK;
 }
 
+/* ---- per-method counts of the frames above the floor --------------------------- */
+
+static void stop_counting(nthread *s)
+{
+    tci_idmap_free(&s->on_stack);
+    s->counting = false;
+}
+
+static int count_frame(nthread *s, uint32_t method, int delta)
+{
+    uint32_t c = tci_idmap_get(&s->on_stack, method);
+    c = (c == TCI_NONE ? 0 : c) + (uint32_t)delta;
+    return tci_idmap_put(&s->on_stack, method, c) == 0 ? TC_OK : TC_ERR_NOMEM;
+}
+
+/* The first exit that does not close the top frame: count what is open. Paid
+ * once per emptying of the stack, by the enters that filled it. */
+static int start_counting(nthread *s)
+{
+    s->counting = true;
+    for (uint32_t i = s->floor; i < s->depth; i++) {
+        if (count_frame(s, s->stack[i], 1) != TC_OK) {
+            stop_counting(s);
+            return TC_ERR_NOMEM;
+        }
+    }
+    return TC_OK;
+}
+
+/* An entered frame (above the floor) is pushed or popped. The counts are a
+ * cache: when they cannot be kept (no memory), they are dropped and rebuilt
+ * by the next exit that needs them. */
+static inline int entered(nthread *s, uint32_t method)
+{
+    int rc = push(s, method);
+    if (rc == TC_OK && TCI_UNLIKELY(s->counting) && count_frame(s, method, 1) != TC_OK)
+        stop_counting(s);
+    return rc;
+}
+
+static inline uint32_t leave(nthread *s)
+{
+    uint32_t method = s->stack[--s->depth];
+    if (TCI_UNLIKELY(s->counting) && (s->depth == s->floor || count_frame(s, method, -1) != TC_OK))
+        stop_counting(s);
+    return method;
+}
+
 /* Pass 2, before a thread's first record: enter the frames that were open when tracing began. */
 static int start_thread(norm *n, uint32_t thread, nthread *s)
 {
@@ -198,7 +256,7 @@ static int on_enter(norm *n, uint32_t thread, nthread *s, uint32_t method, int64
         s->overflow++;
         return TC_OK;
     }
-    if (push(s, method) != TC_OK)
+    if (entered(s, method) != TC_OK)
         return TC_ERR_NOMEM;
     emit(n, thread, method, s->depth - 1, TCI_EV_ENTER, 0, ts, cpu);
     return TC_OK;
@@ -249,26 +307,35 @@ static void on_exit(norm *n, uint32_t thread, nthread *s, uint32_t method, uint8
         on_exit_of_recon(n, thread, s, method, flags, ts, cpu);
         return;
     }
-    uint32_t i = s->depth;
-    bool found = false;
-    while (!found && i > s->floor)
-        found = s->stack[--i] == method;
-    if (!found) {
+    if (TCI_LIKELY(s->stack[s->depth - 1] == method)) {
+        leave(s);
+        emit(n, thread, method, s->depth, TCI_EV_EXIT, flags, ts, cpu);
+        return;
+    }
+    if (!s->counting && start_counting(s) != TC_OK) {
+        n->status = TC_ERR_NOMEM;
+        return;
+    }
+    uint32_t c = tci_idmap_get(&s->on_stack, method);
+    if (c == TCI_NONE || c == 0) {
         tci_warn(n->d, TCI_FIG_IGNORED_EXIT, "normalize", n->offset,
                  "thread %llu: exit of %s, which is not on the stack; ignored",
                  (unsigned long long)n->t->threads[thread].tid,
                  n->t->methods[method].name ? n->t->methods[method].name : "a method");
         return;
     }
-    if (i != s->depth - 1)
-        tci_warn(n->d, TCI_FIG_MISMATCHED_EXIT, "normalize", n->offset,
-                 "thread %llu: exit of a frame %u levels below the top; the frames above it are closed",
-                 (unsigned long long)n->t->threads[thread].tid, s->depth - 1 - i);
+    /* the frame is on the stack: each frame walked past is closed, so the walk is paid by its enters */
+    uint32_t i = s->depth - 1;
+    while (s->stack[i] != method)
+        i--;
+    tci_warn(n->d, TCI_FIG_MISMATCHED_EXIT, "normalize", n->offset,
+             "thread %llu: exit of a frame %u levels below the top; the frames above it are closed",
+             (unsigned long long)n->t->threads[thread].tid, s->depth - 1 - i);
     while (s->depth - 1 > i) {
-        s->depth--;
-        emit(n, thread, s->stack[s->depth], s->depth, TCI_EV_EXIT, TCI_EVF_FORCED, ts, cpu);
+        uint32_t closed = leave(s);
+        emit(n, thread, closed, s->depth, TCI_EV_EXIT, TCI_EVF_FORCED, ts, cpu);
     }
-    s->depth--;
+    leave(s);
     emit(n, thread, method, s->depth, TCI_EV_EXIT, flags, ts, cpu);
 }
 
@@ -320,6 +387,31 @@ static int on_record(norm *n, const tci_raw *raw)
 
 /* ---- passes -------------------------------------------------------------- */
 
+/* A record must name entries that exist: in pass 2 the tables are frozen and
+ * the writers' arrays have exactly these sizes. Checked here, once for every
+ * reader, so no out-of-range index ever reaches a writer. */
+static int check_record(norm *n, const tci_raw *raw)
+{
+    const tci_trace *t = n->t;
+    const char *what = NULL;
+    uint64_t got = 0, have = 0;
+    bool bare_exit = raw->method == TCI_NONE && (raw->action == TCI_ACT_EXIT || raw->action == TCI_ACT_UNWIND);
+    if (raw->action > TCI_ACT_SAMPLE)
+        what = "action", got = raw->action, have = TCI_ACT_SAMPLE + 1;
+    else if (raw->thread >= t->n_threads)
+        what = "thread", got = raw->thread, have = t->n_threads;
+    else if (raw->method >= t->n_methods && !bare_exit)
+        what = "method", got = raw->method, have = t->n_methods;
+    else if (raw->action == TCI_ACT_SAMPLE && raw->id >= t->n_stacks)
+        what = "stack", got = raw->id, have = t->n_stacks;
+    if (TCI_LIKELY(!what))
+        return TC_OK;
+    return tci_error(n->d, TC_ERR_FORMAT, "normalize", raw->offset,
+                     "reader produced a record of %s %llu, but the %s table has %llu entries%s", what,
+                     (unsigned long long)got, what, (unsigned long long)have,
+                     n->pass == 2 ? " (frozen after the first pass)" : "");
+}
+
 static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void *pu)
 {
     tci_raw batch[TCI_RAW_BATCH];
@@ -335,12 +427,7 @@ static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void
         for (size_t i = 0; i < got; i++) {
             const tci_raw *raw = &batch[i];
             n->offset = raw->offset;
-            if (TCI_UNLIKELY(raw->thread >= n->t->n_threads || raw->action > TCI_ACT_SAMPLE ||
-                             (raw->action == TCI_ACT_SAMPLE && raw->id >= n->t->n_stacks) ||
-                             (raw->method >= n->t->n_methods &&
-                              !(raw->method == TCI_NONE && (raw->action == TCI_ACT_EXIT || raw->action == TCI_ACT_UNWIND)))))
-                return tci_error(n->d, TC_ERR_FORMAT, "normalize", raw->offset, "reader produced an invalid record");
-            if ((rc = on_record(n, raw)) != TC_OK)
+            if ((rc = check_record(n, raw)) != TC_OK || (rc = on_record(n, raw)) != TC_OK)
                 return rc;
         }
         count += got;
@@ -370,8 +457,15 @@ static int between_passes(norm *n)
             end = s->last_ts;
         tci_count(n->d, TCI_FIG_OPEN_AT_END, s->depth);
     }
-    if (t->has_wall && t->elapsed_ns >= 0 && t->start_ns + t->elapsed_ns > end)
-        end = t->start_ns + t->elapsed_ns;
+    int64_t stop;
+    if (t->has_wall && t->elapsed_ns >= 0) {
+        if (__builtin_add_overflow(t->start_ns, t->elapsed_ns, &stop))
+            tci_warn(n->d, TCI_FIG_BAD_LINE, "normalize", t->elapsed_offset,
+                     "the elapsed time (%lld ns) added to the start time (%lld ns) is beyond the 64-bit ns "
+                     "timeline; ignored", (long long)t->elapsed_ns, (long long)t->start_ns);
+        else if (stop > end)
+            end = stop;
+    }
     t->end_ns = end == TCI_NO_TIME ? t->start_ns : end;
     n->d->fig[TCI_FIG_THREADS] = with_events;
     n->d->fig[TCI_FIG_METHODS] = t->n_methods;
@@ -393,6 +487,7 @@ static int between_passes(norm *n)
         s->seen = false;
         s->wall_off = s->cpu_off = s->wall_prev = s->cpu_prev = 0;
         s->depth = s->floor = s->overflow = 0;
+        stop_counting(s);
     }
     return TC_OK;
 }
@@ -417,6 +512,7 @@ static void free_threads(norm *n)
     for (uint32_t i = 0; i < n->n_th; i++) {
         free(n->th[i].stack);
         free(n->th[i].recon);
+        tci_idmap_free(&n->th[i].on_stack);
     }
     free(n->th);
 }
@@ -441,6 +537,7 @@ int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci
         goto out;
     if ((rc = tci_trace_finalize(n.t, n.d, r->opt)) != TC_OK)
         goto out;
+    tci_trace_freeze(n.t); /* before the writers size their arrays in ready() */
     if (n.d->strict) {
         for (int k = 0; k < TCI_FIG__COUNT; k++) {
             if (tci_figure_kind(k) == TC_FIG_WARNING && n.d->fig[k]) {

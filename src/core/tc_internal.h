@@ -98,6 +98,7 @@ void tci_idmap_free(tci_idmap *m);
     X(NO_SUMMARY, "no-summary", TC_FIG_WARNING)                         \
     X(THREAD_CPU_TIMELINE, "thread-cpu-timeline", TC_FIG_WARNING)       \
     X(DEPTH_LIMIT, "depth-limit", TC_FIG_WARNING)                       \
+    X(SATURATED, "saturated-sum", TC_FIG_WARNING)                       \
     X(UNEXPECTED_RECON, "unmatched-exit-dropped", TC_FIG_WARNING)       \
     X(AMBIGUOUS_THREAD, "ambiguous-thread-id", TC_FIG_WARNING)          \
     X(UNKNOWN_THREAD, "unlisted-thread", TC_FIG_REPAIR)                 \
@@ -249,14 +250,32 @@ typedef struct tci_trace {
 
     tci_meta *meta;
     uint32_t n_meta, cap_meta;
+    tci_idmap meta_ids;       /* hash of a key's text -> meta index */
+    tci_idmap process_ids;    /* pid -> process index */
+
+    uint64_t elapsed_offset;  /* where the input gave elapsed_ns (messages); UINT64_MAX unknown */
+
+    /* After pass 1 the writers size their arrays from the counts above, so
+     * normalize freezes the tables (tci_trace_freeze): from then on a call
+     * that would create or change an entry fails, lookups keep working. */
+    bool frozen;
 
     /* limits (from the options) and why the last table operation failed */
     uint32_t max_string, max_threads, max_methods;
+    int fail_status;          /* TC_ERR_LIMIT or TC_ERR_FORMAT (frozen) when limit_msg is set */
     char limit_msg[192];
 } tci_trace;
 
 int tci_trace_init(tci_trace *t);
 void tci_trace_free(tci_trace *t);
+/*
+ * Text given to the tables is measured by its length, never by a NUL: a NUL
+ * byte inside a name is stored as U+FFFD (EF BF BD), so every writer can use
+ * the stored names as C strings, and the same input text always finds the
+ * same entry (in pass 1 and in pass 2). Every function below that can create
+ * or change an entry fails once the tables are frozen (tci_trace_fail says
+ * why); the lookups of existing entries keep working.
+ */
 /* Index of the method with raw id, creating an undefined entry if needed (TCI_NONE: no memory). */
 uint32_t tci_trace_method(tci_trace *t, uint64_t raw_id);
 /* Define (or redefine) a method. Strings are copied. cls may be slash-separated. */
@@ -286,6 +305,8 @@ int tci_trace_add_meta(tci_trace *t, const char *key, size_t klen, const char *v
 const char *tci_trace_meta(const tci_trace *t, const char *key);
 /* Give every method and thread its display names; called once after pass 1. */
 int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o);
+/* End of pass 1 (normalize, before the writers' begin()): no entry is created or changed after this. */
+void tci_trace_freeze(tci_trace *t);
 
 /* ---- events: what normalize gives the writers --------------------------- */
 
@@ -468,8 +489,16 @@ typedef struct tci_ctnode {
     int64_t wall_self, cpu_self;   /* exclusive ns (after tci_calltree_finish) */
 } tci_ctnode;
 
+/* Sums of times saturate at TCI_SUM_MAX (only a hostile input's durations
+ * get there), counted (figure saturated-sum); then the tree is trimmed so that
+ * children never add up to more than their parent. So every total and self
+ * time, and the sum of the self times under any node, is at most TCI_SUM_MAX:
+ * a writer may add them up, and add rounding, without overflow. */
+#define TCI_SUM_MAX (INT64_MAX / 2)
 typedef struct tci_calltree {
     const tci_trace *trace;  /* its stack table resolves samples */
+    tci_diag *diag;          /* where saturation is reported (NULL: counted only) */
+    uint64_t saturated;      /* sums that saturated */
     tci_ctnode *nodes;
     uint32_t n_nodes, cap_nodes;
     uint32_t *roots;        /* per thread: node index of its root */

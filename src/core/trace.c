@@ -21,7 +21,98 @@ static int limit(tci_trace *t, const char *what, uint64_t got, uint64_t max, con
 {
     snprintf(t->limit_msg, sizeof t->limit_msg, "%s (%llu) is above the limit of %llu (option --%s)", what,
              (unsigned long long)got, (unsigned long long)max, option);
+    t->fail_status = TC_ERR_LIMIT;
     return TC_ERR_LIMIT;
+}
+
+/* The tables are frozen (pass 2): the writers sized their arrays from them.
+ * A reader that meets in pass 2 what pass 1 did not see gets this error
+ * rather than an entry that no writer has room for. */
+static bool refused_frozen(tci_trace *t, const char *what)
+{
+    if (TCI_LIKELY(!t->frozen))
+        return false;
+    snprintf(t->limit_msg, sizeof t->limit_msg,
+             "%s that the first pass did not see (the tables are frozen after the first pass)", what);
+    t->fail_status = TC_ERR_FORMAT;
+    return true;
+}
+
+static int table_status(const tci_trace *t)
+{
+    return t->limit_msg[0] ? t->fail_status : TC_ERR_NOMEM;
+}
+
+/* ---- text: by length, NUL bytes stored as U+FFFD ------------------------------ */
+
+static const char REPLACEMENT[3] = {'\xEF', '\xBF', '\xBD'}; /* U+FFFD */
+
+/* The input text s[0..len) as the tables store it: a C string without NUL bytes. */
+static char *store_text(tci_trace *t, const char *s, size_t len)
+{
+    const char *nul = memchr(s, 0, len);
+    if (TCI_LIKELY(!nul))
+        return tci_arena_strndup(&t->arena, s, len);
+    size_t nuls = 0;
+    for (const char *p = nul; p; p = memchr(p + 1, 0, len - (size_t)(p + 1 - s)))
+        nuls++;
+    if (nuls > (SIZE_MAX - len - 1) / 2)
+        return NULL;
+    char *out = tci_arena_alloc(&t->arena, len + 2 * nuls + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i]) {
+            *o++ = s[i];
+        } else {
+            memcpy(o, REPLACEMENT, 3);
+            o += 3;
+        }
+    }
+    *o = 0;
+    return out;
+}
+
+/* Does the stored C string equal the input text s[0..len) once stored? */
+static bool stored_equals(const char *stored, const char *s, size_t len)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i]) {
+            if (stored[j] != s[i])
+                return false; /* also at stored's end: its NUL differs from s[i] */
+            j++;
+            continue;
+        }
+        for (int k = 0; k < 3; k++, j++)
+            if (stored[j] != REPLACEMENT[k])
+                return false;
+    }
+    return stored[j] == 0;
+}
+
+/* Bytes of the stored form of s[0..len). */
+static size_t stored_len(const char *s, size_t len)
+{
+    size_t n = len;
+    for (const char *p = memchr(s, 0, len); p; p = memchr(p + 1, 0, len - (size_t)(p + 1 - s)))
+        n += 2;
+    return n;
+}
+
+/* FNV-1a over the stored form, so text with a NUL and its stored form hash alike. */
+static uint64_t text_hash(const char *s, size_t n, uint64_t seed)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ seed;
+    for (size_t i = 0; i < n; i++) {
+        if (TCI_LIKELY(s[i])) {
+            h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+            continue;
+        }
+        for (int k = 0; k < 3; k++)
+            h = (h ^ (uint8_t)REPLACEMENT[k]) * 0x100000001b3ull;
+    }
+    return h;
 }
 
 static bool too_long(tci_trace *t, size_t len, const char *what)
@@ -35,7 +126,7 @@ static bool too_long(tci_trace *t, size_t len, const char *what)
 int tci_trace_fail(const tci_trace *t, tci_diag *d, const char *module, uint64_t offset)
 {
     if (t->limit_msg[0])
-        return tci_error(d, TC_ERR_LIMIT, module, offset, "%s", t->limit_msg);
+        return tci_error(d, t->fail_status, module, offset, "%s", t->limit_msg);
     return tci_error(d, TC_ERR_NOMEM, module, offset, "out of memory");
 }
 
@@ -53,12 +144,16 @@ int tci_trace_init(tci_trace *t)
     t->processes[0].pid = -1;
     t->pid = -1;
     t->elapsed_ns = -1;
+    t->elapsed_offset = UINT64_MAX;
     t->time_unit_ns = 1;
+    t->fail_status = TC_ERR_NOMEM;
     return TC_OK;
 }
 
 void tci_trace_free(tci_trace *t)
 {
+    tci_idmap_free(&t->meta_ids);
+    tci_idmap_free(&t->process_ids);
     free(t->methods);
     free(t->threads);
     free(t->processes);
@@ -75,6 +170,8 @@ uint32_t tci_trace_method(tci_trace *t, uint64_t raw_id)
     uint32_t i = tci_idmap_get(&t->method_ids, raw_id);
     if (i != TCI_NONE)
         return i;
+    if (refused_frozen(t, "a method id"))
+        return TCI_NONE;
     if (t->n_methods >= t->max_methods) {
         limit(t, "number of methods", (uint64_t)t->n_methods + 1, t->max_methods, "max-methods");
         return TCI_NONE;
@@ -95,17 +192,19 @@ int tci_trace_define_method(tci_trace *t, uint64_t raw_id, const char *cls, size
                             const char *name, size_t name_len, const char *sig, size_t sig_len,
                             const char *file, size_t file_len, int32_t line)
 {
+    if (refused_frozen(t, "a method definition"))
+        return TC_ERR_FORMAT;
     if (too_long(t, cls_len, "class name length") || too_long(t, name_len, "method name length") ||
         too_long(t, sig ? sig_len : 0, "signature length") || too_long(t, file ? file_len : 0, "source file name length"))
         return TC_ERR_LIMIT;
     uint32_t i = tci_trace_method(t, raw_id);
     if (i == TCI_NONE)
-        return t->limit_msg[0] ? TC_ERR_LIMIT : TC_ERR_NOMEM;
+        return table_status(t);
     tci_method *m = &t->methods[i];
-    char *c = tci_arena_strndup(&t->arena, cls, cls_len);
-    m->name = tci_arena_strndup(&t->arena, name, name_len);
-    m->sig = tci_arena_strndup(&t->arena, sig ? sig : "", sig ? sig_len : 0);
-    m->file = file ? tci_arena_strndup(&t->arena, file, file_len) : NULL;
+    char *c = store_text(t, cls, cls_len);
+    m->name = store_text(t, name, name_len);
+    m->sig = store_text(t, sig ? sig : "", sig ? sig_len : 0);
+    m->file = file ? store_text(t, file, file_len) : NULL;
     if (!c || !m->name || !m->sig || (file && !m->file))
         return TC_ERR_NOMEM;
     for (char *p = c; *p; p++) /* Dalvik writes a/b/C: show it dotted */
@@ -119,6 +218,8 @@ int tci_trace_define_method(tci_trace *t, uint64_t raw_id, const char *cls, size
 
 uint32_t tci_trace_add_thread(tci_trace *t, uint64_t tid)
 {
+    if (refused_frozen(t, "a thread"))
+        return TCI_NONE;
     if (t->n_threads >= t->max_threads) {
         limit(t, "number of threads", (uint64_t)t->n_threads + 1, t->max_threads, "max-threads");
         return TCI_NONE;
@@ -131,16 +232,24 @@ uint32_t tci_trace_add_thread(tci_trace *t, uint64_t tid)
     return t->n_threads++;
 }
 
+/* Process 0 is looked up by its pid like the others once it has one: it is
+ * the only entry whose pid changes (at finalize), so it is not in the map. */
 uint32_t tci_trace_process(tci_trace *t, int64_t pid)
 {
-    for (uint32_t i = 0; i < t->n_processes; i++)
-        if (t->processes[i].pid == pid)
-            return i;
+    if (t->processes[0].pid == pid)
+        return 0;
+    uint32_t i = tci_idmap_get(&t->process_ids, (uint64_t)pid);
+    if (i != TCI_NONE)
+        return i;
+    if (refused_frozen(t, "a process"))
+        return TCI_NONE;
     if (t->n_processes >= t->max_threads) { /* a process has at least one thread */
         limit(t, "number of processes", (uint64_t)t->n_processes + 1, t->max_threads, "max-threads");
         return TCI_NONE;
     }
     if (tci_grow((void **)&t->processes, &t->cap_processes, t->n_processes, sizeof *t->processes) != 0)
+        return TCI_NONE;
+    if (tci_idmap_put(&t->process_ids, (uint64_t)pid, t->n_processes) != 0)
         return TCI_NONE;
     tci_process *p = &t->processes[t->n_processes];
     memset(p, 0, sizeof *p);
@@ -151,11 +260,17 @@ uint32_t tci_trace_process(tci_trace *t, int64_t pid)
 int tci_trace_name_process(tci_trace *t, uint32_t process, const char *name, size_t len, uint8_t rank)
 {
     tci_process *p = &t->processes[process];
+    if (refused_frozen(t, "a process name"))
+        return TC_ERR_FORMAT;
     if (too_long(t, len, "process name length"))
         return TC_ERR_LIMIT;
     if (p->name && rank < p->name_rank)
         return TC_OK;
-    char *n = tci_arena_strndup(&t->arena, name, len);
+    if (p->name && stored_equals(p->name, name, len)) {
+        p->name_rank = rank;
+        return TC_OK; /* the same name again: do not grow the arena */
+    }
+    char *n = store_text(t, name, len);
     if (!n)
         return TC_ERR_NOMEM;
     p->name = n;
@@ -167,10 +282,7 @@ int tci_trace_name_process(tci_trace *t, uint32_t process, const char *name, siz
  * bit set (method ids from inputs are pointers or index << 2, far below). */
 static uint64_t name_id(const char *s, size_t n, uint64_t seed)
 {
-    uint64_t h = 0xcbf29ce484222325ull ^ seed;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-    return h | (uint64_t)1 << 63;
+    return text_hash(s, n, seed) | (uint64_t)1 << 63;
 }
 
 uint32_t tci_trace_name(tci_trace *t, const char *name, size_t len)
@@ -192,19 +304,20 @@ uint32_t tci_trace_name_split(tci_trace *t, const char *name, size_t len, size_t
         uint64_t id = name_id(name, len, seed);
         uint32_t i = tci_idmap_get(&t->method_ids, id);
         if (i == TCI_NONE) {
-            if ((i = tci_trace_method(t, id)) == TCI_NONE)
+            if (refused_frozen(t, "a name") || (i = tci_trace_method(t, id)) == TCI_NONE)
                 return TCI_NONE;
             tci_method *m = &t->methods[i];
-            m->name = tci_arena_strndup(&t->arena, name, len);
+            m->name = store_text(t, name, len);
             if (!m->name)
                 return TCI_NONE;
             m->sig = "";
             m->defined = m->plain_name = true;
-            m->short_len = short_len < len ? (uint32_t)short_len : 0;
+            /* the short form's length in the stored text (a NUL before it grew by two bytes) */
+            m->short_len = short_len < len ? (uint32_t)stored_len(name, short_len) : 0;
             return i;
         }
         const tci_method *m = &t->methods[i];
-        if (m->plain_name && strlen(m->name) == len && memcmp(m->name, name, len) == 0)
+        if (m->plain_name && stored_equals(m->name, name, len))
             return i;
     }
 }
@@ -215,6 +328,8 @@ uint32_t tci_trace_stack(tci_trace *t, uint32_t parent, uint32_t method)
     uint32_t i = tci_idmap_get(&t->stack_ids, key);
     if (i != TCI_NONE)
         return i;
+    if (refused_frozen(t, "a sampled stack"))
+        return TCI_NONE;
     if (tci_grow((void **)&t->stacks, &t->cap_stacks, t->n_stacks, sizeof *t->stacks) != 0 ||
         tci_idmap_put(&t->stack_ids, key, t->n_stacks) != 0)
         return TCI_NONE;
@@ -225,13 +340,17 @@ uint32_t tci_trace_stack(tci_trace *t, uint32_t parent, uint32_t method)
 int tci_trace_name_thread(tci_trace *t, uint32_t thread, const char *name, size_t len, uint8_t rank)
 {
     tci_thread *th = &t->threads[thread];
+    if (refused_frozen(t, "a thread name"))
+        return TC_ERR_FORMAT;
     if (too_long(t, len, "thread name length"))
         return TC_ERR_LIMIT;
     if (th->name && rank < th->name_rank)
         return TC_OK;
-    if (th->name && strlen(th->name) == len && memcmp(th->name, name, len) == 0)
+    if (th->name && stored_equals(th->name, name, len)) {
+        th->name_rank = rank;
         return TC_OK; /* the same name again: do not grow the arena */
-    char *n = tci_arena_strndup(&t->arena, name, len);
+    }
+    char *n = store_text(t, name, len);
     if (!n)
         return TC_ERR_NOMEM;
     th->name = n;
@@ -239,23 +358,44 @@ int tci_trace_name_thread(tci_trace *t, uint32_t thread, const char *name, size_
     return TC_OK;
 }
 
+/* The meta entry of key (by hash, then by text), or TCI_NONE with *slot the
+ * hash under which a new entry goes. */
+static uint32_t find_meta(const tci_trace *t, const char *key, size_t klen, uint64_t *slot)
+{
+    for (uint64_t seed = 0;; seed++) {
+        uint64_t h = text_hash(key, klen, seed);
+        uint32_t i = tci_idmap_get(&t->meta_ids, h);
+        if (i == TCI_NONE) {
+            *slot = h;
+            return TCI_NONE;
+        }
+        if (stored_equals(t->meta[i].key, key, klen))
+            return i;
+    }
+}
+
 int tci_trace_add_meta(tci_trace *t, const char *key, size_t klen, const char *val, size_t vlen)
 {
+    if (refused_frozen(t, "a metadata value"))
+        return TC_ERR_FORMAT;
     if (too_long(t, klen, "metadata key length") || too_long(t, vlen, "metadata value length"))
         return TC_ERR_LIMIT;
-    for (uint32_t i = 0; i < t->n_meta; i++) /* a later value wins (summary after header) */
-        if (strlen(t->meta[i].key) == klen && memcmp(t->meta[i].key, key, klen) == 0) {
-            t->meta[i].value = tci_arena_strndup(&t->arena, val, vlen);
-            return t->meta[i].value ? TC_OK : TC_ERR_NOMEM;
-        }
+    uint64_t slot;
+    uint32_t i = find_meta(t, key, klen, &slot);
+    if (i != TCI_NONE) { /* a later value wins (summary after header) */
+        if (stored_equals(t->meta[i].value, val, vlen))
+            return TC_OK; /* the same line again: do not grow the arena */
+        t->meta[i].value = store_text(t, val, vlen);
+        return t->meta[i].value ? TC_OK : TC_ERR_NOMEM;
+    }
     if (t->n_meta >= 4096) /* metadata is small in every real trace; do not let input grow it */
         return TC_OK;
     if (tci_grow((void **)&t->meta, &t->cap_meta, t->n_meta, sizeof *t->meta) != 0)
         return TC_ERR_NOMEM;
     tci_meta *m = &t->meta[t->n_meta];
-    m->key = tci_arena_strndup(&t->arena, key, klen);
-    m->value = tci_arena_strndup(&t->arena, val, vlen);
-    if (!m->key || !m->value)
+    m->key = store_text(t, key, klen);
+    m->value = store_text(t, val, vlen);
+    if (!m->key || !m->value || tci_idmap_put(&t->meta_ids, slot, t->n_meta) != 0)
         return TC_ERR_NOMEM;
     t->n_meta++;
     return TC_OK;
@@ -263,10 +403,14 @@ int tci_trace_add_meta(tci_trace *t, const char *key, size_t klen, const char *v
 
 const char *tci_trace_meta(const tci_trace *t, const char *key)
 {
-    for (uint32_t i = 0; i < t->n_meta; i++)
-        if (strcmp(t->meta[i].key, key) == 0)
-            return t->meta[i].value;
-    return NULL;
+    uint64_t slot;
+    uint32_t i = find_meta(t, key, strlen(key), &slot);
+    return i == TCI_NONE ? NULL : t->meta[i].value;
+}
+
+void tci_trace_freeze(tci_trace *t)
+{
+    t->frozen = true;
 }
 
 static int name_method(tci_trace *t, tci_method *m)

@@ -38,6 +38,7 @@ typedef struct art {
     bool first_is_cpu;    /* single time field: thread-cpu rather than wall */
     bool truncation_seen;
     uint32_t tid_map[65536]; /* record thread id -> thread index */
+    tci_idmap listed;     /* full tid as listed -> thread index (a list of 100,000 threads stays linear) */
     uint32_t *direct;     /* method id >> 2 -> method index: ART >= 6 ids are dense */
     uint32_t direct_n;
 } art;
@@ -88,13 +89,17 @@ static size_t split_tabs(span line, span *f, size_t max)
 
 /* ---- thread ids ---------------------------------------------------------- */
 
-static uint32_t thread_for_list_id(tci_rctx *r, uint64_t tid)
+/* The thread listed (or met) with this tid; created on first sight. */
+static uint32_t thread_for_tid(tci_rctx *r, art *a, uint64_t tid)
 {
-    tci_trace *t = r->trace;
-    for (uint32_t i = 0; i < t->n_threads; i++)
-        if (t->threads[i].tid == tid)
-            return i;
-    return tci_trace_add_thread(t, tid);
+    uint32_t th = tci_idmap_get(&a->listed, tid);
+    if (th != TCI_NONE)
+        return th;
+    if ((th = tci_trace_add_thread(r->trace, tid)) == TCI_NONE)
+        return TCI_NONE;
+    if (tci_idmap_put(&a->listed, tid, th) != 0)
+        return TCI_NONE; /* reported as out of memory */
+    return th;
 }
 
 /* Remember which thread a record id (the tid truncated to 16 bits) means. */
@@ -113,18 +118,13 @@ static uint32_t thread_for_record(tci_rctx *r, art *a, uint16_t id)
     uint32_t th = a->tid_map[id];
     if (TCI_LIKELY(th < TID_AMBIGUOUS))
         return th;
-    tci_trace *t = r->trace;
-    if (th == TID_AMBIGUOUS) {
+    if (th == TID_AMBIGUOUS)
         tci_warn(r->diag, TCI_FIG_AMBIGUOUS_THREAD, "art", a->pos,
                  "record thread id %u matches several listed threads; using the one listed as %u", id, id);
-        for (uint32_t i = 0; i < t->n_threads; i++)
-            if (t->threads[i].tid == id)
-                return a->tid_map[id] = i;
-    } else {
+    else
         tci_warn(r->diag, TCI_FIG_UNKNOWN_THREAD, "art", a->pos,
                  "record thread id %u is not in the thread list", id);
-    }
-    th = tci_trace_add_thread(t, id);
+    th = thread_for_tid(r, a, id); /* the one listed as id, or a new one */
     a->tid_map[id] = th;
     return th;
 }
@@ -155,7 +155,8 @@ static int key_value(tci_rctx *r, span line, uint64_t off)
     } else if (span_eq(k, "vm")) {
         t->vm = tci_trace_meta(t, "vm");
     } else if (span_eq(k, "elapsed-time-usec") && parse_u64(v, 10, &n) && n < INT64_MAX / 1000) {
-        t->elapsed_ns = (int64_t)n * 1000;
+        t->elapsed_ns = (int64_t)n * 1000; /* normalize checks it against the start time */
+        t->elapsed_offset = off + k.n + 1;
     } else if (span_eq(k, "data-file-overflow") && span_eq(v, "true")) {
         tci_warn(r->diag, TCI_FIG_OVERFLOW, "art", off,
                  "data-file-overflow=true: the trace buffer filled up and later records were dropped");
@@ -171,7 +172,7 @@ static int thread_line(tci_rctx *r, art *a, span line, uint64_t off, uint8_t ran
         tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", off, "thread line is not '<id>\\t<name>'; ignored");
         return TC_OK;
     }
-    uint32_t th = thread_for_list_id(r, tid);
+    uint32_t th = thread_for_tid(r, a, tid);
     if (th == TCI_NONE)
         return tci_trace_fail(r->trace, r->diag, "art", off);
     if (tci_trace_name_thread(r->trace, th, f[1].p, f[1].n, rank) != TC_OK)
@@ -440,7 +441,7 @@ static int stream_item(tci_rctx *r, art *a)
             uint16_t id = tci_le16(b + 3);
             uint32_t th = a->tid_map[id];
             if (th >= TID_AMBIGUOUS) {
-                th = tci_trace_add_thread(r->trace, id);
+                th = thread_for_tid(r, a, id);
                 if (th == TCI_NONE)
                     return tci_trace_fail(r->trace, r->diag, "art", a->pos);
                 a->tid_map[id] = th;
@@ -587,8 +588,10 @@ static int art_rewind(tci_rctx *r)
 static void art_close(tci_rctx *r)
 {
     art *a = r->priv;
-    if (a)
+    if (a) {
         free(a->direct);
+        tci_idmap_free(&a->listed);
+    }
 }
 
 static int art_open(tci_rctx *r)

@@ -135,8 +135,10 @@ static int header_line(tci_rctx *r, const line *l)
         t->pid = v;
     if (field_i64(l, "start_ns", &v))
         t->start_ns = v;
-    if (field_i64(l, "elapsed_ns", &v))
-        t->elapsed_ns = v;
+    if (field_i64(l, "elapsed_ns", &v)) {
+        t->elapsed_ns = v; /* normalize checks it against the start time */
+        t->elapsed_offset = l->off + (size_t)(field(l, "elapsed_ns", &n) - l->p);
+    }
     return TC_OK;
 }
 

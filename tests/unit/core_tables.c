@@ -1,0 +1,197 @@
+/*
+ * core_tables.c - the contracts of the trace's tables (DESIGN.md §5b):
+ * frozen after pass 1 (creation fails, lookups work), names compared by
+ * length with NUL bytes stored as U+FFFD, linear lookups of processes and
+ * metadata. Expected values follow from how each table was filled here.
+ */
+#include "tc_internal.h"
+#include "unit.h"
+
+#include <stdlib.h>
+
+#define FFFD "\xEF\xBF\xBD"
+
+static void fresh(tci_trace *t)
+{
+    CHECK_EQ_INT(tci_trace_init(t), TC_OK);
+}
+
+/* The message and status a reader would report for the last refused call. */
+static int fail_of(const tci_trace *t, tci_diag *d)
+{
+    memset(d, 0, sizeof *d);
+    d->input = "unit";
+    return tci_trace_fail(t, d, "unit", 7);
+}
+
+static void test_create_after_freeze_fails(void)
+{
+    tci_trace t;
+    fresh(&t);
+    uint32_t th = tci_trace_add_thread(&t, 42);
+    uint32_t name = tci_trace_name(&t, "draw", 4);
+    uint32_t m = tci_trace_method(&t, 0x10);
+    uint32_t p = tci_trace_process(&t, 7);
+    uint32_t st = tci_trace_stack(&t, TCI_NONE, name);
+    CHECK(th != TCI_NONE && name != TCI_NONE && m != TCI_NONE && p != TCI_NONE && st != TCI_NONE);
+    CHECK_EQ_INT(tci_trace_add_meta(&t, "vm", 2, "art", 3), TC_OK);
+    uint32_t n_threads = t.n_threads, n_methods = t.n_methods, n_processes = t.n_processes,
+             n_stacks = t.n_stacks;
+
+    tci_trace_freeze(&t);
+
+    /* lookups of what exists keep working */
+    CHECK_EQ_INT(tci_trace_name(&t, "draw", 4), name);
+    CHECK_EQ_INT(tci_trace_method(&t, 0x10), m);
+    CHECK_EQ_INT(tci_trace_process(&t, 7), p);
+    CHECK_EQ_INT(tci_trace_stack(&t, TCI_NONE, name), st);
+    CHECK_EQ_STR(tci_trace_meta(&t, "vm"), "art");
+
+    /* every creation fails, with a clear reason */
+    tci_diag d;
+    CHECK_EQ_INT(tci_trace_name(&t, "other", 5), TCI_NONE);
+    CHECK_EQ_INT(fail_of(&t, &d), TC_ERR_FORMAT);
+    CHECK(strstr(d.error, "frozen") != NULL);
+    CHECK(strstr(d.error, "offset 0x7") != NULL);
+    CHECK_EQ_INT(tci_trace_timeline_name(&t, "a.B.c: (I)V", 11), TCI_NONE);
+    CHECK_EQ_INT(tci_trace_name_split(&t, "drawx", 5, 4), TCI_NONE);
+    CHECK_EQ_INT(tci_trace_method(&t, 0x20), TCI_NONE);
+    CHECK_EQ_INT(tci_trace_add_thread(&t, 43), TCI_NONE);
+    CHECK_EQ_INT(tci_trace_process(&t, 8), TCI_NONE);
+    CHECK_EQ_INT(tci_trace_stack(&t, st, name), TCI_NONE);
+    CHECK_EQ_INT(fail_of(&t, &d), TC_ERR_FORMAT);
+    CHECK(strstr(d.error, "frozen") != NULL);
+    /* and so does every change of what the writers were given */
+    CHECK(tci_trace_define_method(&t, 0x10, "a/B", 3, "c", 1, "()V", 3, NULL, 0, -1) != TC_OK);
+    CHECK(tci_trace_name_thread(&t, th, "renamed", 7, 9) != TC_OK);
+    CHECK(tci_trace_name_process(&t, p, "renamed", 7, 9) != TC_OK);
+    CHECK(tci_trace_add_meta(&t, "k", 1, "v", 1) != TC_OK);
+
+    CHECK_EQ_INT(t.n_threads, n_threads);
+    CHECK_EQ_INT(t.n_methods, n_methods);
+    CHECK_EQ_INT(t.n_processes, n_processes);
+    CHECK_EQ_INT(t.n_stacks, n_stacks);
+    CHECK_EQ_INT(t.n_meta, 1);
+    tci_trace_free(&t);
+}
+
+static void test_names_by_length_with_nul(void)
+{
+    tci_trace t;
+    fresh(&t);
+    uint32_t ab = tci_trace_name(&t, "a\0b", 3);
+    uint32_t ac = tci_trace_name(&t, "a\0c", 3);
+    uint32_t a = tci_trace_name(&t, "a", 1);
+    CHECK(ab != TCI_NONE && ac != TCI_NONE && a != TCI_NONE);
+    CHECK(ab != ac); /* they differ only after the NUL */
+    CHECK(ab != a && ac != a);
+    CHECK_EQ_INT(t.n_methods, 3);
+    CHECK_EQ_STR(t.methods[ab].name, "a" FFFD "b");
+    CHECK_EQ_STR(t.methods[ac].name, "a" FFFD "c");
+    /* the same text finds the same entry, again and again (no new entry, no quadratic chain) */
+    for (int i = 0; i < 10000; i++)
+        if (tci_trace_name(&t, "a\0b", 3) != ab)
+            CHECK(!"a\\0b found again");
+    CHECK_EQ_INT(t.n_methods, 3);
+    /* the stored form is the same name: one entry for what every writer shows alike */
+    CHECK_EQ_INT(tci_trace_name(&t, "a" FFFD "b", 5), ab);
+    /* a NUL at either end, and only NULs */
+    uint32_t z = tci_trace_name(&t, "\0", 1), zz = tci_trace_name(&t, "\0\0", 2), e = tci_trace_name(&t, "", 0);
+    CHECK(z != zz && z != e && zz != e);
+    CHECK_EQ_STR(t.methods[z].name, FFFD);
+    CHECK_EQ_STR(t.methods[zz].name, FFFD FFFD);
+    CHECK_EQ_STR(t.methods[e].name, "");
+    /* the short form of a timeline name keeps its bytes after the replacement */
+    uint32_t j = tci_trace_timeline_name(&t, "p\0q.m: (I)V", 11);
+    CHECK(j != TCI_NONE);
+    uint32_t th = tci_trace_add_thread(&t, 5);
+    CHECK_EQ_INT(tci_trace_name_thread(&t, th, "ui\0x", 4, 1), TC_OK);
+    CHECK_EQ_INT(tci_trace_name_process(&t, 0, "app\0", 4, 1), TC_OK);
+    CHECK_EQ_INT(tci_trace_add_meta(&t, "k\0", 2, "v\0w", 3), TC_OK);
+
+    tci_options o;
+    memset(&o, 0, sizeof o);
+    tci_diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(tci_trace_finalize(&t, &d, &o), TC_OK);
+    tci_trace_freeze(&t);
+    CHECK_EQ_STR(t.methods[j].full_name, "p" FFFD "q.m: (I)V");
+    CHECK_EQ_STR(t.methods[j].short_name, "p" FFFD "q.m");
+    CHECK_EQ_STR(t.threads[th].name, "ui" FFFD "x");
+    CHECK_EQ_STR(t.process_name, "app" FFFD);
+    CHECK_EQ_STR(tci_trace_meta(&t, "k" FFFD), "v" FFFD "w");
+    /* pass 2 looks the same texts up in the frozen tables */
+    CHECK_EQ_INT(tci_trace_name(&t, "a\0b", 3), ab);
+    CHECK_EQ_INT(tci_trace_name(&t, "a\0c", 3), ac);
+    CHECK_EQ_INT(tci_trace_timeline_name(&t, "p\0q.m: (I)V", 11), j);
+    CHECK_EQ_INT(tci_trace_name(&t, "\0", 1), z);
+    CHECK_EQ_INT(tci_trace_name(&t, "a\0d", 3), TCI_NONE);
+    tci_trace_free(&t);
+}
+
+static void test_method_definitions_store_no_nul(void)
+{
+    tci_trace t;
+    fresh(&t);
+    CHECK_EQ_INT(tci_trace_define_method(&t, 4, "a/B\0", 4, "r\0n", 3, "(\0)V", 4, "F\0.java", 7, 3), TC_OK);
+    tci_options o;
+    memset(&o, 0, sizeof o);
+    tci_diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(tci_trace_finalize(&t, &d, &o), TC_OK);
+    uint32_t m = tci_trace_method(&t, 4);
+    CHECK_EQ_STR(t.methods[m].cls, "a.B" FFFD);
+    CHECK_EQ_STR(t.methods[m].file, "F" FFFD ".java");
+    CHECK_EQ_STR(t.methods[m].full_name, "a.B" FFFD ".r" FFFD "n: (" FFFD ")V");
+    tci_trace_free(&t);
+}
+
+/* Thread renames compare by length too: the same name again is not stored again. */
+static void test_thread_name_same_text(void)
+{
+    tci_trace t;
+    fresh(&t);
+    uint32_t th = tci_trace_add_thread(&t, 1);
+    CHECK_EQ_INT(tci_trace_name_thread(&t, th, "w\0", 2, 1), TC_OK);
+    const char *first = t.threads[th].name;
+    CHECK_EQ_INT(tci_trace_name_thread(&t, th, "w\0", 2, 1), TC_OK);
+    CHECK(t.threads[th].name == first);
+    CHECK_EQ_INT(tci_trace_name_thread(&t, th, "w", 1, 1), TC_OK); /* a different name */
+    CHECK_EQ_STR(t.threads[th].name, "w");
+    tci_trace_free(&t);
+}
+
+/* Many processes and metadata keys: each lookup finds its own entry (hashed, not scanned). */
+static void test_many_processes_and_keys(void)
+{
+    tci_trace t;
+    fresh(&t);
+    enum { N = 50000 };
+    for (int64_t pid = 1; pid <= N; pid++)
+        if (tci_trace_process(&t, pid) != (uint32_t)pid)
+            CHECK(!"process index follows creation order");
+    CHECK_EQ_INT(t.n_processes, N + 1);
+    CHECK_EQ_INT(tci_trace_process(&t, 777), 777);
+    CHECK_EQ_INT(tci_trace_process(&t, -1), 0); /* process 0 before it has a pid */
+    char k[32], v[32];
+    for (int i = 0; i < 5000; i++) {
+        int kn = snprintf(k, sizeof k, "key%d", i), vn = snprintf(v, sizeof v, "v%d", i);
+        CHECK_EQ_INT(tci_trace_add_meta(&t, k, (size_t)kn, v, (size_t)vn), TC_OK);
+    }
+    CHECK_EQ_INT(t.n_meta, 4096); /* the documented cap */
+    CHECK_EQ_STR(tci_trace_meta(&t, "key4095"), "v4095");
+    CHECK(tci_trace_meta(&t, "key4096") == NULL);
+    CHECK_EQ_INT(tci_trace_add_meta(&t, "key7", 4, "later", 5), TC_OK); /* a later value wins */
+    CHECK_EQ_STR(tci_trace_meta(&t, "key7"), "later");
+    tci_trace_free(&t);
+}
+
+int main(void)
+{
+    UNIT_RUN(test_create_after_freeze_fails);
+    UNIT_RUN(test_names_by_length_with_nul);
+    UNIT_RUN(test_method_definitions_store_no_nul);
+    UNIT_RUN(test_thread_name_same_text);
+    UNIT_RUN(test_many_processes_and_keys);
+    return UNIT_DONE();
+}

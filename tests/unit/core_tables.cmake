@@ -1,0 +1,1 @@
+tc_unit_test(core_tables INTERNAL SOURCES unit/core_tables.c)
