@@ -189,10 +189,12 @@ TC_API const char *tc_writer_extension(const char *writer);
 /*
  * After tc_conv_write: named figures of the conversion. kind is
  * TC_FIG_COUNT (records, events, threads, methods), TC_FIG_REPAIR (a
- * documented repair such as frames reconstructed at the start) or
- * TC_FIG_WARNING (an anomaly in the input; an error under "strict").
+ * documented repair such as frames reconstructed at the start),
+ * TC_FIG_WARNING (an anomaly in the input; an error under "strict") or
+ * TC_FIG_NOTE (what the input's format implies, such as a timeline of thread
+ * CPU time; not a defect, so "strict" ignores it).
  */
-enum { TC_FIG_COUNT = 0, TC_FIG_REPAIR = 1, TC_FIG_WARNING = 2 };
+enum { TC_FIG_COUNT = 0, TC_FIG_REPAIR = 1, TC_FIG_WARNING = 2, TC_FIG_NOTE = 3 };
 typedef struct tc_figure {
     const char *name;
     uint64_t value;

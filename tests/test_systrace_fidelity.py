@@ -86,8 +86,17 @@ def names_input(path):
         f.write(text)
 
 
+def ir_processes(ir):
+    """{index: (pid, name)}; process 0 is the trace line's pid= and its `process "name"` line."""
+    procs = {int(m.group(1)): (int(m.group(2)), json.loads(m.group(3)))
+             for m in re.finditer(r'^process (\d+) pid=(-?\d+) name=(".*")$', ir, re.M)}
+    procs[0] = (int(re.search(r"^trace .* pid=(-?\d+)", ir, re.M).group(1)),
+                json.loads(re.search(r'^process (".*")$', ir, re.M).group(1)))
+    return procs
+
+
 def ir_threads(ir):
-    procs = {int(m.group(1)): int(m.group(2)) for m in re.finditer(r"^process (\d+) pid=(-?\d+)", ir, re.M)}
+    procs = {i: pid for i, (pid, _) in ir_processes(ir).items()}
     out = {}
     for m in re.finditer(r'^thread \d+ tid=(\d+) records=(\d+)(?: process=(\d+))? name=(".*")$', ir, re.M):
         if int(m.group(2)):
@@ -141,7 +150,7 @@ def check_names(ctx):
         with open(out) as f:
             ir = f.read()
         ctx.eq(ir_threads(ir), WANT_THREADS, "names: ir threads (name, pid)")
-        got = {int(m.group(1)): json.loads(m.group(2)) for m in re.finditer(r'^process \d+ pid=(\d+) name=(".*")$', ir, re.M)}
+        got = dict(ir_processes(ir).values())
         ctx.eq({p: got.get(p) for p in WANT_PROCESSES}, WANT_PROCESSES, "names: ir process names")
     out, _ = ctx.convert(src, "json", os.path.join(ctx.work, "names.json"))
     if out:

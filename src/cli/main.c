@@ -230,12 +230,14 @@ static void print_summary(tc_conv *c, const char *in, const char *out, const cha
         for (size_t i = 0; i < n; i++)
             if (!strcmp(fig[i].name, names[k]) && (k < 4 || fig[i].value))
                 fprintf(stderr, "%s %llu %s", k ? "," : "", (unsigned long long)fig[i].value, fig[i].name);
-    for (int kind = TC_FIG_REPAIR; kind <= TC_FIG_WARNING; kind++) {
+    static const char *const heading[] = {[TC_FIG_REPAIR] = "; repaired:", [TC_FIG_WARNING] = "; warnings:",
+                                          [TC_FIG_NOTE] = "; notes:"};
+    for (int kind = TC_FIG_REPAIR; kind <= TC_FIG_NOTE; kind++) {
         int first = 1;
         for (size_t i = 0; i < n; i++) {
             if (fig[i].kind != kind || !fig[i].value)
                 continue;
-            fprintf(stderr, "%s %llu %s", first ? (kind == TC_FIG_REPAIR ? "; repaired:" : "; warnings:") : ",",
+            fprintf(stderr, "%s %llu %s", first ? heading[kind] : ",",
                     (unsigned long long)fig[i].value, fig[i].name);
             first = 0;
         }

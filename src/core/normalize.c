@@ -7,8 +7,11 @@
  *          tracing began (exits without enter), the first and last times, and
  *          lets the reader finish its tables (inline definitions, summaries);
  *   pass 2 replays the same state machine and emits well-nested events:
- *          reconstructed enters before a thread's first record, forced exits
- *          for frames above a deeper exit, synthetic exits at the end.
+ *          reconstructed enters at the trace start (the exit proves the frame
+ *          was open since tracing began), forced exits for frames above a
+ *          deeper exit, synthetic exits at the end.
+ * Between the passes the trace gets its start (the header's, else the first
+ * event's time) and end (the last event's, or start + elapsed when later).
  * Both passes run the same code on the same input, so their decisions agree.
  * Memory: per thread a stack bounded by max-depth; nothing per record.
  * Time: linear in the records. An exit is matched against the stack in O(1)
@@ -58,6 +61,7 @@ typedef struct norm {
     int64_t last_wall_ref;        /* unwrapped raw wall of the previous record, any thread */
     bool have_ref;
     uint64_t offset;              /* of the record being handled, for messages */
+    int64_t origin;               /* ns of raw time 0: the reader's start_ns, kept when the trace start moves */
     tci_event_fn emit;
     void *user;
     int status;
@@ -116,7 +120,7 @@ static void record_times(norm *n, nthread *s, const tci_raw *raw, int64_t *ts, i
     /* no wall clock: the timeline is the thread's own CPU time (and we say so) */
     int64_t rel = c != TCI_NO_TIME ? c : 0;
     bool bad = c == INT64_MAX || (wall != TCI_NO_TIME && __builtin_mul_overflow(wall, t->time_unit_ns, &rel)) ||
-               __builtin_add_overflow(t->start_ns, rel, ts) || *ts == TCI_NO_TIME;
+               __builtin_add_overflow(n->origin, rel, ts) || *ts == TCI_NO_TIME;
     if (TCI_UNLIKELY(bad)) { /* only a corrupt or hostile input gets here */
         n->status = tci_error(n->d, TC_ERR_FORMAT, "normalize", n->offset,
                               "a timestamp is out of range (beyond the 64-bit ns timeline)");
@@ -233,14 +237,20 @@ static inline uint32_t leave(nthread *s)
     return method;
 }
 
-/* Pass 2, before a thread's first record: enter the frames that were open when tracing began. */
+/* Pass 2, before a thread's first record: enter the frames that were open
+ * when tracing began, at the trace start (thread CPU 0, the base of its CPU
+ * clock). An exit without an enter proves the frame was open since then; the
+ * thread's first record can come much later (0.7 s on a real trace). Never
+ * after that first record, so the thread's time still never goes back. */
 static int start_thread(norm *n, uint32_t thread, nthread *s)
 {
     s->started = true;
+    int64_t ts = n->t->start_ns < s->first_ts ? n->t->start_ns : s->first_ts;
+    int64_t cpu = s->first_cpu == TCI_NO_TIME || s->first_cpu < 0 ? s->first_cpu : 0;
     for (uint32_t i = s->n_recon; i-- > 0;) {
         if (push(s, s->recon[i]) != TC_OK)
             return TC_ERR_NOMEM;
-        emit(n, thread, s->recon[i], s->depth - 1, TCI_EV_ENTER, TCI_EVF_SYNTHETIC, s->first_ts, s->first_cpu);
+        emit(n, thread, s->recon[i], s->depth - 1, TCI_EV_ENTER, TCI_EVF_SYNTHETIC, ts, cpu);
     }
     s->floor = s->depth;
     return TC_OK;
@@ -440,11 +450,11 @@ static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void
     }
 }
 
-/* After pass 1: trace end, thread and method figures, names. */
+/* After pass 1: trace start and end, thread and method figures, names. */
 static int between_passes(norm *n)
 {
     tci_trace *t = n->t;
-    int64_t end = TCI_NO_TIME;
+    int64_t end = TCI_NO_TIME, first = TCI_NO_TIME;
     uint32_t with_events = 0;
     for (uint32_t i = 0; i < t->n_threads; i++) {
         if (!t->threads[i].records)
@@ -455,8 +465,15 @@ static int between_passes(norm *n)
             return TC_ERR_NOMEM;
         if (s->last_ts > end)
             end = s->last_ts;
+        if (first == TCI_NO_TIME || s->first_ts < first)
+            first = s->first_ts; /* a thread's first record is its earliest (times are clamped) */
         tci_count(n->d, TCI_FIG_OPEN_AT_END, s->depth);
     }
+    /* No header start (systrace, Rhea, foreign JSON): the trace starts at its
+     * first event, not at the clock's zero (boot, 13 days earlier on a real
+     * capture). Events keep their absolute times (n->origin). */
+    if (!t->start_given && first != TCI_NO_TIME)
+        t->start_ns = first;
     int64_t stop;
     if (t->has_wall && t->elapsed_ns >= 0) {
         if (__builtin_add_overflow(t->start_ns, t->elapsed_ns, &stop))
@@ -478,9 +495,8 @@ static int between_passes(norm *n)
                  (unsigned long long)unknown);
     if (unknown > 1)
         n->d->fig[TCI_FIG_UNKNOWN_METHOD] += unknown - 1;
-    if (!t->has_wall && with_events)
-        tci_warn(n->d, TCI_FIG_THREAD_CPU_TIMELINE, "normalize", UINT64_MAX,
-                 "the input has no wall clock (clock=thread-cpu): each thread's timeline is its own CPU time");
+    if (!t->has_wall && with_events) /* a note: the format's nature, not a defect (strict ignores it) */
+        tci_count(n->d, TCI_FIG_THREAD_CPU_TIMELINE, 1);
     /* reset for pass 2: the same state machine runs again from the start */
     for (uint32_t i = 0; i < n->n_th; i++) {
         nthread *s = &n->th[i];
@@ -528,6 +544,7 @@ int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci
     n.max_depth = r->opt->max_depth ? r->opt->max_depth : 10000;
     n.emit = emit_fn;
     n.user = user;
+    n.origin = n.t->start_ns;
     int rc;
 
     n.pass = r->pass = 1;

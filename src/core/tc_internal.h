@@ -96,7 +96,7 @@ void tci_idmap_free(tci_idmap *m);
     X(TRUNCATED, "truncated-input", TC_FIG_WARNING)                     \
     X(OVERFLOW, "data-file-overflow", TC_FIG_WARNING)                   \
     X(NO_SUMMARY, "no-summary", TC_FIG_WARNING)                         \
-    X(THREAD_CPU_TIMELINE, "thread-cpu-timeline", TC_FIG_WARNING)       \
+    X(THREAD_CPU_TIMELINE, "thread-cpu-timeline", TC_FIG_NOTE)          \
     X(DEPTH_LIMIT, "depth-limit", TC_FIG_WARNING)                       \
     X(SATURATED, "saturated-sum", TC_FIG_WARNING)                       \
     X(UNEXPECTED_RECON, "unmatched-exit-dropped", TC_FIG_WARNING)       \
@@ -228,7 +228,13 @@ typedef struct tci_trace {
     const char *vm;           /* "art", "dalvik" or NULL */
     int64_t pid;              /* -1 unknown */
     const char *process_name; /* never NULL after finalize */
-    int64_t start_ns;         /* time origin of the input (header start time) */
+    /* Readers set start_ns to the origin of their raw wall times, and
+     * start_given when the input says when tracing began (a header start).
+     * Otherwise normalize moves start_ns to the first event's time after
+     * pass 1 (events keep their absolute times): from then on start_ns is
+     * the trace start every writer measures from. */
+    int64_t start_ns;
+    bool start_given;
     int64_t end_ns;           /* largest timestamp (after pass 1), or start + elapsed */
     int64_t elapsed_ns;       /* from the input's metadata; -1 unknown */
     int64_t time_unit_ns;     /* raw time unit of the reader (1000 for ART µs) */
@@ -241,7 +247,8 @@ typedef struct tci_trace {
     tci_thread *threads;
     uint32_t n_threads, cap_threads;
 
-    tci_process *processes;   /* [0] always exists */
+    tci_process *processes;   /* [0] always exists; after finalize it is the main (or first)
+                               * real process, with a pid that is never 0 when any thread has one */
     uint32_t n_processes, cap_processes;
 
     tci_stack *stacks;        /* sampled stacks (tci_trace_stack) */

@@ -446,6 +446,81 @@ static const char *file_stem(tci_trace *t, const char *path)
     return tci_arena_strndup(&t->arena, base, n);
 }
 
+static bool process_has_records(const tci_trace *t, uint32_t process)
+{
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        if (t->threads[i].process == process && t->threads[i].records)
+            return true;
+    return false;
+}
+
+static bool process_has_threads(const tci_trace *t, uint32_t process)
+{
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        if (t->threads[i].process == process)
+            return true;
+    return false;
+}
+
+/*
+ * Process 0 is the input's own. A system trace (systrace, foreign JSON) puts
+ * every thread in a process of its own pid and leaves process 0 empty: that
+ * made-up process would be written as pid 0, which is the idle task to
+ * Perfetto and systrace. So the empty process 0 is removed and the first
+ * process with records (else the first one) takes its place: it carries the
+ * trace-level facts. The others keep their order.
+ */
+static int main_process_first(tci_trace *t, bool *relocated)
+{
+    *relocated = false;
+    if (t->n_processes < 2 || process_has_threads(t, 0))
+        return TC_OK;
+    *relocated = true;
+    uint32_t main = 1;
+    for (uint32_t p = 1; p < t->n_processes; p++)
+        if (process_has_records(t, p)) {
+            main = p;
+            break;
+        }
+    uint32_t *to = tci_calloc(t->n_processes, sizeof *to); /* old index -> new */
+    if (!to)
+        return TC_ERR_NOMEM;
+    to[main] = 0;
+    for (uint32_t p = 1, next = 1; p < t->n_processes; p++)
+        if (p != main)
+            to[p] = next++;
+    tci_process moved = t->processes[main];
+    for (uint32_t p = main + 1; p < t->n_processes; p++) /* one slot down, upwards: read before overwritten */
+        t->processes[to[p]] = t->processes[p];
+    t->processes[0] = moved;
+    t->n_processes--;
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        t->threads[i].process = to[t->threads[i].process];
+    free(to);
+    tci_idmap_free(&t->process_ids); /* process 0 is found by its pid, not through the map */
+    for (uint32_t p = 1; p < t->n_processes; p++)
+        if (tci_idmap_put(&t->process_ids, (uint64_t)t->processes[p].pid, p) != 0)
+            return TC_ERR_NOMEM;
+    return TC_OK;
+}
+
+/* The pid of the input's own process when no pid= key gave one: on Android
+ * the main thread's tid is the pid, whether or not that thread has records;
+ * else the first thread's tid. Never 0 (the idle task): -1 when no thread has
+ * another tid, and writers then leave the pid out or show 0 as their format
+ * demands. */
+static int64_t own_pid(const tci_trace *t)
+{
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        if (t->threads[i].process == 0 && t->threads[i].tid > 0 && t->threads[i].tid <= INT32_MAX &&
+            t->threads[i].name && strcmp(t->threads[i].name, "main") == 0)
+            return (int64_t)t->threads[i].tid;
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        if (t->threads[i].process == 0 && t->threads[i].tid > 0 && t->threads[i].tid <= INT32_MAX)
+            return (int64_t)t->threads[i].tid;
+    return -1;
+}
+
 int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o)
 {
     (void)d;
@@ -459,22 +534,28 @@ int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o)
         if (!th->name)
             return TC_ERR_NOMEM;
     }
-    if (t->pid < 0) { /* no pid= key: on Android the main thread's tid is the pid */
-        t->pid = 0;
-        for (uint32_t i = 0; i < t->n_threads; i++)
-            if (t->threads[i].records && strcmp(t->threads[i].name, "main") == 0) {
-                t->pid = (int64_t)t->threads[i].tid;
-                break;
-            }
-    }
-    /* --process-name, else a name the input gives, else the input file's stem */
-    t->process_name = o->process_name ? o->process_name
-                      : t->processes[0].name ? t->processes[0].name : file_stem(t, t->input_path);
+    bool system = false; /* process 0 is a real process of a system trace, not the input's own */
+    if (main_process_first(t, &system) != TC_OK)
+        return TC_ERR_NOMEM;
+    if (system)
+        t->pid = t->processes[0].pid;
+    else if (t->processes[0].pid > 0)
+        t->pid = t->processes[0].pid; /* the reader knew it (Rhea's header) */
+    else if (t->pid <= 0)
+        t->pid = own_pid(t);
+    if (t->processes[0].pid <= 0)
+        t->processes[0].pid = t->pid;
+    /* the input's own process: --process-name, else a name the input gives,
+     * else the input file's stem; a system trace's first process keeps its own */
+    if (system)
+        t->process_name = t->processes[0].name ? t->processes[0].name
+                          : tci_arena_printf(&t->arena, "process %lld", (long long)t->processes[0].pid);
+    else
+        t->process_name = o->process_name ? o->process_name
+                          : t->processes[0].name ? t->processes[0].name : file_stem(t, t->input_path);
     if (!t->process_name)
         return TC_ERR_NOMEM;
-    /* process 0 is the input's own; others are named by their input or by pid */
-    if (t->processes[0].pid < 0)
-        t->processes[0].pid = t->pid;
+    /* others are named by their input or by pid */
     t->processes[0].name = t->process_name;
     for (uint32_t i = 1; i < t->n_processes; i++)
         if (!t->processes[i].name &&

@@ -306,6 +306,7 @@ static int parse_slow_header(tci_rctx *r, art *a, size_t at)
                          "record size %zu is not plausible (expected %zu..64)", a->rec_size, min);
     a->ntimes = a->rec_size >= a->tid_size + 12 ? 2 : 1;
     r->trace->start_ns = (int64_t)start_us * 1000;
+    r->trace->start_given = true;
     return TC_OK;
 }
 

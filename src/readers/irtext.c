@@ -133,8 +133,10 @@ static int header_line(tci_rctx *r, const line *l)
     t->has_cpu = field_i64(l, "has_cpu", &v) && v;
     if (field_i64(l, "pid", &v))
         t->pid = v;
-    if (field_i64(l, "start_ns", &v))
+    if (field_i64(l, "start_ns", &v)) {
         t->start_ns = v;
+        t->start_given = true; /* else the first event's time, as for every input without a start */
+    }
     if (field_i64(l, "elapsed_ns", &v)) {
         t->elapsed_ns = v; /* normalize checks it against the start time */
         t->elapsed_offset = l->off + (size_t)(field(l, "elapsed_ns", &n) - l->p);

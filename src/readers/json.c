@@ -489,7 +489,8 @@ static void settle_times(tci_trace *t, const cJSON *root)
 {
     const cJSON *other = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "otherData") : NULL;
     double start;
-    t->start_ns = other && number_of(other, "start_time_ns", &start) && fabs(start) < 9.0e18 ? (int64_t)start : 0;
+    t->start_given = other && number_of(other, "start_time_ns", &start) && fabs(start) < 9.0e18;
+    t->start_ns = t->start_given ? (int64_t)start : 0;
     t->time_unit_ns = 1;
     t->wrap_bits = 0;
     t->has_wall = true;

@@ -791,6 +791,7 @@ static int text_open(tci_rctx *r, rhea *x)
     /* 1.x: TRACE_START/END are on the lines' (boot) clock; 2.x lines are monotonic */
     bool hdr_clock = x->version == 1 && start_hdr != TCI_NO_TIME && (first_ts == TCI_NO_TIME || start_hdr <= first_ts);
     t->start_ns = hdr_clock ? start_hdr : first_ts != TCI_NO_TIME ? first_ts : 0;
+    t->start_given = hdr_clock;
     if (hdr_clock && end_hdr != TCI_NO_TIME && end_hdr >= start_hdr)
         t->elapsed_ns = end_hdr - start_hdr;
     if (x->version == 1) { /* numeric names (traceWithMethodID) only with a mapping */
@@ -973,6 +974,7 @@ static int bin2_open(tci_rctx *r, rhea *x)
     if (begin < mono)
         begin = mono;
     t->start_ns = (int64_t)begin;
+    t->start_given = true;
     char val[32];
     int vn = snprintf(val, sizeof val, "%lld", (long long)((int64_t)mono - (int64_t)boot));
     if (tci_trace_add_meta(t, "monotonic-minus-boottime-ns", 27, val, (size_t)vn) != TC_OK)

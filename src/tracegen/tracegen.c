@@ -932,8 +932,10 @@ static void facts_feed(G *g, Thread *t, const Ev *ev)
     int64_t tc = ev->cpu;
     if (!t->seen) {
         t->seen = 1;
-        t->first_t = tw; t->first_c = tc;
-        for (int i = 0; i < t->en; i++) { t->es[i].w0 = tw; t->es[i].c0 = tc; }
+        /* frames open when tracing began ('pre') begin at the trace start:
+         * wall 0 (the header start) and thread CPU 0 (README rules) */
+        t->first_t = 0; t->first_c = 0;
+        for (int i = 0; i < t->en; i++) { t->es[i].w0 = 0; t->es[i].c0 = 0; }
         g->f_threads++;
     } else {
         if (tw - t->last_t >= ((int64_t)1 << 31) || (clock_has_cpu(g->clock) && tc - t->last_c >= ((int64_t)1 << 31)))

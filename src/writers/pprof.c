@@ -6,7 +6,8 @@
  * Built from the shared call tree: one Sample per distinct (thread, call
  * path) whose self time is not zero, values [self wall ns, self cpu ns]
  * (cpu left out, with a comment saying so, when the input has no thread-CPU
- * clock); location ids leaf first; a string label "thread" and a numeric
+ * clock; wall left out when it has only that clock, whose timeline is CPU
+ * time); location ids leaf first; a string label "thread" and a numeric
  * label "tid" unless merge-threads folds all threads into one tree. One
  * Function and one Location per method that some sample uses (ids 1..N, the
  * same id for both), one synthetic Mapping (id 1) so that pprof does not try
@@ -174,6 +175,12 @@ static int use_methods(pprof_w *p, const tci_trace *t, const tci_calltree *ct, c
 
 /* ---- header -------------------------------------------------------------- */
 
+/* Values per sample: [wall, cpu], [wall] without a CPU clock, [cpu] without a wall clock. */
+static size_t sample_values(const tci_trace *t)
+{
+    return t->has_wall && t->has_cpu ? 2 : 1;
+}
+
 /* Comments pprof prints above its reports: what was converted and how. */
 static int make_comments(pprof_w *p, const tci_wctx *w, int64_t *c, size_t *n)
 {
@@ -185,10 +192,13 @@ static int make_comments(pprof_w *p, const tci_wctx *w, int64_t *c, size_t *n)
     s[k++] = tci_arena_printf(&p->arena, "clock: %s", tci_clock_name(t->clock));
     if (!t->has_cpu)
         s[k++] = "no thread-CPU clock in the input: the cpu sample type is omitted";
+    else if (!t->has_wall)
+        s[k++] = "no wall clock in the input (clock=thread-cpu): the wall sample type is omitted";
     char warn[1024] = "";
     size_t len = 0;
     for (size_t i = 0; i < TCI_FIG__COUNT; i++)
-        if (tci_figure_kind(i) != TC_FIG_COUNT && w->diag->fig[i] && len < sizeof warn - 64)
+        if (tci_figure_kind(i) != TC_FIG_COUNT && tci_figure_kind(i) != TC_FIG_NOTE && w->diag->fig[i] &&
+            len < sizeof warn - 64)
             len += (size_t)snprintf(warn + len, sizeof warn - len, "%s%llu %s", len ? ", " : "",
                                     (unsigned long long)w->diag->fig[i], tci_figure_name(i));
     s[k++] = tci_arena_printf(&p->arena, "warnings: %s", len ? warn : "none");
@@ -212,8 +222,9 @@ static int write_header(pprof_w *p, const tci_wctx *w)
     Perftools__Profiles__ValueType period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
     wall.type = p->s_wall, wall.unit = p->s_ns;
     cpu.type = p->s_cpu, cpu.unit = p->s_ns;
-    period = wall;
-    Perftools__Profiles__ValueType *types[2] = {&wall, &cpu};
+    /* a thread-CPU-only input has no wall time to show: its one type is cpu */
+    Perftools__Profiles__ValueType *types[2] = {&wall, &cpu}, **first = t->has_wall ? types : types + 1;
+    period = **first;
 
     Perftools__Profiles__Mapping map = PERFTOOLS__PROFILES__MAPPING__INIT;
     Perftools__Profiles__Mapping *maps[1] = {&map};
@@ -223,19 +234,27 @@ static int write_header(pprof_w *p, const tci_wctx *w)
     map.has_line_numbers = p->has_lines;
 
     Perftools__Profiles__Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-    prof.n_sample_type = t->has_cpu ? 2 : 1;
-    prof.sample_type = types;
+    prof.n_sample_type = sample_values(t);
+    prof.sample_type = first;
     prof.n_mapping = 1;
     prof.mapping = maps;
     prof.n_string_table = p->n_str;
     prof.string_table = (char **)p->str; /* protobuf-c only reads them */
-    prof.time_nanos = t->start_ns;
-    prof.duration_nanos = t->end_ns > t->start_ns ? t->end_ns - t->start_ns : 0;
+    /* time_nanos is epoch time: only Dalvik's header start is the epoch (its
+     * gettimeofday); ART's is CLOCK_MONOTONIC, and pprof would print 1970. */
+    if (t->vm && !strcmp(t->vm, "dalvik"))
+        prof.time_nanos = t->start_ns;
+    /* the wall time between start and end; a thread-CPU timeline's end is the
+     * largest CPU time, so there only the header's elapsed time is a duration */
+    if (t->has_wall)
+        prof.duration_nanos = t->end_ns > t->start_ns ? t->end_ns - t->start_ns : 0;
+    else
+        prof.duration_nanos = t->elapsed_ns > 0 ? t->elapsed_ns : 0;
     prof.period_type = &period;
     prof.period = 1;
     prof.n_comment = n_comments;
     prof.comment = comments;
-    prof.default_sample_type = p->s_wall;
+    prof.default_sample_type = t->has_wall ? p->s_wall : p->s_cpu;
     sink_buffer sb = {{sink_append}, w->out};
     protobuf_c_message_pack_to_buffer(&prof.base, &sb.base);
     return TC_OK;
@@ -305,8 +324,8 @@ static void emit_sample(const tci_wctx *w, walk_state *s, const tci_ctnode *n)
     Perftools__Profiles__Sample smp = PERFTOOLS__PROFILES__SAMPLE__INIT;
     smp.n_location_id = s->depth;
     smp.location_id = s->leaf_first;
-    smp.n_value = w->trace->has_cpu ? 2 : 1;
-    smp.value = values;
+    smp.n_value = sample_values(w->trace);
+    smp.value = w->trace->has_wall ? values : values + 1;
     smp.n_label = s->n_labels;
     smp.label = s->labels;
     append_field(w->out, F_SAMPLE, &smp.base);

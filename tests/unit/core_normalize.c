@@ -343,6 +343,7 @@ static void test_elapsed_overflow(void)
     run x;
     setup(&x);
     x.t.start_ns = INT64_MAX - 1000;
+    x.t.start_given = true; /* a header start, as ART gives */
     x.t.elapsed_ns = INT64_MAX - 10;
     x.t.elapsed_offset = 0x42;
     uint32_t th = tci_trace_add_thread(&x.t, 1), m = tci_trace_name(&x.t, "m", 1);
@@ -357,6 +358,7 @@ static void test_elapsed_overflow(void)
     /* within range: the elapsed time sets the end */
     setup(&x);
     x.t.start_ns = 1000;
+    x.t.start_given = true;
     x.t.elapsed_ns = 50;
     th = tci_trace_add_thread(&x.t, 1);
     m = tci_trace_name(&x.t, "m", 1);
