@@ -268,6 +268,50 @@ static int parse_key_text(tci_rctx *r, art *a, const char *text, size_t len, uin
 
 /* ---- the binary header and the record layout ------------------------------ */
 
+/*
+ * Two ways a trace is damaged on its way off the device, each named in the
+ * error so that the user fetches it again rather than doubting the tool:
+ * - a text re-encode (an editor, a text-mode checkout) turns every byte that
+ *   is not valid UTF-8 into U+FFFD, EF BF BD: the binary data fills with it;
+ * - CRLF conversion (`adb shell cat` on old adb) turns each 0A into 0D 0A.
+ */
+#define REFETCH_HINT "fetch it again as binary with `adb pull` or `adb exec-out` (not `adb shell cat`)"
+
+static size_t count_replacements(const uint8_t *b, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i + 3 <= n; i++)
+        if (b[i] == 0xEF && b[i + 1] == 0xBF && b[i + 2] == 0xBD)
+            k++, i += 2;
+    return k;
+}
+
+/* The binary part from at: one U+FFFD in the 32-byte header, or several in
+ * its first 64 KiB (a real trace has one by chance once in 16 MiB). */
+static int check_not_reencoded(tci_rctx *r, size_t at)
+{
+    size_t left = r->size - at, head = left < 32 ? left : 32, scan = left < 65536 ? left : 65536;
+    size_t k = count_replacements(r->data + at, scan);
+    if (!count_replacements(r->data + at, head) && k < 4)
+        return TC_OK;
+    const uint8_t *first = r->data + at;
+    while (!(first[0] == 0xEF && first[1] == 0xBF && first[2] == 0xBD))
+        first++;
+    return tci_error(r->diag, TC_ERR_FORMAT, "art", (uint64_t)(first - r->data),
+                     "the binary data holds %zu U+FFFD replacement characters (EF BF BD) in its first %zu bytes: "
+                     "the file was re-encoded as text (an editor, or a text-mode checkout) and its bytes are lost; "
+                     REFETCH_HINT, k, scan);
+}
+
+static int check_not_crlf(tci_rctx *r)
+{
+    if (r->size >= 10 && memcmp(r->data, "*version\r\n", 10) == 0)
+        return tci_error(r->diag, TC_ERR_FORMAT, "art", 8,
+                         "the key section ends its lines with CRLF (\\r\\n): the file went through a line-end "
+                         "conversion, which also corrupts every 0x0A byte of the binary data; " REFETCH_HINT);
+    return TC_OK;
+}
+
 static int parse_slow_header(tci_rctx *r, art *a, size_t at)
 {
     const uint8_t *b = r->data + at;
@@ -372,8 +416,10 @@ static int art_open_tables(tci_rctx *r)
     memset(a->tid_map, 0xff, sizeof a->tid_map);
     tci_trace *t = r->trace;
     int rc, version = 0;
+    if ((rc = check_not_crlf(r)) != TC_OK)
+        return rc;
     if (r->size >= 4 && tci_le32(r->data) == ART_MAGIC) {
-        if ((rc = parse_slow_header(r, a, 0)) != TC_OK)
+        if ((rc = check_not_reencoded(r, 4)) != TC_OK || (rc = parse_slow_header(r, a, 0)) != TC_OK)
             return rc;
         if (!a->streaming)
             return tci_error(r->diag, TC_ERR_UNSUPPORTED, "art", 0,
@@ -386,7 +432,7 @@ static int art_open_tables(tci_rctx *r)
         return rc;
     if (key_end == SIZE_MAX)
         return tci_error(r->diag, TC_ERR_FORMAT, "art", r->size, "key section has no *end line");
-    if ((rc = parse_slow_header(r, a, key_end)) != TC_OK)
+    if ((rc = check_not_reencoded(r, key_end)) != TC_OK || (rc = parse_slow_header(r, a, key_end)) != TC_OK)
         return rc;
     if (a->streaming)
         return tci_error(r->diag, TC_ERR_FORMAT, "art", key_end + 4, "streaming data after a key section");
@@ -606,12 +652,16 @@ static int art_probe(const uint8_t *buf, size_t len, const char *filename)
     (void)filename;
     if (len >= 9 && memcmp(buf, "*version\n", 9) == 0)
         return 100;
+    if (len >= 10 && memcmp(buf, "*version\r\n", 10) == 0)
+        return 100; /* CRLF-converted: open() says so */
     if (len >= 6 && tci_le32(buf) == ART_MAGIC) {
         unsigned v = tci_le16(buf + 4);
         if (v >= 0xF1 && v <= 0xF5)
             return 100;
         if (v >= 1 && v <= 5)
             return 80;
+        if (len >= 7 && buf[4] == 0xEF && buf[5] == 0xBF && buf[6] == 0xBD)
+            return 100; /* a stream (0xF3) re-encoded as text: open() says so */
     }
     return 0;
 }

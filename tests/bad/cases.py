@@ -97,6 +97,18 @@ def make_cases():
     # the data header is text, not binary (perflib's header-only fixture, made here)
     add("no-data-header", good + b"data section follows\n", exit=1, module="art", offset=end_of_key,
         words="SLOW")
+    # a trace that went through CRLF conversion (adb shell cat on old adb): every 0A became 0D 0A
+    crlf = (good + header() + records()).replace(b"\n", b"\r\n")
+    add("crlf-converted", crlf, exit=1, module="art", offset=len(b"*version"), words="adb pull")
+    # a trace re-encoded as text: each byte that is not UTF-8 became U+FFFD (EF BF BD); the
+    # first one is in the header's start time (ART's CLOCK_MONOTONIC µs: 0x1CBE991A14, 34 h of uptime)
+    binary = header(start=123_456_789_012) + records()
+    mangled = good + binary.decode("utf-8", errors="replace").encode("utf-8")
+    add("text-reencoded", mangled, exit=1, module="art", offset=mangled.index(b"\xef\xbf\xbd", end_of_key),
+        words="re-encoded as text")
+    # the same for a stream: its version byte 0xF3 is the first casualty
+    smangled = (stream_header() + records()).decode("utf-8", errors="replace").encode("utf-8")
+    add("text-reencoded-stream", smangled, exit=1, module="art", offset=4, words="re-encoded as text")
     systrace_cases(add)
     # ---- RheaTrace (rhea reader) ----
     rhea_ok = ("1|TRACE_START|100000000000|7|2147483647|2|18316\n"
