@@ -186,6 +186,73 @@ static void test_many_processes_and_keys(void)
     tci_trace_free(&t);
 }
 
+/* A system trace: every thread in a process of its own pid, process 0 empty.
+ * finalize removes process 0 (it would be written as pid 0) and puts the
+ * first process with records in its place; the others keep their order,
+ * their threads follow them, and lookups by pid still find each one. */
+static void test_system_trace_has_no_pid0_process(void)
+{
+    tci_trace t;
+    fresh(&t);
+    t.input_path = "capture.systrace";
+    uint32_t idle = tci_trace_process(&t, 50), app = tci_trace_process(&t, 600), sys = tci_trace_process(&t, 700);
+    uint32_t a = tci_trace_add_thread(&t, 51), b = tci_trace_add_thread(&t, 601), c = tci_trace_add_thread(&t, 701);
+    CHECK(idle == 1 && app == 2 && sys == 3);
+    t.threads[a].process = idle;
+    t.threads[b].process = app;
+    t.threads[c].process = sys;
+    t.threads[b].records = t.threads[c].records = 1; /* 50 has no records: 600 is the first real process */
+    CHECK_EQ_INT(tci_trace_name_process(&t, sys, "system_server", 13, 1), TC_OK);
+    tci_diag d;
+    memset(&d, 0, sizeof d);
+    tci_options o;
+    memset(&o, 0, sizeof o);
+    CHECK_EQ_INT(tci_trace_finalize(&t, &d, &o), TC_OK);
+    CHECK_EQ_INT(t.n_processes, 3);
+    CHECK_EQ_INT(t.processes[0].pid, 600);
+    CHECK_EQ_INT(t.processes[1].pid, 50);
+    CHECK_EQ_INT(t.processes[2].pid, 700);
+    CHECK_EQ_INT(t.pid, 600);
+    CHECK_EQ_STR(t.process_name, "process 600"); /* not the file's stem: a real process keeps its own */
+    CHECK_EQ_STR(t.processes[2].name, "system_server");
+    CHECK_EQ_INT(t.threads[a].process, 1);
+    CHECK_EQ_INT(t.threads[b].process, 0);
+    CHECK_EQ_INT(t.threads[c].process, 2);
+    tci_trace_freeze(&t);
+    CHECK_EQ_INT(tci_trace_process(&t, 600), 0);
+    CHECK_EQ_INT(tci_trace_process(&t, 50), 1);
+    CHECK_EQ_INT(tci_trace_process(&t, 700), 2);
+    tci_trace_free(&t);
+}
+
+/* A method trace without pid=: the tid of `main` even when main has no
+ * records (Dalvik lists `1 main`), else the first thread's; never 0. */
+static void test_pid_of_main_without_records(void)
+{
+    tci_diag d;
+    tci_options o;
+    memset(&d, 0, sizeof d);
+    memset(&o, 0, sizeof o);
+    tci_trace t;
+    fresh(&t);
+    uint32_t w = tci_trace_add_thread(&t, 12), m = tci_trace_add_thread(&t, 1);
+    CHECK_EQ_INT(tci_trace_name_thread(&t, w, "worker", 6, 1), TC_OK);
+    CHECK_EQ_INT(tci_trace_name_thread(&t, m, "main", 4, 1), TC_OK);
+    t.threads[w].records = 2;
+    CHECK_EQ_INT(tci_trace_finalize(&t, &d, &o), TC_OK);
+    CHECK_EQ_INT(t.pid, 1);
+    CHECK_EQ_INT(t.processes[0].pid, 1);
+    tci_trace_free(&t);
+
+    fresh(&t); /* no main: the first thread with a tid other than 0 */
+    tci_trace_add_thread(&t, 0);
+    tci_trace_add_thread(&t, 33);
+    CHECK_EQ_INT(tci_trace_finalize(&t, &d, &o), TC_OK);
+    CHECK_EQ_INT(t.pid, 33);
+    CHECK_EQ_INT(t.processes[0].pid, 33);
+    tci_trace_free(&t);
+}
+
 int main(void)
 {
     UNIT_RUN(test_create_after_freeze_fails);
@@ -193,5 +260,7 @@ int main(void)
     UNIT_RUN(test_method_definitions_store_no_nul);
     UNIT_RUN(test_thread_name_same_text);
     UNIT_RUN(test_many_processes_and_keys);
+    UNIT_RUN(test_system_trace_has_no_pid0_process);
+    UNIT_RUN(test_pid_of_main_without_records);
     return UNIT_DONE();
 }
