@@ -446,22 +446,6 @@ static const char *file_stem(tci_trace *t, const char *path)
     return tci_arena_strndup(&t->arena, base, n);
 }
 
-static bool process_has_records(const tci_trace *t, uint32_t process)
-{
-    for (uint32_t i = 0; i < t->n_threads; i++)
-        if (t->threads[i].process == process && t->threads[i].records)
-            return true;
-    return false;
-}
-
-static bool process_has_threads(const tci_trace *t, uint32_t process)
-{
-    for (uint32_t i = 0; i < t->n_threads; i++)
-        if (t->threads[i].process == process)
-            return true;
-    return false;
-}
-
 /*
  * Process 0 is the input's own. A system trace (systrace, foreign JSON) puts
  * every thread in a process of its own pid and leaves process 0 empty: that
@@ -473,15 +457,19 @@ static bool process_has_threads(const tci_trace *t, uint32_t process)
 static int main_process_first(tci_trace *t, bool *relocated)
 {
     *relocated = false;
-    if (t->n_processes < 2 || process_has_threads(t, 0))
+    if (t->n_processes < 2)
         return TC_OK;
-    *relocated = true;
-    uint32_t main = 1;
-    for (uint32_t p = 1; p < t->n_processes; p++)
-        if (process_has_records(t, p)) {
+    uint32_t main = TCI_NONE; /* one pass over the threads: linear in a hostile capture too */
+    for (uint32_t i = 0; i < t->n_threads; i++) {
+        uint32_t p = t->threads[i].process;
+        if (p == 0)
+            return TC_OK; /* the input's own process has threads: a method trace */
+        if (t->threads[i].records && p < main)
             main = p;
-            break;
-        }
+    }
+    if (main == TCI_NONE)
+        main = 1;
+    *relocated = true;
     uint32_t *to = tci_calloc(t->n_processes, sizeof *to); /* old index -> new */
     if (!to)
         return TC_ERR_NOMEM;
