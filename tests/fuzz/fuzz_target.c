@@ -35,29 +35,34 @@ size_t fuzz_writer_count(void)
 
 const char *fuzz_writer_name(size_t index) { return writers[index % fuzz_writer_count()]; }
 
-static const struct {
-    unsigned bit;
+/* One option bit or one limit value: the library options it sets. */
+struct choice {
+    unsigned value, mask;
     const char *label;
     const char *keys[3];
     const char *values[3];
-} option_bits[] = {
-    {FUZZ_OPT_WEIGHT_CPU, "weight-cpu", {"weight"}, {"cpu"}},
-    {FUZZ_OPT_NO_THREAD, "no-thread", {"no-thread"}, {"1"}},
-    {FUZZ_OPT_MERGE_THREADS, "merge-threads", {"merge-threads"}, {"1"}},
-    {FUZZ_OPT_TEXT, "text", {"text"}, {"1"}},
-    {FUZZ_OPT_MAX_DEPTH, "max-depth=3", {"max-depth"}, {"3"}},
-    {FUZZ_OPT_STRICT, "strict", {"strict"}, {"1"}},
-    {FUZZ_OPT_MAX_STRING, "max-string=16", {"max-string"}, {"16"}},
-    {FUZZ_OPT_TIGHT_LIMITS, "tight-limits", {"max-threads", "max-methods", "max-events"}, {"4", "64", "512"}},
 };
+
+static const struct choice choices[] = {
+    {FUZZ_OPT_WEIGHT_CPU, FUZZ_OPT_WEIGHT_CPU, "weight-cpu", {"weight"}, {"cpu"}},
+    {FUZZ_OPT_NO_THREAD, FUZZ_OPT_NO_THREAD, "no-thread", {"no-thread"}, {"1"}},
+    {FUZZ_OPT_MERGE_THREADS, FUZZ_OPT_MERGE_THREADS, "merge-threads", {"merge-threads"}, {"1"}},
+    {FUZZ_OPT_TEXT, FUZZ_OPT_TEXT, "text", {"text"}, {"1"}},
+    {FUZZ_OPT_MAX_DEPTH, FUZZ_OPT_MAX_DEPTH, "max-depth=3", {"max-depth"}, {"3"}},
+    {FUZZ_LIMIT_STRICT, 7u << FUZZ_LIMIT_SHIFT, "strict", {"strict"}, {"1"}},
+    {FUZZ_LIMIT_MAX_STRING, 7u << FUZZ_LIMIT_SHIFT, "max-string=16", {"max-string"}, {"16"}},
+    {FUZZ_LIMIT_TIGHT, 7u << FUZZ_LIMIT_SHIFT, "max-threads=4,max-methods=64,max-events=512",
+     {"max-threads", "max-methods", "max-events"}, {"4", "64", "512"}},
+};
+#define N_CHOICES (sizeof choices / sizeof *choices)
 
 void fuzz_describe(char *buf, size_t len, size_t writer, unsigned options)
 {
     int n = snprintf(buf, len, "writer=%s options=", fuzz_writer_name(writer));
     const char *sep = "";
-    for (size_t i = 0; i < sizeof option_bits / sizeof *option_bits; i++)
-        if ((options & option_bits[i].bit) && n >= 0 && (size_t)n < len) {
-            n += snprintf(buf + n, len - (size_t)n, "%s%s", sep, option_bits[i].label);
+    for (size_t i = 0; i < N_CHOICES; i++)
+        if ((options & choices[i].mask) == choices[i].value && n >= 0 && (size_t)n < len) {
+            n += snprintf(buf + n, len - (size_t)n, "%s%s", sep, choices[i].label);
             sep = ",";
         }
     if (!*sep && n >= 0 && (size_t)n < len)
@@ -69,12 +74,12 @@ void fuzz_describe(char *buf, size_t len, size_t writer, unsigned options)
 static void set_options(tc_conv *c, unsigned options)
 {
     tc_conv_set_option(c, "max-input", "64M"); /* keep one input fast: a bomb is still refused */
-    for (size_t i = 0; i < sizeof option_bits / sizeof *option_bits; i++)
-        if (options & option_bits[i].bit)
-            for (size_t k = 0; k < 3 && option_bits[i].keys[k]; k++)
-                if (tc_conv_set_option(c, option_bits[i].keys[k], option_bits[i].values[k]) != TC_OK) {
-                    fprintf(stderr, "fuzz: option %s=%s refused: %s\n", option_bits[i].keys[k],
-                            option_bits[i].values[k], tc_conv_error(c));
+    for (size_t i = 0; i < N_CHOICES; i++)
+        if ((options & choices[i].mask) == choices[i].value)
+            for (size_t k = 0; k < 3 && choices[i].keys[k]; k++)
+                if (tc_conv_set_option(c, choices[i].keys[k], choices[i].values[k]) != TC_OK) {
+                    fprintf(stderr, "fuzz: option %s=%s refused: %s\n", choices[i].keys[k], choices[i].values[k],
+                            tc_conv_error(c));
                     abort();
                 }
 }

@@ -7,7 +7,8 @@
  *
  *   byte 0   the writer: its index among the registry's writers (tc_format_at),
  *            modulo their number, so a new writer is fuzzed without a change here
- *   byte 1   option bits, FUZZ_OPT_* below
+ *   byte 1   options: bits 0-4 are FUZZ_OPT_*; bits 5-7 one limit, FUZZ_LIMIT_*
+ *            (values 0-4 none: a limit stops most inputs early, so most go without)
  *   byte 2.. the trace, opened from memory with the target's reader
  *
  * Only the public header is used: the fuzzers exercise what an embedder can.
@@ -26,17 +27,19 @@ enum fuzz_option {
     FUZZ_OPT_MERGE_THREADS = 1 << 2, /* merge-threads */
     FUZZ_OPT_TEXT = 1 << 3,          /* text */
     FUZZ_OPT_MAX_DEPTH = 1 << 4,     /* max-depth=3: frames get dropped */
-    FUZZ_OPT_STRICT = 1 << 5,        /* strict: every warning is an error */
-    FUZZ_OPT_MAX_STRING = 1 << 6,    /* max-string=16: names hit the limit */
-    FUZZ_OPT_TIGHT_LIMITS = 1 << 7   /* max-threads=4, max-methods=64, max-events=512 */
+    FUZZ_LIMIT_SHIFT = 5,
+    FUZZ_LIMIT_STRICT = 5 << 5,      /* strict: every warning is an error */
+    FUZZ_LIMIT_MAX_STRING = 6 << 5,  /* max-string=16: names hit the limit */
+    FUZZ_LIMIT_TIGHT = 7 << 5        /* max-threads=4, max-methods=64, max-events=512 */
 };
 
 /* Option sets a plain trace (a seed, without a control block) is replayed
- * with, each through every writer: the defaults, then every bit in one of
- * the two others. */
+ * with, each through every writer: the defaults, then every option and
+ * every limit in at least one set. */
 #define FUZZ_SEED_OPTION_SETS                                                                                  \
     {0u, FUZZ_OPT_WEIGHT_CPU | FUZZ_OPT_MERGE_THREADS | FUZZ_OPT_TEXT | FUZZ_OPT_MAX_DEPTH,                    \
-     FUZZ_OPT_NO_THREAD | FUZZ_OPT_STRICT | FUZZ_OPT_MAX_STRING | FUZZ_OPT_TIGHT_LIMITS}
+     FUZZ_OPT_NO_THREAD | FUZZ_LIMIT_MAX_STRING, FUZZ_OPT_NO_THREAD | FUZZ_OPT_MERGE_THREADS | FUZZ_LIMIT_STRICT, \
+     FUZZ_OPT_TEXT | FUZZ_LIMIT_TIGHT}
 
 /* The reader a target fuzzes ("art"); NULL: detect it from content, as the command does. */
 extern const char *const fuzz_reader;
