@@ -38,8 +38,10 @@ def main():
         name = os.path.basename(exe)
         r = subprocess.run([exe, "--seeds", *seeds, "--fuzz", regressions], capture_output=True, text=True,
                            timeout=1200)
-        failed = [l for l in r.stderr.splitlines() if l.startswith("replay: FAILED ")]
-        detail = "\n".join(failed) + f"\n{r.stdout.strip()}\nlast of stderr:\n{r.stderr[-3000:]}"
+        lines = r.stderr.splitlines()
+        failed = [l for l in lines if l.startswith("replay: FAILED ")]
+        rest = "\n".join(l for l in lines if not l.startswith("replay: FAILED "))
+        detail = "\n".join(failed) + f"\n{r.stdout.strip()}\nthe end of the sanitizers' reports:\n{rest[-3000:]}"
         ctx.check(r.returncode == 0, f"{name}: exit {r.returncode}, failing inputs:\n{detail}")
         print(name, r.stdout.strip())
     ctx.done()
