@@ -72,8 +72,9 @@ for exe in "$build"/fuzz_*; do
     -max_len=65536 -print_final_stats=1 -dict="$d" "${mode[@]}" "$work" "$seeds" > "$log" 2>&1
   rc=$?
   set -e
-  # the last status line: "#123456 ... cov: 1234 ft: 5678 ..." (fork mode prints the same fields)
-  execs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#' || true)
+  # the final stats, or in fork mode the last status line: "#123456: cov: 1234 ft: 5678 ..."
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+  [ -n "$execs" ] || execs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#' || true)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
   if [ -n "$artifacts" ]; then
