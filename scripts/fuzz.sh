@@ -1,16 +1,49 @@
 #!/usr/bin/env bash
-# make fuzz: runs every libFuzzer target for FUZZ_SECONDS (default 600), with
-# the project corpus (and ../shared/corpus when present) as seeds and the
-# format dictionaries. Inputs that crash, hang or leak are written to
-# tests/fuzz/regressions/<target>-* (the replay test runs them from then on).
-# Prints executions and coverage per target. FUZZ_TARGETS="fuzz_art fuzz_json"
-# runs only those (several runs can share the machine's cores).
+# make fuzz: runs every libFuzzer target for FUZZ_SECONDS (default 600), one
+# process at a time, with the project corpus (and ../shared/corpus when
+# present) as seeds and the format dictionaries. Prints executions and
+# coverage per target.
+#
+# A fuzz input starts with a control block (tests/fuzz/fuzz_target.h: byte 0
+# picks the writer, byte 1 the options), so each seed is given twice, behind
+# two different control blocks; libFuzzer mutates the block like the rest.
+#
+# By default a target stops at its first crash, hang or leak, and the input is
+# written to tests/fuzz/regressions/<target>-* (the replay test runs it from
+# then on). FUZZ_KEEP_GOING=1 runs libFuzzer's fork mode instead, which goes
+# on after a crash: every crashing input lands in
+# build-fuzz/fuzz-work/<target>-artifacts/, to be minimized
+# (-minimize_crash=1) and kept, one per distinct bug, in tests/fuzz/regressions.
+# FUZZ_TARGETS="fuzz_art fuzz_json" runs only those.
 set -euo pipefail
 build=${1:-build-fuzz}
 seconds=${FUZZ_SECONDS:-600}
 root=$(cd "$(dirname "$0")/.." && pwd)
 regressions=$root/tests/fuzz/regressions
 mkdir -p "$regressions"
+
+# Every seed trace, whatever its format: a reader must refuse the others cleanly.
+seed_files() {
+  ls "$root"/corpus/*.trace "$root"/tests/ir/*.ir.txt "$root"/tests/json/*.json 2>/dev/null || true
+  for sub in art systrace rhea; do
+    [ -d "$root/../shared/corpus/$sub" ] || continue
+    find "$root/../shared/corpus/$sub" -maxdepth 1 -type f ! -name '*.md' ! -name '*.py' ! -name 'LICENSE*' | sort
+  done
+}
+
+# Copies every seed into $1 behind two control blocks: writer k with default
+# options, and writer k+3 with options derived from k, so all writers and
+# option bits appear among the seeds.
+make_seeds() {
+  local dir=$1 k=0 f
+  while read -r f; do
+    local b=$(( (k * 37 + 11) & 255 ))
+    { printf "\\$(printf %03o $((k & 255)))\\000"; cat "$f"; } > "$dir/seed-$k-a"
+    { printf "\\$(printf %03o $(((k + 3) & 255)))\\$(printf %03o $b)"; cat "$f"; } > "$dir/seed-$k-b"
+    k=$((k + 1))
+  done < <(seed_files)
+}
+
 status=0
 summary=()
 for exe in "$build"/fuzz_*; do
@@ -18,26 +51,40 @@ for exe in "$build"/fuzz_*; do
   case " ${FUZZ_TARGETS:-$target} " in *" $target "*) ;; *) continue ;; esac   # FUZZ_TARGETS="fuzz_a fuzz_b" picks some
   work=$build/fuzz-work/$target
   seeds=$build/fuzz-seeds/$target
+  rm -rf "$seeds"
   mkdir -p "$work" "$seeds"
-  cp "$root"/corpus/*.trace "$root"/tests/ir/*.ir.txt "$root"/tests/json/*.json "$seeds"/ 2>/dev/null || true
-  [ -d "$root/../shared/corpus/art" ] && cp "$root"/../shared/corpus/art/* "$seeds"/ 2>/dev/null || true
-  # the target's own dictionary (fuzz_art -> art.dict); probe+convert targets take the ART one
+  make_seeds "$seeds"
+  # the target's own dictionary (fuzz_art -> art.dict); the probing target takes the ART one
   d=$root/tests/fuzz/${target#fuzz_}.dict
   [ -f "$d" ] || d=$root/tests/fuzz/art.dict
-  dict=(-dict="$d")
   log=$build/fuzz-work/$target.log
+  mode=(-artifact_prefix="$regressions/$target-")
+  artifacts=
+  if [ "${FUZZ_KEEP_GOING:-0}" = 1 ]; then
+    artifacts=$build/fuzz-work/$target-artifacts
+    rm -rf "$artifacts"
+    mkdir -p "$artifacts"
+    mode=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -artifact_prefix="$artifacts/")
+  fi
   echo "fuzz: $target for ${seconds}s (log $log)"
   set +e
   ASAN_OPTIONS=detect_leaks=1 "$exe" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \
-    -max_len=65536 -print_final_stats=1 "${dict[@]}" -artifact_prefix="$regressions/$target-" \
-    "$work" "$seeds" > "$log" 2>&1
+    -max_len=65536 -print_final_stats=1 -dict="$d" "${mode[@]}" "$work" "$seeds" > "$log" 2>&1
   rc=$?
   set -e
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
-  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
-  [ $rc -ne 0 ] && status=1
-  summary+=("$(printf '%-14s %12s execs %8s cov %8s ft  exit %d' "$target" "$execs" "$cov" "$ft" "$rc")")
+  # the final stats, or in fork mode the last status line: "#123456: cov: 1234 ft: 5678 ..."
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+  [ -n "$execs" ] || execs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#' || true)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
+  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
+  if [ -n "$artifacts" ]; then
+    crashes=$(find "$artifacts" -type f | wc -l)
+  else
+    crashes=$(grep -c 'Test unit written to' "$log" || true)
+  fi
+  [ $rc -ne 0 ] || [ "${crashes:-0}" -gt 0 ] && status=1
+  summary+=("$(printf '%-16s %12s execs %8s cov %8s ft %5s crashing inputs  exit %d' \
+    "$target" "${execs:-0}" "${cov:-0}" "${ft:-0}" "${crashes:-0}" "$rc")")
 done
 printf '%s\n' "${summary[@]}"
 exit $status

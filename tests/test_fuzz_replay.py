@@ -1,6 +1,10 @@
-"""Replays every fuzz target (built without libFuzzer as replay_*) over its
-seeds and every past crash in tests/fuzz/regressions/. Under the ASan+UBSan
-run of make test, a regression that comes back aborts the replay."""
+"""Replays every fuzz target (built without libFuzzer as replay_*, from
+tests/fuzz/replay.c) over the seeds, each through every writer with a few
+option sets, and over every past crash in tests/fuzz/regressions/, each as
+the fuzzer ran it (its control block picks writer and options) and its trace
+through every writer. Under the ASan+UBSan run of make test, a regression
+that comes back fails here, and the failure names the file, writer and
+options (replay.c runs each file in a child process)."""
 import glob
 import os
 import subprocess
@@ -31,9 +35,15 @@ def main():
         seeds += sorted(glob.glob(os.path.join(rhea, "*")))
     regressions = os.path.join(ctx.source, "tests", "fuzz", "regressions")
     for exe in replays:
-        r = subprocess.run([exe, *seeds, regressions], capture_output=True, text=True, timeout=1200)
-        ctx.check(r.returncode == 0, f"{os.path.basename(exe)}: exit {r.returncode}\n{r.stdout[-500:]}{r.stderr[-3000:]}")
-        print(os.path.basename(exe), r.stdout.strip())
+        name = os.path.basename(exe)
+        r = subprocess.run([exe, "--seeds", *seeds, "--fuzz", regressions], capture_output=True, text=True,
+                           timeout=1200)
+        lines = r.stderr.splitlines()
+        failed = [l for l in lines if l.startswith("replay: FAILED ")]
+        rest = "\n".join(l for l in lines if not l.startswith("replay: FAILED "))
+        detail = "\n".join(failed) + f"\n{r.stdout.strip()}\nthe end of the sanitizers' reports:\n{rest[-3000:]}"
+        ctx.check(r.returncode == 0, f"{name}: exit {r.returncode}, failing inputs:\n{detail}")
+        print(name, r.stdout.strip())
     ctx.done()
 
 

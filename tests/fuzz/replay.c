@@ -1,78 +1,193 @@
-/* replay.c - runs a fuzz target's entry point over files and directories
- * (seeds, past crashes in tests/fuzz/regressions) without libFuzzer, so any
- * compiler and CI can replay them, under ASan+UBSan in make test. */
+/* replay.c - runs a fuzz target over files and directories without libFuzzer,
+ * so any compiler and CI can replay them (under ASan+UBSan in make test):
+ *
+ *   replay_art [--seeds] TRACE|DIR... [--fuzz] INPUT|DIR...
+ *
+ * --fuzz (the default) takes what libFuzzer writes (past crashes in
+ * tests/fuzz/regressions): a control block, then the trace (fuzz_target.h).
+ * Each is replayed exactly as the fuzzer ran it, and its trace once more
+ * through every writer with every seed option set, so a regression keeps
+ * testing all writers when the registry changes.
+ * --seeds takes plain traces: each goes through every writer with each option
+ * set of FUZZ_SEED_OPTION_SETS.
+ *
+ * Each file runs in a child process, so a crash or a hang is reported with
+ * its file, writer and options, and the files after it still run. Exit 1 when
+ * any failed; every failure is listed at the end. REPLAY_TIMEOUT (seconds,
+ * default 120) bounds one file. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include "fuzz_target.h"
+
 #include <dirent.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* What the child is doing, in memory the parent still reads after a crash. */
+struct progress {
+    char what[512];
+    unsigned long conversions;
+};
+static struct progress *shared;
 
-static int replay_file(const char *path)
+static const unsigned seed_option_sets[] = FUZZ_SEED_OPTION_SETS;
+
+static void convert(const uint8_t *trace, size_t size, size_t writer, unsigned options, const char *how)
+{
+    char desc[256];
+    fuzz_describe(desc, sizeof desc, writer, options);
+    snprintf(shared->what, sizeof shared->what, "%s, %s", how, desc);
+    fuzz_convert_one(trace, size, writer, options);
+    shared->conversions++;
+}
+
+static void every_writer(const uint8_t *trace, size_t size, const char *how)
+{
+    for (size_t o = 0; o < sizeof seed_option_sets / sizeof *seed_option_sets; o++)
+        for (size_t w = 0; w < fuzz_writer_count(); w++)
+            convert(trace, size, w, seed_option_sets[o], how);
+}
+
+static uint8_t *read_all(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return -1;
-    size_t cap = 1 << 16, n = 0;
+        return NULL;
+    size_t cap = 1 << 16, n = 0, k;
     uint8_t *buf = malloc(cap);
-    size_t k;
     while (buf && (k = fread(buf + n, 1, cap - n, f)) > 0) {
         n += k;
         if (n == cap) {
             uint8_t *b = realloc(buf, cap *= 2);
-            if (!b) {
+            if (!b)
                 free(buf);
-                buf = NULL;
-            }
             buf = b;
         }
     }
+    int bad = ferror(f);
     fclose(f);
-    if (!buf)
-        return -1;
-    LLVMFuzzerTestOneInput(buf, n);
-    free(buf);
-    return 0;
+    if (bad) {
+        free(buf);
+        return NULL;
+    }
+    *size = n;
+    return buf;
 }
 
-static int replay(const char *path, unsigned *count)
+/* The child's work on one file; exits 0, or dies in a way the parent reports. */
+static void run_file(const char *path, int seeds)
+{
+    size_t n;
+    uint8_t *data = read_all(path, &n);
+    if (!data) {
+        snprintf(shared->what, sizeof shared->what, "cannot read the file");
+        exit(3);
+    }
+    if (seeds) {
+        every_writer(data, n, "as a seed");
+    } else if (n >= FUZZ_CONTROL_SIZE) {
+        convert(data + FUZZ_CONTROL_SIZE, n - FUZZ_CONTROL_SIZE, data[0], data[1], "as fuzzed");
+        every_writer(data + FUZZ_CONTROL_SIZE, n - FUZZ_CONTROL_SIZE, "its trace");
+    }
+    free(data);
+    exit(0); /* not _exit: LeakSanitizer checks at exit */
+}
+
+struct tally {
+    unsigned files, failed;
+    unsigned long conversions;
+    unsigned timeout;
+};
+
+static void replay_file(const char *path, int seeds, struct tally *t)
+{
+    t->files++;
+    snprintf(shared->what, sizeof shared->what, "starting");
+    shared->conversions = 0;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("replay: fork");
+        exit(2);
+    }
+    if (pid == 0) {
+        alarm(t->timeout);
+        run_file(path, seeds);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        ;
+    t->conversions += shared->conversions;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return;
+    t->failed++;
+    char why[64];
+    if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
+        snprintf(why, sizeof why, "hang (over %u s)", t->timeout);
+    else if (WIFSIGNALED(st))
+        snprintf(why, sizeof why, "killed by signal %d", WTERMSIG(st));
+    else
+        snprintf(why, sizeof why, "exit %d", WEXITSTATUS(st));
+    /* the sanitizer's report is on stderr above; this line says which input it was */
+    fprintf(stderr, "replay: FAILED %s: %s during %s\n", path, why, shared->what);
+    fflush(stderr);
+}
+
+static int skip_entry(const struct dirent *e) { return e->d_name[0] != '.'; }
+
+static int replay(const char *path, int seeds, struct tally *t)
 {
     struct stat st;
     if (stat(path, &st) != 0)
         return -1;
     if (!S_ISDIR(st.st_mode)) {
-        (*count)++;
-        return replay_file(path);
+        replay_file(path, seeds, t);
+        return 0;
     }
-    DIR *d = opendir(path);
-    if (!d)
+    struct dirent **names;
+    int n = scandir(path, &names, skip_entry, alphasort); /* sorted: the same order on every machine */
+    if (n < 0)
         return -1;
-    struct dirent *e;
     int rc = 0;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
+    for (int i = 0; i < n; i++) {
         char sub[4096];
-        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-        if (replay(sub, count) != 0)
+        snprintf(sub, sizeof sub, "%s/%s", path, names[i]->d_name);
+        if (replay(sub, seeds, t) != 0)
             rc = -1;
+        free(names[i]);
     }
-    closedir(d);
+    free(names);
     return rc;
 }
 
 int main(int argc, char **argv)
 {
-    unsigned count = 0;
-    int rc = 0;
-    for (int i = 1; i < argc; i++)
-        if (replay(argv[i], &count) != 0) {
+    shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) {
+        perror("replay: mmap");
+        return 2;
+    }
+    const char *tmo = getenv("REPLAY_TIMEOUT");
+    struct tally t = {0, 0, 0, tmo && atoi(tmo) > 0 ? (unsigned)atoi(tmo) : 120};
+    int seeds = 0, rc = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--seeds")) {
+            seeds = 1;
+        } else if (!strcmp(argv[i], "--fuzz")) {
+            seeds = 0;
+        } else if (replay(argv[i], seeds, &t) != 0) {
             fprintf(stderr, "replay: cannot read %s\n", argv[i]);
             rc = 1;
         }
-    printf("replayed %u inputs\n", count);
-    return rc;
+    }
+    printf("replayed %u inputs, %lu conversions over %zu writers, %u failed\n", t.files, t.conversions,
+           fuzz_writer_count(), t.failed);
+    return rc || t.failed ? 1 : 0;
 }

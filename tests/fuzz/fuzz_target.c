@@ -1,0 +1,124 @@
+/* fuzz_target.c - the body of every fuzz target: decode the control block
+ * (fuzz_target.h), convert the rest with the chosen writer and options. The
+ * target's file only names its reader (fuzz_reader.c, fuzz_convert.c). */
+#include "fuzz_target.h"
+
+#include "traceconv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The registry's writers, looked up once: the registry lists readers first
+ * and is fixed at build time, so a new writer joins the rotation by itself. */
+static const char *writers[64];
+static size_t n_writers;
+
+static void find_writers(void)
+{
+    const tc_format_info *f;
+    for (size_t i = 0; (f = tc_format_at(i)) && n_writers < sizeof writers / sizeof *writers; i++)
+        if (!f->is_reader)
+            writers[n_writers++] = f->name;
+    if (!n_writers) {
+        fprintf(stderr, "fuzz: the registry lists no writer\n");
+        abort();
+    }
+}
+
+size_t fuzz_writer_count(void)
+{
+    if (!n_writers)
+        find_writers();
+    return n_writers;
+}
+
+const char *fuzz_writer_name(size_t index) { return writers[index % fuzz_writer_count()]; }
+
+/* One option bit or one limit value: the library options it sets. */
+struct choice {
+    unsigned value, mask;
+    const char *label;
+    const char *keys[3];
+    const char *values[3];
+};
+
+static const struct choice choices[] = {
+    {FUZZ_OPT_WEIGHT_CPU, FUZZ_OPT_WEIGHT_CPU, "weight-cpu", {"weight"}, {"cpu"}},
+    {FUZZ_OPT_NO_THREAD, FUZZ_OPT_NO_THREAD, "no-thread", {"no-thread"}, {"1"}},
+    {FUZZ_OPT_MERGE_THREADS, FUZZ_OPT_MERGE_THREADS, "merge-threads", {"merge-threads"}, {"1"}},
+    {FUZZ_OPT_TEXT, FUZZ_OPT_TEXT, "text", {"text"}, {"1"}},
+    {FUZZ_OPT_MAX_DEPTH, FUZZ_OPT_MAX_DEPTH, "max-depth=3", {"max-depth"}, {"3"}},
+    {FUZZ_LIMIT_STRICT, 7u << FUZZ_LIMIT_SHIFT, "strict", {"strict"}, {"1"}},
+    {FUZZ_LIMIT_MAX_STRING, 7u << FUZZ_LIMIT_SHIFT, "max-string=16", {"max-string"}, {"16"}},
+    {FUZZ_LIMIT_TIGHT, 7u << FUZZ_LIMIT_SHIFT, "max-threads=4,max-methods=64,max-events=512",
+     {"max-threads", "max-methods", "max-events"}, {"4", "64", "512"}},
+};
+#define N_CHOICES (sizeof choices / sizeof *choices)
+
+void fuzz_describe(char *buf, size_t len, size_t writer, unsigned options)
+{
+    int n = snprintf(buf, len, "writer=%s options=", fuzz_writer_name(writer));
+    const char *sep = "";
+    for (size_t i = 0; i < N_CHOICES; i++)
+        if ((options & choices[i].mask) == choices[i].value && n >= 0 && (size_t)n < len) {
+            n += snprintf(buf + n, len - (size_t)n, "%s%s", sep, choices[i].label);
+            sep = ",";
+        }
+    if (!*sep && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "default");
+}
+
+/* Every option is set before the open: that order is valid whatever the
+ * library decides about options given after it. */
+static void set_options(tc_conv *c, unsigned options)
+{
+    tc_conv_set_option(c, "max-input", "64M"); /* keep one input fast: a bomb is still refused */
+    for (size_t i = 0; i < N_CHOICES; i++)
+        if ((options & choices[i].mask) == choices[i].value)
+            for (size_t k = 0; k < 3 && choices[i].keys[k]; k++)
+                if (tc_conv_set_option(c, choices[i].keys[k], choices[i].values[k]) != TC_OK) {
+                    fprintf(stderr, "fuzz: option %s=%s refused: %s\n", choices[i].keys[k], choices[i].values[k],
+                            tc_conv_error(c));
+                    abort();
+                }
+}
+
+/* traceconv.h: "every failing call returns a negative tc_status and leaves
+ * one message in the error slot". Out of memory may have no words left. */
+static void check_contract(const tc_conv *c, int rc, const char *call)
+{
+    if (rc == TC_OK)
+        return;
+    const char *msg = tc_conv_error(c);
+    if (rc > 0 || (rc != TC_ERR_NOMEM && (!msg || !*msg))) {
+        fprintf(stderr, "fuzz: %s returned %d with the error message \"%s\"\n", call, rc, msg ? msg : "(null)");
+        abort();
+    }
+}
+
+void fuzz_convert_one(const uint8_t *trace, size_t size, size_t writer, unsigned options)
+{
+    static FILE *sink;
+    if (!sink && !(sink = fopen("/dev/null", "w")))
+        abort();
+    tc_conv *c = tc_conv_new();
+    if (!c)
+        return;
+    set_options(c, options);
+    int rc = tc_conv_open_memory(c, trace, size, "fuzz.input", fuzz_reader);
+    check_contract(c, rc, "tc_conv_open_memory");
+    if (rc == TC_OK) {
+        rc = tc_conv_write(c, fuzz_writer_name(writer), sink);
+        check_contract(c, rc, "tc_conv_write");
+    }
+    tc_conv_free(c);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < FUZZ_CONTROL_SIZE)
+        return 0;
+    fuzz_convert_one(data + FUZZ_CONTROL_SIZE, size - FUZZ_CONTROL_SIZE, data[0], data[1]);
+    return 0;
+}
