@@ -235,23 +235,58 @@ static const struct {
 const char *tci_figure_name(enum tci_figure_id id) { return figure_info[id].name; }
 int tci_figure_kind(enum tci_figure_id id) { return figure_info[id].kind; }
 
+/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if invalid. */
+static size_t utf8_seq_len(const unsigned char *p, size_t n)
+{
+    size_t len = p[0] < 0x80 ? 1 : (p[0] & 0xE0) == 0xC0 ? 2 : (p[0] & 0xF0) == 0xE0 ? 3 : (p[0] & 0xF8) == 0xF0 ? 4 : 0;
+    if (!len || len > n || (len == 2 && p[0] < 0xC2))
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    return len;
+}
+
+/* A message is one line on a terminal: input bytes quoted in it (a bad line,
+ * a name) must not bring control characters or broken UTF-8 along, so they
+ * are shown as \xNN. Copies src into out (outlen > 0), cutting whole escapes. */
+static void copy_printable(char *out, size_t outlen, const char *src)
+{
+    const unsigned char *p = (const unsigned char *)src;
+    size_t n = strlen(src), o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_seq_len(p + i, n - i);
+        bool plain = len > 1 || (len == 1 && p[i] >= 0x20 && p[i] != 0x7F);
+        size_t need = plain ? len : 4;
+        if (o + need >= outlen)
+            break;
+        if (plain)
+            memcpy(out + o, p + i, len);
+        else
+            snprintf(out + o, 5, "\\x%02x", p[i]);
+        o += need;
+        i += plain ? len : 1;
+    }
+    out[o] = 0;
+}
+
 static void diag_format(char *out, size_t outlen, const char *input, const char *module,
                         uint64_t offset, const char *fmt, va_list ap)
 {
-    int n = input ? snprintf(out, outlen, "%s: ", input) : 0; /* options have no file yet */
-    if (n < 0 || (size_t)n >= outlen)
-        return;
-    int k;
-    if (offset != UINT64_MAX)
-        k = snprintf(out + n, outlen - (size_t)n, "%s: offset 0x%llx: ", module, (unsigned long long)offset);
-    else
-        k = snprintf(out + n, outlen - (size_t)n, "%s: ", module);
-    if (k < 0)
-        return;
-    n += k;
-    if (n < 0 || (size_t)n >= outlen)
-        return;
-    vsnprintf(out + n, outlen - (size_t)n, fmt, ap);
+    char raw[1024];
+    int n = input ? snprintf(raw, sizeof raw, "%s: ", input) : 0; /* options have no file yet */
+    if (n >= 0 && (size_t)n < sizeof raw) {
+        int k;
+        if (offset != UINT64_MAX)
+            k = snprintf(raw + n, sizeof raw - (size_t)n, "%s: offset 0x%llx: ", module, (unsigned long long)offset);
+        else
+            k = snprintf(raw + n, sizeof raw - (size_t)n, "%s: ", module);
+        if (k >= 0 && (size_t)(n + k) < sizeof raw)
+            vsnprintf(raw + n + k, sizeof raw - (size_t)(n + k), fmt, ap);
+    } else {
+        raw[sizeof raw - 1] = 0;
+    }
+    copy_printable(out, outlen, raw);
 }
 
 int tci_error(tci_diag *d, int code, const char *module, uint64_t offset, const char *fmt, ...)

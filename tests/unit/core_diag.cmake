@@ -1,0 +1,1 @@
+tc_unit_test(core_diag INTERNAL SOURCES unit/core_diag.c)
