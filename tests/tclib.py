@@ -73,14 +73,29 @@ class Ctx:
 
     def convert(self, src, fmt, out=None, extra=()):
         """Convert src to fmt; returns (output path, figures dict) or (None, stderr) on failure."""
-        if out is None:
+        if out is None:  # with the writer's own extension: an existing OUTPUT without it is an INPUT
             base = os.path.basename(src)
-            out = os.path.join(self.work, f"{base}.{fmt}")
+            out = os.path.join(self.work, f"{base}.{WRITER_EXT.get(fmt, fmt)}")
         r = self.run(["-f", "-o", fmt, *extra, src, out])
         if r.returncode != 0:
             self.fail(f"{src} -> {fmt}: exit {r.returncode}: {r.stderr.decode(errors='replace').strip()}")
             return None, r.stderr.decode(errors="replace")
         return out, parse_figures(r.stderr.decode(errors="replace"))
+
+    def cpu_time(self, args, runs=3):
+        """The least CPU time (user + system) of a few runs of traceconv: steadier than wall
+        time on a busy machine. None (and a failure) if a run fails."""
+        best = None
+        for _ in range(runs):
+            p = subprocess.Popen([self.traceconv] + list(args), stderr=subprocess.PIPE)
+            err = p.stderr.read()
+            _, status, usage = os.wait4(p.pid, 0)
+            if os.waitstatus_to_exitcode(status) != 0:
+                self.fail(f"traceconv {' '.join(args)}: {err.decode(errors='replace')[-300:]}")
+                return None
+            dt = usage.ru_utime + usage.ru_stime
+            best = dt if best is None else min(best, dt)
+        return best
 
     def oracle(self, argv, **kw):
         exe = shutil.which(argv[0])
@@ -107,6 +122,10 @@ class Ctx:
         print(f"{self.checks} checks, {self.failures} failures")
         sys.exit(1 if self.failures else 0)
 
+
+# Each writer's default extension (traceconv --list-formats).
+WRITER_EXT = {"json": "json", "folded": "folded", "perfetto": "pftrace", "pprof": "pb.gz",
+              "systrace": "html", "ir": "ir.txt"}
 
 FIG_RE = re.compile(r"(\d+) ([a-z][a-z0-9-]*)")
 

@@ -103,21 +103,6 @@ def bad_json(ctx):
     ctx.check("max-json" in r.stderr.decode(errors="replace"), f"--max-json names itself: {r.stderr!r}")
 
 
-def cpu_time(ctx, args, runs=3):
-    """The least CPU time (user + system) of a few runs: steadier than wall time on a busy machine."""
-    best = None
-    for _ in range(runs):
-        p = subprocess.Popen([ctx.traceconv] + args, stderr=subprocess.PIPE)
-        err = p.stderr.read()
-        _, status, usage = os.wait4(p.pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            ctx.fail(f"traceconv {' '.join(args)}: {err.decode(errors='replace')[-300:]}")
-            return None
-        dt = usage.ru_utime + usage.ru_stime
-        best = dt if best is None else min(best, dt)
-    return best
-
-
 def counter_args(ctx):
     times = {}
     for n in (10000, 40000):
@@ -126,7 +111,7 @@ def counter_args(ctx):
             json.dump({"traceEvents": [{"ph": "C", "name": "c", "pid": 1, "tid": 1, "ts": 0,
                                         "args": {f"s{i}": i for i in range(n)}}]}, f)
         out = path + ".out.json"
-        times[n] = cpu_time(ctx, ["-q", "-f", "-o", "json", path, out])
+        times[n] = ctx.cpu_time(["-q", "-f", "-o", "json", path, out])
         if times[n] is None:
             return
         with open(out) as f:

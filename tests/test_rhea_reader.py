@@ -222,21 +222,6 @@ def deep_markers(n):
     return "\n".join(lines) + "\n"
 
 
-def best_time(ctx, args, runs=3):
-    """The least CPU time (user + system) of a few runs: steadier than wall time on a busy machine."""
-    best = None
-    for _ in range(runs):
-        p = subprocess.Popen([ctx.traceconv] + args, stderr=subprocess.PIPE)
-        err = p.stderr.read()
-        _, status, usage = os.wait4(p.pid, 0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            ctx.fail(f"traceconv {' '.join(args)}: {err.decode(errors='replace')[-300:]}")
-            return None
-        dt = usage.ru_utime + usage.ru_stime
-        best = dt if best is None else min(best, dt)
-    return best
-
-
 def linear_markers(ctx):
     times = {}
     for n in (20000, 80000):
@@ -244,7 +229,7 @@ def linear_markers(ctx):
         with open(path, "w") as f:
             f.write(deep_markers(n))
         # json: output linear in the events (folded would write depth^2 bytes)
-        times[n] = best_time(ctx, ["-q", "-f", "-o", "json", path, path + ".json"])
+        times[n] = ctx.cpu_time(["-q", "-f", "-o", "json", path, path + ".json"])
         if times[n] is None:
             return
         with open(path + ".json") as f:
