@@ -183,7 +183,9 @@ TC_API int tc_conv_write_to(tc_conv *c, const char *writer, tc_write_fn fn, void
  * built once for every aggregating writer (pprof, folded) and the global time
  * order is merged once for every writer that needs it (systrace), only when
  * one of the outputs does. Every output is byte for byte what a conversion of
- * the same input with that writer alone (the same options) would write.
+ * the same input with that writer alone would write, given the options it
+ * reads (an option that only another writer of the call reads is not an
+ * unused-option warning here, as it would be for that writer alone).
  *
  * Each output has its own writer state, sink and status: a writer or sink
  * that fails (a full disk, a writer that cannot express the input) stops
