@@ -13,8 +13,10 @@ import os
 import subprocess
 import random
 import shutil
+import signal
 import stat
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tclib  # noqa: E402
@@ -215,6 +217,7 @@ def main():
     check_several_formats(ctx)
     check_several_formats_refused(ctx)
     check_several_formats_disk_full(ctx)
+    check_several_formats_signal(ctx)
     ctx.done()
 
 
@@ -630,6 +633,29 @@ def check_several_formats_disk_full(ctx):
                       f"disk full, several formats: the kept {n} is complete")
     finally:
         subprocess.run(["umount", d])
+
+
+def check_several_formats_signal(ctx):
+    """SIGINT while -o json,perfetto,folded converts: every temporary output removed, no output left."""
+    if not ctx.tracegen:
+        print("SKIP(several formats, SIGINT): no tracegen")
+        return
+    d = fresh_dir(ctx, "formats-signal")
+    big = os.path.join(d, "big.trace")
+    subprocess.run([ctx.tracegen, "--bench", "40", big], check=True, capture_output=True)
+    p = subprocess.Popen([ctx.traceconv, "-q", "-o", "json,perfetto,folded", big], stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    temps = lambda: [n for n in os.listdir(d) if ".tmp-" in n]
+    while len(temps()) < 3 and p.poll() is None and time.time() < deadline:
+        time.sleep(0.002)
+    seen = sorted(temps())
+    p.send_signal(signal.SIGINT)
+    p.wait(timeout=60)
+    if ctx.check(len(seen) == 3, f"several formats, SIGINT: three temporary outputs while converting: {seen} "
+                                 f"(exit {p.returncode}: {s(p.stderr.read()).strip()})"):
+        ctx.eq(p.returncode, -signal.SIGINT, "several formats, SIGINT: traceconv ends by the signal")
+        ctx.eq(sorted(os.listdir(d)), ["big.trace"], "several formats, SIGINT: no output nor temporary file left")
+    os.remove(big)
 
 
 if __name__ == "__main__":
