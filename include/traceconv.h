@@ -31,8 +31,8 @@
  *            refused with TC_ERR_STATE (it would have no effect). A write
  *            that is refused before it starts (unknown writer, NULL output)
  *            leaves the object in OPEN, so a corrected write works.
- *   WRITTEN  the input was converted once, into one or several outputs (successfully or not: the
- *            conversion consumed it). Another write, open or option is
+ *   WRITTEN  the input was converted once, into one or several outputs
+ *            (successfully or not: the conversion consumed it). Another write, open or option is
  *            TC_ERR_STATE; the figures, warnings and summary stay readable.
  *
  * Misuse (write before open, open twice, write twice, an option in the wrong
@@ -199,15 +199,17 @@ TC_API int tc_conv_write_to(tc_conv *c, const char *writer, tc_write_fn fn, void
  * left on device").
  *
  * The same writer may appear more than once (each gets its own state; the
- * sinks must be distinct). Write-time options apply to every output (weight
- * to folded and pprof, text to systrace, ...); an option is "used" when the
- * reader or any of the call's writers reads it.
+ * sinks must be distinct). Write-time options are the call's and each writer
+ * reads its own (weight and no-thread: folded, merge-threads: pprof, text:
+ * systrace); an option is "used" when the reader or any writer of the call
+ * reads it.
  *
- * State: like tc_conv_write, one call converts once (OPEN -> WRITTEN). A call
- * refused before it starts (n == 0, NULL outs, an unknown writer, an output
- * with no sink or with both fp and fn) is TC_ERR_USAGE, sets every status to
- * it and leaves the object OPEN. tc_conv_write and tc_conv_write_to are the
- * one-output case of this call.
+ * State: like tc_conv_write, one call converts once (OPEN -> WRITTEN; before
+ * an open or after a conversion: TC_ERR_STATE). A call refused before it
+ * starts (n == 0, NULL outs, an unknown writer, an output with no sink or
+ * with both fp and fn) is TC_ERR_USAGE and leaves the object OPEN; a refused
+ * call sets every status to its return value. tc_conv_write and
+ * tc_conv_write_to are the one-output case of this call.
  */
 typedef struct tc_output {
     const char *writer;  /* in: "json", "perfetto", ... */
