@@ -756,13 +756,23 @@ static int report_outputs(pipeline *p)
     return first;
 }
 
+static void set_statuses(tc_output *outs, size_t n, int rc)
+{
+    for (size_t i = 0; outs && i < n; i++) {
+        outs[i].status = rc;
+        outs[i].error = "";
+    }
+}
+
 /* The conversion proper: one read of the input into every output. */
 static int run_pipeline(tc_conv *c, tc_output *pub, size_t n)
 {
     pipeline p = {.c = c, .n = n};
     p.tree_diag.input = p.merge_diag.input = c->diag.input;
-    if (!(p.outs = tci_calloc(n, sizeof *p.outs)))
+    if (!(p.outs = tci_calloc(n, sizeof *p.outs))) {
+        set_statuses(pub, n, TC_ERR_NOMEM);
         return tci_error(&c->diag, TC_ERR_NOMEM, "api", UINT64_MAX, "out of memory");
+    }
     outputs_open(&p, pub);
     int rc = TC_OK;
     if (p.alive)
@@ -819,14 +829,6 @@ static int check_options(tc_conv *c, const tc_output *outs, size_t n)
     if (list != ws)
         free(list);
     return rc;
-}
-
-static void set_statuses(tc_output *outs, size_t n, int rc)
-{
-    for (size_t i = 0; outs && i < n; i++) {
-        outs[i].status = rc;
-        outs[i].error = "";
-    }
 }
 
 static int conv_write_many(tc_conv *c, tc_output *outs, size_t n, const char *function)
