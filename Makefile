@@ -19,6 +19,7 @@ demo: build
 
 # The whole suite, warnings as errors, then once more under ASan+UBSan, then
 # the threaded API test under ThreadSanitizer.
+test:
 	@scripts/setup.sh test
 	@$(CMAKE_GEN) $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTC_WERROR=ON >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
