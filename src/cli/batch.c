@@ -214,6 +214,7 @@ static void nameset_free(nameset *s)
 typedef struct member {
     char *source;   /* the INPUT operand */
     char *path;     /* member path in the archive or directory (as given) */
+    char *clean;    /* path sanitized (sanitize_path) */
     char *out_rel;  /* output path relative to OUTDIR, without extension; NULL: none */
     char *file;     /* a plain file converted from its path, or NULL */
     int spool_fd;   /* an archive member spooled to an unlinked file, or -1 */
@@ -492,13 +493,14 @@ static member *admit(batch *b, const char *source, const char *path, const char 
     }
     char key[PATH_MAX * 2];
     snprintf(key, sizeof key, "%s%s", prefix, *clean ? clean : path);
-    free(clean);
     if (!in_shard(b, rel ? rel : key)) {
         free(rel);
+        free(clean);
         return NULL;
     }
     member *m = new_member(b, source, path);
     m->out_rel = rel;
+    m->clean = clean;
     return m;
 }
 
@@ -691,7 +693,7 @@ static void process_member(batch *b, member *m)
         }
         in.data = map;
         in.size = m->size;
-        in.name = m->path; /* its stem is the default process name, as for the extracted file */
+        in.name = m->clean; /* its stem is the default process name, as for the extracted file */
     }
     m->detail = cJSON_CreateObject();
     int rc = convert_formats(b, &in, m->out_rel, m->detail, err, sizeof err);
@@ -1350,7 +1352,7 @@ int batch_main(int argc, char **argv)
                 b.summary_path);
     for (size_t i = 0; i < b.n_members; i++) {
         member *m = b.members[i];
-        free(m->source), free(m->path), free(m->out_rel), free(m->file), free(m->reason);
+        free(m->source), free(m->path), free(m->out_rel), free(m->clean), free(m->file), free(m->reason);
         cJSON_Delete(m->detail);
         free(m);
     }
