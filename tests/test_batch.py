@@ -402,7 +402,7 @@ def test_sigint():
     env = dict(os.environ, TMPDIR=tmp)
     p = subprocess.Popen([ctx.traceconv, "batch", "-o", "json,perfetto", "-O", out, "-j", "2", "-q", arc], env=env)
     for _ in range(600):  # interrupt once the first outputs are in place: others are being written
-        if len(glob.glob(os.path.join(out, "big", "*.json"))) >= 2 or p.poll() is not None:
+        if len(glob.glob(os.path.join(out, "big", "*.pftrace"))) >= 2 or p.poll() is not None:
             break
         time.sleep(0.05)
     p.send_signal(signal.SIGINT)
@@ -411,11 +411,25 @@ def test_sigint():
     leftovers = [f for f in files_under(out) if ".tmp-" in f]
     ctx.eq(leftovers, [], "SIGINT: no temporary file left")
     ctx.eq(os.listdir(tmp), [], "SIGINT: no spool file left")
-    done = [f for f in files_under(out) if f.endswith(".json")]
+    done = sorted(f for f in files_under(out) if f.endswith(".json") and f != "traceconv-batch.json")
     ctx.check(0 < len(done) < 12, f"SIGINT: interrupted in the middle ({len(done)} of 12 done)")
     for f in done[:2]:
         want = single_file(data, os.path.basename(f)[:-5] + ".trace", "json")
         ctx.check(open(os.path.join(out, f), "rb").read() == want, f"SIGINT: {f} is complete")
+    # the summary says what was done: those ok have both outputs, the rest are not ok
+    s = summary(out)
+    ok = sorted(e["output"] + ".json" for e in s["members"] if e["status"] == "ok")
+    ctx.eq(ok, done, "SIGINT: the summary lists exactly the outputs written")
+    ctx.check(s.get("interrupted") is True, "SIGINT: the summary says it was interrupted")
+    # the rerun converts only the rest, leaving the finished outputs alone
+    stamps = {f: os.stat(os.path.join(out, f)).st_mtime_ns for f in done}
+    r = subprocess.run([ctx.traceconv, "batch", "-o", "json,perfetto", "-O", out, "-q", "--skip-existing", arc],
+                       env=env)
+    ctx.eq(r.returncode, 0, "SIGINT: the rerun succeeds")
+    s = summary(out)
+    ctx.eq((s["totals"]["ok"], s["totals"]["existing"]), (12, len(done)), "SIGINT rerun: all ok, the done ones kept")
+    ctx.eq({f: os.stat(os.path.join(out, f)).st_mtime_ns for f in done}, stamps, "SIGINT rerun: kept outputs untouched")
+    ctx.eq(len([f for f in files_under(out) if f.endswith((".json", ".pftrace"))]), 25, "SIGINT rerun: every output")
 
 
 members = members_set()

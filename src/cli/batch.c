@@ -45,6 +45,7 @@
 
 enum { EXIT_SOME_FAILED = 1, EXIT_USAGE = 2 };
 enum { MAX_WORKERS = 256, MAX_FORMATS = 16, MAX_GLOBS = 64, MAX_SETTINGS = 64 };
+enum { MAX_TEMPS = MAX_WORKERS * MAX_FORMATS + 1 }; /* a member's outputs are renamed together; + the summary */
 enum { ST_PENDING = 0, ST_OK, ST_FAILED, ST_SKIPPED };
 static const char *const status_name[] = {"pending", "ok", "failed", "skipped"};
 
@@ -65,6 +66,8 @@ static const char usage_text[] =
     "      --summary FILE        the JSON summary (default OUTDIR/traceconv-batch.json)\n"
     "      --shard I/N           convert only the members of shard I (0..N-1) of N\n"
     "      --progress            show progress even when stderr is not a terminal\n"
+    "      --skip-existing       keep what the previous run (its summary) converted from the\n"
+    "                            same member: same size and mtime, or same content in an archive\n"
     "  -q, --quiet               no progress, no per-member messages\n"
     "      --strict, --weight, --no-thread, --merge-threads, --text, --max-depth,\n"
     "      --max-input, --max-string, --max-threads, --max-methods, --max-events,\n"
@@ -80,7 +83,7 @@ typedef struct temp_slot {
 } temp_slot;
 
 static pthread_mutex_t temp_lock = PTHREAD_MUTEX_INITIALIZER;
-static temp_slot temps[MAX_WORKERS + 2];
+static temp_slot temps[MAX_TEMPS];
 static atomic_ulong temp_counter;
 static mode_t output_mode = 0666;
 
@@ -96,7 +99,7 @@ static int temp_create(int dirfd, const char *leaf, int *slot_out)
     }
     pthread_mutex_lock(&temp_lock);
     int slot = -1;
-    for (int i = 0; i < MAX_WORKERS + 2 && slot < 0; i++)
+    for (int i = 0; i < MAX_TEMPS && slot < 0; i++)
         if (!temps[i].used)
             slot = i;
     int fd = slot < 0 ? -1 : openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -129,16 +132,31 @@ static int temp_finish(int slot, const char *final, int keep)
     return rc;
 }
 
-/* Waits for a termination signal, removes every temporary file, then dies of
- * that signal. It keeps temp_lock: no new temporary file appears meanwhile. */
+/* On a termination signal the run winds down: no new member, conversions
+ * under way are canceled (their progress callback says so), the summary of
+ * what was done is written, and the main thread dies of the signal. A second
+ * signal, or 5 seconds without the end (a reader blocked on stdin), cuts it
+ * short: every temporary file is removed (keeping temp_lock, so that no new
+ * one appears meanwhile) and the process dies of the signal at once. */
+static atomic_int interrupted, wound_up;
+static atomic_int *stop_flag;
+
 static void *signal_thread(void *arg)
 {
     sigset_t *set = arg;
     int sig = 0;
     if (sigwait(set, &sig) != 0)
         return NULL;
+    atomic_store(&interrupted, sig);
+    atomic_store(stop_flag, 1);
+    struct timespec tick = {0, 50 * 1000 * 1000};
+    for (int i = 0; i < 100 && !atomic_load(&wound_up); i++)
+        if (sigtimedwait(set, NULL, &tick) > 0)
+            break;
+    if (atomic_load(&wound_up))
+        return NULL;
     pthread_mutex_lock(&temp_lock);
-    for (int i = 0; i < MAX_WORKERS + 2; i++)
+    for (int i = 0; i < MAX_TEMPS; i++)
         if (temps[i].used)
             unlinkat(temps[i].dirfd, temps[i].name, 0);
     signal(sig, SIG_DFL);
@@ -220,6 +238,7 @@ typedef struct member {
     int spool_fd;   /* an archive member spooled to an unlinked file, or -1 */
     uint64_t size;
     int64_t mtime;  /* plain files; -1 for archive members */
+    uint64_t hash;  /* archive members: FNV-1a of the content, for --skip-existing */
     int status;
     char *reason;   /* why failed or skipped */
     cJSON *detail;  /* reader, input, outputs, figures, warnings (set by the worker) */
@@ -252,7 +271,8 @@ typedef struct batch {
     size_t q_head, q_count, q_cap;
     int closed, scanning;
     atomic_int stop;
-    size_t done, n_ok, n_failed, n_skipped, queued;
+    size_t done, n_ok, n_failed, n_skipped, n_reused, queued;
+    int skip_existing;
     uint64_t bytes_done, bytes_queued, bytes_out;
     double t0, last_draw;
     int drawn;
@@ -553,9 +573,17 @@ typedef struct input_ref {
     const char *name;   /* for messages and the default process name */
 } input_ref;
 
+static int cancel_when_interrupted(void *user, uint64_t done, uint64_t total)
+{
+    (void)user, (void)done, (void)total;
+    return atomic_load(&interrupted) != 0;
+}
+
 static tc_conv *new_conv(const batch *b)
 {
     tc_conv *c = tc_conv_new();
+    if (c)
+        tc_conv_set_progress(c, cancel_when_interrupted, NULL);
     for (size_t i = 0; c && i < b->n_settings; i++)
         tc_conv_set_option(c, b->settings[i].key, b->settings[i].value); /* checked at start */
     return c;
@@ -575,9 +603,9 @@ static void describe_conversion(tc_conv *c, cJSON *detail)
         cJSON_AddItemToArray(warn, cJSON_CreateString(w));
 }
 
-/* Write one format; 0, or -1 with err set. */
+/* Write one format into a temporary file (*slot, renamed later onto final); 0, or -1 with err set. */
 static int convert_one(batch *b, const input_ref *in, const char *fmt, int dirfd, const char *leaf, cJSON *detail,
-                       cJSON *outputs, int describe, char *err, size_t errlen)
+                       cJSON *outputs, int describe, int *slot_out, char *final, char *err, size_t errlen)
 {
     tc_conv *c = new_conv(b);
     if (!c) {
@@ -587,11 +615,10 @@ static int convert_one(batch *b, const input_ref *in, const char *fmt, int dirfd
     int rc = in->path ? tc_conv_open(c, in->path, NULL) : tc_conv_open_memory(c, in->data, in->size, in->name, NULL);
     if (describe && tc_conv_reader_name(c))
         cJSON_AddStringToObject(detail, "reader", tc_conv_reader_name(c));
-    char final[NAME_MAX + 1];
-    int n = snprintf(final, sizeof final, "%s.%s", leaf, tc_writer_extension(fmt));
+    int n = snprintf(final, NAME_MAX + 1, "%s.%s", leaf, tc_writer_extension(fmt));
     int slot = -1, fd = -1;
     FILE *fp = NULL;
-    if (rc == TC_OK && (n < 0 || (size_t)n >= sizeof final)) {
+    if (rc == TC_OK && (n < 0 || n >= NAME_MAX + 1)) {
         snprintf(err, errlen, "output name too long");
         rc = TC_ERR_IO;
     } else if (rc == TC_OK && ((fd = temp_create(dirfd, final, &slot)) < 0 || !(fp = fdopen(fd, "wb")))) {
@@ -611,10 +638,10 @@ static int convert_one(batch *b, const input_ref *in, const char *fmt, int dirfd
             snprintf(err, errlen, "cannot write the output %s: %s", final, strerror(errno));
             rc = TC_ERR_IO;
         }
-        if (temp_finish(slot, final, rc == TC_OK) != 0) {
-            snprintf(err, errlen, "cannot rename the output %s into place: %s", final, strerror(errno));
-            rc = TC_ERR_IO;
-        }
+        if (rc != TC_OK)
+            temp_finish(slot, final, 0);
+        else
+            *slot_out = slot;
         if (rc == TC_OK) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "format", fmt);
@@ -644,9 +671,21 @@ static int convert_formats(batch *b, const input_ref *in, const char *rel, cJSON
     if (dirfd < 0)
         return -1;
     cJSON *outputs = cJSON_AddArrayToObject(detail, "outputs");
-    int rc = 0;
-    for (size_t i = 0; i < b->n_formats && rc == 0; i++)
-        rc = convert_one(b, in, b->formats[i], dirfd, leaf, detail, outputs, i == 0, err, errlen);
+    int rc = 0, slots[MAX_FORMATS];
+    char finals[MAX_FORMATS][NAME_MAX + 1];
+    size_t made = 0;
+    for (size_t i = 0; i < b->n_formats && rc == 0; i++) {
+        rc = convert_one(b, in, b->formats[i], dirfd, leaf, detail, outputs, i == 0, &slots[made], finals[made], err,
+                         errlen);
+        made += rc == 0;
+    }
+    /* all of a member's outputs or none: a failed or interrupted member leaves no part of them */
+    for (size_t i = 0; i < made; i++) {
+        if (temp_finish(slots[i], finals[i], rc == 0) != 0 && rc == 0) {
+            snprintf(err, errlen, "cannot rename the output %s into place: %s", finals[i], strerror(errno));
+            rc = -1;
+        }
+    }
     close(dirfd);
     return rc;
 }
@@ -699,7 +738,140 @@ static void process_member(batch *b, member *m)
     int rc = convert_formats(b, &in, m->out_rel, m->detail, err, sizeof err);
     if (map)
         munmap(map, m->size);
+    if (rc != 0 && atomic_load(&interrupted)) {
+        cJSON_Delete(m->detail);
+        m->detail = NULL;
+        finish_member(b, m, ST_SKIPPED, "not converted: interrupted");
+        return;
+    }
     finish_member(b, m, rc == 0 ? ST_OK : ST_FAILED, rc == 0 ? NULL : err);
+}
+
+static void record_now(batch *b, member *m, int status, const char *reason);
+
+/* ---- --skip-existing: the previous summary ---- */
+
+typedef struct previous {
+    char *key; /* source NUL member */
+    size_t keylen;
+    cJSON *entry;
+} previous;
+
+static previous *prev;
+static size_t n_prev;
+static cJSON *prev_root;
+
+static int compare_prev(const void *x, const void *y)
+{
+    const previous *a = x, *b = y;
+    size_t n = a->keylen < b->keylen ? a->keylen : b->keylen;
+    int c = memcmp(a->key, b->key, n);
+    return c ? c : (a->keylen > b->keylen) - (a->keylen < b->keylen);
+}
+
+static char *prev_key(const char *source, const char *member, size_t *len)
+{
+    size_t a = strlen(source), n = a + strlen(member) + 1;
+    char *k = malloc(n + 1);
+    if (k) {
+        memcpy(k, source, a + 1);
+        strcpy(k + a + 1, member);
+    }
+    *len = n;
+    return k;
+}
+
+/* Read the previous summary, if any (a damaged one is ignored: everything is redone). */
+static void load_previous(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return;
+    fseeko(f, 0, SEEK_END);
+    off_t size = ftello(f);
+    rewind(f);
+    char *text = size > 0 && size < (1LL << 31) ? malloc((size_t)size + 1) : NULL;
+    if (text && fread(text, 1, (size_t)size, f) == (size_t)size) {
+        text[size] = 0;
+        prev_root = cJSON_Parse(text);
+    }
+    free(text);
+    fclose(f);
+    cJSON *members = cJSON_GetObjectItemCaseSensitive(prev_root, "members");
+    int n = cJSON_GetArraySize(members);
+    prev = n > 0 ? calloc((size_t)n, sizeof *prev) : NULL;
+    cJSON *e;
+    cJSON_ArrayForEach(e, members) {
+        const char *src = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "source"));
+        const char *mem = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "member"));
+        const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "status"));
+        if (!prev || !src || !mem || !st || strcmp(st, "ok"))
+            continue;
+        previous *p = &prev[n_prev];
+        if ((p->key = prev_key(src, mem, &p->keylen))) {
+            p->entry = e;
+            n_prev++;
+        }
+    }
+    if (n_prev)
+        qsort(prev, n_prev, sizeof *prev, compare_prev);
+}
+
+static double number_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+/* The previous run converted this very member (same size, and same mtime for a
+ * file or same content hash for an archive member) into every format asked
+ * for, and those outputs are there with their recorded sizes. */
+static int reuse_previous(batch *b, member *m)
+{
+    if (!n_prev || !m->out_rel)
+        return 0;
+    previous key = {0};
+    key.key = prev_key(m->source, m->path, &key.keylen);
+    previous *p = key.key ? bsearch(&key, prev, n_prev, sizeof *prev, compare_prev) : NULL;
+    free(key.key);
+    if (!p)
+        return 0;
+    const cJSON *e = p->entry;
+    const char *out = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "output"));
+    const char *hash = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "fnv1a"));
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)m->hash);
+    if (!out || strcmp(out, m->out_rel) || number_of(e, "size") != (double)m->size ||
+        (m->file ? number_of(e, "mtime") != (double)m->mtime : !hash || strcmp(hash, hex)))
+        return 0;
+    const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(e, "outputs");
+    for (size_t i = 0; i < b->n_formats; i++) {
+        const cJSON *o, *found = NULL;
+        cJSON_ArrayForEach(o, outputs) {
+            const char *f = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "format"));
+            if (f && !strcmp(f, b->formats[i]))
+                found = o;
+        }
+        char path[PATH_MAX];
+        struct stat st;
+        snprintf(path, sizeof path, "%s.%s", m->out_rel, tc_writer_extension(b->formats[i]));
+        if (!found || fstatat(b->outdir_fd, path, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+            (double)st.st_size != number_of(found, "size"))
+            return 0;
+    }
+    m->detail = cJSON_CreateObject();
+    static const char *const kept[] = {"outputs", "reader", "input", "figures", "warnings"};
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, kept[i]);
+        if (v)
+            cJSON_AddItemToObject(m->detail, kept[i], cJSON_Duplicate(v, 1));
+    }
+    cJSON_AddBoolToObject(m->detail, "existing", 1);
+    pthread_mutex_lock(&b->lock);
+    b->n_reused++;
+    pthread_mutex_unlock(&b->lock);
+    record_now(b, m, ST_OK, NULL);
+    return 1;
 }
 
 /* ---- the queue between the reader and the workers ---- */
@@ -733,7 +905,8 @@ static void *worker(void *arg)
         pthread_cond_signal(&b->can_put);
         pthread_mutex_unlock(&b->lock);
         if (atomic_load(&b->stop))
-            finish_member(b, m, ST_SKIPPED, "not converted: --fail-fast stopped the run");
+            finish_member(b, m, ST_SKIPPED, atomic_load(&interrupted) ? "not converted: interrupted"
+                                                                       : "not converted: --fail-fast stopped the run");
         else
             process_member(b, m);
     }
@@ -774,6 +947,7 @@ static int spool_file(void)
 /* Copy the current entry into a spool file; 0, or -1 with err (*fatal: the archive cannot go on). */
 static int spool_entry(batch *b, struct archive *ar, member *m, char *err, size_t errlen, int *fatal)
 {
+    m->hash = 1469598103934665603ULL;
     int fd = spool_file();
     if (fd < 0) {
         snprintf(err, errlen, "cannot create a spool file: %s", strerror(errno));
@@ -792,6 +966,13 @@ static int spool_entry(batch *b, struct archive *ar, member *m, char *err, size_
             return -1;
         }
         total += (uint64_t)got;
+        for (la_ssize_t i = 0; i < got; i++)
+            m->hash = (m->hash ^ (unsigned char)buf[i]) * 1099511628211ULL;
+        if (atomic_load(&b->stop)) {
+            snprintf(err, errlen, "not converted: interrupted");
+            close(fd);
+            return -1;
+        }
         if (total > b->max_input) {
             snprintf(err, errlen, "member larger than --max-input (%llu bytes)", (unsigned long long)b->max_input);
             close(fd);
@@ -873,12 +1054,13 @@ static void read_entries(batch *b, struct archive *ar, const char *source, const
         char err[1200];
         int fatal = 0;
         if (spool_entry(b, ar, m, err, sizeof err, &fatal) != 0) {
-            record_now(b, m, ST_FAILED, err);
+            record_now(b, m, atomic_load(&interrupted) ? ST_SKIPPED : ST_FAILED, err);
             if (fatal)
                 return;
             continue;
         }
-        enqueue(b, m);
+        if (!reuse_previous(b, m))
+            enqueue(b, m);
     }
 }
 
@@ -951,7 +1133,7 @@ static void take_file(batch *b, const char *source, const char *path, const char
     m->mtime = (int64_t)st->st_mtime;
     if (!m->out_rel)
         record_now(b, m, ST_SKIPPED, "nothing is left of the name once sanitized");
-    else
+    else if (!reuse_previous(b, m))
         enqueue(b, m);
 }
 
@@ -1060,6 +1242,11 @@ static cJSON *member_json(const member *m)
     cJSON_AddNumberToObject(o, "size", (double)m->size);
     if (m->mtime >= 0)
         cJSON_AddNumberToObject(o, "mtime", (double)m->mtime);
+    if (m->spool_fd >= 0 || m->hash) {
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)m->hash);
+        cJSON_AddStringToObject(o, "fnv1a", hex);
+    }
     if (m->out_rel && m->status != ST_SKIPPED)
         cJSON_AddStringToObject(o, "output", m->out_rel);
     cJSON_AddStringToObject(o, "status", status_name[m->status]);
@@ -1095,6 +1282,9 @@ static int write_summary(batch *b, double seconds)
     cJSON_AddNumberToObject(t, "ok", (double)b->n_ok);
     cJSON_AddNumberToObject(t, "failed", (double)b->n_failed);
     cJSON_AddNumberToObject(t, "skipped", (double)b->n_skipped);
+    cJSON_AddNumberToObject(t, "existing", (double)b->n_reused);
+    if (atomic_load(&interrupted))
+        cJSON_AddBoolToObject(root, "interrupted", 1);
     cJSON_AddNumberToObject(t, "bytes_in", (double)b->bytes_done);
     cJSON_AddNumberToObject(t, "bytes_out", (double)b->bytes_out);
     cJSON_AddNumberToObject(t, "seconds", seconds);
@@ -1188,7 +1378,7 @@ static int add_setting(batch *b, tc_conv *check, const char *key, const char *va
 
 static int parse_args(batch *b, int argc, char **argv)
 {
-    enum { O_INCLUDE = 256, O_EXCLUDE, O_FAILFAST, O_SUMMARY, O_SHARD, O_PROGRESS, O_FLAG, O_VALUE };
+    enum { O_INCLUDE = 256, O_EXCLUDE, O_FAILFAST, O_SUMMARY, O_SHARD, O_PROGRESS, O_FLAG, O_VALUE, O_SKIP };
     static const struct option longopts[] = {
         {"output-format", required_argument, 0, 'o'}, {"output-dir", required_argument, 0, 'O'},
         {"jobs", required_argument, 0, 'j'},          {"quiet", no_argument, 0, 'q'},
@@ -1201,7 +1391,8 @@ static int parse_args(batch *b, int argc, char **argv)
         {"max-depth", required_argument, 0, O_VALUE}, {"max-input", required_argument, 0, O_VALUE},
         {"max-string", required_argument, 0, O_VALUE}, {"max-threads", required_argument, 0, O_VALUE},
         {"max-methods", required_argument, 0, O_VALUE}, {"max-events", required_argument, 0, O_VALUE},
-        {"max-json", required_argument, 0, O_VALUE},  {0, 0, 0, 0}};
+        {"max-json", required_argument, 0, O_VALUE},  {"skip-existing", no_argument, 0, O_SKIP},
+        {0, 0, 0, 0}};
     tc_conv *check = tc_conv_new();
     if (!check)
         return -1;
@@ -1244,6 +1435,7 @@ static int parse_args(batch *b, int argc, char **argv)
             }
             break;
         case O_PROGRESS: force_progress = 1; break;
+        case O_SKIP: b->skip_existing = 1; break;
         case O_FLAG: rc = add_setting(b, check, longopts[li].name, "1"); break;
         case O_VALUE: rc = add_setting(b, check, longopts[li].name, optarg); break;
         default: rc = -1;
@@ -1308,6 +1500,9 @@ int batch_main(int argc, char **argv)
         b.summary_path = summary_default;
     }
 
+    if (b.skip_existing)
+        load_previous(b.summary_path);
+    stop_flag = &b.stop;
     /* every thread inherits the blocked set; only the signal thread takes them */
     static sigset_t set;
     sigemptyset(&set);
@@ -1346,10 +1541,17 @@ int batch_main(int argc, char **argv)
     draw_progress(&b, 1);
     int summary_rc = write_summary(&b, seconds);
     if (!b.quiet)
-        fprintf(stderr, "traceconv batch: %zu members: %zu ok, %zu failed, %zu skipped; %.1f MB in, %.1f MB out, %.1fs; "
+        fprintf(stderr, "traceconv batch: %zu members: %zu ok (%zu existing), %zu failed, %zu skipped; %.1f MB in, %.1f MB out, %.1fs; "
                         "summary %s\n",
-                b.n_members, b.n_ok, b.n_failed, b.n_skipped, b.bytes_done / 1e6, b.bytes_out / 1e6, seconds,
+                b.n_members, b.n_ok, b.n_reused, b.n_failed, b.n_skipped, b.bytes_done / 1e6, b.bytes_out / 1e6, seconds,
                 b.summary_path);
+    atomic_store(&wound_up, 1);
+    int sig = atomic_load(&interrupted);
+    if (sig) { /* the summary tells what was done; now die of the signal, as the caller expects */
+        signal(sig, SIG_DFL);
+        pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+        raise(sig);
+    }
     for (size_t i = 0; i < b.n_members; i++) {
         member *m = b.members[i];
         free(m->source), free(m->path), free(m->out_rel), free(m->clean), free(m->file), free(m->reason);
@@ -1358,6 +1560,10 @@ int batch_main(int argc, char **argv)
     }
     free(b.members);
     nameset_free(&b.used);
+    for (size_t i = 0; i < n_prev; i++)
+        free(prev[i].key);
+    free(prev);
+    cJSON_Delete(prev_root);
     close(b.outdir_fd);
     return b.n_failed || summary_rc ? EXIT_SOME_FAILED : 0;
 }
