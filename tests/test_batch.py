@@ -432,10 +432,47 @@ def test_sigint():
     ctx.eq(len([f for f in files_under(out) if f.endswith((".json", ".pftrace"))]), 25, "SIGINT rerun: every output")
 
 
+def test_options():
+    good = open(os.path.join(ctx.source, "corpus", "app-startup.trace"), "rb").read()
+    arc = os.path.join(W, "opts.zip")
+    write_zip(arc, {"a/one.trace": good, "a/bad.trace": CORRUPT, "b/two.trace": good, "b/three.trace": good})
+    for args in (["-O", os.path.join(W, "u")], ["-o", "json"], ["-o", "nosuch", "-O", W], ["-o", "json", "-O", W],
+                 ["-o", "json", "-O", W, "--shard", "3/3", arc], ["-o", "json", "-O", W, "-j", "0", arc]):
+        r = batch(args)
+        ctx.eq(r.returncode, 2, f"usage error {args}")
+    out = os.path.join(W, "out-incl")
+    batch(["-o", "json", "-O", out, "-q", "--include", "b/*", "--exclude", "*three*", arc], check_rc=0)
+    ctx.eq([e["member"] for e in summary(out)["members"]], ["b/two.trace"], "--include/--exclude")
+    out = os.path.join(W, "out-ff")
+    batch(["-o", "json", "-O", out, "-q", "-j", "1", "--fail-fast", arc], check_rc=1)
+    s = summary(out)
+    ctx.check(s["totals"]["ok"] < 3 and s["totals"]["failed"] == 1, f"--fail-fast stops: {s['totals']}")
+    out = os.path.join(W, "out-progress")
+    r = batch(["-o", "json", "-O", out, "--progress", arc], check_rc=1)
+    err = r.stderr.decode()
+    ctx.check("files" in err and "\r" in err and "4 members: 3 ok" in err, f"--progress line and summary: {err!r}")
+    r = batch(["-o", "json", "-O", os.path.join(W, "out-noprog"), arc], check_rc=1)
+    ctx.check("\r" not in r.stderr.decode(), "no progress when stderr is not a terminal")
+    # --skip-existing on a directory: a touched file is converted again, the others kept
+    tree = os.path.join(W, "skiptree")
+    os.makedirs(tree)
+    for n in ("p.trace", "q.trace"):
+        with open(os.path.join(tree, n), "wb") as f:
+            f.write(good)
+    out = os.path.join(W, "out-skip")
+    batch(["-o", "json", "-O", out, "-q", tree], check_rc=0)
+    os.utime(os.path.join(tree, "q.trace"), (1, 1))
+    batch(["-o", "json", "-O", out, "-q", "--skip-existing", tree], check_rc=0)
+    s = summary(out)
+    ctx.eq({e["member"]: e.get("existing", False) for e in s["members"]}, {"p.trace": True, "q.trace": False},
+           "--skip-existing: only the touched file again")
+
+
 members = members_set()
 expect = {name: expected_status(data, name) for name, data in members.items()}
 ctx.eq(expect["notes/readme.txt"], "skipped", "model: the text member is skipped")
 ctx.eq(expect["bad/corrupt.trace"], "failed", "model: the corrupt member fails")
+test_options()
 test_archive_kinds(members, expect)
 test_jobs_and_shards()
 test_hostile()
