@@ -253,6 +253,36 @@ def test_jobs_and_shards():
     ctx.check(files == whole_files, "union of the shards' outputs differs from the whole")
 
 
+def test_readme_shard_recipe():
+    """Two shards at once into one OUTDIR, each with its own summary, merged with the README's jq filter."""
+    readme = open(os.path.join(ctx.source, "README.md")).read()
+    i = readme.index("jq -s '") + len("jq -s '")
+    jq_filter = readme[i:readme.index("'", i)]
+    arc = os.path.join(W, "set.tar.gz")
+    out = os.path.join(W, "out-recipe")
+    procs = [subprocess.Popen([ctx.traceconv, "batch", "-o", "json", "-O", out, "-q", "--summary",
+                               os.path.join(out, f"shard-{k}.json"), "--shard", f"{k}/2", arc]) for k in range(2)]
+    for p in procs:
+        p.wait()
+    whole = os.path.join(W, "out-whole")
+    batch(["-o", "json", "-O", whole, "-q", arc])
+    if not shutil.which("jq"):
+        print("jq is not installed: the merge recipe is not checked")
+        return
+    r = subprocess.run(["jq", "-s", jq_filter, os.path.join(out, "shard-0.json"), os.path.join(out, "shard-1.json")],
+                       capture_output=True, check=True)
+    merged, w = json.loads(r.stdout), summary(whole)
+    key = lambda e: (e["source"], e["member"])
+    ctx.eq(sorted(map(key, merged["members"])), sorted(map(key, w["members"])), "recipe: merged members")
+    for k in ("members", "ok", "failed", "skipped", "bytes_in", "bytes_out"):
+        ctx.eq(merged["totals"][k], w["totals"][k], f"recipe: merged totals.{k}")
+    a, b = files_under(out), files_under(whole)
+    for d in (a, b):
+        for k in [k for k in d if k.endswith(".json") and "/" not in k]:
+            d.pop(k)
+    ctx.check(a == b, "recipe: the shards' shared OUTDIR equals the whole run's")
+
+
 def entry(s, member):
     es = [e for e in s["members"] if e["member"] == member]
     return es[0] if len(es) == 1 else None
@@ -475,6 +505,7 @@ ctx.eq(expect["bad/corrupt.trace"], "failed", "model: the corrupt member fails")
 test_options()
 test_archive_kinds(members, expect)
 test_jobs_and_shards()
+test_readme_shard_recipe()
 test_hostile()
 test_damaged_and_empty()
 test_many_tiny()
