@@ -283,6 +283,25 @@ def test_readme_shard_recipe():
     ctx.check(a == b, "recipe: the shards' shared OUTDIR equals the whole run's")
 
 
+def test_man_and_completion():
+    """Every long option of `batch --help` is in the man page and the completion; the completion
+    offers exactly the writers of --list-formats."""
+    import re
+    helptext = ctx.run(["batch", "--help"], check_rc=0).stdout.decode()
+    opts = set(re.findall(r"(--[a-z][a-z-]+)", helptext))
+    man = open(os.path.join(ctx.source, "doc", "traceconv.1")).read().replace("\\-", "-")
+    comp = os.path.join(ctx.source, "doc", "traceconv.bash-completion")
+    comp_text = open(comp).read()
+    for o in sorted(opts):
+        ctx.check(o in man, f"man page lacks {o}")
+        ctx.check(o in comp_text, f"bash completion lacks {o}")
+    listed = ctx.run(["--list-formats"], check_rc=0).stdout.decode().split("writers")[1]
+    writers = sorted(line.split()[0] for line in listed.splitlines()[1:] if line.strip())
+    r = subprocess.run(["bash", "-c", f'source "{comp}"; COMP_WORDS=(traceconv batch -o json,); COMP_CWORD=3; '
+                        '_traceconv; printf "%s\\n" "${COMPREPLY[@]}"'], capture_output=True, text=True)
+    ctx.eq(sorted(w.split(",", 1)[1] for w in r.stdout.split()), writers, "completion: writers after a comma")
+
+
 def entry(s, member):
     es = [e for e in s["members"] if e["member"] == member]
     return es[0] if len(es) == 1 else None
@@ -503,6 +522,7 @@ expect = {name: expected_status(data, name) for name, data in members.items()}
 ctx.eq(expect["notes/readme.txt"], "skipped", "model: the text member is skipped")
 ctx.eq(expect["bad/corrupt.trace"], "failed", "model: the corrupt member fails")
 test_options()
+test_man_and_completion()
 test_archive_kinds(members, expect)
 test_jobs_and_shards()
 test_readme_shard_recipe()

@@ -573,6 +573,11 @@ typedef struct input_ref {
     const char *name;   /* for messages and the default process name */
 } input_ref;
 
+static const char *stop_reason(void)
+{
+    return atomic_load(&interrupted) ? "not converted: interrupted" : "not converted: --fail-fast stopped the run";
+}
+
 static int cancel_when_interrupted(void *user, uint64_t done, uint64_t total)
 {
     (void)user, (void)done, (void)total;
@@ -905,8 +910,7 @@ static void *worker(void *arg)
         pthread_cond_signal(&b->can_put);
         pthread_mutex_unlock(&b->lock);
         if (atomic_load(&b->stop))
-            finish_member(b, m, ST_SKIPPED, atomic_load(&interrupted) ? "not converted: interrupted"
-                                                                       : "not converted: --fail-fast stopped the run");
+            finish_member(b, m, ST_SKIPPED, stop_reason());
         else
             process_member(b, m);
     }
@@ -944,7 +948,8 @@ static int spool_file(void)
     return fd;
 }
 
-/* Copy the current entry into a spool file; 0, or -1 with err (*fatal: the archive cannot go on). */
+/* Copy the current entry into a spool file; 0, -2 when the run stops, or -1 with err
+ * (*fatal: the archive cannot go on). */
 static int spool_entry(batch *b, struct archive *ar, member *m, char *err, size_t errlen, int *fatal)
 {
     m->hash = 1469598103934665603ULL;
@@ -969,9 +974,8 @@ static int spool_entry(batch *b, struct archive *ar, member *m, char *err, size_
         for (la_ssize_t i = 0; i < got; i++)
             m->hash = (m->hash ^ (unsigned char)buf[i]) * 1099511628211ULL;
         if (atomic_load(&b->stop)) {
-            snprintf(err, errlen, "not converted: interrupted");
             close(fd);
-            return -1;
+            return -2;
         }
         if (total > b->max_input) {
             snprintf(err, errlen, "member larger than --max-input (%llu bytes)", (unsigned long long)b->max_input);
@@ -1053,8 +1057,13 @@ static void read_entries(batch *b, struct archive *ar, const char *source, const
         }
         char err[1200];
         int fatal = 0;
-        if (spool_entry(b, ar, m, err, sizeof err, &fatal) != 0) {
-            record_now(b, m, atomic_load(&interrupted) ? ST_SKIPPED : ST_FAILED, err);
+        int spooled = spool_entry(b, ar, m, err, sizeof err, &fatal);
+        if (spooled == -2) {
+            record_now(b, m, ST_SKIPPED, stop_reason());
+            return;
+        }
+        if (spooled != 0) {
+            record_now(b, m, ST_FAILED, err);
             if (fatal)
                 return;
             continue;
