@@ -302,6 +302,31 @@ def test_man_and_completion():
     ctx.eq(sorted(w.split(",", 1)[1] for w in r.stdout.split()), writers, "completion: writers after a comma")
 
 
+def test_nested():
+    """An archive in an archive is read (one level); one more level down is a member like any other."""
+    good = open(os.path.join(ctx.source, "corpus", "app-startup.trace"), "rb").read()
+    deeper = io.BytesIO()
+    with zipfile.ZipFile(deeper, "w") as z:
+        z.writestr("deep.trace", good)
+    inner = io.BytesIO()
+    with tarfile.open(fileobj=inner, mode="w:gz") as t:
+        for name, data in (("in/x.trace", good), ("deeper.zip", deeper.getvalue())):
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+    arc = os.path.join(W, "outer.zip")
+    write_zip(arc, {"sub/inner.tar.gz": inner.getvalue(), "top.trace": good})
+    out = os.path.join(W, "out-nested")
+    batch(["-o", "json", "-O", out, "-q", arc], check_rc=0)
+    s = summary(out)
+    ctx.eq([(e["member"], e["status"]) for e in s["members"]],
+           [("sub/inner.tar.gz", "skipped"), ("sub/inner.tar.gz/in/x.trace", "ok"),
+            ("sub/inner.tar.gz/deeper.zip", "skipped"), ("top.trace", "ok")], "nested: members")
+    p = os.path.join(out, "outer", "sub", "inner", "in", "x.json")
+    ctx.check(os.path.exists(p) and open(p, "rb").read() == single_file(good, "x.trace", "json"),
+              "nested: outer/sub/inner/in/x.json is the single-file conversion")
+
+
 def entry(s, member):
     es = [e for e in s["members"] if e["member"] == member]
     return es[0] if len(es) == 1 else None
@@ -526,6 +551,7 @@ test_man_and_completion()
 test_archive_kinds(members, expect)
 test_jobs_and_shards()
 test_readme_shard_recipe()
+test_nested()
 test_hostile()
 test_damaged_and_empty()
 test_many_tiny()

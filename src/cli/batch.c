@@ -487,7 +487,8 @@ static int in_shard(const batch *b, const char *key)
  * name is taken even when another shard converts it, so that every shard
  * names alike), then kept when it is in our shard. prefix is the output
  * directory of its archive or directory ("" or "name/"). NULL: not ours. */
-static member *admit(batch *b, const char *source, const char *path, const char *prefix, int regular)
+static member *admit_shown(batch *b, const char *source, const char *shown, const char *path, const char *prefix,
+                           int regular)
 {
     char *clean = sanitize_path(path);
     if (!clean) {
@@ -518,10 +519,21 @@ static member *admit(batch *b, const char *source, const char *path, const char 
         free(clean);
         return NULL;
     }
-    member *m = new_member(b, source, path);
+    size_t n = strlen(shown) + strlen(path) + 1;
+    char *listed = malloc(n);
+    if (!listed)
+        exit(EXIT_SOME_FAILED);
+    snprintf(listed, n, "%s%s", shown, path);
+    member *m = new_member(b, source, listed);
+    free(listed);
     m->out_rel = rel;
     m->clean = clean;
     return m;
+}
+
+static member *admit(batch *b, const char *source, const char *path, const char *prefix, int regular)
+{
+    return admit_shown(b, source, "", path, prefix, regular);
 }
 
 /* Open (creating) the directories of rel under OUTDIR without following any
@@ -1013,7 +1025,11 @@ static const char *entry_kind(struct archive_entry *e)
     }
 }
 
-static void read_entries(batch *b, struct archive *ar, const char *source, const char *prefix)
+static int expand_nested(batch *b, member *m, const char *source, const char *prefix);
+
+/* The members of one archive; shown prefixes the member paths listed (a nested archive's path). */
+static void read_entries(batch *b, struct archive *ar, const char *source, const char *prefix, const char *shown,
+                         int depth)
 {
     struct archive_entry *e;
     for (;;) {
@@ -1023,7 +1039,7 @@ static void read_entries(batch *b, struct archive *ar, const char *source, const
         if (r == ARCHIVE_EOF)
             return;
         if (r < ARCHIVE_WARN) {
-            member *m = admit(b, source, "", prefix, 0);
+            member *m = admit_shown(b, source, shown, "", prefix, 0);
             if (m) {
                 char err[1200];
                 snprintf(err, sizeof err, "archive: %s",
@@ -1040,7 +1056,7 @@ static void read_entries(batch *b, struct archive *ar, const char *source, const
         if (archive_entry_filetype(e) == AE_IFDIR)
             continue; /* directories come with their members */
         int regular = archive_entry_filetype(e) == AE_IFREG && !archive_entry_hardlink(e);
-        member *m = admit(b, source, name, prefix, regular);
+        member *m = admit_shown(b, source, shown, name, prefix, regular);
         if (!m)
             continue;
         if (!regular) {
@@ -1068,7 +1084,9 @@ static void read_entries(batch *b, struct archive *ar, const char *source, const
                 return;
             continue;
         }
-        if (!reuse_previous(b, m))
+        if (depth == 0 && expand_nested(b, m, source, prefix))
+            record_now(b, m, ST_SKIPPED, "an archive: its members are listed after it");
+        else if (!reuse_previous(b, m))
             enqueue(b, m);
     }
 }
@@ -1102,6 +1120,40 @@ static char *archive_stem(const char *base)
     return s;
 }
 
+/* A member that is itself a tar or zip archive: its members are read from the
+ * spool file (one level: an archive in it is a member like any other). */
+static int expand_nested(batch *b, member *m, const char *source, const char *prefix)
+{
+    struct archive *ar = lseek(m->spool_fd, 0, SEEK_SET) == 0 ? new_archive_reader() : NULL;
+    struct archive_entry *e;
+    int is_archive = ar && archive_read_open_fd(ar, m->spool_fd, 1 << 16) == ARCHIVE_OK;
+    if (is_archive) { /* the format is known once the first header was tried */
+        (void)archive_read_next_header(ar, &e);
+        is_archive = archive_format(ar) != 0;
+    }
+    archive_read_free(ar);
+    if (!is_archive || lseek(m->spool_fd, 0, SEEK_SET) != 0)
+        return 0;
+    ar = new_archive_reader();
+    if (!ar || archive_read_open_fd(ar, m->spool_fd, 1 << 16) != ARCHIVE_OK) {
+        archive_read_free(ar);
+        return 0;
+    }
+    char *stem = archive_stem(m->clean);
+    size_t n = strlen(prefix) + strlen(stem) + 2, k = strlen(m->path) + 2;
+    char *sub = malloc(n), *inner_shown = malloc(k);
+    if (!sub || !inner_shown)
+        exit(EXIT_SOME_FAILED);
+    snprintf(sub, n, "%s%s/", prefix, stem);
+    snprintf(inner_shown, k, "%s/", m->path); /* m->path already holds the outer shown prefix */
+    read_entries(b, ar, source, sub, inner_shown, 1);
+    archive_read_free(ar);
+    free(sub);
+    free(inner_shown);
+    free(stem);
+    return 1;
+}
+
 /* A file: an archive (its members under prefix+stem/) or a member itself. */
 static void take_file(batch *b, const char *source, const char *path, const char *rel, const char *prefix,
                       const struct stat *st)
@@ -1119,7 +1171,7 @@ static void take_file(batch *b, const char *source, const char *path, const char
             char *sub = malloc(n);
             snprintf(sub, n, "%s%s/", prefix, stem);
             if (ar && archive_read_open_filename(ar, path, 1 << 16) == ARCHIVE_OK) {
-                read_entries(b, ar, source, sub);
+                read_entries(b, ar, source, sub, "", 0);
             } else {
                 member *m = admit(b, source, rel, prefix, 0);
                 if (m)
@@ -1197,7 +1249,7 @@ static void take_input(batch *b, const char *input)
     if (!strcmp(input, "-")) {
         struct archive *ar = new_archive_reader();
         if (ar && archive_read_open_fd(ar, STDIN_FILENO, 1 << 16) == ARCHIVE_OK) {
-            read_entries(b, ar, "-", "stdin/");
+            read_entries(b, ar, "-", "stdin/", "", 0);
         } else {
             member *m = admit(b, "-", "", "stdin/", 0);
             if (m)
