@@ -3,7 +3,9 @@
 # tracegen and cached in bench/cache/) with every writer and prints input
 # MB/s (median and best of TC_BENCH_RUNS runs), peak RSS and output size.
 # Timed runs write to /dev/null, so the figures measure traceconv, not the
-# disk or a pipe; the output size comes from one more, untimed run.
+# disk or a pipe; the output size comes from one more, untimed run. A last line converts
+# into several formats at once (TC_BENCH_MULTI, default json,perfetto,pprof) and compares
+# its time with the single formats' (issue 11: at most 1.6x the slowest of them).
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,16 +23,62 @@ runs=${TC_BENCH_RUNS:-3}
 echo "bench: $(basename "$input"), $((in_bytes / 1000000)) MB, $runs runs per writer (machine timings vary run to run: median and best shown)"
 printf '%-10s %12s %10s %10s %10s %8s\n' writer "MB/s median" "MB/s best" "RSS MB" "out MB" "out/in"
 cat "$input" > /dev/null   # warm the page cache so the first writer is not penalized
-for w in $writers; do
-  times=(); rss_max=0; out_bytes=0
+
+# Runs traceconv $runs times with the given arguments: sets med/best (wall s), cpu (median
+# user+system s) and rss_max (KB).
+time_runs() {
+  local times=() cpus=() stats i
+  rss_max=0
   for ((i = 0; i < runs; i++)); do
-    stats=$( { /usr/bin/env time -f '%e %M' "$build/traceconv" -q -i art -o "$w" "$input" - > /dev/null; } 2>&1 | tail -1)
-    times+=("${stats% *}")
-    rss_kb=${stats#* }; [ "$rss_kb" -gt "$rss_max" ] && rss_max=$rss_kb
+    stats=$( { /usr/bin/env time -f '%e %M %U %S' "$build/traceconv" "$@" > /dev/null; } 2>&1 | tail -1)
+    read -r t rss u sy <<< "$stats"
+    times+=("$t"); cpus+=("$(awk -v u="$u" -v s="$sy" 'BEGIN { print u + s }')")
+    [ "$rss" -gt "$rss_max" ] && rss_max=$rss
   done
+  med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{ t[NR] = ($1 > 0 ? $1 : 0.01) } END { print t[int((NR + 1) / 2)] }')
+  best=$(printf '%s\n' "${times[@]}" | sort -n | awk 'NR == 1 { print ($1 > 0 ? $1 : 0.01) }')
+  cpu=$(printf '%s\n' "${cpus[@]}" | sort -n | awk '{ t[NR] = ($1 > 0 ? $1 : 0.01) } END { print t[int((NR + 1) / 2)] }')
+}
+
+row() { # name, output bytes ("" unknown)
+  awk -v w="$1" -v b="$in_bytes" -v m="$med" -v x="$best" -v r="$rss_max" -v o="$2" 'BEGIN {
+    if (o == "") printf "%-10s %12.0f %10.0f %10.1f %10s %8s\n", w, b/1e6/m, b/1e6/x, r/1024, "-", "-";
+    else printf "%-10s %12.0f %10.0f %10.1f %10.1f %8.2f\n", w, b/1e6/m, b/1e6/x, r/1024, o/1e6, o/b }'
+}
+
+declare -A wall_of cpu_of
+for w in $writers; do
+  time_runs -q -i art -o "$w" "$input" -
+  wall_of[$w]=$med; cpu_of[$w]=$cpu
   out_bytes=$("$build/traceconv" -q -i art -o "$w" "$input" - | wc -c)   # untimed: the size only
-  printf '%s\n' "${times[@]}" | sort -n | awk -v w="$w" -v b="$in_bytes" -v r="$rss_max" -v o="$out_bytes" '
-    { t[NR] = ($1 > 0 ? $1 : 0.01) }
-    END { med = t[int((NR + 1) / 2)]; best = t[1];
-          printf "%-10s %12.0f %10.0f %10.1f %10.1f %8.2f\n", w, b/1e6/med, b/1e6/best, r/1024, o/1e6, o/b }'
+  row "$w" "$out_bytes"
 done
+
+# Several formats in one pass (issue 11): the input is read and normalized once for all of
+# them. Each output is written into /dev/null through a symlink at its default name (a device
+# is written into, never replaced), so the line compares with the ones above.
+multi=${TC_BENCH_MULTI:-json,perfetto,pprof}
+mdir=$(mktemp -d "$cache/multi.XXXXXX")
+trap 'rm -rf "$mdir"' EXIT
+ln -s "$input" "$mdir/bench.trace"
+for w in ${multi//,/ }; do
+  ext=$("$build/traceconv" --list-formats | sed -n '/^writers/,$p' | awk -v w="$w" '$1 == w { print $NF }' | tr -d '()')
+  ext=${ext#.}
+  ln -s /dev/null "$mdir/bench.${ext%%,*}"
+done
+time_runs -q -i art -o "$multi" "$mdir/bench.trace"
+echo "ART -> $multi (one pass):"
+row "one pass" ""
+slowest=; separate=0; for w in ${multi//,/ }; do
+  [ -n "${wall_of[$w]:-}" ] || { separate=; continue; }
+  [ -n "$separate" ] && separate=$(awk -v a="$separate" -v b="${wall_of[$w]}" 'BEGIN { print a + b }')
+  if [ -z "$slowest" ] || awk -v a="${wall_of[$w]}" -v b="${wall_of[$slowest]}" 'BEGIN { exit !(a > b) }'; then slowest=$w; fi
+done
+if [ -n "$slowest" ]; then
+  awk -v m="$med" -v c="$cpu" -v sw="${wall_of[$slowest]}" -v sc="${cpu_of[$slowest]}" -v s="$slowest" \
+      -v jw="${wall_of[json]:-}" -v jc="${cpu_of[json]:-}" -v sep="$separate" 'BEGIN {
+    printf "one pass costs %.2fx the slowest single format (%s) in wall time, %.2fx in CPU time", m/sw, s, c/sc;
+    if (jw != "" && s != "json") printf "; %.2fx json alone (wall), %.2fx (CPU)", m/jw, c/jc;
+    printf " (target: at most 1.6x)\n";
+    if (sep != "") printf "the separate conversions take %.2fx the one pass (wall)\n", sep/m }'
+fi

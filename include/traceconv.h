@@ -31,8 +31,8 @@
  *            refused with TC_ERR_STATE (it would have no effect). A write
  *            that is refused before it starts (unknown writer, NULL output)
  *            leaves the object in OPEN, so a corrected write works.
- *   WRITTEN  the input was converted once (successfully or not: the
- *            conversion consumed it). Another write, open or option is
+ *   WRITTEN  the input was converted once, into one or several outputs
+ *            (successfully or not: the conversion consumed it). Another write, open or option is
  *            TC_ERR_STATE; the figures, warnings and summary stay readable.
  *
  * Misuse (write before open, open twice, write twice, an option in the wrong
@@ -175,6 +175,51 @@ TC_API int tc_conv_write(tc_conv *c, const char *writer, FILE *out);
  * gzip writers (pprof) call it with the compressed bytes. */
 typedef int (*tc_write_fn)(void *user, const void *buf, size_t len);
 TC_API int tc_conv_write_to(tc_conv *c, const char *writer, tc_write_fn fn, void *user);
+
+/*
+ * Several outputs from one read of the input: each tc_output names a writer
+ * and exactly one sink (fp, flushed not closed; or fn/user as for
+ * tc_conv_write_to). The input is read and normalized once; the call tree is
+ * built once for every aggregating writer (pprof, folded) and the global time
+ * order is merged once for every writer that needs it (systrace), only when
+ * one of the outputs does. Every output is byte for byte what a conversion of
+ * the same input with that writer alone would write, given the options it
+ * reads (an option that only another writer of the call reads is not an
+ * unused-option warning here, as it would be for that writer alone).
+ *
+ * Each output has its own writer state, sink and status: a writer or sink
+ * that fails (a full disk, a writer that cannot express the input) stops
+ * that output only; the others are completed. A failure of the input itself
+ * (malformed, a limit, cancel, strict) fails every output. On return,
+ * outs[i].status is the output's TC_OK or error and outs[i].error its
+ * message ("" when it succeeded; owned by c, valid until tc_conv_free). The
+ * call returns TC_OK when every output succeeded, else the status of the
+ * first failed output in array order, whose message is also tc_conv_error's
+ * (naming its writer: "in.trace: pprof: cannot write the output: No space
+ * left on device").
+ *
+ * The same writer may appear more than once (each gets its own state; the
+ * sinks must be distinct). Write-time options are the call's and each writer
+ * reads its own (weight and no-thread: folded, merge-threads: pprof, text:
+ * systrace); an option is "used" when the reader or any writer of the call
+ * reads it.
+ *
+ * State: like tc_conv_write, one call converts once (OPEN -> WRITTEN; before
+ * an open or after a conversion: TC_ERR_STATE). A call refused before it
+ * starts (n == 0, NULL outs, an unknown writer, an output with no sink or
+ * with both fp and fn) is TC_ERR_USAGE and leaves the object OPEN; a refused
+ * call sets every status to its return value. tc_conv_write and
+ * tc_conv_write_to are the one-output case of this call.
+ */
+typedef struct tc_output {
+    const char *writer;  /* in: "json", "perfetto", ... */
+    FILE *fp;            /* in: the output, or NULL and */
+    tc_write_fn fn;      /* in: a caller's function ... */
+    void *user;          /* ... and its argument */
+    int status;          /* out: TC_OK or this output's error */
+    const char *error;   /* out: this output's error message, "" on success */
+} tc_output;
+TC_API int tc_conv_write_many(tc_conv *c, tc_output *outs, size_t n);
 
 /* The message of the most recent failed call on c, one line without trailing
  * newline; "" when no call failed yet. A successful call does not clear it. */

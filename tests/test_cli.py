@@ -4,15 +4,19 @@ default output name, overwrite protection, stdin/stdout, gzip, empty/garbage/
 truncated inputs, --strict, --quiet and an unwritable output path; several
 inputs each converted beside itself, which operands are inputs and which the
 output, never overwriting a trace, output permissions under the umask, disk
-full, and options the chosen reader or writer does not use."""
+full, and options the chosen reader or writer does not use; several formats
+at once (-o json,perfetto,folded): one output per format beside each input,
+equal to the single conversions, checked all-or-nothing before converting."""
 import gzip
 import json
 import os
 import subprocess
 import random
 import shutil
+import signal
 import stat
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tclib  # noqa: E402
@@ -210,6 +214,10 @@ def main():
     check_permissions(ctx)
     check_disk_full(ctx)
     check_unused_options(ctx)
+    check_several_formats(ctx)
+    check_several_formats_refused(ctx)
+    check_several_formats_disk_full(ctx)
+    check_several_formats_signal(ctx)
     ctx.done()
 
 
@@ -480,6 +488,174 @@ def check_unused_options(ctx):
         if os.path.exists(out):
             os.remove(out)
     no_stray(ctx, d, "unused options")
+
+
+# ---- several formats at once ----
+
+EXT = tclib.WRITER_EXT
+
+
+def single_conversion(ctx, src, fmt, d):
+    """The model: the output of converting src alone with fmt (into its own directory)."""
+    out = os.path.join(d, os.path.basename(src) + "." + EXT[fmt])
+    r = ctx.run(["-q", "-f", "-o", fmt, src, out])
+    ctx.eq(r.returncode, 0, f"single -o {fmt} {src}: exit status ({s(r.stderr).strip()})")
+    return read(out) if os.path.exists(out) else None
+
+
+def stem(path):
+    """The default output's stem: the name without its last extension (a.ir.txt -> a.ir)."""
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def check_several_formats(ctx):
+    """-o json,perfetto,folded: each input read once, one output per format beside it, equal to the
+    output of the single conversion; one summary line per input listing every output."""
+    d = fresh_dir(ctx, "formats")
+    ref = fresh_dir(ctx, "formats-ref")
+    inputs = []
+    for src in (corpus_trace(ctx, "app-startup"), corpus_trace(ctx, "recursion-10000"),
+                os.path.join(ctx.source, "tests", "json", "system.json"),
+                os.path.join(ctx.source, "tests", "ir", "samples.ir.txt")):
+        dst = os.path.join(d, os.path.basename(src))
+        shutil.copyfile(src, dst)
+        inputs.append(dst)
+    # two operands, the second with a writer's extension, would be INPUT OUTPUT: one input per run
+    cases = [(["json", "perfetto", "folded"], inputs[:2]),
+             (["perfetto", "folded", "pprof", "systrace", "ir"], inputs[2:3]),  # json would be system.json itself
+             (["json", "perfetto", "folded", "pprof", "systrace", "ir"], inputs[3:])]
+    for fmts, srcs in cases:
+        what = f"-o {','.join(fmts)} {' '.join(os.path.basename(p) for p in srcs)}"
+        r = ctx.run(["-o", ",".join(fmts), *srcs])
+        ctx.eq(r.returncode, 0, f"{what}: exit status ({s(r.stderr).strip()})")
+        lines = summary_lines(r.stderr)
+        ctx.eq(len(lines), len(srcs), f"{what}: one summary line per input: {lines}")
+        for src in srcs:
+            outs = [os.path.join(d, stem(src) + "." + EXT[f]) for f in fmts]
+            line = next((l for l in lines if l.startswith(f"traceconv: {src} -> ")), "")
+            ctx.check(line.startswith(f"traceconv: {src} -> {', '.join(outs)} (")
+                      and f"-> {','.join(fmts)}):" in line, f"{what}: the summary lists every output: {line!r}")
+            for fmt, out in zip(fmts, outs):
+                want = single_conversion(ctx, src, fmt, ref)
+                if ctx.check(os.path.exists(out), f"{what}: {out} written"):
+                    ctx.check(read(out) == want, f"{what}: {out} equals the single -o {fmt} conversion")
+                    os.remove(out)
+    ctx.eq(sorted(os.listdir(d)), sorted(os.path.basename(p) for p in inputs), "several formats: nothing else")
+    # options are the command's: each writer reads its own, and none is unused
+    src = inputs[0]
+    r = ctx.run(["--strict", "--weight", "cpu", "--merge-threads", "--text", "-o", "folded,pprof,systrace", src])
+    ctx.eq(r.returncode, 0, f"--strict --weight cpu --merge-threads --text -o folded,pprof,systrace: exit status "
+                            f"({s(r.stderr).strip()})")
+    for fmt, opts in (("folded", ["--weight", "cpu"]), ("pprof", ["--merge-threads"]), ("systrace", ["--text"])):
+        out = os.path.join(d, stem(src) + "." + EXT[fmt])
+        single = os.path.join(ref, "opt." + EXT[fmt])
+        ctx.run(["-q", *opts, "-o", fmt, src, single], check_rc=0)
+        ctx.check(os.path.exists(out) and os.path.exists(single) and read(out) == read(single),
+                  f"-o folded,pprof,systrace with options: {out} equals the single -o {fmt} {' '.join(opts)}")
+    no_stray(ctx, d, "several formats")
+
+
+def check_several_formats_refused(ctx):
+    """Usage errors of -o with several formats, and the overwrite rules checked for every output
+    before anything is converted: one refused output means none is written."""
+    d = fresh_dir(ctx, "formats-refused")
+    src = os.path.join(d, "app.trace")
+    shutil.copyfile(corpus_trace(ctx, "app-startup"), src)
+    only_input = ["app.trace"]
+    for fmts, needle in (("json,bogus,folded", "unknown output format 'bogus'"),
+                         ("json,json", "output format 'json' is given twice"),
+                         ("json,,folded", "an empty format"), ("json,", "an empty format")):
+        r = ctx.run(["-o", fmts, src])
+        ctx.eq(r.returncode, 2, f"-o {fmts}: usage error")
+        ctx.check(needle in s(r.stderr), f"-o {fmts}: says {needle!r}: {s(r.stderr)!r}")
+        ctx.eq(sorted(os.listdir(d)), only_input, f"-o {fmts}: nothing written")
+    # no OUTPUT operand, no stdin/stdout: outputs go beside the input under their default names
+    for args, needle in (([src, os.path.join(d, "out.json")], "an OUTPUT operand cannot be given"),
+                         ([src, "-"], "cannot read stdin or write stdout"),
+                         (["-"], "cannot read stdin or write stdout")):
+        r = ctx.run(["-o", "json,perfetto", *args], stdin=read(src))
+        ctx.eq(r.returncode, 2, f"-o json,perfetto {' '.join(args)}: usage error")
+        ctx.check(needle in s(r.stderr), f"-o json,perfetto {' '.join(args)}: says {needle!r}: {s(r.stderr)!r}")
+        ctx.eq(r.stdout, b"", f"-o json,perfetto {' '.join(args)}: nothing on stdout")
+        ctx.eq(sorted(os.listdir(d)), only_input, f"-o json,perfetto {' '.join(args)}: nothing written")
+    # an original trace where one output would go: refused, even with -f, and no other output written
+    original = os.path.join(d, "app.json")
+    with open(original, "w") as f:  # a Chrome JSON trace that traceconv did not write
+        f.write('{"traceEvents":[{"ph":"B","name":"a","pid":1,"tid":1,"ts":1},'
+                '{"ph":"E","pid":1,"tid":1,"ts":2}]}\n')
+    before = read(original)
+    for force in ([], ["-f"]):
+        r = ctx.run([*force, "-o", "perfetto,json,folded", src])
+        what = f"{' '.join(force)} -o perfetto,json,folded over an original app.json"
+        ctx.eq(r.returncode, 2, f"{what}: refused ({s(r.stderr).strip()})")
+        ctx.check("app.json: is a trace" in s(r.stderr), f"{what}: names the trace: {s(r.stderr)!r}")
+        ctx.eq(sorted(os.listdir(d)), ["app.json", "app.trace"], f"{what}: no output written")
+        ctx.check(read(original) == before, f"{what}: the original is unchanged")
+    os.remove(original)
+    # traceconv's own earlier outputs: refused without -f (each one said), replaced with -f
+    r = ctx.run(["-q", "-o", "json", src], check_rc=0)
+    r = ctx.run(["-o", "folded,json,perfetto", src])
+    ctx.eq(r.returncode, 2, "an earlier app.json without -f: refused")
+    ctx.check("app.json" in s(r.stderr) and "-f" in s(r.stderr), f"an earlier app.json: says -f: {s(r.stderr)!r}")
+    ctx.eq(sorted(os.listdir(d)), ["app.json", "app.trace"], "an earlier app.json without -f: nothing written")
+    r = ctx.run(["-f", "-o", "folded,json,perfetto", src])
+    ctx.eq(r.returncode, 0, f"-f over an earlier app.json: exit status ({s(r.stderr).strip()})")
+    ctx.eq(sorted(os.listdir(d)), ["app.folded", "app.json", "app.pftrace", "app.trace"], "-f: every output")
+    no_stray(ctx, d, "several formats refused")
+    # the help says how several formats are named
+    ctx.check("json,perfetto" in s(ctx.run(["--help"]).stdout), "--help shows several formats")
+
+
+def check_several_formats_disk_full(ctx):
+    """A full disk during -o json,perfetto,folded: each failed output named and removed, nothing left behind."""
+    if os.geteuid() != 0:
+        print("SKIP(several formats, disk full): mounting a small tmpfs needs root")
+        return
+    d = fresh_dir(ctx, "formats-full")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", d], capture_output=True)
+    if r.returncode != 0:
+        print(f"SKIP(several formats, disk full): cannot mount a tmpfs here: {s(r.stderr).strip()}")
+        return
+    try:
+        src = os.path.join(d, "app.trace")
+        shutil.copyfile(corpus_trace(ctx, "app-startup"), src)  # 64 KB; json 650 KB does not fit
+        r = ctx.run(["-o", "json,perfetto,folded", src])
+        err = s(r.stderr)
+        ctx.eq(r.returncode, 1, f"disk full, -o json,perfetto,folded: exit status ({err.strip()})")
+        ctx.check(": json: cannot write the output: No space left on device" in err,
+                  f"disk full, several formats: the json output's error names the writer and the cause: {err!r}")
+        left = sorted(os.listdir(d))
+        ctx.check(left[0] == "app.trace" and all(not n.startswith("app.json") and ".tmp-" not in n for n in left),
+                  f"disk full, several formats: no json output nor temporary file left: {left}")
+        for n in left[1:]:  # an output that fitted is complete: equal to its single conversion
+            fmt = "perfetto" if n.endswith(".pftrace") else "folded"
+            ctx.check(read(os.path.join(d, n)) == single_conversion(ctx, src, fmt, fresh_dir(ctx, "full-ref")),
+                      f"disk full, several formats: the kept {n} is complete")
+    finally:
+        subprocess.run(["umount", d])
+
+
+def check_several_formats_signal(ctx):
+    """SIGINT while -o json,perfetto,folded converts: every temporary output removed, no output left."""
+    if not ctx.tracegen:
+        print("SKIP(several formats, SIGINT): no tracegen")
+        return
+    d = fresh_dir(ctx, "formats-signal")
+    big = os.path.join(d, "big.trace")
+    subprocess.run([ctx.tracegen, "--bench", "40", big], check=True, capture_output=True)
+    p = subprocess.Popen([ctx.traceconv, "-q", "-o", "json,perfetto,folded", big], stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    temps = lambda: [n for n in os.listdir(d) if ".tmp-" in n]
+    while len(temps()) < 3 and p.poll() is None and time.time() < deadline:
+        time.sleep(0.002)
+    seen = sorted(temps())
+    p.send_signal(signal.SIGINT)
+    p.wait(timeout=60)
+    if ctx.check(len(seen) == 3, f"several formats, SIGINT: three temporary outputs while converting: {seen} "
+                                 f"(exit {p.returncode}: {s(p.stderr.read()).strip()})"):
+        ctx.eq(p.returncode, -signal.SIGINT, "several formats, SIGINT: traceconv ends by the signal")
+        ctx.eq(sorted(os.listdir(d)), ["big.trace"], "several formats, SIGINT: no output nor temporary file left")
+    os.remove(big)
 
 
 if __name__ == "__main__":

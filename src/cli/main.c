@@ -3,6 +3,7 @@
  *
  *   traceconv [-i FORMAT] -o FORMAT [options] INPUT [OUTPUT]
  *   traceconv [-i FORMAT] -o FORMAT [options] INPUT INPUT...   (each beside itself)
+ *   traceconv [-i FORMAT] -o FORMAT,FORMAT... [options] INPUT...  (one read, an output per format)
  *
  * Exit codes: 0 success, 1 conversion failed, 2 usage error. Output is
  * written to a temporary file beside OUTPUT and renamed on success, so a
@@ -10,6 +11,13 @@
  * (a file a reader recognizes that traceconv did not write) is never
  * overwritten, even with -f (a glob such as *.trace must not turn one input
  * into the output of another); -f replaces traceconv's own outputs.
+ *
+ * Several formats (-o json,perfetto) read and normalize each input once
+ * (tc_conv_write_many) and write one output per format beside it, under its
+ * default name. Every output of an input is checked against the overwrite
+ * rules before anything is converted: one refused output means none is
+ * written. Each output has its own temporary file; one that fails while
+ * converting (a full disk) is removed and the others are kept.
  */
 #define _GNU_SOURCE
 #include "traceconv.h"
@@ -31,6 +39,7 @@ enum { EXIT_CONVERT = 1, EXIT_USAGE = 2 };
 static const char usage_text[] =
     "usage: traceconv [-i FORMAT] -o FORMAT [options] INPUT [OUTPUT]\n"
     "       traceconv [-i FORMAT] -o FORMAT [options] INPUT INPUT...\n"
+    "       traceconv [-i FORMAT] -o FORMAT,FORMAT... [options] INPUT...\n"
     "       traceconv -o FORMAT [options] NAME.key NAME.data [OUTPUT]   (a legacy split trace)\n"
     "       traceconv batch -o FORMAT[,FORMAT...] -O OUTDIR [options] INPUT...  (see batch --help)\n"
     "       traceconv --probe INPUT | --list-formats | --help | --version\n"
@@ -41,10 +50,15 @@ static const char usage_text[] =
     "Two operands are INPUT OUTPUT only when the second is '-', does not exist, is a\n"
     "FIFO or device, or ends in an extension of the output format (.json for -o json);\n"
     "otherwise every operand is an INPUT, converted beside itself (a.trace -> a.json).\n"
+    "Several formats (-o json,perfetto) read each INPUT once and write one output per\n"
+    "format under its default name (a.trace -> a.json and a.pftrace); they take no\n"
+    "OUTPUT operand and no stdin. If any of an INPUT's outputs may not be written\n"
+    "(see -f), none is.\n"
     "An original trace (not written by traceconv) is never overwritten, even with -f.\n"
     "\n"
     "  -i, --input-format FORMAT  input format (default: detected from content)\n"
-    "  -o, --output-format FORMAT output format: json, folded, ... (see --list-formats)\n"
+    "  -o, --output-format FORMAT output format: json, folded, ... (see --list-formats);\n"
+    "                             several, comma-separated: json,perfetto,pprof\n"
     "  -f, --force                overwrite an existing OUTPUT (never an original trace)\n"
     "      --strict               treat warnings about the input, and options the\n"
     "                             chosen reader or writer does not use, as errors\n"
@@ -75,8 +89,11 @@ static const char usage_text[] =
 
 /* ---- atomic output: the temporary file is removed on error and on signals ---- */
 
-static volatile sig_atomic_t have_temp;
-static char temp_path[PATH_MAX];
+#define MAX_OUTPUTS 16 /* formats in one -o list: more than there are writers */
+
+/* one temporary file per output of the input being converted */
+static volatile sig_atomic_t have_temp[MAX_OUTPUTS];
+static char temp_path[MAX_OUTPUTS][PATH_MAX];
 /* 0666 & ~umask, read once at start: umask() can only be read by setting it */
 static mode_t output_mode = 0666;
 
@@ -89,8 +106,9 @@ static void read_umask(void)
 
 static void on_signal(int sig)
 {
-    if (have_temp)
-        unlink(temp_path);
+    for (int i = 0; i < MAX_OUTPUTS; i++)
+        if (have_temp[i])
+            unlink(temp_path[i]);
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -106,13 +124,13 @@ static void install_signal_cleanup(void)
     sigaction(SIGPIPE, &sa, NULL);
 }
 
-static FILE *open_temp_beside(const char *target)
+static FILE *open_temp_beside(int slot, const char *target)
 {
     const char *slash = strrchr(target, '/');
     int dirlen = slash ? (int)(slash - target + 1) : 0;
-    int n = snprintf(temp_path, sizeof temp_path, "%.*s.%s.tmp-XXXXXX", dirlen, target,
+    int n = snprintf(temp_path[slot], sizeof temp_path[slot], "%.*s.%s.tmp-XXXXXX", dirlen, target,
                      slash ? slash + 1 : target);
-    if (n < 0 || (size_t)n >= sizeof temp_path) {
+    if (n < 0 || (size_t)n >= sizeof temp_path[slot]) {
         errno = ENAMETOOLONG;
         return NULL;
     }
@@ -124,8 +142,8 @@ static FILE *open_temp_beside(const char *target)
     sigaddset(&block, SIGHUP);
     sigaddset(&block, SIGPIPE);
     sigprocmask(SIG_BLOCK, &block, &old);
-    int fd = mkstemp(temp_path);
-    have_temp = fd >= 0;
+    int fd = mkstemp(temp_path[slot]);
+    have_temp[slot] = fd >= 0;
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (fd < 0)
         return NULL;
@@ -140,11 +158,11 @@ static FILE *open_temp_beside(const char *target)
     return fp;
 }
 
-static void drop_temp(void)
+static void drop_temp(int slot)
 {
-    if (have_temp) {
-        unlink(temp_path);
-        have_temp = 0;
+    if (have_temp[slot]) {
+        unlink(temp_path[slot]);
+        have_temp[slot] = 0;
     }
 }
 
@@ -219,6 +237,7 @@ static char *default_output(const char *input, const char *writer)
     return out;
 }
 
+/* out and writer: the outputs written and their formats, ", " and "," separated. */
 static void print_summary(tc_conv *c, const char *in, const char *out, const char *writer)
 {
     tc_figure fig[64];
@@ -312,7 +331,9 @@ typedef struct job {
 } job;
 
 typedef struct cli {
-    const char *in_format, *out_format;
+    const char *in_format;
+    const char *formats[MAX_OUTPUTS]; /* -o, split at commas */
+    size_t n_formats;
     int force, quiet;
     setting settings[64];
     size_t n_settings;
@@ -401,64 +422,163 @@ static int refuse_existing(cli *a, const job *jb, const char *output, const stru
     return 0;
 }
 
-/* Write the opened input into output through a temporary file (or straight into stdout, a FIFO or a device). */
-static int write_output(cli *a, tc_conv *conv, const char *output, int special)
+/* One output of an input: a format and where it goes. */
+typedef struct target {
+    const char *format;
+    const char *path;
+    char *owned;  /* path, when it is the default name */
+    int special;  /* a FIFO or device: written into; renaming over it would replace it */
+    int to_stdout;
+    FILE *fp;
+} target;
+
+/* Where each format of the command goes for this job: OUTPUT, stdout for stdin, or the default name. */
+static int plan_targets(const cli *a, const job *jb, target *t)
 {
-    int to_stdout = !strcmp(output, "-");
-    FILE *fp = to_stdout ? stdout : special ? fopen(output, "wb") : open_temp_beside(output);
-    if (!fp) {
-        fprintf(stderr, "traceconv: %s: cannot create the output: %s\n", output, strerror(errno));
-        drop_temp();
-        return EXIT_CONVERT;
-    }
-    int rc = tc_conv_write(conv, a->out_format, fp);
-    end_progress();
-    if (rc != TC_OK) {
-        if (!to_stdout)
-            fclose(fp);
-        drop_temp();
-        if (tc_conv_error(conv)[0])
-            fprintf(stderr, "traceconv: %s\n", tc_conv_error(conv));
-        return rc == TC_ERR_USAGE ? EXIT_USAGE : EXIT_CONVERT;
-    }
-    if (to_stdout ? fflush(stdout) != 0 : fclose(fp) != 0) {
-        fprintf(stderr, "traceconv: %s: cannot write the output: %s\n", output, strerror(errno));
-        drop_temp();
-        return EXIT_CONVERT;
-    }
-    if (!to_stdout && !special) {
-        if (rename(temp_path, output) != 0) {
-            fprintf(stderr, "traceconv: %s: cannot rename the output into place: %s\n", output, strerror(errno));
-            drop_temp();
+    for (size_t i = 0; i < a->n_formats; i++) {
+        t[i] = (target){.format = a->formats[i]};
+        if (jb->output)
+            t[i].path = jb->output; /* one format only (plan_jobs) */
+        else if (!strcmp(jb->input, "-"))
+            t[i].path = "-";
+        else if (!(t[i].path = t[i].owned = default_output(jb->input, a->formats[i]))) {
+            fprintf(stderr, "traceconv: %s: out of memory\n", jb->input);
             return EXIT_CONVERT;
         }
-        have_temp = 0;
+        t[i].to_stdout = !strcmp(t[i].path, "-");
     }
     return 0;
 }
 
-static int convert(cli *a, const job *jb, tc_conv *conv)
+/* The overwrite rules for every output before anything is converted: one refused, none written. */
+static int check_targets(cli *a, const job *jb, target *t)
 {
-    const char *output = jb->output;
-    if (!output && !strcmp(jb->input, "-"))
-        output = "-";
-    char *owned_out = output ? NULL : default_output(jb->input, a->out_format);
-    if (!output && !(output = owned_out)) {
-        fprintf(stderr, "traceconv: %s: out of memory\n", jb->input);
+    int rc = 0;
+    for (size_t i = 0; i < a->n_formats; i++) {
+        struct stat st_out;
+        int r = 0;
+        if (t[i].to_stdout) {
+            if (!a->force && isatty(STDOUT_FILENO) && writer_is_binary(t[i].format)) {
+                fprintf(stderr,
+                        "traceconv: %s output is binary: not writing it to a terminal (redirect it, or use -f)\n",
+                        t[i].format);
+                r = EXIT_USAGE;
+            }
+        } else if (!stat(t[i].path, &st_out)) {
+            t[i].special = !S_ISREG(st_out.st_mode);
+            r = refuse_existing(a, jb, t[i].path, &st_out);
+        }
+        if (r && !rc)
+            rc = r; /* every refusal is told, the first decides the exit status */
+    }
+    return rc;
+}
+
+/* Each output's stream: stdout, the FIFO or device itself, or a temporary file beside the target. */
+static int open_targets(cli *a, target *t)
+{
+    for (size_t i = 0; i < a->n_formats; i++) {
+        t[i].fp = t[i].to_stdout ? stdout : t[i].special ? fopen(t[i].path, "wb") : open_temp_beside((int)i, t[i].path);
+        if (!t[i].fp) {
+            fprintf(stderr, "traceconv: %s: cannot create the output: %s\n", t[i].path, strerror(errno));
+            return EXIT_CONVERT;
+        }
+    }
+    return 0;
+}
+
+/* A converted output into place: flushed, closed and renamed over its target. */
+static int commit_target(target *t, int slot)
+{
+    FILE *fp = t->fp;
+    t->fp = NULL;
+    if (t->to_stdout ? fflush(stdout) != 0 : fclose(fp) != 0) {
+        fprintf(stderr, "traceconv: %s: cannot write the output: %s\n", t->path, strerror(errno));
+        drop_temp(slot);
         return EXIT_CONVERT;
     }
-    int rc = 0, special = 0; /* a FIFO or device: write into it; renaming over it would replace it */
-    struct stat st_out;
-    if (!strcmp(output, "-")) {
-        if (!a->force && isatty(STDOUT_FILENO) && writer_is_binary(a->out_format)) {
-            fprintf(stderr, "traceconv: %s output is binary: not writing it to a terminal (redirect it, or use -f)\n",
-                    a->out_format);
-            rc = EXIT_USAGE;
+    if (!t->to_stdout && !t->special) {
+        if (rename(temp_path[slot], t->path) != 0) {
+            fprintf(stderr, "traceconv: %s: cannot rename the output into place: %s\n", t->path, strerror(errno));
+            drop_temp(slot);
+            return EXIT_CONVERT;
         }
-    } else if (!stat(output, &st_out)) {
-        special = !S_ISREG(st_out.st_mode);
-        rc = refuse_existing(a, jb, output, &st_out);
+        have_temp[slot] = 0;
     }
+    return 0;
+}
+
+/* A failed or never-written output leaves nothing behind. */
+static void abandon_target(target *t, int slot)
+{
+    if (t->fp && !t->to_stdout)
+        fclose(t->fp);
+    t->fp = NULL;
+    drop_temp(slot);
+}
+
+/* The outputs written, for the summary line: "a.json, a.pftrace" and "json,perfetto". */
+static void describe_written(const cli *a, const target *t, const int *ok, char *outs, size_t olen, char *fmts,
+                             size_t flen)
+{
+    size_t o = 0, f = 0;
+    outs[0] = fmts[0] = 0;
+    for (size_t i = 0; i < a->n_formats; i++) {
+        if (!ok[i])
+            continue;
+        if (o < olen)
+            o += (size_t)snprintf(outs + o, olen - o, "%s%s", o ? ", " : "", t[i].path);
+        if (f < flen)
+            f += (size_t)snprintf(fmts + f, flen - f, "%s%s", f ? "," : "", t[i].format);
+    }
+}
+
+/* Convert the opened input into every target at once (one read); outputs that fail are removed. */
+static int write_targets(cli *a, const job *jb, tc_conv *conv, target *t)
+{
+    tc_output outs[MAX_OUTPUTS];
+    int ok[MAX_OUTPUTS] = {0}, rc = open_targets(a, t);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < a->n_formats; i++)
+        outs[i] = (tc_output){.writer = t[i].format, .fp = t[i].fp};
+    tc_conv_write_many(conv, outs, a->n_formats);
+    end_progress();
+    size_t n_ok = 0;
+    for (size_t i = 0; i < a->n_formats; i++) {
+        int r = 0;
+        if (outs[i].status != TC_OK) {
+            abandon_target(&t[i], (int)i);
+            const char *why = outs[i].error && outs[i].error[0] ? outs[i].error : tc_conv_error(conv);
+            if (why[0])
+                fprintf(stderr, "traceconv: %s\n", why);
+            r = outs[i].status == TC_ERR_USAGE ? EXIT_USAGE : EXIT_CONVERT;
+        } else {
+            r = commit_target(&t[i], (int)i);
+        }
+        struct stat st_out;
+        if (r == 0 && !t[i].to_stdout && !stat(t[i].path, &st_out) && a->n_written < 64)
+            a->written[a->n_written++] = st_out;
+        ok[i] = r == 0;
+        n_ok += r == 0;
+        if (r && !rc)
+            rc = r;
+    }
+    if (n_ok && !a->quiet) {
+        char names[4096], fmts[256];
+        describe_written(a, t, ok, names, sizeof names, fmts, sizeof fmts);
+        print_summary(conv, jb->input, names, fmts);
+    }
+    return rc;
+}
+
+static int convert(cli *a, const job *jb, tc_conv *conv)
+{
+    target t[MAX_OUTPUTS];
+    memset(t, 0, sizeof t);
+    int rc = plan_targets(a, jb, t);
+    if (rc == 0)
+        rc = check_targets(a, jb, t);
     if (rc == 0) {
         int orc = jb->data_half ? tc_conv_open_pair(conv, jb->input, jb->data_half)
                                 : tc_conv_open(conv, jb->input, a->in_format);
@@ -468,12 +588,11 @@ static int convert(cli *a, const job *jb, tc_conv *conv)
         }
     }
     if (rc == 0)
-        rc = write_output(a, conv, output, special);
-    if (rc == 0 && strcmp(output, "-") && !stat(output, &st_out) && a->n_written < 64)
-        a->written[a->n_written++] = st_out;
-    if (rc == 0 && !a->quiet)
-        print_summary(conv, jb->input, output, a->out_format);
-    free(owned_out);
+        rc = write_targets(a, jb, conv, t);
+    for (size_t i = 0; i < a->n_formats; i++) {
+        abandon_target(&t[i], (int)i); /* what open_targets made before it failed */
+        free(t[i].owned);
+    }
     return rc;
 }
 
@@ -514,22 +633,93 @@ static int set(cli *a, tc_conv *check, const char *key, const char *value)
     return 0;
 }
 
-/* Operands -> jobs: INPUT [OUTPUT], a legacy pair, or several inputs each beside itself. */
+/* Whether path would be the OUTPUT operand of one of the formats. */
+static int names_some_output(const cli *a, const char *path)
+{
+    for (size_t i = 0; i < a->n_formats; i++)
+        if (names_output(path, a->formats[i]))
+            return 1;
+    return 0;
+}
+
+/* Several formats go beside each INPUT under their default names: no OUTPUT, no stdin or stdout. */
+static int several_formats_refuse(const cli *a, char **ops, int n, int pair)
+{
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(ops[i], "-")) {
+            fprintf(stderr, "traceconv: several output formats (-o %s,...) cannot read stdin or write stdout ('-')\n",
+                    a->formats[0]);
+            return -1;
+        }
+    }
+    if (pair ? n == 3 : n == 2 && names_some_output(a, ops[1])) {
+        fprintf(stderr,
+                "traceconv: %s: several output formats are written beside the INPUT under their default names; "
+                "an OUTPUT operand cannot be given\n",
+                ops[n - 1]);
+        return -1;
+    }
+    return 0;
+}
+
+/* Operands -> jobs: INPUT [OUTPUT], a legacy pair, or several inputs each beside itself. 0: a usage error (told). */
 static size_t plan_jobs(const cli *a, char **ops, int n, job *jobs)
 {
-    if (n >= 2 && is_pair(ops[0], ops[1])) { /* traceconv -o json a.key b.data [OUTPUT] */
-        if (n > 3)
-            return 0;
+    int pair = n >= 2 && is_pair(ops[0], ops[1]);
+    if (!n || (pair && n > 3)) {
+        fputs(n ? "traceconv: expected NAME.key NAME.data [OUTPUT]\n" : "traceconv: expected INPUT [OUTPUT]\n", stderr);
+        return 0;
+    }
+    if (a->n_formats > 1 && several_formats_refuse(a, ops, n, pair))
+        return 0;
+    if (pair) { /* traceconv -o json a.key b.data [OUTPUT] */
         jobs[0] = (job){ops[0], ops[1], n == 3 ? ops[2] : NULL};
         return 1;
     }
-    if (n == 2 && names_output(ops[1], a->out_format)) {
+    if (n == 2 && names_output(ops[1], a->formats[0])) {
         jobs[0] = (job){ops[0], NULL, ops[1]};
         return 1;
     }
     for (int i = 0; i < n; i++)
         jobs[i] = (job){ops[i], NULL, NULL};
     return (size_t)n;
+}
+
+/* -o FORMAT[,FORMAT...]: each a known writer, none twice. 0, or -1 after the message. */
+static int parse_formats(cli *a, const char *arg)
+{
+    static char text[1024];
+    if (strlen(arg) >= sizeof text) {
+        fprintf(stderr, "traceconv: -o: too long\n");
+        return -1;
+    }
+    strcpy(text, arg);
+    a->n_formats = 0;
+    for (char *p = text, *next; p; p = next) {
+        next = strchr(p, ',');
+        if (next)
+            *next++ = 0;
+        if (!*p) {
+            fprintf(stderr, "traceconv: -o %s: an empty format in the list\n", arg);
+            return -1;
+        }
+        if (!tc_writer_extension(p)) {
+            fprintf(stderr, "traceconv: unknown output format '%s' (see --list-formats)\n", p);
+            return -1;
+        }
+        for (size_t i = 0; i < a->n_formats; i++) {
+            if (!strcmp(a->formats[i], p)) {
+                fprintf(stderr, "traceconv: -o %s: output format '%s' is given twice\n", arg, p);
+                return -1;
+            }
+        }
+        if (a->n_formats == MAX_OUTPUTS) {
+            fprintf(stderr, "traceconv: -o %s: more than %d formats\n", arg, MAX_OUTPUTS);
+            return -1;
+        }
+        a->formats[a->n_formats++] = p;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -558,10 +748,11 @@ int main(int argc, char **argv)
         return EXIT_CONVERT;
     int opt, status = 0;
     int li = 0;
+    const char *out_list = NULL;
     while (status == 0 && (opt = getopt_long(argc, argv, "i:o:fqhV", longopts, &li)) != -1) {
         switch (opt) {
         case 'i': a.in_format = optarg; break;
-        case 'o': a.out_format = optarg; break;
+        case 'o': out_list = optarg; break;
         case 'f': a.force = 1; break;
         case 'q': a.quiet = 1; break;
         case O_STRICT: status = set(&a, check, "strict", "1"); break;
@@ -584,18 +775,15 @@ int main(int argc, char **argv)
     int nargs = argc - optind;
     job *jobs = nargs > 0 ? calloc((size_t)nargs, sizeof *jobs) : NULL;
     size_t n_jobs = 0;
-    if (status == 0 && !a.out_format) {
+    if (status == 0 && !out_list) {
         fputs("traceconv: missing -o FORMAT\n", stderr);
         status = -1;
-    } else if (status == 0 && !tc_writer_extension(a.out_format)) {
-        fprintf(stderr, "traceconv: unknown output format '%s' (see --list-formats)\n", a.out_format);
+    } else if (status == 0 && parse_formats(&a, out_list) != 0) {
         status = -1;
     } else if (status == 0 && nargs > 0 && !jobs) {
         fputs("traceconv: out of memory\n", stderr);
         return EXIT_CONVERT;
     } else if (status == 0 && !(n_jobs = plan_jobs(&a, argv + optind, nargs, jobs))) {
-        fputs(nargs ? "traceconv: expected NAME.key NAME.data [OUTPUT]\n" : "traceconv: expected INPUT [OUTPUT]\n",
-              stderr);
         status = -1;
     }
     if (status != 0) {

@@ -25,6 +25,7 @@ struct tc_conv {
     tc_progress_fn progress;
     void *progress_user;
     char last_error[1024]; /* the message of the latest failed call (diag.error is per call) */
+    char *out_errors;      /* the messages of a write's outputs (tc_output.error point here) */
 };
 
 /* ---- every public call: a fresh error slot in, the latest failure kept out ---- */
@@ -134,6 +135,7 @@ void tc_conv_free(tc_conv *c)
     free(c->path);
     free(c->process_name);
     free(c->mapping);
+    free(c->out_errors);
     free(c);
 }
 
@@ -449,55 +451,254 @@ int tc_conv_open_memory(tc_conv *c, const void *data, size_t size, const char *n
 
 /* ---- the write pipeline --------------------------------------------------- */
 
-typedef struct pipeline {
-    tc_conv *c;
+/*
+ * One read of the input feeds every output of a write: normalize's events go
+ * to the call tree (built once when an aggregating writer is among the
+ * outputs), to the global-order merge (once, when a GLOBAL_ORDER writer is)
+ * and straight to the other writers. Each output has its own sink, writer
+ * state and diag: the diag starts as a copy of the conversion's figures, so a
+ * writer sees exactly what it would see converting alone, and what it adds
+ * (frames it dropped, its error) stays its own until the write ends, when its
+ * figures and warnings are added to the conversion's.
+ */
+typedef struct output {
+    tc_output *pub;
     const tci_writer *w;
     tci_wctx wctx;
+    tci_diag diag;
+    uint64_t given[TCI_FIG__COUNT]; /* figures handed to the writer so far: it added diag.fig - given */
+    int status;                     /* TC_OK while the output is alive */
+    bool direct;                    /* events go straight to the writer (not through the merge) */
+    tci_sink sink;
+} output;
+
+typedef struct pipeline {
+    tc_conv *c;
+    output *outs;
+    size_t n, alive;
     tci_calltree tree;
-    bool has_tree;
-    tci_merge *merge; /* TCI_WF_GLOBAL_ORDER: events wait here, then arrive in time order */
+    bool has_tree, tree_ok;
+    tci_diag tree_diag;  /* what building the shared tree reports: given to each of its writers */
+    tci_merge *merge;    /* GLOBAL_ORDER: events wait here, then arrive in time order */
+    bool merge_ok;
+    tci_diag merge_diag; /* the merge's error, given to each of its writers */
 } pipeline;
+
+static bool wants(const output *o, unsigned flag) { return (o->w->flags & flag) != 0; }
+
+/* The one error message of a failed output: its cause, whichever step saw it. */
+static int describe_failure(output *o, int rc)
+{
+    tci_diag *d = &o->diag;
+    const char *name = o->w->name;
+    if (rc == TC_ERR_CANCELED) {
+        d->error[0] = 0;
+        return tci_error(d, rc, name, UINT64_MAX, "canceled");
+    }
+    if (o->sink.err) { /* writers return a bare TC_ERR_IO (or worse) after the sink failed: say why */
+        char why[256];
+        if (strerror_r(o->sink.errnum, why, sizeof why) != 0)
+            snprintf(why, sizeof why, "error %d", o->sink.errnum);
+        d->error[0] = 0;
+        return tci_error(d, TC_ERR_IO, name, UINT64_MAX, "cannot write the output: %s", why);
+    }
+    if (rc == TC_ERR_NOMEM)
+        tci_error(d, rc, name, UINT64_MAX, "out of memory");
+    else if (!d->error[0])
+        tci_error(d, rc, name, UINT64_MAX, "conversion failed");
+    return rc;
+}
+
+/* Stop one output (the others go on); message: a cause seen outside the writer, or NULL. */
+static void output_fail(pipeline *p, output *o, int rc, const char *message)
+{
+    if (o->status != TC_OK)
+        return;
+    if (message && message[0])
+        snprintf(o->diag.error, sizeof o->diag.error, "%s", message);
+    o->status = describe_failure(o, rc == TC_OK ? TC_ERR_IO : rc);
+    p->alive--;
+}
+
+/* Every live output whose writer has flag (0: all of them) fails with rc. */
+static void fail_group(pipeline *p, unsigned flag, int rc, const char *message)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (!flag || wants(&p->outs[i], flag))
+            output_fail(p, &p->outs[i], rc, message);
+}
+
+static bool group_alive(const pipeline *p, unsigned flag)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->outs[i].status == TC_OK && wants(&p->outs[i], flag))
+            return true;
+    return false;
+}
+
+/* normalize (and the merge) stop when no output is left; the outputs hold why. */
+static int keep_going(const pipeline *p) { return p->alive ? TC_OK : TC_ERR_IO; }
+
+/* The writer is handed the conversion's figures as they are now, plus the shared tree's for its users. */
+static void hand_figures(pipeline *p, output *o)
+{
+    bool tree = wants(o, TCI_WF_AGGREGATE);
+    for (int k = 0; k < TCI_FIG__COUNT; k++) {
+        uint64_t now = p->c->diag.fig[k] + (tree ? p->tree_diag.fig[k] : 0);
+        o->diag.fig[k] += now - o->given[k];
+        o->given[k] = now;
+    }
+}
 
 static int pipeline_ready(void *user)
 {
     pipeline *p = user;
-    if (p->w->flags & TCI_WF_AGGREGATE) {
-        if (tci_calltree_init(&p->tree, &p->c->trace, p->c->trace.n_threads) != TC_OK)
-            return TC_ERR_NOMEM;
-        p->tree.diag = &p->c->diag; /* saturated sums are reported */
+    tc_conv *c = p->c;
+    if (group_alive(p, TCI_WF_AGGREGATE)) {
         p->has_tree = true;
+        if (tci_calltree_init(&p->tree, &c->trace, c->trace.n_threads) == TC_OK) {
+            p->tree.diag = &p->tree_diag; /* saturated sums are reported */
+            p->tree_ok = true;
+        } else {
+            fail_group(p, TCI_WF_AGGREGATE, TC_ERR_NOMEM, NULL);
+        }
     }
-    if (p->w->flags & TCI_WF_GLOBAL_ORDER) {
-        int rc = tci_merge_open(&p->merge, &p->c->trace, &p->c->diag);
-        if (rc != TC_OK)
-            return rc;
+    if (group_alive(p, TCI_WF_GLOBAL_ORDER)) {
+        int rc = tci_merge_open(&p->merge, &c->trace, &p->merge_diag);
+        if (rc == TC_OK)
+            p->merge_ok = true;
+        else
+            fail_group(p, TCI_WF_GLOBAL_ORDER, rc, p->merge_diag.error);
     }
-    return p->w->begin ? p->w->begin(&p->wctx) : TC_OK;
+    for (size_t i = 0; i < p->n; i++) {
+        output *o = &p->outs[i];
+        if (o->status != TC_OK)
+            continue;
+        hand_figures(p, o);
+        int rc = o->w->begin ? o->w->begin(&o->wctx) : TC_OK;
+        if (rc != TC_OK || o->sink.err)
+            output_fail(p, o, rc, NULL);
+        o->diag.muted = true; /* as c->diag during pass 2: anomalies are not counted twice */
+    }
+    return keep_going(p);
 }
 
 static int pipeline_event(void *user, const tci_event *ev)
 {
     pipeline *p = user;
-    if (p->has_tree && tci_calltree_event(&p->tree, ev) != TC_OK)
-        return TC_ERR_NOMEM;
-    if (p->merge)
-        return tci_merge_add(p->merge, ev);
-    return p->w->event ? p->w->event(&p->wctx, ev) : TC_OK;
+    if (p->tree_ok && TCI_UNLIKELY(tci_calltree_event(&p->tree, ev) != TC_OK)) {
+        p->tree_ok = false;
+        fail_group(p, TCI_WF_AGGREGATE, TC_ERR_NOMEM, NULL);
+    }
+    if (p->merge_ok) {
+        int rc = tci_merge_add(p->merge, ev);
+        if (TCI_UNLIKELY(rc != TC_OK)) {
+            p->merge_ok = false;
+            fail_group(p, TCI_WF_GLOBAL_ORDER, rc, p->merge_diag.error);
+        }
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        output *o = &p->outs[i];
+        if (!o->direct || o->status != TC_OK)
+            continue;
+        int rc = o->w->event(&o->wctx, ev);
+        if (TCI_UNLIKELY(rc != TC_OK || o->sink.err))
+            output_fail(p, o, rc, NULL);
+    }
+    return keep_going(p);
 }
 
-static int pipeline_writer_event(void *user, const tci_event *ev)
+static int merged_event(void *user, const tci_event *ev)
 {
     pipeline *p = user;
-    return p->w->event ? p->w->event(&p->wctx, ev) : TC_OK;
+    for (size_t i = 0; i < p->n; i++) {
+        output *o = &p->outs[i];
+        if (o->status != TC_OK || !wants(o, TCI_WF_GLOBAL_ORDER) || !o->w->event)
+            continue;
+        int rc = o->w->event(&o->wctx, ev);
+        if (TCI_UNLIKELY(rc != TC_OK || o->sink.err))
+            output_fail(p, o, rc, NULL);
+    }
+    return group_alive(p, TCI_WF_GLOBAL_ORDER) ? TC_OK : TC_ERR_IO;
 }
 
-/* After pass 2: the spilled events reach the writer in global time order. */
-static int pipeline_merge(pipeline *p)
+/* After pass 2: the spilled events reach the GLOBAL_ORDER writers in global time order. */
+static void pipeline_merge(pipeline *p)
 {
-    p->c->diag.muted = true; /* as during pass 2: writers do not count input anomalies twice */
-    int rc = tci_merge_run(p->merge, pipeline_writer_event, p);
-    p->c->diag.muted = false;
-    return rc;
+    if (!p->merge_ok || !group_alive(p, TCI_WF_GLOBAL_ORDER))
+        return;
+    int rc = tci_merge_run(p->merge, merged_event, p);
+    if (rc != TC_OK) /* the merge's own failure; a writer's was recorded on its output */
+        fail_group(p, TCI_WF_GLOBAL_ORDER, rc, p->merge_diag.error);
+}
+
+/* The end of the input: the shared tree is summed once, then every live writer finishes. */
+static void pipeline_finish(pipeline *p)
+{
+    if (p->tree_ok && group_alive(p, TCI_WF_AGGREGATE))
+        tci_calltree_finish(&p->tree);
+    for (size_t i = 0; i < p->n; i++) {
+        output *o = &p->outs[i];
+        if (o->status != TC_OK)
+            continue;
+        bool tree = wants(o, TCI_WF_AGGREGATE);
+        hand_figures(p, o);
+        o->diag.muted = false;
+        if (tree)
+            p->tree.diag = &o->diag; /* a tree the writer derives (pprof's merged threads) reports to it */
+        int rc = o->w->finish ? o->w->finish(&o->wctx, tree ? &p->tree : NULL) : TC_OK;
+        if (rc != TC_OK || o->sink.err)
+            output_fail(p, o, rc, NULL);
+    }
+}
+
+/* A kept warning moves to the conversion's list (freed when the list is full). */
+static void keep_warnings(tci_diag *to, tci_diag *from)
+{
+    for (size_t i = 0; i < from->n_kept; i++) {
+        if (to->n_kept < TCI_MAX_KEPT_WARNINGS)
+            to->kept[to->n_kept++] = from->kept[i];
+        else
+            free(from->kept[i]);
+    }
+    from->n_kept = 0;
+}
+
+/* The write is over: what the tree and each writer added becomes the conversion's. */
+static void collect_diagnostics(pipeline *p)
+{
+    tc_conv *c = p->c;
+    uint64_t added[TCI_FIG__COUNT];
+    for (int k = 0; k < TCI_FIG__COUNT; k++)
+        added[k] = p->tree_diag.fig[k] + p->merge_diag.fig[k];
+    keep_warnings(&c->diag, &p->tree_diag);
+    keep_warnings(&c->diag, &p->merge_diag);
+    for (size_t i = 0; i < p->n; i++) {
+        output *o = &p->outs[i];
+        for (int k = 0; k < TCI_FIG__COUNT; k++)
+            added[k] += o->diag.fig[k] - o->given[k];
+        keep_warnings(&c->diag, &o->diag);
+    }
+    for (int k = 0; k < TCI_FIG__COUNT; k++)
+        c->diag.fig[k] += added[k];
+}
+
+/* Sinks are closed (a canceled output's discarded) and writers released, whatever happened. */
+static void pipeline_close(pipeline *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        output *o = &p->outs[i];
+        if (o->status == TC_ERR_CANCELED)
+            tci_sink_discard(&o->sink); /* nothing more reaches the output */
+        else if (tci_sink_close(&o->sink) != TC_OK)
+            output_fail(p, o, TC_ERR_IO, NULL);
+        if (o->w->close)
+            o->w->close(&o->wctx);
+        free(o->wctx.priv);
+    }
+    tci_merge_free(p->merge);
+    if (p->has_tree)
+        tci_calltree_free(&p->tree);
 }
 
 /* normalize calls this; a non-zero answer of the caller's callback stops the conversion. */
@@ -509,78 +710,149 @@ static int conv_progress(void *user, uint64_t done, uint64_t total)
     return c->canceled;
 }
 
-/* The one error message of a failed write: its cause, whichever step saw it. */
-static int write_failed(tc_conv *c, const tci_writer *w, const tci_sink *sink, int rc)
+/* Each output's sink and writer state; a failure here is that output's alone. */
+static void outputs_open(pipeline *p, tc_output *pub)
 {
-    if (rc == TC_ERR_CANCELED) {
-        c->diag.error[0] = 0;
-        return tci_error(&c->diag, rc, w->name, UINT64_MAX, "canceled");
+    tc_conv *c = p->c;
+    for (size_t i = 0; i < p->n; i++) {
+        output *o = &p->outs[i];
+        o->pub = &pub[i];
+        o->w = tci_find_writer(pub[i].writer);
+        o->direct = !wants(o, TCI_WF_GLOBAL_ORDER) && o->w->event;
+        o->diag.input = c->diag.input;
+        o->diag.strict = c->diag.strict;
+        o->wctx = (tci_wctx){.writer_name = o->w->name, .out = &o->sink, .trace = &c->trace, .opt = &c->opt,
+                             .diag = &o->diag};
+        bool gzip = wants(o, TCI_WF_GZIP);
+        int rc = pub[i].fn ? tci_sink_open_fn(&o->sink, pub[i].fn, pub[i].user, gzip)
+                           : tci_sink_open(&o->sink, pub[i].fp, gzip);
+        if (rc == TC_OK && o->w->priv_size && !(o->wctx.priv = tci_calloc(1, o->w->priv_size)))
+            rc = TC_ERR_NOMEM;
+        p->alive++;
+        if (rc != TC_OK)
+            output_fail(p, o, rc, NULL);
     }
-    if (sink->err) { /* writers return a bare TC_ERR_IO (or worse) after the sink failed: say why */
-        char why[256];
-        if (strerror_r(sink->errnum, why, sizeof why) != 0)
-            snprintf(why, sizeof why, "error %d", sink->errnum);
-        c->diag.error[0] = 0;
-        return tci_error(&c->diag, TC_ERR_IO, w->name, UINT64_MAX, "cannot write the output: %s", why);
-    }
-    if (rc == TC_ERR_NOMEM)
-        tci_error(&c->diag, rc, w->name, UINT64_MAX, "out of memory");
-    else if (!c->diag.error[0])
-        tci_error(&c->diag, rc, w->name, UINT64_MAX, "conversion failed");
-    return rc;
 }
 
-/* The conversion proper, into an open sink; the sink is closed (or discarded) here. */
-static int run_pipeline(tc_conv *c, const tci_writer *w, tci_sink *sink, int rc)
+/* Statuses and messages back to the caller; the first failure (in the caller's order) is the call's. */
+static int report_outputs(pipeline *p)
 {
-    pipeline p = {.c = c, .w = w};
-    p.wctx = (tci_wctx){.writer_name = w->name, .out = sink, .trace = &c->trace, .opt = &c->opt, .diag = &c->diag};
-    if (rc == TC_OK && w->priv_size && !(p.wctx.priv = tci_calloc(1, w->priv_size)))
-        rc = TC_ERR_NOMEM;
-    if (rc == TC_OK)
+    tc_conv *c = p->c;
+    int first = TC_OK;
+    free(c->out_errors);
+    c->out_errors = tci_calloc(p->n, sizeof p->outs[0].diag.error);
+    for (size_t i = 0; i < p->n; i++) {
+        output *o = &p->outs[i];
+        char *slot = c->out_errors ? c->out_errors + i * sizeof o->diag.error : NULL;
+        if (slot && o->status != TC_OK)
+            memcpy(slot, o->diag.error, sizeof o->diag.error);
+        o->pub->status = o->status;
+        o->pub->error = slot ? slot : "";
+        if (o->status != TC_OK && first == TC_OK) {
+            first = o->status;
+            memcpy(c->diag.error, o->diag.error, sizeof c->diag.error);
+        }
+    }
+    return first;
+}
+
+static void set_statuses(tc_output *outs, size_t n, int rc)
+{
+    for (size_t i = 0; outs && i < n; i++) {
+        outs[i].status = rc;
+        outs[i].error = "";
+    }
+}
+
+/* The conversion proper: one read of the input into every output. */
+static int run_pipeline(tc_conv *c, tc_output *pub, size_t n)
+{
+    pipeline p = {.c = c, .n = n};
+    p.tree_diag.input = p.merge_diag.input = c->diag.input;
+    if (!(p.outs = tci_calloc(n, sizeof *p.outs))) {
+        set_statuses(pub, n, TC_ERR_NOMEM);
+        return tci_error(&c->diag, TC_ERR_NOMEM, "api", UINT64_MAX, "out of memory");
+    }
+    outputs_open(&p, pub);
+    int rc = TC_OK;
+    if (p.alive)
         rc = tci_normalize_run(&c->rctx, c->reader, pipeline_ready, pipeline_event, &p,
                                c->progress ? conv_progress : NULL, c);
     if (c->canceled) /* also when the last progress call (after pass 2) asked to stop */
         rc = TC_ERR_CANCELED;
-    if (rc == TC_OK && p.merge)
-        rc = pipeline_merge(&p);
-    if (rc == TC_OK && p.has_tree)
-        tci_calltree_finish(&p.tree);
-    if (rc == TC_OK && w->finish)
-        rc = w->finish(&p.wctx, p.has_tree ? &p.tree : NULL);
-    if (rc == TC_ERR_CANCELED)
-        tci_sink_discard(sink); /* nothing more reaches the output */
-    else if (tci_sink_close(sink) != TC_OK && rc == TC_OK)
-        rc = TC_ERR_IO;
-    if (w->close)
-        w->close(&p.wctx);
-    free(p.wctx.priv);
-    tci_merge_free(p.merge);
-    if (p.has_tree)
-        tci_calltree_free(&p.tree);
-    return rc == TC_OK && !sink->err ? TC_OK : write_failed(c, w, sink, rc == TC_OK ? TC_ERR_IO : rc);
+    if (rc != TC_OK) {
+        fail_group(&p, 0, rc, c->diag.error); /* the input failed (or was canceled): every output with it */
+    } else {
+        pipeline_merge(&p);
+        pipeline_finish(&p);
+    }
+    pipeline_close(&p);
+    collect_diagnostics(&p);
+    rc = report_outputs(&p);
+    free(p.outs);
+    return rc;
 }
 
-static int conv_write(tc_conv *c, const char *writer, FILE *out, tc_write_fn fn, void *user)
+/* Everything a write can be refused for before it starts (the object stays OPEN). */
+static int check_write(tc_conv *c, const tc_output *outs, size_t n, const char *function)
 {
-    if (!writer || (!out && !fn))
-        return null_argument(c, fn ? "tc_conv_write_to" : "tc_conv_write");
+    if (!outs || !n)
+        return null_argument(c, function);
+    for (size_t i = 0; i < n; i++)
+        if (!outs[i].writer || (!outs[i].fp && !outs[i].fn))
+            return null_argument(c, function);
     if (c->state == ST_NEW)
-        return state_error(c, "tc_conv_write before an input was opened%s", " (call tc_conv_open first)");
+        return state_error(c, "%s before an input was opened (call tc_conv_open first)", function);
     if (c->state == ST_WRITTEN)
         return state_error(c, "%s: the input was already converted; open it again with a new tc_conv", c->path);
-    const tci_writer *w = tci_find_writer(writer);
-    if (!w)
-        return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX,
-                         "unknown output format '%s' (see --list-formats)", writer);
+    for (size_t i = 0; i < n; i++) {
+        if (outs[i].fp && outs[i].fn)
+            return tci_error(&c->diag, TC_ERR_USAGE, "api", UINT64_MAX,
+                             "%s: output %zu has both a FILE and a write function; give one", function, i);
+        if (!tci_find_writer(outs[i].writer))
+            return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX,
+                             "unknown output format '%s' (see --list-formats)", outs[i].writer);
+    }
+    return TC_OK;
+}
+
+/* The unused-option check of a call: an option is used when the reader or any of its writers reads it. */
+static int check_options(tc_conv *c, const tc_output *outs, size_t n)
+{
+    const tci_writer *ws[16] = {0};
+    const tci_writer **list = n <= 16 ? ws : tci_malloc(n * sizeof *list);
+    if (!list)
+        return tci_error(&c->diag, TC_ERR_NOMEM, "api", UINT64_MAX, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        list[i] = tci_find_writer(outs[i].writer);
+    int rc = tci_options_check_used(&c->opt, c->reader, list, n, &c->diag);
+    if (list != ws)
+        free(list);
+    return rc;
+}
+
+static int conv_write_many(tc_conv *c, tc_output *outs, size_t n, const char *function)
+{
+    int rc = check_write(c, outs, n, function);
+    if (rc != TC_OK) {
+        set_statuses(outs, n, rc);
+        return rc;
+    }
     c->state = ST_WRITTEN; /* from here the conversion consumes the input, success or not */
     c->canceled = false;
-    if (tci_options_check_used(&c->opt, c->reader, w, &c->diag) != TC_OK)
-        return TC_ERR_STRICT; /* an option neither the reader nor the writer uses, under strict */
-    tci_sink sink;
-    bool gzip = (w->flags & TCI_WF_GZIP) != 0;
-    int rc = fn ? tci_sink_open_fn(&sink, fn, user, gzip) : tci_sink_open(&sink, out, gzip);
-    return run_pipeline(c, w, &sink, rc);
+    if ((rc = check_options(c, outs, n)) != TC_OK) {
+        set_statuses(outs, n, rc); /* an option no writer uses, under strict */
+        return rc;
+    }
+    return run_pipeline(c, outs, n);
+}
+
+int tc_conv_write_many(tc_conv *c, tc_output *outs, size_t n)
+{
+    if (!c)
+        return TC_ERR_USAGE;
+    call_begin(c);
+    return call_end(c, conv_write_many(c, outs, n, "tc_conv_write_many"));
 }
 
 int tc_conv_write(tc_conv *c, const char *writer, FILE *out)
@@ -588,7 +860,8 @@ int tc_conv_write(tc_conv *c, const char *writer, FILE *out)
     if (!c)
         return TC_ERR_USAGE;
     call_begin(c);
-    return call_end(c, conv_write(c, writer, out, NULL, NULL));
+    tc_output one = {.writer = writer, .fp = out};
+    return call_end(c, conv_write_many(c, &one, 1, "tc_conv_write"));
 }
 
 int tc_conv_write_to(tc_conv *c, const char *writer, tc_write_fn fn, void *user)
@@ -596,7 +869,8 @@ int tc_conv_write_to(tc_conv *c, const char *writer, tc_write_fn fn, void *user)
     if (!c)
         return TC_ERR_USAGE;
     call_begin(c);
-    return call_end(c, conv_write(c, writer, NULL, fn, user));
+    tc_output one = {.writer = writer, .fn = fn, .user = user};
+    return call_end(c, conv_write_many(c, &one, 1, "tc_conv_write_to"));
 }
 
 size_t tc_conv_figures(const tc_conv *c, tc_figure *out, size_t max)

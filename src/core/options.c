@@ -8,8 +8,9 @@
  * A key that no descriptor lists is read by the core for every conversion
  * (process-name, strict, max-depth, the limits) and is always used. A key
  * that some format lists but neither the chosen reader nor the chosen writer
- * does would be ignored without a word (`--weight cpu -o pprof` looks as if
- * it worked): it is the counted warning unused-option, an error under strict.
+ * (nor any writer of a call with several outputs) reads would be ignored
+ * without a word (`--weight cpu -o pprof` looks as if it worked): it is the
+ * counted warning unused-option, an error under strict.
  */
 #include "tc_internal.h"
 
@@ -72,32 +73,55 @@ static bool some_writer_uses(const char *key, size_t n)
     return false;
 }
 
-/* One given key: a warning when it is a format's option that rd and w both ignore. */
-static bool warn_if_unused(const char *key, size_t n, const tci_reader *rd, const tci_writer *w, tci_diag *d,
-                           char *msg, size_t msglen)
+/* Whether any writer of the call reads the key. */
+static bool any_writer_lists(const tci_writer *const *ws, size_t n_ws, const char *key, size_t n)
 {
-    if (lists(rd->options, key, n) || lists(w->options, key, n))
+    for (size_t i = 0; i < n_ws; i++)
+        if (lists(ws[i]->options, key, n))
+            return true;
+    return false;
+}
+
+/* "the json writer", or "any of the json, perfetto writers" when a call has several. */
+static void name_writers(const tci_writer *const *ws, size_t n_ws, char *out, size_t outlen)
+{
+    size_t len = (size_t)snprintf(out, outlen, "%s", n_ws > 1 ? "any of the " : "the ");
+    for (size_t i = 0; i < n_ws && len < outlen; i++)
+        len += (size_t)snprintf(out + len, outlen - len, "%s%s", i ? ", " : "", ws[i]->name);
+    if (len < outlen)
+        snprintf(out + len, outlen - len, " writer%s", n_ws > 1 ? "s" : "");
+}
+
+/* One given key: a warning when it is a format's option that rd and every writer of the call ignore. */
+static bool warn_if_unused(const char *key, size_t n, const tci_reader *rd, const tci_writer *const *ws,
+                           size_t n_ws, tci_diag *d, char *msg, size_t msglen)
+{
+    if (lists(rd->options, key, n) || any_writer_lists(ws, n_ws, key, n))
         return false;
     bool of_reader = some_reader_uses(key, n), of_writer = some_writer_uses(key, n);
+    char writers[96];
+    name_writers(ws, n_ws, writers, sizeof writers);
     if (of_reader && of_writer)
-        snprintf(msg, msglen, "option --%.*s is used by neither the %s reader nor the %s writer", (int)n, key,
-                 rd->name, w->name);
-    else if (of_reader || of_writer)
-        snprintf(msg, msglen, "option --%.*s is not used by the %s %s", (int)n, key,
-                 of_reader ? rd->name : w->name, of_reader ? "reader" : "writer");
+        snprintf(msg, msglen, "option --%.*s is used by neither the %s reader nor %s", (int)n, key, rd->name,
+                 writers);
+    else if (of_reader)
+        snprintf(msg, msglen, "option --%.*s is not used by the %s reader", (int)n, key, rd->name);
+    else if (of_writer)
+        snprintf(msg, msglen, "option --%.*s is not used by %s", (int)n, key, writers);
     else
         return false; /* a core option: every conversion uses it */
     tci_warn(d, TCI_FIG_UNUSED_OPTION, "options", UINT64_MAX, "%s", msg);
     return true;
 }
 
-int tci_options_check_used(const tci_options *o, const tci_reader *rd, const tci_writer *w, tci_diag *d)
+int tci_options_check_used(const tci_options *o, const tci_reader *rd, const tci_writer *const *ws, size_t n_ws,
+                           tci_diag *d)
 {
     char first[160] = "";
     for (const char *p = o->given; *p;) {
         size_t n = strcspn(p, " ");
         char msg[160];
-        if (warn_if_unused(p, n, rd, w, d, msg, sizeof msg) && !first[0])
+        if (warn_if_unused(p, n, rd, ws, n_ws, d, msg, sizeof msg) && !first[0])
             memcpy(first, msg, sizeof first);
         p += n;
         p += strspn(p, " ");

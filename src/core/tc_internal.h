@@ -569,10 +569,11 @@ const tci_reader *tci_reader_at(size_t i);
 
 /* options.c: note a key set by tc_conv_set_option; at write time, warn about
  * each given key that is a format's option (listed by some reader or writer
- * descriptor) but used by neither rd nor w: counted unused-option warnings,
- * TC_ERR_STRICT under strict. */
+ * descriptor) but used by neither rd nor any of the n_ws writers ws: counted
+ * unused-option warnings, TC_ERR_STRICT under strict. */
 void tci_options_given(tci_options *o, const char *key);
-int tci_options_check_used(const tci_options *o, const tci_reader *rd, const tci_writer *w, tci_diag *d);
+int tci_options_check_used(const tci_options *o, const tci_reader *rd, const tci_writer *const *ws, size_t n_ws,
+                           tci_diag *d);
 
 /* ---- input source -------------------------------------------------------- */
 

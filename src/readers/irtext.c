@@ -21,6 +21,8 @@
  */
 #include "tc_internal.h"
 
+#include <errno.h>
+
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,8 +82,9 @@ static bool field_i64(const line *l, const char *key, int64_t *out)
     memcpy(buf, v, n);
     buf[n] = 0;
     char *end;
+    errno = 0;
     long long x = strtoll(buf, &end, 0);
-    if (*end)
+    if (*end || errno == ERANGE) /* a value past the int64 range is bad input, not its limit */
         return false;
     *out = x;
     return true;
