@@ -576,7 +576,7 @@ static int open_output_dir(batch *b, const char *rel, const char **leaf, char *e
     return fd;
 }
 
-/* ---- converting one member (one tc_conv per format until tc_conv_write_many) ---- */
+/* ---- converting one member: one read for all its formats ---- */
 
 typedef struct input_ref {
     const char *path;   /* a plain file, or NULL */
@@ -620,91 +620,85 @@ static void describe_conversion(tc_conv *c, cJSON *detail)
         cJSON_AddItemToArray(warn, cJSON_CreateString(w));
 }
 
-/* Write one format into a temporary file (*slot, renamed later onto final); 0, or -1 with err set. */
-static int convert_one(batch *b, const input_ref *in, const char *fmt, int dirfd, const char *leaf, cJSON *detail,
-                       cJSON *outputs, int describe, int *slot_out, char *final, char *err, size_t errlen)
-{
-    tc_conv *c = new_conv(b);
-    if (!c) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    int rc = in->path ? tc_conv_open(c, in->path, NULL) : tc_conv_open_memory(c, in->data, in->size, in->name, NULL);
-    if (describe && tc_conv_reader_name(c))
-        cJSON_AddStringToObject(detail, "reader", tc_conv_reader_name(c));
-    int n = snprintf(final, NAME_MAX + 1, "%s.%s", leaf, tc_writer_extension(fmt));
-    int slot = -1, fd = -1;
-    FILE *fp = NULL;
-    if (rc == TC_OK && (n < 0 || n >= NAME_MAX + 1)) {
-        snprintf(err, errlen, "output name too long");
-        rc = TC_ERR_IO;
-    } else if (rc == TC_OK && ((fd = temp_create(dirfd, final, &slot)) < 0 || !(fp = fdopen(fd, "wb")))) {
-        snprintf(err, errlen, "cannot create the output %s: %s", final, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        rc = TC_ERR_IO;
-    } else if (rc != TC_OK) {
-        snprintf(err, errlen, "%s", tc_conv_error(c));
-    }
-    if (fp) {
-        rc = tc_conv_write(c, fmt, fp);
-        if (rc != TC_OK)
-            snprintf(err, errlen, "%s: %s", fmt, tc_conv_error(c));
-        long size = ftell(fp);
-        if (fclose(fp) != 0 && rc == TC_OK) {
-            snprintf(err, errlen, "cannot write the output %s: %s", final, strerror(errno));
-            rc = TC_ERR_IO;
-        }
-        if (rc != TC_OK)
-            temp_finish(slot, final, 0);
-        else
-            *slot_out = slot;
-        if (rc == TC_OK) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "format", fmt);
-            cJSON_AddStringToObject(o, "name", final);
-            cJSON_AddNumberToObject(o, "size", (double)size);
-            cJSON_AddItemToArray(outputs, o);
-            pthread_mutex_lock(&b->lock);
-            b->bytes_out += (uint64_t)(size > 0 ? size : 0);
-            pthread_mutex_unlock(&b->lock);
-        }
-    }
-    if (describe && rc != TC_ERR_USAGE) {
-        if (tc_conv_input_summary(c) && *tc_conv_input_summary(c))
-            cJSON_AddStringToObject(detail, "input", tc_conv_input_summary(c));
-        if (fp)
-            describe_conversion(c, detail);
-    }
-    tc_conv_free(c);
-    return rc == TC_OK ? 0 : -1;
-}
-
-/* Every format of one member: the one place to switch to tc_conv_write_many. */
+/* Every format of one member in one read (tc_conv_write_many), each into a
+ * temporary file; all of them are renamed into place, or none. 0, or -1 with err. */
 static int convert_formats(batch *b, const input_ref *in, const char *rel, cJSON *detail, char *err, size_t errlen)
 {
     const char *leaf;
     int dirfd = open_output_dir(b, rel, &leaf, err, errlen);
     if (dirfd < 0)
         return -1;
-    cJSON *outputs = cJSON_AddArrayToObject(detail, "outputs");
-    int rc = 0, slots[MAX_FORMATS];
+    tc_conv *c = new_conv(b);
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        close(dirfd);
+        return -1;
+    }
+    int rc = in->path ? tc_conv_open(c, in->path, NULL) : tc_conv_open_memory(c, in->data, in->size, in->name, NULL);
+    if (tc_conv_reader_name(c))
+        cJSON_AddStringToObject(detail, "reader", tc_conv_reader_name(c));
+    if (rc != TC_OK)
+        snprintf(err, errlen, "%s", tc_conv_error(c));
+    int slots[MAX_FORMATS];
     char finals[MAX_FORMATS][NAME_MAX + 1];
+    tc_output outs[MAX_FORMATS];
     size_t made = 0;
-    for (size_t i = 0; i < b->n_formats && rc == 0; i++) {
-        rc = convert_one(b, in, b->formats[i], dirfd, leaf, detail, outputs, i == 0, &slots[made], finals[made], err,
-                         errlen);
-        made += rc == 0;
+    for (; rc == TC_OK && made < b->n_formats; made++) {
+        const char *fmt = b->formats[made];
+        int n = snprintf(finals[made], NAME_MAX + 1, "%s.%s", leaf, tc_writer_extension(fmt)), fd = -1;
+        FILE *fp = NULL;
+        if (n < 0 || n >= NAME_MAX + 1) {
+            snprintf(err, errlen, "output name too long");
+            rc = TC_ERR_IO;
+        } else if ((fd = temp_create(dirfd, finals[made], &slots[made])) < 0 || !(fp = fdopen(fd, "wb"))) {
+            snprintf(err, errlen, "cannot create the output %.255s: %.200s", finals[made], strerror(errno));
+            if (fd >= 0) {
+                close(fd);
+                temp_finish(slots[made], finals[made], 0);
+            }
+            rc = TC_ERR_IO;
+        }
+        if (rc != TC_OK)
+            break;
+        outs[made] = (tc_output){.writer = fmt, .fp = fp};
+    }
+    if (rc == TC_OK) {
+        rc = tc_conv_write_many(c, outs, made);
+        if (rc != TC_OK)
+            snprintf(err, errlen, "%s", tc_conv_error(c));
+    }
+    cJSON *outputs = cJSON_AddArrayToObject(detail, "outputs");
+    for (size_t i = 0; i < made; i++) {
+        long size = ftell(outs[i].fp);
+        if (fclose(outs[i].fp) != 0 && rc == TC_OK) {
+            snprintf(err, errlen, "cannot write the output %.255s: %.200s", finals[i], strerror(errno));
+            rc = TC_ERR_IO;
+        }
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "format", outs[i].writer);
+        cJSON_AddStringToObject(o, "name", finals[i]);
+        cJSON_AddNumberToObject(o, "size", (double)size);
+        cJSON_AddItemToArray(outputs, o);
+        if (size > 0) {
+            pthread_mutex_lock(&b->lock);
+            b->bytes_out += (uint64_t)size;
+            pthread_mutex_unlock(&b->lock);
+        }
     }
     /* all of a member's outputs or none: a failed or interrupted member leaves no part of them */
     for (size_t i = 0; i < made; i++) {
-        if (temp_finish(slots[i], finals[i], rc == 0) != 0 && rc == 0) {
-            snprintf(err, errlen, "cannot rename the output %s into place: %s", finals[i], strerror(errno));
-            rc = -1;
+        if (temp_finish(slots[i], finals[i], rc == TC_OK) != 0 && rc == TC_OK) {
+            snprintf(err, errlen, "cannot rename the output %.255s into place: %.200s", finals[i], strerror(errno));
+            rc = TC_ERR_IO;
         }
     }
+    if (tc_conv_input_summary(c) && *tc_conv_input_summary(c))
+        cJSON_AddStringToObject(detail, "input", tc_conv_input_summary(c));
+    if (made && rc != TC_ERR_USAGE)
+        describe_conversion(c, detail);
+    tc_conv_free(c);
     close(dirfd);
-    return rc;
+    return rc == TC_OK ? 0 : -1;
 }
 
 static void process_member(batch *b, member *m)
