@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages traceconv needs, and only those that are missing.
-#   scripts/setup.sh build   compiler, cmake, protobuf-c, cJSON, zlib
+#   scripts/setup.sh build   compiler, cmake, protobuf-c, cJSON, zlib, libarchive
 #   scripts/setup.sh test    build + the oracles of ../shared/docs/ORACLES.md
 #   scripts/setup.sh fuzz    test + clang and its fuzzer/sanitizer runtime
 set -euo pipefail
 mode=${1:-build}
-pkgs=(cmake make gcc pkg-config python3 libprotobuf-c-dev protobuf-c-compiler libcjson-dev zlib1g-dev)
+pkgs=(cmake make gcc pkg-config python3 libprotobuf-c-dev protobuf-c-compiler libcjson-dev zlib1g-dev libarchive-dev)
 case "$mode" in
   build|demo) ;;
   bench) pkgs+=(time) ;;
-  test) pkgs+=(protobuf-compiler golang-go libdevel-nytprof-perl) ;;
+  test) pkgs+=(protobuf-compiler golang-go libdevel-nytprof-perl zstd xz-utils) ;;
   fuzz) pkgs+=(protobuf-compiler golang-go libdevel-nytprof-perl clang libclang-rt-14-dev) ;;
   *) echo "usage: $0 build|test|fuzz" >&2; exit 2 ;;
 esac

@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "traceconv.h"
+#include "batch.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -40,6 +41,7 @@ static const char usage_text[] =
     "       traceconv [-i FORMAT] -o FORMAT [options] INPUT INPUT...\n"
     "       traceconv [-i FORMAT] -o FORMAT,FORMAT... [options] INPUT...\n"
     "       traceconv -o FORMAT [options] NAME.key NAME.data [OUTPUT]   (a legacy split trace)\n"
+    "       traceconv batch -o FORMAT[,FORMAT...] -O OUTDIR [options] INPUT...  (see batch --help)\n"
     "       traceconv --probe INPUT | --list-formats | --help | --version\n"
     "\n"
     "Convert an Android method trace (and other traces) to another format.\n"
@@ -722,6 +724,8 @@ static int parse_formats(cli *a, const char *arg)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "batch"))
+        return batch_main(argc - 1, argv + 1);
     enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST, O_MERGE, O_LIMIT, O_TEXT };
     static const struct option longopts[] = {
         {"input-format", required_argument, 0, 'i'}, {"output-format", required_argument, 0, 'o'},

@@ -1,0 +1,559 @@
+#!/usr/bin/env python3
+"""`traceconv batch`: archives, directories and stdin built here from the project's and
+../shared/corpus traces; every output byte-identical to the single-file conversion of the
+same member (extracted alone, so no side file is found); the summary lists exactly the
+members with the statuses the test expects from how it built them; hostile archives never
+write outside OUTDIR; -j 1 == -j 4; shards partition the members; SIGINT leaves nothing
+partial behind."""
+import glob
+import gzip
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tarfile
+import time
+import zipfile
+
+from tclib import Ctx, WRITER_EXT
+
+ctx = Ctx()
+W = ctx.work
+FORMATS = ["json", "folded", "perfetto"]
+
+# A Chrome JSON trace small enough for 10,000 copies; an ART header with an impossible start time.
+TINY = b'{"traceEvents":[{"ph":"B","name":"f","pid":1,"tid":1,"ts":0},{"ph":"E","pid":1,"tid":1,"ts":5}]}'
+CORRUPT = b"SLOW\x03\x00\x10\x00" + b"garbage" * 8
+TEXT = b"just some notes, not a trace\n"
+
+
+def sources():
+    """(member path inside the archives, local file, expected status) of every trace we pack."""
+    out = []
+    for p in sorted(glob.glob(os.path.join(ctx.source, "corpus", "*.trace"))):
+        out.append(("project/" + os.path.basename(p), p))
+    for pat in ("tests/json/*.json", "tests/ir/*.ir.txt"):
+        for p in sorted(glob.glob(os.path.join(ctx.source, pat))):
+            out.append(("project/" + os.path.basename(p), p))
+    shared = os.path.join(ctx.shared, "corpus")
+    for sub in ("art", "systrace", "rhea"):
+        for p in sorted(glob.glob(os.path.join(shared, sub, "*"))):
+            if os.path.isfile(p) and not p.endswith((".py", ".md")) and "LICENSE" not in p:
+                out.append((f"shared/{sub}/" + os.path.basename(p), p))
+    return out
+
+
+def strip_ext(path):
+    base = os.path.basename(path)
+    stem = base
+    if stem.endswith(".gz") and "." in stem[:-3].lstrip("."):
+        stem = stem[:-3]
+    i = stem.rfind(".")
+    if i > 0:
+        stem = stem[:i]
+    d = os.path.dirname(path)
+    return os.path.join(d, stem) if d else stem
+
+
+def output_stems(names):
+    """The names the batch must give, in member order: the path without extension, then -1, -2... when taken."""
+    used, out = set(), {}
+    for n in names:
+        want = strip_ext(n)
+        name, k = want, 0
+        while name in used:
+            k += 1
+            name = f"{want}-{k}"
+        used.add(name)
+        out[n] = name
+    return out
+
+
+def in_place(path, fmt, cache={}):
+    """The single-file CLI's conversion of a file where it is (side files found): bytes or None."""
+    if (path, fmt) not in cache:
+        out = os.path.join(W, "inplace." + WRITER_EXT[fmt])
+        r = ctx.run(["-q", "-f", "-o", fmt, path, out])
+        cache[(path, fmt)] = open(out, "rb").read() if r.returncode == 0 else None
+        if os.path.exists(out):
+            os.unlink(out)
+    return cache[(path, fmt)]
+
+
+def single_file(data, name, fmt, cache={}):
+    """The single-file CLI's conversion of a member extracted alone: bytes or None (failed)."""
+    key = (data, name, fmt)
+    if key not in cache:
+        d = os.path.join(W, "single", str(len(cache)))
+        os.makedirs(d)
+        src = os.path.join(d, name)
+        with open(src, "wb") as f:
+            f.write(data)
+        out = os.path.join(d, "out." + WRITER_EXT[fmt])
+        r = ctx.run(["-q", "-o", fmt, src, out])
+        cache[key] = open(out, "rb").read() if r.returncode == 0 else None
+        shutil.rmtree(d)
+    return cache[key]
+
+
+def probe_recognizes(data):
+    p = os.path.join(W, "probe.bin")
+    with open(p, "wb") as f:
+        f.write(data)
+    r = ctx.run(["--probe", p])
+    return any(int(line.split()[1]) > 0 for line in r.stdout.decode().splitlines() if line.strip())
+
+
+def members_set():
+    """{member path: bytes}: the corpus plus a text file and a corrupt trace."""
+    m = {}
+    for name, p in sources():
+        m[name] = open(p, "rb").read()
+    m["notes/readme.txt"] = TEXT
+    m["bad/corrupt.trace"] = CORRUPT
+    return m
+
+
+def expected_status(data, name, convert=None):
+    if not data or not probe_recognizes(data):
+        return "skipped"
+    convert = convert or (lambda f: single_file(data, os.path.basename(name), f))
+    return "ok" if all(convert(f) is not None for f in FORMATS) else "failed"
+
+
+def batch(args, check_rc=None, **kw):
+    return ctx.run(["batch", *args], check_rc=check_rc, **kw)
+
+
+def summary(outdir, path=None):
+    with open(path or os.path.join(outdir, "traceconv-batch.json")) as f:
+        return json.load(f)
+
+
+def files_under(d):
+    out = {}
+    for root, dirs, files in os.walk(d):
+        for f in files:
+            p = os.path.join(root, f)
+            out[os.path.relpath(p, d)] = open(p, "rb").read()
+    return out
+
+
+def check_outputs(outdir, group, members, expect, what, tree=None):
+    """Every member's outputs equal the single-file conversion (of the file in tree, when given);
+    statuses as expected; no other file."""
+    s = summary(outdir)
+    stems = output_stems(sorted(members) if tree else list(members))
+    got = {e["member"]: e for e in s["members"]}
+    ctx.eq(sorted(got), sorted(members), f"{what}: members listed")
+    want_files = {"traceconv-batch.json"}
+    for name, data in members.items():
+        e = got.get(name)
+        if not e:
+            continue
+        ctx.eq(e["status"], expect[name], f"{what}: {name} status ({e.get('error') or e.get('reason')})")
+        ctx.eq(e["size"], len(data), f"{what}: {name} size")
+        if expect[name] != "ok":
+            continue
+        for fmt in FORMATS:
+            rel = os.path.join(group, stems[name]) + "." + WRITER_EXT[fmt]
+            want_files.add(rel)
+            p = os.path.join(outdir, rel)
+            want = in_place(os.path.join(tree, name), fmt) if tree else single_file(data, os.path.basename(name), fmt)
+            ok = os.path.exists(p) and open(p, "rb").read() == want
+            ctx.check(ok, f"{what}: {rel} differs from the single-file conversion (or is missing)")
+        ctx.eq(sorted(o["format"] for o in e.get("outputs", [])), sorted(FORMATS), f"{what}: {name} outputs")
+    ctx.eq(sorted(files_under(outdir)), sorted(want_files), f"{what}: files in OUTDIR")
+    t = s["totals"]
+    for st in ("ok", "failed", "skipped"):
+        ctx.eq(t[st], sum(1 for v in expect.values() if v == st), f"{what}: totals.{st}")
+
+
+def write_tar(path, members, mode="w"):
+    with tarfile.open(path, mode) as t:
+        for name, data in members.items():
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            ti.mtime = 1700000000
+            t.addfile(ti, io.BytesIO(data))
+
+
+def write_zip(path, members):
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+
+
+def test_archive_kinds(members, expect):
+    kinds = {"zip": None, "tar": "w", "tar.gz": "w:gz", "tar.xz": "w:xz", "tar.bz2": "w:bz2"}
+    for kind, mode in kinds.items():
+        arc = os.path.join(W, f"set.{kind}")
+        write_zip(arc, members) if kind == "zip" else write_tar(arc, members, mode)
+        out = os.path.join(W, f"out-{kind}")
+        batch(["-o", ",".join(FORMATS), "-O", out, "-q", arc], check_rc=1 if "failed" in expect.values() else 0)
+        check_outputs(out, "set", members, expect, kind)
+    if shutil.which("zstd"):
+        tar = os.path.join(W, "set.tar")
+        subprocess.run(["zstd", "-q", "-f", tar, "-o", tar + ".zst"], check=True)
+        out = os.path.join(W, "out-zst")
+        batch(["-o", ",".join(FORMATS), "-O", out, "-q", tar + ".zst"], check_rc=1)
+        check_outputs(out, "set", members, expect, "tar.zst")
+    # a directory tree
+    tree = os.path.join(W, "tree")
+    for name, data in members.items():
+        os.makedirs(os.path.dirname(os.path.join(tree, name)), exist_ok=True)
+        with open(os.path.join(tree, name), "wb") as f:
+            f.write(data)
+    out = os.path.join(W, "out-dir")
+    expect_tree = {n: expected_status(d, n, lambda f, n=n: in_place(os.path.join(tree, n), f))
+                   for n, d in members.items()}
+    batch(["-o", ",".join(FORMATS), "-O", out, "-q", tree], check_rc=1 if "failed" in expect_tree.values() else 0)
+    check_outputs(out, "tree", members, expect_tree, "directory", tree=tree)
+    # stdin
+    out = os.path.join(W, "out-stdin")
+    batch(["-o", ",".join(FORMATS), "-O", out, "-q", "-"], stdin=open(os.path.join(W, "set.tar.gz"), "rb").read(),
+          check_rc=1)
+    check_outputs(out, "stdin", members, expect, "stdin")
+
+
+def test_jobs_and_shards():
+    arc = os.path.join(W, "set.tar.gz")
+    runs = {}
+    for j in ("1", "4"):
+        out = os.path.join(W, f"out-j{j}")
+        batch(["-o", "json,folded", "-O", out, "-j", j, "-q", arc])
+        s = summary(out)
+        for e in s["members"]:
+            e.pop("seconds", None)
+        s["totals"].pop("seconds")
+        runs[j] = (files_under(out), s)
+    for j in runs:
+        runs[j][0].pop("traceconv-batch.json")
+    ctx.check(runs["1"][0] == runs["4"][0], "-j 1 and -j 4 write different files")
+    ctx.eq(runs["4"][1], runs["1"][1], "-j 1 and -j 4 summaries")
+    whole_files, whole = runs["1"]
+    seen, files = [], {}
+    procs = []
+    for i in range(3):  # as the README's recipe: shards at the same time, each its own OUTDIR
+        out = os.path.join(W, f"out-shard{i}")
+        procs.append((out, subprocess.Popen([ctx.traceconv, "batch", "-o", "json,folded", "-O", out, "-q",
+                                             "--shard", f"{i}/3", arc])))
+    for out, p in procs:
+        p.wait()
+        s = summary(out)
+        seen += [(e["source"], e["member"]) for e in s["members"]]
+        for k, v in files_under(out).items():
+            if k != "traceconv-batch.json":
+                ctx.check(k not in files, f"shards overlap: {k}")
+                files[k] = v
+    ctx.eq(sorted(seen), sorted((e["source"], e["member"]) for e in whole["members"]), "union of the shards' members")
+    ctx.eq(len(seen), len(set(seen)), "no member in two shards")
+    ctx.check(files == whole_files, "union of the shards' outputs differs from the whole")
+
+
+def test_readme_shard_recipe():
+    """Two shards at once into one OUTDIR, each with its own summary, merged with the README's jq filter."""
+    readme = open(os.path.join(ctx.source, "README.md")).read()
+    i = readme.index("jq -s '") + len("jq -s '")
+    jq_filter = readme[i:readme.index("'", i)]
+    arc = os.path.join(W, "set.tar.gz")
+    out = os.path.join(W, "out-recipe")
+    procs = [subprocess.Popen([ctx.traceconv, "batch", "-o", "json", "-O", out, "-q", "--summary",
+                               os.path.join(out, f"shard-{k}.json"), "--shard", f"{k}/2", arc]) for k in range(2)]
+    for p in procs:
+        p.wait()
+    whole = os.path.join(W, "out-whole")
+    batch(["-o", "json", "-O", whole, "-q", arc])
+    if not shutil.which("jq"):
+        print("jq is not installed: the merge recipe is not checked")
+        return
+    r = subprocess.run(["jq", "-s", jq_filter, os.path.join(out, "shard-0.json"), os.path.join(out, "shard-1.json")],
+                       capture_output=True, check=True)
+    merged, w = json.loads(r.stdout), summary(whole)
+    key = lambda e: (e["source"], e["member"])
+    ctx.eq(sorted(map(key, merged["members"])), sorted(map(key, w["members"])), "recipe: merged members")
+    for k in ("members", "ok", "failed", "skipped", "bytes_in", "bytes_out"):
+        ctx.eq(merged["totals"][k], w["totals"][k], f"recipe: merged totals.{k}")
+    a, b = files_under(out), files_under(whole)
+    for d in (a, b):
+        for k in [k for k in d if k.endswith(".json") and "/" not in k]:
+            d.pop(k)
+    ctx.check(a == b, "recipe: the shards' shared OUTDIR equals the whole run's")
+
+
+def test_man_and_completion():
+    """Every long option of `batch --help` is in the man page and the completion; the completion
+    offers exactly the writers of --list-formats."""
+    import re
+    helptext = ctx.run(["batch", "--help"], check_rc=0).stdout.decode()
+    opts = set(re.findall(r"(--[a-z][a-z-]+)", helptext))
+    man = open(os.path.join(ctx.source, "doc", "traceconv.1")).read().replace("\\-", "-")
+    comp = os.path.join(ctx.source, "doc", "traceconv.bash-completion")
+    comp_text = open(comp).read()
+    for o in sorted(opts):
+        ctx.check(o in man, f"man page lacks {o}")
+        ctx.check(o in comp_text, f"bash completion lacks {o}")
+    listed = ctx.run(["--list-formats"], check_rc=0).stdout.decode().split("writers")[1]
+    writers = sorted(line.split()[0] for line in listed.splitlines()[1:] if line.strip())
+    r = subprocess.run(["bash", "-c", f'source "{comp}"; COMP_WORDS=(traceconv batch -o json,); COMP_CWORD=3; '
+                        '_traceconv; printf "%s\\n" "${COMPREPLY[@]}"'], capture_output=True, text=True)
+    ctx.eq(sorted(w.split(",", 1)[1] for w in r.stdout.split()), writers, "completion: writers after a comma")
+
+
+def test_nested():
+    """An archive in an archive is read (one level); one more level down is a member like any other."""
+    good = open(os.path.join(ctx.source, "corpus", "app-startup.trace"), "rb").read()
+    deeper = io.BytesIO()
+    with zipfile.ZipFile(deeper, "w") as z:
+        z.writestr("deep.trace", good)
+    inner = io.BytesIO()
+    with tarfile.open(fileobj=inner, mode="w:gz") as t:
+        for name, data in (("in/x.trace", good), ("deeper.zip", deeper.getvalue())):
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+    arc = os.path.join(W, "outer.zip")
+    write_zip(arc, {"sub/inner.tar.gz": inner.getvalue(), "top.trace": good})
+    out = os.path.join(W, "out-nested")
+    batch(["-o", "json", "-O", out, "-q", arc], check_rc=0)
+    s = summary(out)
+    ctx.eq([(e["member"], e["status"]) for e in s["members"]],
+           [("sub/inner.tar.gz", "skipped"), ("sub/inner.tar.gz/in/x.trace", "ok"),
+            ("sub/inner.tar.gz/deeper.zip", "skipped"), ("top.trace", "ok")], "nested: members")
+    p = os.path.join(out, "outer", "sub", "inner", "in", "x.json")
+    ctx.check(os.path.exists(p) and open(p, "rb").read() == single_file(good, "x.trace", "json"),
+              "nested: outer/sub/inner/in/x.json is the single-file conversion")
+
+
+def entry(s, member):
+    es = [e for e in s["members"] if e["member"] == member]
+    return es[0] if len(es) == 1 else None
+
+
+def test_hostile():
+    good = open(os.path.join(ctx.source, "corpus", "app-startup.trace"), "rb").read()
+
+    box = os.path.join(W, "box")  # nothing may appear in box but the archive and OUTDIR
+    os.makedirs(os.path.join(box, "inner"))
+    arc = os.path.join(box, "inner", "evil.tar")
+    with tarfile.open(arc, "w") as t:
+        def add(name, data=b"", **kw):
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            for k, v in kw.items():
+                setattr(ti, k, v)
+            t.addfile(ti, io.BytesIO(data) if data else None)
+        add("../x.trace", good)
+        add("/abs/x.trace", good)
+        add("a/../../y.trace", good)
+        add("C:\\win\\z.trace", good)
+        add("link.trace", type=tarfile.SYMTYPE, linkname="../../../outside.trace")
+        add("ln/", type=tarfile.DIRTYPE)
+        add("ln", type=tarfile.SYMTYPE, linkname="/tmp")  # then a member through it
+        add("ln/through.trace", good)
+        add("hard.trace", type=tarfile.LNKTYPE, linkname="../x.trace")
+        add("dev.trace", type=tarfile.CHRTYPE, devmajor=1, devminor=3)
+        add("dup.trace", good)
+        add("dup.trace", good)
+        add("dup-1.trace", good)
+        add("corrupt.trace", CORRUPT)
+        add("bomb.trace", b"\0" * (24 << 20))
+        add("..", good)
+    gz = arc + ".gz"
+    with open(arc, "rb") as f, gzip.open(gz, "wb") as g:
+        g.write(f.read())
+    out = os.path.join(box, "out")
+    tmp = os.path.join(W, "tmp-hostile")  # the spool files' directory
+    os.makedirs(tmp)
+    batch(["-o", "json", "-O", out, "-q", "--max-input", "16M", gz], check_rc=1, env=dict(os.environ, TMPDIR=tmp))
+    s = summary(out)
+    expect = {"../x.trace": ("ok", "x"), "/abs/x.trace": ("ok", "abs/x"), "a/../../y.trace": ("ok", "y"),
+              "C:\\win\\z.trace": ("ok", "win/z"), "link.trace": ("skipped", None), "ln": ("skipped", None),
+              "hard.trace": ("skipped", None), "dev.trace": ("skipped", None), "dup-1.trace": ("ok", "dup-1-1"),
+              "corrupt.trace": ("failed", None), "bomb.trace": ("failed", None), "..": ("skipped", None),
+              "ln/through.trace": ("ok", "ln/through")}
+    for name, (status, stem) in expect.items():
+        e = entry(s, name)
+        if not ctx.check(e is not None, f"hostile: {name} listed once"):
+            continue
+        ctx.eq(e["status"], status, f"hostile: {name} status")
+        if stem:
+            p = os.path.join(out, "evil", stem + ".json")
+            want = single_file(good, os.path.basename(name.replace("\\", "/")), "json")  # process name: its stem
+            ctx.check(os.path.exists(p) and open(p, "rb").read() == want, f"hostile: {name} -> evil/{stem}.json")
+    dups = [e for e in s["members"] if e["member"] == "dup.trace"]
+    ctx.eq([(e["status"], e.get("output")) for e in dups], [("ok", "evil/dup"), ("ok", "evil/dup-1")],
+           "hostile: duplicate names get -1 in member order")
+    ctx.check("max-input" in (entry(s, "bomb.trace") or {}).get("error", ""), "hostile: bomb refused by --max-input")
+    ctx.eq(len(s["members"]), len(expect) + 2, "hostile: every member listed")
+    ctx.eq(sorted(os.listdir(box)), ["inner", "out"], "hostile: nothing beside OUTDIR")
+    ctx.eq(sorted(os.listdir(os.path.join(box, "inner"))), ["evil.tar", "evil.tar.gz"], "hostile: nothing beside the archive")
+    ctx.check(not os.path.exists(os.path.join(W, "outside.trace")), "hostile: symlink target written")
+    ctx.eq(os.listdir(tmp), [], "hostile: no spool file left")
+    # a symlink already in OUTDIR on the way of an output: refused, nothing written through it
+    outside = os.path.join(W, "outside")
+    os.makedirs(outside)
+    out2 = os.path.join(W, "out-symdir")
+    os.makedirs(os.path.join(out2, "evil"))
+    os.symlink(outside, os.path.join(out2, "evil", "sub"))
+    a2 = os.path.join(W, "evil.zip")
+    write_zip(a2, {"sub/x.trace": good, "ok.trace": good})
+    batch(["-o", "json", "-O", out2, "-q", a2], check_rc=1)
+    s = summary(out2)
+    ctx.eq(entry(s, "sub/x.trace")["status"], "failed", "symlinked OUTDIR component: refused")
+    ctx.eq(entry(s, "ok.trace")["status"], "ok", "symlinked OUTDIR component: the others go on")
+    ctx.eq(os.listdir(outside), [], "symlinked OUTDIR component: nothing written through it")
+
+
+def test_damaged_and_empty():
+    members = {f"m{i}.trace": open(os.path.join(ctx.source, "corpus", "app-startup.trace"), "rb").read()
+               for i in range(6)}
+    arc = os.path.join(W, "cut.tar.gz")
+    write_tar(arc, members, "w:gz")
+    data = open(arc, "rb").read()
+    with open(arc, "wb") as f:
+        f.write(data[: len(data) // 2])
+    out = os.path.join(W, "out-cut")
+    batch(["-o", "json", "-O", out, "-q", arc], check_rc=1)
+    s = summary(out)
+    ctx.check(s["totals"]["failed"] >= 1, "cut archive: a failure recorded")
+    for e in s["members"]:
+        if e["status"] == "ok":
+            want = single_file(members[e["member"]], e["member"], "json")
+            p = os.path.join(out, e["output"] + ".json")
+            ctx.check(open(p, "rb").read() == want, f"cut archive: {p} complete")
+    listed = {e["output"] + ".json" for e in s["members"] if e["status"] == "ok"}
+    ctx.eq(sorted(os.path.relpath(p, out) for p in glob.glob(os.path.join(out, "cut", "*"))),
+           sorted(listed), "cut archive: only complete outputs")
+    for kind in ("tar", "zip"):
+        arc = os.path.join(W, f"empty.{kind}")
+        write_zip(arc, {}) if kind == "zip" else write_tar(arc, {})
+        out = os.path.join(W, f"out-empty-{kind}")
+        batch(["-o", "json", "-O", out, "-q", arc], check_rc=0)
+        ctx.eq(summary(out)["members"], [], f"empty {kind}: no member")
+    if shutil.which("zip"):
+        d = os.path.join(W, "enc")
+        os.makedirs(d)
+        shutil.copy(os.path.join(ctx.source, "corpus", "app-startup.trace"), d)
+        subprocess.run(["zip", "-q", "-P", "secret", "../enc.zip", "app-startup.trace"], cwd=d, check=True)
+        out = os.path.join(W, "out-enc")
+        r = batch(["-o", "json", "-O", out, "-q", os.path.join(W, "enc.zip")])
+        e = entry(summary(out), "app-startup.trace")
+        ctx.check(e is not None and e["status"] != "ok" and "encrypt" in (e.get("reason", "") + e.get("error", "")),
+                  f"encrypted zip member: {e}")
+        ctx.eq(files_under(out).keys() - {"traceconv-batch.json"}, set(), "encrypted zip member: no output")
+
+
+def test_many_tiny():
+    arc = os.path.join(W, "tiny.tar")
+    members = {f"d{i // 1000}/t{i:05}.json": (TINY if i % 100 == 0 else b"x") for i in range(10000)}
+    write_tar(arc, members)
+    out = os.path.join(W, "out-tiny")
+    t = time.time()
+    batch(["-o", "folded", "-O", out, "-q", arc], check_rc=0)
+    el = time.time() - t
+    s = summary(out)
+    ctx.eq(len(s["members"]), 10000, "10,000 members listed")
+    ctx.eq((s["totals"]["ok"], s["totals"]["skipped"]), (100, 9900), "10,000 members: statuses")
+    ctx.eq(len(files_under(out)), 101, "10,000 members: outputs")
+    print(f"10,000 tiny members: {el:.2f}s")
+
+
+def test_sigint():
+    big = os.path.join(W, "big.trace")
+    if not ctx.tracegen:
+        ctx.fail("tracegen is not built")
+        return
+    subprocess.run([ctx.tracegen, "--bench", "20", big], check=True, capture_output=True)
+    data = open(big, "rb").read()
+    arc = os.path.join(W, "big.tar")
+    write_tar(arc, {f"b{i}.trace": data for i in range(12)})
+    tmp = os.path.join(W, "tmpdir")
+    os.makedirs(tmp)
+    out = os.path.join(W, "out-int")
+    env = dict(os.environ, TMPDIR=tmp)
+    p = subprocess.Popen([ctx.traceconv, "batch", "-o", "json,perfetto", "-O", out, "-j", "2", "-q", arc], env=env)
+    for _ in range(600):  # interrupt once the first outputs are in place: others are being written
+        if len(glob.glob(os.path.join(out, "big", "*.pftrace"))) >= 2 or p.poll() is not None:
+            break
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    p.wait()
+    ctx.eq(p.returncode, -signal.SIGINT, "SIGINT: dies of the signal")
+    leftovers = [f for f in files_under(out) if ".tmp-" in f]
+    ctx.eq(leftovers, [], "SIGINT: no temporary file left")
+    ctx.eq(os.listdir(tmp), [], "SIGINT: no spool file left")
+    done = sorted(f for f in files_under(out) if f.endswith(".json") and f != "traceconv-batch.json")
+    ctx.check(0 < len(done) < 12, f"SIGINT: interrupted in the middle ({len(done)} of 12 done)")
+    for f in done[:2]:
+        want = single_file(data, os.path.basename(f)[:-5] + ".trace", "json")
+        ctx.check(open(os.path.join(out, f), "rb").read() == want, f"SIGINT: {f} is complete")
+    # the summary says what was done: those ok have both outputs, the rest are not ok
+    s = summary(out)
+    ok = sorted(e["output"] + ".json" for e in s["members"] if e["status"] == "ok")
+    ctx.eq(ok, done, "SIGINT: the summary lists exactly the outputs written")
+    ctx.check(s.get("interrupted") is True, "SIGINT: the summary says it was interrupted")
+    # the rerun converts only the rest, leaving the finished outputs alone
+    stamps = {f: os.stat(os.path.join(out, f)).st_mtime_ns for f in done}
+    r = subprocess.run([ctx.traceconv, "batch", "-o", "json,perfetto", "-O", out, "-q", "--skip-existing", arc],
+                       env=env)
+    ctx.eq(r.returncode, 0, "SIGINT: the rerun succeeds")
+    s = summary(out)
+    ctx.eq((s["totals"]["ok"], s["totals"]["existing"]), (12, len(done)), "SIGINT rerun: all ok, the done ones kept")
+    ctx.eq({f: os.stat(os.path.join(out, f)).st_mtime_ns for f in done}, stamps, "SIGINT rerun: kept outputs untouched")
+    ctx.eq(len([f for f in files_under(out) if f.endswith((".json", ".pftrace"))]), 25, "SIGINT rerun: every output")
+
+
+def test_options():
+    good = open(os.path.join(ctx.source, "corpus", "app-startup.trace"), "rb").read()
+    arc = os.path.join(W, "opts.zip")
+    write_zip(arc, {"a/one.trace": good, "a/bad.trace": CORRUPT, "b/two.trace": good, "b/three.trace": good})
+    for args in (["-O", os.path.join(W, "u")], ["-o", "json"], ["-o", "nosuch", "-O", W], ["-o", "json", "-O", W],
+                 ["-o", "json", "-O", W, "--shard", "3/3", arc], ["-o", "json", "-O", W, "-j", "0", arc]):
+        r = batch(args)
+        ctx.eq(r.returncode, 2, f"usage error {args}")
+    out = os.path.join(W, "out-incl")
+    batch(["-o", "json", "-O", out, "-q", "--include", "b/*", "--exclude", "*three*", arc], check_rc=0)
+    ctx.eq([e["member"] for e in summary(out)["members"]], ["b/two.trace"], "--include/--exclude")
+    out = os.path.join(W, "out-ff")
+    batch(["-o", "json", "-O", out, "-q", "-j", "1", "--fail-fast", arc], check_rc=1)
+    s = summary(out)
+    ctx.check(s["totals"]["ok"] < 3 and s["totals"]["failed"] == 1, f"--fail-fast stops: {s['totals']}")
+    out = os.path.join(W, "out-progress")
+    r = batch(["-o", "json", "-O", out, "--progress", arc], check_rc=1)
+    err = r.stderr.decode()
+    ctx.check("files" in err and "\r" in err and "4 members: 3 ok" in err, f"--progress line and summary: {err!r}")
+    r = batch(["-o", "json", "-O", os.path.join(W, "out-noprog"), arc], check_rc=1)
+    ctx.check("\r" not in r.stderr.decode(), "no progress when stderr is not a terminal")
+    # --skip-existing on a directory: a touched file is converted again, the others kept
+    tree = os.path.join(W, "skiptree")
+    os.makedirs(tree)
+    for n in ("p.trace", "q.trace"):
+        with open(os.path.join(tree, n), "wb") as f:
+            f.write(good)
+    out = os.path.join(W, "out-skip")
+    batch(["-o", "json", "-O", out, "-q", tree], check_rc=0)
+    os.utime(os.path.join(tree, "q.trace"), (1, 1))
+    batch(["-o", "json", "-O", out, "-q", "--skip-existing", tree], check_rc=0)
+    s = summary(out)
+    ctx.eq({e["member"]: e.get("existing", False) for e in s["members"]}, {"p.trace": True, "q.trace": False},
+           "--skip-existing: only the touched file again")
+
+
+members = members_set()
+expect = {name: expected_status(data, name) for name, data in members.items()}
+ctx.eq(expect["notes/readme.txt"], "skipped", "model: the text member is skipped")
+ctx.eq(expect["bad/corrupt.trace"], "failed", "model: the corrupt member fails")
+test_options()
+test_man_and_completion()
+test_archive_kinds(members, expect)
+test_jobs_and_shards()
+test_readme_shard_recipe()
+test_nested()
+test_hostile()
+test_damaged_and_empty()
+test_many_tiny()
+test_sigint()
+ctx.done()
