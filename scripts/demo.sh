@@ -6,13 +6,12 @@ build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
 sample=$root/corpus/app-startup.trace
 out=$root/out/demo
-rm -rf "$out" && mkdir -p "$out"   # traceconv never overwrites a trace, even with -f: start empty
+rm -rf "$out" && mkdir -p "$out"
 [ -f "$sample" ] || { echo "demo: $sample is missing (run make corpus)" >&2; exit 1; }
 echo "demo: converting $sample"
 cp "$sample" "$out/app-startup.trace"
-for w in $("$build/traceconv" --list-formats | awk '/^writers/{w=1;next} w&&NF{print $1}' | grep -v '^ir$'); do
-  "$build/traceconv" -f -o "$w" "$out/app-startup.trace"   # OUTPUT defaults to the writer's extension
-done
+writers=$("$build/traceconv" --list-formats | awk '/^writers/{w=1;next} w&&NF{print $1}' | grep -v '^ir$' | paste -sd,)
+"$build/traceconv" -o "$writers" "$out/app-startup.trace"   # one read for every format, each beside the input
 if [ -f "$out/app-startup.folded" ] && [ -f /usr/share/perl5/Devel/NYTProf/flamegraph.pl ]; then
   perl /usr/share/perl5/Devel/NYTProf/flamegraph.pl --countname=us --title "app start-up (wall µs)" \
     "$out/app-startup.folded" > "$out/app-startup.svg" 2>/dev/null && echo "demo: flame graph $out/app-startup.svg"
@@ -23,8 +22,9 @@ Results in $out:
   app-startup.json      Chrome trace JSON: open in https://ui.perfetto.dev or chrome://tracing
   app-startup.folded    folded stacks: flamegraph.pl app-startup.folded > flame.svg, or speedscope
 MSG
-for f in "$out"/app-startup.pftrace "$out"/app-startup.pb.gz; do
+for f in "$out"/app-startup.pftrace "$out"/app-startup.pb.gz "$out"/app-startup.html; do
   case "$f" in
+    *.html)    [ -f "$f" ] && echo "  app-startup.html      systrace HTML: open in https://ui.perfetto.dev or chrome://tracing" ;;
     *.pftrace) [ -f "$f" ] && echo "  app-startup.pftrace   Perfetto protobuf: drag into https://ui.perfetto.dev" ;;
     *.pb.gz)   [ -f "$f" ] && echo "  app-startup.pb.gz     pprof: go tool pprof -http=: $f" ;;
   esac
