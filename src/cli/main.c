@@ -409,10 +409,9 @@ static int refuse_existing(cli *a, const job *jb, const char *output, const stru
     /* What detection would accept as input is a trace: an original one is never
      * replaced; one that traceconv wrote can be made again, so -f may replace it
      * (re-running a conversion is the common case). */
-    if (n > 0 && scores[best].score > 0 && !(a->force && written_by_traceconv(output))) {
-        fprintf(stderr, "traceconv: %s: is a trace (the %s reader recognizes it); not overwriting it%s\n", output,
-                scores[best].reader, written_by_traceconv(output) ? "; use -f to replace this traceconv output"
-                                                                  : ", even with -f");
+    if (n > 0 && scores[best].score > 0 && !written_by_traceconv(output)) {
+        fprintf(stderr, "traceconv: %s: is a trace (the %s reader recognizes it); not overwriting it, even with -f\n",
+                output, scores[best].reader);
         return EXIT_USAGE;
     }
     if (!a->force) {
