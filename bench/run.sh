@@ -5,7 +5,8 @@
 # Timed runs write to /dev/null, so the figures measure traceconv, not the
 # disk or a pipe; the output size comes from one more, untimed run. A last line converts
 # into several formats at once (TC_BENCH_MULTI, default json,perfetto,pprof) and compares
-# its time with the single formats' (issue 11: at most 1.6x the slowest of them).
+# its time with the single formats' (issue 11: at most 1.6x the slowest of them). Then
+# bench/batch.sh times `traceconv batch` over an archive of mixed traces (TC_BENCH_BATCH=0 skips it).
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -81,4 +82,10 @@ if [ -n "$slowest" ]; then
     if (jw != "" && s != "json") printf "; %.2fx json alone (wall), %.2fx (CPU)", m/jw, c/jc;
     printf " (target: at most 1.6x)\n";
     if (sep != "") printf "the separate conversions take %.2fx the one pass (wall)\n", sep/m }'
+fi
+
+# Batch conversion of an archive of mixed traces (issue 11); TC_BENCH_BATCH=0 skips it.
+if [ "${TC_BENCH_BATCH:-1}" != 0 ]; then
+  echo
+  "$here/batch.sh" "$build"
 fi
