@@ -377,6 +377,48 @@ def check_hostile(ctx):
         ctx.eq(sum(1 for f in frames if f["name"] == "run"), 2, "hostile: 'run' drawn twice around 'run2'")
 
 
+def check_differential(ctx):
+    """The engine's differential mode (tests/unit/flame_render.c, for traceconv diff) against
+    flamegraph.pl on the same 3-column lines: frames, and colours too (deterministic there)."""
+    render = os.path.join(os.path.dirname(os.path.abspath(ctx.traceconv)), "flame_render")
+    if not ctx.check(os.path.exists(render), f"{render} is not built"):
+        return
+    src = os.path.join(ctx.corpus, "app-startup.trace")
+    wall = convert(ctx, src, "folded", os.path.join(ctx.work, "diff-wall.folded"))
+    cpu = convert(ctx, src, "folded", os.path.join(ctx.work, "diff-cpu.folded"), ["--weight", "cpu"])
+    if not wall or not cpu:
+        return
+    a, b = tclib.read_folded(cpu), tclib.read_folded(wall)
+    lines = "".join(f"{k} {a.get(k, 0)} {b.get(k, 0)}\n" for k in sorted(set(a) | set(b), key=lambda k: hash(k)))
+    diff = os.path.join(ctx.work, "diff.folded")
+    with open(diff, "w", encoding="utf-8") as f:
+        f.write(lines)
+    for negate in ([], ["--negate"]):
+        out = os.path.join(ctx.work, f"diff{len(negate)}.svg")
+        with open(out, "wb") as f:
+            r = subprocess.run([render, "--diff", "--countname", "us", *negate, diff], stdout=f)
+        if not ctx.eq(r.returncode, 0, "flame_render --diff exit"):
+            continue
+        _, ours = our_frames(ctx, "differential", out)
+        r = ctx.oracle(["perl", FLAMEGRAPH, "--countname=us", *negate, diff])
+        theirs = debian_frames(r.stdout) if r is not None else None
+        if ours and theirs:
+            compare(ctx, f"differential {' '.join(negate)}", ours, theirs)
+            fills = collections.Counter((as_debian(f["name"]), f["x"], f["fill"]) for f in ours)
+            deb_fills = collections.Counter((as_debian(d["name"]), d["x"], d["fill"]) for d in
+                                            debian_fill_frames(r.stdout))
+            ctx.eq(fills, deb_fills, f"differential {' '.join(negate)}: red/blue/white fills")
+            ctx.check(any(f["fill"] not in ("rgb(255,255,255)",) for f in ours), "differential: some frame coloured")
+
+
+FILL_RE = re.compile(rb'<title>(.*?)</title><rect x="([^"]*)" y="[^"]*" width="[^"]*" height="[^"]*" fill="([^"]*)"')
+
+
+def debian_fill_frames(svg_bytes):
+    return [dict(name=split_title(debian_name(t))[0], x=x.decode(), fill=c.decode())
+            for t, x, c in FILL_RE.findall(svg_bytes)]
+
+
 def main():
     ctx = tclib.Ctx()
     if not ctx.check(os.path.exists(FLAMEGRAPH), f"oracle {FLAMEGRAPH} is missing (make test installs it)"):
@@ -402,6 +444,7 @@ def main():
         check_options(ctx, os.path.join(ctx.corpus, name))
     check_refusals(ctx)
     check_hostile(ctx)
+    check_differential(ctx)
     ctx.done()
 
 
