@@ -865,19 +865,20 @@ static void put_style(render *r)
 {
     tci_sink *o = r->out;
     const char *p = r->pfx;
-    /* embedded: every rule scoped to this graph, so a page's other graphs and text stay as they are */
+    /* embedded: every rule scoped to this graph (and as specific as its text rule), so a page's
+     * other graphs and text stay as they are */
     char scope[96] = "";
     if (*p)
         snprintf(scope, sizeof scope, "#%.*s ", (int)strlen(p) - 1, p);
     TCI_PUT_LIT(o, "<style type=\"text/css\">\n");
     tci_sink_printf(o, "\t%stext { font-family:Verdana; font-size:%dpx; fill:rgb(0,0,0); }\n", scope, FONTSIZE);
-    tci_sink_printf(o, "\t#%ssearch, #%signorecase { opacity:0.1; cursor:pointer; }\n", p, p);
-    tci_sink_printf(o, "\t#%ssearch:hover, #%ssearch.show, #%signorecase:hover, #%signorecase.show { opacity:1; }\n",
-                    p, p, p, p);
-    tci_sink_printf(o, "\t#%ssubtitle { text-anchor:middle; fill:rgb(160,160,160); }\n", p);
-    tci_sink_printf(o, "\t#%stitle { text-anchor:middle; font-size:%dpx; }\n", p, FONTSIZE + 5);
-    tci_sink_printf(o, "\t#%sunzoom { cursor:pointer; }\n", p);
-    tci_sink_printf(o, "\t#%sframes > *:hover { stroke:black; stroke-width:0.5; cursor:pointer; }\n", p);
+    tci_sink_printf(o, "\t%s#%ssearch, %s#%signorecase { opacity:0.1; cursor:pointer; }\n", scope, p, scope, p);
+    tci_sink_printf(o, "\t%s#%ssearch:hover, %s#%ssearch.show, %s#%signorecase:hover, %s#%signorecase.show "
+                       "{ opacity:1; }\n", scope, p, scope, p, scope, p, scope, p);
+    tci_sink_printf(o, "\t%s#%ssubtitle { text-anchor:middle; fill:rgb(160,160,160); }\n", scope, p);
+    tci_sink_printf(o, "\t%s#%stitle { text-anchor:middle; font-size:%dpx; }\n", scope, p, FONTSIZE + 5);
+    tci_sink_printf(o, "\t%s#%sunzoom { cursor:pointer; }\n", scope, p);
+    tci_sink_printf(o, "\t%s#%sframes > *:hover { stroke:black; stroke-width:0.5; cursor:pointer; }\n", scope, p);
     tci_sink_printf(o, "\t%s.hide { display:none; }\n", scope);
     tci_sink_printf(o, "\t%s.parent { opacity:0.5; }\n", scope);
     TCI_PUT_LIT(o, "</style>\n");

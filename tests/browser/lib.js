@@ -11,8 +11,9 @@
 //   const { page, errors } = await openPage(browser, "file:///tmp/x.svg");
 //   ... ; await browser.close();
 //
-// A test script prints one JSON object on stdout (its findings) and exits 0;
-// the Python test reads the JSON and judges. An exception exits 1 with a message.
+// A test script writes one JSON object (its findings) to the file named by its last
+// argument and exits 0; the Python test reads the JSON and judges. An exception exits 1
+// with a message.
 "use strict";
 const fs = require("fs");
 const os = require("os");
@@ -58,10 +59,11 @@ async function openPage(browser, url) {
   return { page, errors };
 }
 
-// Run main(args) and print its result as JSON; failures exit 1.
+// Run main(args) and write its result as JSON to the last argument; failures exit 1.
 function run(main) {
-  main(process.argv.slice(2)).then((result) => {
-    process.stdout.write(JSON.stringify(result) + "\n");
+  const args = process.argv.slice(2);
+  main(args.slice(0, -1)).then((result) => {
+    fs.writeFileSync(args[args.length - 1], JSON.stringify(result) + "\n");
     process.exit(0);
   }, (err) => {
     process.stderr.write(`${err && err.stack ? err.stack : err}\n`);

@@ -143,7 +143,7 @@ static void test_embedded_modes(void)
         CHECK(strstr(svg, want) != NULL);
         CHECK(strstr(svg, bare) == NULL);
     }
-    CHECK(strstr(svg, "#g1-frames > *:hover") != NULL); /* its CSS is its own */
+    CHECK(strstr(svg, "#g1 #g1-frames > *:hover") != NULL); /* its CSS is its own */
     CHECK(strstr(svg, "<script") != NULL && strstr(svg, "tcFlame(document.getElementById(\"g1\"), \"g1-\")"));
     free(svg);
     o.mode = TCI_FLAME_EMBED_NOSCRIPT;
