@@ -146,8 +146,6 @@ uint32_t tci_flame_name(tci_flame *f, const char *name, size_t len)
             if (f->n_names == UINT32_MAX - 1 ||
                 tci_grow((void **)&f->names, &f->cap_names, f->n_names, sizeof *f->names) != 0)
                 return TCI_NONE;
-            uint32_t cap = f->cap_names - 1; /* name_len grows alongside */
-            (void)cap;
             uint32_t *lens = tci_realloc_array(f->name_len, f->cap_names, sizeof *lens);
             if (!lens)
                 return TCI_NONE;
@@ -968,7 +966,7 @@ static int put_frame(render *r, const drawn *d)
             return TC_ERR_NOMEM;
     }
     size_t shown = without_annotation(b->cp, b->n); /* the name without its _[k]-style annotation */
-    double x1 = XPAD + (double)d->start * r->wpt, x2 = XPAD + (double)(d->start + d->width) * r->wpt;
+    double x1 = XPAD + (double)d->start * r->wpt, x2 = XPAD + ((double)d->start + (double)d->width) * r->wpt;
     unsigned y1, y2;
     if (!opt->inverted) {
         y1 = r->height - YPAD2 - (d->depth + 1) * FRAMEHEIGHT + FRAMEPAD;
