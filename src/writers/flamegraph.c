@@ -110,8 +110,11 @@ static int flame_finish(tci_wctx *w, const tci_calltree *ct)
     int rc = build(w, ct);
     if (rc != TC_OK)
         return rc;
-    f->subtitle = tci_arena_printf(&f->fold.arena, "%s: %s time in µs, %s", w->trace->input_name,
-                                   opt->weight_cpu ? "thread CPU" : "wall",
+    const tci_trace *t = w->trace;
+    bool cpu_timeline = t->clock == TCI_CLOCK_THREAD_CPU; /* no wall clock: the timeline is CPU time */
+    f->subtitle = tci_arena_printf(&f->fold.arena, "%s (%s, clock %s): %s time in µs, %s", t->input_name, t->reader,
+                                   tci_clock_name(t->clock),
+                                   opt->weight_cpu || cpu_timeline ? "thread CPU" : "wall",
                                    opt->merge_threads ? "all threads merged" : "one tower per thread");
     if (!f->subtitle)
         return TC_ERR_NOMEM;
