@@ -170,7 +170,7 @@ uint32_t tci_flame_child(tci_flame *f, uint32_t parent, uint32_t name)
     uint32_t c = tci_idmap_get(&f->child_ids, key);
     if (c != TCI_NONE)
         return c;
-    if (f->n_frames == UINT32_MAX - 1 ||
+    if (f->n_frames >= 1u << 31 || /* a sort item is frame << 1 | kind */
         tci_grow((void **)&f->frames, &f->cap_frames, f->n_frames, sizeof *f->frames) != 0 ||
         tci_idmap_put(&f->child_ids, key, f->n_frames) != 0)
         return TCI_NONE;
