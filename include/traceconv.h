@@ -139,9 +139,16 @@ TC_API void tc_conv_free(tc_conv *c);
  *     "process-name" (string) the process shown for the input
  *     "strict"       (0/1) a warning is an error (TC_ERR_STRICT)
  *     "max-depth"    (integer) deeper frames are dropped; default 10000
- *     "weight"       (wall|cpu) folded/pprof weights
+ *     "weight"       (wall|cpu) folded/flamegraph weights
  *     "no-thread"    (0/1) folded: merge threads
- *     "merge-threads" (0/1) pprof: one tree for all threads
+ *     "merge-threads" (0/1) pprof, flamegraph: one tree for all threads
+ *     "title"        (string) flamegraph: the title (default "Flame Graph")
+ *     "width"        (integer, 200..100000) flamegraph: image width in px; default 1200
+ *     "minwidth"     (PX or N%) flamegraph: frames narrower are omitted; default 0.1 (px)
+ *     "inverted"     (0/1) flamegraph: icicle graph
+ *     "colors"       (java|hot|mem|io|red|green|blue|yellow|purple|aqua|orange)
+ *                    flamegraph palette; default java
+ *     "hash"         (0/1) flamegraph: colours from a hash of the name
  *     "text"         (0/1) systrace writes plain ftrace text instead of HTML
  */
 TC_API int tc_conv_set_option(tc_conv *c, const char *key, const char *value);
@@ -201,7 +208,8 @@ TC_API int tc_conv_write_to(tc_conv *c, const char *writer, tc_write_fn fn, void
  * The same writer may appear more than once (each gets its own state; the
  * sinks must be distinct). Write-time options are the call's and each writer
  * reads its own (weight and no-thread: folded, merge-threads: pprof, text:
- * systrace); an option is "used" when the reader or any writer of the call
+ * systrace, title, width, minwidth, inverted, colors, hash, weight and
+ * merge-threads: flamegraph); an option is "used" when the reader or any writer of the call
  * reads it.
  *
  * State: like tc_conv_write, one call converts once (OPEN -> WRITTEN; before

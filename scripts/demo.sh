@@ -12,16 +12,30 @@ echo "demo: converting $sample"
 cp "$sample" "$out/app-startup.trace"
 writers=$("$build/traceconv" --list-formats | awk '/^writers/{w=1;next} w&&NF{print $1}' | grep -v '^ir$' | paste -sd,)
 "$build/traceconv" -o "$writers" "$out/app-startup.trace"   # one read for every format, each beside the input
-if [ -f "$out/app-startup.folded" ] && [ -f /usr/share/perl5/Devel/NYTProf/flamegraph.pl ]; then
-  perl /usr/share/perl5/Devel/NYTProf/flamegraph.pl --countname=us --title "app start-up (wall µs)" \
-    "$out/app-startup.folded" > "$out/app-startup.svg" 2>/dev/null && echo "demo: flame graph $out/app-startup.svg"
+# a PNG of the flame graph, taken by headless Chromium (Debian's chromium; the demo goes on without it)
+"$root/scripts/setup.sh" demo >/dev/null 2>&1 || echo "demo: chromium could not be installed: no screenshot"
+chromium=$(command -v chromium || command -v chromium-browser || true)
+if [ -f "$out/app-startup.svg" ] && [ -n "$chromium" ]; then
+  height=$(sed -n 's/^<svg [^>]* height="\([0-9]*\)".*/\1/p' "$out/app-startup.svg" | head -1)
+  profile=$(mktemp -d)
+  sandbox=""
+  [ "$(id -u)" -eq 0 ] && sandbox="--no-sandbox"
+  timeout 120 "$chromium" --headless $sandbox --disable-gpu --no-first-run --disable-background-networking \
+    --disable-component-update --disable-sync --disable-quic --hide-scrollbars --user-data-dir="$profile" \
+    --window-size=1200,"${height:-800}" --screenshot="$out/app-startup.png" "file://$out/app-startup.svg" \
+    >/dev/null 2>&1 || echo "demo: chromium failed: no screenshot"
+  rm -rf "$profile"
+elif [ -z "$chromium" ]; then
+  echo "demo: chromium is not installed: no screenshot of the flame graph"
 fi
 cat <<MSG
 
 Results in $out:
   app-startup.json      Chrome trace JSON: open in https://ui.perfetto.dev or chrome://tracing
   app-startup.folded    folded stacks: flamegraph.pl app-startup.folded > flame.svg, or speedscope
+  app-startup.svg       interactive flame graph: open in a browser (click to zoom, Search or Ctrl-F)
 MSG
+[ -f "$out/app-startup.png" ] && echo "  app-startup.png       a screenshot of the flame graph (headless Chromium)"
 for f in "$out"/app-startup.pftrace "$out"/app-startup.pb.gz "$out"/app-startup.html; do
   case "$f" in
     *.html)    [ -f "$f" ] && echo "  app-startup.html      systrace HTML: open in https://ui.perfetto.dev or chrome://tracing" ;;

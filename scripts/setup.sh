@@ -3,13 +3,20 @@
 #   scripts/setup.sh build   compiler, cmake, protobuf-c, cJSON, zlib, libarchive
 #   scripts/setup.sh test    build + the oracles of ../shared/docs/ORACLES.md
 #   scripts/setup.sh fuzz    test + clang and its fuzzer/sanitizer runtime
+#   scripts/setup.sh demo    build + chromium (the demo's screenshots)
+# test also needs node and npm (Debian's nodejs and npm when no node is on PATH) and runs
+# npm ci in tests/browser (puppeteer-core, pinned by its package-lock.json) when its
+# node_modules is missing: the browser tests drive Debian's chromium with it.
 set -euo pipefail
 mode=${1:-build}
 pkgs=(cmake make gcc pkg-config python3 libprotobuf-c-dev protobuf-c-compiler libcjson-dev zlib1g-dev libarchive-dev)
 case "$mode" in
-  build|demo) ;;
+  build) ;;
+  demo) pkgs+=(chromium) ;;
   bench) pkgs+=(time) ;;
-  test) pkgs+=(protobuf-compiler golang-go libdevel-nytprof-perl zstd xz-utils) ;;
+  test) pkgs+=(protobuf-compiler golang-go libdevel-nytprof-perl zstd xz-utils libxml2-utils chromium)
+        command -v node >/dev/null || pkgs+=(nodejs)
+        command -v npm >/dev/null || pkgs+=(npm) ;;
   fuzz) pkgs+=(protobuf-compiler golang-go libdevel-nytprof-perl clang libclang-rt-14-dev) ;;
   *) echo "usage: $0 build|test|fuzz" >&2; exit 2 ;;
 esac
@@ -17,10 +24,16 @@ missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-echo "setup: installing ${missing[*]}"
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ "$mode" = test ] && [ ! -d "$(dirname "$0")/../tests/browser/node_modules/puppeteer-core" ]; then
+  echo "setup: npm ci in tests/browser"
+  (cd "$(dirname "$0")/../tests/browser" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+exit 0

@@ -39,6 +39,9 @@ WRITER_OPTIONS = {
     "folded": (("--weight", "cpu"), ("--no-thread",)),
     "pprof": (("--merge-threads",),),
     "systrace": (("--text",),),
+    "flamegraph": (("--weight", "cpu"), ("--merge-threads",), ("--inverted",), ("--minwidth", "0"),
+                   ("--minwidth", "2%"), ("--width", "300"), ("--title", "<&>]]>"), ("--colors", "hot"),
+                   ("--hash",)),
 }
 
 

@@ -65,9 +65,18 @@ static const char usage_text[] =
     "  -q, --quiet                print nothing but errors\n"
     "      --process-name NAME    process name shown in timelines (default: input file stem)\n"
     "      --no-thread            folded: merge all threads (no thread frame)\n"
-    "      --merge-threads        pprof: merge all threads (no thread labels)\n"
+    "      --merge-threads        pprof, flamegraph: merge all threads (no thread labels/frames)\n"
     "      --text                 systrace: plain ftrace text instead of HTML\n"
-    "      --weight wall|cpu      folded: weigh stacks by wall or thread-CPU time (default wall)\n"
+    "      --weight wall|cpu      folded, flamegraph: weigh stacks by wall or thread-CPU time\n"
+    "                             (default wall)\n"
+    "      --title TEXT           flamegraph: the title (default \"Flame Graph\")\n"
+    "      --width PX             flamegraph: image width (default 1200)\n"
+    "      --minwidth PX|N%       flamegraph: omit frames narrower than PX pixels or N% of\n"
+    "                             the total (default 0.1)\n"
+    "      --inverted             flamegraph: icicle graph (root at the top)\n"
+    "      --colors PALETTE       flamegraph: java (default), hot, mem, io, red, green, blue,\n"
+    "                             yellow, purple, aqua, orange\n"
+    "      --hash                 flamegraph: colours from a hash of the name\n"
     "      --max-depth N          drop frames deeper than N (default 10000)\n"
     "      --mapping FILE         rhea: method mapping (methodMapping.txt, sampling-mapping;\n"
     "                             default: looked for beside INPUT)\n"
@@ -725,7 +734,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "batch"))
         return batch_main(argc - 1, argv + 1);
-    enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST, O_MERGE, O_LIMIT, O_TEXT };
+    enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST, O_MERGE, O_LIMIT, O_TEXT,
+           O_FLAG };
     static const struct option longopts[] = {
         {"input-format", required_argument, 0, 'i'}, {"output-format", required_argument, 0, 'o'},
         {"force", no_argument, 0, 'f'},              {"quiet", no_argument, 0, 'q'},
@@ -739,6 +749,9 @@ int main(int argc, char **argv)
         {"help", no_argument, 0, 'h'},               {"version", no_argument, 0, 'V'},
         {"merge-threads", no_argument, 0, O_MERGE},  {"mapping", required_argument, 0, O_LIMIT},
         {"text", no_argument, 0, O_TEXT},
+        {"title", required_argument, 0, O_LIMIT},     {"width", required_argument, 0, O_LIMIT},
+        {"minwidth", required_argument, 0, O_LIMIT},  {"colors", required_argument, 0, O_LIMIT},
+        {"inverted", no_argument, 0, O_FLAG},         {"hash", no_argument, 0, O_FLAG},
         {0, 0, 0, 0}};
     static cli a;
     read_umask();
@@ -763,6 +776,7 @@ int main(int argc, char **argv)
         case O_DEPTH: status = set(&a, check, "max-depth", optarg); break;
         case O_CHUNK: status = set(&a, check, "read-chunk", optarg); break;
         case O_LIMIT: status = set(&a, check, longopts[li].name, optarg); break; /* the option is the library key */
+        case O_FLAG: status = set(&a, check, longopts[li].name, "1"); break;
         case O_PROBE: tc_conv_free(check); return probe(optarg);
         case O_LIST: tc_conv_free(check); return list_formats();
         case 'h': fputs(usage_text, stdout); tc_conv_free(check); return 0;

@@ -21,6 +21,7 @@ struct tc_conv {
     const char *input_file; /* path when the input is a real file (side files beside it), else NULL */
     char *process_name;
     char *mapping;
+    char *title;        /* flamegraph: the title */
     char summary[192];
     tc_progress_fn progress;
     void *progress_user;
@@ -135,6 +136,7 @@ void tc_conv_free(tc_conv *c)
     free(c->path);
     free(c->process_name);
     free(c->mapping);
+    free(c->title);
     free(c->out_errors);
     free(c);
 }
@@ -167,6 +169,25 @@ static int parse_size(const char *v, uint64_t max, uint64_t *out)
     if (*end || errno || x == 0 || x > (max >> shift))
         return -1;
     *out = (uint64_t)x << shift;
+    return 0;
+}
+
+/* flamegraph's minwidth: px ("0.1") or a percentage of the total ("0.5%"). */
+static int parse_minwidth(const char *v, tci_options *o)
+{
+    char *end;
+    if (!v || !((*v >= '0' && *v <= '9') || *v == '.'))
+        return -1;
+    errno = 0;
+    double x = strtod(v, &end);
+    bool pct = *end == '%';
+    if (pct)
+        end++;
+    if (*end || errno || !(x >= 0) || x > (pct ? 100 : 1e9))
+        return -1;
+    o->minwidth = x;
+    o->minwidth_pct = pct;
+    o->minwidth_given = true;
     return 0;
 }
 
@@ -219,6 +240,28 @@ static int apply_option(tc_conv *c, const char *key, const char *value)
             return TC_OK;
         }
         return -1;
+    }
+    if (!strcmp(key, "title"))
+        return replace_string(&c->title, &c->opt.title, value);
+    if (!strcmp(key, "width")) {
+        if (parse_size(value, 100000, &n) || n < 200)
+            return -1;
+        c->opt.width = (uint32_t)n;
+        return TC_OK;
+    }
+    if (!strcmp(key, "minwidth"))
+        return parse_minwidth(value, &c->opt);
+    if (!strcmp(key, "inverted"))
+        return parse_bool(value, &c->opt.inverted);
+    if (!strcmp(key, "hash"))
+        return parse_bool(value, &c->opt.hash);
+    if (!strcmp(key, "colors")) {
+        int p = tci_flame_palette(value);
+        if (p < 0)
+            return -1;
+        c->opt.palette = p;
+        c->opt.colors_given = true;
+        return TC_OK;
     }
     if (!strcmp(key, "max-depth")) {
         if (parse_size(value, 1000000, &n))

@@ -163,7 +163,16 @@ typedef struct tci_options {
     uint64_t max_events;  /* input records; 0 = none */
     uint64_t max_json;    /* bytes of JSON input, which is parsed in memory */
     const char *mapping;  /* rhea: method mapping file (NULL: looked for beside the input) */
-    char given[192];      /* keys set explicitly, space-separated (options.c) */
+    /* flamegraph writer */
+    const char *title;      /* NULL: the default title */
+    uint32_t width;         /* image width in px (0: 1200) */
+    double minwidth;        /* px, or % of the total with minwidth_pct (set: minwidth_given) */
+    bool minwidth_pct, minwidth_given;
+    bool inverted;          /* icicle graph */
+    int palette;            /* enum tci_flame_palette (0: hot; the writer's default is java unless colors_given) */
+    bool colors_given;
+    bool hash;              /* colours from a hash of the name */
+    char given[384];      /* keys set explicitly, space-separated (options.c) */
 } tci_options;
 
 #define TCI_DEFAULT_MAX_INPUT ((uint64_t)64 << 30)
@@ -520,6 +529,89 @@ void tci_calltree_finish(tci_calltree *ct);
 void tci_calltree_free(tci_calltree *ct);
 /* A one-root tree where equal call paths of all threads are summed (after finish). */
 int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out);
+
+/* ---- folding: the folded writer's stacks, shared with the flame graph (folding.c) ---- */
+
+/* A distinct stack of one tree: its last frame and the rest. */
+typedef struct tci_fpath {
+    uint32_t parent;  /* TCI_NONE: the tree's root (no frame); parents come before children */
+    uint32_t name;    /* index of the first method whose sanitized name is this text */
+    int64_t self_ns;  /* summed self time of the call paths with this text */
+    int64_t self_us;  /* the count printed: µs rounded cumulatively in path order (0: no line) */
+} tci_fpath;
+
+typedef struct tci_folding {
+    tci_arena arena;
+    const char **method_name; /* per method: its sanitized short name */
+    uint32_t *same_name;      /* per method: the first method whose sanitized name is the same text */
+    const char **thread_name; /* per thread: sanitized "name-tid" */
+    tci_fpath *paths;         /* the current tree's distinct stacks; [0] is its root */
+    uint32_t n_paths, cap_paths;
+    tci_idmap path_ids;       /* (parent path << 32 | name) -> path */
+    bool cpu;                 /* weigh by thread CPU time, else wall */
+} tci_folding;
+
+/* Names of every method and thread (tables final). */
+int tci_folding_begin(tci_folding *f, const tci_trace *t, bool cpu);
+/* The paths of the tree under root (a thread's, or a merged tree's), counts rounded. */
+int tci_folding_tree(tci_folding *f, const tci_calltree *ct, uint32_t root);
+void tci_folding_free(tci_folding *f);
+
+/* ---- flame graph SVG (flamesvg.c; shared/docs/outputs/FLAMEGRAPH-SVG.md) ---- */
+
+/*
+ * A flame tree (frames with a name and a self count, optionally the count
+ * before for a differential graph) drawn as flamegraph.pl draws the folded
+ * lines of that tree: same sibling order, geometry, labels, tooltips and
+ * colours; frames narrower than minwidth are pruned before anything is
+ * written. Memory grows with the frames of the tree, never with its counts.
+ */
+typedef struct tci_flame tci_flame;
+#define TCI_FLAME_ROOT 0u /* the frame "all" */
+
+enum tci_flame_palette {
+    TCI_PAL_HOT, TCI_PAL_JAVA, TCI_PAL_MEM, TCI_PAL_IO, TCI_PAL_RED, TCI_PAL_GREEN, TCI_PAL_BLUE,
+    TCI_PAL_YELLOW, TCI_PAL_PURPLE, TCI_PAL_AQUA, TCI_PAL_ORANGE
+};
+/* The palette called name ("java"), or -1. */
+int tci_flame_palette(const char *name);
+
+enum tci_flame_mode {
+    TCI_FLAME_DOCUMENT,     /* a standalone .svg file: XML prolog, DOCTYPE, its own script */
+    TCI_FLAME_EMBED,        /* an <svg> element for an HTML page, ids prefixed, its own script */
+    TCI_FLAME_EMBED_NOSCRIPT /* the same without a script: the page runs tci_flame_script() once
+                              * (a page-level script, e.g. with a CSP nonce) */
+};
+
+typedef struct tci_flame_opts {
+    enum tci_flame_mode mode;
+    const char *id_prefix;   /* EMBED*: ids become PREFIX-frames ...; [A-Za-z][A-Za-z0-9_-]* */
+    const char *title;       /* NULL: "Flame Graph", or "Icicle Graph" when inverted */
+    const char *subtitle;    /* NULL: none */
+    const char *countname;   /* NULL: "samples" */
+    uint32_t width;          /* 0: 1200 */
+    double minwidth;         /* px, or percent of the total with minwidth_pct */
+    bool minwidth_pct;
+    bool inverted;           /* icicle: root at the top */
+    enum tci_flame_palette palette;
+    bool hash;               /* colour from a hash of the name instead of the seeded default */
+    bool negate;             /* differential: swap red and blue, and the delta's sign */
+} tci_flame_opts;
+
+/* An empty tree (root "all"); differential: frames carry a count before too. NULL: no memory. */
+tci_flame *tci_flame_new(bool differential);
+/* The name's id (bytes; stored once). TCI_NONE: no memory. */
+uint32_t tci_flame_name(tci_flame *f, const char *name, size_t len);
+/* The child of parent with that name, made if new. TCI_NONE: no memory. */
+uint32_t tci_flame_child(tci_flame *f, uint32_t parent, uint32_t name);
+/* Add to a frame's self count (and, differential, to its count before); sums saturate. */
+void tci_flame_add(tci_flame *f, uint32_t frame, int64_t self, int64_t before);
+/* Draw it. TC_OK, TC_ERR_USAGE (a bad id prefix) or TC_ERR_NOMEM; write errors stay in the sink. */
+int tci_flame_render(tci_flame *f, const tci_flame_opts *o, tci_sink *out);
+void tci_flame_free(tci_flame *f);
+/* The script of every graph (no CDATA end, no "</script"): tcFlame(svg) binds one
+ * graph; run as a page-level script it binds every svg[data-tc-flame] of the page. */
+const char *tci_flame_script(void);
 
 /* ---- writers ------------------------------------------------------------ */
 

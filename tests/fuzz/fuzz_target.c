@@ -53,6 +53,11 @@ static const struct choice choices[] = {
     {FUZZ_LIMIT_MAX_STRING, 7u << FUZZ_LIMIT_SHIFT, "max-string=16", {"max-string"}, {"16"}},
     {FUZZ_LIMIT_TIGHT, 7u << FUZZ_LIMIT_SHIFT, "max-threads=4,max-methods=64,max-events=512",
      {"max-threads", "max-methods", "max-events"}, {"4", "64", "512"}},
+    {FUZZ_VARIANT_1, 7u << FUZZ_LIMIT_SHIFT, "inverted,minwidth=0,colors=hot", {"inverted", "minwidth", "colors"},
+     {"1", "0", "hot"}},
+    {FUZZ_VARIANT_1, 7u << FUZZ_LIMIT_SHIFT, "title=markup", {"title"}, {"<&>\"]]></script>\xff"}},
+    {FUZZ_VARIANT_2, 7u << FUZZ_LIMIT_SHIFT, "hash,minwidth=5%,width=200", {"hash", "minwidth", "width"},
+     {"1", "5%", "200"}},
 };
 #define N_CHOICES (sizeof choices / sizeof *choices)
 

@@ -23,7 +23,7 @@
 #define TC_SOURCE_DIR "."
 #endif
 
-static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir"};
+static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir", "flamegraph"};
 #define N_WRITERS (sizeof writers / sizeof *writers)
 
 /* ---- sinks ---- */
@@ -73,10 +73,15 @@ typedef struct option {
 /* Which writers read an option (the options an output is converted alone with). */
 static int writer_reads(const char *writer, const char *key)
 {
-    if (!strcmp(key, "weight") || !strcmp(key, "no-thread"))
+    if (!strcmp(key, "weight"))
+        return !strcmp(writer, "folded") || !strcmp(writer, "flamegraph");
+    if (!strcmp(key, "no-thread"))
         return !strcmp(writer, "folded");
     if (!strcmp(key, "merge-threads"))
-        return !strcmp(writer, "pprof");
+        return !strcmp(writer, "pprof") || !strcmp(writer, "flamegraph");
+    if (!strcmp(key, "title") || !strcmp(key, "width") || !strcmp(key, "minwidth") || !strcmp(key, "inverted") ||
+        !strcmp(key, "colors") || !strcmp(key, "hash"))
+        return !strcmp(writer, "flamegraph");
     if (!strcmp(key, "text"))
         return !strcmp(writer, "systrace");
     return 1; /* a core option */
@@ -188,8 +193,8 @@ static void check_all_writers(const char *path, const option *opts, size_t n_opt
     }
 }
 
-static const size_t forward[N_WRITERS] = {0, 1, 2, 3, 4, 5};
-static const size_t backward[N_WRITERS] = {5, 4, 3, 2, 1, 0};
+static const size_t forward[N_WRITERS] = {0, 1, 2, 3, 4, 5, 6};
+static const size_t backward[N_WRITERS] = {6, 5, 4, 3, 2, 1, 0};
 
 static void test_six_writers_equal_six_conversions(void)
 {
@@ -204,7 +209,8 @@ static void test_six_writers_equal_six_conversions(void)
 static void test_writer_options_apply_per_writer(void)
 {
     static const option opts[] = {{"weight", "cpu"}, {"no-thread", "1"}, {"merge-threads", "1"}, {"text", "1"},
-                                  {"process-name", "com.example.multi"}};
+                                  {"process-name", "com.example.multi"}, {"title", "t<&>"}, {"width", "800"},
+                                  {"minwidth", "1%"}, {"inverted", "1"}, {"colors", "hot"}, {"hash", "1"}};
     for (size_t i = 0; i < n_inputs; i++)
         if (strstr(inputs[i], "/corpus/")) /* ART traces: they have thread CPU time for weight cpu */
             check_all_writers(inputs[i], opts, sizeof opts / sizeof *opts, forward);

@@ -21,7 +21,7 @@
 
 #define N_THREADS 4
 
-static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir"};
+static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir", "flamegraph"};
 #define N_WRITERS (sizeof writers / sizeof *writers)
 
 typedef struct result {
@@ -77,16 +77,22 @@ static void convert(const job *j, result *r)
     tc_conv_free(c);
 }
 
+static size_t gcd(size_t a, size_t b) { return b ? gcd(b, a % b) : a; }
+
 static void *worker(void *arg)
 {
     (void)arg;
+    /* a stride through the list, so that threads convert different readers at once; prime to
+     * the number of jobs (7 writers make it a multiple of 7), so that every job is visited */
+    size_t stride = 7;
+    while (n_jobs && gcd(stride, n_jobs) != 1)
+        stride += 2;
     pthread_barrier_wait(&start_together);
     for (;;) {
         size_t i = atomic_fetch_add(&next_job, 1);
         if (i >= n_jobs)
             return NULL;
-        /* a stride through the list, so that threads convert different readers at once */
-        size_t k = (i * 7) % n_jobs;
+        size_t k = (i * stride) % n_jobs;
         convert(&jobs[k], &jobs[k].parallel);
     }
 }

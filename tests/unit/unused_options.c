@@ -68,6 +68,9 @@ static void test_writer_options_elsewhere(void)
                   "option --weight is not used by the pprof writer");
     expect_unused("folded", (const char *const[]){"merge-threads", "1", NULL},
                   "option --merge-threads is not used by the folded writer");
+    expect_unused("pprof", (const char *const[]){"title", "x", NULL}, "option --title is not used by the pprof writer");
+    expect_unused("folded", (const char *const[]){"inverted", "1", NULL},
+                  "option --inverted is not used by the folded writer");
 }
 
 static void test_reader_option_elsewhere(void)
@@ -82,6 +85,9 @@ static void test_used_and_core_options(void)
     expect_used("systrace", (const char *const[]){"text", "1", NULL});
     expect_used("folded", (const char *const[]){"weight", "wall", "no-thread", "1", NULL});
     expect_used("pprof", (const char *const[]){"merge-threads", "1", NULL});
+    expect_used("flamegraph", (const char *const[]){"weight", "wall", "merge-threads", "1", "title", "t", "width",
+                                                     "900", "minwidth", "2", "inverted", "1", "colors", "aqua",
+                                                     "hash", "1", NULL});
     expect_used("json", (const char *const[]){"process-name", "x", "max-depth", "10", "max-json", "1M",
                                                "max-events", "100", "read-chunk", "7", NULL});
 }

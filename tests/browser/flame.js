@@ -1,0 +1,100 @@
+// flame.js - drives flame graphs in headless Chromium for test_flamegraph_browser.py and
+// reports what the browser shows as JSON; the Python test judges it.
+//
+//   node flame.js SPEC.json RESULT.json
+//
+// SPEC: { "graphs": [ { "url": "file:///...", "svg": "#css selector of the graph's <svg>" | null,
+//                       "prefix": "" | "ga-", "click": INDEX, "searches": [ {"term": "...", "ic": false,
+//                       "how": "button" | "key"} ], "hover": [INDEX...], "shot": "/path.png" | null } ] }
+// Each graph is opened (graphs with the same url share one page load), the frames are listed,
+// frame INDEX is clicked (a real mouse click), Reset Zoom is clicked, each search is run by
+// overriding window.prompt and clicking Search (or pressing F3), then Reset Search.
+"use strict";
+const fs = require("fs");
+const { launch, openPage, run } = require("./lib");
+
+// In the page: the graph's frames and the elements the script drives.
+function listFrames(sel, pfx) {
+  const svg = sel ? document.querySelector(sel) : document.documentElement;
+  const byId = (n) => svg.querySelector(`[id="${pfx}${n}"]`);
+  const frames = [...byId("frames").children].map((g) => {
+    const r = g.querySelector("rect");
+    return { title: g.querySelector("title").textContent, x: r.getAttribute("x"), y: r.getAttribute("y"),
+             width: r.getAttribute("width"), fill: r.getAttribute("fill"), hidden: g.classList.contains("hide"),
+             parent: g.classList.contains("parent"), label: g.querySelector("text").textContent };
+  });
+  return { frames, width: svg.width.baseVal.value, unzoomHidden: byId("unzoom").classList.contains("hide"),
+           matched: byId("matched").textContent, matchedHidden: byId("matched").classList.contains("hide"),
+           searchText: byId("search").textContent, details: byId("details").textContent };
+}
+
+async function state(page, g) { return page.evaluate(listFrames, g.svg, g.prefix); }
+
+async function element(page, g, what) {
+  const handle = await page.evaluateHandle((sel, pfx, w) => {
+    const svg = sel ? document.querySelector(sel) : document.documentElement;
+    if (typeof w === "number") return svg.querySelector(`[id="${pfx}frames"]`).children[w].querySelector("rect");
+    return svg.querySelector(`[id="${pfx}${w}"]`);
+  }, g.svg, g.prefix, what);
+  return handle.asElement();
+}
+
+async function driveGraph(page, g) {
+  const out = { before: await state(page, g) };
+  if (g.click !== undefined && g.click !== null) {
+    await (await element(page, g, g.click)).click();
+    out.zoomed = await state(page, g);
+    if (g.shot) await page.screenshot({ path: g.shot.replace(/\.png$/, "-zoomed.png"), fullPage: true });
+    await (await element(page, g, "unzoom")).click();
+    out.unzoomed = await state(page, g);
+  }
+  out.searches = [];
+  for (const s of g.searches || []) {
+    await page.evaluate((term) => { window.prompt = () => term; }, s.term);
+    if (s.ic) await (await element(page, g, "ignorecase")).click();
+    if (s.how === "key") {
+      const frame = await element(page, g, 0); // keys go to the graph under the pointer
+      await frame.hover();
+      await page.keyboard.press("F3");
+    } else {
+      await (await element(page, g, "search")).click();
+    }
+    const found = await state(page, g);
+    if (g.shot && !out.searches.length) await page.screenshot({ path: g.shot.replace(/\.png$/, "-search.png") });
+    await (await element(page, g, "search")).click(); // "Reset Search"
+    const reset = await state(page, g);
+    if (s.ic) await (await element(page, g, "ignorecase")).click();
+    out.searches.push({ term: s.term, ic: !!s.ic, found, reset });
+  }
+  out.hovers = [];
+  for (const i of g.hover || []) {
+    await (await element(page, g, i)).hover();
+    out.hovers.push({ index: i, details: (await state(page, g)).details });
+  }
+  if (g.shot) await page.screenshot({ path: g.shot, fullPage: true });
+  out.after = await state(page, g);
+  return out;
+}
+
+async function main(args) {
+  const spec = JSON.parse(fs.readFileSync(args[0], "utf8"));
+  const browser = await launch({ viewport: { width: 1300, height: 1000 } });
+  const results = [];
+  try {
+    const pages = new Map();
+    for (const g of spec.graphs) {
+      if (!pages.has(g.url)) pages.set(g.url, await openPage(browser, g.url));
+      const { page, errors } = pages.get(g.url);
+      const res = await driveGraph(page, g);
+      res.pwned = await page.evaluate(() => [typeof window.pwned, document.querySelectorAll("img").length,
+                                             document.querySelectorAll("script").length]);
+      res.errors = errors.slice();
+      results.push(res);
+    }
+  } finally {
+    await browser.close();
+  }
+  return { results };
+}
+
+run(main);
