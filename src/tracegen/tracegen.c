@@ -1721,10 +1721,15 @@ static void run_bench(const char *size_s, const char *outp)
             if (b->depth == 0) m = (uint32_t)(ti * 37 + 4);
             else {
                 /* A real app has a bounded call graph: callers branch near the root
-                 * (4 ways for 5 levels), deeper code paths repeat. About 300k
-                 * distinct paths in all, like a busy app; memory of aggregating
+                 * (4 ways for 5 levels) and in the middle of the stack (2 ways at
+                 * depths 10-20, where the walk spends its time: the depth never
+                 * falls below 10 once there, so branching near the root alone gave
+                 * one prefix per thread and only 320 distinct paths), deeper code
+                 * paths repeat. About 140k distinct paths at 64 MB, 260k at
+                 * 256 MB, ~300k at 1 GB, like a busy app; memory of aggregating
                  * writers grows with those, not with records. */
-                uint32_t k = b->depth < 5 ? (uint32_t)((x >> 20) & 3) : 0;
+                uint32_t k = b->depth < 5 ? (uint32_t)((x >> 20) & 3)
+                             : b->depth >= 10 && b->depth <= 20 ? (uint32_t)((x >> 20) & 1) : 0;
                 m = (b->stack[b->depth - 1] * 7u + 1u + k * 13u) % BENCH_METHODS;
             }
             b->stack[b->depth++] = m;
