@@ -63,12 +63,15 @@ int tci_calltree_init(tci_calltree *ct, const tci_trace *t, uint32_t n_threads)
     ct->trace = t;
     ct->roots = tci_calloc(n_threads, sizeof *ct->roots);
     ct->stacks = tci_calloc(n_threads, sizeof *ct->stacks);
-    if (!ct->roots || !ct->stacks)
+    ct->spans = tci_calloc(n_threads, sizeof *ct->spans);
+    if (!ct->roots || !ct->stacks || !ct->spans)
         return TC_ERR_NOMEM;
     ct->n_roots = n_threads;
-    for (uint32_t t = 0; t < n_threads; t++)
+    for (uint32_t t = 0; t < n_threads; t++) {
+        ct->spans[t] = (tci_ctspan){TCI_NO_TIME, TCI_NO_TIME, TCI_NO_TIME, TCI_NO_TIME};
         if ((ct->roots[t] = new_node(ct, TCI_NONE, TCI_NONE, t)) == TCI_NONE)
             return TC_ERR_NOMEM;
+    }
     return TC_OK;
 }
 
@@ -110,12 +113,26 @@ static int add_sample(tci_calltree *ct, const tci_trace *t, const tci_event *ev)
     return TC_OK;
 }
 
+/* A thread's span: its events come in its own time order, so the first is the earliest. */
+static inline void note_times(tci_ctspan *sp, const tci_event *ev)
+{
+    if (TCI_UNLIKELY(sp->first_ts == TCI_NO_TIME))
+        sp->first_ts = ev->ts_ns;
+    sp->last_ts = ev->ts_ns;
+    if (ev->cpu_ns != TCI_NO_TIME) {
+        if (TCI_UNLIKELY(sp->first_cpu == TCI_NO_TIME))
+            sp->first_cpu = ev->cpu_ns;
+        sp->last_cpu = ev->cpu_ns;
+    }
+}
+
 int tci_calltree_event(tci_calltree *ct, const tci_event *ev)
 {
+    if (ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT && ev->kind != TCI_EV_SAMPLE)
+        return TC_OK; /* instants, counters and async slices are not calls */
+    note_times(&ct->spans[ev->thread], ev);
     if (ev->kind == TCI_EV_SAMPLE)
         return add_sample(ct, ct->trace, ev);
-    if (ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT)
-        return TC_OK; /* instants, counters and async slices are not calls */
     struct tci_ctstack *st = &ct->stacks[ev->thread];
     if (ev->kind == TCI_EV_ENTER) {
         uint32_t parent = st->depth ? st->frames[st->depth - 1].node : ct->roots[ev->thread];
@@ -235,6 +252,7 @@ void tci_calltree_free(tci_calltree *ct)
     for (uint32_t t = 0; t < ct->n_roots; t++)
         free(ct->stacks ? ct->stacks[t].frames : NULL);
     free(ct->stacks);
+    free(ct->spans);
     free(ct->roots);
     free(ct->nodes);
     tci_idmap_free(&ct->child_index);
