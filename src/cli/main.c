@@ -348,7 +348,9 @@ typedef struct cli {
 static int written_by_traceconv(const char *path)
 {
     static const char *const marks[] = {"\"generator\":\"traceconv ", "traceconv-ir ", "# traceconv ",
-                                        " (traceconv)</title>"};
+                                        " (traceconv)</title>",
+                                        "thread,tid,method,calls,incl_wall_us,", /* report --csv: its exact header */
+                                        };
     char buf[2][8192 + 1];
     size_t got[2] = {0, 0};
     FILE *f = fopen(path, "rb");

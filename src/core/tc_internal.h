@@ -146,6 +146,9 @@ static inline void tci_count(tci_diag *d, enum tci_figure_id kind, uint64_t n)
 
 /* ---- options ------------------------------------------------------------ */
 
+/* report: the order of the method rows (option sort). */
+enum tci_report_sort { TCI_SORT_INCL = 0, TCI_SORT_EXCL, TCI_SORT_CALLS, TCI_SORT_NAME };
+
 typedef struct tci_options {
     const char *process_name;
     bool strict;
@@ -163,7 +166,11 @@ typedef struct tci_options {
     uint64_t max_events;  /* input records; 0 = none */
     uint64_t max_json;    /* bytes of JSON input, which is parsed in memory */
     const char *mapping;  /* rhea: method mapping file (NULL: looked for beside the input) */
-    char given[192];      /* keys set explicitly, space-separated (options.c) */
+    uint8_t sort;         /* report: enum tci_report_sort */
+    bool csv;             /* report: CSV rows instead of the text report */
+    bool threshold_set;   /* dot: threshold given (else the writer's default) */
+    uint32_t threshold_ppm; /* dot: edges below this share of the total are hidden, in millionths (1% = 10000) */
+    char given[320];      /* keys set explicitly, space-separated (options.c) */
 } tci_options;
 
 #define TCI_DEFAULT_MAX_INPUT ((uint64_t)64 << 30)
@@ -479,6 +486,8 @@ void tci_sink_milli(tci_sink *s, int64_t v);
 void tci_sink_printf(tci_sink *s, const char *fmt, ...) TCI_PRINTF(2, 3);
 /* A JSON string literal with quotes; invalid UTF-8 bytes become U+FFFD. */
 void tci_sink_json_string(tci_sink *s, const char *str);
+/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 if it is not one. */
+size_t tci_utf8_len(const uint8_t *p, size_t n);
 /* The same literal in the arena, for writers that repeat names (len set, not NUL-terminated). */
 char *tci_json_quote(tci_arena *a, const char *str, size_t *len);
 
