@@ -70,6 +70,7 @@ static const char usage_text[] =
     "                            same member: same size and mtime, or same content in an archive\n"
     "  -q, --quiet               no progress, no per-member messages\n"
     "      --strict, --weight, --no-thread, --merge-threads, --text, --max-depth,\n"
+    "      --sort, --csv, --threshold,\n"
     "      --max-input, --max-string, --max-threads, --max-methods, --max-events,\n"
     "      --max-json            as for a single conversion (traceconv --help)\n"
     "\n"
@@ -1447,6 +1448,8 @@ static int parse_args(batch *b, int argc, char **argv)
         {"max-string", required_argument, 0, O_VALUE}, {"max-threads", required_argument, 0, O_VALUE},
         {"max-methods", required_argument, 0, O_VALUE}, {"max-events", required_argument, 0, O_VALUE},
         {"max-json", required_argument, 0, O_VALUE},  {"skip-existing", no_argument, 0, O_SKIP},
+        {"sort", required_argument, 0, O_VALUE},      {"threshold", required_argument, 0, O_VALUE},
+        {"csv", no_argument, 0, O_FLAG},
         {0, 0, 0, 0}};
     tc_conv *check = tc_conv_new();
     if (!check)

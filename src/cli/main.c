@@ -68,6 +68,10 @@ static const char usage_text[] =
     "      --merge-threads        pprof: merge all threads (no thread labels)\n"
     "      --text                 systrace: plain ftrace text instead of HTML\n"
     "      --weight wall|cpu      folded: weigh stacks by wall or thread-CPU time (default wall)\n"
+    "                             report, dot: the clock of the order, percentages, threshold\n"
+    "      --sort incl|excl|calls|name  report: the order of the methods (default incl)\n"
+    "      --csv                  report: CSV rows instead of the text report\n"
+    "      --threshold PCT        dot: hide edges below PCT % of the total time (default 1)\n"
     "      --max-depth N          drop frames deeper than N (default 10000)\n"
     "      --mapping FILE         rhea: method mapping (methodMapping.txt, sampling-mapping;\n"
     "                             default: looked for beside INPUT)\n"
@@ -741,6 +745,8 @@ int main(int argc, char **argv)
         {"help", no_argument, 0, 'h'},               {"version", no_argument, 0, 'V'},
         {"merge-threads", no_argument, 0, O_MERGE},  {"mapping", required_argument, 0, O_LIMIT},
         {"text", no_argument, 0, O_TEXT},
+        {"sort", required_argument, 0, O_LIMIT},    {"threshold", required_argument, 0, O_LIMIT},
+        {"csv", no_argument, 0, O_LIMIT}, /* a flag: its NULL value reads as true */
         {0, 0, 0, 0}};
     static cli a;
     read_umask();
