@@ -51,6 +51,9 @@ static const struct choice choices[] = {
     {FUZZ_OPT_MAX_DEPTH, FUZZ_OPT_MAX_DEPTH, "max-depth=3", {"max-depth"}, {"3"}},
     {FUZZ_LIMIT_STRICT, 7u << FUZZ_LIMIT_SHIFT, "strict", {"strict"}, {"1"}},
     {FUZZ_LIMIT_MAX_STRING, 7u << FUZZ_LIMIT_SHIFT, "max-string=16", {"max-string"}, {"16"}},
+    {FUZZ_WOPT_1, 7u << FUZZ_LIMIT_SHIFT, "csv,sort=name,threshold=0", {"csv", "sort", "threshold"}, {"1", "name", "0"}},
+    {FUZZ_WOPT_2, 7u << FUZZ_LIMIT_SHIFT, "sort=calls,threshold=100", {"sort", "threshold"}, {"calls", "100"}},
+    {FUZZ_WOPT_3, 7u << FUZZ_LIMIT_SHIFT, "sort=excl,threshold=0.5", {"sort", "threshold"}, {"excl", "0.5"}},
     {FUZZ_LIMIT_TIGHT, 7u << FUZZ_LIMIT_SHIFT, "max-threads=4,max-methods=64,max-events=512",
      {"max-threads", "max-methods", "max-events"}, {"4", "64", "512"}},
 };

@@ -7,8 +7,9 @@
  *
  *   byte 0   the writer: its index among the registry's writers (tc_format_at),
  *            modulo their number, so a new writer is fuzzed without a change here
- *   byte 1   options: bits 0-4 are FUZZ_OPT_*; bits 5-7 one limit, FUZZ_LIMIT_*
- *            (values 0-4 none: a limit stops most inputs early, so most go without)
+ *   byte 1   options: bits 0-4 are FUZZ_OPT_*; bits 5-7 one value: 5-7 a limit,
+ *            FUZZ_LIMIT_* (a limit stops most inputs early, so most go without),
+ *            1-3 writer options that stop nothing, FUZZ_WOPT_*, 0 and 4 none
  *   byte 2.. the trace, opened from memory with the target's reader
  *
  * Only the public header is used: the fuzzers exercise what an embedder can.
@@ -28,6 +29,9 @@ enum fuzz_option {
     FUZZ_OPT_TEXT = 1 << 3,          /* text */
     FUZZ_OPT_MAX_DEPTH = 1 << 4,     /* max-depth=3: frames get dropped */
     FUZZ_LIMIT_SHIFT = 5,
+    FUZZ_WOPT_1 = 1 << 5,            /* report: csv, sort=name; dot: threshold=0 (every edge) */
+    FUZZ_WOPT_2 = 2 << 5,            /* report: sort=calls; dot: threshold=100 */
+    FUZZ_WOPT_3 = 3 << 5,            /* report: sort=excl; dot: threshold=0.5 */
     FUZZ_LIMIT_STRICT = 5 << 5,      /* strict: every warning is an error */
     FUZZ_LIMIT_MAX_STRING = 6 << 5,  /* max-string=16: names hit the limit */
     FUZZ_LIMIT_TIGHT = 7 << 5        /* max-threads=4, max-methods=64, max-events=512 */
@@ -38,7 +42,7 @@ enum fuzz_option {
  * every limit in at least one set. Strict goes only with max-depth, which
  * every writer uses: an option a writer ignores may be an error under strict. */
 #define FUZZ_SEED_OPTION_SETS                                                                                  \
-    {0u, FUZZ_OPT_WEIGHT_CPU | FUZZ_OPT_MERGE_THREADS | FUZZ_OPT_TEXT | FUZZ_OPT_MAX_DEPTH,                    \
+    {0u, FUZZ_OPT_WEIGHT_CPU | FUZZ_OPT_MERGE_THREADS | FUZZ_OPT_TEXT | FUZZ_OPT_MAX_DEPTH | FUZZ_WOPT_1,      \
      FUZZ_OPT_NO_THREAD | FUZZ_LIMIT_MAX_STRING, FUZZ_OPT_MAX_DEPTH | FUZZ_LIMIT_STRICT, FUZZ_LIMIT_TIGHT}
 
 /* The reader a target fuzzes ("art"); NULL: detect it from content, as the command does. */
