@@ -552,8 +552,12 @@ static int text_all(tci_wctx *w, const tci_calltree *ct)
         tci_sink_printf(w->out, "\n" RULE "\nAll threads (%u)\n", p.n_threads);
         section_facts(w, &p);
         TCI_PUT_LIT(w->out, "\n");
-        method_table(w, &v);
-        rc = calls_section(w, &v);
+        if (p.n_methods) {
+            method_table(w, &v);
+            rc = calls_section(w, &v);
+        } else {
+            TCI_PUT_LIT(w->out, "No method calls: no thread of the input has a slice or a sample.\n");
+        }
         saturation_note(w, &p);
     }
     tci_profile_free(&p);
