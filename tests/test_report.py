@@ -18,6 +18,7 @@
    sane figures; the others fail the same way. Each reader reaches the report.
 4. Hostile names (control bytes, quotes, commas, newlines, invalid UTF-8) stay
    on their line in the text and round-trip through the CSV (RFC 4180).
+5. Rounding: ns sums (halves, sums of calls) are rounded once to the nearest µs.
 """
 import glob
 import os
@@ -432,8 +433,51 @@ def check_hostile(ctx):
     ctx.eq(len(crow), 2 * len(HOSTILE + ["bad"]), "hostile: one row per method, all and per thread")
 
 
+# -- 5. rounding: exact ns sums, rounded once to the nearest µs ------------------------
+
+# (method name, [durations of its calls in ns]): halves, just below halves, and a sum
+# (2 x 700 ns) whose µs differ from the sum of the calls' rounded µs
+ROUNDING = [("r499", [499]), ("r500", [500]), ("r1499", [1499]), ("r1500", [1500]), ("r2500", [2500]),
+            ("twice700", [700, 700]), ("big", [123456789])]
+
+
+def round_us(ns):
+    """ns to µs, to the nearest, halves away from zero (the report's rule), computed here."""
+    q, r = divmod(ns, 1000)
+    return q + (1 if r >= 500 else 0)
+
+
+def check_rounding(ctx):
+    src = os.path.join(ctx.work, "rounding.ir.txt")
+    lines = ["traceconv-ir 1", "trace clock=dual has_wall=1 has_cpu=1 pid=9 start_ns=0",
+             'thread 0 tid=9 records=0 name="main"']
+    lines += [f'method {i} id=0 name="{name}"' for i, (name, _) in enumerate(ROUNDING)]
+    t = 0
+    for i, (_, durations) in enumerate(ROUNDING):
+        for d in durations:
+            lines.append(f"B t=0 m={i} d=0 ts={t} cpu={t // 3}")
+            t += d
+            lines.append(f"E t=0 m={i} d=0 ts={t} cpu={t // 3}")
+            t += 1  # a gap, so the next call starts elsewhere
+    with open(src, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    out = convert(ctx, src, os.path.join(ctx.work, "rounding.csv"), "--csv")
+    if not out:
+        return
+    got = {r["method"]: (r["incl_wall_us"], r["incl_cpu_us"]) for r in rl.read_csv(out)[1] if r["thread"] == "all"}
+    t = 0
+    for name, durations in ROUNDING:
+        wall = cpu = 0
+        for d in durations:
+            wall += d
+            cpu += (t + d) // 3 - t // 3
+            t += d + 1
+        ctx.eq(got.get(name), (round_us(wall), round_us(cpu)), f"rounding: {name} ({wall} ns wall, {cpu} ns cpu)")
+
+
 def main():
     ctx = tclib.Ctx()
+    check_rounding(ctx)
     check_corpus(ctx)
     check_section7(ctx)
     check_every_reader(ctx)
