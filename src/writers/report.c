@@ -275,10 +275,14 @@ static void text_header(tci_wctx *w)
     tci_sink *o = w->out;
     TCI_PUT_LIT(o, "# traceconv " TC_VERSION_STRING " profile report\n\ninput       ");
     put_escaped(o, t->input_name ? t->input_name : "-");
-    tci_sink_printf(o, "\nformat      %s %s\nclock       %s (%s)\n", t->reader ? t->reader : "?", t->detail,
-                    tci_clock_name(t->clock), clock_text(r));
-    if (t->vm)
-        tci_sink_printf(o, "vm          %s\n", t->vm);
+    tci_sink_printf(o, "\nformat      %s ", t->reader ? t->reader : "?");
+    put_escaped(o, t->detail);
+    tci_sink_printf(o, "\nclock       %s (%s)\n", tci_clock_name(t->clock), clock_text(r));
+    if (t->vm) { /* the input's own vm= text */
+        TCI_PUT_LIT(o, "vm          ");
+        put_escaped(o, t->vm);
+        tci_sink_putc(o, '\n');
+    }
     TCI_PUT_LIT(o, "process     ");
     put_escaped(o, t->processes[0].name ? t->processes[0].name : "?");
     tci_sink_printf(o, " (pid %lld)\nstart       %lld ns\nduration    %lld us\n", (long long)t->processes[0].pid,
