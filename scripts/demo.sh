@@ -43,4 +43,11 @@ for f in "$out"/app-startup.pftrace "$out"/app-startup.pb.gz "$out"/app-startup.
     *.pb.gz)   [ -f "$f" ] && echo "  app-startup.pb.gz     pprof: go tool pprof -http=: $f" ;;
   esac
 done
+[ -f "$out/app-startup.txt" ] && echo "  app-startup.txt       profile report: less app-startup.txt (-o report --csv: rows)"
+if [ -f "$out/app-startup.dot" ]; then
+  echo "  app-startup.dot       call graph: dot -Tsvg app-startup.dot > callgraph.svg"
+  if command -v dot >/dev/null && dot -Tsvg "$out/app-startup.dot" -o "$out/app-startup.callgraph.svg"; then
+    echo "  app-startup.callgraph.svg  the call graph drawn by Graphviz: open it in a browser"
+  fi
+fi
 exit 0

@@ -20,6 +20,8 @@ case "$mode" in
   fuzz) pkgs+=(protobuf-compiler golang-go libdevel-nytprof-perl clang libclang-rt-14-dev) ;;
   *) echo "usage: $0 build|test|fuzz" >&2; exit 2 ;;
 esac
+# test_dot.py: Graphviz's dot reads every dot output (the oracle of the dot writer)
+[ "$mode" = test ] && pkgs+=(graphviz)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

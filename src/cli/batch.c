@@ -71,6 +71,7 @@ static const char usage_text[] =
     "  -q, --quiet               no progress, no per-member messages\n"
     "      --strict, --weight, --no-thread, --merge-threads, --text, --max-depth,\n"
     "      --title, --width, --minwidth, --inverted, --colors, --hash,\n"
+    "      --sort, --csv, --threshold,\n"
     "      --max-input, --max-string, --max-threads, --max-methods, --max-events,\n"
     "      --max-json            as for a single conversion (traceconv --help)\n"
     "\n"
@@ -1451,6 +1452,8 @@ static int parse_args(batch *b, int argc, char **argv)
         {"title", required_argument, 0, O_VALUE},     {"width", required_argument, 0, O_VALUE},
         {"minwidth", required_argument, 0, O_VALUE},  {"colors", required_argument, 0, O_VALUE},
         {"inverted", no_argument, 0, O_FLAG},         {"hash", no_argument, 0, O_FLAG},
+        {"sort", required_argument, 0, O_VALUE},      {"threshold", required_argument, 0, O_VALUE},
+        {"csv", no_argument, 0, O_FLAG},
         {0, 0, 0, 0}};
     tc_conv *check = tc_conv_new();
     if (!check)

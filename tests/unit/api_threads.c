@@ -21,7 +21,8 @@
 
 #define N_THREADS 4
 
-static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir", "flamegraph"};
+static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir",
+                                      "flamegraph", "report", "dot"};
 #define N_WRITERS (sizeof writers / sizeof *writers)
 
 typedef struct result {
