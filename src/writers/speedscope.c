@@ -73,8 +73,11 @@ typedef struct ss_thread {
     int64_t sample_end;   /* where its sampled timeline ends: samples and idle gaps */
     uint64_t samples;
     uint32_t depth;       /* frames open */
-    bool seen, calls;
+    bool calls;
 } ss_thread;
+
+/* A thread with a shown event: its last time is set (TCI_NO_TIME is never an event's time). */
+static inline bool seen(const ss_thread *th) { return th->last != TCI_NO_TIME; }
 
 /* Per frame, the constant start of its events: `,{"type":"O","frame":N,"at":`. */
 typedef struct ss_slot {
@@ -120,6 +123,7 @@ typedef struct speedscope_w {
     bool spool_ok;
     bool direct;             /* the first profile is written as its events arrive */
     uint32_t first_thread;   /* whose profile comes first; TCI_NONE: no thread has records */
+    uint32_t direct_thread;  /* first_thread when direct, else TCI_NONE */
     int64_t base;            /* subtracted from every time: the trace start (wall) or 0 (thread CPU) */
     int64_t div;             /* ns per unit */
     const char *unit;
@@ -464,8 +468,8 @@ static void write_frames(tci_sink *o, const speedscope_w *s)
 
 /* ---- profiles ------------------------------------------------------------------ */
 
-static bool has_evented(const ss_thread *th) { return th->seen && (th->calls || !th->samples); }
-static bool has_sampled(const ss_thread *th) { return th->seen && th->samples; }
+static bool has_evented(const ss_thread *th) { return seen(th) && (th->calls || !th->samples); }
+static bool has_sampled(const ss_thread *th) { return seen(th) && th->samples; }
 
 /* The thread whose profile comes first: the process's main thread (tid =
  * pid), else one named main, else the one with the most records. */
@@ -557,7 +561,7 @@ static int events_end(tci_wctx *w, uint32_t thread, ss_events *ev)
     speedscope_w *s = w->priv;
     const ss_thread *th = &s->th[thread];
     tci_sink *o = w->out;
-    int64_t end = th->seen ? value_of(s, thread_end(s, w->trace, th)) : s->cpu ? 0 : value_of(s, w->trace->end_ns);
+    int64_t end = seen(th) ? value_of(s, thread_end(s, w->trace, th)) : s->cpu ? 0 : value_of(s, w->trace->end_ns);
     if (TCI_UNLIKELY(ev->depth))
         tci_warn(w->diag, TCI_FIG_OPEN_AT_END, "speedscope", UINT64_MAX, "thread %llu: %u frames left open; closed at the end",
                  (unsigned long long)w->trace->threads[thread].tid, ev->depth);
@@ -566,7 +570,7 @@ static int events_end(tci_wctx *w, uint32_t thread, ss_events *ev)
         tci_sink_write(o, tmp, (size_t)(put_event(tmp, &s->slots[ev->open[--ev->depth]], 'C', ev, end) - tmp));
     }
     TCI_PUT_LIT(o, "]");
-    start_end(o, th->seen ? value_of(s, th->first) : s->cpu ? 0 : value_of(s, s->base), end);
+    start_end(o, seen(th) ? value_of(s, th->first) : s->cpu ? 0 : value_of(s, s->base), end);
     tci_sink_putc(o, '}');
     return o->err ? TC_ERR_IO : TC_OK;
 }
@@ -604,6 +608,8 @@ static int speedscope_begin(tci_wctx *w)
     s->stack_used = tci_calloc(t->n_stacks, 1);
     if (!s->th || !s->stack_used)
         return TC_ERR_NOMEM;
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        s->th[i].last = TCI_NO_TIME;
     int rc = build_entries(s, t);
     if (rc != TC_OK)
         return rc;
@@ -615,6 +621,7 @@ static int speedscope_begin(tci_wctx *w)
     s->spool_ok = true;
     s->first_thread = first_thread(t);
     s->direct = s->first_thread != TCI_NONE && t->n_stacks == 0; /* no sampled stack: no second pass needed */
+    s->direct_thread = s->direct ? s->first_thread : TCI_NONE;
     events_reset(&s->first_events);
     TCI_PUT_LIT(o, "{\"$schema\":\"" SS_SCHEMA "\",\"exporter\":\"traceconv@" TC_VERSION_STRING "\",\"name\":");
     tci_sink_json_string(o, t->input_name ? t->input_name : "-");
@@ -637,81 +644,99 @@ static int64_t sample_weight(double value)
     return wt > TCI_SUM_MAX ? TCI_SUM_MAX : wt;
 }
 
-/* The event's time on the profile's clock, clamped so that the thread's time never goes back. */
-static inline int64_t event_time(speedscope_w *s, ss_thread *t, const tci_event *ev)
+/* What an event becomes: SS_OPEN, SS_CLOSE, SS_SAMPLE (*weight set), or 0 (not shown, counted). */
+static inline unsigned event_kind(speedscope_w *s, ss_thread *t, const tci_event *ev, int64_t *weight)
 {
-    int64_t now = s->cpu ? ev->cpu_ns : ev->ts_ns;
-    if (TCI_UNLIKELY(now == TCI_NO_TIME)) /* thread CPU on some events only: it stands still */
-        now = t->seen ? t->last : 0;
-    if (TCI_UNLIKELY(!t->seen)) {
-        t->seen = true;
+    switch (ev->kind) {
+    case TCI_EV_ENTER:
+        t->depth++;
+        t->calls = true;
+        return SS_OPEN;
+    case TCI_EV_EXIT:
+        if (TCI_UNLIKELY(!t->depth)) { /* normalize never does this: keep the nesting exact anyway */
+            s->stray_exits++;
+            return 0;
+        }
+        t->depth--;
+        return SS_CLOSE;
+    case TCI_EV_SAMPLE:
+        if (s->cpu) {
+            s->cpu_samples++;
+            return 0;
+        }
+        /* no weight: nothing to show (folded shows nothing either) */
+        return (*weight = sample_weight(ev->value)) ? SS_SAMPLE : 0;
+    default:
+        s->not_stacks++;
+        return 0;
+    }
+}
+
+/* The thread's first event, a thread-CPU time missing (it stands still), or a time going back (clamped). */
+static __attribute__((noinline)) int64_t unusual_time(speedscope_w *s, ss_thread *t, int64_t now)
+{
+    if (now == TCI_NO_TIME)
+        now = t->last == TCI_NO_TIME ? 0 : t->last;
+    if (t->last == TCI_NO_TIME)
         t->first = t->last = now;
-    } else if (TCI_UNLIKELY(now < t->last)) {
+    else if (now < t->last) {
         s->clamped++;
         now = t->last;
     }
+    return now;
+}
+
+/* The event's time on the profile's clock (never before the thread's previous one); *dt the step. */
+static inline int64_t event_time(speedscope_w *s, ss_thread *t, const tci_event *ev, uint64_t *dt)
+{
+    int64_t now = s->cpu ? ev->cpu_ns : ev->ts_ns, before = t->last;
+    if (TCI_UNLIKELY(now < before || before == TCI_NO_TIME)) { /* also a missing time (TCI_NO_TIME is the least) */
+        now = unusual_time(s, t, now);
+        before = t->last;
+    }
     t->last = now;
+    *dt = (uint64_t)now - (uint64_t)before;
     return now;
 }
 
 /* An event of the first profile, straight into the output. */
-static int direct_event(tci_wctx *w, unsigned kind, uint32_t method, int64_t now)
+static __attribute__((noinline)) int direct_event(tci_wctx *w, const tci_event *ev)
 {
     speedscope_w *s = w->priv;
+    ss_thread *t = &s->th[ev->thread];
+    int64_t weight;
+    unsigned kind = event_kind(s, t, ev, &weight);
+    if (kind != SS_OPEN && kind != SS_CLOSE) /* no sample reaches it: the trace has no sampled stack */
+        return TC_OK;
+    uint64_t dt;
+    int64_t now = event_time(s, t, ev, &dt);
     tci_sink *o = w->out;
-    ss_events *ev = &s->first_events;
+    ss_events *evs = &s->first_events;
     if (TCI_UNLIKELY(o->len + SS_EVENT_MAX > sizeof o->buf) && tci_sink_flush_buf(o) != 0)
         return TC_ERR_IO;
     uint32_t f;
     if (kind == SS_OPEN) {
-        if (TCI_UNLIKELY((f = frame_for(s, method)) == TCI_NONE || push_open(ev, f) != TC_OK))
+        if (TCI_UNLIKELY((f = frame_for(s, ev->method)) == TCI_NONE || push_open(evs, f) != TC_OK))
             return TC_ERR_NOMEM;
     } else {
-        f = ev->open[--ev->depth];
+        f = evs->open[--evs->depth];
     }
-    uint8_t *p = put_event(o->buf + o->len, &s->slots[f], kind == SS_OPEN ? 'O' : 'C', ev, value_of(s, now));
+    uint8_t *p = put_event(o->buf + o->len, &s->slots[f], kind == SS_OPEN ? 'O' : 'C', evs, value_of(s, now));
     o->len = (size_t)(p - o->buf);
     return TC_OK;
 }
 
-static int speedscope_event(tci_wctx *w, const tci_event *ev)
+/* An event of another thread, encoded into its stream of the spool. */
+static __attribute__((noinline)) int spool_event(tci_wctx *w, const tci_event *ev)
 {
     speedscope_w *s = w->priv;
     ss_thread *t = &s->th[ev->thread];
-    unsigned kind;
     int64_t weight = 0;
-    switch (ev->kind) {
-    case TCI_EV_ENTER:
-        kind = SS_OPEN;
-        t->depth++;
-        t->calls = true;
-        break;
-    case TCI_EV_EXIT:
-        if (TCI_UNLIKELY(!t->depth)) { /* normalize never does this: keep the nesting exact anyway */
-            s->stray_exits++;
-            return TC_OK;
-        }
-        kind = SS_CLOSE;
-        t->depth--;
-        break;
-    case TCI_EV_SAMPLE:
-        if (s->cpu) {
-            s->cpu_samples++;
-            return TC_OK;
-        }
-        if (!(weight = sample_weight(ev->value)))
-            return TC_OK; /* no time: nothing to show (folded shows nothing either) */
-        kind = SS_SAMPLE;
-        break;
-    default:
-        s->not_stacks++;
+    unsigned kind = event_kind(s, t, ev, &weight);
+    if (!kind)
         return TC_OK;
-    }
-    int64_t before = t->seen ? t->last : TCI_NO_TIME;
-    int64_t now = event_time(s, t, ev);
-    if (s->direct && ev->thread == s->first_thread)
-        return direct_event(w, kind, ev->method, now);
-    uint64_t dt = before == TCI_NO_TIME ? 0 : (uint64_t)now - (uint64_t)before; /* the replay starts at the first */
+    uint64_t dt;
+    int64_t now = event_time(s, t, ev, &dt);
     uint8_t *p = tci_spool_room(&s->spool, ev->thread, SS_REC_MAX);
     if (TCI_UNLIKELY(!p))
         return s->spool.status;
@@ -742,6 +767,12 @@ static int speedscope_event(tci_wctx *w, const tci_event *ev)
     return TC_OK;
 }
 
+static int speedscope_event(tci_wctx *w, const tci_event *ev)
+{
+    speedscope_w *s = w->priv;
+    return ev->thread == s->direct_thread ? direct_event(w, ev) : spool_event(w, ev);
+}
+
 /* ---- replaying the spool ------------------------------------------------------- */
 
 static int damaged(tci_wctx *w)
@@ -749,11 +780,19 @@ static int damaged(tci_wctx *w)
     return tci_error(w->diag, TC_ERR_IO, "speedscope", UINT64_MAX, "the temporary file of the per-thread spool is damaged");
 }
 
+/* The value of an uncapped time in units: within 2^53 (counted when capped). */
+static inline int64_t capped_value(speedscope_w *s, int64_t at)
+{
+    if (TCI_LIKELY((uint64_t)at + (uint64_t)SS_VALUE_MAX <= 2 * (uint64_t)SS_VALUE_MAX))
+        return at;
+    s->capped++;
+    return at < 0 ? -SS_VALUE_MAX : SS_VALUE_MAX;
+}
+
 /*
  * The events of one spooled thread, straight into the sink's buffer. div is
  * a constant in each caller (replay_events), so the division to units is a
- * multiplication; times are only capped when the trace's end does not bound
- * them (a hostile input's), which value_of checks.
+ * multiplication, and with µs units a µs step just adds to the time's value.
  */
 static inline __attribute__((always_inline)) int replay_events_div(tci_wctx *w, uint32_t thread, int64_t div)
 {
@@ -763,6 +802,7 @@ static inline __attribute__((always_inline)) int replay_events_div(tci_wctx *w, 
     tci_spool_cursor c;
     tci_spool_rewind(&c, thread);
     int64_t now = s->th[thread].first, base = s->base;
+    int64_t at = floor_div(diff_sat(now, base), div); /* now in units, uncapped */
     uint8_t *p = o->buf + o->len, *limit = o->buf + sizeof o->buf - SS_EVENT_MAX;
     const uint8_t *in, *end;
     size_t n;
@@ -772,28 +812,31 @@ static inline __attribute__((always_inline)) int replay_events_div(tci_wctx *w, 
             uint64_t tag, v;
             if (TCI_UNLIKELY(!get_varint(&in, end, &tag)))
                 return damaged(w);
-            now = (int64_t)((uint64_t)now + tag_dt(tag));
+            if (div == 1000 && TCI_LIKELY(tag & SS_TAG_US)) {
+                now = (int64_t)((uint64_t)now + (tag >> 3) * 1000);
+                at += (int64_t)(tag >> 3); /* exact: floor((x + 1000k) / 1000) = floor(x / 1000) + k */
+            } else {
+                now = (int64_t)((uint64_t)now + tag_dt(tag));
+                at = floor_div(diff_sat(now, base), div);
+            }
             if (TCI_UNLIKELY(p > limit)) {
                 o->len = (size_t)(p - o->buf);
                 if (tci_sink_flush_buf(o) != 0)
                     return TC_ERR_IO;
                 p = o->buf + o->len;
             }
-            int64_t at = floor_div(diff_sat(now, base), div);
-            if (TCI_UNLIKELY(magnitude(at) > (uint64_t)SS_VALUE_MAX))
-                at = value_of(s, now);
             switch (tag & 3) {
             case SS_OPEN:
                 if (TCI_UNLIKELY(!get_varint(&in, end, &v) || v >= s->n_frames))
                     return damaged(w);
                 if (TCI_UNLIKELY(push_open(ev, (uint32_t)v) != TC_OK))
                     return TC_ERR_NOMEM;
-                p = put_event(p, &s->slots[v], 'O', ev, at);
+                p = put_event(p, &s->slots[v], 'O', ev, capped_value(s, at));
                 break;
             case SS_CLOSE:
                 if (TCI_UNLIKELY(!ev->depth))
                     return damaged(w);
-                p = put_event(p, &s->slots[ev->open[--ev->depth]], 'C', ev, at);
+                p = put_event(p, &s->slots[ev->open[--ev->depth]], 'C', ev, capped_value(s, at));
                 break;
             case SS_SAMPLE: /* shown in the sampled profile */
                 if (TCI_UNLIKELY(!get_varint(&in, end, &v) || !get_varint(&in, end, &v)))
@@ -803,6 +846,7 @@ static inline __attribute__((always_inline)) int replay_events_div(tci_wctx *w, 
                 if (TCI_UNLIKELY(!get_varint(&in, end, &v)))
                     return damaged(w);
                 now = (int64_t)((uint64_t)now + v);
+                at = floor_div(diff_sat(now, base), div);
             }
         }
     }
