@@ -22,14 +22,20 @@
  * every thread goes through the spool: its sampled profile needs the calls
  * that were open at each sample, read back in a second pass.)
  *
- * Spool record (the thread is the stream): varint tag = dt << 3 | us << 2 |
- * kind, dt the time since the thread's previous record (times are clamped so
- * that they never go back), in µs when us is set (every step of a µs clock:
- * one byte for most events), else in ns; then
- *   OPEN   varint frame
- *   CLOSE  nothing: it closes the innermost open frame (a replay stack)
- *   SAMPLE varint stack id, varint weight (ns)
- *   JUMP   varint dt: a time step too big for the tag (hostile input only)
+ * Spool records (the thread is the stream; dt is the time since the thread's
+ * previous record, which never goes back). Most events are one 32-bit word:
+ * bit 0 open (1) or close (0), bits 1-15 dt in µs, bits 16-31 the frame. A
+ * fixed size, so the replay reads it without branching on its content (the
+ * O/C pattern of a trace is too irregular to predict). Anything else - a
+ * step that is not a whole number of µs below 32767, a frame above 65535, a
+ * sample, a jump - is the word SS_ESCAPE (dt field all ones), then a varint
+ * tag = dt << 2 | kind with dt in ns, then
+ *   OPEN, CLOSE  varint frame
+ *   SAMPLE       varint stack id, varint weight (ns)
+ *   JUMP         varint dt: a time step too big for the tag (hostile input only)
+ * The frame of a close is the frame normalize's exit names, which is the
+ * innermost open one; the replay takes it from its own stack anyway, so the
+ * nesting written is exact whatever the records say.
  *
  * Values. Every time is relative to the trace start (thread CPU: to the
  * thread's clock base), in microseconds for inputs with µs clocks (ART) and
@@ -60,9 +66,10 @@
 #define SS_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 
 enum { SS_JUMP = 0, SS_OPEN = 1, SS_CLOSE = 2, SS_SAMPLE = 3 };
-#define SS_TAG_US 4u                           /* the tag's dt is in µs */
-#define SS_REC_MAX 48u                         /* jump (11) + tag (10) + two varints (20), rounded up */
-#define SS_TAG_DT_MAX (UINT64_MAX >> 3)        /* larger steps go in a JUMP record */
+#define SS_ESCAPE 0xFFFEu                      /* a word whose dt field is all ones (open bit 0) */
+#define SS_WORD_DT_MAX 0x7FFEu                 /* µs steps a word holds */
+#define SS_REC_MAX 48u                         /* escape (4) + jump (11) + tag (10) + two varints (20) */
+#define SS_TAG_DT_MAX (UINT64_MAX >> 2)        /* larger steps go in a JUMP record */
 #define SS_VALUE_MAX (((int64_t)1 << 53) - 1) /* a double holds every integer up to 2^53 */
 #define SS_EVENT_MAX 80u                       /* bytes written for one event object (copies overrun its text) */
 
@@ -94,32 +101,56 @@ typedef struct ss_entry {
 } ss_entry;
 
 /*
- * The times of one profile, formatted incrementally: they never go down and
- * mostly step by a few units, so the next one is the previous text with new
- * last two digits (and now and then a carry), not a full conversion. The
- * digits are right-aligned at digits + 24 with room to copy 24 bytes; the
- * last two are not kept there (they are written at the output only: no
- * store into the digits just before they are copied).
+ * The times of one profile are formatted incrementally (an odometer): they
+ * never go down and mostly step by a few units, so the next one is the
+ * previous text with new last two digits (and now and then a carry), not a
+ * full conversion. The digits are right-aligned at digits + 24 with room to
+ * copy 24 bytes; the last two are written at the output only.
  */
-typedef struct ss_odometer {
+typedef struct ss_odo {
     uint64_t value; /* the number in digits; below 100: none (the next one is formatted in full) */
     uint32_t len;   /* its digits */
     uint32_t low;   /* value % 100 */
-    uint8_t digits[48];
-} ss_odometer;
+} ss_odo;
 
 /* One evented profile being written: its open frames, its times' text. */
 typedef struct ss_events {
-    uint32_t *open; /* frames, outermost first */
+    uint32_t *mem;  /* mem[0] is a sentinel below the stack, so its top can be read at depth 0 */
+    uint32_t *open; /* mem + 1: frames, outermost first */
     uint32_t depth, cap;
-    size_t skip;    /* 1 before its first event (no comma) */
-    ss_odometer od;
+    uint32_t skip;  /* 1 before its first event (no comma) */
+    ss_odo od;
+    uint8_t digits[48];
 } ss_events;
+
+/*
+ * The same state in local variables while events are written: the output is
+ * bytes, and a store through a byte pointer may alias anything, so fields
+ * read from memory would be read again after every store into the output.
+ */
+typedef struct ss_cursor {
+    uint32_t *open;
+    uint32_t depth, cap, skip;
+    ss_odo od;
+    uint8_t *digits;
+} ss_cursor;
+
+static inline ss_cursor cursor_load(ss_events *ev)
+{
+    return (ss_cursor){ev->open, ev->depth, ev->cap, ev->skip, ev->od, ev->digits};
+}
+
+static inline void cursor_store(ss_events *ev, const ss_cursor *c)
+{
+    ev->depth = c->depth;
+    ev->skip = c->skip;
+    ev->od = c->od;
+}
 
 typedef struct speedscope_w {
     tci_arena arena;
     bool cpu;                /* weight=cpu: thread CPU clock */
-    bool us_clock;           /* the input's times are whole µs: deltas are spooled in µs */
+    bool us_clock;           /* the input clock counts µs: µs units */
     bool spool_ok;
     bool direct;             /* the first profile is written as its events arrive */
     uint32_t first_thread;   /* whose profile comes first; TCI_NONE: no thread has records */
@@ -200,44 +231,46 @@ static void sink_i64(tci_sink *o, int64_t v)
     tci_sink_write(o, tmp, (size_t)(put_i64(tmp, v) - tmp));
 }
 
-static __attribute__((noinline)) uint8_t *odometer_set(uint8_t *p, ss_odometer *od, int64_t v)
+/* v in full at p; when v >= 100 its digits are also kept right-aligned at digits + 24. Returns the length. */
+static __attribute__((noinline)) size_t odometer_reset(uint8_t *p, uint8_t *digits, int64_t v)
 {
-    if (v < 100) {
-        od->value = 0;
-        return put_i64(p, v);
-    }
-    od->len = digit_count((uint64_t)v);
-    put_u64(od->digits + 24 - od->len, (uint64_t)v);
-    od->value = (uint64_t)v;
-    od->low = (uint32_t)((uint64_t)v % 100);
-    memcpy(p, od->digits + 24 - od->len, 24);
-    return p + od->len;
+    if (v < 100)
+        return (size_t)(put_i64(p, v) - p);
+    unsigned len = digit_count((uint64_t)v);
+    put_u64(digits + 24 - len, (uint64_t)v);
+    memcpy(p, digits + 24 - len, 24);
+    return len;
 }
 
 /* v (never below the previous value) in decimal at p (24 bytes of room); returns the end. */
-static inline uint8_t *odometer_put(uint8_t *p, ss_odometer *od, int64_t v)
+static inline __attribute__((always_inline)) uint8_t *odometer_put(uint8_t *p, ss_cursor *c, int64_t v)
 {
-    uint64_t step = (uint64_t)v - od->value;
-    if (TCI_UNLIKELY(step >= 100 || od->value < 100))
-        return odometer_set(p, od, v);
-    uint32_t low = od->low + (uint32_t)step;
+    uint64_t step = (uint64_t)v - c->od.value;
+    if (TCI_UNLIKELY(step >= 100 || c->od.value < 100)) {
+        size_t n = odometer_reset(p, c->digits, v);
+        if (v >= 100)
+            c->od = (ss_odo){(uint64_t)v, (uint32_t)n, (uint32_t)((uint64_t)v % 100)};
+        else
+            c->od.value = 0;
+        return p + n;
+    }
+    uint32_t low = c->od.low + (uint32_t)step, len = c->od.len;
     if (TCI_UNLIKELY(low >= 100)) { /* carry into the hundreds */
         low -= 100;
-        uint32_t top = 24 - od->len, i = 21;
-        while (i >= top && od->digits[i] == '9')
-            od->digits[i--] = '0';
+        uint32_t top = 24 - len, i = 21;
+        while (i >= top && c->digits[i] == '9')
+            c->digits[i--] = '0';
         if (i < top) {
-            od->digits[i] = '1';
-            od->len++;
+            c->digits[i] = '1';
+            len++;
         } else {
-            od->digits[i]++;
+            c->digits[i]++;
         }
     }
-    od->low = low;
-    od->value = (uint64_t)v;
-    memcpy(p, od->digits + 24 - od->len, 24);
-    memcpy(p + od->len - 2, digit_pairs + low * 2, 2);
-    return p + od->len;
+    c->od = (ss_odo){(uint64_t)v, len, low};
+    memcpy(p, c->digits + 24 - len, 24);
+    memcpy(p + len - 2, digit_pairs + low * 2, 2);
+    return p + len;
 }
 
 static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
@@ -272,8 +305,58 @@ static inline bool get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *
     return false;
 }
 
-/* The ns step a record's tag carries. */
-static inline uint64_t tag_dt(uint64_t tag) { return tag & SS_TAG_US ? (tag >> 3) * 1000 : tag >> 3; }
+/* The start of an escaped record: the escape word, a jump if the step is too big for the tag, the tag. */
+static uint8_t *put_escape(uint8_t *p, uint64_t dt, unsigned kind)
+{
+    uint32_t word = SS_ESCAPE;
+    memcpy(p, &word, 4);
+    p += 4;
+    if (TCI_UNLIKELY(dt > SS_TAG_DT_MAX)) {
+        p = put_varint(p, SS_JUMP);
+        p = put_varint(p, dt);
+        dt = 0;
+    }
+    return put_varint(p, dt << 2 | kind);
+}
+
+/* One spooled record, decoded. */
+typedef struct ss_record {
+    unsigned kind;     /* SS_OPEN, SS_CLOSE, SS_SAMPLE; SS_JUMP: only time passes */
+    uint64_t dt;       /* ns */
+    uint64_t frame;    /* OPEN, CLOSE */
+    uint64_t stack, weight; /* SAMPLE */
+} ss_record;
+
+/* The record after an escape word (at *pp): false if the bytes are damaged. */
+static bool read_escaped(const uint8_t **pp, const uint8_t *end, ss_record *r)
+{
+    uint64_t tag;
+    if (!get_varint(pp, end, &tag))
+        return false;
+    r->kind = (unsigned)(tag & 3);
+    r->dt = tag >> 2;
+    switch (r->kind) {
+    case SS_JUMP: return true;
+    case SS_SAMPLE: return get_varint(pp, end, &r->stack) && get_varint(pp, end, &r->weight);
+    default: return get_varint(pp, end, &r->frame);
+    }
+}
+
+/* Any record at *pp (a word or an escaped record): false if the bytes are damaged. */
+static bool read_record(const uint8_t **pp, const uint8_t *end, ss_record *r)
+{
+    uint32_t word;
+    if (end - *pp < 4)
+        return false;
+    memcpy(&word, *pp, 4);
+    *pp += 4;
+    if ((word & 0xFFFF) == SS_ESCAPE || (word & 0xFFFF) == (SS_ESCAPE | 1))
+        return read_escaped(pp, end, r);
+    r->kind = word & 1 ? SS_OPEN : SS_CLOSE;
+    r->dt = (uint64_t)((word >> 1) & 0x7FFF) * 1000;
+    r->frame = word >> 16;
+    return true;
+}
 
 /* a - b, saturated to the int64 range (times span it only in hostile inputs). */
 static inline int64_t diff_sat(int64_t a, int64_t b)
@@ -528,30 +611,65 @@ static int64_t thread_end(const speedscope_w *s, const tci_trace *t, const ss_th
 }
 
 /* One event object into the output buffer at p (SS_EVENT_MAX bytes of room). */
-static inline uint8_t *put_event(uint8_t *p, const ss_slot *sl, uint8_t type, ss_events *ev, int64_t at)
+static inline __attribute__((always_inline)) uint8_t *put_event(uint8_t *p, const ss_slot *sl, unsigned is_open,
+                                                                ss_cursor *c, int64_t at)
 {
-    size_t skip = ev->skip;
+    uint32_t skip = c->skip;
     memcpy(p, sl->text + skip, 40); /* the longest text is 37 bytes: one fixed-size copy */
-    p[SS_TYPE_AT - skip] = type;
-    p = odometer_put(p + sl->len - skip, &ev->od, at);
+    p[SS_TYPE_AT - skip] = (uint8_t)('C' + ('O' - 'C') * is_open);
+    p = odometer_put(p + sl->len - skip, c, at);
     *p++ = '}';
-    ev->skip = 0;
+    c->skip = 0;
     return p;
 }
 
-static inline int push_open(ss_events *ev, uint32_t frame)
+/* Room for the stack to hold depth + 2 frames (a push, and the store made before a pop). */
+static int stack_room(ss_events *ev)
 {
-    if (TCI_UNLIKELY(ev->depth >= ev->cap) && tci_grow((void **)&ev->open, &ev->cap, ev->depth, sizeof *ev->open) != 0)
+    if (TCI_LIKELY(ev->depth + 2 < ev->cap))
+        return TC_OK;
+    uint32_t cap = ev->cap;
+    if (tci_grow((void **)&ev->mem, &cap, ev->depth + 3, sizeof *ev->mem) != 0)
         return TC_ERR_NOMEM;
-    ev->open[ev->depth++] = frame;
+    ev->mem[0] = TCI_NONE;
+    ev->open = ev->mem + 1;
+    ev->cap = cap - 1;
     return TC_OK;
 }
 
-static void events_reset(ss_events *ev)
+/*
+ * An open (is_open 1, frame f) or a close (0) on the stack: the frame to
+ * write, without a branch on which it is (f for an open, the top for a
+ * close; the caller has checked that a close has a frame to close, and that
+ * the stack has room: depth + 2 < cap).
+ */
+static inline uint32_t stack_step(ss_cursor *c, unsigned is_open, uint32_t f)
+{
+    uint32_t top = c->open[(int32_t)c->depth - 1];
+    c->open[c->depth] = f; /* a push; overwritten later if this is a close */
+    c->depth = c->depth + 2 * is_open - 1;
+    return is_open ? f : top;
+}
+
+/* Room on the cursor's stack (it is the stack of ev): TC_OK or TC_ERR_NOMEM. */
+static inline int cursor_room(ss_events *ev, ss_cursor *c)
+{
+    if (TCI_LIKELY(c->depth + 2 < c->cap))
+        return TC_OK;
+    ev->depth = c->depth;
+    if (stack_room(ev) != TC_OK)
+        return TC_ERR_NOMEM;
+    c->open = ev->open;
+    c->cap = ev->cap;
+    return TC_OK;
+}
+
+static int events_reset(ss_events *ev)
 {
     ev->depth = 0;
     ev->skip = 1;
     ev->od.value = 0;
+    return stack_room(ev);
 }
 
 /* The end of an evented profile: frames left open closed at its end (normalize
@@ -565,10 +683,12 @@ static int events_end(tci_wctx *w, uint32_t thread, ss_events *ev)
     if (TCI_UNLIKELY(ev->depth))
         tci_warn(w->diag, TCI_FIG_OPEN_AT_END, "speedscope", UINT64_MAX, "thread %llu: %u frames left open; closed at the end",
                  (unsigned long long)w->trace->threads[thread].tid, ev->depth);
-    while (ev->depth) {
+    ss_cursor c = cursor_load(ev);
+    while (c.depth) {
         uint8_t tmp[SS_EVENT_MAX];
-        tci_sink_write(o, tmp, (size_t)(put_event(tmp, &s->slots[ev->open[--ev->depth]], 'C', ev, end) - tmp));
+        tci_sink_write(o, tmp, (size_t)(put_event(tmp, &s->slots[c.open[--c.depth]], 0, &c, end) - tmp));
     }
+    cursor_store(ev, &c);
     TCI_PUT_LIT(o, "]");
     start_end(o, seen(th) ? value_of(s, th->first) : s->cpu ? 0 : value_of(s, s->base), end);
     tci_sink_putc(o, '}');
@@ -622,7 +742,8 @@ static int speedscope_begin(tci_wctx *w)
     s->first_thread = first_thread(t);
     s->direct = s->first_thread != TCI_NONE && t->n_stacks == 0; /* no sampled stack: no second pass needed */
     s->direct_thread = s->direct ? s->first_thread : TCI_NONE;
-    events_reset(&s->first_events);
+    if ((rc = events_reset(&s->first_events)) != TC_OK)
+        return rc;
     TCI_PUT_LIT(o, "{\"$schema\":\"" SS_SCHEMA "\",\"exporter\":\"traceconv@" TC_VERSION_STRING "\",\"name\":");
     tci_sink_json_string(o, t->input_name ? t->input_name : "-");
     TCI_PUT_LIT(o, ",\n\"profiles\":[");
@@ -699,29 +820,66 @@ static inline int64_t event_time(speedscope_w *s, ss_thread *t, const tci_event 
     return now;
 }
 
+/* An event that is not an enter or an exit: a sample is spooled; the others are counted. */
+static __attribute__((noinline)) int other_event(tci_wctx *w, const tci_event *ev)
+{
+    speedscope_w *s = w->priv;
+    ss_thread *t = &s->th[ev->thread];
+    int64_t weight = 0;
+    if (event_kind(s, t, ev, &weight) != SS_SAMPLE || ev->thread == s->direct_thread)
+        return TC_OK; /* no sample reaches the direct thread: the trace has no sampled stack */
+    uint64_t dt;
+    int64_t now = event_time(s, t, ev, &dt);
+    uint8_t *p = tci_spool_room(&s->spool, ev->thread, SS_REC_MAX);
+    if (TCI_UNLIKELY(!p))
+        return s->spool.status;
+    p = put_escape(p, dt, SS_SAMPLE);
+    p = put_varint(p, ev->id);
+    p = put_varint(p, (uint64_t)weight);
+    s->stack_used[ev->id] = 1;
+    if (!t->samples++)
+        t->first_sample = t->sample_end = now;
+    /* the sampled timeline: an idle gap up to this sample, then its weight */
+    t->sample_end = add_sat(now > t->sample_end ? now : t->sample_end, weight);
+    tci_spool_wrote(&s->spool, ev->thread, p);
+    return TC_OK;
+}
+
+/* An enter (is_open 1) or an exit of thread t: 0 to go on, or the exit closes nothing (dropped). */
+static inline int enter_or_exit(speedscope_w *s, ss_thread *t, unsigned is_open)
+{
+    if (TCI_UNLIKELY(!is_open && !t->depth)) { /* normalize never does this: keep the nesting exact anyway */
+        s->stray_exits++;
+        return -1;
+    }
+    t->depth = t->depth + 2 * is_open - 1;
+    t->calls |= is_open;
+    return 0;
+}
+
 /* An event of the first profile, straight into the output. */
 static __attribute__((noinline)) int direct_event(tci_wctx *w, const tci_event *ev)
 {
     speedscope_w *s = w->priv;
     ss_thread *t = &s->th[ev->thread];
-    int64_t weight;
-    unsigned kind = event_kind(s, t, ev, &weight);
-    if (kind != SS_OPEN && kind != SS_CLOSE) /* no sample reaches it: the trace has no sampled stack */
+    unsigned is_open = ev->kind == TCI_EV_ENTER;
+    if (enter_or_exit(s, t, is_open) != 0)
         return TC_OK;
     uint64_t dt;
     int64_t now = event_time(s, t, ev, &dt);
     tci_sink *o = w->out;
     ss_events *evs = &s->first_events;
+    uint32_t f = frame_for(s, ev->method);
+    if (TCI_UNLIKELY(f == TCI_NONE || stack_room(evs) != TC_OK))
+        return TC_ERR_NOMEM;
     if (TCI_UNLIKELY(o->len + SS_EVENT_MAX > sizeof o->buf) && tci_sink_flush_buf(o) != 0)
         return TC_ERR_IO;
-    uint32_t f;
-    if (kind == SS_OPEN) {
-        if (TCI_UNLIKELY((f = frame_for(s, ev->method)) == TCI_NONE || push_open(evs, f) != TC_OK))
-            return TC_ERR_NOMEM;
-    } else {
-        f = evs->open[--evs->depth];
-    }
-    uint8_t *p = put_event(o->buf + o->len, &s->slots[f], kind == SS_OPEN ? 'O' : 'C', evs, value_of(s, now));
+    int64_t at = value_of(s, now);
+    const ss_slot *slots = s->slots;
+    ss_cursor c = cursor_load(evs);
+    f = stack_step(&c, is_open, f);
+    uint8_t *p = put_event(o->buf + o->len, &slots[f], is_open, &c, at);
+    cursor_store(evs, &c);
     o->len = (size_t)(p - o->buf);
     return TC_OK;
 }
@@ -731,37 +889,23 @@ static __attribute__((noinline)) int spool_event(tci_wctx *w, const tci_event *e
 {
     speedscope_w *s = w->priv;
     ss_thread *t = &s->th[ev->thread];
-    int64_t weight = 0;
-    unsigned kind = event_kind(s, t, ev, &weight);
-    if (!kind)
+    unsigned is_open = ev->kind == TCI_EV_ENTER;
+    if (enter_or_exit(s, t, is_open) != 0)
         return TC_OK;
     uint64_t dt;
-    int64_t now = event_time(s, t, ev, &dt);
+    (void)event_time(s, t, ev, &dt);
+    uint32_t f = frame_for(s, ev->method);
     uint8_t *p = tci_spool_room(&s->spool, ev->thread, SS_REC_MAX);
-    if (TCI_UNLIKELY(!p))
-        return s->spool.status;
-    if (TCI_UNLIKELY(dt > SS_TAG_DT_MAX)) {
-        p = put_varint(p, SS_JUMP);
-        p = put_varint(p, dt);
-        dt = 0;
-    }
-    if (s->us_clock && dt % 1000 == 0)
-        p = put_varint(p, (dt / 1000) << 3 | SS_TAG_US | kind);
-    else
-        p = put_varint(p, dt << 3 | kind);
-    if (kind == SS_OPEN) {
-        uint32_t f = frame_for(s, ev->method);
-        if (TCI_UNLIKELY(f == TCI_NONE))
-            return TC_ERR_NOMEM;
+    if (TCI_UNLIKELY(!p || f == TCI_NONE))
+        return p ? TC_ERR_NOMEM : s->spool.status;
+    uint64_t us = dt / 1000;
+    if (TCI_LIKELY(us * 1000 == dt && us <= SS_WORD_DT_MAX && f <= 0xFFFF)) {
+        uint32_t word = is_open | (uint32_t)us << 1 | f << 16;
+        memcpy(p, &word, 4);
+        p += 4;
+    } else {
+        p = put_escape(p, dt, is_open ? SS_OPEN : SS_CLOSE);
         p = put_varint(p, f);
-    } else if (kind == SS_SAMPLE) {
-        p = put_varint(p, ev->id);
-        p = put_varint(p, (uint64_t)weight);
-        s->stack_used[ev->id] = 1;
-        if (!t->samples++)
-            t->first_sample = t->sample_end = now;
-        /* the sampled timeline: an idle gap up to this sample, then its weight */
-        t->sample_end = add_sat(now > t->sample_end ? now : t->sample_end, weight);
     }
     tci_spool_wrote(&s->spool, ev->thread, p);
     return TC_OK;
@@ -770,6 +914,8 @@ static __attribute__((noinline)) int spool_event(tci_wctx *w, const tci_event *e
 static int speedscope_event(tci_wctx *w, const tci_event *ev)
 {
     speedscope_w *s = w->priv;
+    if (TCI_UNLIKELY(ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT))
+        return other_event(w, ev);
     return ev->thread == s->direct_thread ? direct_event(w, ev) : spool_event(w, ev);
 }
 
@@ -792,65 +938,71 @@ static inline int64_t capped_value(speedscope_w *s, int64_t at)
 /*
  * The events of one spooled thread, straight into the sink's buffer. div is
  * a constant in each caller (replay_events), so the division to units is a
- * multiplication, and with µs units a µs step just adds to the time's value.
+ * multiplication, and with µs or ns units a word's µs step just adds to the
+ * time's value. A word is decoded without branching on open or close.
  */
 static inline __attribute__((always_inline)) int replay_events_div(tci_wctx *w, uint32_t thread, int64_t div)
 {
     speedscope_w *s = w->priv;
     tci_sink *o = w->out;
     ss_events *ev = &s->replay;
-    tci_spool_cursor c;
-    tci_spool_rewind(&c, thread);
+    ss_cursor c = cursor_load(ev);
+    const ss_slot *slots = s->slots;
+    uint32_t n_frames = s->n_frames;
+    tci_spool_cursor sc;
+    tci_spool_rewind(&sc, thread);
     int64_t now = s->th[thread].first, base = s->base;
     int64_t at = floor_div(diff_sat(now, base), div); /* now in units, uncapped */
     uint8_t *p = o->buf + o->len, *limit = o->buf + sizeof o->buf - SS_EVENT_MAX;
     const uint8_t *in, *end;
     size_t n;
     int rc;
-    while ((rc = tci_spool_next(&s->spool, &c, &in, &n)) == 1) {
+    while ((rc = tci_spool_next(&s->spool, &sc, &in, &n)) == 1) {
         for (end = in + n; in < end;) {
-            uint64_t tag, v;
-            if (TCI_UNLIKELY(!get_varint(&in, end, &tag)))
+            uint32_t word;
+            unsigned is_open;
+            uint64_t f;
+            if (TCI_UNLIKELY(end - in < 4))
                 return damaged(w);
-            if (div == 1000 && TCI_LIKELY(tag & SS_TAG_US)) {
-                now = (int64_t)((uint64_t)now + (tag >> 3) * 1000);
-                at += (int64_t)(tag >> 3); /* exact: floor((x + 1000k) / 1000) = floor(x / 1000) + k */
+            memcpy(&word, in, 4);
+            if (TCI_LIKELY((word & SS_ESCAPE) != SS_ESCAPE)) {
+                in += 4;
+                uint64_t us = (word >> 1) & 0x7FFF;
+                is_open = word & 1;
+                f = word >> 16;
+                now = (int64_t)((uint64_t)now + us * 1000);
+                if (div == 1000 || div == 1) /* exact: floor((x + k div) / div) = floor(x / div) + k */
+                    at = (int64_t)((uint64_t)at + us * (uint64_t)(1000 / div));
+                else
+                    at = floor_div(diff_sat(now, base), div);
             } else {
-                now = (int64_t)((uint64_t)now + tag_dt(tag));
+                ss_record r;
+                in += 4;
+                if (TCI_UNLIKELY(!read_escaped(&in, end, &r)))
+                    return damaged(w);
+                now = (int64_t)((uint64_t)now + r.dt);
                 at = floor_div(diff_sat(now, base), div);
+                if (r.kind != SS_OPEN && r.kind != SS_CLOSE)
+                    continue; /* a jump, or a sample (shown in the sampled profile) */
+                is_open = r.kind == SS_OPEN;
+                f = r.frame;
             }
+            if (TCI_UNLIKELY(f >= n_frames || (!is_open && !c.depth)))
+                return damaged(w);
+            if (TCI_UNLIKELY(cursor_room(ev, &c) != TC_OK))
+                return TC_ERR_NOMEM;
             if (TCI_UNLIKELY(p > limit)) {
                 o->len = (size_t)(p - o->buf);
                 if (tci_sink_flush_buf(o) != 0)
                     return TC_ERR_IO;
                 p = o->buf + o->len;
             }
-            switch (tag & 3) {
-            case SS_OPEN:
-                if (TCI_UNLIKELY(!get_varint(&in, end, &v) || v >= s->n_frames))
-                    return damaged(w);
-                if (TCI_UNLIKELY(push_open(ev, (uint32_t)v) != TC_OK))
-                    return TC_ERR_NOMEM;
-                p = put_event(p, &s->slots[v], 'O', ev, capped_value(s, at));
-                break;
-            case SS_CLOSE:
-                if (TCI_UNLIKELY(!ev->depth))
-                    return damaged(w);
-                p = put_event(p, &s->slots[ev->open[--ev->depth]], 'C', ev, capped_value(s, at));
-                break;
-            case SS_SAMPLE: /* shown in the sampled profile */
-                if (TCI_UNLIKELY(!get_varint(&in, end, &v) || !get_varint(&in, end, &v)))
-                    return damaged(w);
-                break;
-            default: /* SS_JUMP */
-                if (TCI_UNLIKELY(!get_varint(&in, end, &v)))
-                    return damaged(w);
-                now = (int64_t)((uint64_t)now + v);
-                at = floor_div(diff_sat(now, base), div);
-            }
+            uint32_t shown = stack_step(&c, is_open, (uint32_t)f);
+            p = put_event(p, &slots[shown], is_open, &c, capped_value(s, at));
         }
     }
     o->len = (size_t)(p - o->buf);
+    cursor_store(ev, &c);
     return rc < 0 ? rc : TC_OK;
 }
 
@@ -873,8 +1025,9 @@ static int write_evented(tci_wctx *w, uint32_t thread)
         return TC_ERR_NOMEM;
     profile_head(w, "evented", name, len);
     TCI_PUT_LIT(w->out, ",\"events\":[");
-    events_reset(&s->replay);
-    int rc = replay_events(w, thread);
+    int rc = events_reset(&s->replay);
+    if (rc == TC_OK)
+        rc = replay_events(w, thread);
     return rc != TC_OK ? rc : events_end(w, thread, &s->replay);
 }
 
@@ -935,49 +1088,42 @@ static int replay_samples(tci_wctx *w, uint32_t thread, bool weights)
     tci_spool_cursor c;
     tci_spool_rewind(&c, thread);
     int64_t now = th->first, pos = th->first_sample;
-    ss_rounding r = {0, 0};
+    ss_rounding rounding = {0, 0};
     bool first = true;
     const uint8_t *in, *end;
     size_t n;
-    int rc;
-    s->replay.depth = 0;
+    int rc = events_reset(&s->replay);
+    if (rc != TC_OK)
+        return rc;
     while ((rc = tci_spool_next(&s->spool, &c, &in, &n)) == 1) {
         for (end = in + n; in < end;) {
-            uint64_t tag, v, stack, ns;
-            if (!get_varint(&in, end, &tag))
+            ss_record r;
+            if (!read_record(&in, end, &r))
                 return damaged(w);
-            now = (int64_t)((uint64_t)now + tag_dt(tag));
-            switch (tag & 3) {
-            case SS_OPEN:
-                if (!get_varint(&in, end, &v) || v >= s->n_frames)
+            now = (int64_t)((uint64_t)now + r.dt);
+            if (r.kind == SS_OPEN || r.kind == SS_CLOSE) {
+                if (r.frame >= s->n_frames || (r.kind == SS_CLOSE && !s->replay.depth))
                     return damaged(w);
-                if (push_open(&s->replay, (uint32_t)v) != TC_OK)
+                if (stack_room(&s->replay) != TC_OK)
                     return TC_ERR_NOMEM;
-                break;
-            case SS_CLOSE:
-                if (!s->replay.depth)
-                    return damaged(w);
-                s->replay.depth--;
-                break;
-            case SS_SAMPLE: {
-                if (!get_varint(&in, end, &stack) || !get_varint(&in, end, &ns) || stack >= w->trace->n_stacks)
-                    return damaged(w);
-                int64_t gap = now > pos ? diff_sat(now, pos) : 0, step;
-                pos = add_sat(pos, gap);
-                if (gap && (step = round_step(&r, gap, s->div)) > 0 &&
-                    (rc = put_sample(w, weights, &first, TCI_NONE, step)) != TC_OK) /* idle: [] */
-                    return rc;
-                pos = add_sat(pos, (int64_t)ns);
-                if ((step = round_step(&r, (int64_t)ns, s->div)) > 0 &&
-                    (rc = put_sample(w, weights, &first, (uint32_t)stack, step)) != TC_OK)
-                    return rc;
-                break;
+                ss_cursor c = cursor_load(&s->replay);
+                stack_step(&c, r.kind == SS_OPEN, (uint32_t)r.frame);
+                cursor_store(&s->replay, &c);
+                continue;
             }
-            default:
-                if (!get_varint(&in, end, &v))
-                    return damaged(w);
-                now = (int64_t)((uint64_t)now + v);
-            }
+            if (r.kind != SS_SAMPLE)
+                continue;
+            if (r.stack >= w->trace->n_stacks)
+                return damaged(w);
+            int64_t gap = now > pos ? diff_sat(now, pos) : 0, step;
+            pos = add_sat(pos, gap);
+            if (gap && (step = round_step(&rounding, gap, s->div)) > 0 &&
+                (rc = put_sample(w, weights, &first, TCI_NONE, step)) != TC_OK) /* idle: [] */
+                return rc;
+            pos = add_sat(pos, (int64_t)r.weight);
+            if ((step = round_step(&rounding, (int64_t)r.weight, s->div)) > 0 &&
+                (rc = put_sample(w, weights, &first, (uint32_t)r.stack, step)) != TC_OK)
+                return rc;
         }
     }
     return rc < 0 ? rc : w->out->err ? TC_ERR_IO : TC_OK;
@@ -1112,8 +1258,8 @@ static void speedscope_close(tci_wctx *w)
     free(s->frame_method);
     free(s->slots);
     free(s->stack_used);
-    free(s->first_events.open);
-    free(s->replay.open);
+    free(s->first_events.mem);
+    free(s->replay.mem);
     free(s->chain);
     tci_arena_free(&s->arena);
 }
