@@ -5,22 +5,20 @@
  * the thread's CPU clock with weight=cpu), and a "sampled" profile for a
  * thread's sampled stacks.
  *
- * Layout. {"$schema", "exporter", "name", "profiles": [...], "shared":
- * {"frames": [...]}, "activeProfileIndex": 0}: the frames come after the
- * profiles (JSON members have no order), so a frame gets its index when it
- * is first shown and the file lists only the frames it uses. The first
- * profile is the main thread's (tid = pid; else the thread with the most
- * records), the one speedscope opens; then the other threads in order.
+ * Layout: {"$schema", "exporter", "name", "activeProfileIndex" (the main
+ * thread's profile: tid = pid, else a thread named main), "shared":
+ * {"frames"}, "profiles": one or two per thread with shown events, in
+ * thread order}.
  *
  * Regrouping. Events arrive per thread in time order, threads interleaved,
- * but each profile's events must be contiguous. The first profile's events
- * are written as they arrive, straight into the output. Every other thread's
- * events are encoded compactly into that thread's stream of a spool
- * (spool.c: bounded buffers spilled to an unlinked temporary file), and
- * finish() replays each stream in turn. Memory grows with threads, methods
- * and stack depth, never with events. (When the trace has sampled stacks,
- * every thread goes through the spool: its sampled profile needs the calls
- * that were open at each sample, read back in a second pass.)
+ * but each profile's events must be contiguous. So event() encodes each
+ * event compactly into its thread's stream of a spool (spool.c: bounded
+ * buffers spilled to an unlinked temporary file, ~4 bytes an event), and
+ * finish() writes the file, replaying each stream in turn in one tight loop.
+ * Memory grows with threads, methods and stack depth, never with events.
+ * (Writing one thread's events as they come, straight into the output,
+ * measured slower: which thread an event belongs to is a branch the CPU
+ * cannot predict, in the middle of normalize's own work.)
  *
  * Spool records (the thread is the stream; dt is the time since the thread's
  * previous record, which never goes back). Most events are one 32-bit word:
@@ -40,10 +38,9 @@
  * Values. Every time is relative to the trace start (thread CPU: to the
  * thread's clock base), in microseconds for inputs with µs clocks (ART) and
  * nanoseconds otherwise (time_unit_ns), as integers: no exponent, no
- * fraction. A double holds every integer up to 2^53, so a trace whose end
- * would pass it takes a coarser unit (ms, s; rounded down, which keeps the
- * order), and a value still beyond (a hostile input's, which the end does
- * not bound) is capped there and counted (saturated-sum).
+ * fraction. A double holds every integer up to 2^53; if a value would pass
+ * it (a hostile input's times), the whole file takes a coarser unit (ms, s;
+ * times rounded down, which keeps their order).
  *
  * Frames. One per distinct entry: name = the short `pkg.Class.method`, or the
  * full `pkg.Class.method: (sig)ret` when another method of the trace has the
@@ -51,6 +48,7 @@
  * functions in the sandwich view), plus `file` and `line` when known; absent
  * members are omitted. Entries are compared as escaped JSON text, so two
  * methods that read the same are one frame and no two entries are equal.
+ * Only the frames the profiles use are listed, in order of first use.
  *
  * Not shown: instants, counters and async slices (not call stacks), and with
  * weight=cpu the sampled stacks (a sample carries no thread-CPU time); each
@@ -70,7 +68,7 @@ enum { SS_JUMP = 0, SS_OPEN = 1, SS_CLOSE = 2, SS_SAMPLE = 3 };
 #define SS_WORD_DT_MAX 0x7FFEu                 /* µs steps a word holds */
 #define SS_REC_MAX 48u                         /* escape (4) + jump (11) + tag (10) + two varints (20) */
 #define SS_TAG_DT_MAX (UINT64_MAX >> 2)        /* larger steps go in a JUMP record */
-#define SS_VALUE_MAX (((int64_t)1 << 53) - 1) /* a double holds every integer up to 2^53 */
+#define SS_VALUE_MAX (((int64_t)1 << 53) - 2) /* a double holds every integer up to 2^53 (one spare: rounding) */
 #define SS_EVENT_MAX 80u                       /* bytes written for one event object (copies overrun its text) */
 
 /* Per thread, while events arrive. Times are ns of the profile's clock. */
@@ -150,11 +148,7 @@ static inline void cursor_store(ss_events *ev, const ss_cursor *c)
 typedef struct speedscope_w {
     tci_arena arena;
     bool cpu;                /* weight=cpu: thread CPU clock */
-    bool us_clock;           /* the input clock counts µs: µs units */
     bool spool_ok;
-    bool direct;             /* the first profile is written as its events arrive */
-    uint32_t first_thread;   /* whose profile comes first; TCI_NONE: no thread has records */
-    uint32_t direct_thread;  /* first_thread when direct, else TCI_NONE */
     int64_t base;            /* subtracted from every time: the trace start (wall) or 0 (thread CPU) */
     int64_t div;             /* ns per unit */
     const char *unit;
@@ -167,12 +161,11 @@ typedef struct speedscope_w {
     ss_slot *slots;          /* per frame */
     uint32_t n_frames, cap_frame_method, cap_slots;
     uint8_t *stack_used;     /* per sampled stack: some sample has it (then every stack above it) */
-    ss_events first_events;  /* the first profile's, while events arrive */
-    ss_events replay;        /* a spooled profile's, in finish() */
+    ss_events replay;        /* the profile being written */
     uint32_t *chain;         /* scratch: one sampled stack's frames, leaf first */
     uint32_t cap_chain;
     uint32_t n_profiles;
-    uint64_t clamped, capped, not_stacks, cpu_samples, stray_exits;
+    uint64_t clamped, not_stacks, cpu_samples, stray_exits;
 } speedscope_w;
 
 /* ---- numbers ---------------------------------------------------------------- */
@@ -383,17 +376,8 @@ static inline int64_t floor_div(int64_t ns, int64_t div)
     return ns >= 0 ? ns / div : -((-(ns + 1)) / div) - 1;
 }
 
-/* A time of the profile's clock as the value written: relative to the base, in units, capped at 2^53. */
-static inline int64_t value_of(speedscope_w *s, int64_t ns)
-{
-    int64_t rel = diff_sat(ns, s->base);
-    int64_t v = s->div == 1000 ? floor_div(rel, 1000) : s->div == 1 ? rel : floor_div(rel, s->div);
-    if (TCI_UNLIKELY(magnitude(v) > (uint64_t)SS_VALUE_MAX)) {
-        s->capped++;
-        v = v < 0 ? -SS_VALUE_MAX : SS_VALUE_MAX;
-    }
-    return v;
-}
+/* A time of the profile's clock as the value written: relative to the base, in units. */
+static int64_t value_of(const speedscope_w *s, int64_t ns) { return floor_div(diff_sat(ns, s->base), s->div); }
 
 /* ---- frames ----------------------------------------------------------------- */
 
@@ -554,23 +538,16 @@ static void write_frames(tci_sink *o, const speedscope_w *s)
 static bool has_evented(const ss_thread *th) { return seen(th) && (th->calls || !th->samples); }
 static bool has_sampled(const ss_thread *th) { return seen(th) && th->samples; }
 
-/* The thread whose profile comes first: the process's main thread (tid =
- * pid), else one named main, else the one with the most records. */
-static uint32_t first_thread(const tci_trace *t)
+/* The process's main thread (tid = pid), else a thread named main, among those shown; TCI_NONE: none. */
+static uint32_t main_thread(const speedscope_w *s, const tci_trace *t)
 {
-    uint32_t busiest = TCI_NONE;
     for (uint32_t i = 0; i < t->n_threads; i++)
-        if (t->threads[i].records && t->threads[i].process == 0 && (int64_t)t->threads[i].tid == t->processes[0].pid)
+        if (seen(&s->th[i]) && t->threads[i].process == 0 && (int64_t)t->threads[i].tid == t->processes[0].pid)
             return i;
-    for (uint32_t i = 0; i < t->n_threads; i++) {
-        if (!t->threads[i].records)
-            continue;
-        if (!strcmp(t->threads[i].name, "main"))
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        if (seen(&s->th[i]) && !strcmp(t->threads[i].name, "main"))
             return i;
-        if (busiest == TCI_NONE || t->threads[i].records > t->threads[busiest].records)
-            busiest = i;
-    }
-    return busiest;
+    return TCI_NONE;
 }
 
 /* The profile name "<thread name> (tid N)[ samples]", escaped. */
@@ -679,7 +656,7 @@ static int events_end(tci_wctx *w, uint32_t thread, ss_events *ev)
     speedscope_w *s = w->priv;
     const ss_thread *th = &s->th[thread];
     tci_sink *o = w->out;
-    int64_t end = seen(th) ? value_of(s, thread_end(s, w->trace, th)) : s->cpu ? 0 : value_of(s, w->trace->end_ns);
+    int64_t end = value_of(s, thread_end(s, w->trace, th));
     if (TCI_UNLIKELY(ev->depth))
         tci_warn(w->diag, TCI_FIG_OPEN_AT_END, "speedscope", UINT64_MAX, "thread %llu: %u frames left open; closed at the end",
                  (unsigned long long)w->trace->threads[thread].tid, ev->depth);
@@ -690,40 +667,22 @@ static int events_end(tci_wctx *w, uint32_t thread, ss_events *ev)
     }
     cursor_store(ev, &c);
     TCI_PUT_LIT(o, "]");
-    start_end(o, seen(th) ? value_of(s, th->first) : s->cpu ? 0 : value_of(s, s->base), end);
+    start_end(o, value_of(s, th->first), end);
     tci_sink_putc(o, '}');
     return o->err ? TC_ERR_IO : TC_OK;
 }
 
 /* ---- begin, events ---------------------------------------------------------- */
 
-/* The unit: the input clock's (µs or ns), coarser only if the trace's end would pass 2^53. */
-static void choose_unit(speedscope_w *s, const tci_trace *t)
-{
-    static const struct {
-        int64_t div;
-        const char *name;
-    } units[] = {{1, "nanoseconds"}, {1000, "microseconds"}, {1000000, "milliseconds"}, {1000000000, "seconds"}};
-    uint64_t most = s->cpu ? 0 : magnitude(diff_sat(t->end_ns, s->base));
-    size_t u = s->us_clock ? 1 : 0;
-    while (u + 1 < sizeof units / sizeof *units && most / (uint64_t)units[u].div > (uint64_t)SS_VALUE_MAX)
-        u++;
-    s->div = units[u].div;
-    s->unit = units[u].name;
-}
-
 static int speedscope_begin(tci_wctx *w)
 {
     speedscope_w *s = w->priv;
     const tci_trace *t = w->trace;
-    tci_sink *o = w->out;
     s->cpu = w->opt->weight_cpu;
     if (s->cpu && !t->has_cpu)
         return tci_error(w->diag, TC_ERR_UNSUPPORTED, "speedscope", UINT64_MAX,
                          "the input has no thread-CPU clock (clock=%s); use --weight wall", tci_clock_name(t->clock));
     s->base = s->cpu ? 0 : t->start_ns;
-    s->us_clock = t->time_unit_ns > 0 && t->time_unit_ns % 1000 == 0;
-    choose_unit(s, t);
     s->th = tci_calloc(t->n_threads, sizeof *s->th);
     s->stack_used = tci_calloc(t->n_stacks, 1);
     if (!s->th || !s->stack_used)
@@ -739,23 +698,7 @@ static int speedscope_begin(tci_wctx *w)
     if ((rc = tci_spool_init(&s->spool, t->n_threads, active, "speedscope", w->diag)) != TC_OK)
         return rc;
     s->spool_ok = true;
-    s->first_thread = first_thread(t);
-    s->direct = s->first_thread != TCI_NONE && t->n_stacks == 0; /* no sampled stack: no second pass needed */
-    s->direct_thread = s->direct ? s->first_thread : TCI_NONE;
-    if ((rc = events_reset(&s->first_events)) != TC_OK)
-        return rc;
-    TCI_PUT_LIT(o, "{\"$schema\":\"" SS_SCHEMA "\",\"exporter\":\"traceconv@" TC_VERSION_STRING "\",\"name\":");
-    tci_sink_json_string(o, t->input_name ? t->input_name : "-");
-    TCI_PUT_LIT(o, ",\n\"profiles\":[");
-    if (s->direct) {
-        size_t len;
-        char *name = profile_name(s, &t->threads[s->first_thread], "", &len);
-        if (!name)
-            return TC_ERR_NOMEM;
-        profile_head(w, "evented", name, len);
-        TCI_PUT_LIT(o, ",\"events\":[");
-    }
-    return o->err ? TC_ERR_IO : TC_OK;
+    return TC_OK;
 }
 
 /* A sample's weight in ns, as the call tree reads it (calltree.c): 0 = nothing to show. */
@@ -826,8 +769,8 @@ static __attribute__((noinline)) int other_event(tci_wctx *w, const tci_event *e
     speedscope_w *s = w->priv;
     ss_thread *t = &s->th[ev->thread];
     int64_t weight = 0;
-    if (event_kind(s, t, ev, &weight) != SS_SAMPLE || ev->thread == s->direct_thread)
-        return TC_OK; /* no sample reaches the direct thread: the trace has no sampled stack */
+    if (event_kind(s, t, ev, &weight) != SS_SAMPLE)
+        return TC_OK;
     uint64_t dt;
     int64_t now = event_time(s, t, ev, &dt);
     uint8_t *p = tci_spool_room(&s->spool, ev->thread, SS_REC_MAX);
@@ -848,7 +791,9 @@ static __attribute__((noinline)) int other_event(tci_wctx *w, const tci_event *e
 /* An enter (is_open 1) or an exit of thread t: 0 to go on, or the exit closes nothing (dropped). */
 static inline int enter_or_exit(speedscope_w *s, ss_thread *t, unsigned is_open)
 {
-    if (TCI_UNLIKELY(!is_open && !t->depth)) { /* normalize never does this: keep the nesting exact anyway */
+    /* a close with nothing open: normalize never does this; keep the nesting exact anyway
+     * (tested without a branch on is_open: the pattern of opens and closes is unpredictable) */
+    if (TCI_UNLIKELY((t->depth | is_open) == 0)) {
         s->stray_exits++;
         return -1;
     }
@@ -857,36 +802,11 @@ static inline int enter_or_exit(speedscope_w *s, ss_thread *t, unsigned is_open)
     return 0;
 }
 
-/* An event of the first profile, straight into the output. */
-static __attribute__((noinline)) int direct_event(tci_wctx *w, const tci_event *ev)
+/* An event, encoded into its thread's stream of the spool. */
+static int speedscope_event(tci_wctx *w, const tci_event *ev)
 {
-    speedscope_w *s = w->priv;
-    ss_thread *t = &s->th[ev->thread];
-    unsigned is_open = ev->kind == TCI_EV_ENTER;
-    if (enter_or_exit(s, t, is_open) != 0)
-        return TC_OK;
-    uint64_t dt;
-    int64_t now = event_time(s, t, ev, &dt);
-    tci_sink *o = w->out;
-    ss_events *evs = &s->first_events;
-    uint32_t f = frame_for(s, ev->method);
-    if (TCI_UNLIKELY(f == TCI_NONE || stack_room(evs) != TC_OK))
-        return TC_ERR_NOMEM;
-    if (TCI_UNLIKELY(o->len + SS_EVENT_MAX > sizeof o->buf) && tci_sink_flush_buf(o) != 0)
-        return TC_ERR_IO;
-    int64_t at = value_of(s, now);
-    const ss_slot *slots = s->slots;
-    ss_cursor c = cursor_load(evs);
-    f = stack_step(&c, is_open, f);
-    uint8_t *p = put_event(o->buf + o->len, &slots[f], is_open, &c, at);
-    cursor_store(evs, &c);
-    o->len = (size_t)(p - o->buf);
-    return TC_OK;
-}
-
-/* An event of another thread, encoded into its stream of the spool. */
-static __attribute__((noinline)) int spool_event(tci_wctx *w, const tci_event *ev)
-{
+    if (TCI_UNLIKELY(ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT))
+        return other_event(w, ev);
     speedscope_w *s = w->priv;
     ss_thread *t = &s->th[ev->thread];
     unsigned is_open = ev->kind == TCI_EV_ENTER;
@@ -911,28 +831,11 @@ static __attribute__((noinline)) int spool_event(tci_wctx *w, const tci_event *e
     return TC_OK;
 }
 
-static int speedscope_event(tci_wctx *w, const tci_event *ev)
-{
-    speedscope_w *s = w->priv;
-    if (TCI_UNLIKELY(ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT))
-        return other_event(w, ev);
-    return ev->thread == s->direct_thread ? direct_event(w, ev) : spool_event(w, ev);
-}
-
 /* ---- replaying the spool ------------------------------------------------------- */
 
 static int damaged(tci_wctx *w)
 {
     return tci_error(w->diag, TC_ERR_IO, "speedscope", UINT64_MAX, "the temporary file of the per-thread spool is damaged");
-}
-
-/* The value of an uncapped time in units: within 2^53 (counted when capped). */
-static inline int64_t capped_value(speedscope_w *s, int64_t at)
-{
-    if (TCI_LIKELY((uint64_t)at + (uint64_t)SS_VALUE_MAX <= 2 * (uint64_t)SS_VALUE_MAX))
-        return at;
-    s->capped++;
-    return at < 0 ? -SS_VALUE_MAX : SS_VALUE_MAX;
 }
 
 /*
@@ -952,7 +855,7 @@ static inline __attribute__((always_inline)) int replay_events_div(tci_wctx *w, 
     tci_spool_cursor sc;
     tci_spool_rewind(&sc, thread);
     int64_t now = s->th[thread].first, base = s->base;
-    int64_t at = floor_div(diff_sat(now, base), div); /* now in units, uncapped */
+    int64_t at = floor_div(diff_sat(now, base), div); /* now in units */
     uint8_t *p = o->buf + o->len, *limit = o->buf + sizeof o->buf - SS_EVENT_MAX;
     const uint8_t *in, *end;
     size_t n;
@@ -987,7 +890,8 @@ static inline __attribute__((always_inline)) int replay_events_div(tci_wctx *w, 
                 is_open = r.kind == SS_OPEN;
                 f = r.frame;
             }
-            if (TCI_UNLIKELY(f >= n_frames || (!is_open && !c.depth)))
+            /* a close with nothing open: tested without a branch on is_open (unpredictable) */
+            if (TCI_UNLIKELY((f >= n_frames) | ((c.depth | is_open) == 0)))
                 return damaged(w);
             if (TCI_UNLIKELY(cursor_room(ev, &c) != TC_OK))
                 return TC_ERR_NOMEM;
@@ -998,7 +902,7 @@ static inline __attribute__((always_inline)) int replay_events_div(tci_wctx *w, 
                 p = o->buf + o->len;
             }
             uint32_t shown = stack_step(&c, is_open, (uint32_t)f);
-            p = put_event(p, &slots[shown], is_open, &c, capped_value(s, at));
+            p = put_event(p, &slots[shown], is_open, &c, at);
         }
     }
     o->len = (size_t)(p - o->buf);
@@ -1056,7 +960,7 @@ static int put_sample(tci_wctx *w, bool weights, bool *first, uint32_t stack, in
         tci_sink_putc(o, ',');
     *first = false;
     if (weights) {
-        sink_i64(o, weight > SS_VALUE_MAX ? SS_VALUE_MAX : weight);
+        sink_i64(o, weight);
         return TC_OK;
     }
     uint32_t depth = stack == TCI_NONE ? 0 : s->replay.depth, n = 0;
@@ -1143,7 +1047,7 @@ static int write_sampled(tci_wctx *w, uint32_t thread)
     int64_t length = round_step(&r, diff_sat(th->sample_end, th->first_sample), s->div);
     int64_t end = value_of(s, thread_end(s, t, th));
     if (add_sat(start, length) > end) /* overlapping samples make a timeline longer than the trace */
-        end = add_sat(start, length) > SS_VALUE_MAX ? SS_VALUE_MAX : add_sat(start, length);
+        end = add_sat(start, length);
     profile_head(w, "sampled", name, len);
     start_end(w->out, start, end);
     TCI_PUT_LIT(w->out, ",\"samples\":[");
@@ -1165,6 +1069,31 @@ static int write_spooled(tci_wctx *w, uint32_t thread)
 
 /* ---- finish ----------------------------------------------------------------- */
 
+/* Every value the file will hold, in ns from the base: the finest unit
+ * (the input clock's, µs or ns) that keeps them all within 2^53. */
+static void choose_unit(speedscope_w *s, const tci_trace *t)
+{
+    static const struct {
+        int64_t div;
+        const char *name;
+    } units[] = {{1, "nanoseconds"}, {1000, "microseconds"}, {1000000, "milliseconds"}, {1000000000, "seconds"}};
+    uint64_t most = 0;
+    for (uint32_t i = 0; i < t->n_threads; i++) {
+        const ss_thread *th = &s->th[i];
+        if (!seen(th))
+            continue;
+        uint64_t m[] = {magnitude(diff_sat(th->first, s->base)), magnitude(diff_sat(thread_end(s, t, th), s->base)),
+                        th->samples ? magnitude(diff_sat(th->sample_end, s->base)) : 0};
+        for (size_t k = 0; k < sizeof m / sizeof *m; k++)
+            most = m[k] > most ? m[k] : most;
+    }
+    size_t u = t->time_unit_ns > 0 && t->time_unit_ns % 1000 == 0 ? 1 : 0;
+    while (u + 1 < sizeof units / sizeof *units && most / (uint64_t)units[u].div > (uint64_t)SS_VALUE_MAX)
+        u++;
+    s->div = units[u].div;
+    s->unit = units[u].name;
+}
+
 static void report_drops(tci_wctx *w)
 {
     speedscope_w *s = w->priv;
@@ -1172,10 +1101,6 @@ static void report_drops(tci_wctx *w)
         tci_warn(w->diag, TCI_FIG_TIME_BACKWARDS, "speedscope", UINT64_MAX,
                  "%llu event times went back within a thread; clamped to the thread's previous time",
                  (unsigned long long)s->clamped);
-    if (s->capped)
-        tci_warn(w->diag, TCI_FIG_SATURATED, "speedscope", UINT64_MAX,
-                 "%llu times beyond 2^53 %s from the trace start were capped there (a double's exact range)",
-                 (unsigned long long)s->capped, s->unit);
     tci_writer_dropped(w, s->not_stacks, "instants, counters and async slices not shown (not call stacks)");
     tci_writer_dropped(w, s->cpu_samples, "sampled stacks not shown with weight=cpu (samples carry no thread-CPU time)");
     tci_writer_dropped(w, s->stray_exits, "exits without an open frame dropped");
@@ -1203,6 +1128,15 @@ static int sampled_frames(speedscope_w *s, const tci_trace *t)
     return TC_OK;
 }
 
+/* The index of the main thread's first profile (0 when it has none). */
+static uint32_t active_profile(const speedscope_w *s, const tci_trace *t)
+{
+    uint32_t m = main_thread(s, t), index = 0;
+    for (uint32_t i = 0; m != TCI_NONE && i < m; i++)
+        index += has_evented(&s->th[i]) + has_sampled(&s->th[i]);
+    return index;
+}
+
 /* A trace without a call stack still opens: one empty profile, the process's. */
 static void write_empty_profile(tci_wctx *w)
 {
@@ -1226,20 +1160,23 @@ static int speedscope_finish(tci_wctx *w, const tci_calltree *ct)
     if (s->spool.status != TC_OK)
         return s->spool.status;
     int rc = sampled_frames(s, t);
-    if (rc == TC_OK && s->direct)
-        rc = events_end(w, s->first_thread, &s->first_events);
-    else if (rc == TC_OK && s->first_thread != TCI_NONE)
-        rc = write_spooled(w, s->first_thread);
+    if (rc != TC_OK)
+        return rc;
+    choose_unit(s, t);
+    TCI_PUT_LIT(o, "{\"$schema\":\"" SS_SCHEMA "\",\"exporter\":\"traceconv@" TC_VERSION_STRING "\",\"name\":");
+    tci_sink_json_string(o, t->input_name ? t->input_name : "-");
+    TCI_PUT_LIT(o, ",\"activeProfileIndex\":");
+    sink_i64(o, active_profile(s, t));
+    TCI_PUT_LIT(o, ",\n\"shared\":{\"frames\":[");
+    write_frames(o, s);
+    TCI_PUT_LIT(o, "]},\n\"profiles\":[");
     for (uint32_t i = 0; i < t->n_threads && rc == TC_OK; i++)
-        if (i != s->first_thread)
-            rc = write_spooled(w, i);
+        rc = write_spooled(w, i);
     if (rc != TC_OK)
         return rc;
     if (!s->n_profiles)
         write_empty_profile(w);
-    TCI_PUT_LIT(o, "],\n\"shared\":{\"frames\":[");
-    write_frames(o, s);
-    TCI_PUT_LIT(o, "]},\"activeProfileIndex\":0}\n");
+    TCI_PUT_LIT(o, "]}\n");
     report_drops(w);
     return o->err ? TC_ERR_IO : TC_OK;
 }
@@ -1258,7 +1195,6 @@ static void speedscope_close(tci_wctx *w)
     free(s->frame_method);
     free(s->slots);
     free(s->stack_used);
-    free(s->first_events.mem);
     free(s->replay.mem);
     free(s->chain);
     tci_arena_free(&s->arena);
