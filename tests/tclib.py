@@ -126,6 +126,7 @@ class Ctx:
 # Each writer's default extension (traceconv --list-formats).
 WRITER_EXT = {"json": "json", "folded": "folded", "perfetto": "pftrace", "pprof": "pb.gz",
               "systrace": "html", "ir": "ir.txt"}
+WRITER_EXT["speedscope"] = "speedscope.json"
 
 FIG_RE = re.compile(r"(\d+) ([a-z][a-z0-9-]*)")
 

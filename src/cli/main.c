@@ -344,11 +344,12 @@ typedef struct cli {
 /* The existing file at output must not be replaced: it is the input, a trace,
  * or (without -f) any file. A message and an exit code, or 0. */
 /* Did traceconv write this file? Its text outputs carry a mark near the start
- * (ir, systrace) or in the trailing otherData object (json). */
+ * (ir, systrace, speedscope's exporter) or in the trailing otherData object (json). */
 static int written_by_traceconv(const char *path)
 {
     static const char *const marks[] = {"\"generator\":\"traceconv ", "traceconv-ir ", "# traceconv ",
-                                        " (traceconv)</title>"};
+                                        " (traceconv)</title>",
+                                        "\"exporter\":\"traceconv@"}; /* speedscope */
     char buf[2][8192 + 1];
     size_t got[2] = {0, 0};
     FILE *f = fopen(path, "rb");
