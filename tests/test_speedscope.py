@@ -118,12 +118,13 @@ def check_the_checker(ctx):
 # -- models from the IR dump ----------------------------------------------------
 
 DECODER = json.JSONDecoder()
-IR_EVENT = re.compile(r"^([BEICSFP]) t=(\d+) m=(\d+) d=\d+ ts=(-?\d+) cpu=(-|-?\d+)(?: id=(\d+))?(?: value=(\S+))?")
+IR_EVENT = re.compile(r"^([BEICSFP]) t=(\d+) m=(\d+) d=(\d+) ts=(-?\d+) cpu=(-|-?\d+)(?: id=(\d+))?(?: value=(\S+))?")
+MAX_DEPTH = 2000  # frames deeper are dropped: speedscope's importer overflows the browser's stack near 6000
 
 
 def read_ir(text):
     """{'trace': {...}, 'threads': [(tid, name, process)], 'methods': [(full, file, line)],
-    'stacks': [(parent, method)], 'events': [(kind, thread, method, ts_ns, cpu_ns, id, value)]}"""
+    'stacks': [(parent, method)], 'events': [(kind, thread, method, ts_ns, cpu_ns, id, value, depth)]}"""
     ir = {"threads": [], "methods": [], "stacks": [], "events": []}
     for line in text.splitlines():
         if line.startswith("trace "):
@@ -142,10 +143,10 @@ def read_ir(text):
         else:
             m = IR_EVENT.match(line)
             if m:
-                ir["events"].append((m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4)),
-                                     None if m.group(5) == "-" else int(m.group(5)),
-                                     int(m.group(6)) if m.group(6) else None,
-                                     float(m.group(7)) if m.group(7) else None))
+                ir["events"].append((m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(5)),
+                                     None if m.group(6) == "-" else int(m.group(6)),
+                                     int(m.group(7)) if m.group(7) else None,
+                                     float(m.group(8)) if m.group(8) else None, int(m.group(4))))
     return ir
 
 
@@ -183,9 +184,9 @@ def sample_chain(ir, stack):
 
 
 def used_methods(ir, cpu):
-    used = {m for k, _, m, *_ in ir["events"] if k == "B"}
+    used = {m for k, _, m, *rest in ir["events"] if k == "B" and rest[-1] < MAX_DEPTH}
     if not cpu:
-        for k, _, _, _, _, sid, value in ir["events"]:
+        for k, _, _, _, _, sid, value, _ in ir["events"]:
             if k == "P" and value and value > 0:
                 used.update(sample_chain(ir, sid))
     return used
@@ -194,7 +195,7 @@ def used_methods(ir, cpu):
 def expected_profiles(ir, cpu):
     """[(thread index, 'evented'|'sampled', name)] in order; and the active index."""
     calls, samples = set(), set()
-    for k, t, _, _, _, _, value in ir["events"]:
+    for k, t, _, _, _, _, value, _ in ir["events"]:
         if k == "B":
             calls.add(t)
         elif k == "P" and not cpu and value and value > 0:
@@ -273,6 +274,7 @@ def compare_with_folded(ctx, label, doc, folded_text, reader, unit):
     for line in folded_text.splitlines():
         stack, _, count = line.rpartition(" ")
         root, _, rest = stack.partition(";")
+        rest = ";".join(rest.split(";")[:MAX_DEPTH])  # deeper frames' time is their ancestor's
         tid = int(root.rpartition("-")[2])
         want_paths[(tid, rest)] = want_paths.get((tid, rest), 0) + int(count)
         want_total[tid] = want_total.get(tid, 0) + int(count)
@@ -306,8 +308,8 @@ def check_events(ctx, label, ir, doc, cpu, unit):
     per_ns = unit_ns(unit)
     want = {}
     last = {}
-    for k, t, m, ts, c, _, _ in ir["events"]:
-        if k not in "BE":
+    for k, t, m, ts, c, _, _, d in ir["events"]:
+        if k not in "BE" or d >= MAX_DEPTH:
             continue
         if cpu:  # a missing thread-CPU time stands still (writer's rule)
             c = last.get(t, 0) if c is None else c
@@ -394,11 +396,11 @@ HOSTILE = [b'quote"d \\back\\slash', b"ctl\x01\x1b\x7f\ttab", b"bad \xff\xfe\xc0
            b"amp & lt < ]]>"]
 
 
-def check_hostile(ctx, version):
-    path = os.path.join(ctx.work, "hostile.systrace")
+def write_hostile(path):
+    """atrace text whose slices (nested, each inside the previous one) have the HOSTILE names."""
     lines = [b"# tracer: nop\n#\n#           TASK-PID    TGID   CPU#  ||||    TIMESTAMP  FUNCTION\n"]
     us = 0
-    for name in HOSTILE:  # nested: each begins inside the previous one
+    for name in HOSTILE:
         us += 10
         lines.append(b"            main-7     (    7) [000] ...1  100.%06d: tracing_mark_write: B|7|%s\n" % (us, name))
     for _ in HOSTILE:
@@ -406,6 +408,11 @@ def check_hostile(ctx, version):
         lines.append(b"            main-7     (    7) [000] ...1  100.%06d: tracing_mark_write: E|7\n" % us)
     with open(path, "wb") as f:
         f.write(b"".join(lines))
+
+
+def check_hostile(ctx, version):
+    path = os.path.join(ctx.work, "hostile.systrace")
+    write_hostile(path)
     out, _ = ctx.convert(path, "speedscope", os.path.join(ctx.work, "hostile.speedscope.json"))
     if not out:
         return

@@ -70,6 +70,10 @@ enum { SS_JUMP = 0, SS_OPEN = 1, SS_CLOSE = 2, SS_SAMPLE = 3 };
 #define SS_TAG_DT_MAX (UINT64_MAX >> 2)        /* larger steps go in a JUMP record */
 #define SS_VALUE_MAX (((int64_t)1 << 53) - 2) /* a double holds every integer up to 2^53 (one spare: rounding) */
 #define SS_EVENT_MAX 80u                       /* bytes written for one event object (copies overrun its text) */
+/* speedscope's importer recurses per level: in Chromium it throws "Maximum call stack size
+ * exceeded" on a stack between 5500 and 6000 frames deep (tests/test_speedscope_app.py).
+ * Deeper frames are dropped and counted, with a margin for smaller browser stacks. */
+#define SS_MAX_DEPTH 2000u
 
 /* Per thread, while events arrive. Times are ns of the profile's clock. */
 typedef struct ss_thread {
@@ -165,7 +169,7 @@ typedef struct speedscope_w {
     uint32_t *chain;         /* scratch: one sampled stack's frames, leaf first */
     uint32_t cap_chain;
     uint32_t n_profiles;
-    uint64_t clamped, not_stacks, cpu_samples, stray_exits;
+    uint64_t clamped, not_stacks, cpu_samples, stray_exits, too_deep;
 } speedscope_w;
 
 /* ---- numbers ---------------------------------------------------------------- */
@@ -808,6 +812,10 @@ static int speedscope_event(tci_wctx *w, const tci_event *ev)
     if (TCI_UNLIKELY(ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT))
         return other_event(w, ev);
     speedscope_w *s = w->priv;
+    if (TCI_UNLIKELY(ev->depth >= SS_MAX_DEPTH)) { /* its enter and its exit both */
+        s->too_deep += ev->kind == TCI_EV_ENTER;
+        return TC_OK;
+    }
     ss_thread *t = &s->th[ev->thread];
     unsigned is_open = ev->kind == TCI_EV_ENTER;
     if (enter_or_exit(s, t, is_open) != 0)
@@ -969,6 +977,13 @@ static int put_sample(tci_wctx *w, bool weights, bool *first, uint32_t stack, in
             return TC_ERR_NOMEM;
         s->chain[n++] = s->frame_of[t->stacks[id].method];
     }
+    if (depth + n > SS_MAX_DEPTH) { /* the outermost frames are kept (counted in the stacks' pass only) */
+        s->too_deep += weights ? 0 : depth + n - SS_MAX_DEPTH;
+        depth = depth < SS_MAX_DEPTH ? depth : SS_MAX_DEPTH;
+        uint32_t keep = SS_MAX_DEPTH - depth;
+        memmove(s->chain, s->chain + (n - keep), keep * sizeof *s->chain);
+        n = keep;
+    }
     tci_sink_putc(o, '[');
     for (uint32_t i = 0; i < depth; i++) {
         if (i)
@@ -1104,6 +1119,8 @@ static void report_drops(tci_wctx *w)
     tci_writer_dropped(w, s->not_stacks, "instants, counters and async slices not shown (not call stacks)");
     tci_writer_dropped(w, s->cpu_samples, "sampled stacks not shown with weight=cpu (samples carry no thread-CPU time)");
     tci_writer_dropped(w, s->stray_exits, "exits without an open frame dropped");
+    tci_writer_dropped(w, s->too_deep, "frames deeper than 2000 levels dropped (speedscope's importer overflows "
+                                       "the browser's stack near 6000)");
 }
 
 /* Every method of a used sampled stack gets its frame. A stack's parent was
