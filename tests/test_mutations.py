@@ -39,6 +39,7 @@ WRITER_OPTIONS = {
     "folded": (("--weight", "cpu"), ("--no-thread",)),
     "pprof": (("--merge-threads",),),
     "systrace": (("--text",),),
+    "speedscope": (("--weight", "cpu"),),
 }
 
 

@@ -23,7 +23,8 @@
 #define TC_SOURCE_DIR "."
 #endif
 
-static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir"};
+static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir",
+                                      "speedscope"};
 #define N_WRITERS (sizeof writers / sizeof *writers)
 
 /* ---- sinks ---- */
@@ -73,7 +74,9 @@ typedef struct option {
 /* Which writers read an option (the options an output is converted alone with). */
 static int writer_reads(const char *writer, const char *key)
 {
-    if (!strcmp(key, "weight") || !strcmp(key, "no-thread"))
+    if (!strcmp(key, "weight"))
+        return !strcmp(writer, "folded") || !strcmp(writer, "speedscope");
+    if (!strcmp(key, "no-thread"))
         return !strcmp(writer, "folded");
     if (!strcmp(key, "merge-threads"))
         return !strcmp(writer, "pprof");
@@ -188,11 +191,18 @@ static void check_all_writers(const char *path, const option *opts, size_t n_opt
     }
 }
 
-static const size_t forward[N_WRITERS] = {0, 1, 2, 3, 4, 5};
-static const size_t backward[N_WRITERS] = {5, 4, 3, 2, 1, 0};
+/* The writers in their order, or reversed. */
+static void writer_order(size_t *order, int reversed)
+{
+    for (size_t i = 0; i < N_WRITERS; i++)
+        order[i] = reversed ? N_WRITERS - 1 - i : i;
+}
 
 static void test_six_writers_equal_six_conversions(void)
 {
+    size_t forward[N_WRITERS], backward[N_WRITERS];
+    writer_order(forward, 0);
+    writer_order(backward, 1);
     CHECK(n_inputs >= 20); /* the corpus was found */
     for (size_t i = 0; i < n_inputs; i++) {
         check_all_writers(inputs[i], NULL, 0, forward);
@@ -205,6 +215,8 @@ static void test_writer_options_apply_per_writer(void)
 {
     static const option opts[] = {{"weight", "cpu"}, {"no-thread", "1"}, {"merge-threads", "1"}, {"text", "1"},
                                   {"process-name", "com.example.multi"}};
+    size_t forward[N_WRITERS];
+    writer_order(forward, 0);
     for (size_t i = 0; i < n_inputs; i++)
         if (strstr(inputs[i], "/corpus/")) /* ART traces: they have thread CPU time for weight cpu */
             check_all_writers(inputs[i], opts, sizeof opts / sizeof *opts, forward);

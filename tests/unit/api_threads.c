@@ -21,7 +21,8 @@
 
 #define N_THREADS 4
 
-static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir"};
+static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir",
+                                      "speedscope"};
 #define N_WRITERS (sizeof writers / sizeof *writers)
 
 typedef struct result {
@@ -42,6 +43,7 @@ static size_t n_paths;
 static job *jobs;
 static size_t n_jobs;
 static atomic_size_t next_job;
+static size_t stride; /* set before the workers start */
 static pthread_barrier_t start_together;
 
 static int collect(void *user, const void *p, size_t n)
@@ -85,10 +87,22 @@ static void *worker(void *arg)
         size_t i = atomic_fetch_add(&next_job, 1);
         if (i >= n_jobs)
             return NULL;
-        /* a stride through the list, so that threads convert different readers at once */
-        size_t k = (i * 7) % n_jobs;
+        /* a stride through the list, so that threads convert different readers at once;
+         * coprime with the number of jobs (which is a multiple of the writers'), so every
+         * job is taken once */
+        size_t k = (i * stride) % n_jobs;
         convert(&jobs[k], &jobs[k].parallel);
     }
+}
+
+static size_t gcd(size_t a, size_t b)
+{
+    while (b) {
+        size_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
 }
 
 static int skip_name(const char *name)
@@ -191,6 +205,8 @@ int main(void)
     if (!add_dir(TC_SOURCE_DIR "/../shared/corpus/rhea", NULL))
         printf("../shared/corpus/rhea is absent: no rhea inputs\n");
     n_jobs = n_paths * N_WRITERS;
+    for (stride = 7; gcd(stride, n_jobs) != 1; stride++)
+        ;
     jobs = calloc(n_jobs, sizeof *jobs);
     for (size_t i = 0; i < n_paths; i++)
         for (size_t w = 0; w < N_WRITERS; w++)

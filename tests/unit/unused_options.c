@@ -68,6 +68,8 @@ static void test_writer_options_elsewhere(void)
                   "option --weight is not used by the pprof writer");
     expect_unused("folded", (const char *const[]){"merge-threads", "1", NULL},
                   "option --merge-threads is not used by the folded writer");
+    expect_unused("speedscope", (const char *const[]){"no-thread", "1", NULL},
+                  "option --no-thread is not used by the speedscope writer");
 }
 
 static void test_reader_option_elsewhere(void)
@@ -81,6 +83,7 @@ static void test_used_and_core_options(void)
 {
     expect_used("systrace", (const char *const[]){"text", "1", NULL});
     expect_used("folded", (const char *const[]){"weight", "wall", "no-thread", "1", NULL});
+    expect_used("speedscope", (const char *const[]){"weight", "wall", NULL});
     expect_used("pprof", (const char *const[]){"merge-threads", "1", NULL});
     expect_used("json", (const char *const[]){"process-name", "x", "max-depth", "10", "max-json", "1M",
                                                "max-events", "100", "read-chunk", "7", NULL});
