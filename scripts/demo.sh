@@ -22,11 +22,13 @@ Results in $out:
   app-startup.json      Chrome trace JSON: open in https://ui.perfetto.dev or chrome://tracing
   app-startup.folded    folded stacks: flamegraph.pl app-startup.folded > flame.svg, or speedscope
 MSG
-for f in "$out"/app-startup.pftrace "$out"/app-startup.pb.gz "$out"/app-startup.html; do
+for f in "$out"/app-startup.pftrace "$out"/app-startup.pb.gz "$out"/app-startup.html \
+         "$out"/app-startup.speedscope.json; do
   case "$f" in
     *.html)    [ -f "$f" ] && echo "  app-startup.html      systrace HTML: open in https://ui.perfetto.dev or chrome://tracing" ;;
     *.pftrace) [ -f "$f" ] && echo "  app-startup.pftrace   Perfetto protobuf: drag into https://ui.perfetto.dev" ;;
     *.pb.gz)   [ -f "$f" ] && echo "  app-startup.pb.gz     pprof: go tool pprof -http=: $f" ;;
+    *.speedscope.json) [ -f "$f" ] && echo "  app-startup.speedscope.json  speedscope: open https://www.speedscope.app and drop the file" ;;
   esac
 done
 exit 0
