@@ -77,11 +77,12 @@ static int spill(tci_spool *s, tci_spool_stream *st)
         return spool_fail(s, TC_ERR_IO, "cannot create a temporary file");
     if (tci_grow((void **)&st->blocks, &st->cap_blocks, st->n_blocks, sizeof *st->blocks) != 0)
         return spool_fail(s, TC_ERR_NOMEM, NULL);
-    if (tci_write_all(s->fd, st->buf, st->len) != 0)
+    uint32_t len = (uint32_t)(st->pos - st->buf);
+    if (tci_write_all(s->fd, st->buf, len) != 0)
         return spool_fail(s, TC_ERR_IO, "cannot write the temporary file");
-    st->blocks[st->n_blocks++] = (struct tci_spool_block){s->size, st->len};
-    s->size += st->len;
-    st->len = 0;
+    st->blocks[st->n_blocks++] = (struct tci_spool_block){s->size, len};
+    s->size += len;
+    st->pos = st->buf;
     return TC_OK;
 }
 
@@ -95,13 +96,17 @@ uint8_t *tci_spool_room_slow(tci_spool *s, uint32_t stream, uint32_t n)
         return NULL;
     }
     tci_spool_stream *st = &s->streams[stream];
-    if (!st->buf && !(st->buf = tci_malloc(s->block))) {
-        spool_fail(s, TC_ERR_NOMEM, NULL);
-        return NULL;
+    if (!st->buf) {
+        if (!(st->buf = tci_malloc(s->block))) {
+            spool_fail(s, TC_ERR_NOMEM, NULL);
+            return NULL;
+        }
+        st->pos = st->buf;
+        st->end = st->buf + s->block;
     }
-    if (st->len + n > s->block && spill(s, st) != TC_OK)
+    if ((size_t)(st->end - st->pos) < n && spill(s, st) != TC_OK)
         return NULL;
-    return st->buf + st->len;
+    return st->pos;
 }
 
 void tci_spool_rewind(tci_spool_cursor *c, uint32_t stream)
@@ -137,10 +142,10 @@ int tci_spool_next(tci_spool *s, tci_spool_cursor *c, const uint8_t **p, size_t 
         *n = b.len;
         return 1;
     }
-    if (c->tail_done || !st->len)
+    if (c->tail_done || st->pos == st->buf)
         return 0;
     c->tail_done = true;
     *p = st->buf;
-    *n = st->len;
+    *n = (size_t)(st->pos - st->buf);
     return 1;
 }

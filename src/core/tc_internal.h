@@ -647,7 +647,7 @@ void tci_merge_free(tci_merge *m);
  * not per record. */
 typedef struct tci_spool_stream {
     uint8_t *buf;                    /* the block being filled; NULL until the first record */
-    uint32_t len;
+    uint8_t *pos, *end;              /* where the next record goes; the end of buf (NULL: none) */
     struct tci_spool_block *blocks;  /* spilled, in order */
     uint32_t n_blocks, cap_blocks;
 } tci_spool_stream;
@@ -677,14 +677,14 @@ static inline uint8_t *tci_spool_room(tci_spool *s, uint32_t stream, uint32_t n)
 {
     if (TCI_LIKELY(stream < s->n_streams)) {
         tci_spool_stream *st = &s->streams[stream];
-        if (TCI_LIKELY(st->buf && st->len + n <= s->block))
-            return st->buf + st->len;
+        if (TCI_LIKELY((size_t)(st->end - st->pos) >= n))
+            return st->pos;
     }
     return tci_spool_room_slow(s, stream, n);
 }
-static inline void tci_spool_wrote(tci_spool *s, uint32_t stream, const uint8_t *end)
+static inline void tci_spool_wrote(tci_spool *s, uint32_t stream, uint8_t *end)
 {
-    s->streams[stream].len = (uint32_t)(end - s->streams[stream].buf);
+    s->streams[stream].pos = end;
 }
 /* Reading: rewind a cursor to a stream, then each call hands back the next
  * chunk of whole records (valid until the next call): 1 a chunk, 0 the

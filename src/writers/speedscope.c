@@ -316,6 +316,12 @@ static uint8_t *put_escape(uint8_t *p, uint64_t dt, unsigned kind)
     return put_varint(p, dt << 2 | kind);
 }
 
+/* An open or a close that no word holds. Out of line: the common path keeps its registers. */
+static __attribute__((noinline)) uint8_t *escaped_call(uint8_t *p, uint64_t dt, unsigned is_open, uint32_t f)
+{
+    return put_varint(put_escape(p, dt, is_open ? SS_OPEN : SS_CLOSE), f);
+}
+
 /* One spooled record, decoded. */
 typedef struct ss_record {
     unsigned kind;     /* SS_OPEN, SS_CLOSE, SS_SAMPLE; SS_JUMP: only time passes */
@@ -830,12 +836,10 @@ static int speedscope_event(tci_wctx *w, const tci_event *ev)
     if (TCI_LIKELY(us * 1000 == dt && us <= SS_WORD_DT_MAX && f <= 0xFFFF)) {
         uint32_t word = is_open | (uint32_t)us << 1 | f << 16;
         memcpy(p, &word, 4);
-        p += 4;
+        tci_spool_wrote(&s->spool, ev->thread, p + 4);
     } else {
-        p = put_escape(p, dt, is_open ? SS_OPEN : SS_CLOSE);
-        p = put_varint(p, f);
+        tci_spool_wrote(&s->spool, ev->thread, escaped_call(p, dt, is_open, f));
     }
-    tci_spool_wrote(&s->spool, ev->thread, p);
     return TC_OK;
 }
 
