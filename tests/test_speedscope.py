@@ -152,7 +152,10 @@ def read_ir(text):
 
 def short_of(full, reader=None):
     """The short form flame graphs show (README, names): a Java method's "pkg.Class.method: (sig)ret"
-    without ": (sig)ret"; a Rhea marker "Class:method[args]" without "[args]" (RHEA.md)."""
+    without ": (sig)ret"; a Rhea marker "Class:method[args]" without "[args]" (RHEA.md); the
+    names of an IR text are plain (shown whole)."""
+    if reader == "ir":  # our IR text names plain names: no short form
+        return full
     if ": (" in full:
         return full.split(": (", 1)[0]
     if reader == "rhea" and len(full) > 2 and full.endswith("]") and full.find("[") > 0:
@@ -490,8 +493,33 @@ def check_memory(ctx):
         os.remove(trace)
 
 
+# A thread with calls and samples (samples under an open call, between calls, after them)
+# and a thread with calls only: two profiles for the first, " samples" second.
+MIXED = """traceconv-ir 1
+trace clock=wall has_wall=1 has_cpu=0 pid=5 start_ns=0
+process "mixed"
+thread 0 tid=5 records=0 name="main"
+thread 1 tid=6 records=0 name="worker"
+method 0 id=0 name="a.B.run: ()V"
+method 1 id=0 name="a.B.work: ()V"
+method 2 id=0 name="a.B.io: ()V"
+stack 0 parent=- m=1
+stack 1 parent=0 m=2
+B t=0 m=0 ts=1000
+P t=0 m=- ts=2000 id=1 value=3000
+B t=1 m=1 ts=2500
+P t=0 m=- ts=9000 id=0 value=1000
+E t=1 m=1 ts=4000
+E t=0 m=0 ts=12000
+P t=0 m=- ts=14000 id=0 value=500
+"""
+
+
 def inputs(ctx):
-    out = []
+    mixed = os.path.join(ctx.work, "mixed.ir.txt")
+    with open(mixed, "w") as f:
+        f.write(MIXED)
+    out = [("mixed calls and samples", mixed)]
     for name, trace, facts in ctx.project_cases():
         if not meant_to_fail(name, facts):
             out.append(("corpus/" + name, trace))

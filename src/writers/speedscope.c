@@ -81,8 +81,7 @@ typedef struct ss_thread {
     int64_t first_sample; /* its first sample */
     int64_t sample_end;   /* where its sampled timeline ends: samples and idle gaps */
     uint64_t samples;
-    uint32_t depth;       /* frames open */
-    bool calls;
+    bool calls;           /* it has enters: known for threads with samples only (finish) */
 } ss_thread;
 
 /* A thread with a shown event: its last time is set (TCI_NO_TIME is never an event's time). */
@@ -545,6 +544,7 @@ static void write_frames(tci_sink *o, const speedscope_w *s)
 
 /* ---- profiles ------------------------------------------------------------------ */
 
+/* A thread with samples has an evented profile too if it has calls (finish: has_calls). */
 static bool has_evented(const ss_thread *th) { return seen(th) && (th->calls || !th->samples); }
 static bool has_sampled(const ss_thread *th) { return seen(th) && th->samples; }
 
@@ -718,33 +718,6 @@ static int64_t sample_weight(double value)
     return wt > TCI_SUM_MAX ? TCI_SUM_MAX : wt;
 }
 
-/* What an event becomes: SS_OPEN, SS_CLOSE, SS_SAMPLE (*weight set), or 0 (not shown, counted). */
-static inline unsigned event_kind(speedscope_w *s, ss_thread *t, const tci_event *ev, int64_t *weight)
-{
-    switch (ev->kind) {
-    case TCI_EV_ENTER:
-        t->depth++;
-        t->calls = true;
-        return SS_OPEN;
-    case TCI_EV_EXIT:
-        if (TCI_UNLIKELY(!t->depth)) { /* normalize never does this: keep the nesting exact anyway */
-            s->stray_exits++;
-            return 0;
-        }
-        t->depth--;
-        return SS_CLOSE;
-    case TCI_EV_SAMPLE:
-        if (s->cpu) {
-            s->cpu_samples++;
-            return 0;
-        }
-        /* no weight: nothing to show (folded shows nothing either) */
-        return (*weight = sample_weight(ev->value)) ? SS_SAMPLE : 0;
-    default:
-        s->not_stacks++;
-        return 0;
-    }
-}
 
 /* The thread's first event, a thread-CPU time missing (it stands still), or a time going back (clamped). */
 static __attribute__((noinline)) int64_t unusual_time(speedscope_w *s, ss_thread *t, int64_t now)
@@ -773,14 +746,20 @@ static inline int64_t event_time(speedscope_w *s, ss_thread *t, const tci_event 
     return now;
 }
 
-/* An event that is not an enter or an exit: a sample is spooled; the others are counted. */
+/* An event that is not an enter or an exit: a sample with a weight is spooled (with
+ * weight=cpu it has no time to show); the others are not call stacks. Both are counted. */
 static __attribute__((noinline)) int other_event(tci_wctx *w, const tci_event *ev)
 {
     speedscope_w *s = w->priv;
     ss_thread *t = &s->th[ev->thread];
     int64_t weight = 0;
-    if (event_kind(s, t, ev, &weight) != SS_SAMPLE)
+    if (ev->kind != TCI_EV_SAMPLE || s->cpu) {
+        s->not_stacks += ev->kind != TCI_EV_SAMPLE;
+        s->cpu_samples += ev->kind == TCI_EV_SAMPLE;
         return TC_OK;
+    }
+    if (!(weight = sample_weight(ev->value)))
+        return TC_OK; /* no time: nothing to show (folded shows nothing either) */
     uint64_t dt;
     int64_t now = event_time(s, t, ev, &dt);
     uint8_t *p = tci_spool_room(&s->spool, ev->thread, SS_REC_MAX);
@@ -798,20 +777,6 @@ static __attribute__((noinline)) int other_event(tci_wctx *w, const tci_event *e
     return TC_OK;
 }
 
-/* An enter (is_open 1) or an exit of thread t: 0 to go on, or the exit closes nothing (dropped). */
-static inline int enter_or_exit(speedscope_w *s, ss_thread *t, unsigned is_open)
-{
-    /* a close with nothing open: normalize never does this; keep the nesting exact anyway
-     * (tested without a branch on is_open: the pattern of opens and closes is unpredictable) */
-    if (TCI_UNLIKELY((t->depth | is_open) == 0)) {
-        s->stray_exits++;
-        return -1;
-    }
-    t->depth = t->depth + 2 * is_open - 1;
-    t->calls |= is_open;
-    return 0;
-}
-
 /* An event, encoded into its thread's stream of the spool. */
 static int speedscope_event(tci_wctx *w, const tci_event *ev)
 {
@@ -824,8 +789,6 @@ static int speedscope_event(tci_wctx *w, const tci_event *ev)
     }
     ss_thread *t = &s->th[ev->thread];
     unsigned is_open = ev->kind == TCI_EV_ENTER;
-    if (enter_or_exit(s, t, is_open) != 0)
-        return TC_OK;
     uint64_t dt;
     (void)event_time(s, t, ev, &dt);
     uint32_t f = frame_for(s, ev->method);
@@ -902,9 +865,15 @@ static inline __attribute__((always_inline)) int replay_events_div(tci_wctx *w, 
                 is_open = r.kind == SS_OPEN;
                 f = r.frame;
             }
-            /* a close with nothing open: tested without a branch on is_open (unpredictable) */
-            if (TCI_UNLIKELY((f >= n_frames) | ((c.depth | is_open) == 0)))
+            if (TCI_UNLIKELY(f >= n_frames))
                 return damaged(w);
+            /* a close with nothing open (normalize never makes one: its exits close the innermost
+             * open frame) is dropped, so the nesting stays exact; tested without a branch on
+             * is_open (the pattern of opens and closes is unpredictable) */
+            if (TCI_UNLIKELY((c.depth | is_open) == 0)) {
+                s->stray_exits++;
+                continue;
+            }
             if (TCI_UNLIKELY(cursor_room(ev, &c) != TC_OK))
                 return TC_ERR_NOMEM;
             if (TCI_UNLIKELY(p > limit)) {
@@ -1025,8 +994,10 @@ static int replay_samples(tci_wctx *w, uint32_t thread, bool weights)
                 return damaged(w);
             now = (int64_t)((uint64_t)now + r.dt);
             if (r.kind == SS_OPEN || r.kind == SS_CLOSE) {
-                if (r.frame >= s->n_frames || (r.kind == SS_CLOSE && !s->replay.depth))
+                if (r.frame >= s->n_frames)
                     return damaged(w);
+                if (r.kind == SS_CLOSE && !s->replay.depth)
+                    continue; /* counted by the evented pass */
                 if (stack_room(&s->replay) != TC_OK)
                     return TC_ERR_NOMEM;
                 ss_cursor c = cursor_load(&s->replay);
@@ -1149,6 +1120,34 @@ static int sampled_frames(speedscope_w *s, const tci_trace *t)
     return TC_OK;
 }
 
+/* Which threads with samples have calls too (their stream holds an open): only those
+ * need the answer, and only they pay the scan; the event path keeps no such flag. */
+static int find_calls(tci_wctx *w)
+{
+    speedscope_w *s = w->priv;
+    for (uint32_t i = 0; i < w->trace->n_threads; i++) {
+        ss_thread *th = &s->th[i];
+        if (!th->samples)
+            continue;
+        tci_spool_cursor c;
+        tci_spool_rewind(&c, i);
+        const uint8_t *in, *end;
+        size_t n;
+        int rc;
+        while (!th->calls && (rc = tci_spool_next(&s->spool, &c, &in, &n)) == 1) {
+            for (end = in + n; in < end && !th->calls;) {
+                ss_record r;
+                if (!read_record(&in, end, &r))
+                    return damaged(w);
+                th->calls = r.kind == SS_OPEN;
+            }
+        }
+        if (!th->calls && rc < 0)
+            return rc;
+    }
+    return TC_OK;
+}
+
 /* The index of the main thread's first profile (0 when it has none). */
 static uint32_t active_profile(const speedscope_w *s, const tci_trace *t)
 {
@@ -1181,6 +1180,8 @@ static int speedscope_finish(tci_wctx *w, const tci_calltree *ct)
     if (s->spool.status != TC_OK)
         return s->spool.status;
     int rc = sampled_frames(s, t);
+    if (rc == TC_OK)
+        rc = find_calls(w);
     if (rc != TC_OK)
         return rc;
     choose_unit(s, t);
