@@ -87,12 +87,14 @@ typedef struct ss_thread {
 /* A thread with a shown event: its last time is set (TCI_NO_TIME is never an event's time). */
 static inline bool seen(const ss_thread *th) { return th->last != TCI_NO_TIME; }
 
-/* Per frame, the constant start of its events: `,{"type":"O","frame":N,"at":`. */
+/* Per frame, the constant start of its events: `{"type":"O","frame":N,"at":`. Each event
+ * ends with `},`; the array's last comma becomes its `]` (events_end), so no event needs a
+ * test for being the first. */
 typedef struct ss_slot {
     char text[47];
     uint8_t len;
 } ss_slot;
-#define SS_TYPE_AT 10 /* offset of the O in the text above */
+#define SS_TYPE_AT 9 /* offset of the O in the text above */
 
 /* A method's entry in shared.frames, as escaped JSON texts. */
 typedef struct ss_entry {
@@ -119,7 +121,6 @@ typedef struct ss_events {
     uint32_t *mem;  /* mem[0] is a sentinel below the stack, so its top can be read at depth 0 */
     uint32_t *open; /* mem + 1: frames, outermost first */
     uint32_t depth, cap;
-    uint32_t skip;  /* 1 before its first event (no comma) */
     ss_odo od;
     uint8_t digits[48];
 } ss_events;
@@ -131,20 +132,19 @@ typedef struct ss_events {
  */
 typedef struct ss_cursor {
     uint32_t *open;
-    uint32_t depth, cap, skip;
+    uint32_t depth, cap;
     ss_odo od;
     uint8_t *digits;
 } ss_cursor;
 
 static inline ss_cursor cursor_load(ss_events *ev)
 {
-    return (ss_cursor){ev->open, ev->depth, ev->cap, ev->skip, ev->od, ev->digits};
+    return (ss_cursor){ev->open, ev->depth, ev->cap, ev->od, ev->digits};
 }
 
 static inline void cursor_store(ss_events *ev, const ss_cursor *c)
 {
     ev->depth = c->depth;
-    ev->skip = c->skip;
     ev->od = c->od;
 }
 
@@ -227,14 +227,15 @@ static void sink_i64(tci_sink *o, int64_t v)
     tci_sink_write(o, tmp, (size_t)(put_i64(tmp, v) - tmp));
 }
 
-/* v in full at p; when v >= 100 its digits are also kept right-aligned at digits + 24. Returns the length. */
+/* v in full at p; when 100 <= v < 10^16 (every value below 2^53) its digits are also kept
+ * right-aligned at digits + 24, and the odometer takes over. Returns the length. */
 static __attribute__((noinline)) size_t odometer_reset(uint8_t *p, uint8_t *digits, int64_t v)
 {
-    if (v < 100)
+    unsigned len = v < 0 ? 0 : digit_count((uint64_t)v);
+    if (v < 100 || len > 16)
         return (size_t)(put_i64(p, v) - p);
-    unsigned len = digit_count((uint64_t)v);
     put_u64(digits + 24 - len, (uint64_t)v);
-    memcpy(p, digits + 24 - len, 24);
+    memcpy(p, digits + 24 - len, 16);
     return len;
 }
 
@@ -244,7 +245,7 @@ static inline __attribute__((always_inline)) uint8_t *odometer_put(uint8_t *p, s
     uint64_t step = (uint64_t)v - c->od.value;
     if (TCI_UNLIKELY(step >= 100 || c->od.value < 100)) {
         size_t n = odometer_reset(p, c->digits, v);
-        if (v >= 100)
+        if (v >= 100 && n <= 16)
             c->od = (ss_odo){(uint64_t)v, (uint32_t)n, (uint32_t)((uint64_t)v % 100)};
         else
             c->od.value = 0;
@@ -263,8 +264,12 @@ static inline __attribute__((always_inline)) uint8_t *odometer_put(uint8_t *p, s
             c->digits[i]++;
         }
     }
+    if (TCI_UNLIKELY(len > 16)) { /* a carry to 10^16 (beyond 2^53: not a value we write) */
+        c->od.value = 0;
+        return p + odometer_reset(p, c->digits, v);
+    }
     c->od = (ss_odo){(uint64_t)v, len, low};
-    memcpy(p, c->digits + 24 - len, 24);
+    memcpy(p, c->digits + 24 - len, 16);
     memcpy(p + len - 2, digit_pairs + low * 2, 2);
     return p + len;
 }
@@ -508,8 +513,8 @@ static __attribute__((noinline)) uint32_t new_frame(speedscope_w *s, uint32_t me
         s->frame_method[f] = first;
         ss_slot *sl = &s->slots[f];
         uint8_t *p = (uint8_t *)sl->text;
-        memcpy(p, ",{\"type\":\"O\",\"frame\":", 21);
-        p = put_u64(p + 21, f);
+        memcpy(p, "{\"type\":\"O\",\"frame\":", 20);
+        p = put_u64(p + 20, f);
         memcpy(p, ",\"at\":", 6);
         sl->len = (uint8_t)(p + 6 - (uint8_t *)sl->text);
         s->frame_of[first] = f;
@@ -597,17 +602,15 @@ static int64_t thread_end(const speedscope_w *s, const tci_trace *t, const ss_th
     return !s->cpu && t->end_ns > th->last ? t->end_ns : th->last;
 }
 
-/* One event object into the output buffer at p (SS_EVENT_MAX bytes of room). */
+/* One event object and its comma into the output buffer at p (SS_EVENT_MAX bytes of room). */
 static inline __attribute__((always_inline)) uint8_t *put_event(uint8_t *p, const ss_slot *sl, unsigned is_open,
                                                                 ss_cursor *c, int64_t at)
 {
-    uint32_t skip = c->skip;
-    memcpy(p, sl->text + skip, 40); /* the longest text is 37 bytes: one fixed-size copy */
-    p[SS_TYPE_AT - skip] = (uint8_t)('C' + ('O' - 'C') * is_open);
-    p = odometer_put(p + sl->len - skip, c, at);
-    *p++ = '}';
-    c->skip = 0;
-    return p;
+    memcpy(p, sl->text, 40); /* the longest text is 36 bytes: one fixed-size copy */
+    p[SS_TYPE_AT] = (uint8_t)('C' + ('O' - 'C') * is_open);
+    p = odometer_put(p + sl->len, c, at);
+    memcpy(p, "},", 2);
+    return p + 2;
 }
 
 /* Room for the stack to hold depth + 2 frames (a push, and the store made before a pop). */
@@ -654,7 +657,6 @@ static inline int cursor_room(ss_events *ev, ss_cursor *c)
 static int events_reset(ss_events *ev)
 {
     ev->depth = 0;
-    ev->skip = 1;
     ev->od.value = 0;
     return stack_room(ev);
 }
@@ -676,7 +678,12 @@ static int events_end(tci_wctx *w, uint32_t thread, ss_events *ev)
         tci_sink_write(o, tmp, (size_t)(put_event(tmp, &s->slots[c.open[--c.depth]], 0, &c, end) - tmp));
     }
     cursor_store(ev, &c);
-    TCI_PUT_LIT(o, "]");
+    /* the last byte written is the last event's comma, or the '[' of an empty array (an
+     * event is always written after a flush, so that byte is still in the buffer) */
+    if (o->len && o->buf[o->len - 1] == ',')
+        o->buf[o->len - 1] = ']';
+    else
+        tci_sink_putc(o, ']');
     start_end(o, value_of(s, th->first), end);
     tci_sink_putc(o, '}');
     return o->err ? TC_ERR_IO : TC_OK;
