@@ -304,6 +304,37 @@ def compare_with_folded(ctx, label, doc, folded_text, reader, unit):
               f" (allowed {slack})")
 
 
+def check_samples(ctx, label, ir, doc, unit):
+    """Each sampled profile = its thread's samples in time order, under the calls open at
+    each (IR), idle gaps between them as empty samples (SPEEDSCOPE.md §4, §7.6: a sampled
+    profile has no timestamps; the weights lay the samples out from startValue)."""
+    names = [f["name"] for f in doc["shared"]["frames"]]
+    entries = frame_entries(ir)
+    per_ns = unit_ns(unit)
+    for (i, kind, pname), p in zip(expected_profiles(ir, False)[0], doc["profiles"]):
+        if kind != "sampled" or p["type"] != "sampled":
+            continue
+        want, open_, pos, first = [], [], None, None
+        for k, t, m, ts, _, sid, value, d in ir["events"]:
+            if t != i:
+                continue
+            if k == "B" and d < MAX_DEPTH:
+                open_.append(entries[m][0])
+            elif k == "E" and d < MAX_DEPTH:
+                open_.pop()
+            elif k == "P" and value and value > 0:
+                if pos is None:
+                    pos = first = ts
+                if ts > pos:
+                    want.append(([], ts - pos))
+                    pos = ts
+                want.append((open_ + [entries[m2][0] for m2 in sample_chain(ir, sid)], int(value)))
+                pos += int(value)
+        got = [([names[f] for f in st], wt * per_ns) for st, wt in zip(p["samples"], p["weights"])]
+        ctx.eq(got, want, f"{label}: {pname}: samples (stack, weight) with the idle gaps")
+        ctx.eq(p["startValue"] * per_ns, first, f"{label}: {pname}: startValue = the first sample")
+
+
 def check_events(ctx, label, ir, doc, cpu, unit):
     """Each evented profile's events = its thread's enters and exits in the IR."""
     names = [f["name"] for f in doc["shared"]["frames"]]
@@ -370,6 +401,8 @@ def check_input(ctx, label, src, version, cpu=False):
     ctx.check(got == used, f"{label}: frame entries (name, file, line): extra {sorted(got - used)[:3]},"
                            f" missing {sorted(used - got)[:3]}")
     check_events(ctx, label, ir, doc, cpu, unit)
+    if not cpu:
+        check_samples(ctx, label, ir, doc, unit)
     r = ctx.run(["-q", "-o", "folded", *extra, src, "-"], check_rc=0)
     compare_with_folded(ctx, label, doc, r.stdout.decode("utf-8", errors="replace"), ir["trace"].get("reader"), unit)
 
@@ -493,25 +526,27 @@ def check_memory(ctx):
         os.remove(trace)
 
 
-# A thread with calls and samples (samples under an open call, between calls, after them)
-# and a thread with calls only: two profiles for the first, " samples" second.
+# A thread with calls only, then the main thread (tid = pid, so the active profile is not
+# the first) with calls and samples (under an open call, between calls, after them; two
+# overlapping): two profiles for it, " samples" second.
 MIXED = """traceconv-ir 1
 trace clock=wall has_wall=1 has_cpu=0 pid=5 start_ns=0
 process "mixed"
-thread 0 tid=5 records=0 name="main"
-thread 1 tid=6 records=0 name="worker"
-method 0 id=0 name="a.B.run: ()V"
-method 1 id=0 name="a.B.work: ()V"
-method 2 id=0 name="a.B.io: ()V"
+thread 0 tid=6 records=0 name="worker"
+thread 1 tid=5 records=0 name="main"
+method 0 id=0 name="a.B.run"
+method 1 id=0 name="a.B.work"
+method 2 id=0 name="a.B.io"
 stack 0 parent=- m=1
 stack 1 parent=0 m=2
-B t=0 m=0 ts=1000
-P t=0 m=- ts=2000 id=1 value=3000
-B t=1 m=1 ts=2500
-P t=0 m=- ts=9000 id=0 value=1000
-E t=1 m=1 ts=4000
-E t=0 m=0 ts=12000
-P t=0 m=- ts=14000 id=0 value=500
+B t=1 m=0 ts=1000
+P t=1 m=- ts=2000 id=1 value=3000
+B t=0 m=1 ts=2500
+P t=1 m=- ts=4000 id=0 value=1500
+P t=1 m=- ts=9000 id=0 value=1000
+E t=0 m=1 ts=4000
+E t=1 m=0 ts=12000
+P t=1 m=- ts=14000 id=0 value=500
 """
 
 
