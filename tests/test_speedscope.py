@@ -550,11 +550,40 @@ P t=1 m=- ts=14000 id=0 value=500
 """
 
 
+# Two method ids that read the same (class, name, signature, file): one frame; and an
+# overload of one of them: both shown with their signatures.
+SAME_TEXT = """version 3
+clock dual
+pid 7
+start 10000000
+method a  com.example.Dup work "()V" Dup.java
+method b  com.example.Dup work "()V" Dup.java
+method o  com.example.Dup work "(I)V" Dup.java
+method c  com.example.Dup run "()V" Dup.java
+thread 7 main cpu=100% {
+  call c {
+    gap 5
+    call a { gap 3 }
+    call b { gap 4 }
+    call o { gap 2 }
+  }
+}
+"""
+
+
 def inputs(ctx):
     mixed = os.path.join(ctx.work, "mixed.ir.txt")
     with open(mixed, "w") as f:
         f.write(MIXED)
     out = [("mixed calls and samples", mixed)]
+    if ctx.tracegen:
+        scn, same = os.path.join(ctx.work, "same-text.scn"), os.path.join(ctx.work, "same-text.trace")
+        with open(scn, "w") as f:
+            f.write(SAME_TEXT)
+        subprocess.run([ctx.tracegen, scn, same], check=True, capture_output=True)
+        out.append(("methods that read the same", same))
+    else:
+        ctx.fail("tracegen is not built (the same-text input needs it)")
     for name, trace, facts in ctx.project_cases():
         if not meant_to_fail(name, facts):
             out.append(("corpus/" + name, trace))
