@@ -107,8 +107,9 @@ typedef struct ss_entry {
  * The times of one profile are formatted incrementally (an odometer): they
  * never go down and mostly step by a few units, so the next one is the
  * previous text with new last two digits (and now and then a carry), not a
- * full conversion. The digits are right-aligned at digits + 24 with room to
- * copy 24 bytes; the last two are written at the output only.
+ * full conversion. The digits are right-aligned at digits + 24 and copied
+ * as 16 bytes (every value is below 2^53 < 10^16); the last two are written at
+ * the output only.
  */
 typedef struct ss_odo {
     uint64_t value; /* the number in digits; below 100: none (the next one is formatted in full) */
@@ -337,13 +338,16 @@ typedef struct ss_record {
 /* The record after an escape word (at *pp): false if the bytes are damaged. */
 static bool read_escaped(const uint8_t **pp, const uint8_t *end, ss_record *r)
 {
-    uint64_t tag;
+    uint64_t tag, jump = 0;
     if (!get_varint(pp, end, &tag))
         return false;
+    /* a step too big for a tag comes first, then the record it leads to (its tag's dt 0) */
+    if ((tag & 3) == SS_JUMP && (!get_varint(pp, end, &jump) || !get_varint(pp, end, &tag)))
+        return false;
     r->kind = (unsigned)(tag & 3);
-    r->dt = tag >> 2;
+    r->dt = jump + (tag >> 2);
     switch (r->kind) {
-    case SS_JUMP: return true;
+    case SS_JUMP: return true; /* never written after a jump: nothing more to read */
     case SS_SAMPLE: return get_varint(pp, end, &r->stack) && get_varint(pp, end, &r->weight);
     default: return get_varint(pp, end, &r->frame);
     }
