@@ -600,7 +600,13 @@ def inputs(ctx):
                 'thread 0 tid=7 records=0 name="main"\nmethod 0 id=0 name="a"\nmethod 1 id=0 name="b"\n'
                 "B t=0 m=0 ts=0\nB t=0 m=1 ts=5\nE t=0 m=1 ts=9000000000000000000\n"
                 "E t=0 m=0 ts=9000000000000000001\n")
-    out = [("mixed calls and samples", mixed), ("a huge time step", jump)]
+    many = os.path.join(ctx.work, "many-frames.ir.txt")
+    with open(many, "w") as f:  # frames beyond 65535: beyond a record's word
+        f.write('traceconv-ir 1\ntrace clock=wall has_wall=1 has_cpu=0 pid=7 start_ns=0\nprocess "p"\n'
+                'thread 0 tid=7 records=0 name="main"\n')
+        f.write("".join(f'method {i} id=0 name="m{i}"\n' for i in range(70000)))
+        f.write("".join(f"B t=0 m={i} ts={2000 * i}\nE t=0 m={i} ts={2000 * i + 1500}\n" for i in range(70000)))
+    out = [("mixed calls and samples", mixed), ("a huge time step", jump), ("70000 frames", many)]
     if ctx.tracegen:
         scn, same = os.path.join(ctx.work, "same-text.scn"), os.path.join(ctx.work, "same-text.trace")
         with open(scn, "w") as f:
