@@ -44,6 +44,7 @@ WRITER_OPTIONS = {
                    ("--hash",)),
     "report": (("--weight", "cpu"), ("--csv",), ("--sort", "calls"), ("--sort", "name"), ("--sort", "excl")),
     "dot": (("--weight", "cpu"), ("--threshold", "0"), ("--threshold", "0.5")),
+    "speedscope": (("--weight", "cpu"),),
 }
 
 

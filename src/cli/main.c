@@ -69,7 +69,8 @@ static const char usage_text[] =
     "      --text                 systrace: plain ftrace text instead of HTML\n"
     "      --weight wall|cpu      folded, flamegraph: weigh stacks by wall or thread-CPU time\n"
     "                             (default wall); report, dot: the clock of the order,\n"
-    "                             percentages and threshold\n"
+    "                             percentages and threshold; speedscope: timelines on the\n"
+    "                             wall or each thread's CPU clock\n"
     "      --title TEXT           flamegraph: the title (default \"Flame Graph\")\n"
     "      --width PX             flamegraph: image width (default 1200)\n"
     "      --minwidth PX|N%       flamegraph: omit frames narrower than PX pixels or N% of\n"
@@ -357,13 +358,13 @@ typedef struct cli {
 /* The existing file at output must not be replaced: it is the input, a trace,
  * or (without -f) any file. A message and an exit code, or 0. */
 /* Did traceconv write this file? Its text outputs carry a mark near the start
- * (ir, systrace) or in the trailing otherData object (json). */
+ * (ir, systrace, speedscope's exporter) or in the trailing otherData object (json). */
 static int written_by_traceconv(const char *path)
 {
     static const char *const marks[] = {"\"generator\":\"traceconv ", "traceconv-ir ", "# traceconv ",
                                         " (traceconv)</title>",
                                         "thread,tid,method,calls,incl_wall_us,", /* report --csv: its exact header */
-                                        };
+                                        "\"exporter\":\"traceconv@"}; /* speedscope */
     char buf[2][8192 + 1];
     size_t got[2] = {0, 0};
     FILE *f = fopen(path, "rb");

@@ -823,4 +823,58 @@ int tci_merge_add(tci_merge *m, const tci_event *ev); /* in each thread's time o
 int tci_merge_run(tci_merge *m, tci_event_fn fn, void *user); /* every event, globally ordered */
 void tci_merge_free(tci_merge *m);
 
+/* ---- spool: per-stream byte sequences in bounded memory (spool.c) ------------ */
+
+/* A caller appends encoded records to numbered streams (a writer: one per
+ * thread) in any interleaving; full buffers spill as blocks to one unlinked
+ * temporary file; each stream is read back in order, as many times as
+ * needed. Memory: one buffer per stream used (their sum capped near 16 MiB),
+ * not per record. */
+typedef struct tci_spool_stream {
+    uint8_t *buf;                    /* the block being filled; NULL until the first record */
+    uint8_t *pos, *end;              /* where the next record goes; the end of buf (NULL: none) */
+    struct tci_spool_block *blocks;  /* spilled, in order */
+    uint32_t n_blocks, cap_blocks;
+} tci_spool_stream;
+typedef struct tci_spool {
+    tci_spool_stream *streams;
+    uint32_t n_streams;
+    uint32_t block;      /* bytes per buffer: the largest record that fits */
+    int fd;              /* the temporary file; -1 until the first spill */
+    uint64_t size;
+    uint8_t *rbuf;       /* reading: one spilled block */
+    int status;          /* the first failure, kept: every later call fails with it */
+    const char *module;  /* names the user in messages */
+    tci_diag *diag;
+} tci_spool;
+typedef struct tci_spool_cursor {
+    uint32_t stream, next_block;
+    bool tail_done;
+} tci_spool_cursor;
+
+/* active: how many streams will receive records (sizes the buffers). */
+int tci_spool_init(tci_spool *s, uint32_t n_streams, uint64_t active, const char *module, tci_diag *d);
+void tci_spool_free(tci_spool *s);
+uint8_t *tci_spool_room_slow(tci_spool *s, uint32_t stream, uint32_t n);
+/* Where the next record of stream goes, with room for n bytes (n <= s->block);
+ * NULL on failure (s->status). Write it, then tci_spool_wrote its end. */
+static inline uint8_t *tci_spool_room(tci_spool *s, uint32_t stream, uint32_t n)
+{
+    if (TCI_LIKELY(stream < s->n_streams)) {
+        tci_spool_stream *st = &s->streams[stream];
+        if (TCI_LIKELY((size_t)(st->end - st->pos) >= n))
+            return st->pos;
+    }
+    return tci_spool_room_slow(s, stream, n);
+}
+static inline void tci_spool_wrote(tci_spool *s, uint32_t stream, uint8_t *end)
+{
+    s->streams[stream].pos = end;
+}
+/* Reading: rewind a cursor to a stream, then each call hands back the next
+ * chunk of whole records (valid until the next call): 1 a chunk, 0 the
+ * stream's end, < 0 an error (also kept in s->status). */
+void tci_spool_rewind(tci_spool_cursor *c, uint32_t stream);
+int tci_spool_next(tci_spool *s, tci_spool_cursor *c, const uint8_t **p, size_t *n);
+
 #endif

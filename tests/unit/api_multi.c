@@ -24,7 +24,7 @@
 #endif
 
 static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir",
-                                      "flamegraph", "report", "dot"};
+                                      "flamegraph", "report", "dot", "speedscope"};
 #define N_WRITERS (sizeof writers / sizeof *writers)
 
 /* ---- sinks ---- */
@@ -76,7 +76,7 @@ static int writer_reads(const char *writer, const char *key)
 {
     if (!strcmp(key, "weight"))
         return !strcmp(writer, "folded") || !strcmp(writer, "flamegraph") || !strcmp(writer, "report") ||
-               !strcmp(writer, "dot");
+               !strcmp(writer, "dot") || !strcmp(writer, "speedscope");
     if (!strcmp(key, "sort") || !strcmp(key, "csv"))
         return !strcmp(writer, "report");
     if (!strcmp(key, "threshold"))
@@ -199,11 +199,18 @@ static void check_all_writers(const char *path, const option *opts, size_t n_opt
     }
 }
 
-/* The writers in list order and reversed (filled in main: a new writer needs no edit here). */
-static size_t forward[N_WRITERS], backward[N_WRITERS];
+/* The writers in their order, or reversed. */
+static void writer_order(size_t *order, int reversed)
+{
+    for (size_t i = 0; i < N_WRITERS; i++)
+        order[i] = reversed ? N_WRITERS - 1 - i : i;
+}
 
 static void test_all_writers_equal_separate_conversions(void)
 {
+    size_t forward[N_WRITERS], backward[N_WRITERS];
+    writer_order(forward, 0);
+    writer_order(backward, 1);
     CHECK(n_inputs >= 20); /* the corpus was found */
     for (size_t i = 0; i < n_inputs; i++) {
         check_all_writers(inputs[i], NULL, 0, forward);
@@ -218,6 +225,8 @@ static void test_writer_options_apply_per_writer(void)
                                   {"process-name", "com.example.multi"}, {"title", "t<&>"}, {"width", "800"},
                                   {"minwidth", "1%"}, {"inverted", "1"}, {"colors", "hot"}, {"hash", "1"},
                                   {"sort", "calls"}, {"csv", "1"}, {"threshold", "0.5"}};
+    size_t forward[N_WRITERS];
+    writer_order(forward, 0);
     for (size_t i = 0; i < n_inputs; i++)
         if (strstr(inputs[i], "/corpus/")) /* ART traces: they have thread CPU time for weight cpu */
             check_all_writers(inputs[i], opts, sizeof opts / sizeof *opts, forward);
@@ -474,10 +483,6 @@ static void test_cancel_stops_every_output(void)
 int main(void)
 {
     find_inputs();
-    for (size_t w = 0; w < N_WRITERS; w++) {
-        forward[w] = w;
-        backward[w] = N_WRITERS - 1 - w;
-    }
     UNIT_RUN(test_all_writers_equal_separate_conversions);
     UNIT_RUN(test_writer_options_apply_per_writer);
     UNIT_RUN(test_full_disk_stops_one_output);
