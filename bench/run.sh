@@ -55,6 +55,17 @@ for w in $writers; do
   row "$w" "$out_bytes"
 done
 
+# The analysis writers against folded, the simplest aggregating writer (issue 12: each at
+# least 90% of its throughput; their peak RSS is in the table, bound 64 MB). CPU time is
+# compared too: on a loaded machine it is the steadier of the two.
+if [ -n "${wall_of[folded]:-}" ]; then
+  for w in flamegraph report dot speedscope; do
+    [ -n "${wall_of[$w]:-}" ] || continue
+    awk -v w="$w" -v a="${wall_of[$w]}" -v f="${wall_of[folded]}" -v c="${cpu_of[$w]}" -v fc="${cpu_of[folded]}" \
+      'BEGIN { printf "%-10s %5.0f%% of folded throughput (wall), %5.0f%% (CPU)  (target: at least 90%%)\n", w, 100*f/a, 100*fc/c }'
+  done
+fi
+
 # Several formats in one pass (issue 11): the input is read and normalized once for all of
 # them. Each output is written into /dev/null through a symlink at its default name (a device
 # is written into, never replaced), so the line compares with the ones above.

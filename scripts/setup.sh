@@ -22,7 +22,7 @@ case "$mode" in
 esac
 # test_dot.py: Graphviz's dot reads every dot output (the oracle of the dot writer)
 [ "$mode" = test ] && pkgs+=(graphviz)
-# test_speedscope_app.py runs speedscope's own importer (the npm package, pinned by
+# test_speedscope_browser.py runs speedscope's own importer (the npm package, pinned by
 # tests/speedscope/package-lock.json) in Debian's chromium: npm ci there, once, at the end
 # of this script whichever way it ends (after apt-get, or when nothing was missing).
 speedscope_oracle() {

@@ -1,4 +1,4 @@
-// collect.js - appended by test_speedscope_app.py to the script that hands speedscope a
+// collect.js - appended by test_speedscope_browser.py to the script that hands speedscope a
 // file (speedscope.loadFileFromBase64, what speedscope's own command line does): waits
 // until the profile is imported, opens the Sandwich view, then writes what the page shows
 // as JSON into <pre id="tc-result"> (read back from chromium --dump-dom). Nothing here
