@@ -859,16 +859,17 @@ int tci_flame_palette(const char *name)
 
 const char *tci_flame_script(void) { return FLAME_SCRIPT FLAME_SCRIPT_ALL; }
 
-static void put_style(render *r)
+static bool valid_prefix(const char *p);
+
+/* The rules of the graph's <style> element; p: its id prefix with the dash ("" standalone). */
+static void put_style_rules(tci_sink *o, const char *p)
 {
-    tci_sink *o = r->out;
-    const char *p = r->pfx;
     /* embedded: every rule scoped to this graph (and as specific as its text rule), so a page's
      * other graphs and text stay as they are */
     char scope[96] = "";
     if (*p)
         snprintf(scope, sizeof scope, "#%.*s ", (int)strlen(p) - 1, p);
-    TCI_PUT_LIT(o, "<style type=\"text/css\">\n");
+    TCI_PUT_LIT(o, "\n");
     tci_sink_printf(o, "\t%stext { font-family:Verdana; font-size:%dpx; fill:rgb(0,0,0); }\n", scope, FONTSIZE);
     tci_sink_printf(o, "\t%s#%ssearch, %s#%signorecase { opacity:0.1; cursor:pointer; }\n", scope, p, scope, p);
     tci_sink_printf(o, "\t%s#%ssearch:hover, %s#%ssearch.show, %s#%signorecase:hover, %s#%signorecase.show "
@@ -879,7 +880,23 @@ static void put_style(render *r)
     tci_sink_printf(o, "\t%s#%sframes > *:hover { stroke:black; stroke-width:0.5; cursor:pointer; }\n", scope, p);
     tci_sink_printf(o, "\t%s.hide { display:none; }\n", scope);
     tci_sink_printf(o, "\t%s.parent { opacity:0.5; }\n", scope);
-    TCI_PUT_LIT(o, "</style>\n");
+}
+
+int tci_flame_style(const char *id_prefix, tci_sink *out)
+{
+    char pfx[72];
+    if (!valid_prefix(id_prefix))
+        return TC_ERR_USAGE;
+    snprintf(pfx, sizeof pfx, "%s-", id_prefix);
+    put_style_rules(out, pfx);
+    return TC_OK;
+}
+
+static void put_style(render *r)
+{
+    TCI_PUT_LIT(r->out, "<style type=\"text/css\">");
+    put_style_rules(r->out, r->pfx);
+    TCI_PUT_LIT(r->out, "</style>\n");
 }
 
 static void put_background(render *r)
