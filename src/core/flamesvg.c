@@ -20,8 +20,8 @@
  *
  * Text. Every name goes into XML escaped (& < > " '), with invalid UTF-8
  * replaced by U+FFFD (one per maximal invalid subsequence, as Python and
- * browsers decode), and control characters and U+FFFE/U+FFFF (not XML
- * characters) replaced by U+FFFD too; the title and subtitle as well. Names
+ * browsers decode), and control characters and noncharacters (not XML
+ * characters, or not allowed in HTML) replaced by U+FFFD too; the title and subtitle as well. Names
  * never enter the script: it reads them from the <title> text nodes.
  *
  * Colours. Upstream's deterministic default: v = drand48 seeded with the sum
@@ -444,8 +444,13 @@ static size_t utf8_next(const uint8_t *p, size_t n, uint32_t *cp, bool *ok)
     return len;
 }
 
-/* A name made safe, as code points: invalid UTF-8, control characters and the
- * non-characters U+FFFE/U+FFFF become U+FFFD. */
+/* A name made safe, as code points: invalid UTF-8, control characters (C0, DEL, C1)
+ * and the non-characters (U+FDD0..U+FDEF, U+xFFFE/U+xFFFF) become U+FFFD: XML
+ * discourages them and HTML, which embeds the graph in a report, does not allow them. */
+static bool unsafe_code_point(uint32_t cp)
+{
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
+}
 
 static int decode_name(const char *s, size_t n, cpbuf *b)
 {
@@ -454,7 +459,7 @@ static int decode_name(const char *s, size_t n, cpbuf *b)
         uint32_t cp = 0;
         bool ok;
         i += utf8_next((const uint8_t *)s + i, n - i, &cp, &ok);
-        if (!ok || cp < 0x20 || cp == 0xFFFE || cp == 0xFFFF)
+        if (!ok || unsafe_code_point(cp))
             cp = 0xFFFD;
         if (b->n == b->cap) {
             size_t cap = b->cap ? b->cap * 2 : 256;
