@@ -153,6 +153,8 @@ TC_API void tc_conv_free(tc_conv *c);
  *     "text"         (0/1) systrace writes plain ftrace text instead of HTML
  *     "sort"         (incl|excl|calls|name) report: the order of the methods
  *     "csv"          (0/1) report: CSV rows instead of the text report
+ *     "html"         (0/1) report: a self-contained HTML page instead of the text
+ *                    report; csv and html together are TC_ERR_USAGE
  *     "threshold"    (percent, 0-100, up to 4 decimals) dot: edges below this
  *                    share of the total time are hidden; default 1
  */

@@ -12,6 +12,7 @@ echo "demo: converting $sample"
 cp "$sample" "$out/app-startup.trace"
 writers=$("$build/traceconv" --list-formats | awk '/^writers/{w=1;next} w&&NF{print $1}' | grep -v '^ir$' | paste -sd,)
 "$build/traceconv" -o "$writers" "$out/app-startup.trace"   # one read for every format, each beside the input
+"$build/traceconv" -q -o report --html "$out/app-startup.trace"   # app-startup.report.html
 # a PNG of the flame graph, taken by headless Chromium (Debian's chromium; the demo goes on without it)
 "$root/scripts/setup.sh" demo >/dev/null 2>&1 || echo "demo: chromium could not be installed: no screenshot"
 chromium=$(command -v chromium || command -v chromium-browser || true)
@@ -27,6 +28,17 @@ if [ -f "$out/app-startup.svg" ] && [ -n "$chromium" ]; then
   rm -rf "$profile"
 elif [ -z "$chromium" ]; then
   echo "demo: chromium is not installed: no screenshot of the flame graph"
+fi
+# and of the HTML report's first screen (its facts and flame graph)
+if [ -f "$out/app-startup.report.html" ] && [ -n "$chromium" ]; then
+  profile=$(mktemp -d)
+  sandbox=""
+  [ "$(id -u)" -eq 0 ] && sandbox="--no-sandbox"
+  timeout 120 "$chromium" --headless $sandbox --disable-gpu --no-first-run --disable-background-networking \
+    --disable-component-update --disable-sync --disable-quic --hide-scrollbars --user-data-dir="$profile" \
+    --window-size=1300,1600 --screenshot="$out/app-startup.report.png" "file://$out/app-startup.report.html" \
+    >/dev/null 2>&1 || echo "demo: chromium failed: no screenshot of the report"
+  rm -rf "$profile"
 fi
 cat <<MSG
 
@@ -46,6 +58,8 @@ for f in "$out"/app-startup.pftrace "$out"/app-startup.pb.gz "$out"/app-startup.
   esac
 done
 [ -f "$out/app-startup.txt" ] && echo "  app-startup.txt       profile report: less app-startup.txt (-o report --csv: rows)"
+[ -f "$out/app-startup.report.html" ] && echo "  app-startup.report.html  the profile report as a page: open it in a browser (sortable tables, parents/children, flame graphs; no network)"
+[ -f "$out/app-startup.report.png" ] && echo "  app-startup.report.png   a screenshot of the HTML report (headless Chromium)"
 if [ -f "$out/app-startup.dot" ]; then
   echo "  app-startup.dot       call graph: dot -Tsvg app-startup.dot > callgraph.svg"
   if command -v dot >/dev/null && dot -Tsvg "$out/app-startup.dot" -o "$out/app-startup.callgraph.svg"; then

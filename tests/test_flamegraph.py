@@ -77,10 +77,17 @@ def our_frames(ctx, label, path):
 TITLE_RE = re.compile(rb'<title>(.*?)</title><rect x="([^"]*)" y="([^"]*)" width="([^"]*)"')
 
 
+def unsafe(c):
+    """A character the engine writes as U+FFFD: a control (C0, DEL, C1) or a noncharacter."""
+    o = ord(c)
+    return o < 0x20 or 0x7F <= o <= 0x9F or 0xFDD0 <= o <= 0xFDEF or (o & 0xFFFE) == 0xFFFE
+
+
 def debian_name(raw):
-    """A name as the Debian flamegraph.pl wrote it (raw bytes, &<>\" escaped), decoded as a browser would."""
+    """A name as the Debian flamegraph.pl wrote it (raw bytes, &<>\" escaped), decoded as a browser
+    would, with the characters our engine replaces replaced (flamegraph.pl writes them raw)."""
     s = html.unescape(raw.decode("utf-8", "replace"))
-    return "".join(FFFD if ord(c) < 0x20 else c for c in s)
+    return "".join(FFFD if unsafe(c) else c for c in s)
 
 
 def debian_frames(svg_bytes):
@@ -344,8 +351,8 @@ def hostile_trace(path):
 
 def shown(raw):
     """How a name must appear in a <title>: as the folded writer names it (';' is ':'), invalid
-    UTF-8 and control characters as U+FFFD."""
-    return "".join(FFFD if ord(c) < 0x20 else c for c in raw.decode("utf-8", "replace")).replace(";", ":")
+    UTF-8, control characters and noncharacters as U+FFFD."""
+    return "".join(FFFD if unsafe(c) else c for c in raw.decode("utf-8", "replace")).replace(";", ":")
 
 
 def check_hostile(ctx):

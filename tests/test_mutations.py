@@ -42,7 +42,8 @@ WRITER_OPTIONS = {
     "flamegraph": (("--weight", "cpu"), ("--merge-threads",), ("--inverted",), ("--minwidth", "0"),
                    ("--minwidth", "2%"), ("--width", "300"), ("--title", "<&>]]>"), ("--colors", "hot"),
                    ("--hash",)),
-    "report": (("--weight", "cpu"), ("--csv",), ("--sort", "calls"), ("--sort", "name"), ("--sort", "excl")),
+    "report": (("--weight", "cpu"), ("--csv",), ("--sort", "calls"), ("--sort", "name"), ("--sort", "excl"),
+               ("--html",)),
     "dot": (("--weight", "cpu"), ("--threshold", "0"), ("--threshold", "0.5")),
     "speedscope": (("--weight", "cpu"),),
 }

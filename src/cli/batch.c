@@ -71,7 +71,7 @@ static const char usage_text[] =
     "  -q, --quiet               no progress, no per-member messages\n"
     "      --strict, --weight, --no-thread, --merge-threads, --text, --max-depth,\n"
     "      --title, --width, --minwidth, --inverted, --colors, --hash,\n"
-    "      --sort, --csv, --threshold,\n"
+    "      --sort, --csv, --html, --threshold,\n"
     "      --max-input, --max-string, --max-threads, --max-methods, --max-events,\n"
     "      --max-json            as for a single conversion (traceconv --help)\n"
     "\n"
@@ -263,6 +263,7 @@ typedef struct batch {
     setting settings[MAX_SETTINGS];
     size_t n_settings;
     uint64_t max_input;
+    int report_html; /* --html: the report's outputs end in .report.html */
     nameset used;
 
     pthread_mutex_t lock; /* everything below */
@@ -279,6 +280,12 @@ typedef struct batch {
     double t0, last_draw;
     int drawn;
 } batch;
+
+/* An output's extension: the writer's, but .report.html for report --html (as a single conversion). */
+static const char *output_extension(const batch *b, const char *writer)
+{
+    return b->report_html && !strcmp(writer, "report") ? "report.html" : tc_writer_extension(writer);
+}
 
 static double now_seconds(void)
 {
@@ -647,7 +654,7 @@ static int convert_formats(batch *b, const input_ref *in, const char *rel, cJSON
     size_t made = 0;
     for (; rc == TC_OK && made < b->n_formats; made++) {
         const char *fmt = b->formats[made];
-        int n = snprintf(finals[made], NAME_MAX + 1, "%s.%s", leaf, tc_writer_extension(fmt)), fd = -1;
+        int n = snprintf(finals[made], NAME_MAX + 1, "%s.%s", leaf, output_extension(b, fmt)), fd = -1;
         FILE *fp = NULL;
         if (n < 0 || n >= NAME_MAX + 1) {
             snprintf(err, errlen, "output name too long");
@@ -867,7 +874,7 @@ static int reuse_previous(batch *b, member *m)
         }
         char path[PATH_MAX];
         struct stat st;
-        snprintf(path, sizeof path, "%s.%s", m->out_rel, tc_writer_extension(b->formats[i]));
+        snprintf(path, sizeof path, "%s.%s", m->out_rel, output_extension(b, b->formats[i]));
         if (!found || fstatat(b->outdir_fd, path, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
             (double)st.st_size != number_of(found, "size"))
             return 0;
@@ -1430,6 +1437,8 @@ static int add_setting(batch *b, tc_conv *check, const char *key, const char *va
     b->settings[b->n_settings++] = (setting){key, value};
     if (!strcmp(key, "max-input") && parse_size(value, &b->max_input) != 0)
         return -1;
+    if (!strcmp(key, "html"))
+        b->report_html = 1;
     return 0;
 }
 
@@ -1454,6 +1463,7 @@ static int parse_args(batch *b, int argc, char **argv)
         {"inverted", no_argument, 0, O_FLAG},         {"hash", no_argument, 0, O_FLAG},
         {"sort", required_argument, 0, O_VALUE},      {"threshold", required_argument, 0, O_VALUE},
         {"csv", no_argument, 0, O_FLAG},
+        {"html", no_argument, 0, O_FLAG},
         {0, 0, 0, 0}};
     tc_conv *check = tc_conv_new();
     if (!check)

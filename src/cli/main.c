@@ -81,6 +81,8 @@ static const char usage_text[] =
     "      --hash                 flamegraph: colours from a hash of the name\n"
     "      --sort incl|excl|calls|name  report: the order of the methods (default incl)\n"
     "      --csv                  report: CSV rows instead of the text report\n"
+    "      --html                 report: a self-contained HTML page (sortable tables, flame\n"
+    "                             graph); default OUTPUT INPUT-stem.report.html\n"
     "      --threshold PCT        dot: hide edges below PCT % of the total time (default 1)\n"
     "      --max-depth N          drop frames deeper than N (default 10000)\n"
     "      --mapping FILE         rhea: method mapping (methodMapping.txt, sampling-mapping;\n"
@@ -231,9 +233,8 @@ static int probe(const char *path)
     return 0;
 }
 
-static char *default_output(const char *input, const char *writer)
+static char *default_output(const char *input, const char *ext)
 {
-    const char *ext = tc_writer_extension(writer);
     const char *slash = strrchr(input, '/');
     const char *base = slash ? slash + 1 : input;
     const char *dot = strrchr(base, '.');
@@ -349,6 +350,7 @@ typedef struct cli {
     const char *formats[MAX_OUTPUTS]; /* -o, split at commas */
     size_t n_formats;
     int force, quiet;
+    int report_html; /* --html: the report's default name ends in .report.html */
     setting settings[64];
     size_t n_settings;
     struct stat written[64]; /* outputs this command wrote: never overwritten by a later input */
@@ -447,6 +449,13 @@ typedef struct target {
     FILE *fp;
 } target;
 
+/* The default output's extension: the writer's, but .report.html for report --html (never
+ * systrace's .html beside it in -o systrace,report). */
+static const char *output_extension(const cli *a, const char *writer)
+{
+    return a->report_html && !strcmp(writer, "report") ? "report.html" : tc_writer_extension(writer);
+}
+
 /* Where each format of the command goes for this job: OUTPUT, stdout for stdin, or the default name. */
 static int plan_targets(const cli *a, const job *jb, target *t)
 {
@@ -456,7 +465,7 @@ static int plan_targets(const cli *a, const job *jb, target *t)
             t[i].path = jb->output; /* one format only (plan_jobs) */
         else if (!strcmp(jb->input, "-"))
             t[i].path = "-";
-        else if (!(t[i].path = t[i].owned = default_output(jb->input, a->formats[i]))) {
+        else if (!(t[i].path = t[i].owned = default_output(jb->input, output_extension(a, a->formats[i])))) {
             fprintf(stderr, "traceconv: %s: out of memory\n", jb->input);
             return EXIT_CONVERT;
         }
@@ -742,7 +751,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "batch"))
         return batch_main(argc - 1, argv + 1);
     enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST, O_MERGE, O_LIMIT, O_TEXT,
-           O_FLAG };
+           O_FLAG, O_HTML };
     static const struct option longopts[] = {
         {"input-format", required_argument, 0, 'i'}, {"output-format", required_argument, 0, 'o'},
         {"force", no_argument, 0, 'f'},              {"quiet", no_argument, 0, 'q'},
@@ -761,6 +770,7 @@ int main(int argc, char **argv)
         {"inverted", no_argument, 0, O_FLAG},         {"hash", no_argument, 0, O_FLAG},
         {"sort", required_argument, 0, O_LIMIT},    {"threshold", required_argument, 0, O_LIMIT},
         {"csv", no_argument, 0, O_LIMIT}, /* a flag: its NULL value reads as true */
+        {"html", no_argument, 0, O_HTML},
         {0, 0, 0, 0}};
     static cli a;
     read_umask();
@@ -786,6 +796,7 @@ int main(int argc, char **argv)
         case O_CHUNK: status = set(&a, check, "read-chunk", optarg); break;
         case O_LIMIT: status = set(&a, check, longopts[li].name, optarg); break; /* the option is the library key */
         case O_FLAG: status = set(&a, check, longopts[li].name, "1"); break;
+        case O_HTML: status = set(&a, check, "html", "1"); a.report_html = 1; break;
         case O_PROBE: tc_conv_free(check); return probe(optarg);
         case O_LIST: tc_conv_free(check); return list_formats();
         case 'h': fputs(usage_text, stdout); tc_conv_free(check); return 0;

@@ -205,6 +205,20 @@ static int parse_sort(const char *v, uint8_t *out)
     return -1;
 }
 
+enum { OPTIONS_CONFLICT = -100 }; /* apply_option: a value that contradicts an option already set */
+
+/* report's csv or html: one form or the other, never both (each would silently win). */
+static int parse_report_form(tc_conv *c, const char *key, const char *value)
+{
+    bool html = !strcmp(key, "html"), on;
+    if (parse_bool(value, &on))
+        return -1;
+    if (on && (html ? c->opt.csv : c->opt.html))
+        return OPTIONS_CONFLICT;
+    *(html ? &c->opt.html : &c->opt.csv) = on;
+    return TC_OK;
+}
+
 /* A percentage from 0 to 100 with at most 4 decimals ("1", "0.5", "0.0001"),
  * kept exactly in millionths so that a threshold compares without rounding. */
 static int parse_percent(const char *v, uint32_t *ppm)
@@ -303,8 +317,8 @@ static int apply_option(tc_conv *c, const char *key, const char *value)
     }
     if (!strcmp(key, "sort"))
         return parse_sort(value, &c->opt.sort);
-    if (!strcmp(key, "csv"))
-        return parse_bool(value, &c->opt.csv);
+    if (!strcmp(key, "csv") || !strcmp(key, "html"))
+        return parse_report_form(c, key, value);
     if (!strcmp(key, "threshold")) {
         if (parse_percent(value, &c->opt.threshold_ppm))
             return -1;
@@ -353,6 +367,9 @@ static int set_option(tc_conv *c, const char *key, const char *value)
         return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX, "unknown option '%s'", key);
     if (rc == TC_ERR_NOMEM)
         return tci_error(&c->diag, TC_ERR_NOMEM, "options", UINT64_MAX, "out of memory");
+    if (rc == OPTIONS_CONFLICT)
+        return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX,
+                         "options 'csv' and 'html' cannot be used together: the report is CSV rows or an HTML page");
     if (rc != TC_OK)
         return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX, "bad value '%s' for option '%s'",
                          value ? value : "", key);

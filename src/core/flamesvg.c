@@ -20,8 +20,8 @@
  *
  * Text. Every name goes into XML escaped (& < > " '), with invalid UTF-8
  * replaced by U+FFFD (one per maximal invalid subsequence, as Python and
- * browsers decode), and control characters and U+FFFE/U+FFFF (not XML
- * characters) replaced by U+FFFD too; the title and subtitle as well. Names
+ * browsers decode), and control characters and noncharacters (not XML
+ * characters, or not allowed in HTML) replaced by U+FFFD too; the title and subtitle as well. Names
  * never enter the script: it reads them from the <title> text nodes.
  *
  * Colours. Upstream's deterministic default: v = drand48 seeded with the sum
@@ -444,8 +444,13 @@ static size_t utf8_next(const uint8_t *p, size_t n, uint32_t *cp, bool *ok)
     return len;
 }
 
-/* A name made safe, as code points: invalid UTF-8, control characters and the
- * non-characters U+FFFE/U+FFFF become U+FFFD. */
+/* A name made safe, as code points: invalid UTF-8, control characters (C0, DEL, C1)
+ * and the non-characters (U+FDD0..U+FDEF, U+xFFFE/U+xFFFF) become U+FFFD: XML
+ * discourages them and HTML, which embeds the graph in a report, does not allow them. */
+static bool unsafe_code_point(uint32_t cp)
+{
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
+}
 
 static int decode_name(const char *s, size_t n, cpbuf *b)
 {
@@ -454,7 +459,7 @@ static int decode_name(const char *s, size_t n, cpbuf *b)
         uint32_t cp = 0;
         bool ok;
         i += utf8_next((const uint8_t *)s + i, n - i, &cp, &ok);
-        if (!ok || cp < 0x20 || cp == 0xFFFE || cp == 0xFFFF)
+        if (!ok || unsafe_code_point(cp))
             cp = 0xFFFD;
         if (b->n == b->cap) {
             size_t cap = b->cap ? b->cap * 2 : 256;
@@ -859,16 +864,17 @@ int tci_flame_palette(const char *name)
 
 const char *tci_flame_script(void) { return FLAME_SCRIPT FLAME_SCRIPT_ALL; }
 
-static void put_style(render *r)
+static bool valid_prefix(const char *p);
+
+/* The rules of the graph's <style> element; p: its id prefix with the dash ("" standalone). */
+static void put_style_rules(tci_sink *o, const char *p)
 {
-    tci_sink *o = r->out;
-    const char *p = r->pfx;
     /* embedded: every rule scoped to this graph (and as specific as its text rule), so a page's
      * other graphs and text stay as they are */
     char scope[96] = "";
     if (*p)
         snprintf(scope, sizeof scope, "#%.*s ", (int)strlen(p) - 1, p);
-    TCI_PUT_LIT(o, "<style type=\"text/css\">\n");
+    TCI_PUT_LIT(o, "\n");
     tci_sink_printf(o, "\t%stext { font-family:Verdana; font-size:%dpx; fill:rgb(0,0,0); }\n", scope, FONTSIZE);
     tci_sink_printf(o, "\t%s#%ssearch, %s#%signorecase { opacity:0.1; cursor:pointer; }\n", scope, p, scope, p);
     tci_sink_printf(o, "\t%s#%ssearch:hover, %s#%ssearch.show, %s#%signorecase:hover, %s#%signorecase.show "
@@ -879,7 +885,23 @@ static void put_style(render *r)
     tci_sink_printf(o, "\t%s#%sframes > *:hover { stroke:black; stroke-width:0.5; cursor:pointer; }\n", scope, p);
     tci_sink_printf(o, "\t%s.hide { display:none; }\n", scope);
     tci_sink_printf(o, "\t%s.parent { opacity:0.5; }\n", scope);
-    TCI_PUT_LIT(o, "</style>\n");
+}
+
+int tci_flame_style(const char *id_prefix, tci_sink *out)
+{
+    char pfx[72];
+    if (!valid_prefix(id_prefix))
+        return TC_ERR_USAGE;
+    snprintf(pfx, sizeof pfx, "%s-", id_prefix);
+    put_style_rules(out, pfx);
+    return TC_OK;
+}
+
+static void put_style(render *r)
+{
+    TCI_PUT_LIT(r->out, "<style type=\"text/css\">");
+    put_style_rules(r->out, r->pfx);
+    TCI_PUT_LIT(r->out, "</style>\n");
 }
 
 static void put_background(render *r)

@@ -177,6 +177,7 @@ typedef struct tci_options {
     bool hash;              /* colours from a hash of the name */
     uint8_t sort;         /* report: enum tci_report_sort */
     bool csv;             /* report: CSV rows instead of the text report */
+    bool html;            /* report: a self-contained HTML page instead of the text report (not with csv) */
     bool threshold_set;   /* dot: threshold given (else the writer's default) */
     uint32_t threshold_ppm; /* dot: edges below this share of the total are hidden, in millionths (1% = 10000) */
     char given[448];      /* keys set explicitly, space-separated (options.c) */
@@ -628,6 +629,23 @@ void tci_flame_free(tci_flame *f);
 /* The script of every graph (no CDATA end, no "</script"): tcFlame(svg) binds one
  * graph; run as a page-level script it binds every svg[data-tc-flame] of the page. */
 const char *tci_flame_script(void);
+/* The exact text of the <style> element of a graph embedded with this id prefix (a page
+ * under a Content-Security-Policy hashes it). TC_ERR_USAGE: a bad prefix. */
+int tci_flame_style(const char *id_prefix, tci_sink *out);
+/* ---- SHA-256 (sha256.c): a page's Content-Security-Policy hashes ---------- */
+
+typedef struct tci_sha256 {
+    uint32_t h[8];
+    uint64_t bytes;
+    uint8_t buf[64];
+    size_t n;
+} tci_sha256;
+void tci_sha256_init(tci_sha256 *s);
+void tci_sha256_update(tci_sha256 *s, const void *data, size_t len);
+void tci_sha256_final(tci_sha256 *s, uint8_t out[32]);
+/* The digest in base64 (44 characters and a NUL), as CSP's 'sha256-...' writes it. */
+void tci_sha256_base64(const uint8_t digest[32], char out[45]);
+
 /* ---- profile: per-method figures from the call tree (profile.c) ------------ */
 
 /*

@@ -2,7 +2,8 @@
  * report.c - the profile people read (shared/docs/outputs/DMTRACEDUMP-REPORT.md):
  * per method, calls (normal+recursive), inclusive and exclusive wall and
  * thread-CPU time, its parents and children; for all threads, then per thread;
- * or, with csv, one machine row per method and thread.
+ * or, with csv, one machine row per method and thread; with html, the same
+ * figures as one self-contained page (report_html.c).
  *
  * The figures are the profile module's (profile.c; the rules are in
  * tc_internal.h and the README). Here they are put in order (a view) and
@@ -28,32 +29,11 @@
  * a line; in CSV, fields are quoted per RFC 4180 and bytes that are not
  * UTF-8 become U+FFFD.
  */
-#include "tc_internal.h"
+#include "report_shared.h"
 
 #include <stdlib.h>
 
-typedef struct report_w {
-    bool cpu;               /* sort and percentages by thread CPU time */
-    bool has_wall, has_cpu; /* which clocks the input has: the other's columns show "-" (CSV: empty) */
-    tci_psort_item *items;  /* scratch: the rows or an edge list in order */
-    uint32_t cap_items;
-    tci_psort_item *list;   /* scratch: one parents or children list */
-    uint32_t cap_list;
-    uint32_t *index;        /* per row of the profile shown: its report index (1..) */
-    uint32_t cap_index;
-} report_w;
-
-/* What a renderer shows of one profile: its rows in report order. */
-typedef struct rview {
-    const tci_profile *p;
-    const tci_psort_item *rows; /* p->n_methods, in report order */
-    const uint32_t *index;      /* per row: 1.. in report order; (toplevel) is 0 */
-} rview;
-
 /* ---- numbers ----------------------------------------------------------------- */
-
-/* ns to µs, to the nearest, halves away from zero (|ns| <= TCI_SUM_MAX: no overflow). */
-static int64_t us_of(int64_t ns) { return ns >= 0 ? (ns + 500) / 1000 : -((-ns + 500) / 1000); }
 
 /* Right-aligned in width: the text, or "-" when absent. */
 static void cell(tci_sink *o, const char *text, int width)
@@ -65,7 +45,7 @@ static void cell_us(tci_sink *o, int64_t ns, bool present, int width)
 {
     char b[32];
     if (present)
-        snprintf(b, sizeof b, "%lld", (long long)us_of(ns));
+        snprintf(b, sizeof b, "%lld", (long long)tci_report_us(ns));
     cell(o, present ? b : "-", width);
 }
 
@@ -213,7 +193,7 @@ static int64_t sort_key(const report_w *r, const tci_pmethod *m, uint8_t sort)
     }
 }
 
-static int view_make(tci_wctx *w, const tci_profile *p, rview *v)
+int tci_report_view(tci_wctx *w, const tci_profile *p, rview *v)
 {
     report_w *r = w->priv;
     uint32_t n = p->n_methods;
@@ -233,7 +213,7 @@ static int64_t total_of(const report_w *r, const tci_profile *p) { return r->cpu
 
 /* ---- text: the facts --------------------------------------------------------- */
 
-static const char *clock_text(const report_w *r)
+const char *tci_report_clock_text(const report_w *r)
 {
     if (r->has_wall && r->has_cpu)
         return "wall and thread CPU";
@@ -257,7 +237,7 @@ static void put_figures(tci_sink *o, const tci_diag *d, int kind)
     tci_sink_putc(o, '\n');
 }
 
-static const char *sort_text(uint8_t sort)
+const char *tci_report_sort_text(uint8_t sort)
 {
     switch (sort) {
     case TCI_SORT_EXCL: return "exclusive";
@@ -277,7 +257,7 @@ static void text_header(tci_wctx *w)
     put_escaped(o, t->input_name ? t->input_name : "-");
     tci_sink_printf(o, "\nformat      %s ", t->reader ? t->reader : "?");
     put_escaped(o, t->detail);
-    tci_sink_printf(o, "\nclock       %s (%s)\n", tci_clock_name(t->clock), clock_text(r));
+    tci_sink_printf(o, "\nclock       %s (%s)\n", tci_clock_name(t->clock), tci_report_clock_text(r));
     if (t->vm) { /* the input's own vm= text */
         TCI_PUT_LIT(o, "vm          ");
         put_escaped(o, t->vm);
@@ -286,7 +266,7 @@ static void text_header(tci_wctx *w)
     TCI_PUT_LIT(o, "process     ");
     put_escaped(o, t->processes[0].name ? t->processes[0].name : "?");
     tci_sink_printf(o, " (pid %lld)\nstart       %lld ns\nduration    %lld us\n", (long long)t->processes[0].pid,
-                    (long long)t->start_ns, (long long)us_of(t->end_ns - t->start_ns));
+                    (long long)t->start_ns, (long long)tci_report_us(t->end_ns - t->start_ns));
     tci_sink_printf(o, "threads     %llu\nmethods     %llu\nrecords     %llu\n",
                     (unsigned long long)d->fig[TCI_FIG_THREADS], (unsigned long long)d->fig[TCI_FIG_METHODS],
                     (unsigned long long)d->fig[TCI_FIG_RECORDS]);
@@ -299,7 +279,7 @@ static void text_header(tci_wctx *w)
     TCI_PUT_LIT(o, "notes       ");
     put_figures(o, d, TC_FIG_NOTE);
     bool by_time = w->opt->sort == TCI_SORT_INCL || w->opt->sort == TCI_SORT_EXCL;
-    tci_sink_printf(o, "sorted by   %s%s\n", sort_text(w->opt->sort),
+    tci_sink_printf(o, "sorted by   %s%s\n", tci_report_sort_text(w->opt->sort),
                     !by_time ? "" : r->cpu ? " thread-CPU time" : " wall time");
     TCI_PUT_LIT(o, "\n"
         "Times are microseconds (us), each rounded once from its exact ns sum. A call is\n"
@@ -350,7 +330,7 @@ static void cell_per_call(tci_sink *o, int64_t incl, uint64_t calls, bool presen
     char b[32];
     bool ok = present && calls;
     if (ok)
-        snprintf(b, sizeof b, "%lld", (long long)us_of(incl / (int64_t)(calls > (uint64_t)INT64_MAX ? INT64_MAX : calls)));
+        snprintf(b, sizeof b, "%lld", (long long)tci_report_us(incl / (int64_t)(calls > (uint64_t)INT64_MAX ? INT64_MAX : calls)));
     cell(o, ok ? b : "-", 10);
 }
 
@@ -397,12 +377,10 @@ static void method_table(tci_wctx *w, const rview *v)
 
 /* ---- text: parents and children (dmtracedump's inclusive section) ---------------- */
 
-enum { PARENTS, CHILDREN };
-
 /* The part of an edge a list shows: outer (the normal list) or the nested rest. */
-static tci_pcost edge_part(const tci_pedge *e, int side, bool nested)
+tci_pcost tci_report_edge_part(const tci_pedge *e, int side, bool nested)
 {
-    const tci_pcost *outer = side == PARENTS ? &e->callee_outer : &e->caller_outer;
+    const tci_pcost *outer = side == TCI_REPORT_PARENTS ? &e->callee_outer : &e->caller_outer;
     if (!nested)
         return *outer;
     return (tci_pcost){e->all.calls - outer->calls, e->all.wall - outer->wall, e->all.cpu - outer->cpu};
@@ -410,8 +388,7 @@ static tci_pcost edge_part(const tci_pedge *e, int side, bool nested)
 
 static bool part_shown(const tci_pcost *c) { return c->calls || c->wall || c->cpu; }
 
-/* The rows of one list (edges at[0..n) of p), the part it shows, in order: time desc, then name. */
-static int list_order(tci_wctx *w, const tci_profile *p, const uint32_t *at, uint32_t n, int side, bool nested,
+int tci_report_list(tci_wctx *w, const tci_profile *p, const uint32_t *at, uint32_t n, int side, bool nested,
                       uint32_t *count)
 {
     report_w *r = w->priv;
@@ -420,10 +397,10 @@ static int list_order(tci_wctx *w, const tci_profile *p, const uint32_t *at, uin
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++) {
         const tci_pedge *e = &p->edges[at[i]];
-        tci_pcost c = edge_part(e, side, nested);
+        tci_pcost c = tci_report_edge_part(e, side, nested);
         if (!part_shown(&c))
             continue;
-        r->list[k++] = (tci_psort_item){.key = r->cpu ? c.cpu : c.wall, .row = side == PARENTS ? e->caller : e->callee,
+        r->list[k++] = (tci_psort_item){.key = r->cpu ? c.cpu : c.wall, .row = side == TCI_REPORT_PARENTS ? e->caller : e->callee,
                                         .tag = at[i]};
     }
     tci_profile_sort(p, r->list, k);
@@ -431,7 +408,7 @@ static int list_order(tci_wctx *w, const tci_profile *p, const uint32_t *at, uin
     return TC_OK;
 }
 
-static uint64_t total_calls(const tci_profile *p, uint32_t row)
+uint64_t tci_report_total_calls(const tci_profile *p, uint32_t row)
 {
     if (row == TCI_NONE)
         return 0;
@@ -446,7 +423,7 @@ static void edge_row(tci_wctx *w, const rview *v, const tci_psort_item *it, int 
     const report_w *r = w->priv;
     const tci_profile *p = v->p;
     tci_sink *o = w->out;
-    tci_pcost c = edge_part(&p->edges[it->tag], side, nested);
+    tci_pcost c = tci_report_edge_part(&p->edges[it->tag], side, nested);
     int64_t t = r->cpu ? c.cpu : c.wall;
     char idx[24];
     snprintf(idx, sizeof idx, "[%u]", it->row == TCI_NONE ? 0 : v->index[it->row]);
@@ -456,9 +433,9 @@ static void edge_row(tci_wctx *w, const rview *v, const tci_psort_item *it, int 
     else
         cell_pct(o, t, self_incl, true, 6);
     /* a parent row's total is this method's calls; a child row's, the child's */
-    uint64_t of = total_calls(p, side == PARENTS ? self : it->row);
+    uint64_t of = tci_report_total_calls(p, side == TCI_REPORT_PARENTS ? self : it->row);
     tci_sink_printf(o, " %6s %6llu/%-6llu %9lld ", idx, (unsigned long long)c.calls, (unsigned long long)of,
-                    (long long)us_of(t));
+                    (long long)tci_report_us(t));
     put_row_name(o, p, it->row, false);
     tci_sink_putc(o, '\n');
 }
@@ -469,7 +446,7 @@ static int edge_list(tci_wctx *w, const rview *v, const uint32_t *at, uint32_t n
     report_w *r = w->priv;
     for (int nested = 0; nested < 2; nested++) {
         uint32_t k;
-        int rc = list_order(w, v->p, at, n, side, nested, &k);
+        int rc = tci_report_list(w, v->p, at, n, side, nested, &k);
         if (rc != TC_OK)
             return rc;
         if (nested && k)
@@ -491,11 +468,11 @@ static void method_line(tci_wctx *w, const rview *v, uint32_t row, uint64_t call
     tci_sink_printf(o, "%-6s ", idx);
     cell_pct(o, incl, total, true, 6);
     tci_sink_printf(o, "   %5s %6s %6llu+%-6llu %9lld ", "", "", (unsigned long long)calls, (unsigned long long)rec,
-                    (long long)us_of(incl));
+                    (long long)tci_report_us(incl));
     put_row_name(o, v->p, row, true);
     TCI_PUT_LIT(o, "\n               ");
     cell_pct(o, excl, incl, true, 6);
-    tci_sink_printf(o, " %6s %6s %6s %9lld %s\n", "excl", "", "", (long long)us_of(excl), excl_what[row == TCI_NONE]);
+    tci_sink_printf(o, " %6s %6s %6s %9lld %s\n", "excl", "", "", (long long)tci_report_us(excl), excl_what[row == TCI_NONE]);
 }
 
 static int calls_section(tci_wctx *w, const rview *v)
@@ -519,25 +496,25 @@ static int calls_section(tci_wctx *w, const rview *v)
     TCI_PUT_LIT(o, "----------------------------------------------------\n");
     int64_t busy = r->cpu ? p->busy_cpu : p->busy_wall;
     method_line(w, v, TCI_NONE, 0, 0, total, total - busy, total);
-    int rc = edge_list(w, v, p->child_edges + p->top_children_at, p->n_top_children, CHILDREN, TCI_NONE, total);
+    int rc = edge_list(w, v, p->child_edges + p->top_children_at, p->n_top_children, TCI_REPORT_CHILDREN, TCI_NONE, total);
     for (uint32_t i = 0; i < p->n_methods && rc == TC_OK; i++) {
         uint32_t row = v->rows[i].row;
         const tci_pmethod *m = &p->methods[row];
         int64_t incl = r->cpu ? m->incl_cpu : m->incl_wall;
         TCI_PUT_LIT(o, "----------------------------------------------------\n");
-        rc = edge_list(w, v, p->parent_edges + m->parents_at, m->n_parents, PARENTS, row, incl);
+        rc = edge_list(w, v, p->parent_edges + m->parents_at, m->n_parents, TCI_REPORT_PARENTS, row, incl);
         if (rc != TC_OK)
             break;
         method_line(w, v, row, m->calls, m->recursive_calls, incl, r->cpu ? m->outer_excl_cpu : m->outer_excl_wall,
                     total);
-        rc = edge_list(w, v, p->child_edges + m->children_at, m->n_children, CHILDREN, row, incl);
+        rc = edge_list(w, v, p->child_edges + m->children_at, m->n_children, TCI_REPORT_CHILDREN, row, incl);
     }
     return rc;
 }
 
 /* ---- text: sections ------------------------------------------------------------ */
 
-static void saturation_note(tci_wctx *w, const tci_profile *p)
+void tci_report_saturation_note(tci_wctx *w, const tci_profile *p)
 {
     if (p->saturated)
         tci_warn(w->diag, TCI_FIG_SATURATED, "report", UINT64_MAX,
@@ -551,7 +528,7 @@ static int text_all(tci_wctx *w, const tci_calltree *ct)
     rview v;
     int rc = tci_profile_build(&p, ct, TCI_NONE);
     if (rc == TC_OK)
-        rc = view_make(w, &p, &v);
+        rc = tci_report_view(w, &p, &v);
     if (rc == TC_OK) {
         tci_sink_printf(w->out, "\n" RULE "\nAll threads (%u)\n", p.n_threads);
         section_facts(w, &p);
@@ -562,7 +539,7 @@ static int text_all(tci_wctx *w, const tci_calltree *ct)
         } else {
             TCI_PUT_LIT(w->out, "No method calls: no thread of the input has a slice or a sample.\n");
         }
-        saturation_note(w, &p);
+        tci_report_saturation_note(w, &p);
     }
     tci_profile_free(&p);
     return rc;
@@ -575,7 +552,7 @@ static int text_thread(tci_wctx *w, const tci_calltree *ct, uint32_t t)
     rview v;
     int rc = tci_profile_build(&p, ct, t);
     if (rc == TC_OK)
-        rc = view_make(w, &p, &v);
+        rc = tci_report_view(w, &p, &v);
     if (rc == TC_OK) {
         TCI_PUT_LIT(w->out, "\n" RULE "\nThread ");
         put_escaped(w->out, th->name);
@@ -583,7 +560,7 @@ static int text_thread(tci_wctx *w, const tci_calltree *ct, uint32_t t)
         section_facts(w, &p);
         TCI_PUT_LIT(w->out, "\n");
         method_table(w, &v);
-        saturation_note(w, &p);
+        tci_report_saturation_note(w, &p);
     }
     tci_profile_free(&p);
     return rc;
@@ -595,7 +572,7 @@ static void csv_us(tci_sink *o, int64_t ns, bool present)
 {
     tci_sink_putc(o, ',');
     if (present)
-        tci_sink_i64(o, us_of(ns));
+        tci_sink_i64(o, tci_report_us(ns));
 }
 
 /* One profile's rows; thread NULL: the merged rows ("all", no tid). */
@@ -608,7 +585,7 @@ static int csv_rows(tci_wctx *w, const tci_calltree *ct, uint32_t t)
     rview v;
     int rc = tci_profile_build(&p, ct, t);
     if (rc == TC_OK)
-        rc = view_make(w, &p, &v);
+        rc = tci_report_view(w, &p, &v);
     for (uint32_t i = 0; rc == TC_OK && i < p.n_methods; i++) {
         const tci_pmethod *m = &p.methods[v.rows[i].row];
         if (th) {
@@ -624,7 +601,7 @@ static int csv_rows(tci_wctx *w, const tci_calltree *ct, uint32_t t)
         }
         put_method_csv(o, &w->trace->methods[m->method]);
         tci_sink_putc(o, ',');
-        tci_sink_u64(o, total_calls(&p, v.rows[i].row));
+        tci_sink_u64(o, tci_report_total_calls(&p, v.rows[i].row));
         csv_us(o, m->incl_wall, r->has_wall);
         csv_us(o, m->excl_wall, r->has_wall);
         csv_us(o, m->incl_cpu, r->has_cpu);
@@ -632,7 +609,7 @@ static int csv_rows(tci_wctx *w, const tci_calltree *ct, uint32_t t)
         tci_sink_putc(o, '\n');
     }
     if (rc == TC_OK)
-        saturation_note(w, &p);
+        tci_report_saturation_note(w, &p);
     tci_profile_free(&p);
     return rc;
 }
@@ -652,22 +629,22 @@ static int report_begin(tci_wctx *w)
     return TC_OK;
 }
 
-static bool thread_has_calls(const tci_calltree *ct, uint32_t t) { return ct->spans[t].first_ts != TCI_NO_TIME; }
-
 static int report_finish(tci_wctx *w, const tci_calltree *ct)
 {
     int rc;
-    if (w->opt->csv) {
+    if (w->opt->html) {
+        rc = tci_report_html(w, ct);
+    } else if (w->opt->csv) {
         TCI_PUT_LIT(w->out, "thread,tid,method,calls,incl_wall_us,excl_wall_us,incl_cpu_us,excl_cpu_us\n");
         rc = csv_rows(w, ct, TCI_NONE);
         for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK; t++)
-            if (thread_has_calls(ct, t))
+            if (tci_report_thread_has_calls(ct, t))
                 rc = csv_rows(w, ct, t);
     } else {
         text_header(w);
         rc = text_all(w, ct);
         for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK; t++)
-            if (thread_has_calls(ct, t))
+            if (tci_report_thread_has_calls(ct, t))
                 rc = text_thread(w, ct, t);
     }
     if (rc != TC_OK)
@@ -687,9 +664,9 @@ static void report_close(tci_wctx *w)
 
 const tci_writer tci_writer_report = {
     .name = "report",
-    .description = "profile report: per-method calls, inclusive/exclusive wall and CPU time, callers and callees (text; CSV with --csv)",
-    .extensions = "txt,csv",
-    .options = "weight sort csv",
+    .description = "profile report: per-method calls, inclusive/exclusive wall and CPU time, callers and callees (text; CSV with --csv; a self-contained page with --html)",
+    .extensions = "txt,csv,html",
+    .options = "weight sort csv html",
     .priv_size = sizeof(report_w),
     .flags = TCI_WF_AGGREGATE,
     .begin = report_begin,

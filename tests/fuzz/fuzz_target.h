@@ -33,8 +33,8 @@ enum fuzz_option {
     FUZZ_LIMIT_SHIFT = 5,
     FUZZ_VARIANT_1 = 1 << 5,         /* flamegraph: inverted, minwidth=0, colors=hot, a title with markup;
                                       * report: csv, sort=name; dot: threshold=0 (every edge) */
-    FUZZ_VARIANT_2 = 2 << 5,         /* flamegraph: hash, minwidth=5%, width=200; report: sort=calls;
-                                      * dot: threshold=100 */
+    FUZZ_VARIANT_2 = 2 << 5,         /* flamegraph: hash, minwidth=5%, width=200; report: sort=calls,
+                                      * html; dot: threshold=100 */
     FUZZ_VARIANT_3 = 3 << 5,         /* report: sort=excl; dot: threshold=0.5 */
     FUZZ_LIMIT_STRICT = 5 << 5,      /* strict: every warning is an error */
     FUZZ_LIMIT_MAX_STRING = 6 << 5,  /* max-string=16: names hit the limit */

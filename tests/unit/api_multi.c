@@ -77,7 +77,7 @@ static int writer_reads(const char *writer, const char *key)
     if (!strcmp(key, "weight"))
         return !strcmp(writer, "folded") || !strcmp(writer, "flamegraph") || !strcmp(writer, "report") ||
                !strcmp(writer, "dot") || !strcmp(writer, "speedscope");
-    if (!strcmp(key, "sort") || !strcmp(key, "csv"))
+    if (!strcmp(key, "sort") || !strcmp(key, "csv") || !strcmp(key, "html"))
         return !strcmp(writer, "report");
     if (!strcmp(key, "threshold"))
         return !strcmp(writer, "dot");
@@ -230,6 +230,17 @@ static void test_writer_options_apply_per_writer(void)
     for (size_t i = 0; i < n_inputs; i++)
         if (strstr(inputs[i], "/corpus/")) /* ART traces: they have thread CPU time for weight cpu */
             check_all_writers(inputs[i], opts, sizeof opts / sizeof *opts, forward);
+}
+
+/* The report's other form: html instead of csv (the two together are refused). */
+static void test_report_html_applies_per_writer(void)
+{
+    static const option opts[] = {{"weight", "cpu"}, {"merge-threads", "1"}, {"sort", "excl"}, {"html", "1"}};
+    size_t backward[N_WRITERS];
+    writer_order(backward, 1);
+    for (size_t i = 0; i < n_inputs; i++)
+        if (strstr(inputs[i], "/corpus/"))
+            check_all_writers(inputs[i], opts, sizeof opts / sizeof *opts, backward);
 }
 
 static const char *input_named(const char *name)
@@ -485,6 +496,7 @@ int main(void)
     find_inputs();
     UNIT_RUN(test_all_writers_equal_separate_conversions);
     UNIT_RUN(test_writer_options_apply_per_writer);
+    UNIT_RUN(test_report_html_applies_per_writer);
     UNIT_RUN(test_full_disk_stops_one_output);
     UNIT_RUN(test_full_file_stops_one_output);
     UNIT_RUN(test_writer_error_stops_one_output);

@@ -73,6 +73,21 @@ static void test_writer_options_elsewhere(void)
                   "option --inverted is not used by the folded writer");
     expect_unused("speedscope", (const char *const[]){"no-thread", "1", NULL},
                   "option --no-thread is not used by the speedscope writer");
+    expect_unused("flamegraph", (const char *const[]){"html", "1", NULL},
+                  "option --html is not used by the flamegraph writer");
+}
+
+/* report's two forms are one or the other: both is a usage error, whatever the order. */
+static void test_report_csv_and_html(void)
+{
+    for (int order = 0; order < 2; order++) {
+        tc_conv *c = tc_conv_new();
+        CHECK_EQ_INT(tc_conv_set_option(c, order ? "html" : "csv", "1"), TC_OK);
+        CHECK_EQ_INT(tc_conv_set_option(c, order ? "csv" : "html", "1"), TC_ERR_USAGE);
+        CHECK(strstr(tc_conv_error(c), "'csv' and 'html' cannot be used together") != NULL);
+        CHECK_EQ_INT(tc_conv_set_option(c, order ? "csv" : "html", "0"), TC_OK); /* off is no conflict */
+        tc_conv_free(c);
+    }
 }
 
 static void test_reader_option_elsewhere(void)
@@ -88,6 +103,7 @@ static void test_used_and_core_options(void)
     expect_used("folded", (const char *const[]){"weight", "wall", "no-thread", "1", NULL});
     expect_used("speedscope", (const char *const[]){"weight", "wall", NULL});
     expect_used("pprof", (const char *const[]){"merge-threads", "1", NULL});
+    expect_used("report", (const char *const[]){"html", "1", "weight", "wall", "sort", "name", NULL});
     expect_used("flamegraph", (const char *const[]){"weight", "wall", "merge-threads", "1", "title", "t", "width",
                                                      "900", "minwidth", "2", "inverted", "1", "colors", "aqua",
                                                      "hash", "1", NULL});
@@ -109,5 +125,6 @@ int main(void)
     UNIT_RUN(test_reader_option_elsewhere);
     UNIT_RUN(test_used_and_core_options);
     UNIT_RUN(test_each_key_counted_once);
+    UNIT_RUN(test_report_csv_and_html);
     return UNIT_DONE();
 }

@@ -1,0 +1,873 @@
+/*
+ * report_html.c - the profile report as one self-contained HTML page
+ * (report --html): the trace's facts and every repair, warning and note count,
+ * the flame graph (wall, and thread CPU when the input has that clock), the
+ * all-threads method table with each method's parents and children, then one
+ * collapsed section per thread. The figures, rows and order are the text
+ * report's (report.c's view); only the rendering differs.
+ *
+ * Self-contained and inert: no network, no external anything. The styles
+ * and the one script are inline and allowed by a Content-Security-Policy
+ * that lists their SHA-256 hashes and nothing else (default-src 'none'), so
+ * even a name that got through the escaping could neither run nor load
+ * anything; hashes rather than a nonce keep the page the same bytes on every
+ * run. The page works without JavaScript: tables are plain tables, parents
+ * and children open with <details>; the script adds sorting by any column
+ * header (numbers numerically, stable, toggling, aria-sort), opens a
+ * method's row when a parent/child link leads to it, and binds the flame
+ * graphs (tci_flame_script: zoom, search, details).
+ *
+ * The document is also well-formed XML (void elements closed, attribute
+ * values quoted, only XML's five entities, the script inside a commented
+ * CDATA section), so a strict XML parser checks it too.
+ *
+ * Names are text: HTML-escaped (& < > " '), bytes that are not UTF-8 as
+ * U+FFFD (as the CSV rows), control characters as visible escapes (\n, \t,
+ * \xHH; C1 controls \u0085), backslash as \\ (so an escape is unambiguous),
+ * Unicode noncharacters as U+FFFD: none is ever raw.
+ *
+ * Size: the table lists every method (it is the profile); parents and
+ * children are listed for the first EDGE_METHODS methods of the all-threads
+ * table (its report order) and EDGE_ROWS rows per list, the rest summed in
+ * one line; the page says so. Memory grows with methods and edges, as the
+ * profile's, never with records.
+ */
+#include "report_shared.h"
+
+#include <stdlib.h>
+
+enum {
+    EDGE_METHODS = 250, /* methods of the all-threads table with parents/children lists */
+    EDGE_ROWS = 40      /* rows per parents or children list (normal and nested each) */
+};
+
+/* ---- the page's own style and script (hashed into the CSP) ------------------------ */
+
+static const char PAGE_STYLE[] =
+    "\n"
+    "body { font-family: system-ui, sans-serif; font-size: 14px; margin: 1em 2em; color: #222; }\n"
+    "h1 { font-size: 1.5em; } h2 { font-size: 1.25em; margin-top: 1.5em; }\n"
+    "nav a { margin-right: 1em; }\n"
+    "table { border-collapse: collapse; }\n"
+    "table.facts th { text-align: left; padding-right: 1em; font-weight: normal; color: #555; }\n"
+    "table.facts td { font-family: monospace; }\n"
+    "table.prof { margin: 0.5em 0; }\n"
+    "table.prof th, table.prof td { padding: 2px 6px; border-bottom: 1px solid #e4e4e4; vertical-align: top; }\n"
+    "table.prof > thead th { position: sticky; top: 0; background: #f3f3f3; white-space: nowrap; }\n"
+    "table.prof > tbody > tr > td { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }\n"
+    "table.prof > tbody > tr > td.m { text-align: left; white-space: normal; min-width: 30em; }\n"
+    "table.prof > tbody > tr:hover { background: #fafae0; }\n"
+    "th button { font: inherit; font-weight: bold; border: 0; background: none; cursor: pointer; padding: 0; }\n"
+    "th[aria-sort=descending] button::after { content: \" \\25BC\"; }\n"
+    "th[aria-sort=ascending] button::after { content: \" \\25B2\"; }\n"
+    ".name { font-family: monospace; word-break: break-all; }\n"
+    ".src { color: #777; font-size: 0.9em; margin-left: 0.5em; }\n"
+    "summary { cursor: pointer; }\n"
+    "table.edges { margin: 0.3em 0 0.6em 1.5em; font-size: 0.95em; }\n"
+    "table.edges th { text-align: left; color: #555; font-weight: normal; padding-right: 1em; }\n"
+    "table.edges td { padding: 1px 8px 1px 0; text-align: right; white-space: nowrap; }\n"
+    "table.edges td.m { text-align: left; white-space: normal; }\n"
+    "table.edges tr.self td { font-style: italic; }\n"
+    "table.edges tr.nested td { color: #777; }\n"
+    "table.edges tr.more td { color: #777; font-style: italic; }\n"
+    "details.thread { margin: 0.4em 0; }\n"
+    "details.thread > summary { font-weight: bold; }\n"
+    "details.graph > summary { font-weight: bold; margin: 0.4em 0; }\n"
+    "p.note { color: #555; max-width: 60em; }\n"
+    ":target > td { background: #ffffc8; }\n";
+
+/* Sorting and opening; every graph is bound by tci_flame_script(), appended. */
+static const char PAGE_SCRIPT[] =
+    "\n//<![CDATA[\n"
+    "(function () {\n"
+    "\t\"use strict\";\n"
+    "\t// a cell's sort key: the method's name, or the number it shows (\"-\": below every number)\n"
+    "\tfunction key(td, numeric) {\n"
+    "\t\tvar name = td.querySelector(\".name\");\n"
+    "\t\tvar text = (name || td).textContent;\n"
+    "\t\tif (!numeric) return text;\n"
+    "\t\tvar v = parseFloat(text);\n"
+    "\t\treturn isNaN(v) ? -Infinity : v;\n"
+    "\t}\n"
+    "\t// by one column: numbers descending first, names ascending first, then the other way;\n"
+    "\t// equal keys keep their current order (stable)\n"
+    "\tfunction sortBy(table, col) {\n"
+    "\t\tvar heads = table.tHead.rows[0].cells, th = heads[col];\n"
+    "\t\tvar numeric = th.getAttribute(\"data-type\") !== \"text\";\n"
+    "\t\tvar now = th.getAttribute(\"aria-sort\");\n"
+    "\t\tvar dir = now === \"descending\" ? \"ascending\" : now === \"ascending\" ? \"descending\"\n"
+    "\t\t\t: numeric ? \"descending\" : \"ascending\";\n"
+    "\t\tvar sign = dir === \"descending\" ? -1 : 1;\n"
+    "\t\tvar body = table.tBodies[0], rows = [];\n"
+    "\t\tfor (var i = 0; i < body.rows.length; i++) rows.push({ k: key(body.rows[i].cells[col], numeric), i: i, r: body.rows[i] });\n"
+    "\t\trows.sort(function (a, b) { return (a.k < b.k ? -sign : a.k > b.k ? sign : 0) || a.i - b.i; });\n"
+    "\t\tvar frag = document.createDocumentFragment();\n"
+    "\t\tfor (var j = 0; j < rows.length; j++) frag.appendChild(rows[j].r);\n"
+    "\t\tbody.appendChild(frag);\n"
+    "\t\tfor (var h = 0; h < heads.length; h++) heads[h].setAttribute(\"aria-sort\", h === col ? dir : \"none\");\n"
+    "\t}\n"
+    "\t// each header becomes a button (only with a script: without one there is nothing to press)\n"
+    "\tfunction bind(table) {\n"
+    "\t\tvar heads = table.tHead.rows[0].cells;\n"
+    "\t\tfor (var c = 0; c < heads.length; c++) (function (th, col) {\n"
+    "\t\t\tvar b = document.createElement(\"button\");\n"
+    "\t\t\tb.type = \"button\";\n"
+    "\t\t\twhile (th.firstChild) b.appendChild(th.firstChild);\n"
+    "\t\t\tth.appendChild(b);\n"
+    "\t\t\tif (!th.hasAttribute(\"aria-sort\")) th.setAttribute(\"aria-sort\", \"none\");\n"
+    "\t\t\tb.addEventListener(\"click\", function () { sortBy(table, col); });\n"
+    "\t\t})(heads[c], c);\n"
+    "\t}\n"
+    "\t// a parent/child link leads to the method's row: open it, and the section around it\n"
+    "\tfunction open(id) {\n"
+    "\t\tvar row = id ? document.getElementById(id) : null;\n"
+    "\t\tif (!row) return;\n"
+    "\t\tfor (var e = row; e; e = e.parentElement) if (e.localName === \"details\") e.open = true;\n"
+    "\t\tvar d = row.querySelector(\"td.m > details\");\n"
+    "\t\tif (d) d.open = true;\n"
+    "\t}\n"
+    "\tfunction init() {\n"
+    "\t\tvar tables = document.querySelectorAll(\"table.prof\");\n"
+    "\t\tfor (var i = 0; i < tables.length; i++) bind(tables[i]);\n"
+    "\t\tdocument.addEventListener(\"click\", function (ev) {\n"
+    "\t\t\tvar a = ev.target.closest ? ev.target.closest(\"a.to\") : null;\n"
+    "\t\t\tif (a) open(a.getAttribute(\"href\").slice(1));\n"
+    "\t\t});\n"
+    "\t\tif (location.hash) open(decodeURIComponent(location.hash.slice(1)));\n"
+    "\t}\n"
+    "\tif (document.readyState === \"loading\") document.addEventListener(\"DOMContentLoaded\", init);\n"
+    "\telse init();\n"
+    "})();\n";
+
+#define SCRIPT_END "//]]>\n"
+
+/* One flame graph of the page: its id prefix and clock. */
+typedef struct graph {
+    const char *prefix; /* ids PREFIX-..., [A-Za-z][A-Za-z0-9_-]* */
+    bool cpu;
+    const char *label;
+} graph;
+
+typedef struct page {
+    tci_wctx *w;
+    report_w *r;
+    tci_sink *o;
+    graph graphs[2];
+    int n_graphs;
+} page;
+
+/* ---- text ------------------------------------------------------------------------ */
+
+static uint32_t code_point(const uint8_t *p, size_t k)
+{
+    uint32_t cp = k == 2 ? p[0] & 0x1Fu : k == 3 ? p[0] & 0x0Fu : p[0] & 0x07u;
+    for (size_t i = 1; i < k; i++)
+        cp = cp << 6 | (p[i] & 0x3Fu);
+    return cp;
+}
+
+static bool noncharacter(uint32_t cp) { return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE; }
+
+#define REPLACEMENT "\xEF\xBF\xBD"
+
+/* A multi-byte UTF-8 character of length k (valid): as it is, or an escape. */
+static void put_wide(tci_sink *o, const uint8_t *p, size_t k)
+{
+    uint32_t cp = code_point(p, k);
+    if (cp >= 0x80 && cp <= 0x9F)
+        tci_sink_printf(o, "\\u%04X", (unsigned)cp);
+    else if (noncharacter(cp))
+        TCI_PUT_LIT(o, REPLACEMENT);
+    else
+        tci_sink_write(o, p, k);
+}
+
+static void put_ascii(tci_sink *o, uint8_t c)
+{
+    switch (c) {
+    case '&': TCI_PUT_LIT(o, "&amp;"); return;
+    case '<': TCI_PUT_LIT(o, "&lt;"); return;
+    case '>': TCI_PUT_LIT(o, "&gt;"); return;
+    case '"': TCI_PUT_LIT(o, "&quot;"); return;
+    case '\'': TCI_PUT_LIT(o, "&#39;"); return;
+    case '\\': TCI_PUT_LIT(o, "\\\\"); return;
+    case '\n': TCI_PUT_LIT(o, "\\n"); return;
+    case '\r': TCI_PUT_LIT(o, "\\r"); return;
+    case '\t': TCI_PUT_LIT(o, "\\t"); return;
+    default:
+        if (c < 0x20 || c == 0x7F)
+            tci_sink_printf(o, "\\x%02X", c);
+        else
+            tci_sink_putc(o, (char)c);
+    }
+}
+
+/* Text for an element's content or an attribute value (see the top of the file). */
+static void put_text(tci_sink *o, const char *s)
+{
+    const uint8_t *p = (const uint8_t *)(s ? s : "");
+    size_t n = strlen((const char *)p);
+    for (size_t i = 0; i < n;) {
+        if (p[i] < 0x80) {
+            put_ascii(o, p[i++]);
+            continue;
+        }
+        size_t k = tci_utf8_len(p + i, n - i);
+        if (!k) {
+            TCI_PUT_LIT(o, REPLACEMENT);
+            i++;
+            continue;
+        }
+        put_wide(o, p + i, k);
+        i += k;
+    }
+}
+
+/* The method's name, as the CSV rows write it: "pkg.Class.method (sig)ret", a plain name as it is,
+ * an unknown id as "(unknown 0x1c)"; the source file apart. */
+static void put_method(tci_sink *o, const tci_method *m, bool with_file)
+{
+    TCI_PUT_LIT(o, "<span class=\"name\">");
+    if (m->plain_name) {
+        put_text(o, m->name);
+    } else if (!m->defined) {
+        tci_sink_printf(o, "(unknown 0x%llx)", (unsigned long long)m->raw_id);
+    } else {
+        put_text(o, m->cls);
+        tci_sink_putc(o, '.');
+        put_text(o, m->name);
+        if (m->sig && m->sig[0]) {
+            tci_sink_putc(o, ' ');
+            put_text(o, m->sig);
+        }
+    }
+    TCI_PUT_LIT(o, "</span>");
+    if (with_file && m->defined && !m->plain_name && m->file && m->file[0] && strcmp(m->file, "(null)")) {
+        TCI_PUT_LIT(o, "<span class=\"src\">");
+        put_text(o, m->file);
+        if (m->line > 0)
+            tci_sink_printf(o, ":%d", (int)m->line);
+        TCI_PUT_LIT(o, "</span>");
+    }
+}
+
+static void put_row_method(tci_sink *o, const tci_profile *p, uint32_t row)
+{
+    if (row == TCI_NONE)
+        TCI_PUT_LIT(o, "<span class=\"name\">(toplevel)</span>");
+    else
+        put_method(o, &p->trace->methods[p->methods[row].method], false);
+}
+
+/* ---- numbers --------------------------------------------------------------------- */
+
+static void td_us(tci_sink *o, int64_t ns, bool present)
+{
+    if (present)
+        tci_sink_printf(o, "<td>%lld</td>", (long long)tci_report_us(ns));
+    else
+        TCI_PUT_LIT(o, "<td>-</td>");
+}
+
+static void td_pct(tci_sink *o, int64_t part, int64_t whole, bool present)
+{
+    if (present && whole)
+        tci_sink_printf(o, "<td>%.1f%%</td>", 100.0 * (double)part / (double)whole);
+    else
+        TCI_PUT_LIT(o, "<td>-</td>");
+}
+
+/* Inclusive time per normal call ("-" without calls: sampled input), as the text report. */
+static void td_per_call(tci_sink *o, int64_t incl, uint64_t calls, bool present)
+{
+    if (present && calls)
+        tci_sink_printf(o, "<td>%lld</td>",
+                        (long long)tci_report_us(incl / (int64_t)(calls > (uint64_t)INT64_MAX ? INT64_MAX : calls)));
+    else
+        TCI_PUT_LIT(o, "<td>-</td>");
+}
+
+/* ---- the Content-Security-Policy ------------------------------------------------- */
+
+static int hash_write(void *user, const void *buf, size_t len)
+{
+    tci_sha256_update(user, buf, len);
+    return 0;
+}
+
+/* 'sha256-...' of a graph's style element, as the engine writes it. */
+static int put_style_hash(tci_sink *o, const char *prefix)
+{
+    tci_sha256 h;
+    tci_sink *s = tci_malloc(sizeof *s);
+    if (!s)
+        return TC_ERR_NOMEM;
+    tci_sha256_init(&h);
+    int rc = tci_sink_open_fn(s, hash_write, &h, false);
+    if (rc == TC_OK)
+        rc = tci_flame_style(prefix, s);
+    if (rc == TC_OK)
+        rc = tci_sink_close(s);
+    free(s);
+    if (rc != TC_OK)
+        return rc;
+    uint8_t d[32];
+    char b64[45];
+    tci_sha256_final(&h, d);
+    tci_sha256_base64(d, b64);
+    tci_sink_printf(o, " 'sha256-%s'", b64);
+    return TC_OK;
+}
+
+static void put_text_hash(tci_sink *o, const char *const *parts, int n)
+{
+    tci_sha256 h;
+    uint8_t d[32];
+    char b64[45];
+    tci_sha256_init(&h);
+    for (int i = 0; i < n; i++)
+        tci_sha256_update(&h, parts[i], strlen(parts[i]));
+    tci_sha256_final(&h, d);
+    tci_sha256_base64(d, b64);
+    tci_sink_printf(o, " 'sha256-%s'", b64);
+}
+
+static int put_csp(page *pg)
+{
+    tci_sink *o = pg->o;
+    const char *style[1] = {PAGE_STYLE};
+    const char *script[3] = {PAGE_SCRIPT, tci_flame_script(), SCRIPT_END};
+    TCI_PUT_LIT(o, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src");
+    put_text_hash(o, style, 1);
+    for (int i = 0; i < pg->n_graphs; i++) {
+        int rc = put_style_hash(o, pg->graphs[i].prefix);
+        if (rc != TC_OK)
+            return rc;
+    }
+    TCI_PUT_LIT(o, "; script-src");
+    put_text_hash(o, script, 3);
+    TCI_PUT_LIT(o, "; base-uri 'none'; form-action 'none'\"/>\n");
+    return TC_OK;
+}
+
+/* ---- head and facts -------------------------------------------------------------- */
+
+static int put_head(page *pg)
+{
+    tci_sink *o = pg->o;
+    const tci_trace *t = pg->w->trace;
+    TCI_PUT_LIT(o, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n");
+    int rc = put_csp(pg);
+    if (rc != TC_OK)
+        return rc;
+    TCI_PUT_LIT(o, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
+                   "<meta name=\"generator\" content=\"traceconv " TC_VERSION_STRING "\"/>\n<title>");
+    put_text(o, t->input_name ? t->input_name : "-");
+    TCI_PUT_LIT(o, ": profile report (traceconv)</title>\n<style>");
+    tci_sink_puts(o, PAGE_STYLE);
+    TCI_PUT_LIT(o, "</style>\n</head>\n<body>\n<h1>Profile report: ");
+    put_text(o, t->input_name ? t->input_name : "-");
+    TCI_PUT_LIT(o, "</h1>\n<nav><a href=\"#facts\">Facts</a><a href=\"#flame\">Flame graph</a>"
+                   "<a href=\"#all\">All threads</a><a href=\"#threads\">Threads</a></nav>\n");
+    return TC_OK;
+}
+
+static void fact_start(tci_sink *o, const char *what)
+{
+    tci_sink_printf(o, "<tr><th scope=\"row\">%s</th><td>", what);
+}
+
+static void fact_text(tci_sink *o, const char *what, const char *value)
+{
+    fact_start(o, what);
+    put_text(o, value);
+    TCI_PUT_LIT(o, "</td></tr>\n");
+}
+
+static void fact_u64(tci_sink *o, const char *what, uint64_t v)
+{
+    fact_start(o, what);
+    tci_sink_u64(o, v);
+    TCI_PUT_LIT(o, "</td></tr>\n");
+}
+
+/* "exit-without-enter 1, open-at-end 1" for the figures of one kind, or "none" (as the text). */
+static void fact_figures(tci_sink *o, const char *what, const tci_diag *d, int kind)
+{
+    bool any = false;
+    fact_start(o, what);
+    for (int i = 0; i < TCI_FIG__COUNT; i++) {
+        if (tci_figure_kind(i) != kind || !d->fig[i])
+            continue;
+        tci_sink_printf(o, "%s%s %llu", any ? ", " : "", tci_figure_name(i), (unsigned long long)d->fig[i]);
+        any = true;
+    }
+    if (!any)
+        TCI_PUT_LIT(o, "none");
+    TCI_PUT_LIT(o, "</td></tr>\n");
+}
+
+static void put_facts(page *pg)
+{
+    tci_sink *o = pg->o;
+    const tci_trace *t = pg->w->trace;
+    const tci_diag *d = pg->w->diag;
+    TCI_PUT_LIT(o, "<section id=\"facts\">\n<h2>Facts</h2>\n<table class=\"facts\">\n");
+    fact_text(o, "input", t->input_name ? t->input_name : "-");
+    fact_start(o, "format");
+    put_text(o, t->reader ? t->reader : "?");
+    tci_sink_putc(o, ' ');
+    put_text(o, t->detail);
+    TCI_PUT_LIT(o, "</td></tr>\n");
+    fact_start(o, "clock");
+    tci_sink_printf(o, "%s (", tci_clock_name(t->clock));
+    put_text(o, tci_report_clock_text(pg->r));
+    TCI_PUT_LIT(o, ")</td></tr>\n");
+    if (t->vm)
+        fact_text(o, "vm", t->vm);
+    fact_start(o, "process");
+    put_text(o, t->processes[0].name ? t->processes[0].name : "?");
+    tci_sink_printf(o, " (pid %lld)</td></tr>\n", (long long)t->processes[0].pid);
+    fact_start(o, "start");
+    tci_sink_printf(o, "%lld ns</td></tr>\n", (long long)t->start_ns);
+    fact_start(o, "duration");
+    tci_sink_printf(o, "%lld µs</td></tr>\n", (long long)tci_report_us(t->end_ns - t->start_ns));
+    fact_u64(o, "threads", d->fig[TCI_FIG_THREADS]);
+    fact_u64(o, "methods", d->fig[TCI_FIG_METHODS]);
+    fact_u64(o, "records", d->fig[TCI_FIG_RECORDS]);
+    if (d->fig[TCI_FIG_SAMPLES])
+        fact_u64(o, "samples", d->fig[TCI_FIG_SAMPLES]);
+    fact_figures(o, "repaired", d, TC_FIG_REPAIR);
+    fact_figures(o, "warnings", d, TC_FIG_WARNING);
+    fact_figures(o, "notes", d, TC_FIG_NOTE);
+    uint8_t sort = pg->w->opt->sort;
+    fact_start(o, "sorted by");
+    tci_sink_printf(o, "%s%s</td></tr>\n</table>\n", tci_report_sort_text(sort),
+                    sort != TCI_SORT_INCL && sort != TCI_SORT_EXCL ? ""
+                    : pg->r->cpu                                   ? " thread-CPU time"
+                                                                   : " wall time");
+    TCI_PUT_LIT(o,
+        "<p class=\"note\">Times are microseconds (µs), each rounded once from its exact ns sum. A call is "
+        "recursive (the +rec column) when its method is already on the thread's stack. Inclusive time counts "
+        "a method's outermost calls only, so recursion never counts twice; exclusive time is the self time of "
+        "all its calls. Percentages are of the total: the sum of the threads' spans (first to last call "
+        "event), or of the thread's span in a thread's section. Per call: inclusive time / normal calls.</p>\n"
+        "</section>\n");
+}
+
+/* ---- flame graphs ---------------------------------------------------------------- */
+
+/* The flame tree of every thread (one tower each, "name-tid", under "all"), as the flamegraph writer draws it. */
+typedef struct flame_build {
+    tci_folding fold;
+    tci_flame *flame;
+    uint32_t *name_of;  /* per method (its same_name class): the flame name, TCI_NONE until used */
+    uint32_t *frame_of; /* per path of the current tree: its flame frame */
+    uint32_t cap_frame_of;
+    int64_t total;      /* µs drawn: 0, nothing to draw */
+} flame_build;
+
+static uint32_t flame_name_of(flame_build *f, uint32_t method)
+{
+    uint32_t m = f->fold.same_name[method];
+    if (f->name_of[m] == TCI_NONE) {
+        const char *s = f->fold.method_name[m];
+        f->name_of[m] = tci_flame_name(f->flame, s, strlen(s));
+    }
+    return f->name_of[m];
+}
+
+static int flame_thread(flame_build *f, const tci_calltree *ct, uint32_t t)
+{
+    const char *tn = f->fold.thread_name[t];
+    uint32_t name = tci_flame_name(f->flame, tn, strlen(tn));
+    uint32_t top = name == TCI_NONE ? TCI_NONE : tci_flame_child(f->flame, TCI_FLAME_ROOT, name);
+    int rc = top == TCI_NONE ? TC_ERR_NOMEM : tci_folding_tree(&f->fold, ct, ct->roots[t]);
+    if (rc == TC_OK && tci_grow((void **)&f->frame_of, &f->cap_frame_of, f->fold.n_paths, sizeof *f->frame_of))
+        rc = TC_ERR_NOMEM;
+    if (rc != TC_OK)
+        return rc;
+    f->frame_of[0] = top;
+    for (uint32_t p = 1; p < f->fold.n_paths; p++) { /* parents come before children */
+        const tci_fpath *fp = &f->fold.paths[p];
+        uint32_t fname = flame_name_of(f, fp->name);
+        uint32_t frame = fname == TCI_NONE ? TCI_NONE : tci_flame_child(f->flame, f->frame_of[fp->parent], fname);
+        if (frame == TCI_NONE)
+            return TC_ERR_NOMEM;
+        f->frame_of[p] = frame;
+        tci_flame_add(f->flame, frame, fp->self_us, 0);
+        f->total = f->total > INT64_MAX - fp->self_us ? INT64_MAX : f->total + fp->self_us;
+    }
+    return TC_OK;
+}
+
+static int flame_build_all(flame_build *f, tci_wctx *w, const tci_calltree *ct, bool cpu)
+{
+    const tci_trace *t = w->trace;
+    int rc = tci_folding_begin(&f->fold, t, cpu);
+    if (rc != TC_OK)
+        return rc;
+    f->name_of = tci_malloc((t->n_methods ? t->n_methods : 1) * sizeof *f->name_of);
+    f->flame = tci_flame_new(false);
+    if (!f->name_of || !f->flame)
+        return TC_ERR_NOMEM;
+    for (uint32_t i = 0; i < t->n_methods; i++)
+        f->name_of[i] = TCI_NONE;
+    for (uint32_t i = 0; i < ct->n_roots && rc == TC_OK; i++)
+        if (t->threads[i].records)
+            rc = flame_thread(f, ct, i);
+    return rc;
+}
+
+static void flame_build_free(flame_build *f)
+{
+    tci_folding_free(&f->fold);
+    tci_flame_free(f->flame);
+    free(f->name_of);
+    free(f->frame_of);
+}
+
+static int put_graph(page *pg, const tci_calltree *ct, const graph *g, bool first)
+{
+    tci_sink *o = pg->o;
+    flame_build f;
+    memset(&f, 0, sizeof f);
+    tci_sink_printf(o, "<details class=\"graph\"%s><summary>%s</summary>\n", first ? " open=\"\"" : "", g->label);
+    int rc = flame_build_all(&f, pg->w, ct, g->cpu);
+    if (rc == TC_OK && f.total > 0) {
+        tci_flame_opts fo = {
+            .mode = TCI_FLAME_EMBED_NOSCRIPT,
+            .id_prefix = g->prefix,
+            .title = g->cpu ? "Flame Graph: thread CPU time" : "Flame Graph: wall time",
+            .subtitle = "one tower per thread; click a frame to zoom, Search (Ctrl-F) for a regular expression",
+            .countname = "us",
+            .minwidth = 0.1,
+            .palette = TCI_PAL_JAVA,
+        };
+        rc = tci_flame_render(f.flame, &fo, o);
+    } else if (rc == TC_OK) {
+        TCI_PUT_LIT(o, "<p class=\"note\">No stack counts: nothing to draw.</p>\n");
+    }
+    TCI_PUT_LIT(o, "</details>\n");
+    flame_build_free(&f);
+    return rc;
+}
+
+static int put_graphs(page *pg, const tci_calltree *ct)
+{
+    TCI_PUT_LIT(pg->o, "<section id=\"flame\">\n<h2>Flame graph</h2>\n");
+    for (int i = 0; i < pg->n_graphs; i++) {
+        int rc = put_graph(pg, ct, &pg->graphs[i], i == 0);
+        if (rc != TC_OK)
+            return rc;
+    }
+    TCI_PUT_LIT(pg->o, "</section>\n");
+    return TC_OK;
+}
+
+/* ---- parents and children -------------------------------------------------------- */
+
+static void edge_head(tci_sink *o, int side, const report_w *r)
+{
+    tci_sink_printf(o, "<tr><th>%s</th><th>calls</th><th>wall µs</th><th>CPU µs</th><th>%% of incl %s</th></tr>\n",
+                    side == TCI_REPORT_PARENTS ? "parents" : "children", r->cpu ? "CPU" : "wall");
+}
+
+/* One parent or child: [index] name (a link to its row), calls / all, wall, CPU, % of this method's inclusive. */
+static void edge_row(page *pg, const rview *v, const tci_psort_item *it, int side, bool nested, uint32_t self,
+                     int64_t self_incl)
+{
+    tci_sink *o = pg->o;
+    const report_w *r = pg->r;
+    const tci_profile *p = v->p;
+    tci_pcost c = tci_report_edge_part(&p->edges[it->tag], side, nested);
+    tci_sink_puts(o, nested ? "<tr class=\"nested\"><td class=\"m\">" : "<tr><td class=\"m\">");
+    if (it->row == TCI_NONE) {
+        TCI_PUT_LIT(o, "[0] ");
+        put_row_method(o, p, it->row);
+    } else {
+        tci_sink_printf(o, "<a class=\"to\" href=\"#m-%u\">[%u] ", v->index[it->row], v->index[it->row]);
+        put_row_method(o, p, it->row);
+        TCI_PUT_LIT(o, "</a>");
+    }
+    /* a parent row's total is this method's calls; a child row's, the child's */
+    uint64_t of = tci_report_total_calls(p, side == TCI_REPORT_PARENTS ? self : it->row);
+    tci_sink_printf(o, "</td><td>%llu/%llu</td>", (unsigned long long)c.calls, (unsigned long long)of);
+    td_us(o, c.wall, r->has_wall);
+    td_us(o, c.cpu, r->has_cpu);
+    if (nested)
+        TCI_PUT_LIT(o, "<td>-</td>");
+    else
+        td_pct(o, r->cpu ? c.cpu : c.wall, self_incl, true);
+    TCI_PUT_LIT(o, "</tr>\n");
+}
+
+/* Both are within ±TCI_SUM_MAX: the sum cannot overflow; it is capped as the profile's sums. */
+static int64_t sum_capped(int64_t a, int64_t b)
+{
+    int64_t s = a + b;
+    return s > TCI_SUM_MAX ? TCI_SUM_MAX : s < -TCI_SUM_MAX ? -TCI_SUM_MAX : s;
+}
+
+/* The rows beyond EDGE_ROWS, summed in one line. */
+static void edge_more(page *pg, const tci_profile *p, const tci_psort_item *rest, uint32_t n, int side, bool nested)
+{
+    tci_pcost sum = {0, 0, 0};
+    for (uint32_t i = 0; i < n; i++) {
+        tci_pcost c = tci_report_edge_part(&p->edges[rest[i].tag], side, nested);
+        sum.calls += c.calls;
+        sum.wall = sum_capped(sum.wall, c.wall);
+        sum.cpu = sum_capped(sum.cpu, c.cpu);
+    }
+    tci_sink_printf(pg->o, "<tr class=\"more\"><td class=\"m\">%u more %s (not listed)</td><td>%llu</td>", n,
+                    side == TCI_REPORT_PARENTS ? "parents" : "children", (unsigned long long)sum.calls);
+    td_us(pg->o, sum.wall, pg->r->has_wall);
+    td_us(pg->o, sum.cpu, pg->r->has_cpu);
+    TCI_PUT_LIT(pg->o, "<td></td></tr>\n");
+}
+
+static int edge_list(page *pg, const rview *v, const uint32_t *at, uint32_t n, int side, uint32_t self,
+                     int64_t self_incl)
+{
+    edge_head(pg->o, side, pg->r);
+    for (int nested = 0; nested < 2; nested++) {
+        uint32_t k;
+        int rc = tci_report_list(pg->w, v->p, at, n, side, nested, &k);
+        if (rc != TC_OK)
+            return rc;
+        if (nested && k)
+            tci_sink_printf(pg->o, "<tr class=\"nested\"><td class=\"m\" colspan=\"5\">nested: called while %s "
+                                   "was already running; already inside the lines above</td></tr>\n",
+                            side == TCI_REPORT_PARENTS ? "the method" : "the caller");
+        uint32_t shown = k < EDGE_ROWS ? k : EDGE_ROWS;
+        for (uint32_t i = 0; i < shown; i++)
+            edge_row(pg, v, &pg->r->list[i], side, nested, self, self_incl);
+        if (k > shown)
+            edge_more(pg, v->p, pg->r->list + shown, k - shown, side, nested);
+    }
+    return TC_OK;
+}
+
+/* A method's parents, its own self time, its children, as the text's calls section (by the sort clock). */
+static int put_edges(page *pg, const rview *v, uint32_t row)
+{
+    tci_sink *o = pg->o;
+    const report_w *r = pg->r;
+    const tci_profile *p = v->p;
+    const tci_pmethod *m = &p->methods[row];
+    int64_t incl = r->cpu ? m->incl_cpu : m->incl_wall;
+    TCI_PUT_LIT(o, "<table class=\"edges\">\n");
+    int rc = edge_list(pg, v, p->parent_edges + m->parents_at, m->n_parents, TCI_REPORT_PARENTS, row, incl);
+    if (rc != TC_OK)
+        return rc;
+    TCI_PUT_LIT(o, "<tr class=\"self\"><td class=\"m\">self time of its outermost calls</td><td></td>");
+    td_us(o, m->outer_excl_wall, r->has_wall);
+    td_us(o, m->outer_excl_cpu, r->has_cpu);
+    td_pct(o, r->cpu ? m->outer_excl_cpu : m->outer_excl_wall, incl, true);
+    TCI_PUT_LIT(o, "</tr>\n");
+    rc = edge_list(pg, v, p->child_edges + m->children_at, m->n_children, TCI_REPORT_CHILDREN, row, incl);
+    TCI_PUT_LIT(o, "</table>\n");
+    return rc;
+}
+
+/* ---- method tables --------------------------------------------------------------- */
+
+/* The column sorted at first: the report's order (by the sort key, name ascending). */
+static int sorted_column(const page *pg)
+{
+    switch (pg->w->opt->sort) {
+    case TCI_SORT_EXCL: return pg->r->cpu ? 10 : 6;
+    case TCI_SORT_CALLS: return -1; /* calls+recursive: two columns */
+    case TCI_SORT_NAME: return 1;
+    default: return pg->r->cpu ? 8 : 4;
+    }
+}
+
+static void table_head(page *pg)
+{
+    static const char *const heads[] = {"#", "method", "calls", "+rec", "incl wall µs", "%", "excl wall µs", "%",
+                                        "incl CPU µs", "%", "excl CPU µs", "%", "wall µs/call", "CPU µs/call"};
+    tci_sink *o = pg->o;
+    int sorted = sorted_column(pg);
+    TCI_PUT_LIT(o, "<table class=\"prof\">\n<thead><tr>");
+    for (int i = 0; i < (int)(sizeof heads / sizeof *heads); i++) {
+        tci_sink_printf(o, "<th scope=\"col\"%s%s>%s</th>", i == 1 ? " data-type=\"text\"" : "",
+                        i != sorted ? "" : i == 1 ? " aria-sort=\"ascending\"" : " aria-sort=\"descending\"",
+                        heads[i]);
+    }
+    TCI_PUT_LIT(o, "</tr></thead>\n<tbody>\n");
+}
+
+static int table_row(page *pg, const rview *v, uint32_t row, bool all, bool edges)
+{
+    tci_sink *o = pg->o;
+    const report_w *r = pg->r;
+    const tci_profile *p = v->p;
+    const tci_pmethod *m = &p->methods[row];
+    const tci_method *tm = &p->trace->methods[m->method];
+    uint32_t idx = v->index[row];
+    if (all)
+        tci_sink_printf(o, "<tr id=\"m-%u\"><td>%u</td><td class=\"m\">", idx, idx);
+    else
+        tci_sink_printf(o, "<tr><td>%u</td><td class=\"m\">", idx);
+    int rc = TC_OK;
+    if (edges) {
+        TCI_PUT_LIT(o, "<details><summary>");
+        put_method(o, tm, true);
+        TCI_PUT_LIT(o, "</summary>\n");
+        rc = put_edges(pg, v, row);
+        TCI_PUT_LIT(o, "</details>");
+    } else {
+        put_method(o, tm, true);
+    }
+    tci_sink_printf(o, "</td><td>%llu</td><td>%llu</td>", (unsigned long long)m->calls,
+                    (unsigned long long)m->recursive_calls);
+    td_us(o, m->incl_wall, r->has_wall);
+    td_pct(o, m->incl_wall, p->span_wall, r->has_wall);
+    td_us(o, m->excl_wall, r->has_wall);
+    td_pct(o, m->excl_wall, p->span_wall, r->has_wall);
+    td_us(o, m->incl_cpu, r->has_cpu);
+    td_pct(o, m->incl_cpu, p->span_cpu, r->has_cpu);
+    td_us(o, m->excl_cpu, r->has_cpu);
+    td_pct(o, m->excl_cpu, p->span_cpu, r->has_cpu);
+    td_per_call(o, m->incl_wall, m->calls, r->has_wall);
+    td_per_call(o, m->incl_cpu, m->calls, r->has_cpu);
+    TCI_PUT_LIT(o, "</tr>\n");
+    return rc;
+}
+
+static int method_table(page *pg, const rview *v, bool all)
+{
+    table_head(pg);
+    int rc = TC_OK;
+    for (uint32_t i = 0; i < v->p->n_methods && rc == TC_OK; i++)
+        rc = table_row(pg, v, v->rows[i].row, all, all && i < EDGE_METHODS);
+    TCI_PUT_LIT(pg->o, "</tbody>\n</table>\n");
+    return rc;
+}
+
+/* "wall 200 µs, CPU -": a figure in both clocks. */
+static void both_clocks(tci_sink *o, const report_w *r, int64_t wall, int64_t cpu)
+{
+    TCI_PUT_LIT(o, "wall ");
+    if (r->has_wall)
+        tci_sink_printf(o, "%lld µs", (long long)tci_report_us(wall));
+    else
+        tci_sink_putc(o, '-');
+    TCI_PUT_LIT(o, ", CPU ");
+    if (r->has_cpu)
+        tci_sink_printf(o, "%lld µs", (long long)tci_report_us(cpu));
+    else
+        tci_sink_putc(o, '-');
+}
+
+static void section_facts(page *pg, const tci_profile *p)
+{
+    tci_sink *o = pg->o;
+    TCI_PUT_LIT(o, "<table class=\"facts\">\n<tr><th scope=\"row\">span</th><td>");
+    both_clocks(o, pg->r, p->span_wall, p->span_cpu);
+    TCI_PUT_LIT(o, "</td></tr>\n<tr><th scope=\"row\">in methods</th><td>");
+    both_clocks(o, pg->r, p->busy_wall, p->busy_cpu);
+    tci_sink_printf(o, "</td></tr>\n<tr><th scope=\"row\">calls</th><td>%llu</td></tr>\n"
+                       "<tr><th scope=\"row\">methods</th><td>%u</td></tr>\n</table>\n",
+                    (unsigned long long)p->calls, p->n_methods);
+}
+
+static int put_all(page *pg, const tci_calltree *ct)
+{
+    tci_profile p;
+    rview v;
+    tci_sink *o = pg->o;
+    int rc = tci_profile_build(&p, ct, TCI_NONE);
+    if (rc == TC_OK)
+        rc = tci_report_view(pg->w, &p, &v);
+    if (rc == TC_OK) {
+        tci_sink_printf(o, "<section id=\"all\">\n<h2>All threads (%u)</h2>\n", p.n_threads);
+        section_facts(pg, &p);
+        if (p.n_methods) {
+            tci_sink_printf(o, "<p class=\"note\">Click a column header to sort (again: the other way). Open a "
+                               "method to see its parents and children: calls along each edge / all its calls "
+                               "(a child's: all the child's calls), their wall and CPU time, and their share of "
+                               "its inclusive time; listed for the first %u methods of the table's first order, "
+                               "%u rows per list at most (the rest summed in one line).</p>\n",
+                            (unsigned)EDGE_METHODS, (unsigned)EDGE_ROWS);
+            rc = method_table(pg, &v, true);
+        } else {
+            TCI_PUT_LIT(o, "<p>No method calls: no thread of the input has a slice or a sample.</p>\n");
+        }
+        TCI_PUT_LIT(o, "</section>\n");
+        tci_report_saturation_note(pg->w, &p);
+    }
+    tci_profile_free(&p);
+    return rc;
+}
+
+static int put_thread(page *pg, const tci_calltree *ct, uint32_t t)
+{
+    const tci_thread *th = &pg->w->trace->threads[t];
+    tci_sink *o = pg->o;
+    tci_profile p;
+    rview v;
+    int rc = tci_profile_build(&p, ct, t);
+    if (rc == TC_OK)
+        rc = tci_report_view(pg->w, &p, &v);
+    if (rc == TC_OK) {
+        TCI_PUT_LIT(o, "<details class=\"thread\"><summary>Thread <span class=\"thread-name\">");
+        put_text(o, th->name);
+        tci_sink_printf(o, "</span> (tid %llu): %llu calls, %u methods</summary>\n", (unsigned long long)th->tid,
+                        (unsigned long long)p.calls, p.n_methods);
+        section_facts(pg, &p);
+        rc = method_table(pg, &v, false);
+        TCI_PUT_LIT(o, "</details>\n");
+        tci_report_saturation_note(pg->w, &p);
+    }
+    tci_profile_free(&p);
+    return rc;
+}
+
+static int put_threads(page *pg, const tci_calltree *ct)
+{
+    TCI_PUT_LIT(pg->o, "<section id=\"threads\">\n<h2>Threads</h2>\n");
+    int rc = TC_OK;
+    for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK; t++)
+        if (tci_report_thread_has_calls(ct, t))
+            rc = put_thread(pg, ct, t);
+    TCI_PUT_LIT(pg->o, "</section>\n");
+    return rc;
+}
+
+static void put_tail(page *pg)
+{
+    tci_sink *o = pg->o;
+    TCI_PUT_LIT(o, "<script>");
+    tci_sink_puts(o, PAGE_SCRIPT);
+    tci_sink_puts(o, tci_flame_script());
+    TCI_PUT_LIT(o, SCRIPT_END "</script>\n</body>\n</html>\n");
+}
+
+/* The graphs: wall when the input has that clock, thread CPU when it has that one. */
+static void plan_graphs(page *pg)
+{
+    if (pg->r->has_wall)
+        pg->graphs[pg->n_graphs++] = (graph){"fg-wall", false, "Flame graph: wall time (all threads)"};
+    if (pg->r->has_cpu)
+        pg->graphs[pg->n_graphs++] = (graph){"fg-cpu", true, "Flame graph: thread CPU time (all threads)"};
+}
+
+int tci_report_html(tci_wctx *w, const tci_calltree *ct)
+{
+    page pg = {.w = w, .r = w->priv, .o = w->out};
+    plan_graphs(&pg);
+    int rc = put_head(&pg);
+    if (rc == TC_OK) {
+        put_facts(&pg);
+        rc = put_graphs(&pg, ct);
+    }
+    if (rc == TC_OK)
+        rc = put_all(&pg, ct);
+    if (rc == TC_OK)
+        rc = put_threads(&pg, ct);
+    if (rc == TC_OK)
+        put_tail(&pg);
+    return rc;
+}

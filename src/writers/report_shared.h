@@ -1,0 +1,60 @@
+/*
+ * report_shared.h - what the report writer's two renderers share: the text
+ * report and CSV (report.c) and the HTML report (report_html.c). The figures
+ * are the profile module's; report.c puts them in order (a view) once, and
+ * both renderers show the same rows, lists and totals from it.
+ */
+#ifndef TC_REPORT_SHARED_H
+#define TC_REPORT_SHARED_H
+
+#include "tc_internal.h"
+
+typedef struct report_w {
+    bool cpu;               /* sort and percentages by thread CPU time */
+    bool has_wall, has_cpu; /* which clocks the input has: the other's columns show "-" (CSV: empty) */
+    tci_psort_item *items;  /* scratch: the rows or an edge list in order */
+    uint32_t cap_items;
+    tci_psort_item *list;   /* scratch: one parents or children list */
+    uint32_t cap_list;
+    uint32_t *index;        /* per row of the profile shown: its report index (1..) */
+    uint32_t cap_index;
+} report_w;
+
+/* What a renderer shows of one profile: its rows in report order. */
+typedef struct rview {
+    const tci_profile *p;
+    const tci_psort_item *rows; /* p->n_methods, in report order */
+    const uint32_t *index;      /* per row: 1.. in report order; (toplevel) is 0 */
+} rview;
+
+enum { TCI_REPORT_PARENTS, TCI_REPORT_CHILDREN };
+
+/* ns to µs, to the nearest, halves away from zero (|ns| <= TCI_SUM_MAX: no overflow). */
+static inline int64_t tci_report_us(int64_t ns) { return ns >= 0 ? (ns + 500) / 1000 : -((-ns + 500) / 1000); }
+
+/* The rows of p in report order (w's sort option); the view lives in w's scratch until the next call. */
+int tci_report_view(tci_wctx *w, const tci_profile *p, rview *v);
+/* The part of an edge a list shows: outer (the normal list) or the nested rest. */
+tci_pcost tci_report_edge_part(const tci_pedge *e, int side, bool nested);
+/* One parents or children list (edges at[0..n) of p), the part it shows, in order (time desc, then
+ * name), in w's scratch list: *count items, .tag the edge, .row the other method. */
+int tci_report_list(tci_wctx *w, const tci_profile *p, const uint32_t *at, uint32_t n, int side, bool nested,
+                    uint32_t *count);
+/* A row's calls, normal + recursive (saturated); 0 for (toplevel). */
+uint64_t tci_report_total_calls(const tci_profile *p, uint32_t row);
+/* "wall and thread CPU", ...: which clocks the report shows. */
+const char *tci_report_clock_text(const report_w *r);
+/* "inclusive", "exclusive", "calls", "name". */
+const char *tci_report_sort_text(uint8_t sort);
+/* The profile's sums that were capped: a warning (once per profile). */
+void tci_report_saturation_note(tci_wctx *w, const tci_profile *p);
+/* Whether thread t of the tree has calls (a section of its own). */
+static inline bool tci_report_thread_has_calls(const tci_calltree *ct, uint32_t t)
+{
+    return ct->spans[t].first_ts != TCI_NO_TIME;
+}
+
+/* The HTML report (report_html.c), from report's finish. */
+int tci_report_html(tci_wctx *w, const tci_calltree *ct);
+
+#endif

@@ -1,0 +1,150 @@
+// report.js - drives the HTML profile report (report --html) in headless Chromium for
+// test_report_html_browser.py and reports what the browser shows as JSON; the Python test judges.
+//
+//   node report.js SPEC.json RESULT.json
+//
+// SPEC: { "url": "file:///...report.html", "sorts": [COLUMN...], "search": "regex", "shot": "/x.png" }
+// With JavaScript: every CSP violation (securitypolicyviolation events, listened to before the page
+// loads) and console error is recorded; each column header in "sorts" is clicked twice (real mouse
+// clicks) and the column's cells and aria-sort are read after each click; the first method's
+// <summary> is clicked and its parents/children table read; a parent/child link is clicked; the
+// wall flame graph's frames are read, one is clicked (zoom) and a search is run (prompt overridden).
+// Without JavaScript: the same page's tables, and a <summary> still opens its <details>.
+"use strict";
+const fs = require("fs");
+const { launch, openPage, run } = require("./lib");
+
+const ALL = "section#all table.prof";
+
+function column(sel, col) {
+  const t = document.querySelector(sel);
+  const cells = [...t.tBodies[0].rows].map((r) => {
+    const c = r.cells[col];
+    const n = c.querySelector(".name");
+    return (n || c).textContent;
+  });
+  const idx = [...t.tBodies[0].rows].map((r) => r.cells[0].textContent);
+  return { cells, idx, sort: [...t.tHead.rows[0].cells].map((th) => th.getAttribute("aria-sort")) };
+}
+
+function frames(pfx) {
+  const svg = document.getElementById(pfx.slice(0, -1));
+  const byId = (n) => svg.querySelector(`[id="${pfx}${n}"]`);
+  return {
+    frames: [...byId("frames").children].map((g) => {
+      const r = g.querySelector("rect");
+      return { title: g.querySelector("title").textContent, x: r.getAttribute("x"), y: r.getAttribute("y"),
+               width: r.getAttribute("width"), hidden: g.classList.contains("hide") };
+    }),
+    width: svg.width.baseVal.value, matched: byId("matched").textContent,
+  };
+}
+
+async function withScript(browser, spec) {
+  const out = {};
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("console", (m) => { if (m.type() === "error") errors.push(`console: ${m.text()}`); });
+  page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
+  page.on("requestfailed", (r) => errors.push(`requestfailed: ${r.url()}`));
+  await page.evaluateOnNewDocument(() => {
+    window.__csp = [];
+    document.addEventListener("securitypolicyviolation",
+      (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI} ${e.sample}`));
+  });
+  await page.goto(spec.url, { waitUntil: "load", timeout: 60000 });
+  out.first = await page.evaluate(column, ALL, 0);
+  out.buttons = await page.evaluate(() => document.querySelectorAll("table.prof th button").length);
+  out.sorts = [];
+  for (const col of spec.sorts) {
+    const clicks = [];
+    for (let i = 0; i < 2; i++) {
+      const b = await page.$(`${ALL} > thead th:nth-child(${col + 1}) button`);
+      await b.click();
+      clicks.push(await page.evaluate(column, ALL, col));
+    }
+    out.sorts.push({ col, clicks });
+  }
+  // back to the report order (index ascending), then open the first method
+  const idx = await page.$(`${ALL} > thead th:nth-child(1) button`);
+  await idx.click();
+  await idx.click();
+  out.reordered = await page.evaluate(column, ALL, 0);
+  const summary = await page.$(`${ALL} > tbody > tr:first-child > td.m > details > summary`);
+  out.openedBefore = await page.evaluate((s) => s.parentElement.open, summary);
+  await summary.click();
+  out.opened = await page.evaluate((s) => {
+    const d = s.parentElement, t = d.querySelector("table.edges");
+    return { open: d.open, visible: !!t && t.getBoundingClientRect().height > 0,
+             rows: t ? [...t.rows].map((r) => [...r.cells].map((c) => c.textContent)) : [] };
+  }, summary);
+  // a link in the lists leads to that method's row, opened: the first row whose lists have one
+  const n = await page.evaluate((sel) => [...document.querySelector(sel).tBodies[0].rows]
+    .findIndex((r) => r.querySelector("table.edges a.to")), ALL);
+  if (n >= 0) {
+    const row = `${ALL} > tbody > tr:nth-child(${n + 1})`;
+    if (n > 0) await (await page.$(`${row} > td.m > details > summary`)).click();
+    const link = await page.$(`${row} table.edges a.to`);
+    const target = await page.evaluate((a) => a.getAttribute("href").slice(1), link);
+    await link.click();
+    out.link = await page.evaluate((id) => {
+      const r = document.getElementById(id), d = r && r.querySelector("td.m > details");
+      return { id, found: !!r, open: !!d && d.open, hash: location.hash };
+    }, target);
+  }
+  out.threadsOpen = await page.evaluate(() => [...document.querySelectorAll("details.thread")].map((d) => d.open));
+  // the wall flame graph: zoom on a frame, a search
+  out.flame = await page.evaluate(frames, "fg-wall-");
+  if (spec.click !== undefined) {
+    const rect = await page.evaluateHandle((i) =>
+      document.querySelector('[id="fg-wall-frames"]').children[i].querySelector("rect"), spec.click);
+    await rect.asElement().click();
+    out.zoomed = await page.evaluate(frames, "fg-wall-");
+  }
+  await page.evaluate((term) => { window.prompt = () => term; }, spec.search);
+  const unzoom = await page.$('[id="fg-wall-unzoom"]');
+  if (spec.click !== undefined) await unzoom.click();
+  await (await page.$('[id="fg-wall-search"]')).click();
+  out.searched = await page.evaluate(frames, "fg-wall-");
+  if (spec.shot) await page.screenshot({ path: spec.shot, fullPage: false });
+  out.csp = await page.evaluate(() => window.__csp);
+  out.pwned = await page.evaluate(() => [typeof window.pwned, document.querySelectorAll("img").length,
+                                         document.querySelectorAll("script").length]);
+  out.errors = errors;
+  await page.close();
+  return out;
+}
+
+async function withoutScript(browser, spec) {
+  const { page, errors } = await openPage(browser);
+  await page.setJavaScriptEnabled(false);
+  await page.goto(spec.url, { waitUntil: "load", timeout: 60000 });
+  const out = await page.evaluate((sel) => {
+    const t = document.querySelector(sel);
+    return { rows: t ? t.tBodies[0].rows.length : 0, visible: !!t && t.getBoundingClientRect().height > 100,
+             buttons: document.querySelectorAll("th button").length,
+             threads: document.querySelectorAll("details.thread table.prof").length };
+  }, ALL);
+  const summary = await page.$(`${ALL} > tbody > tr:first-child > td.m > details > summary`);
+  await summary.click();
+  out.opened = await page.evaluate((s) => {
+    const t = s.parentElement.querySelector("table.edges");
+    return s.parentElement.open && !!t && t.getBoundingClientRect().height > 0;
+  }, summary);
+  if (spec.shot) await page.screenshot({ path: spec.shot.replace(/\.png$/, "-nojs.png") });
+  out.errors = errors;
+  await page.close();
+  return out;
+}
+
+async function main(args) {
+  const spec = JSON.parse(fs.readFileSync(args[0], "utf8"));
+  const browser = await launch({ viewport: { width: 1300, height: 1000 } });
+  try {
+    return { js: await withScript(browser, spec), nojs: await withoutScript(browser, spec) };
+  } finally {
+    await browser.close();
+  }
+}
+
+run(main);
