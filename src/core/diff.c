@@ -294,22 +294,30 @@ static int match_rows(tci_diff *d)
 
 static uint64_t magnitude(int64_t v) { return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v; }
 
-/* The size of a row's change in the sort's figure: |NEW - BASE|, a missing side counting as 0. */
-static uint64_t change_of(const tci_diff *d, const tci_drow *r)
+/* The size of one change: |NEW - BASE|, a missing side counting as 0. */
+static uint64_t time_change(const tci_diff *d, const tci_drow *r, bool incl)
 {
-    const tci_dfig *b = &r->fig[TCI_DIFF_BASE], *n = &r->fig[TCI_DIFF_NEW];
-    switch (d->opt->sort) {
-    case TCI_SORT_EXCL: return magnitude(tci_dfig_time(n, false, d->by_cpu) - tci_dfig_time(b, false, d->by_cpu));
-    case TCI_SORT_CALLS: return n->calls > b->calls ? n->calls - b->calls : b->calls - n->calls;
-    case TCI_SORT_NAME: return 0;
-    default: return magnitude(tci_dfig_time(n, true, d->by_cpu) - tci_dfig_time(b, true, d->by_cpu));
-    }
+    return magnitude(tci_dfig_time(&r->fig[TCI_DIFF_NEW], incl, d->by_cpu) -
+                     tci_dfig_time(&r->fig[TCI_DIFF_BASE], incl, d->by_cpu));
 }
 
 typedef struct sort_item {
-    uint64_t key;
+    uint64_t key, then; /* the sort's change, then the other time's (equal inclusive changes: the
+                         * method whose own time changed - the cause - before its callers) */
     const tci_drow *row;
 } sort_item;
+
+static sort_item item_of(const tci_diff *d, const tci_drow *r)
+{
+    const tci_dfig *b = &r->fig[TCI_DIFF_BASE], *n = &r->fig[TCI_DIFF_NEW];
+    switch (d->opt->sort) {
+    case TCI_SORT_EXCL: return (sort_item){time_change(d, r, false), time_change(d, r, true), r};
+    case TCI_SORT_CALLS:
+        return (sort_item){n->calls > b->calls ? n->calls - b->calls : b->calls - n->calls, time_change(d, r, true), r};
+    case TCI_SORT_NAME: return (sort_item){0, 0, r};
+    default: return (sort_item){time_change(d, r, true), time_change(d, r, false), r};
+    }
+}
 
 /* Largest change first, then the name (byte order): keys are distinct, so a total order. */
 static int compare_items(const void *x, const void *y)
@@ -317,6 +325,8 @@ static int compare_items(const void *x, const void *y)
     const sort_item *a = x, *b = y;
     if (a->key != b->key)
         return a->key > b->key ? -1 : 1;
+    if (a->then != b->then)
+        return a->then > b->then ? -1 : 1;
     return strcmp(a->row->name, b->row->name);
 }
 
@@ -330,7 +340,7 @@ static int order_rows(tci_diff *d)
         return TC_ERR_NOMEM;
     }
     for (uint32_t i = 0; i < d->n_rows; i++)
-        items[i] = (sort_item){change_of(d, &d->rows[i]), &d->rows[i]};
+        items[i] = item_of(d, &d->rows[i]);
     qsort(items, d->n_rows, sizeof *items, compare_items);
     for (uint32_t i = 0; i < d->n_rows; i++) {
         sorted[i] = *items[i].row;

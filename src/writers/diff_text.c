@@ -135,7 +135,10 @@ static void header(const tci_diff *d, tci_sink *o)
     tci_sink_printf(o, "clocks      %s\n", d->wall && d->cpu ? "wall and thread CPU (both inputs have both)"
                                            : d->wall ? "wall only (an input has no thread-CPU clock: no cpu columns)"
                                                      : "thread CPU only (an input has no wall clock: no wall columns)");
-    tci_sink_printf(o, "sorted by   %s%s\n", sort_text(d), d->opt->sort == TCI_SORT_NAME ? "" : ", then name");
+    tci_sink_printf(o, "sorted by   %s%s\n", sort_text(d),
+                    d->opt->sort == TCI_SORT_NAME ? ""
+                    : d->opt->sort == TCI_SORT_EXCL ? ", then |change of inclusive time|, then name"
+                                                    : ", then |change of exclusive time|, then name");
     tci_sink_printf(o, "methods     %u in both, %u only in NEW (new), %u only in BASE (gone)\n\n", d->n_both, d->n_new,
                     d->n_gone);
     tci_sink_printf(o, "%-22s %11s %11s %11s %8s\n", "all threads (us)", "BASE", "NEW", "change", "%");
