@@ -268,6 +268,45 @@ TC_API const char *tc_conv_warning_at(const tc_conv *c, size_t index);
 /* A short description of the input, e.g. "art v3 non-streaming, clock dual". */
 TC_API const char *tc_conv_input_summary(const tc_conv *c);
 
+/* ---- comparing two inputs (traceconv diff) --------------------------------- */
+
+/*
+ * The per-method change from BASE to NEW: base and next are two tc_conv
+ * objects, each with its input opened (OPEN); they may be of different
+ * formats (an ART trace and a systrace capture of the same app). Each is
+ * read and normalized exactly as for a conversion, with its own open-time
+ * and reading options (strict, max-depth, the limits); the output options
+ * are NEW's (next's): "weight" (the clock of the order, and the flame
+ * graph's widths), "sort" (incl, default: by |change of inclusive time|;
+ * excl; calls; name), and for the flame graph "title", "width", "minwidth",
+ * "inverted", "colors", "hash", "negate" (0/1: swap red and blue, as
+ * flamegraph.pl --negate) and "merge-threads" (default 1 here: one tree for
+ * all threads; 0: a tower per "name-tid"). Each conv's options are checked
+ * against this list (unused-option warnings, errors under strict).
+ *
+ * format:
+ *   "text"        a table: per method calls, inclusive and exclusive wall
+ *                 (and thread-CPU when both inputs have it) time in µs for
+ *                 BASE, NEW, the signed change and the change in % of BASE;
+ *                 methods of one input only show "-" on the other side and
+ *                 "new" or "gone" for the percentage
+ *   "csv"         the same rows, with a fixed header (README "Diff")
+ *   "flamegraph"  a differential flame graph SVG: widths from NEW, red
+ *                 where NEW is slower, blue where faster (flamegraph.pl on
+ *                 difffolded.pl's output of the two folded stacks)
+ * Methods are matched by name (README "Diff": the key rule).
+ *
+ * State: a diff that starts consumes both convs (OPEN -> WRITTEN, success
+ * or not); one refused before it starts (unknown format, the same conv
+ * twice, a conv not OPEN: TC_ERR_USAGE / TC_ERR_STATE) leaves them as they
+ * were. The call's message is next's tc_conv_error; when an input failed it
+ * names which: "BASE: a.trace: art: offset 0x1f4a: truncated record" (that
+ * conv's own tc_conv_error has the message without the prefix). Figures and
+ * warnings of each input stay readable on its conv.
+ */
+TC_API int tc_diff_write(tc_conv *base, tc_conv *next, const char *format, FILE *out);
+TC_API int tc_diff_write_to(tc_conv *base, tc_conv *next, const char *format, tc_write_fn fn, void *user);
+
 /* ---- probing ------------------------------------------------------------- */
 
 typedef struct tc_probe_score {

@@ -4,7 +4,8 @@ truncations, cut ranges, random bytes, and the bytes that break text formats
 (NUL, 0xFF, quotes, backslashes, '|', '\\n', '\\r') inserted or written over
 one, lines duplicated; one to three of these per mutant. Each mutant is
 converted with a writer taken in turn from `traceconv --list-formats` (so a
-new writer is covered by itself) and a random set of the options that writer
+new writer is covered by itself), or diffed against its original (`traceconv
+diff -o text|csv|flamegraph ORIGINAL MUTANT`, in the same rotation) and a random set of the options that writer
 uses (--weight cpu, --no-thread, --merge-threads, --text, --csv, --sort,
 --threshold, --max-depth, --max-string, --strict). Each conversion must end in success (exit 0) or one
 clean error (exit 1, one line, no output file) - never a signal, a sanitizer
@@ -46,7 +47,12 @@ WRITER_OPTIONS = {
                ("--html",)),
     "dot": (("--weight", "cpu"), ("--threshold", "0"), ("--threshold", "0.5")),
     "speedscope": (("--weight", "cpu"),),
+    # `traceconv diff ORIGINAL MUTANT`: the mutant against the trace it was made from
+    "diff:text": (("--weight", "cpu"), ("--sort", "excl"), ("--sort", "calls")),
+    "diff:csv": (("--sort", "name"),),
+    "diff:flamegraph": (("--negate",), ("--merge-threads",), ("--minwidth", "0"), ("--weight", "cpu")),
 }
+DIFF_FORMATS = ("diff:text", "diff:csv", "diff:flamegraph")
 
 
 def writers(ctx):
@@ -158,7 +164,10 @@ def run_one(ctx, seed, job):
     path, out = job["path"], job["path"] + ".out"
     with open(path, "wb") as f:
         f.write(job["data"])
-    cmd = [ctx.traceconv, "-q", "-f", "-o", job["writer"], *job["opts"], path, out]
+    if job["writer"].startswith("diff:"):
+        cmd = [ctx.traceconv, "diff", "-q", "-f", "-o", job["writer"][5:], *job["opts"], job["src"], path, out]
+    else:
+        cmd = [ctx.traceconv, "-q", "-f", "-o", job["writer"], *job["opts"], path, out]
     problem, err = None, ""
     try:
         r = subprocess.run(cmd, capture_output=True, timeout=120)
@@ -207,6 +216,7 @@ def main():
     print(f"mutation seed: {seed} (replay with TC_MUTATION_SEED={seed})", flush=True)
     outs = writers(ctx)
     ctx.check(len(outs) >= 6 and "systrace" in outs, f"writers listed by --list-formats: {outs}")
+    outs += DIFF_FORMATS
     srcs = sources(ctx)
     blobs = []
     for src in srcs:

@@ -42,6 +42,7 @@ static const char usage_text[] =
     "       traceconv [-i FORMAT] -o FORMAT,FORMAT... [options] INPUT...\n"
     "       traceconv -o FORMAT [options] NAME.key NAME.data [OUTPUT]   (a legacy split trace)\n"
     "       traceconv batch -o FORMAT[,FORMAT...] -O OUTDIR [options] INPUT...  (see batch --help)\n"
+    "       traceconv diff [-o text|csv|flamegraph] [options] BASE NEW [OUTPUT]  (see diff --help)\n"
     "       traceconv --probe INPUT | --list-formats | --help | --version\n"
     "\n"
     "Convert an Android method trace (and other traces) to another format.\n"
@@ -366,7 +367,8 @@ static int written_by_traceconv(const char *path)
     static const char *const marks[] = {"\"generator\":\"traceconv ", "traceconv-ir ", "# traceconv ",
                                         " (traceconv)</title>",
                                         "thread,tid,method,calls,incl_wall_us,", /* report --csv: its exact header */
-                                        "\"exporter\":\"traceconv@"}; /* speedscope */
+                                        "\"exporter\":\"traceconv@", /* speedscope */
+                                        "method,status,calls_base,calls_new,"}; /* diff -o csv: its exact header */
     char buf[2][8192 + 1];
     size_t got[2] = {0, 0};
     FILE *f = fopen(path, "rb");
@@ -746,8 +748,146 @@ static int parse_formats(cli *a, const char *arg)
     return 0;
 }
 
+/* ---- traceconv diff BASE NEW [OUTPUT] ---- */
+
+static const char diff_usage_text[] =
+    "usage: traceconv diff [-o text|csv|flamegraph] [options] BASE NEW [OUTPUT]\n"
+    "\n"
+    "Compare two inputs per method: calls, inclusive and exclusive wall time (and\n"
+    "thread-CPU time when both have it) in BASE and NEW, the signed change and the\n"
+    "change in % of BASE, sorted by the largest change of inclusive time. BASE and\n"
+    "NEW may be of different formats; methods are matched by name (README \"Diff\").\n"
+    "\n"
+    "  -o text        the table (default), written to stdout unless OUTPUT is given\n"
+    "  -o csv         the table as CSV rows, to stdout unless OUTPUT is given\n"
+    "  -o flamegraph  a differential flame graph SVG: widths from NEW, red where NEW\n"
+    "                 is slower, blue where faster; OUTPUT defaults to NEW's name\n"
+    "                 with .diff.svg (b.trace -> b.diff.svg)\n"
+    "  -i FORMAT      input format of both inputs (default: detected for each)\n"
+    "  -f, --force    overwrite an existing OUTPUT (never an input or an original trace)\n"
+    "  -q, --quiet    print nothing but errors\n"
+    "      --strict   warnings about either input, and unused options, are errors\n"
+    "      --weight wall|cpu        the clock of the order (and of the flame graph)\n"
+    "      --sort incl|excl|calls|name  order by |change| of inclusive (default) or\n"
+    "                 exclusive time, of calls, or by name\n"
+    "      --negate   flamegraph: swap red and blue (see README for the negated pair)\n"
+    "      --title, --width, --minwidth, --inverted, --colors, --hash: as for -o flamegraph\n"
+    "      --max-depth N, --max-input ... and the other limits: as for a conversion\n"
+    "\n"
+    "Exit status: 0 success, 1 an input could not be read or the output written,\n"
+    "2 usage error.\n";
+
+/* A diff format's default output: stdout for the tables, NEW-stem.diff.svg for the graph. */
+static char *diff_default_output(const char *format, const char *next)
+{
+    if (strcmp(format, "flamegraph") || !strcmp(next, "-"))
+        return strdup("-");
+    char *stem = default_output(next, "flamegraph"); /* b.trace -> b.svg */
+    char *out = stem ? malloc(strlen(stem) + 6) : NULL;
+    if (out) {
+        size_t n = strlen(stem) - 4;
+        sprintf(out, "%.*s.diff.svg", (int)n, stem);
+    }
+    free(stem);
+    return out;
+}
+
+static int diff_open(cli *a, tc_conv *c, const char *path, const char *label)
+{
+    for (size_t i = 0; i < a->n_settings; i++) {
+        if (tc_conv_set_option(c, a->settings[i].key, a->settings[i].value) != TC_OK) {
+            fprintf(stderr, "traceconv: %s\n", tc_conv_error(c));
+            return EXIT_USAGE;
+        }
+    }
+    int rc = tc_conv_open(c, path, a->in_format);
+    if (rc != TC_OK) {
+        fprintf(stderr, "traceconv: %s: %s\n", label, tc_conv_error(c));
+        return rc == TC_ERR_USAGE ? EXIT_USAGE : EXIT_CONVERT;
+    }
+    return 0;
+}
+
+static void diff_summary(tc_conv *base, tc_conv *next, const char *b, const char *n, const char *out,
+                         const char *format)
+{
+    tc_conv *convs[2] = {base, next};
+    static const char *const label[2] = {"BASE", "NEW"};
+    for (int k = 0; k < 2; k++) {
+        const char *w;
+        for (size_t i = 0; (w = tc_conv_warning_at(convs[k], i)); i++)
+            fprintf(stderr, "traceconv: warning: %s: %s\n", label[k], w);
+    }
+    fprintf(stderr, "traceconv: diff %s (%s) -> %s (%s) -> %s (%s)\n", b, tc_conv_input_summary(base), n,
+            tc_conv_input_summary(next), strcmp(out, "-") ? out : "stdout", format);
+}
+
+static int run_diff(cli *a, const char *format, char **ops, int n)
+{
+    if (strcmp(format, "text") && strcmp(format, "csv") && strcmp(format, "flamegraph")) {
+        fprintf(stderr, "traceconv: diff: unknown output format '%s' (text, csv or flamegraph)\nTry 'traceconv diff --help'.\n", format);
+        return EXIT_USAGE;
+    }
+    if (n < 2 || n > 3) {
+        fputs("traceconv: diff: expected BASE NEW [OUTPUT]\nTry 'traceconv diff --help'.\n", stderr);
+        return EXIT_USAGE;
+    }
+    if (!strcmp(ops[0], "-") && !strcmp(ops[1], "-")) {
+        fputs("traceconv: diff: BASE and NEW cannot both be stdin\n", stderr);
+        return EXIT_USAGE;
+    }
+    job jb = {ops[0], ops[1], NULL}; /* both inputs: the output must be neither */
+    target t = {.format = format};
+    t.path = t.owned = n == 3 ? strdup(ops[2]) : diff_default_output(format, ops[1]);
+    if (!t.path) {
+        fprintf(stderr, "traceconv: out of memory\n");
+        return EXIT_CONVERT;
+    }
+    t.to_stdout = !strcmp(t.path, "-");
+    struct stat st_out;
+    int rc = 0;
+    if (!t.to_stdout && !stat(t.path, &st_out)) {
+        t.special = !S_ISREG(st_out.st_mode);
+        rc = refuse_existing(a, &jb, t.path, &st_out);
+    }
+    tc_conv *base = rc ? NULL : tc_conv_new(), *next = rc ? NULL : tc_conv_new();
+    if (!rc && (!base || !next)) {
+        fprintf(stderr, "traceconv: out of memory\n");
+        rc = EXIT_CONVERT;
+    }
+    if (!rc)
+        rc = diff_open(a, base, ops[0], "BASE");
+    if (!rc)
+        rc = diff_open(a, next, ops[1], "NEW");
+    if (!rc && !(t.fp = t.to_stdout ? stdout : t.special ? fopen(t.path, "wb") : open_temp_beside(0, t.path))) {
+        fprintf(stderr, "traceconv: %s: cannot create the output: %s\n", t.path, strerror(errno));
+        rc = EXIT_CONVERT;
+    }
+    if (!rc) {
+        int st = tc_diff_write(base, next, format, t.fp);
+        if (st != TC_OK) {
+            fprintf(stderr, "traceconv: %s\n", tc_conv_error(next));
+            rc = st == TC_ERR_USAGE ? EXIT_USAGE : EXIT_CONVERT;
+        } else {
+            rc = commit_target(&t, 0);
+        }
+        if (!rc && !a->quiet)
+            diff_summary(base, next, ops[0], ops[1], t.path, format);
+    }
+    abandon_target(&t, 0);
+    free(t.owned);
+    tc_conv_free(base);
+    tc_conv_free(next);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    int diff_mode = argc > 1 && !strcmp(argv[1], "diff");
+    if (diff_mode) { /* the same options as a conversion, read for both inputs */
+        argc--;
+        argv++;
+    }
     if (argc > 1 && !strcmp(argv[1], "batch"))
         return batch_main(argc - 1, argv + 1);
     enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST, O_MERGE, O_LIMIT, O_TEXT,
@@ -771,6 +911,7 @@ int main(int argc, char **argv)
         {"sort", required_argument, 0, O_LIMIT},    {"threshold", required_argument, 0, O_LIMIT},
         {"csv", no_argument, 0, O_LIMIT}, /* a flag: its NULL value reads as true */
         {"html", no_argument, 0, O_HTML},
+        {"negate", no_argument, 0, O_FLAG},
         {0, 0, 0, 0}};
     static cli a;
     read_umask();
@@ -799,13 +940,21 @@ int main(int argc, char **argv)
         case O_HTML: status = set(&a, check, "html", "1"); a.report_html = 1; break;
         case O_PROBE: tc_conv_free(check); return probe(optarg);
         case O_LIST: tc_conv_free(check); return list_formats();
-        case 'h': fputs(usage_text, stdout); tc_conv_free(check); return 0;
+        case 'h': fputs(diff_mode ? diff_usage_text : usage_text, stdout); tc_conv_free(check); return 0;
         case 'V': printf("traceconv %s\n", TC_VERSION_STRING); tc_conv_free(check); return 0;
         default: status = -1;
         }
     }
     tc_conv_free(check);
     int nargs = argc - optind;
+    if (diff_mode) {
+        if (status != 0) {
+            fputs("Try 'traceconv diff --help'.\n", stderr);
+            return EXIT_USAGE;
+        }
+        install_signal_cleanup();
+        return run_diff(&a, out_list ? out_list : "text", argv + optind, nargs);
+    }
     job *jobs = nargs > 0 ? calloc((size_t)nargs, sizeof *jobs) : NULL;
     size_t n_jobs = 0;
     if (status == 0 && !out_list) {

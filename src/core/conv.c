@@ -307,6 +307,8 @@ static int apply_option(tc_conv *c, const char *key, const char *value)
         return parse_bool(value, &c->opt.inverted);
     if (!strcmp(key, "hash"))
         return parse_bool(value, &c->opt.hash);
+    if (!strcmp(key, "negate"))
+        return parse_bool(value, &c->opt.negate);
     if (!strcmp(key, "colors")) {
         int p = tci_flame_palette(value);
         if (p < 0)
@@ -582,6 +584,8 @@ typedef struct output {
 
 typedef struct pipeline {
     tc_conv *c;
+    const tci_writer *internal; /* tci_conv_aggregate: the one output's writer (not registered) */
+    void *internal_priv;        /* ... and its state, owned by the caller */
     output *outs;
     size_t n, alive;
     tci_calltree tree;
@@ -802,7 +806,8 @@ static void pipeline_close(pipeline *p)
             output_fail(p, o, TC_ERR_IO, NULL);
         if (o->w->close)
             o->w->close(&o->wctx);
-        free(o->wctx.priv);
+        if (!p->internal)
+            free(o->wctx.priv);
     }
     tci_merge_free(p->merge);
     if (p->has_tree)
@@ -825,7 +830,7 @@ static void outputs_open(pipeline *p, tc_output *pub)
     for (size_t i = 0; i < p->n; i++) {
         output *o = &p->outs[i];
         o->pub = &pub[i];
-        o->w = tci_find_writer(pub[i].writer);
+        o->w = p->internal ? p->internal : tci_find_writer(pub[i].writer);
         o->direct = !wants(o, TCI_WF_GLOBAL_ORDER) && o->w->event;
         o->diag.input = c->diag.input;
         o->diag.strict = c->diag.strict;
@@ -834,7 +839,9 @@ static void outputs_open(pipeline *p, tc_output *pub)
         bool gzip = wants(o, TCI_WF_GZIP);
         int rc = pub[i].fn ? tci_sink_open_fn(&o->sink, pub[i].fn, pub[i].user, gzip)
                            : tci_sink_open(&o->sink, pub[i].fp, gzip);
-        if (rc == TC_OK && o->w->priv_size && !(o->wctx.priv = tci_calloc(1, o->w->priv_size)))
+        if (p->internal)
+            o->wctx.priv = p->internal_priv;
+        else if (rc == TC_OK && o->w->priv_size && !(o->wctx.priv = tci_calloc(1, o->w->priv_size)))
             rc = TC_ERR_NOMEM;
         p->alive++;
         if (rc != TC_OK)
@@ -872,10 +879,11 @@ static void set_statuses(tc_output *outs, size_t n, int rc)
     }
 }
 
-/* The conversion proper: one read of the input into every output. */
-static int run_pipeline(tc_conv *c, tc_output *pub, size_t n)
+/* The conversion proper: one read of the input into every output (internal: the
+ * one output's writer and its state, for tci_conv_aggregate; else NULL). */
+static int run_pipeline(tc_conv *c, tc_output *pub, size_t n, const tci_writer *internal, void *internal_priv)
 {
-    pipeline p = {.c = c, .n = n};
+    pipeline p = {.c = c, .n = n, .internal = internal, .internal_priv = internal_priv};
     p.tree_diag.input = p.merge_diag.input = c->diag.input;
     if (!(p.outs = tci_calloc(n, sizeof *p.outs))) {
         set_statuses(pub, n, TC_ERR_NOMEM);
@@ -952,7 +960,7 @@ static int conv_write_many(tc_conv *c, tc_output *outs, size_t n, const char *fu
         set_statuses(outs, n, rc); /* an option no writer uses, under strict */
         return rc;
     }
-    return run_pipeline(c, outs, n);
+    return run_pipeline(c, outs, n, NULL, NULL);
 }
 
 int tc_conv_write_many(tc_conv *c, tc_output *outs, size_t n)
@@ -980,6 +988,43 @@ int tc_conv_write_to(tc_conv *c, const char *writer, tc_write_fn fn, void *user)
     tc_output one = {.writer = writer, .fn = fn, .user = user};
     return call_end(c, conv_write_many(c, &one, 1, "tc_conv_write_to"));
 }
+
+/* ---- for commands of the core that read a conv as a whole (diff.c) ---------- */
+
+static int discard_output(void *user, const void *buf, size_t len)
+{
+    (void)user, (void)buf, (void)len;
+    return 0;
+}
+
+int tci_conv_aggregate(tc_conv *c, const tci_writer *w, void *priv, const char *function)
+{
+    if (c->state == ST_NEW)
+        return state_error(c, "%s before an input was opened (call tc_conv_open first)", function);
+    if (c->state == ST_WRITTEN)
+        return state_error(c, "%s: the input was already converted; open it again with a new tc_conv", c->path);
+    c->state = ST_WRITTEN;
+    c->canceled = false;
+    int rc = tci_options_check_used(&c->opt, c->reader, &w, 1, &c->diag);
+    if (rc != TC_OK)
+        return rc;
+    tc_output one = {.writer = w->name, .fn = discard_output};
+    return run_pipeline(c, &one, 1, w, priv);
+}
+
+const tci_options *tci_conv_options(const tc_conv *c) { return &c->opt; }
+const tci_trace *tci_conv_trace_of(const tc_conv *c) { return &c->trace; }
+const tci_diag *tci_conv_diag(const tc_conv *c) { return &c->diag; }
+bool tci_conv_is_open(const tc_conv *c) { return c->state == ST_OPEN; }
+void tci_conv_consume(tc_conv *c)
+{
+    if (c->state == ST_OPEN)
+        c->state = ST_WRITTEN;
+}
+
+void tci_conv_call_begin(tc_conv *c) { call_begin(c); }
+int tci_conv_call_end(tc_conv *c, int rc) { return call_end(c, rc); }
+tci_diag *tci_conv_error_slot(tc_conv *c) { return &c->diag; }
 
 size_t tc_conv_figures(const tc_conv *c, tc_figure *out, size_t max)
 {

@@ -404,10 +404,22 @@ static int measure(render *r, const drawn *d)
 {
     if (d->depth > r->depthmax)
         r->depthmax = d->depth;
-    int64_t m = d->delta < 0 ? -d->delta : d->delta;
-    if (d->has_line && m > r->maxdelta)
-        r->maxdelta = m;
     return TC_OK;
+}
+
+/* flamegraph.pl scales colours by the largest change of any input line, also of
+ * lines too narrow to be drawn (a stack gone in the second profile has no width). */
+static int64_t max_delta(const tci_flame *f)
+{
+    int64_t max = 1;
+    for (uint32_t i = 1; f->differential && i < f->n_frames; i++) {
+        const fframe *fr = &f->frames[i];
+        int64_t m = fr->self - fr->before;
+        m = m < 0 ? -m : m;
+        if (fr->line && m > max)
+            max = m;
+    }
+    return max;
 }
 
 /* ---- text --------------------------------------------------------------------------------- */
@@ -1114,6 +1126,7 @@ int tci_flame_render(tci_flame *f, const tci_flame_opts *o, tci_sink *out)
     }
     r.wpt = (double)(r.width - 2 * XPAD) / (double)r.timemax;
     r.minwidth_time = o->minwidth_pct ? (double)r.timemax * o->minwidth / 100 : o->minwidth / r.wpt;
+    r.maxdelta = max_delta(f);
     int rc = walk(&r, measure);
     if (rc == TC_OK) {
         r.height = (r.depthmax + 1) * FRAMEHEIGHT + YPAD1 + YPAD2 + (o->subtitle ? YPAD3 : 0);

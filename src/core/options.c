@@ -67,6 +67,8 @@ static bool some_reader_uses(const char *key, size_t n)
 
 static bool some_writer_uses(const char *key, size_t n)
 {
+    if (lists(tci_diff_options, key, n)) /* the diff command: a format of its own (diff.c) */
+        return true;
     for (size_t i = 0; i < COUNT(every_writer); i++)
         if (lists(every_writer[i]->options, key, n))
             return true;

@@ -175,6 +175,7 @@ typedef struct tci_options {
     int palette;            /* enum tci_flame_palette (0: hot; the writer's default is java unless colors_given) */
     bool colors_given;
     bool hash;              /* colours from a hash of the name */
+    bool negate;            /* diff flamegraph: swap red and blue (flamegraph.pl --negate) */
     uint8_t sort;         /* report: enum tci_report_sort */
     bool csv;             /* report: CSV rows instead of the text report */
     bool html;            /* report: a self-contained HTML page instead of the text report (not with csv) */
@@ -723,6 +724,73 @@ typedef struct tci_psort_item {
     const tci_method *m; /* set by tci_profile_sort */
 } tci_psort_item;
 void tci_profile_sort(const tci_profile *p, tci_psort_item *items, size_t n);
+
+/* ---- diff: two inputs compared per method (diff.c; rendered by diff_*.c) ---- */
+
+enum { TCI_DIFF_BASE = 0, TCI_DIFF_NEW = 1 };
+
+/* One side of a row: what the profile shows for the methods of that key. */
+typedef struct tci_dfig {
+    uint64_t calls;                /* every activation (normal + recursive) */
+    int64_t incl_wall, excl_wall;  /* ns, summed over the methods of the key */
+    int64_t incl_cpu, excl_cpu;
+} tci_dfig;
+
+/* A method of either input, matched by name (README "Diff": the key rule). */
+typedef struct tci_drow {
+    const char *name; /* the key: "pkg.Class.method", or "pkg.Class.method: (I)V" for overloads */
+    bool on[2];       /* present in BASE, in NEW */
+    tci_dfig fig[2];
+} tci_drow;
+
+typedef struct tci_dside {
+    const tci_trace *trace;
+    const tci_diag *diag;
+    const char *summary; /* "art v3 non-streaming, clock dual" */
+    tci_profile profile; /* all threads: totals (span, busy, calls) */
+    bool built;
+} tci_dside;
+
+typedef struct tci_diff {
+    tci_dside side[2];
+    const tci_options *opt; /* NEW's: weight, sort, the flame graph's */
+    bool wall, cpu;         /* the clocks both inputs have: the columns shown */
+    bool by_cpu;            /* order (and the flame graph's widths) by thread-CPU time */
+    tci_drow *rows;         /* in report order after matching */
+    uint32_t n_rows, cap_rows;
+    uint32_t n_both, n_new, n_gone;
+    bool merge_threads;     /* flamegraph: one tree (default) or a tower per "name-tid" */
+    tci_flame *flame;       /* flamegraph: the differential tree (NULL for the tables) */
+    tci_arena arena;
+} tci_diff;
+
+/* ns to µs, to the nearest, halves away from zero (as the report). */
+static inline int64_t tci_us_of(int64_t ns) { return ns >= 0 ? (ns + 500) / 1000 : -((-ns + 500) / 1000); }
+/* The key's figures of one clock: incl (true) or excl, wall or cpu. */
+static inline int64_t tci_dfig_time(const tci_dfig *f, bool incl, bool cpu)
+{
+    return incl ? (cpu ? f->incl_cpu : f->incl_wall) : (cpu ? f->excl_cpu : f->excl_wall);
+}
+/* The renderers: each writes the whole output into o (write errors stay in the sink). */
+int tci_diff_text(const tci_diff *d, tci_sink *o);
+int tci_diff_csv(const tci_diff *d, tci_sink *o);
+int tci_diff_flamegraph(const tci_diff *d, tci_sink *o);
+/* The option keys the diff reads (options.c counts them as a format's). */
+extern const char tci_diff_options[];
+
+/* conv.c, for diff.c: convert c into one writer that is not registered
+ * (priv: its state, the caller's); the same pipeline, options check
+ * (against w's option list) and diagnostics as tc_conv_write. OPEN -> WRITTEN. */
+struct tci_writer;
+int tci_conv_aggregate(tc_conv *c, const struct tci_writer *w, void *priv, const char *function);
+const tci_options *tci_conv_options(const tc_conv *c);
+const tci_trace *tci_conv_trace_of(const tc_conv *c);
+const tci_diag *tci_conv_diag(const tc_conv *c);
+bool tci_conv_is_open(const tc_conv *c);
+void tci_conv_consume(tc_conv *c); /* OPEN -> WRITTEN without reading (the other input of a diff failed) */
+void tci_conv_call_begin(tc_conv *c);
+int tci_conv_call_end(tc_conv *c, int rc);
+tci_diag *tci_conv_error_slot(tc_conv *c); /* where a call's message goes (diag.error) */
 
 /* ---- writers ------------------------------------------------------------ */
 

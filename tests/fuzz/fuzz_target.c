@@ -10,9 +10,12 @@
 #include <string.h>
 
 /* The registry's writers, looked up once: the registry lists readers first
- * and is fixed at build time, so a new writer joins the rotation by itself. */
+ * and is fixed at build time, so a new writer joins the rotation by itself.
+ * After them, the diff's formats (tc_diff_write), as "diff:FORMAT": the
+ * input's first half is BASE, the whole input NEW. */
 static const char *writers[64];
 static size_t n_writers;
+static const char *const diff_formats[] = {"diff:text", "diff:csv", "diff:flamegraph"};
 
 static void find_writers(void)
 {
@@ -20,6 +23,9 @@ static void find_writers(void)
     for (size_t i = 0; (f = tc_format_at(i)) && n_writers < sizeof writers / sizeof *writers; i++)
         if (!f->is_reader)
             writers[n_writers++] = f->name;
+    for (size_t i = 0; n_writers && i < sizeof diff_formats / sizeof *diff_formats; i++)
+        if (n_writers < sizeof writers / sizeof *writers)
+            writers[n_writers++] = diff_formats[i];
     if (!n_writers) {
         fprintf(stderr, "fuzz: the registry lists no writer\n");
         abort();
@@ -62,6 +68,7 @@ static const struct choice choices[] = {
     {FUZZ_VARIANT_2, 7u << FUZZ_LIMIT_SHIFT, "sort=calls,threshold=100", {"sort", "threshold"}, {"calls", "100"}},
     {FUZZ_VARIANT_3, 7u << FUZZ_LIMIT_SHIFT, "sort=excl,threshold=0.5", {"sort", "threshold"}, {"excl", "0.5"}},
     {FUZZ_VARIANT_2, 7u << FUZZ_LIMIT_SHIFT, "html", {"html"}, {"1"}},
+    {FUZZ_VARIANT_3, 7u << FUZZ_LIMIT_SHIFT, "negate", {"negate"}, {"1"}},
 };
 #define N_CHOICES (sizeof choices / sizeof *choices)
 
@@ -106,11 +113,35 @@ static void check_contract(const tc_conv *c, int rc, const char *call)
     }
 }
 
+/* diff:FORMAT: the first half of the input against the whole of it; every
+ * failure (of either input, or the diff) must leave its message on NEW. */
+static void fuzz_diff_one(const uint8_t *trace, size_t size, const char *format, unsigned options, FILE *sink)
+{
+    tc_conv *base = tc_conv_new(), *next = tc_conv_new();
+    if (base && next) {
+        set_options(base, options);
+        set_options(next, options);
+        int rb = tc_conv_open_memory(base, trace, size / 2, "fuzz.base", fuzz_reader);
+        check_contract(base, rb, "tc_conv_open_memory (base)");
+        int rn = tc_conv_open_memory(next, trace, size, "fuzz.input", fuzz_reader);
+        check_contract(next, rn, "tc_conv_open_memory");
+        if (rb == TC_OK && rn == TC_OK)
+            check_contract(next, tc_diff_write(base, next, format, sink), "tc_diff_write");
+    }
+    tc_conv_free(base);
+    tc_conv_free(next);
+}
+
 void fuzz_convert_one(const uint8_t *trace, size_t size, size_t writer, unsigned options)
 {
     static FILE *sink;
     if (!sink && !(sink = fopen("/dev/null", "w")))
         abort();
+    const char *name = fuzz_writer_name(writer);
+    if (!strncmp(name, "diff:", 5)) {
+        fuzz_diff_one(trace, size, name + 5, options, sink);
+        return;
+    }
     tc_conv *c = tc_conv_new();
     if (!c)
         return;

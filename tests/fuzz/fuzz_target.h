@@ -6,7 +6,9 @@
  * fuzzed, not only the one a target happened to hard-code.
  *
  *   byte 0   the writer: its index among the registry's writers (tc_format_at),
- *            modulo their number, so a new writer is fuzzed without a change here
+ *            then the diff's formats ("diff:text", "diff:csv", "diff:flamegraph":
+ *            the first half of the trace diffed against all of it), modulo their
+ *            number, so a new writer is fuzzed without a change here
  *   byte 1   options: bits 0-4 are FUZZ_OPT_*; bits 5-7 one limit, FUZZ_LIMIT_* (5-7),
  *            or a set of writer options, FUZZ_VARIANT_* (1-3; 0 and 4 none): a limit stops
  *            most inputs early, so most go without. A variant sets the options of
@@ -35,7 +37,7 @@ enum fuzz_option {
                                       * report: csv, sort=name; dot: threshold=0 (every edge) */
     FUZZ_VARIANT_2 = 2 << 5,         /* flamegraph: hash, minwidth=5%, width=200; report: sort=calls,
                                       * html; dot: threshold=100 */
-    FUZZ_VARIANT_3 = 3 << 5,         /* report: sort=excl; dot: threshold=0.5 */
+    FUZZ_VARIANT_3 = 3 << 5,         /* report: sort=excl; dot: threshold=0.5; diff: negate */
     FUZZ_LIMIT_STRICT = 5 << 5,      /* strict: every warning is an error */
     FUZZ_LIMIT_MAX_STRING = 6 << 5,  /* max-string=16: names hit the limit */
     FUZZ_LIMIT_TIGHT = 7 << 5        /* max-threads=4, max-methods=64, max-events=512 */

@@ -1,0 +1,46 @@
+/*
+ * diff_flamegraph.c - `traceconv diff -o flamegraph`: the differential flame
+ * graph (FLAMEGRAPH-SVG.md §7) that `difffolded.pl BASE.folded NEW.folded |
+ * flamegraph.pl` draws from our folded outputs: frame widths from NEW, the
+ * colour of a frame from the change of its own (self) count, red where NEW
+ * is slower, blue where faster, white unchanged; tooltips
+ * "NAME (N us, P%; +D%)" with D in % of NEW's total. diff.c built the tree
+ * (the folded writer's stacks of each input, µs rounded as folded does);
+ * the SVG engine (flamesvg.c) draws it as flamegraph.pl does.
+ *
+ * As upstream, frames only in BASE have no width in NEW and do not appear:
+ * the README shows the negated pair (`traceconv diff --negate NEW BASE`)
+ * that draws BASE's widths coloured by what will change.
+ */
+#include "tc_internal.h"
+
+int tci_diff_flamegraph(const tci_diff *d, tci_sink *o)
+{
+    const tci_options *opt = d->opt;
+    const tci_trace *b = d->side[TCI_DIFF_BASE].trace, *n = d->side[TCI_DIFF_NEW].trace;
+    tci_arena a = {0};
+    char *subtitle = tci_arena_printf(&a, "BASE %s (%s) -> NEW %s (%s): %s time in µs, %s; red: slower in NEW, "
+                                          "blue: faster%s",
+                                      b->input_name, b->reader, n->input_name, n->reader,
+                                      opt->weight_cpu ? "thread CPU" : "wall",
+                                      d->merge_threads ? "all threads merged" : "one tower per thread",
+                                      opt->negate ? " (negated: colours swapped)" : "");
+    if (!subtitle)
+        return TC_ERR_NOMEM;
+    tci_flame_opts fo = {
+        .mode = TCI_FLAME_DOCUMENT,
+        .title = opt->title ? opt->title : "Differential Flame Graph",
+        .subtitle = subtitle,
+        .countname = "us",
+        .width = opt->width,
+        .minwidth = opt->minwidth_given ? opt->minwidth : 0.1,
+        .minwidth_pct = opt->minwidth_given && opt->minwidth_pct,
+        .inverted = opt->inverted,
+        .palette = opt->colors_given ? (enum tci_flame_palette)opt->palette : TCI_PAL_JAVA,
+        .hash = opt->hash,
+        .negate = opt->negate,
+    };
+    int rc = tci_flame_render(d->flame, &fo, o);
+    tci_arena_free(&a);
+    return rc;
+}
