@@ -328,19 +328,18 @@ int srv_store_result_dir(srv_store *s, const char *id, char *dir, size_t dirlen)
     return found;
 }
 
-static int over_limits(const srv_store *s, time_t now)
+/* Over the limits once one more result of extra bytes is added (extra = 0: none is). */
+static int over_limits(const srv_store *s, time_t now, int adding, uint64_t extra)
 {
     if (!s->n)
         return 0;
-    return s->n > s->lim.keep_count || s->total > s->lim.keep_bytes ||
+    return s->n + (adding ? 1 : 0) > s->lim.keep_count || s->total + extra > s->lim.keep_bytes ||
            (s->lim.keep_age && (uint64_t)(now - s->results[0].created) > s->lim.keep_age);
 }
 
-void srv_store_expire(srv_store *s)
+static void evict_locked(srv_store *s, time_t now, int adding, uint64_t extra)
 {
-    time_t now = time(NULL);
-    pthread_mutex_lock(&s->lock);
-    while (over_limits(s, now)) {
+    while (over_limits(s, now, adding, extra)) {
         char path[PATH_MAX];
         (void)srv_path(path, sizeof path, s->root, s->results[0].id);
         remove_flat_dir(path); /* a download already open keeps its file until it ends */
@@ -348,26 +347,29 @@ void srv_store_expire(srv_store *s)
         memmove(&s->results[0], &s->results[1], (s->n - 1) * sizeof *s->results);
         s->n--;
     }
+}
+
+void srv_store_expire(srv_store *s)
+{
+    pthread_mutex_lock(&s->lock);
+    evict_locked(s, time(NULL), 0, 0);
     pthread_mutex_unlock(&s->lock);
 }
 
-/* A finished result directory into place, then the limits applied. */
+/* Room made first (the store never holds more than its limits, not even for a moment),
+ * then the finished result directory renamed into place. */
 static int publish_result(srv_store *s, const char *part, const char *id)
 {
     char final[PATH_MAX];
     (void)srv_path(final, sizeof final, s->root, id);
     uint64_t bytes = dir_bytes(part);
-    if (rename(part, final) != 0)
-        return -1;
     pthread_mutex_lock(&s->lock);
-    int rc = add_result(s, id, time(NULL), bytes);
+    evict_locked(s, time(NULL), 1, bytes);
+    int rc = rename(part, final) == 0 ? add_result(s, id, time(NULL), bytes) : -1;
     pthread_mutex_unlock(&s->lock);
-    if (rc != 0) {
+    if (rc != 0)
         remove_flat_dir(final);
-        return -1;
-    }
-    srv_store_expire(s);
-    return 0;
+    return rc;
 }
 
 /* ---- conversions ---- */
