@@ -139,7 +139,14 @@ static const char js[] =
     "  }\n"
     "})();\n";
 
+/* a page without an icon link makes the browser ask for /favicon.ico (a 404 in its console) */
+static const char icon[] =
+    "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 16 16\"><rect width=\"16\" height=\"5\" y=\"11\" "
+    "fill=\"#e5502a\"/><rect x=\"2\" width=\"10\" height=\"5\" y=\"6\" fill=\"#f08c2a\"/><rect x=\"3\" "
+    "width=\"5\" height=\"5\" y=\"1\" fill=\"#f4c430\"/></svg>\n";
+
 static const srv_asset assets[] = {
+    {"/static/icon.svg", "image/svg+xml", icon},
     {"/static/serve.css", "text/css; charset=utf-8", css},
     {"/static/serve.js", "text/javascript; charset=utf-8", js},
 };
@@ -179,6 +186,7 @@ static void page_head(FILE *fp, const char *title)
           fp);
     srv_html_escape(fp, title);
     fputs("</title>\n<link rel=\"stylesheet\" href=\"/static/serve.css\">\n"
+          "<link rel=\"icon\" href=\"/static/icon.svg\" type=\"image/svg+xml\">\n"
           "<script src=\"/static/serve.js\" defer></script></head>\n<body>\n"
           "<header><h1><a href=\"/\">traceconv</a></h1><span class=\"hint\">Android method traces to flame "
           "graphs, reports and every format</span></header>\n<main>\n",
