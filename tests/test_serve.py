@@ -371,7 +371,9 @@ def load_test(ctx, srcs):
     took = time.time() - t0
     ctx.eq(errors[:5], [], "200 uploads, 8 at a time: every result correct")
     hwm = srv.vm_hwm_kb()
-    ctx.check(hwm is not None and hwm < 200 * 1024, f"server peak RSS {hwm} kB (bound 200 MB)")
+    with open(ctx.traceconv, "rb") as f:  # ASan's shadow memory and quarantine weigh on RSS
+        bound = 1024 if b"__asan_init" in f.read() else 100
+    ctx.check(hwm is not None and hwm < bound * 1024, f"server peak RSS {hwm} kB (bound {bound} MB)")
     store = srv.store()
     results = [d for d in os.listdir(store) if len(d) == 32]
     ctx.check(len(results) <= keep and max_results[0] <= keep, f"store holds {len(results)} results, "

@@ -221,7 +221,8 @@ static void load_existing(srv_store *s)
             add_result(s, e->d_name, st.st_mtime, dir_bytes(path));
     }
     closedir(d);
-    qsort(s->results, s->n, sizeof *s->results, compare_by_time);
+    if (s->n)
+        qsort(s->results, s->n, sizeof *s->results, compare_by_time);
 }
 
 srv_store *srv_store_open(const char *dir, const srv_limits *lim, char *err, size_t errlen)
