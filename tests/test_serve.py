@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 import uuid
+import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serve_lib  # noqa: E402
@@ -220,6 +221,100 @@ def check_422(ctx, srv, srcdir):
         ctx.eq(st, 422, f"{name} page (HTML): status")
         esc = want.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;")
         ctx.check(esc in out.decode(errors="replace"), f"{name} page (HTML): the line is on the page")
+
+
+HOSTILE_NAME = "my app<&>.trace"  # a name each format escapes in its own way
+
+
+def no_store_name(ctx, srv, what, data):
+    """An output or message must name the user's file, never the store's temporary one."""
+    store = (srv.store() or "traceconv-serve-").encode()
+    ctx.check(b".upload" not in data and store not in data and b"traceconv-serve-" not in data,
+              f"{what}: names no temporary file of the store")
+
+
+def check_display_name(ctx, srv, env, src):
+    """The upload is opened under its own name: each format names `my app<&>.trace`
+    (escaped its own way) exactly as the CLI does for a file of that name."""
+    named = os.path.join(ctx.work, "named")
+    os.makedirs(named, exist_ok=True)
+    local = os.path.join(named, HOSTILE_NAME)
+    shutil.copyfile(src, local)
+    data = open(src, "rb").read()
+    mp, ctype = multipart([("trace", HOSTILE_NAME, data)])
+    outs = {}
+    for to in ("flamegraph", "json", "pprof", "report"):
+        st, _, outs[to] = api(srv, f"to={to}", mp, ctype)
+        ctx.eq(st, 200, f"{HOSTILE_NAME} -> {to}: status")
+        no_store_name(ctx, srv, f"{to} output", gzip.decompress(outs[to]) if to == "pprof" else outs[to])
+        cli = os.path.join(named, "cli." + to)
+        subprocess.run([ctx.traceconv, "-f", "-o", to, HOSTILE_NAME, cli], cwd=named, capture_output=True)
+        with open(cli, "rb") as f:
+            ctx.check(f.read() == outs[to], f"{to}: the upload's output equals the CLI's for a file of that name")
+    # each read back by a reader of the format
+    svg = ET.fromstring(outs["flamegraph"])
+    sub = [e for e in svg.iter() if e.get("id") == "subtitle"]
+    ctx.check(sub and (sub[0].text or "").startswith(HOSTILE_NAME + " ("),
+              f"flame graph subtitle names the upload: {sub[0].text if sub else None!r}")
+    ctx.check(b"my app&lt;&amp;&gt;.trace (" in outs["flamegraph"], "the SVG escapes the name")
+    ctx.eq(json.loads(outs["json"])["otherData"]["input"], HOSTILE_NAME, "json otherData.input")
+    path = os.path.join(named, "api.pb.gz")
+    with open(path, "wb") as f:
+        f.write(outs["pprof"])
+    r = ctx.oracle(["go", "tool", "pprof", "-comments", path], env=env)
+    if r is not None:
+        ctx.check(f"converted by traceconv from {HOSTILE_NAME}" in r.stdout.decode(errors="replace").splitlines(),
+                  f"pprof comments name the upload: {r.stdout[:200]!r}")
+    ctx.check(re.search(rb"^input +my app<&>\.trace$", outs["report"], re.M) is not None,
+              "the report's header names the upload")
+    # the page: the flame graph and report files of a result
+    st, _, out = request(srv, "POST", "/upload", mp, {"Content-Type": ctype, "Accept": "application/json"})
+    if ctx.eq(st, 200, "page upload of a hostile name"):
+        loc = json.loads(out)["result"]
+        for f in ("flame-wall.svg", "flame-cpu-merged.svg", "report.txt", "trace.json", "trace.pftrace"):
+            st, _, body = request(srv, "GET", f"{loc}/{f}")
+            if st == 200:
+                no_store_name(ctx, srv, f"page {f}", body)
+                ctx.check(b"my app" in body, f"page {f} names the upload")
+        st, _, page = request(srv, "GET", loc)
+        no_store_name(ctx, srv, "result page", page)
+    # the 422 line, and gzip: the CLI's line for a file of that name
+    bad = os.urandom(4096)
+    with open(local, "wb") as f:
+        f.write(bad)
+    want = cli_error_line(ctx, local)
+    ctx.check(want.startswith(f"traceconv: {HOSTILE_NAME}: "), f"the CLI's line names the file: {want!r}")
+    st, _, out = api(srv, "to=folded", *multipart([("trace", HOSTILE_NAME, bad)]))
+    ctx.eq((st, out.decode(errors="replace")), (422, want + "\n"), "422: the CLI's line naming the upload")
+    gz = HOSTILE_NAME + ".gz"
+    with open(os.path.join(named, gz), "wb") as f:
+        f.write(gzip.compress(data))
+    st, _, out = api(srv, "to=flamegraph", *multipart([("trace", gz, gzip.compress(data))]))
+    cli = os.path.join(named, "cli-gz.svg")
+    subprocess.run([ctx.traceconv, "-f", "-o", "flamegraph", gz, cli], cwd=named, capture_output=True)
+    ctx.check(st == 200 and open(cli, "rb").read() == out, "a gzip upload: the CLI's flame graph for that file")
+    ctx.check(b"my app&lt;&amp;&gt;.trace.gz (" in out, "a gzip upload's subtitle names the .gz file")
+
+
+def check_rhea_mapping(ctx, srv):
+    """The Rhea method mapping is the explicit option: the upload is opened from memory,
+    and no side file is looked for beside it."""
+    rhea = ctx.shared_corpus("rhea")
+    if not rhea:
+        print("note: ../shared/corpus/rhea is absent: the Rhea mapping upload is not checked")
+        return
+    trace = os.path.join(rhea, "rhea-v2-appTrace.bin")
+    mapping = os.path.join(rhea, "rhea-v2-methodMapping.txt")
+    want = cli_folded(ctx, trace)  # the CLI finds rhea-v2-methodMapping.txt beside it
+    ctx.check(want and b"RheaApplication" in want, "the CLI names Rhea methods through the mapping beside it")
+    body = open(trace, "rb").read()
+    st, _, out = api(srv, "to=folded", *multipart([("trace", os.path.basename(trace), body),
+                                                    ("mapping", "methodMapping.txt", open(mapping, "rb").read())]))
+    ctx.eq(st, 200, "rhea + mapping: status")
+    ctx.check(out == want, "rhea + mapping field: folded equals the CLI's")
+    st, _, out = api(srv, "to=folded", *multipart([("trace", os.path.basename(trace), body)]))
+    ctx.check(st == 200 and b"method#" in out and b"RheaApplication" not in out,
+              f"rhea without the mapping field: methods by id, no side file read: {out[:120]!r}")
 
 
 def leftovers(srv):
@@ -443,6 +538,8 @@ def main():
             check_json(ctx, srv, cases[name])
         check_gzip_and_options(ctx, srv, cases["app-startup"])
         check_422(ctx, srv, ctx.corpus)
+        check_display_name(ctx, srv, env, cases["app-startup"])
+        check_rhea_mapping(ctx, srv)
         check_413(ctx, srv, limit)
         loc = check_page_result(ctx, srv, cases["app-startup"])
         check_paths(ctx, srv, loc)

@@ -35,6 +35,8 @@ typedef struct srv_job {
     char rhea_path[PATH_MAX];               /* "" or the Rhea method mapping upload */
     char deobf_path[PATH_MAX];              /* "" or the ProGuard/R8 mapping upload */
     char display[SRV_NAME_MAX];             /* the upload's file name, cleaned: messages, downloads */
+    const void *trace_data;                 /* worker: the upload mapped (tc_conv_open_memory) */
+    size_t trace_size;
     char to[32], from[32];                  /* api: writer; reader or "" */
     srv_setting settings[SRV_MAX_SETTINGS]; /* api: library options from the query */
     size_t n_settings;

@@ -32,6 +32,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -395,47 +396,21 @@ static int cancel_when_stopping(void *user, uint64_t done, uint64_t total)
     return atomic_load((atomic_int *)user);
 }
 
-/* The library names the input by the path it opened (a random name in tmp/); the
- * client named it by its own file name: the CLI's line for that file. */
+/* The library's message as the CLI's one line. The input is opened from memory under the
+ * upload's own name (map_upload), so the message names the user's file already. */
 static void set_error(srv_job *job, int status, const char *msg)
 {
-    char out[SRV_ERROR_MAX];
-    size_t o = 0, plen = strlen(job->trace_path);
-    o += (size_t)snprintf(out, sizeof out, "traceconv: ");
-    for (const char *p = msg; *p && o + 1 < sizeof out;) {
-        if (plen && !strncmp(p, job->trace_path, plen)) {
-            o += (size_t)snprintf(out + o, sizeof out - o, "%s", job->display);
-            p += plen;
-        } else if ((unsigned char)*p < 0x20) { /* one line, always */
-            out[o++] = ' ';
-            p++;
-        } else {
-            out[o++] = *p++;
-        }
-        if (o >= sizeof out)
-            o = sizeof out - 1;
-    }
-    out[o] = 0;
-    snprintf(job->error, sizeof job->error, "%s", out);
+    int n = snprintf(job->error, sizeof job->error, "traceconv: %s", msg);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof job->error ? (size_t)n : sizeof job->error - 1;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)job->error[i] < 0x20) /* one line, always */
+            job->error[i] = ' ';
     job->status = status;
 }
 
 static int http_status_of(int tc)
 {
     return tc == TC_ERR_USAGE ? 400 : tc == TC_ERR_NOMEM ? 500 : tc == TC_ERR_CANCELED ? 503 : 422;
-}
-
-/* The stem of the upload's name: the process name the CLI would show for that file. */
-static void display_stem(const char *display, char *out, size_t len)
-{
-    snprintf(out, len, "%s", display);
-    char *dot = strrchr(out, '.');
-    if (dot && !strcmp(dot, ".gz")) {
-        *dot = 0;
-        dot = strrchr(out, '.');
-    }
-    if (dot && dot != out)
-        *dot = 0;
 }
 
 /* A tc_conv with the job's inputs and options, opened. NULL after set_error. */
@@ -447,10 +422,8 @@ static tc_conv *open_job(srv_pool *p, srv_job *job, const srv_setting *extra, si
         return NULL;
     }
     tc_conv_set_progress(c, cancel_when_stopping, &p->stopping);
-    char stem[SRV_NAME_MAX];
-    display_stem(job->display, stem, sizeof stem);
-    int rc = tc_conv_set_option(c, "process-name", stem);
-    if (rc == TC_OK && job->rhea_path[0])
+    int rc = TC_OK;
+    if (job->rhea_path[0]) /* given explicitly: from memory, the library looks beside nothing */
         rc = tc_conv_set_option(c, "mapping", job->rhea_path);
     if (rc == TC_OK && job->deobf_path[0])
         rc = tc_conv_set_option(c, "deobfuscate", job->deobf_path);
@@ -459,7 +432,7 @@ static tc_conv *open_job(srv_pool *p, srv_job *job, const srv_setting *extra, si
     for (size_t i = 0; rc == TC_OK && i < n_extra; i++)
         rc = tc_conv_set_option(c, extra[i].key, extra[i].value);
     if (rc == TC_OK)
-        rc = tc_conv_open(c, job->trace_path, job->from[0] ? job->from : NULL);
+        rc = tc_conv_open_memory(c, job->trace_data, job->trace_size, job->display, job->from[0] ? job->from : NULL);
     if (rc != TC_OK) {
         set_error(job, http_status_of(rc), tc_conv_error(c));
         tc_conv_free(c);
@@ -675,15 +648,56 @@ static void run_page_job(srv_pool *p, srv_job *job)
     job->status = 200;
 }
 
+/* The upload, mapped read-only for tc_conv_open_memory under the upload's own name (as
+ * batch.c opens a spooled archive member): every message and output (the flame graph's
+ * subtitle, pprof's comments, the JSON's otherData, the report's header) names the user's
+ * file, never the store's temporary one; the process is named by its stem as the CLI
+ * names it; a gzip upload is inflated by the library as from a file; and no side file is
+ * looked for beside a temporary name (the Rhea mapping comes as the explicit option). */
+static int map_upload(srv_job *job)
+{
+    int fd = open(job->trace_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        set_error(job, 500, "cannot open the upload");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    job->trace_size = (size_t)st.st_size;
+    job->trace_data = NULL;
+    if (job->trace_size) { /* an empty upload: the library's own "the input is empty" */
+        void *map = mmap(NULL, job->trace_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) {
+            set_error(job, 500, "cannot map the upload");
+            close(fd);
+            return -1;
+        }
+        job->trace_data = map;
+    }
+    close(fd);
+    return 0;
+}
+
+static void unmap_upload(srv_job *job)
+{
+    if (job->trace_data)
+        munmap((void *)job->trace_data, job->trace_size);
+    job->trace_data = NULL;
+}
+
 static void run_job(srv_pool *p, srv_job *job)
 {
     job->out_fd = -1;
     if (atomic_load(&p->stopping))
         set_error(job, 503, "the server is stopping");
+    else if (map_upload(job) != 0)
+        ; /* the error is set */
     else if (job->api)
         run_api_job(p, job);
     else
         run_page_job(p, job);
+    unmap_upload(job);
     /* the uploads are not kept: the result (or the error) is all that is left */
     unlink(job->trace_path);
     if (job->rhea_path[0])
