@@ -17,6 +17,14 @@
   files; 405 (with Allow) for PUT, DELETE, PATCH; security headers on every answer (CSP,
   nosniff, no-referrer, attachment for downloads); a hostile upload name is escaped in the
   page and reduced to ASCII in Content-Disposition.
+- --keep 2s: a result is 404 once older than that, and leaves the disk; --queue 1 -j 1:
+  with a slow conversion (tracegen --bench 64) running and one waiting, a third upload
+  (API or page) gets 503 at once with Retry-After and one line; both finish; uploads are
+  taken again afterwards.
+- A trace uploaded as `my app<&>.trace`: the flame graph, JSON, pprof and report name it
+  (XML and JSON parsers, `go tool pprof -comments`) byte for byte as the CLI does for a file
+  of that name, as does the 422 line; nothing names the store's temporary file; a gzip
+  upload likewise; a Rhea trace with the `mapping` field gives the CLI's folded output.
 - The load test: 200 page uploads, 8 at a time (--keep 20, -j 2): every result's folded
   download equals the CLI's folded output of the same file; the store never holds more
   than 20 results nor a leftover upload; the server's peak RSS stays bounded; SIGTERM:
@@ -518,6 +526,93 @@ def check_store_option(ctx, src):
     ctx.eq(os.listdir(store), [locs[1][3:]], "--store: the result, and no tmp, after the stop")
 
 
+def check_keep_age(ctx, src):
+    """--keep 2s: a result answers at once, then 404 once it is older than 2 s, and its
+    directory leaves the store (bounded wait)."""
+    srv = serve_lib.Server(ctx.traceconv, ctx.work, "--keep", "2s", tmpdir=os.path.join(ctx.work, "keep-age"))
+    try:
+        mp, ctype = multipart([("trace", "a.trace", open(src, "rb").read())])
+        st, _, out = request(srv, "POST", "/upload", mp, {"Content-Type": ctype, "Accept": "application/json"})
+        if not ctx.eq(st, 200, "--keep 2s: upload"):
+            return
+        loc = json.loads(out)["result"]
+        born = time.time()
+        ctx.eq(request(srv, "GET", loc)[0], 200, "--keep 2s: the result right after the upload")
+        gone = None
+        while time.time() - born < 15:
+            time.sleep(0.25)
+            if request(srv, "GET", loc)[0] == 404 and request(srv, "GET", loc + "/trace.folded")[0] == 404:
+                gone = time.time() - born
+                break
+        ctx.check(gone is not None and gone >= 1.0, f"--keep 2s: 404 after its age (after {gone} s, bound 15 s)")
+        deadline = time.time() + 10
+        while time.time() < deadline and [d for d in os.listdir(srv.store()) if len(d) == 32]:
+            time.sleep(0.25)
+        ctx.eq([d for d in os.listdir(srv.store()) if len(d) == 32], [], "--keep 2s: the result left the disk")
+    finally:
+        ctx.eq(srv.stop(), 0, "--keep 2s: exit status")
+
+
+def check_queue_bound(ctx, small):
+    """--queue 1 -j 1: one slow conversion running and one waiting, a third upload is
+    refused at once with 503, a one-line reason and Retry-After; the two finish; then the
+    server takes uploads again."""
+    big = os.path.join(ctx.work, "bench64.trace")
+    r = subprocess.run([os.path.join(os.path.dirname(ctx.traceconv), "tracegen"), "--bench", "64", big],
+                       capture_output=True)
+    if not ctx.check(r.returncode == 0, f"tracegen --bench 64: {r.stderr[-200:]!r}"):
+        return
+    srv = serve_lib.Server(ctx.traceconv, ctx.work, "-j", "1", "--queue", "1", tmpdir=os.path.join(ctx.work, "queue"))
+    tmp = os.path.join(srv.store(), "tmp")
+    pool = concurrent.futures.ThreadPoolExecutor(2)
+    try:
+        big_data, small_data = open(big, "rb").read(), open(small, "rb").read()
+
+        def uploads_complete(n, size):
+            """n upload files in tmp/, one of them of the given size (fully received)."""
+            files = [os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".upload")]
+            return len(files) == n and any(os.path.getsize(f) == size for f in files)
+
+        def wait_for(cond, what, bound=60):
+            deadline = time.time() + bound
+            while time.time() < deadline:
+                try:
+                    if cond():
+                        return True
+                except OSError:
+                    pass  # a file removed while looked at
+                time.sleep(0.02)
+            return ctx.check(False, f"{what} (bound {bound} s)")
+
+        running = pool.submit(api, srv, "to=flamegraph&name=big.trace", big_data)
+        if not wait_for(lambda: uploads_complete(1, len(big_data)), "the slow upload is received"):
+            return
+        time.sleep(0.3)  # submitted to the only worker: the queue is empty again
+        waiting = pool.submit(api, srv, "to=folded&name=small.trace", small_data)
+        if not wait_for(lambda: uploads_complete(2, len(small_data)), "the second upload is received and waits"):
+            return
+        time.sleep(0.1)
+        ctx.check(not running.done(), "the slow conversion is still running when the third upload comes")
+        st, h, out = api(srv, "to=folded&name=third.trace", small_data)
+        ctx.eq(st, 503, "--queue 1 -j 1: a third upload while one runs and one waits")
+        ctx.eq(h.get("retry-after"), "5", "503: Retry-After")
+        ctx.eq(out[:200], b"too many conversions are waiting: try again later\n", "503: one clear line")
+        mp, ctype = multipart([("trace", "page.trace", small_data)])
+        st, h, out = request(srv, "POST", "/upload", mp, {"Content-Type": ctype, "Accept": "application/json"})
+        ctx.eq((st, h.get("retry-after")), (503, "5"), "the page's upload too: 503 with Retry-After")
+        ctx.check(b"try again later" in out, f"the page's 503 says why: {out[:100]!r}")
+        st, _, out = running.result(timeout=600)
+        ctx.check(st == 200 and b"<svg" in out[:600], f"the slow conversion: {st} {out[:100]!r}")
+        st, _, out = waiting.result(timeout=600)
+        ctx.check(st == 200 and out == cli_folded(ctx, small), f"the waiting conversion: {st}, the CLI's folded")
+        st, _, out = api(srv, "to=folded&name=after.trace", small_data)
+        ctx.check(st == 200 and out == cli_folded(ctx, small), f"after the queue drained, uploads are taken: {st}")
+    finally:
+        pool.shutdown(wait=True)
+        ctx.eq(srv.stop(), 0, "--queue: exit status")
+        ctx.eq(os.listdir(srv.tmpdir), [], "--queue: nothing left")
+
+
 def main():
     ctx = tclib.Ctx()
     cases = {name: path for name, path, fx in ctx.project_cases() if fx}
@@ -551,6 +646,8 @@ def main():
     load_test(ctx, small)
     check_sigterm_while_converting(ctx, cases["app-startup"])
     check_store_option(ctx, cases["app-startup"])
+    check_keep_age(ctx, cases["app-startup"])
+    check_queue_bound(ctx, cases["app-startup"])
     ctx.done()
 
 

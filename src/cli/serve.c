@@ -1033,8 +1033,11 @@ int serve_main(int argc, char **argv)
     fprintf(stderr, "traceconv serve: listening on %s\n", url);
     fflush(stderr);
 
-    for (;;) { /* results also expire by age while no upload comes */
-        struct timespec tick = {30, 0};
+    /* results also leave the disk by age while nobody asks for them (a request for one
+     * past its age is answered 404 at once: srv_store_result_dir) */
+    time_t sweep = a.lim.keep_age && a.lim.keep_age < 30 ? (time_t)a.lim.keep_age : 30;
+    for (;;) {
+        struct timespec tick = {sweep, 0};
         int sig = sigtimedwait(&stop, NULL, &tick);
         if (sig > 0)
             break;

@@ -316,11 +316,14 @@ int srv_store_temp(srv_store *s, const char *suffix, char *path, size_t pathlen)
     return open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 }
 
+static void evict_locked(srv_store *s, time_t now, int adding, uint64_t extra);
+
 int srv_store_result_dir(srv_store *s, const char *id, char *dir, size_t dirlen)
 {
     if (!is_result_id(id))
         return 0;
     pthread_mutex_lock(&s->lock);
+    evict_locked(s, time(NULL), 0, 0); /* a result past --keep AGE is gone now, not at the next sweep */
     int found = 0;
     for (size_t i = 0; i < s->n && !found; i++)
         found = !strcmp(s->results[i].id, id);
