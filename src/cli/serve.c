@@ -737,8 +737,11 @@ static enum MHD_Result handle_body(struct MHD_Connection *conn, server *srv, req
         if (rq->fail) {
             /* a declared Content-Length over the limit was answered (413) before the body;
              * here the running size of a chunked (or multipart-damaged) body passed it, or
-             * the body is bad: libmicrohttpd 0.9.75 takes no response before the body ends,
-             * so the connection is closed at once, and nothing of the upload is kept */
+             * the body is bad. libmicrohttpd documents that "the response cannot be queued
+             * when this callback is called to process the client upload data", and 0.9.75
+             * refuses one on a connection suspended mid-body too (MHD_queue_response gives
+             * MHD_NO); answering at the body's end would mean draining an unbounded body.
+             * So the connection is closed at once, and nothing of the upload is kept. */
             close_fields(rq);
             for (int i = 0; i < N_FIELDS; i++)
                 if (rq->path[i][0])
