@@ -694,12 +694,8 @@ static void run_job(srv_pool *p, srv_job *job)
     job->out_fd = -1;
     if (atomic_load(&p->stopping))
         set_error(job, 503, "the server is stopping");
-    else if (map_upload(job) != 0)
-        ; /* the error is set */
-    else if (job->api)
-        run_api_job(p, job);
-    else
-        run_page_job(p, job);
+    else if (map_upload(job) == 0) /* else the error is set */
+        (job->api ? run_api_job : run_page_job)(p, job);
     unmap_upload(job);
     /* the uploads are not kept: the result (or the error) is all that is left */
     unlink(job->trace_path);
