@@ -66,4 +66,12 @@ if [ -f "$out/app-startup.dot" ]; then
     echo "  app-startup.callgraph.svg  the call graph drawn by Graphviz: open it in a browser"
   fi
 fi
+cat <<MSG
+
+The same as a web page: run
+  $build/traceconv serve
+and open http://127.0.0.1:8080/ in a browser: drop a trace on the page to get its flame
+graph, report and every download (--listen ADDR:PORT elsewhere; Ctrl-C stops it). Scripts
+use its API: curl --data-binary @app.trace -o app.pb.gz 'http://127.0.0.1:8080/api/convert?to=pprof'
+MSG
 exit 0

@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include "traceconv.h"
 #include "batch.h"
+#include "serve.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -43,6 +44,8 @@ static const char usage_text[] =
     "       traceconv -o FORMAT [options] NAME.key NAME.data [OUTPUT]   (a legacy split trace)\n"
     "       traceconv batch -o FORMAT[,FORMAT...] -O OUTDIR [options] INPUT...  (see batch --help)\n"
     "       traceconv diff [-o text|csv|flamegraph] [options] BASE NEW [OUTPUT]  (see diff --help)\n"
+    "       traceconv serve [--listen ADDR:PORT] [-j N] [--max-upload SIZE] [--store DIR] [--keep N|AGE]\n"
+    "                       (an upload page and a conversion API over HTTP; see serve --help)\n"
     "       traceconv --probe INPUT | --list-formats | --help | --version\n"
     "\n"
     "Convert an Android method trace (and other traces) to another format.\n"
@@ -890,6 +893,8 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && !strcmp(argv[1], "batch"))
         return batch_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "serve"))
+        return serve_main(argc - 1, argv + 1);
     enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST, O_MERGE, O_LIMIT, O_TEXT,
            O_FLAG, O_HTML };
     static const struct option longopts[] = {

@@ -1,0 +1,1061 @@
+/*
+ * serve.c - `traceconv serve`: the upload page and the conversion API over HTTP
+ * (libmicrohttpd), a thin client of traceconv.h like the rest of the command.
+ *
+ * Thread model: MHD's one internal polling thread (epoll/poll) parses requests,
+ * streams uploads to private files in the store (never into memory: multipart
+ * through MHD's post processor, a raw body written as it comes) and sends files
+ * with sendfile. A finished upload becomes a job for the worker pool
+ * (serve_store.c) and its connection is suspended until a worker is done with
+ * it, so a conversion never runs on the event thread and a slow conversion
+ * blocks no other client. The main thread waits for SIGINT/SIGTERM/SIGHUP and
+ * expires old results meanwhile.
+ *
+ * URLs follow a fixed grammar; nothing the client sends becomes a path:
+ *   GET  /                      the upload page
+ *   GET  /static/serve.css|js   the page's assets
+ *   GET  /api/formats           readers and writers, JSON
+ *   POST /upload                multipart: trace, optional mapping and deobfuscate
+ *   POST /api/convert?to=W...   the converted file, or 422 and the CLI's line
+ *   GET  /r/<32 hex>            a result page
+ *   GET  /r/<32 hex>/<file>     one of srv_output_at's fixed names (?download=1: attachment)
+ * Anything else is 404; methods other than GET, HEAD and POST are 405.
+ */
+#define _GNU_SOURCE
+#include "serve.h"
+#include "traceconv.h"
+
+#include <microhttpd.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+static const char usage_text[] =
+    "usage: traceconv serve [--listen ADDR:PORT] [-j N] [--max-upload SIZE] [--store DIR]\n"
+    "                       [--keep N|AGE]... [--keep-size SIZE] [--queue N]\n"
+    "\n"
+    "An HTTP server: an upload page (flame graph, report, every download) and a\n"
+    "conversion API (POST /api/convert?to=FORMAT, GET /api/formats).\n"
+    "\n"
+    "      --listen ADDR:PORT  where to listen (default 127.0.0.1:8080; [::1]:8080 for\n"
+    "                          IPv6; port 0 picks a free one). The URL is printed on stderr.\n"
+    "  -j, --jobs N            conversions at once (default: the number of CPUs)\n"
+    "      --queue N           uploads waiting for a worker at most; more are refused\n"
+    "                          with 503 (default 64)\n"
+    "      --max-upload SIZE   largest upload, K/M/G suffixes (default 512M); larger ones\n"
+    "                          are refused with 413 while they stream\n"
+    "      --store DIR         keep results in DIR (mode 0700; default: a private\n"
+    "                          directory under $TMPDIR, removed at exit)\n"
+    "      --keep N            keep at most N results (default 100)\n"
+    "      --keep AGE          drop results older than AGE: 90s, 30m, 1h, 2d (default 1d)\n"
+    "      --keep-size SIZE    keep at most SIZE of results in all (default 2G)\n"
+    "  -h, --help              this text\n"
+    "\n"
+    "SIGINT or SIGTERM stops the server: running conversions are canceled, temporary\n"
+    "files (and the default store) removed; the exit status is then 0.\n";
+
+/* The options the API takes in its query, and the library keys they are. "html" only
+ * when the library has it (srv_caps). Flags may come without a value (&merge-threads). */
+static const char *const api_options[] = {"weight",   "merge-threads", "no-thread",    "text",      "title",
+                                          "width",    "minwidth",      "inverted",     "colors",    "hash",
+                                          "sort",     "csv",           "threshold",    "process-name", "max-depth",
+                                          "html"};
+
+typedef struct server {
+    struct MHD_Daemon *daemon;
+    srv_store *store;
+    srv_pool *pool;
+    srv_caps caps;
+    uint64_t max_upload;
+    char *index_html;
+    pthread_mutex_t done_lock; /* job->done between a worker and the event thread */
+} server;
+
+enum { REQ_UPLOAD = 1, REQ_API = 2 };
+enum { F_TRACE, F_RHEA, F_DEOBF, N_FIELDS };
+
+typedef struct request {
+    int kind;
+    int want_json; /* /upload from the page's script */
+    int multipart;
+    struct MHD_PostProcessor *pp;
+    int fd[N_FIELDS];
+    char path[N_FIELDS][PATH_MAX];
+    uint64_t received;
+    int fail;                /* an HTTP status to answer with once the body is consumed */
+    char fail_msg[SRV_ERROR_MAX];
+    srv_job *job;
+    int submitted;
+    server *srv;
+} request;
+
+/* ---- responses ---- */
+
+static const char csp_page[] = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+                               "frame-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; "
+                               "frame-ancestors 'none'";
+/* a flame graph or HTML report shown in the page's sandboxed iframe: its own inline script only */
+static const char csp_document[] = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+                                   "img-src data:; frame-ancestors 'self'; sandbox allow-scripts";
+static const char csp_data[] = "default-src 'none'; frame-ancestors 'none'; sandbox";
+
+static void secure_headers(struct MHD_Response *r, const char *csp)
+{
+    MHD_add_response_header(r, "Content-Security-Policy", csp);
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+}
+
+static enum MHD_Result send_buffer(struct MHD_Connection *conn, unsigned status, const char *type, const char *csp,
+                                   const char *body, size_t len, enum MHD_ResponseMemoryMode mode)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, mode);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", type);
+    secure_headers(r, csp);
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(r, "Allow", "GET, HEAD, POST");
+    if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+        MHD_add_response_header(r, "Retry-After", "5");
+    enum MHD_Result ok = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *line)
+{
+    char *body;
+    if (asprintf(&body, "%s\n", line) < 0)
+        return MHD_NO;
+    return send_buffer(conn, status, "text/plain; charset=utf-8", csp_data, body, strlen(body),
+                       MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result send_html(struct MHD_Connection *conn, unsigned status, char *page)
+{
+    if (!page)
+        return MHD_NO;
+    return send_buffer(conn, status, "text/html; charset=utf-8", csp_page, page, strlen(page), MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result send_error_page(struct MHD_Connection *conn, unsigned status, const char *line)
+{
+    return send_html(conn, status, srv_error_page((int)status, line));
+}
+
+static void json_string(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(fp, "\\%c", *p);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(fp, "\\u%04x", *p);
+        else if (*p == '<' || *p == '>' || *p == '&')
+            fprintf(fp, "\\u%04x", *p); /* never markup, wherever the JSON ends up */
+        else
+            fputc(*p, fp);
+    }
+    fputc('"', fp);
+}
+
+static enum MHD_Result send_json_fields(struct MHD_Connection *conn, unsigned status, const char *key,
+                                        const char *value)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    if (!fp)
+        return MHD_NO;
+    fprintf(fp, "{\"%s\":", key);
+    json_string(fp, value);
+    fputs("}\n", fp);
+    if (fclose(fp) != 0) {
+        free(buf);
+        return MHD_NO;
+    }
+    return send_buffer(conn, status, "application/json", csp_data, buf, len, MHD_RESPMEM_MUST_FREE);
+}
+
+/* A file from the store (or an API output): sent from its descriptor, which the response owns. */
+static enum MHD_Result send_fd(struct MHD_Connection *conn, int fd, uint64_t size, const char *type, const char *csp,
+                               const char *download_name)
+{
+    struct MHD_Response *r = MHD_create_response_from_fd64(size, fd);
+    if (!r) {
+        close(fd);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", type);
+    secure_headers(r, csp);
+    if (download_name) {
+        char cd[SRV_NAME_MAX + 64];
+        snprintf(cd, sizeof cd, "attachment; filename=\"%s\"", download_name);
+        MHD_add_response_header(r, "Content-Disposition", cd);
+    }
+    enum MHD_Result ok = MHD_queue_response(conn, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+/* ---- names ---- */
+
+/* A client's file name, for messages and the page: its last component, one line, at most
+ * SRV_NAME_MAX - 1 bytes (cut at a character boundary); "trace" when nothing is left. */
+static void clean_display(const char *raw, char *out, size_t len)
+{
+    const char *base = raw ? raw : "";
+    for (const char *p = base; *p; p++)
+        if (*p == '/' || *p == '\\')
+            base = p + 1;
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)base; *p && o + 1 < len; p++)
+        out[o++] = *p < 0x20 || *p == 0x7f ? '_' : (char)*p;
+    while (o > 0 && o + 1 >= len && ((unsigned char)out[o - 1] & 0xC0) == 0x80)
+        o--; /* the cut must not leave half a character: drop its continuation bytes ... */
+    if (o > 0 && o + 1 >= len && ((unsigned char)out[o - 1] & 0xC0) == 0xC0)
+        o--; /* ... and its lead byte */
+    out[o] = 0;
+    if (!o || !strcmp(out, ".") || !strcmp(out, ".."))
+        snprintf(out, len, "trace");
+}
+
+/* The download's name: the upload's stem and the output's extension, in plain ASCII
+ * (a header value: no quote, backslash, control or non-ASCII byte). */
+static void download_name(const char *display, const char *ext, char *out, size_t len)
+{
+    char stem[SRV_NAME_MAX];
+    snprintf(stem, sizeof stem, "%s", display);
+    char *dot = strrchr(stem, '.');
+    if (dot && !strcmp(dot, ".gz")) {
+        *dot = 0;
+        dot = strrchr(stem, '.');
+    }
+    if (dot && dot != stem)
+        *dot = 0;
+    size_t o = 0;
+    for (const char *p = stem; *p && o + 1 < len; p++)
+        out[o++] = isalnum((unsigned char)*p) || strchr("._-+", *p) ? *p : '_';
+    out[o] = 0;
+    snprintf(out + o, len - o, ".%s", ext);
+}
+
+/* ---- GET ---- */
+
+static enum MHD_Result send_formats(struct MHD_Connection *conn, const server *srv)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    if (!fp)
+        return MHD_NO;
+    fprintf(fp, "{\"version\":\"%s\"", tc_version_string());
+    for (int readers = 1; readers >= 0; readers--) {
+        fprintf(fp, ",\"%s\":[", readers ? "readers" : "writers");
+        const tc_format_info *f;
+        int n = 0;
+        for (size_t i = 0; (f = tc_format_at(i)); i++) {
+            if (f->is_reader != readers)
+                continue;
+            fputs(n++ ? ",{\"name\":" : "{\"name\":", fp);
+            json_string(fp, f->name);
+            fputs(",\"description\":", fp);
+            json_string(fp, f->description);
+            fputs(",\"extensions\":[", fp);
+            for (const char *e = f->extensions; *e;) {
+                size_t k = strcspn(e, ",");
+                fprintf(fp, "%s\"%.*s\"", e == f->extensions ? "" : ",", (int)k, e);
+                e += k + (e[k] == ',');
+            }
+            fputc(']', fp);
+            if (!readers)
+                fprintf(fp, ",\"binary\":%s", f->is_binary ? "true" : "false");
+            fputc('}', fp);
+        }
+        fputc(']', fp);
+    }
+    fputs(",\"options\":[", fp);
+    int n = 0;
+    for (size_t i = 0; i < sizeof api_options / sizeof *api_options; i++)
+        if (strcmp(api_options[i], "html") || srv->caps.report_html)
+            fprintf(fp, "%s\"%s\"", n++ ? "," : "", api_options[i]);
+    fprintf(fp, "],\"fields\":[\"trace\",\"mapping\"%s]}\n", srv->caps.deobfuscate ? ",\"deobfuscate\"" : "");
+    if (fclose(fp) != 0) {
+        free(buf);
+        return MHD_NO;
+    }
+    return send_buffer(conn, MHD_HTTP_OK, "application/json", csp_data, buf, len, MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result not_found(struct MHD_Connection *conn)
+{
+    return send_text(conn, MHD_HTTP_NOT_FOUND, "not found");
+}
+
+/* The display name of a result, as its page's <h2> holds it: read back from the page's
+ * data-title attribute would be parsing HTML; the page was written with it, so the
+ * result directory keeps it in its own file instead. */
+static void result_display(const char *dir, char *out, size_t len)
+{
+    char path[PATH_MAX + 16];
+    (void)srv_path(path, sizeof path, dir, "name");
+    FILE *fp = fopen(path, "rb");
+    size_t n = fp ? fread(out, 1, len - 1, fp) : 0;
+    if (fp)
+        fclose(fp);
+    out[n] = 0;
+    if (!n)
+        snprintf(out, len, "trace");
+}
+
+/* /r/<id> or /r/<id>/<file>: rest is what follows "/r/". */
+static enum MHD_Result send_result(struct MHD_Connection *conn, server *srv, const char *rest)
+{
+    char id[SRV_ID_HEX + 1], dir[PATH_MAX];
+    if (strlen(rest) < SRV_ID_HEX)
+        return not_found(conn);
+    memcpy(id, rest, SRV_ID_HEX);
+    id[SRV_ID_HEX] = 0;
+    const char *file = rest + SRV_ID_HEX;
+    if (*file && *file++ != '/')
+        return not_found(conn);
+    if (!srv_store_result_dir(srv->store, id, dir, sizeof dir))
+        return not_found(conn);
+    const srv_output *o = NULL;
+    if (*file && !(o = srv_output_find(file)))
+        return not_found(conn);
+    char path[PATH_MAX];
+    (void)srv_path(path, sizeof path, dir, o ? o->file : "index.html");
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (fd >= 0)
+            close(fd);
+        return not_found(conn); /* an output this trace has not (a CPU flame graph without a CPU clock) */
+    }
+    if (!o)
+        return send_fd(conn, fd, (uint64_t)st.st_size, "text/html; charset=utf-8", csp_page, NULL);
+    const char *dl = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "download");
+    int viewable = !strcmp(o->writer, "flamegraph") || !strcmp(o->file, "report.html");
+    if (viewable && !dl)
+        return send_fd(conn, fd, (uint64_t)st.st_size, o->type, csp_document, NULL);
+    char display[SRV_NAME_MAX], name[SRV_NAME_MAX + 32];
+    result_display(dir, display, sizeof display);
+    download_name(display, o->ext, name, sizeof name);
+    return send_fd(conn, fd, (uint64_t)st.st_size, o->type, csp_data, name);
+}
+
+static enum MHD_Result handle_get(struct MHD_Connection *conn, server *srv, const char *url)
+{
+    if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
+        return send_buffer(conn, MHD_HTTP_OK, "text/html; charset=utf-8", csp_page, srv->index_html,
+                           strlen(srv->index_html), MHD_RESPMEM_PERSISTENT);
+    const srv_asset *a = srv_asset_find(url);
+    if (a)
+        return send_buffer(conn, MHD_HTTP_OK, a->type, csp_data, a->body, strlen(a->body), MHD_RESPMEM_PERSISTENT);
+    if (!strcmp(url, "/api/formats"))
+        return send_formats(conn, srv);
+    if (!strncmp(url, "/r/", 3))
+        return send_result(conn, srv, url + 3);
+    if (!strcmp(url, "/upload") || !strcmp(url, "/api/convert"))
+        return send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "POST only");
+    return not_found(conn);
+}
+
+/* ---- POST: the upload ---- */
+
+static void fail_request(request *rq, int status, const char *msg)
+{
+    if (!rq->fail) {
+        rq->fail = status;
+        snprintf(rq->fail_msg, sizeof rq->fail_msg, "%s", msg);
+    }
+}
+
+static int field_of(const char *key)
+{
+    if (!strcmp(key, "trace"))
+        return F_TRACE;
+    if (!strcmp(key, "mapping"))
+        return F_RHEA;
+    if (!strcmp(key, "deobfuscate"))
+        return F_DEOBF;
+    return -1;
+}
+
+static int open_field(request *rq, int field)
+{
+    static const char *const suffix[N_FIELDS] = {".upload", ".mapping", ".deobf"};
+    if (rq->fd[field] >= 0)
+        return 0;
+    if (rq->path[field][0]) { /* a second part of the same name */
+        fail_request(rq, MHD_HTTP_BAD_REQUEST, "a field is given twice");
+        return -1;
+    }
+    rq->fd[field] = srv_store_temp(rq->srv->store, suffix[field], rq->path[field], sizeof rq->path[field]);
+    if (rq->fd[field] < 0) {
+        rq->path[field][0] = 0;
+        fail_request(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot store the upload");
+        return -1;
+    }
+    return 0;
+}
+
+static int write_all(int fd, const char *data, size_t size)
+{
+    while (size) {
+        ssize_t w = write(fd, data, size);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        data += w;
+        size -= (size_t)w;
+    }
+    return 0;
+}
+
+static void field_data(request *rq, int field, const char *data, size_t size)
+{
+    if (rq->fail || open_field(rq, field) != 0)
+        return;
+    if (size && write_all(rq->fd[field], data, size) != 0)
+        fail_request(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot store the upload (disk full?)");
+}
+
+static void close_fields(request *rq)
+{
+    for (int i = 0; i < N_FIELDS; i++) {
+        if (rq->fd[i] >= 0)
+            close(rq->fd[i]);
+        rq->fd[i] = -1;
+    }
+}
+
+static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key, const char *filename,
+                               const char *content_type, const char *transfer_encoding, const char *data, uint64_t off,
+                               size_t size)
+{
+    (void)kind;
+    (void)content_type;
+    (void)transfer_encoding;
+    request *rq = cls;
+    int field = key ? field_of(key) : -1;
+    if (field < 0)
+        return MHD_YES; /* an unknown part: ignored (its bytes count towards the limit) */
+    if (field == F_DEOBF && !rq->srv->caps.deobfuscate) {
+        if (size)
+            fail_request(rq, MHD_HTTP_BAD_REQUEST, "this traceconv cannot deobfuscate (no library option deobfuscate)");
+        return MHD_YES;
+    }
+    if (field == F_TRACE && off == 0 && rq->job && !rq->job->display[0])
+        clean_display(filename, rq->job->display, sizeof rq->job->display);
+    if (field != F_TRACE && !size && rq->fd[field] < 0)
+        return MHD_YES; /* an empty optional file input: no mapping */
+    field_data(rq, field, data, size);
+    return MHD_YES;
+}
+
+static void free_request(request *rq)
+{
+    if (!rq)
+        return;
+    if (rq->pp)
+        MHD_destroy_post_processor(rq->pp);
+    close_fields(rq);
+    if (!rq->submitted) /* otherwise the worker removed them */
+        for (int i = 0; i < N_FIELDS; i++)
+            if (rq->path[i][0])
+                unlink(rq->path[i]);
+    if (rq->job && rq->job->out_fd >= 0)
+        close(rq->job->out_fd);
+    free(rq->job);
+    free(rq);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    free_request(*con_cls);
+    *con_cls = NULL;
+}
+
+/* The API's query: known keys only, each option checked by the library at once (a bad
+ * value is a 400 before any byte of the upload is read). */
+typedef struct query_check {
+    request *rq;
+    server *srv;
+    tc_conv *check;
+} query_check;
+
+static int is_reader(const char *name)
+{
+    const tc_format_info *f;
+    for (size_t i = 0; (f = tc_format_at(i)); i++)
+        if (f->is_reader && !strcmp(f->name, name))
+            return 1;
+    return 0;
+}
+
+static enum MHD_Result on_query_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    query_check *q = cls;
+    request *rq = q->rq;
+    srv_job *job = rq->job;
+    char msg[512];
+    if (!strcmp(key, "to") || !strcmp(key, "from")) {
+        if (!value || strlen(value) >= sizeof job->to) {
+            fail_request(rq, MHD_HTTP_BAD_REQUEST, "to= and from= take a format name");
+            return MHD_NO;
+        }
+        snprintf(!strcmp(key, "to") ? job->to : job->from, sizeof job->to, "%s", value);
+        return MHD_YES;
+    }
+    if (!strcmp(key, "name")) {
+        clean_display(value, job->display, sizeof job->display);
+        return MHD_YES;
+    }
+    size_t i = 0, n = sizeof api_options / sizeof *api_options;
+    while (i < n && strcmp(api_options[i], key))
+        i++;
+    if (i == n || (!strcmp(key, "html") && !q->srv->caps.report_html)) {
+        snprintf(msg, sizeof msg, "unknown option '%.100s'", key);
+        fail_request(rq, MHD_HTTP_BAD_REQUEST, msg);
+        return MHD_NO;
+    }
+    const char *v = value && *value ? value : "1"; /* &merge-threads */
+    if (job->n_settings == SRV_MAX_SETTINGS || strlen(v) >= sizeof job->settings[0].value) {
+        fail_request(rq, MHD_HTTP_BAD_REQUEST, "too many or too long options");
+        return MHD_NO;
+    }
+    if (tc_conv_set_option(q->check, key, v) != TC_OK) {
+        snprintf(msg, sizeof msg, "traceconv: %s", tc_conv_error(q->check));
+        fail_request(rq, MHD_HTTP_BAD_REQUEST, msg);
+        return MHD_NO;
+    }
+    srv_setting *s = &job->settings[job->n_settings++];
+    snprintf(s->key, sizeof s->key, "%s", key);
+    snprintf(s->value, sizeof s->value, "%s", v);
+    return MHD_YES;
+}
+
+static void check_api_query(struct MHD_Connection *conn, server *srv, request *rq)
+{
+    query_check q = {rq, srv, tc_conv_new()};
+    if (!q.check) {
+        fail_request(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+        return;
+    }
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, on_query_arg, &q);
+    tc_conv_free(q.check);
+    char msg[256];
+    if (rq->fail)
+        return;
+    if (!rq->job->to[0])
+        fail_request(rq, MHD_HTTP_BAD_REQUEST, "missing to=FORMAT (see /api/formats)");
+    else if (!tc_writer_extension(rq->job->to)) {
+        snprintf(msg, sizeof msg, "unknown output format '%.64s' (see /api/formats)", rq->job->to);
+        fail_request(rq, MHD_HTTP_BAD_REQUEST, msg);
+    } else if (rq->job->from[0] && !is_reader(rq->job->from)) {
+        snprintf(msg, sizeof msg, "unknown input format '%.64s' (see /api/formats)", rq->job->from);
+        fail_request(rq, MHD_HTTP_BAD_REQUEST, msg);
+    }
+}
+
+static uint64_t content_length(struct MHD_Connection *conn, int *known)
+{
+    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    char *end;
+    *known = cl && *cl;
+    unsigned long long v = *known ? strtoull(cl, &end, 10) : 0;
+    return (uint64_t)v;
+}
+
+static request *new_request(struct MHD_Connection *conn, server *srv, int kind)
+{
+    request *rq = calloc(1, sizeof *rq);
+    srv_job *job = calloc(1, sizeof *job);
+    if (!rq || !job) {
+        free(rq);
+        free(job);
+        return NULL;
+    }
+    rq->kind = kind;
+    rq->srv = srv;
+    rq->job = job;
+    job->out_fd = -1;
+    job->api = kind == REQ_API;
+    for (int i = 0; i < N_FIELDS; i++)
+        rq->fd[i] = -1;
+    const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    rq->want_json = kind == REQ_UPLOAD && accept && strstr(accept, "application/json");
+    const char *type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    rq->multipart = type && !strncasecmp(type, "multipart/form-data", 19);
+    if (kind == REQ_API)
+        check_api_query(conn, srv, rq);
+    if (rq->multipart && !rq->fail) {
+        rq->pp = MHD_create_post_processor(conn, 64 * 1024, on_part, rq);
+        if (!rq->pp)
+            fail_request(rq, MHD_HTTP_BAD_REQUEST, "a multipart body without its boundary");
+    } else if (!rq->multipart && kind == REQ_UPLOAD && !rq->fail) {
+        fail_request(rq, MHD_HTTP_BAD_REQUEST, "the upload form sends multipart/form-data");
+    }
+    int known;
+    uint64_t len = content_length(conn, &known);
+    if (!rq->fail && known && len > srv->max_upload)
+        fail_request(rq, MHD_HTTP_CONTENT_TOO_LARGE, "the upload is larger than --max-upload");
+    if (!rq->fail && srv_pool_full(srv->pool))
+        fail_request(rq, MHD_HTTP_SERVICE_UNAVAILABLE, "too many conversions are waiting: try again later");
+    return rq;
+}
+
+static enum MHD_Result answer_failure(struct MHD_Connection *conn, request *rq, unsigned status, const char *msg)
+{
+    if (rq->kind == REQ_API)
+        return send_text(conn, status, msg);
+    if (rq->want_json)
+        return send_json_fields(conn, status, "error", msg);
+    return send_error_page(conn, status, msg);
+}
+
+static const char *api_type(const srv_job *job)
+{
+    int csv = 0, html = 0, text = 0;
+    for (size_t i = 0; i < job->n_settings; i++) {
+        int on = strcmp(job->settings[i].value, "0") != 0;
+        csv = !strcmp(job->settings[i].key, "csv") ? on : csv;
+        html = !strcmp(job->settings[i].key, "html") ? on : html;
+        text = !strcmp(job->settings[i].key, "text") ? on : text;
+    }
+    if (!strcmp(job->to, "report"))
+        return html ? "text/html; charset=utf-8" : csv ? "text/csv; charset=utf-8" : "text/plain; charset=utf-8";
+    if (!strcmp(job->to, "systrace") && text)
+        return "text/plain; charset=utf-8";
+    for (size_t i = 0; srv_output_at(i); i++)
+        if (!strcmp(srv_output_at(i)->writer, job->to))
+            return srv_output_at(i)->type;
+    return !strcmp(job->to, "ir") ? "text/plain; charset=utf-8" : "application/octet-stream";
+}
+
+static enum MHD_Result answer_job(struct MHD_Connection *conn, request *rq)
+{
+    srv_job *job = rq->job;
+    if (job->status != 200)
+        return answer_failure(conn, rq, (unsigned)job->status, job->error);
+    if (rq->kind == REQ_API) {
+        char name[SRV_NAME_MAX + 32];
+        const char *ext = tc_writer_extension(job->to);
+        download_name(job->display, ext ? ext : "out", name, sizeof name);
+        int fd = job->out_fd;
+        job->out_fd = -1; /* the response owns it now */
+        return send_fd(conn, fd, job->out_size, api_type(job), csp_data, name);
+    }
+    char where[8 + SRV_ID_HEX];
+    snprintf(where, sizeof where, "/r/%s", job->id);
+    if (rq->want_json)
+        return send_json_fields(conn, MHD_HTTP_OK, "result", where);
+    struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Location", where);
+    secure_headers(r, csp_data);
+    enum MHD_Result ok = MHD_queue_response(conn, MHD_HTTP_SEE_OTHER, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+/* A worker is done: wake the connection (MHD calls the handler again). */
+static void on_job_done(srv_job *job, void *user)
+{
+    server *srv = user;
+    pthread_mutex_lock(&srv->done_lock);
+    job->done = 1;
+    pthread_mutex_unlock(&srv->done_lock);
+    MHD_resume_connection(job->conn);
+}
+
+static int job_done(server *srv, srv_job *job)
+{
+    pthread_mutex_lock(&srv->done_lock);
+    int d = job->done;
+    pthread_mutex_unlock(&srv->done_lock);
+    return d;
+}
+
+/* The body has arrived: hand the job to the pool; the connection sleeps until it is done. */
+static enum MHD_Result submit(struct MHD_Connection *conn, server *srv, request *rq)
+{
+    srv_job *job = rq->job;
+    close_fields(rq);
+    if (!rq->path[F_TRACE][0])
+        return answer_failure(conn, rq, MHD_HTTP_BAD_REQUEST,
+                              rq->multipart ? "no trace: the multipart field 'trace' is missing" : "no trace");
+    if (!job->display[0])
+        snprintf(job->display, sizeof job->display, "trace");
+    memcpy(job->trace_path, rq->path[F_TRACE], sizeof job->trace_path);
+    memcpy(job->rhea_path, rq->path[F_RHEA], sizeof job->rhea_path);
+    memcpy(job->deobf_path, rq->path[F_DEOBF], sizeof job->deobf_path);
+    job->conn = conn;
+    MHD_suspend_connection(conn); /* before the worker can resume it */
+    if (srv_pool_submit(srv->pool, job) != 0) {
+        MHD_resume_connection(conn);
+        fail_request(rq, MHD_HTTP_SERVICE_UNAVAILABLE, "too many conversions are waiting: try again later");
+        return MHD_YES;
+    }
+    rq->submitted = 1;
+    return MHD_YES;
+}
+
+static enum MHD_Result handle_body(struct MHD_Connection *conn, server *srv, request *rq, const char *data,
+                                   size_t *size)
+{
+    if (*size) {
+        size_t n = *size;
+        *size = 0;
+        if (!rq->fail && rq->received + n > srv->max_upload)
+            fail_request(rq, MHD_HTTP_CONTENT_TOO_LARGE, "the upload is larger than --max-upload");
+        rq->received += n;
+        if (rq->fail) {
+            /* a declared Content-Length over the limit was answered (413) before the body;
+             * here the running size of a chunked (or multipart-damaged) body passed it, or
+             * the body is bad. libmicrohttpd documents that "the response cannot be queued
+             * when this callback is called to process the client upload data", and 0.9.75
+             * refuses one on a connection suspended mid-body too (MHD_queue_response gives
+             * MHD_NO); answering at the body's end would mean draining an unbounded body.
+             * So the connection is closed at once, and nothing of the upload is kept. */
+            close_fields(rq);
+            for (int i = 0; i < N_FIELDS; i++)
+                if (rq->path[i][0])
+                    unlink(rq->path[i]);
+            if (answer_failure(conn, rq, (unsigned)rq->fail, rq->fail_msg) == MHD_YES)
+                return MHD_YES;
+            return MHD_NO; /* MHD would not take a response now: close the connection */
+        }
+        if (rq->pp) {
+            if (MHD_post_process(rq->pp, data, n) != MHD_YES)
+                fail_request(rq, MHD_HTTP_BAD_REQUEST, "a malformed multipart body");
+        } else {
+            field_data(rq, F_TRACE, data, n);
+        }
+        return MHD_YES;
+    }
+    if (rq->fail)
+        return answer_failure(conn, rq, (unsigned)rq->fail, rq->fail_msg);
+    if (!rq->submitted)
+        return submit(conn, srv, rq);
+    if (job_done(srv, rq->job))
+        return answer_job(conn, rq);
+    return MHD_YES; /* not done: resumed too early cannot happen, but wait anyway */
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                                  const char *version, const char *data, size_t *size, void **con_cls)
+{
+    (void)version;
+    server *srv = cls;
+    request *rq = *con_cls;
+    if (rq)
+        return handle_body(conn, srv, rq, data, size);
+    int get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
+    if (!get && strcmp(method, MHD_HTTP_METHOD_POST))
+        return send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET, HEAD and POST");
+    if (get)
+        return handle_get(conn, srv, url);
+    int kind = !strcmp(url, "/upload") ? REQ_UPLOAD : !strcmp(url, "/api/convert") ? REQ_API : 0;
+    if (!kind) {
+        int known = !strcmp(url, "/") || !strcmp(url, "/api/formats") || srv_asset_find(url);
+        return known ? send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET only") : not_found(conn);
+    }
+    rq = new_request(conn, srv, kind);
+    if (!rq)
+        return MHD_NO;
+    *con_cls = rq;
+    if (rq->fail == MHD_HTTP_CONTENT_TOO_LARGE || rq->fail == MHD_HTTP_SERVICE_UNAVAILABLE ||
+        rq->fail == MHD_HTTP_BAD_REQUEST) /* before any byte of the body (no 100 Continue) */
+        return answer_failure(conn, rq, (unsigned)rq->fail, rq->fail_msg);
+    return MHD_YES;
+}
+
+/* ---- the command ---- */
+
+static int parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return -1;
+    unsigned shift = 0;
+    if (*end) {
+        const char *units = "KMGT";
+        const char *u = strchr(units, toupper((unsigned char)*end));
+        if (!u || end[1])
+            return -1;
+        shift = 10 * (unsigned)(u - units + 1);
+    }
+    if (shift && v > (UINT64_MAX >> shift))
+        return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+/* --keep N (a count) or AGE (90s, 30m, 1h, 2d). */
+static int parse_keep(const char *s, srv_limits *lim)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return -1;
+    if (!*end) {
+        if (v > 1000000)
+            return -1;
+        lim->keep_count = (unsigned)v;
+        return 0;
+    }
+    static const char units[] = "smhd";
+    static const uint64_t secs[] = {1, 60, 3600, 86400};
+    const char *u = strchr(units, *end);
+    if (!u || end[1] || !v || v > 100000ull * 86400)
+        return -1;
+    lim->keep_age = v * secs[u - units];
+    return 0;
+}
+
+typedef struct serve_args {
+    char host[256], port[16];
+    unsigned jobs, queue;
+    uint64_t max_upload;
+    const char *store;
+    srv_limits lim;
+} serve_args;
+
+static int parse_listen(const char *s, serve_args *a)
+{
+    const char *colon;
+    size_t hlen;
+    if (*s == '[') {
+        const char *close = strchr(s, ']');
+        if (!close || close[1] != ':')
+            return -1;
+        hlen = (size_t)(close - s - 1);
+        s++;
+        colon = close + 1;
+    } else {
+        colon = strrchr(s, ':');
+        if (!colon)
+            return -1;
+        hlen = (size_t)(colon - s);
+    }
+    if (!hlen || hlen >= sizeof a->host || strlen(colon + 1) >= sizeof a->port || !colon[1])
+        return -1;
+    for (const char *p = colon + 1; *p; p++)
+        if (!isdigit((unsigned char)*p))
+            return -1;
+    if (atol(colon + 1) > 65535)
+        return -1;
+    memcpy(a->host, s, hlen);
+    a->host[hlen] = 0;
+    snprintf(a->port, sizeof a->port, "%s", colon + 1);
+    return 0;
+}
+
+static int parse_serve_args(int argc, char **argv, serve_args *a)
+{
+    static const struct option longopts[] = {
+        {"listen", required_argument, 0, 'l'},    {"jobs", required_argument, 0, 'j'},
+        {"max-upload", required_argument, 0, 'm'}, {"store", required_argument, 0, 's'},
+        {"keep", required_argument, 0, 'k'},      {"keep-size", required_argument, 0, 'K'},
+        {"queue", required_argument, 0, 'Q'},     {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    snprintf(a->host, sizeof a->host, "127.0.0.1");
+    snprintf(a->port, sizeof a->port, "8080");
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    a->jobs = cpus > 0 ? (unsigned)cpus : 1;
+    a->queue = 64;
+    a->max_upload = 512ull << 20;
+    a->lim = (srv_limits){.keep_count = 100, .keep_age = 86400, .keep_bytes = 2ull << 30};
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "j:h", longopts, NULL)) != -1) {
+        char *end;
+        long v;
+        switch (opt) {
+        case 'l':
+            if (parse_listen(optarg, a) != 0) {
+                fprintf(stderr, "traceconv serve: --listen %s: expected ADDR:PORT ([::1]:8080 for IPv6)\n", optarg);
+                return -1;
+            }
+            break;
+        case 'j':
+        case 'Q':
+            v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > (opt == 'j' ? 256 : 100000)) {
+                fprintf(stderr, "traceconv serve: %s %s: expected a number (1-%d)\n", opt == 'j' ? "-j" : "--queue",
+                        optarg, opt == 'j' ? 256 : 100000);
+                return -1;
+            }
+            *(opt == 'j' ? &a->jobs : &a->queue) = (unsigned)v;
+            break;
+        case 'm':
+        case 'K':
+            if (parse_size(optarg, opt == 'm' ? &a->max_upload : &a->lim.keep_bytes) != 0) {
+                fprintf(stderr, "traceconv serve: %s %s: expected a size (K/M/G suffixes)\n",
+                        opt == 'm' ? "--max-upload" : "--keep-size", optarg);
+                return -1;
+            }
+            break;
+        case 's': a->store = optarg; break;
+        case 'k':
+            if (parse_keep(optarg, &a->lim) != 0) {
+                fprintf(stderr, "traceconv serve: --keep %s: expected a count (100) or an age (90s, 30m, 1h, 2d)\n",
+                        optarg);
+                return -1;
+            }
+            break;
+        case 'h': fputs(usage_text, stdout); return 1;
+        default: return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "traceconv serve: unexpected operand '%s'\n", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+/* What the library can do, asked by key: an unknown key is refused as such. */
+static int library_knows(const char *key, const char *value)
+{
+    tc_conv *c = tc_conv_new();
+    if (!c)
+        return 0;
+    int known = tc_conv_set_option(c, key, value) == TC_OK || !strstr(tc_conv_error(c), "unknown option");
+    tc_conv_free(c);
+    return known;
+}
+
+static struct MHD_Daemon *start_daemon(server *srv, const serve_args *a, char *url, size_t urllen)
+{
+    struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+    int gai = getaddrinfo(a->host, a->port, &hints, &ai);
+    if (gai != 0) {
+        fprintf(stderr, "traceconv serve: --listen %s: %s\n", a->host, gai_strerror(gai));
+        return NULL;
+    }
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME;
+    if (ai->ai_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+        MHD_OPTION_END);
+    if (!d) {
+        fprintf(stderr, "traceconv serve: cannot listen on %s:%s: %s\n", a->host, a->port, strerror(errno));
+        freeaddrinfo(ai);
+        return NULL;
+    }
+    freeaddrinfo(ai);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_LISTEN_FD);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char host[NI_MAXHOST], port[NI_MAXSERV];
+    if (!info || getsockname(info->listen_fd, (struct sockaddr *)&ss, &sl) != 0 ||
+        getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port, sizeof port, NI_NUMERICHOST | NI_NUMERICSERV)) {
+        MHD_stop_daemon(d);
+        fprintf(stderr, "traceconv serve: cannot read the listening address\n");
+        return NULL;
+    }
+    snprintf(url, urllen, ss.ss_family == AF_INET6 ? "http://[%s]:%s/" : "http://%s:%s/", host, port);
+    return d;
+}
+
+int serve_main(int argc, char **argv)
+{
+    serve_args a;
+    memset(&a, 0, sizeof a);
+    int pr = parse_serve_args(argc, argv, &a);
+    if (pr != 0) {
+        if (pr < 0)
+            fputs("Try 'traceconv serve --help'.\n", stderr);
+        return pr < 0 ? EXIT_USAGE : 0;
+    }
+    /* the signals are taken by the main thread only (sigwait), in every thread started from here */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    umask(077); /* uploads and results are the uploader's: nobody else on the machine reads them */
+
+    static server srv;
+    pthread_mutex_init(&srv.done_lock, NULL);
+    srv.max_upload = a.max_upload;
+    srv.caps.report_html = library_knows("html", "1");
+    srv.caps.deobfuscate = library_knows("deobfuscate", "/dev/null");
+    char err[PATH_MAX + 128];
+    srv.store = srv_store_open(a.store, &a.lim, err, sizeof err);
+    if (!srv.store) {
+        fprintf(stderr, "traceconv serve: %s\n", err);
+        return EXIT_FAIL;
+    }
+    srv.index_html = srv_index_page(&srv.caps);
+    srv.pool = srv.index_html ? srv_pool_start(srv.store, &srv.caps, a.jobs, a.queue, on_job_done, &srv) : NULL;
+    char url[NI_MAXHOST + 32];
+    srv.daemon = srv.pool ? start_daemon(&srv, &a, url, sizeof url) : NULL;
+    if (!srv.daemon) {
+        if (!srv.pool)
+            fprintf(stderr, "traceconv serve: cannot start the workers\n");
+        srv_pool_free(srv.pool);
+        srv_store_close(srv.store);
+        free(srv.index_html);
+        return EXIT_FAIL;
+    }
+    fprintf(stderr, "traceconv serve: listening on %s\n", url);
+    fflush(stderr);
+
+    /* results also leave the disk by age while nobody asks for them (a request for one
+     * past its age is answered 404 at once: srv_store_result_dir) */
+    time_t sweep = a.lim.keep_age && a.lim.keep_age < 30 ? (time_t)a.lim.keep_age : 30;
+    for (;;) {
+        struct timespec tick = {sweep, 0};
+        int sig = sigtimedwait(&stop, NULL, &tick);
+        if (sig > 0)
+            break;
+        srv_store_expire(srv.store);
+    }
+    /* stop accepting, cancel the conversions (their clients get 503), then close the rest */
+    MHD_socket lfd = MHD_quiesce_daemon(srv.daemon);
+    if (lfd != MHD_INVALID_SOCKET)
+        close(lfd);
+    srv_pool_stop(srv.pool);
+    MHD_stop_daemon(srv.daemon);
+    srv_pool_free(srv.pool);
+    srv_store_close(srv.store);
+    free(srv.index_html);
+    pthread_mutex_destroy(&srv.done_lock);
+    fprintf(stderr, "traceconv serve: stopped\n");
+    return 0;
+}

@@ -1,0 +1,812 @@
+/*
+ * serve_store.c - the result store and the worker pool of `traceconv serve`.
+ *
+ * The store is one private directory (0700): tmp/ holds the uploads being
+ * received and the API's outputs (files named by random ids, 0600, removed
+ * as soon as they are done with), and each result is a directory named by
+ * its 128-bit random id holding a fixed set of file names (srv_output_at).
+ * A result is converted in tmp/<id>.part and renamed into place whole, so a
+ * result that exists is complete. Results expire by count, age and total
+ * size, oldest first.
+ *
+ * Conversions are eager: a page upload is converted into every output the
+ * result page offers before the page is shown (one read for the writers
+ * that share options, one more for each other flame graph variant). So the
+ * upload can be deleted at once (it is never kept for later conversions),
+ * every download is a plain file (sendfile, no conversion on a client's
+ * request), and the page says which variants exist (a trace without a CPU
+ * clock has no CPU flame graph) instead of failing on a click.
+ *
+ * Workers are plain threads taking jobs from a bounded queue; a conversion
+ * never runs on MHD's event thread. Stopping cancels the running conversions
+ * through the library's progress callback.
+ */
+#define _GNU_SOURCE
+#include "serve.h"
+#include "traceconv.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- the outputs of a result (a fixed grammar of file names) ---- */
+
+static const srv_output outputs[] = {
+    {"trace.pftrace", "perfetto", "Perfetto trace", "application/octet-stream", "pftrace"},
+    {"trace.json", "json", "Chrome trace JSON", "application/json", "json"},
+    {"trace.pb.gz", "pprof", "pprof profile", "application/gzip", "pb.gz"},
+    {"trace.folded", "folded", "folded stacks", "text/plain; charset=utf-8", "folded"},
+    {"trace.systrace.html", "systrace", "systrace HTML", "text/html; charset=utf-8", "systrace.html"},
+    {"trace.speedscope.json", "speedscope", "speedscope JSON", "application/json", "speedscope.json"},
+    {"report.txt", "report", "report (text)", "text/plain; charset=utf-8", "report.txt"},
+    {"report.html", "report", "report (HTML)", "text/html; charset=utf-8", "report.html"},
+    {"trace.dot", "dot", "call graph (Graphviz dot)", "text/vnd.graphviz; charset=utf-8", "dot"},
+    {"flame-wall.svg", "flamegraph", "flame graph, wall time", "image/svg+xml", "wall.svg"},
+    {"flame-cpu.svg", "flamegraph", "flame graph, CPU time", "image/svg+xml", "cpu.svg"},
+    {"flame-wall-merged.svg", "flamegraph", "flame graph, wall time, threads merged", "image/svg+xml",
+     "wall-merged.svg"},
+    {"flame-cpu-merged.svg", "flamegraph", "flame graph, CPU time, threads merged", "image/svg+xml",
+     "cpu-merged.svg"},
+};
+enum { N_OUTPUTS = sizeof outputs / sizeof *outputs };
+enum { OUT_REPORT_HTML = 7, OUT_FLAME0 = 9 };
+
+const srv_output *srv_output_at(size_t i)
+{
+    return i < N_OUTPUTS ? &outputs[i] : NULL;
+}
+
+const srv_output *srv_output_find(const char *file)
+{
+    for (size_t i = 0; i < N_OUTPUTS; i++)
+        if (!strcmp(outputs[i].file, file))
+            return &outputs[i];
+    return NULL;
+}
+
+int srv_path(char *out, size_t len, const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    if (a + 1 + b + 1 > len) {
+        if (len)
+            out[0] = 0;
+        return -1;
+    }
+    memcpy(out, dir, a);
+    out[a] = '/';
+    memcpy(out + a + 1, name, b + 1);
+    return 0;
+}
+
+/* ---- the store ---- */
+
+typedef struct result_entry {
+    char id[SRV_ID_HEX + 1];
+    time_t created;
+    uint64_t bytes;
+} result_entry;
+
+struct srv_store {
+    char root[PATH_MAX];
+    char tmp[PATH_MAX];
+    int owned; /* made by us: removed whole at close */
+    srv_limits lim;
+    pthread_mutex_t lock;
+    result_entry *results; /* oldest first */
+    size_t n, cap;
+    uint64_t total;
+    atomic_ulong counter;
+};
+
+int srv_random_id(char out[SRV_ID_HEX + 1])
+{
+    unsigned char raw[16];
+    size_t got = 0;
+    while (got < sizeof raw) {
+        ssize_t r = getrandom(raw + got, sizeof raw - got, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < sizeof raw; i++) {
+        out[2 * i] = hex[raw[i] >> 4];
+        out[2 * i + 1] = hex[raw[i] & 15];
+    }
+    out[SRV_ID_HEX] = 0;
+    return 0;
+}
+
+static int is_result_id(const char *s)
+{
+    size_t i = 0;
+    for (; s[i]; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return i == SRV_ID_HEX;
+}
+
+/* A directory of plain files (a result, the tmp dir's parts): its files, then itself. */
+static uint64_t remove_flat_dir(const char *dir)
+{
+    uint64_t bytes = 0;
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        char path[PATH_MAX];
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            (void)srv_path(path, sizeof path, dir, e->d_name);
+            struct stat st;
+            if (!lstat(path, &st) && S_ISDIR(st.st_mode))
+                bytes += remove_flat_dir(path);
+            else if (!unlink(path))
+                bytes += (uint64_t)st.st_size;
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+    return bytes;
+}
+
+static uint64_t dir_bytes(const char *dir)
+{
+    uint64_t bytes = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    char path[PATH_MAX];
+    while ((e = readdir(d))) {
+        struct stat st;
+        (void)srv_path(path, sizeof path, dir, e->d_name);
+        if (!lstat(path, &st) && S_ISREG(st.st_mode))
+            bytes += (uint64_t)st.st_size;
+    }
+    closedir(d);
+    return bytes;
+}
+
+static int add_result(srv_store *s, const char *id, time_t created, uint64_t bytes)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        result_entry *r = realloc(s->results, cap * sizeof *r);
+        if (!r)
+            return -1;
+        s->results = r;
+        s->cap = cap;
+    }
+    size_t at = s->n; /* kept sorted by age: results found at start come in any order */
+    while (at > 0 && s->results[at - 1].created > created)
+        at--;
+    memmove(&s->results[at + 1], &s->results[at], (s->n - at) * sizeof *s->results);
+    result_entry *e = &s->results[at];
+    memcpy(e->id, id, sizeof e->id);
+    e->created = created;
+    e->bytes = bytes;
+    s->n++;
+    s->total += bytes;
+    return 0;
+}
+
+static int compare_by_time(const void *a, const void *b)
+{
+    const result_entry *x = a, *y = b;
+    return (x->created > y->created) - (x->created < y->created);
+}
+
+/* --store DIR of an earlier run: its results are kept (and expire as usual); its tmp/ is emptied. */
+static void load_existing(srv_store *s)
+{
+    DIR *d = opendir(s->root);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[PATH_MAX];
+    while ((e = readdir(d))) {
+        struct stat st;
+        (void)srv_path(path, sizeof path, s->root, e->d_name);
+        if (is_result_id(e->d_name) && !lstat(path, &st) && S_ISDIR(st.st_mode))
+            add_result(s, e->d_name, st.st_mtime, dir_bytes(path));
+    }
+    closedir(d);
+    if (s->n)
+        qsort(s->results, s->n, sizeof *s->results, compare_by_time);
+}
+
+srv_store *srv_store_open(const char *dir, const srv_limits *lim, char *err, size_t errlen)
+{
+    srv_store *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->lim = *lim;
+    pthread_mutex_init(&s->lock, NULL);
+    if (dir) {
+        if (strlen(dir) > PATH_MAX - 64) {
+            snprintf(err, errlen, "--store %s: path too long", dir);
+            goto fail;
+        }
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+            snprintf(err, errlen, "--store %s: %s", dir, strerror(errno));
+            goto fail;
+        }
+        struct stat st;
+        if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "--store %s: not a directory", dir);
+            goto fail;
+        }
+        if (st.st_uid != geteuid() || (st.st_mode & 077)) {
+            snprintf(err, errlen, "--store %s: must be a directory of ours that others cannot read (mode 0700)",
+                     dir);
+            goto fail;
+        }
+        snprintf(s->root, sizeof s->root, "%s", dir);
+    } else {
+        const char *t = getenv("TMPDIR");
+        snprintf(s->root, sizeof s->root, "%s/traceconv-serve-XXXXXX", t && *t ? t : "/tmp");
+        if (!mkdtemp(s->root)) { /* 0700 */
+            snprintf(err, errlen, "cannot create the store under %s: %s", t && *t ? t : "/tmp", strerror(errno));
+            goto fail;
+        }
+        s->owned = 1;
+    }
+    (void)srv_path(s->tmp, sizeof s->tmp, s->root, "tmp");
+    remove_flat_dir(s->tmp); /* an earlier run's leftovers, if it was killed */
+    if (mkdir(s->tmp, 0700) != 0) {
+        snprintf(err, errlen, "%s: %s", s->tmp, strerror(errno));
+        goto fail;
+    }
+    if (!s->owned)
+        load_existing(s);
+    srv_store_expire(s);
+    return s;
+fail:
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+    return NULL;
+}
+
+void srv_store_close(srv_store *s)
+{
+    if (!s)
+        return;
+    remove_flat_dir(s->tmp);
+    if (s->owned) {
+        for (size_t i = 0; i < s->n; i++) {
+            char path[PATH_MAX];
+            (void)srv_path(path, sizeof path, s->root, s->results[i].id);
+            remove_flat_dir(path);
+        }
+        rmdir(s->root);
+    }
+    pthread_mutex_destroy(&s->lock);
+    free(s->results);
+    free(s);
+}
+
+const char *srv_store_root(const srv_store *s)
+{
+    return s->root;
+}
+
+int srv_store_temp(srv_store *s, const char *suffix, char *path, size_t pathlen)
+{
+    char id[SRV_ID_HEX + 1];
+    if (srv_random_id(id) != 0)
+        return -1;
+    int n = snprintf(path, pathlen, "%s/%s%s", s->tmp, id, suffix);
+    if (n < 0 || (size_t)n >= pathlen) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+}
+
+static void evict_locked(srv_store *s, time_t now, int adding, uint64_t extra);
+
+int srv_store_result_dir(srv_store *s, const char *id, char *dir, size_t dirlen)
+{
+    if (!is_result_id(id))
+        return 0;
+    pthread_mutex_lock(&s->lock);
+    evict_locked(s, time(NULL), 0, 0); /* a result past --keep AGE is gone now, not at the next sweep */
+    int found = 0;
+    for (size_t i = 0; i < s->n && !found; i++)
+        found = !strcmp(s->results[i].id, id);
+    pthread_mutex_unlock(&s->lock);
+    if (found)
+        snprintf(dir, dirlen, "%s/%s", s->root, id);
+    return found;
+}
+
+/* Over the limits once one more result of extra bytes is added (extra = 0: none is). */
+static int over_limits(const srv_store *s, time_t now, int adding, uint64_t extra)
+{
+    if (!s->n)
+        return 0;
+    return s->n + (adding ? 1 : 0) > s->lim.keep_count || s->total + extra > s->lim.keep_bytes ||
+           (s->lim.keep_age && (uint64_t)(now - s->results[0].created) > s->lim.keep_age);
+}
+
+static void evict_locked(srv_store *s, time_t now, int adding, uint64_t extra)
+{
+    while (over_limits(s, now, adding, extra)) {
+        char path[PATH_MAX];
+        (void)srv_path(path, sizeof path, s->root, s->results[0].id);
+        remove_flat_dir(path); /* a download already open keeps its file until it ends */
+        s->total -= s->results[0].bytes;
+        memmove(&s->results[0], &s->results[1], (s->n - 1) * sizeof *s->results);
+        s->n--;
+    }
+}
+
+void srv_store_expire(srv_store *s)
+{
+    pthread_mutex_lock(&s->lock);
+    evict_locked(s, time(NULL), 0, 0);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Room made first (the store never holds more than its limits, not even for a moment),
+ * then the finished result directory renamed into place. */
+static int publish_result(srv_store *s, const char *part, const char *id)
+{
+    char final[PATH_MAX];
+    (void)srv_path(final, sizeof final, s->root, id);
+    uint64_t bytes = dir_bytes(part);
+    pthread_mutex_lock(&s->lock);
+    evict_locked(s, time(NULL), 1, bytes);
+    int rc = rename(part, final) == 0 ? add_result(s, id, time(NULL), bytes) : -1;
+    pthread_mutex_unlock(&s->lock);
+    if (rc != 0)
+        remove_flat_dir(final);
+    return rc;
+}
+
+/* ---- conversions ---- */
+
+struct srv_pool {
+    srv_store *store;
+    srv_caps caps;
+    srv_done_fn done;
+    void *user;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    srv_job *head, *tail;
+    unsigned queued, running, queue_max, n_threads;
+    atomic_int stopping;
+    pthread_t threads[256];
+};
+
+static int cancel_when_stopping(void *user, uint64_t done, uint64_t total)
+{
+    (void)done;
+    (void)total;
+    return atomic_load((atomic_int *)user);
+}
+
+/* The library's message as the CLI's one line. The input is opened from memory under the
+ * upload's own name (map_upload), so the message names the user's file already. */
+static void set_error(srv_job *job, int status, const char *msg)
+{
+    int n = snprintf(job->error, sizeof job->error, "traceconv: %s", msg);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof job->error ? (size_t)n : sizeof job->error - 1;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)job->error[i] < 0x20) /* one line, always */
+            job->error[i] = ' ';
+    job->status = status;
+}
+
+static int http_status_of(int tc)
+{
+    return tc == TC_ERR_USAGE ? 400 : tc == TC_ERR_NOMEM ? 500 : tc == TC_ERR_CANCELED ? 503 : 422;
+}
+
+/* A tc_conv with the job's inputs and options, opened. NULL after set_error. */
+static tc_conv *open_job(srv_pool *p, srv_job *job, const srv_setting *extra, size_t n_extra)
+{
+    tc_conv *c = tc_conv_new();
+    if (!c) {
+        set_error(job, 500, "out of memory");
+        return NULL;
+    }
+    tc_conv_set_progress(c, cancel_when_stopping, &p->stopping);
+    int rc = TC_OK;
+    if (job->rhea_path[0]) /* given explicitly: from memory, the library looks beside nothing */
+        rc = tc_conv_set_option(c, "mapping", job->rhea_path);
+    if (rc == TC_OK && job->deobf_path[0])
+        rc = tc_conv_set_option(c, "deobfuscate", job->deobf_path);
+    for (size_t i = 0; rc == TC_OK && i < job->n_settings; i++)
+        rc = tc_conv_set_option(c, job->settings[i].key, job->settings[i].value);
+    for (size_t i = 0; rc == TC_OK && i < n_extra; i++)
+        rc = tc_conv_set_option(c, extra[i].key, extra[i].value);
+    if (rc == TC_OK)
+        rc = tc_conv_open_memory(c, job->trace_data, job->trace_size, job->display, job->from[0] ? job->from : NULL);
+    if (rc != TC_OK) {
+        set_error(job, http_status_of(rc), tc_conv_error(c));
+        tc_conv_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void run_api_job(srv_pool *p, srv_job *job)
+{
+    char path[PATH_MAX];
+    int fd = srv_store_temp(p->store, ".out", path, sizeof path);
+    if (fd < 0) {
+        set_error(job, 500, strerror(errno));
+        return;
+    }
+    unlink(path); /* lives as long as the response reading it */
+    FILE *fp = fdopen(dup(fd), "wb");
+    tc_conv *c = fp ? open_job(p, job, NULL, 0) : NULL;
+    int rc = c ? tc_conv_write(c, job->to, fp) : TC_ERR_NOMEM;
+    if (c && rc != TC_OK)
+        set_error(job, http_status_of(rc), tc_conv_error(c));
+    else if (!fp)
+        set_error(job, 500, "out of memory");
+    if (fp && fclose(fp) != 0 && rc == TC_OK) {
+        set_error(job, 500, strerror(errno));
+        rc = TC_ERR_IO;
+    }
+    tc_conv_free(c);
+    struct stat st;
+    if (rc == TC_OK && !fstat(fd, &st)) {
+        job->out_fd = fd;
+        job->out_size = (uint64_t)st.st_size;
+        job->status = 200;
+    } else {
+        close(fd);
+    }
+}
+
+/* One read of the input written by several writers into the part directory. */
+typedef struct planned {
+    size_t output; /* index in outputs[] */
+    FILE *fp;
+    int ok;
+    char why[256];
+} planned;
+
+static void write_planned(tc_conv *c, const char *dir, planned *pl, size_t n)
+{
+    tc_output outs[16];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX];
+        (void)srv_path(path, sizeof path, dir, outputs[pl[i].output].file);
+        pl[i].fp = fopen(path, "wbx");
+        if (!pl[i].fp)
+            snprintf(pl[i].why, sizeof pl[i].why, "%s", strerror(errno));
+    }
+    size_t map[16];
+    for (size_t i = 0; i < n; i++)
+        if (pl[i].fp) {
+            map[k] = i;
+            outs[k++] = (tc_output){.writer = outputs[pl[i].output].writer, .fp = pl[i].fp};
+        }
+    if (k)
+        tc_conv_write_many(c, outs, k);
+    for (size_t j = 0; j < k; j++) {
+        planned *q = &pl[map[j]];
+        int closed = fclose(q->fp);
+        q->fp = NULL;
+        q->ok = outs[j].status == TC_OK && closed == 0;
+        if (!q->ok) {
+            char path[PATH_MAX];
+            (void)srv_path(path, sizeof path, dir, outputs[q->output].file);
+            unlink(path);
+            snprintf(q->why, sizeof q->why, "%s", outs[j].error && *outs[j].error ? outs[j].error : "write failed");
+        }
+    }
+}
+
+/* "6 threads, 97 methods, ...; repaired: 13 open-at-end": the CLI's summary figures. */
+static void describe_figures(tc_conv *c, char *out, size_t len)
+{
+    tc_figure fig[64];
+    size_t n = tc_conv_figures(c, fig, 64), o = 0;
+    out[0] = 0;
+    const char *names[] = {"threads", "methods", "records", "events", "samples"};
+    for (size_t k = 0; k < 5; k++)
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(fig[i].name, names[k]) && (k < 4 || fig[i].value) && o < len)
+                o += (size_t)snprintf(out + o, len - o, "%s%llu %s", o ? ", " : "",
+                                      (unsigned long long)fig[i].value, fig[i].name);
+    static const char *const heading[] = {[TC_FIG_REPAIR] = "; repaired:", [TC_FIG_WARNING] = "; warnings:",
+                                          [TC_FIG_NOTE] = "; notes:"};
+    for (int kind = TC_FIG_REPAIR; kind <= TC_FIG_NOTE; kind++) {
+        int first = 1;
+        for (size_t i = 0; i < n && o < len; i++) {
+            if (fig[i].kind != kind || !fig[i].value)
+                continue;
+            o += (size_t)snprintf(out + o, len - o, "%s %llu %s", first ? heading[kind] : ",",
+                                  (unsigned long long)fig[i].value, fig[i].name);
+            first = 0;
+        }
+    }
+}
+
+/* The other flame graphs (and the HTML report): each a read of its own, its options. */
+static void write_variant(srv_pool *p, srv_job *job, const char *dir, planned *pl, const srv_setting *opts,
+                          size_t n_opts)
+{
+    srv_job scratch = *job; /* an error here is this variant's, not the job's */
+    tc_conv *c = open_job(p, &scratch, opts, n_opts);
+    if (!c) {
+        snprintf(pl->why, sizeof pl->why, "%.200s", scratch.error);
+        return;
+    }
+    write_planned(c, dir, pl, 1);
+    tc_conv_free(c);
+}
+
+static void run_page_job(srv_pool *p, srv_job *job)
+{
+    char id[SRV_ID_HEX + 1], dir[PATH_MAX];
+    if (srv_random_id(id) != 0) {
+        set_error(job, 500, "no random numbers");
+        return;
+    }
+    char leaf[SRV_ID_HEX + 16];
+    snprintf(leaf, sizeof leaf, "tmp/%s.part", id);
+    (void)srv_path(dir, sizeof dir, srv_store_root(p->store), leaf);
+    if (mkdir(dir, 0700) != 0) {
+        set_error(job, 500, strerror(errno));
+        return;
+    }
+    tc_conv *c = open_job(p, job, NULL, 0);
+    if (!c) {
+        rmdir(dir);
+        return;
+    }
+    /* outputs 0..6 and 8, and the wall flame graph per thread: one read */
+    planned main_pl[] = {{.output = 0}, {.output = 1}, {.output = 2}, {.output = 3}, {.output = 4},
+                         {.output = 5}, {.output = 6}, {.output = 8}, {.output = OUT_FLAME0}};
+    const size_t n_main = sizeof main_pl / sizeof *main_pl;
+    write_planned(c, dir, main_pl, n_main);
+    size_t n_ok = 0;
+    for (size_t i = 0; i < n_main; i++)
+        n_ok += main_pl[i].ok;
+    if (!n_ok) { /* the input itself failed: the CLI's line */
+        set_error(job, http_status_of(TC_ERR_FORMAT), tc_conv_error(c));
+        tc_conv_free(c);
+        remove_flat_dir(dir);
+        return;
+    }
+    static const srv_setting cpu[] = {{"weight", "cpu"}, {"title", "Flame Graph (CPU time)"}};
+    static const srv_setting merged[] = {{"merge-threads", "1"}, {"title", "Flame Graph (threads merged)"}};
+    static const srv_setting cpu_merged[] = {
+        {"weight", "cpu"}, {"merge-threads", "1"}, {"title", "Flame Graph (CPU time, threads merged)"}};
+    static const srv_setting html[] = {{"html", "1"}};
+    planned var[4] = {{.output = OUT_FLAME0 + 1}, {.output = OUT_FLAME0 + 2}, {.output = OUT_FLAME0 + 3},
+                      {.output = OUT_REPORT_HTML}};
+    write_variant(p, job, dir, &var[0], cpu, 2);
+    write_variant(p, job, dir, &var[1], merged, 2);
+    write_variant(p, job, dir, &var[2], cpu_merged, 3);
+    if (p->caps.report_html)
+        write_variant(p, job, dir, &var[3], html, 1);
+
+    char figures[2048], report[PATH_MAX], index[PATH_MAX];
+    describe_figures(c, figures, sizeof figures);
+    const char *warnings[33];
+    size_t nw = 0;
+    for (const char *w; nw < 32 && (w = tc_conv_warning_at(c, nw));)
+        warnings[nw++] = w;
+    warnings[nw] = NULL;
+    const char *downloads[N_OUTPUTS + 1];
+    size_t nd = 0;
+    for (size_t i = 0; i < n_main; i++)
+        if (main_pl[i].ok)
+            downloads[nd++] = outputs[main_pl[i].output].file;
+    for (size_t i = 0; i < 4; i++)
+        if (var[i].ok)
+            downloads[nd++] = outputs[var[i].output].file;
+    downloads[nd] = NULL;
+    (void)srv_path(report, sizeof report, dir, "report.txt");
+    srv_result_facts f = {
+        .id = id, .display = job->display, .summary = tc_conv_input_summary(c), .figures = figures,
+        .warnings = warnings, .report_text_path = main_pl[6].ok ? report : NULL, .have_report_html = var[3].ok,
+        .flames = {main_pl[n_main - 1].ok ? outputs[OUT_FLAME0].file : NULL, var[0].ok ? outputs[OUT_FLAME0 + 1].file : NULL,
+                   var[1].ok ? outputs[OUT_FLAME0 + 2].file : NULL, var[2].ok ? outputs[OUT_FLAME0 + 3].file : NULL},
+        .flame_why = {main_pl[n_main - 1].why, var[0].why, var[1].why, var[2].why},
+        .downloads = downloads};
+    (void)srv_path(index, sizeof index, dir, "name"); /* the downloads' names */
+    FILE *fp = fopen(index, "wbx");
+    int page_ok = fp && fputs(job->display, fp) >= 0;
+    if (fp && fclose(fp) != 0)
+        page_ok = 0;
+    (void)srv_path(index, sizeof index, dir, "index.html");
+    fp = page_ok ? fopen(index, "wbx") : NULL;
+    page_ok = fp && srv_result_page(fp, &f) == 0;
+    if (fp && fclose(fp) != 0)
+        page_ok = 0;
+    tc_conv_free(c);
+    if (atomic_load(&p->stopping)) {
+        set_error(job, 503, "the server is stopping");
+        remove_flat_dir(dir);
+        return;
+    }
+    if (!page_ok || publish_result(p->store, dir, id) != 0) {
+        set_error(job, 500, "cannot write the result");
+        remove_flat_dir(dir);
+        return;
+    }
+    memcpy(job->id, id, sizeof job->id);
+    job->status = 200;
+}
+
+/* The upload, mapped read-only for tc_conv_open_memory under the upload's own name (as
+ * batch.c opens a spooled archive member): every message and output (the flame graph's
+ * subtitle, pprof's comments, the JSON's otherData, the report's header) names the user's
+ * file, never the store's temporary one; the process is named by its stem as the CLI
+ * names it; a gzip upload is inflated by the library as from a file; and no side file is
+ * looked for beside a temporary name (the Rhea mapping comes as the explicit option). */
+static int map_upload(srv_job *job)
+{
+    int fd = open(job->trace_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        set_error(job, 500, "cannot open the upload");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    job->trace_size = (size_t)st.st_size;
+    job->trace_data = NULL;
+    if (job->trace_size) { /* an empty upload: the library's own "the input is empty" */
+        void *map = mmap(NULL, job->trace_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) {
+            set_error(job, 500, "cannot map the upload");
+            close(fd);
+            return -1;
+        }
+        job->trace_data = map;
+    }
+    close(fd);
+    return 0;
+}
+
+static void unmap_upload(srv_job *job)
+{
+    if (job->trace_data)
+        munmap((void *)job->trace_data, job->trace_size);
+    job->trace_data = NULL;
+}
+
+static void run_job(srv_pool *p, srv_job *job)
+{
+    job->out_fd = -1;
+    if (atomic_load(&p->stopping))
+        set_error(job, 503, "the server is stopping");
+    else if (map_upload(job) == 0) /* else the error is set */
+        (job->api ? run_api_job : run_page_job)(p, job);
+    unmap_upload(job);
+    /* the uploads are not kept: the result (or the error) is all that is left */
+    unlink(job->trace_path);
+    if (job->rhea_path[0])
+        unlink(job->rhea_path);
+    if (job->deobf_path[0])
+        unlink(job->deobf_path);
+}
+
+static void *worker(void *arg)
+{
+    srv_pool *p = arg;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (!p->head && !atomic_load(&p->stopping))
+            pthread_cond_wait(&p->wake, &p->lock);
+        srv_job *job = p->head;
+        if (!job)
+            break; /* stopping and nothing left */
+        p->head = job->next;
+        if (!p->head)
+            p->tail = NULL;
+        p->queued--;
+        p->running++;
+        pthread_mutex_unlock(&p->lock);
+        run_job(p, job);
+        pthread_mutex_lock(&p->lock);
+        p->running--;
+        pthread_mutex_unlock(&p->lock);
+        p->done(job, p->user); /* outside the lock: it resumes the connection */
+        pthread_mutex_lock(&p->lock);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+srv_pool *srv_pool_start(srv_store *store, const srv_caps *caps, unsigned workers, unsigned queue_max,
+                         srv_done_fn done, void *user)
+{
+    srv_pool *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->store = store;
+    p->caps = *caps;
+    p->done = done;
+    p->user = user;
+    p->queue_max = queue_max;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->wake, NULL);
+    if (workers > sizeof p->threads / sizeof *p->threads)
+        workers = sizeof p->threads / sizeof *p->threads;
+    for (unsigned i = 0; i < workers; i++) {
+        if (pthread_create(&p->threads[i], NULL, worker, p) != 0)
+            break;
+        p->n_threads++;
+    }
+    if (!p->n_threads) {
+        pthread_mutex_destroy(&p->lock);
+        pthread_cond_destroy(&p->wake);
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+int srv_pool_full(srv_pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    int full = p->queued >= p->queue_max || atomic_load(&p->stopping);
+    pthread_mutex_unlock(&p->lock);
+    return full;
+}
+
+int srv_pool_submit(srv_pool *p, srv_job *job)
+{
+    pthread_mutex_lock(&p->lock);
+    if (p->queued >= p->queue_max || atomic_load(&p->stopping)) {
+        pthread_mutex_unlock(&p->lock);
+        return -1;
+    }
+    job->next = NULL;
+    if (p->tail)
+        p->tail->next = job;
+    else
+        p->head = job;
+    p->tail = job;
+    p->queued++;
+    pthread_cond_signal(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    return 0;
+}
+
+void srv_pool_stop(srv_pool *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->lock);
+    atomic_store(&p->stopping, 1); /* running conversions cancel; queued ones fail at once */
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    for (unsigned i = 0; i < p->n_threads; i++)
+        pthread_join(p->threads[i], NULL);
+    p->n_threads = 0;
+}
+
+void srv_pool_free(srv_pool *p)
+{
+    if (!p)
+        return;
+    srv_pool_stop(p);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->wake);
+    free(p);
+}

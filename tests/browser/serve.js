@@ -1,0 +1,115 @@
+// serve.js - drives `traceconv serve`'s page in headless Chromium for test_serve_browser.py.
+//
+//   node serve.js URL TRACE BAD_FILE SHOT_DIR OUT.json
+//
+// Uploads TRACE through the page's form (the file input, the Convert button), waits for
+// the result page, and reports what the browser shows: the flame graph's frames (in its
+// sandboxed iframe), the tooltip shown when hovering a thread's root frame, the other
+// flame graph tabs, the download links and the bytes of the pprof and Perfetto
+// downloads (fetched by the page, base64), console errors, failed requests and CSP
+// violations (securitypolicyviolation events, in the page and in the frame). Then uploads
+// BAD_FILE and reports the error line the page shows.
+"use strict";
+const path = require("path");
+const { launch, openPage, run } = require("./lib");
+
+const CSP_WATCH = () => {
+  window.__csp = [];
+  document.addEventListener("securitypolicyviolation", (e) =>
+    window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+};
+
+async function flameFrame(page, name) {
+  for (let i = 0; i < 100; i++) {
+    const f = page.frames().find((fr) => fr.url().endsWith("/" + name));
+    if (f) {
+      await f.waitForSelector("#frames", { timeout: 30000 });
+      return f;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no frame showing ${name}`);
+}
+
+async function frames(frame) {
+  return frame.evaluate(() => [...document.getElementById("frames").children].map((g) => ({
+    title: g.querySelector("title").textContent, y: Number(g.querySelector("rect").getAttribute("y")) })));
+}
+
+async function upload(page, file) {
+  const input = await page.$("#trace");
+  await input.uploadFile(file);
+  await page.click("#go");
+}
+
+async function main([url, trace, bad, shotDir]) {
+  const browser = await launch();
+  const out = {};
+  try {
+    const page = await browser.newPage();
+    await page.evaluateOnNewDocument(CSP_WATCH);
+    const { errors } = await (async () => {
+      const errs = [];
+      page.on("console", (m) => { if (m.type() === "error") errs.push(`console: ${m.text()}`); });
+      page.on("pageerror", (e) => errs.push(`pageerror: ${e.message}`));
+      page.on("requestfailed", (r) => errs.push(`requestfailed: ${r.url()}`));
+      return { errors: errs };
+    })();
+    await page.goto(url, { waitUntil: "load", timeout: 60000 });
+    await upload(page, trace);
+    await page.waitForSelector("#flame", { timeout: 120000 });
+    out.resultUrl = page.url();
+    const flame = await flameFrame(page, "flame-wall.svg");
+    out.frames = await frames(flame);
+    // hover the first thread root (the frames one level above "all")
+    const maxY = Math.max(...out.frames.map((f) => f.y));
+    const rootIndex = out.frames.findIndex((f) => f.y < maxY && f.y >= maxY - 20);
+    const rect = await flame.evaluateHandle((i) =>
+      document.getElementById("frames").children[i].querySelector("rect"), rootIndex);
+    await rect.asElement().hover();
+    out.hovered = out.frames[rootIndex].title;
+    out.details = await flame.evaluate(() => document.getElementById("details").textContent);
+    out.frameCsp = await flame.evaluate(() => (window.__csp || []).slice());
+    out.frameCanReachPage = await flame.evaluate(() => {
+      try { return Boolean(window.parent.document.body); } catch (e) { return false; }
+    });
+    await page.screenshot({ path: path.join(shotDir, "serve-result.png"), fullPage: true });
+    // the CPU tab loads the CPU flame graph
+    out.tabs = await page.$$eval("button.tab", (bs) => bs.map((b) => ({ text: b.textContent, src: b.dataset.src || null,
+                                                                          disabled: b.disabled })));
+    const cpuTab = await page.$("button.tab[data-src$='flame-cpu.svg']");
+    if (cpuTab) {
+      await cpuTab.click();
+      out.cpuFrames = (await frames(await flameFrame(page, "flame-cpu.svg"))).length;
+    }
+    out.links = await page.$$eval("#downloads a", (as) => as.map((a) => ({ href: a.getAttribute("href"),
+                                                                          writer: a.dataset.writer })));
+    out.downloads = {};
+    for (const l of out.links.filter((x) => x.writer === "pprof" || x.writer === "perfetto")) {
+      out.downloads[l.writer] = await page.evaluate(async (href) => {
+        const r = await fetch(href);
+        const b = new Uint8Array(await r.arrayBuffer());
+        let s = "";
+        for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode.apply(null, b.subarray(i, i + 0x8000));
+        return { status: r.status, disposition: r.headers.get("content-disposition"), base64: btoa(s) };
+      }, l.href);
+    }
+    out.threadsTable = await page.$$eval("#threads tbody tr td:first-child", (tds) => tds.map((t) => t.textContent));
+    out.pageCsp = await page.evaluate(() => window.__csp.slice());
+    out.errors = errors.slice();
+    // a bad upload: the CLI's line on the page
+    await page.goto(url, { waitUntil: "load", timeout: 60000 });
+    await upload(page, bad);
+    await page.waitForSelector("#error:not([hidden])", { timeout: 60000 });
+    out.badError = await page.$eval("#error", (e) => e.textContent);
+    out.badUrl = page.url();
+    await page.screenshot({ path: path.join(shotDir, "serve-error.png"), fullPage: true });
+    out.errorsAfterBad = errors.slice(out.errors.length);
+    out.pageCspAfterBad = await page.evaluate(() => window.__csp.slice());
+  } finally {
+    await browser.close();
+  }
+  return out;
+}
+
+run(main);
