@@ -52,6 +52,9 @@ WRITER_OPTIONS = {
     "diff:csv": (("--sort", "name"),),
     "diff:flamegraph": (("--negate",), ("--merge-threads",), ("--minwidth", "0"), ("--weight", "cpu")),
 }
+# Options of which a command takes one at most (report: CSV rows or an HTML page; the
+# pair is a usage error, tested in unused_options and test_report_html).
+EXCLUSIVE = {"--csv", "--html"}
 DIFF_FORMATS = ("diff:text", "diff:csv", "diff:flamegraph")
 
 
@@ -135,7 +138,7 @@ def make_job(seed, idx, src, data, writer, rnd, work):
     opts = []
     if rnd.random() < 0.6:
         for opt in CORE_OPTIONS + WRITER_OPTIONS.get(writer, ()):
-            if rnd.random() < 0.35:
+            if rnd.random() < 0.35 and not (set(opt) & EXCLUSIVE and set(opts) & EXCLUSIVE):
                 opts += opt
         if rnd.random() < 0.25:  # rarely: most mutants carry a warning, and --strict stops at the first
             opts.append("--strict")

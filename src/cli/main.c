@@ -785,14 +785,7 @@ static char *diff_default_output(const char *format, const char *next)
 {
     if (strcmp(format, "flamegraph") || !strcmp(next, "-"))
         return strdup("-");
-    char *stem = default_output(next, "flamegraph"); /* b.trace -> b.svg */
-    char *out = stem ? malloc(strlen(stem) + 6) : NULL;
-    if (out) {
-        size_t n = strlen(stem) - 4;
-        sprintf(out, "%.*s.diff.svg", (int)n, stem);
-    }
-    free(stem);
-    return out;
+    return default_output(next, "diff.svg"); /* b.trace -> b.diff.svg */
 }
 
 static int diff_open(cli *a, tc_conv *c, const char *path, const char *label)
