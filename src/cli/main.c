@@ -80,6 +80,8 @@ static const char usage_text[] =
     "      --max-depth N          drop frames deeper than N (default 10000)\n"
     "      --mapping FILE         rhea: method mapping (methodMapping.txt, sampling-mapping;\n"
     "                             default: looked for beside INPUT)\n"
+    "      --deobfuscate MAPPING  rename methods back to source names with a ProGuard/R8\n"
+    "                             mapping.txt (any reader; see README \"Deobfuscation\")\n"
     "Limits (an input beyond one is refused with a clear error; K/M/G suffixes):\n"
     "      --max-input BYTES      input size after decompression (default 64G; gzip\n"
     "                             expanding more than 200:1 beyond 256M is refused)\n"
@@ -748,7 +750,7 @@ int main(int argc, char **argv)
         {"probe", required_argument, 0, O_PROBE},    {"list-formats", no_argument, 0, O_LIST},
         {"help", no_argument, 0, 'h'},               {"version", no_argument, 0, 'V'},
         {"merge-threads", no_argument, 0, O_MERGE},  {"mapping", required_argument, 0, O_LIMIT},
-        {"text", no_argument, 0, O_TEXT},
+        {"text", no_argument, 0, O_TEXT},           {"deobfuscate", required_argument, 0, O_LIMIT},
         {"title", required_argument, 0, O_LIMIT},     {"width", required_argument, 0, O_LIMIT},
         {"minwidth", required_argument, 0, O_LIMIT},  {"colors", required_argument, 0, O_LIMIT},
         {"inverted", no_argument, 0, O_FLAG},         {"hash", no_argument, 0, O_FLAG},
