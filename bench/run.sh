@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=$here/cache
 size_mb=${TC_BENCH_MB:-1024}
 mkdir -p "$cache"
-input=$cache/bench-${size_mb}mb.trace
+input=$cache/bench-v2-${size_mb}mb.trace   # v2: the generator branches mid-stack (~300k paths)
 if [ ! -s "$input" ]; then
   echo "bench: generating $input (once)"
   "$build/tracegen" --bench "$size_mb" "$input.part" && mv "$input.part" "$input"

@@ -139,7 +139,8 @@ TC_API void tc_conv_free(tc_conv *c);
  *     "process-name" (string) the process shown for the input
  *     "strict"       (0/1) a warning is an error (TC_ERR_STRICT)
  *     "max-depth"    (integer) deeper frames are dropped; default 10000
- *     "weight"       (wall|cpu) folded/flamegraph weights
+ *     "weight"       (wall|cpu) folded/flamegraph weights; report/dot: the clock of sorting,
+ *                    percentages and the dot threshold
  *     "no-thread"    (0/1) folded: merge threads
  *     "merge-threads" (0/1) pprof, flamegraph: one tree for all threads
  *     "title"        (string) flamegraph: the title (default "Flame Graph")
@@ -150,6 +151,10 @@ TC_API void tc_conv_free(tc_conv *c);
  *                    flamegraph palette; default java
  *     "hash"         (0/1) flamegraph: colours from a hash of the name
  *     "text"         (0/1) systrace writes plain ftrace text instead of HTML
+ *     "sort"         (incl|excl|calls|name) report: the order of the methods
+ *     "csv"          (0/1) report: CSV rows instead of the text report
+ *     "threshold"    (percent, 0-100, up to 4 decimals) dot: edges below this
+ *                    share of the total time are hidden; default 1
  */
 TC_API int tc_conv_set_option(tc_conv *c, const char *key, const char *value);
 

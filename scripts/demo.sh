@@ -36,11 +36,20 @@ Results in $out:
   app-startup.svg       interactive flame graph: open in a browser (click to zoom, Search or Ctrl-F)
 MSG
 [ -f "$out/app-startup.png" ] && echo "  app-startup.png       a screenshot of the flame graph (headless Chromium)"
-for f in "$out"/app-startup.pftrace "$out"/app-startup.pb.gz "$out"/app-startup.html; do
+for f in "$out"/app-startup.pftrace "$out"/app-startup.pb.gz "$out"/app-startup.html \
+         "$out"/app-startup.speedscope.json; do
   case "$f" in
     *.html)    [ -f "$f" ] && echo "  app-startup.html      systrace HTML: open in https://ui.perfetto.dev or chrome://tracing" ;;
     *.pftrace) [ -f "$f" ] && echo "  app-startup.pftrace   Perfetto protobuf: drag into https://ui.perfetto.dev" ;;
     *.pb.gz)   [ -f "$f" ] && echo "  app-startup.pb.gz     pprof: go tool pprof -http=: $f" ;;
+    *.speedscope.json) [ -f "$f" ] && echo "  app-startup.speedscope.json  speedscope: open https://www.speedscope.app and drop the file" ;;
   esac
 done
+[ -f "$out/app-startup.txt" ] && echo "  app-startup.txt       profile report: less app-startup.txt (-o report --csv: rows)"
+if [ -f "$out/app-startup.dot" ]; then
+  echo "  app-startup.dot       call graph: dot -Tsvg app-startup.dot > callgraph.svg"
+  if command -v dot >/dev/null && dot -Tsvg "$out/app-startup.dot" -o "$out/app-startup.callgraph.svg"; then
+    echo "  app-startup.callgraph.svg  the call graph drawn by Graphviz: open it in a browser"
+  fi
+fi
 exit 0

@@ -20,6 +20,24 @@ case "$mode" in
   fuzz) pkgs+=(protobuf-compiler golang-go libdevel-nytprof-perl clang libclang-rt-14-dev) ;;
   *) echo "usage: $0 build|test|fuzz" >&2; exit 2 ;;
 esac
+# test_dot.py: Graphviz's dot reads every dot output (the oracle of the dot writer)
+[ "$mode" = test ] && pkgs+=(graphviz)
+# test_speedscope_app.py runs speedscope's own importer (the npm package, pinned by
+# tests/speedscope/package-lock.json) in Debian's chromium: npm ci there, once, at the end
+# of this script whichever way it ends (after apt-get, or when nothing was missing).
+speedscope_oracle() {
+  local status=$? dir
+  dir=$(cd "$(dirname "$0")/.." && pwd)/tests/speedscope
+  [ "$status" -eq 0 ] && [ ! -f "$dir/node_modules/speedscope/dist/release/index.html" ] || return 0
+  echo "setup: npm ci in tests/speedscope"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || exit 1
+}
+if [ "$mode" = test ]; then
+  pkgs+=(chromium)
+  command -v node >/dev/null || pkgs+=(nodejs)
+  command -v npm >/dev/null || pkgs+=(npm)
+  trap speedscope_oracle EXIT
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

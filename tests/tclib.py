@@ -125,7 +125,8 @@ class Ctx:
 
 # Each writer's default extension (traceconv --list-formats).
 WRITER_EXT = {"json": "json", "folded": "folded", "perfetto": "pftrace", "pprof": "pb.gz",
-              "systrace": "html", "ir": "ir.txt", "flamegraph": "svg"}
+              "systrace": "html", "ir": "ir.txt", "flamegraph": "svg", "report": "txt", "dot": "dot",
+              "speedscope": "speedscope.json"}
 
 FIG_RE = re.compile(r"(\d+) ([a-z][a-z0-9-]*)")
 

@@ -3,7 +3,8 @@
 time linear in their size.
 
 Each hostile shape (issue 9) is generated here at size n and 4n, converted
-(to folded and json; deep stacks to json and ir), and must satisfy
+(to folded, json and report; deep stacks, which recurse through 64 methods,
+to json, ir, report and dot), and must satisfy
     cpu(4n) <= 6 x max(cpu(n), FLOOR)     -- quadratic code gives ~16x
     wall(each conversion) <= ABS_BOUND    -- a generous absolute bound
 and finish with exit 0 or a clean one-line error, never a sanitizer report.
@@ -158,11 +159,11 @@ def gen_art_tiny(n):
 
 # ---- the shapes ------------------------------------------------------------------
 
-# Outputs: folded and json; a stack n deep is written to json and ir instead,
-# since a folded (or pprof) file of it is n^2 in size by its format: one line
-# per open frame, each with the whole path.
-FLAT = ("folded", "json")
-DEEP = ("json", "ir")
+# Outputs: folded, json and report; a stack n deep is written to json, ir,
+# report and dot instead, since a folded (or pprof) file of it is n^2 in size
+# by its format: one line per open frame, each with the whole path.
+FLAT = ("folded", "json", "report")
+DEEP = ("json", "ir", "report", "dot")
 
 # name: (generator, file suffix, n for a release build, extra options, outputs)
 SHAPES = {

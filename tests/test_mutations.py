@@ -5,8 +5,8 @@ truncations, cut ranges, random bytes, and the bytes that break text formats
 one, lines duplicated; one to three of these per mutant. Each mutant is
 converted with a writer taken in turn from `traceconv --list-formats` (so a
 new writer is covered by itself) and a random set of the options that writer
-uses (--weight cpu, --no-thread, --merge-threads, --text, --max-depth,
---max-string, --strict). Each conversion must end in success (exit 0) or one
+uses (--weight cpu, --no-thread, --merge-threads, --text, --csv, --sort,
+--threshold, --max-depth, --max-string, --strict). Each conversion must end in success (exit 0) or one
 clean error (exit 1, one line, no output file) - never a signal, a sanitizer
 report or a hang.
 
@@ -42,6 +42,9 @@ WRITER_OPTIONS = {
     "flamegraph": (("--weight", "cpu"), ("--merge-threads",), ("--inverted",), ("--minwidth", "0"),
                    ("--minwidth", "2%"), ("--width", "300"), ("--title", "<&>]]>"), ("--colors", "hot"),
                    ("--hash",)),
+    "report": (("--weight", "cpu"), ("--csv",), ("--sort", "calls"), ("--sort", "name"), ("--sort", "excl")),
+    "dot": (("--weight", "cpu"), ("--threshold", "0"), ("--threshold", "0.5")),
+    "speedscope": (("--weight", "cpu"),),
 }
 
 

@@ -511,9 +511,12 @@ def check_system(ctx):
 
 def check_size(ctx):
     """The bench's shape (tracegen --bench: 8 threads, 2000 methods, dual clock, one record
-    every 1.25 µs) at 2 and 12 MB: the output is no larger than the input, and the 10 MB of
-    records in between cost no more in Perfetto than in the input (the key text and the
-    descriptors, which differ, cancel out)."""
+    every 1.25 µs, each thread calling 1000-1600 distinct methods) at 2 and 12 MB: the 10 MB
+    of records in between cost at most 1.06x their bytes in the input (the key text and the
+    descriptors, which differ, cancel out), and the 12 MB output is at most 1.08x the input
+    (the old writer: 1.74x). Not 1.0x: a begin's name iid takes two varint bytes once a
+    thread has called more than 127 distinct methods (67% of the begins here; it was 1.00x
+    when the bench trace's threads called ~40 methods each)."""
     if not ctx.check(bool(ctx.tracegen), "tracegen is not built"):
         return
     sizes = {}
@@ -524,14 +527,11 @@ def check_size(ctx):
         if not out:
             return
         sizes[mb] = (os.path.getsize(src), os.path.getsize(out))
-        ctx.check(sizes[mb][1] <= sizes[mb][0],
-                  f"bench {mb} MB: output {sizes[mb][1]} bytes > input {sizes[mb][0]} "
-                  f"({sizes[mb][1] / sizes[mb][0]:.3f}x)")
     (i2, o2), (i12, o12) = sizes[2], sizes[12]
-    ctx.check(o12 - o2 <= i12 - i2, f"bench: 10 MB of records cost {o12 - o2} bytes in Perfetto, "
-                                    f"{i12 - i2} in the input ({(o12 - o2) / (i12 - i2):.4f}x)")
-    if sizes[12][1] <= sizes[12][0]:
-        print(f"note: bench 12 MB: perfetto/input = {o12 / i12:.4f}, per record {(o12 - o2) / (i12 - i2):.4f}")
+    ctx.check(o12 <= 1.08 * i12, f"bench 12 MB: output {o12} bytes > 1.08x input {i12} ({o12 / i12:.3f}x)")
+    ctx.check(o12 - o2 <= 1.06 * (i12 - i2), f"bench: 10 MB of records cost {o12 - o2} bytes in Perfetto, "
+                                             f"{i12 - i2} in the input ({(o12 - o2) / (i12 - i2):.4f}x > 1.06x)")
+    print(f"note: bench 12 MB: perfetto/input = {o12 / i12:.4f}, per record {(o12 - o2) / (i12 - i2):.4f}")
 
 
 def main():

@@ -71,6 +71,7 @@ static const char usage_text[] =
     "  -q, --quiet               no progress, no per-member messages\n"
     "      --strict, --weight, --no-thread, --merge-threads, --text, --max-depth,\n"
     "      --title, --width, --minwidth, --inverted, --colors, --hash,\n"
+    "      --sort, --csv, --threshold,\n"
     "      --max-input, --max-string, --max-threads, --max-methods, --max-events,\n"
     "      --max-json, --deobfuscate MAPPING\n"
     "                            as for a single conversion (traceconv --help)\n"
@@ -1453,6 +1454,8 @@ static int parse_args(batch *b, int argc, char **argv)
         {"minwidth", required_argument, 0, O_VALUE},  {"colors", required_argument, 0, O_VALUE},
         {"inverted", no_argument, 0, O_FLAG},         {"hash", no_argument, 0, O_FLAG},
         {"deobfuscate", required_argument, 0, O_VALUE},
+        {"sort", required_argument, 0, O_VALUE},      {"threshold", required_argument, 0, O_VALUE},
+        {"csv", no_argument, 0, O_FLAG},
         {0, 0, 0, 0}};
     tc_conv *check = tc_conv_new();
     if (!check)

@@ -68,7 +68,9 @@ static const char usage_text[] =
     "      --merge-threads        pprof, flamegraph: merge all threads (no thread labels/frames)\n"
     "      --text                 systrace: plain ftrace text instead of HTML\n"
     "      --weight wall|cpu      folded, flamegraph: weigh stacks by wall or thread-CPU time\n"
-    "                             (default wall)\n"
+    "                             (default wall); report, dot: the clock of the order,\n"
+    "                             percentages and threshold; speedscope: timelines on the\n"
+    "                             wall or each thread's CPU clock\n"
     "      --title TEXT           flamegraph: the title (default \"Flame Graph\")\n"
     "      --width PX             flamegraph: image width (default 1200)\n"
     "      --minwidth PX|N%       flamegraph: omit frames narrower than PX pixels or N% of\n"
@@ -77,6 +79,9 @@ static const char usage_text[] =
     "      --colors PALETTE       flamegraph: java (default), hot, mem, io, red, green, blue,\n"
     "                             yellow, purple, aqua, orange\n"
     "      --hash                 flamegraph: colours from a hash of the name\n"
+    "      --sort incl|excl|calls|name  report: the order of the methods (default incl)\n"
+    "      --csv                  report: CSV rows instead of the text report\n"
+    "      --threshold PCT        dot: hide edges below PCT % of the total time (default 1)\n"
     "      --max-depth N          drop frames deeper than N (default 10000)\n"
     "      --mapping FILE         rhea: method mapping (methodMapping.txt, sampling-mapping;\n"
     "                             default: looked for beside INPUT)\n"
@@ -355,11 +360,13 @@ typedef struct cli {
 /* The existing file at output must not be replaced: it is the input, a trace,
  * or (without -f) any file. A message and an exit code, or 0. */
 /* Did traceconv write this file? Its text outputs carry a mark near the start
- * (ir, systrace) or in the trailing otherData object (json). */
+ * (ir, systrace, speedscope's exporter) or in the trailing otherData object (json). */
 static int written_by_traceconv(const char *path)
 {
     static const char *const marks[] = {"\"generator\":\"traceconv ", "traceconv-ir ", "# traceconv ",
-                                        " (traceconv)</title>"};
+                                        " (traceconv)</title>",
+                                        "thread,tid,method,calls,incl_wall_us,", /* report --csv: its exact header */
+                                        "\"exporter\":\"traceconv@"}; /* speedscope */
     char buf[2][8192 + 1];
     size_t got[2] = {0, 0};
     FILE *f = fopen(path, "rb");
@@ -754,6 +761,8 @@ int main(int argc, char **argv)
         {"title", required_argument, 0, O_LIMIT},     {"width", required_argument, 0, O_LIMIT},
         {"minwidth", required_argument, 0, O_LIMIT},  {"colors", required_argument, 0, O_LIMIT},
         {"inverted", no_argument, 0, O_FLAG},         {"hash", no_argument, 0, O_FLAG},
+        {"sort", required_argument, 0, O_LIMIT},    {"threshold", required_argument, 0, O_LIMIT},
+        {"csv", no_argument, 0, O_LIMIT}, /* a flag: its NULL value reads as true */
         {0, 0, 0, 0}};
     static cli a;
     read_umask();

@@ -63,12 +63,15 @@ int tci_calltree_init(tci_calltree *ct, const tci_trace *t, uint32_t n_threads)
     ct->trace = t;
     ct->roots = tci_calloc(n_threads, sizeof *ct->roots);
     ct->stacks = tci_calloc(n_threads, sizeof *ct->stacks);
-    if (!ct->roots || !ct->stacks)
+    ct->spans = tci_calloc(n_threads, sizeof *ct->spans);
+    if (!ct->roots || !ct->stacks || !ct->spans)
         return TC_ERR_NOMEM;
     ct->n_roots = n_threads;
-    for (uint32_t t = 0; t < n_threads; t++)
+    for (uint32_t t = 0; t < n_threads; t++) {
+        ct->spans[t] = (tci_ctspan){TCI_NO_TIME, TCI_NO_TIME, TCI_NO_TIME, TCI_NO_TIME};
         if ((ct->roots[t] = new_node(ct, TCI_NONE, TCI_NONE, t)) == TCI_NONE)
             return TC_ERR_NOMEM;
+    }
     return TC_OK;
 }
 
@@ -110,15 +113,43 @@ static int add_sample(tci_calltree *ct, const tci_trace *t, const tci_event *ev)
     return TC_OK;
 }
 
+/* A thread's span: from its first call event to its last. Normalized streams
+ * are well nested (every frame is closed by the end), so those are an enter
+ * or an exit at depth 0, or a sample: times are noted there only, not on
+ * every event. Each thread's events come in its own time order. */
+static inline void span_from(tci_ctspan *sp, const tci_event *ev)
+{
+    if (TCI_UNLIKELY(sp->first_ts == TCI_NO_TIME))
+        sp->first_ts = ev->ts_ns;
+    if (TCI_UNLIKELY(sp->first_cpu == TCI_NO_TIME))
+        sp->first_cpu = ev->cpu_ns;
+}
+
+static inline void span_to(tci_ctspan *sp, const tci_event *ev)
+{
+    sp->last_ts = ev->ts_ns;
+    if (ev->cpu_ns != TCI_NO_TIME)
+        sp->last_cpu = ev->cpu_ns;
+}
+
 int tci_calltree_event(tci_calltree *ct, const tci_event *ev)
 {
-    if (ev->kind == TCI_EV_SAMPLE)
+    if (ev->kind == TCI_EV_SAMPLE) {
+        span_from(&ct->spans[ev->thread], ev);
+        span_to(&ct->spans[ev->thread], ev);
         return add_sample(ct, ct->trace, ev);
+    }
     if (ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT)
         return TC_OK; /* instants, counters and async slices are not calls */
     struct tci_ctstack *st = &ct->stacks[ev->thread];
     if (ev->kind == TCI_EV_ENTER) {
-        uint32_t parent = st->depth ? st->frames[st->depth - 1].node : ct->roots[ev->thread];
+        uint32_t parent;
+        if (st->depth) {
+            parent = st->frames[st->depth - 1].node;
+        } else {
+            parent = ct->roots[ev->thread];
+            span_from(&ct->spans[ev->thread], ev);
+        }
         uint32_t node = child(ct, parent, ev->method, ev->thread);
         if (node == TCI_NONE || (TCI_UNLIKELY(st->depth >= st->cap) &&
                                  tci_grow((void **)&st->frames, &st->cap, st->depth, sizeof *st->frames) != 0))
@@ -134,6 +165,8 @@ int tci_calltree_event(tci_calltree *ct, const tci_event *ev)
     n->wall_total = sum(ct, n->wall_total, span(ct, f.ts, ev->ts_ns));
     if (ev->cpu_ns != TCI_NO_TIME && f.cpu != TCI_NO_TIME)
         n->cpu_total = sum(ct, n->cpu_total, span(ct, f.cpu, ev->cpu_ns));
+    if (!st->depth)
+        span_to(&ct->spans[ev->thread], ev);
     return TC_OK;
 }
 
@@ -235,6 +268,7 @@ void tci_calltree_free(tci_calltree *ct)
     for (uint32_t t = 0; t < ct->n_roots; t++)
         free(ct->stacks ? ct->stacks[t].frames : NULL);
     free(ct->stacks);
+    free(ct->spans);
     free(ct->roots);
     free(ct->nodes);
     tci_idmap_free(&ct->child_index);

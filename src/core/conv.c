@@ -197,6 +197,44 @@ static int parse_minwidth(const char *v, tci_options *o)
     return 0;
 }
 
+/* report's row order: incl, excl, calls or name. */
+static int parse_sort(const char *v, uint8_t *out)
+{
+    static const char *const keys[] = {[TCI_SORT_INCL] = "incl", [TCI_SORT_EXCL] = "excl",
+                                       [TCI_SORT_CALLS] = "calls", [TCI_SORT_NAME] = "name"};
+    for (uint8_t i = 0; v && i < sizeof keys / sizeof *keys; i++) {
+        if (!strcmp(v, keys[i])) {
+            *out = i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* A percentage from 0 to 100 with at most 4 decimals ("1", "0.5", "0.0001"),
+ * kept exactly in millionths so that a threshold compares without rounding. */
+static int parse_percent(const char *v, uint32_t *ppm)
+{
+    uint64_t whole = 0, frac = 0;
+    int digits = 0, decimals = 0;
+    if (!v)
+        return -1;
+    for (; *v >= '0' && *v <= '9' && whole <= 100; v++, digits++)
+        whole = whole * 10 + (uint64_t)(*v - '0');
+    if (*v == '.')
+        for (v++; *v >= '0' && *v <= '9' && decimals < 5; v++, decimals++, digits++)
+            frac = frac * 10 + (uint64_t)(*v - '0');
+    if (*v || !digits || decimals > 4)
+        return -1;
+    for (; decimals < 4; decimals++)
+        frac *= 10;
+    uint64_t x = whole * 10000 + frac;
+    if (x > 1000000)
+        return -1;
+    *ppm = (uint32_t)x;
+    return 0;
+}
+
 /* Options read when the input is opened (source, readers' open, table limits):
  * after an open they could not take effect. The rest are read by the write. */
 static const char *const open_time_options[] = {"mapping", "max-input", "max-string", "max-threads",
@@ -270,6 +308,16 @@ static int apply_option(tc_conv *c, const char *key, const char *value)
             return -1;
         c->opt.palette = p;
         c->opt.colors_given = true;
+        return TC_OK;
+    }
+    if (!strcmp(key, "sort"))
+        return parse_sort(value, &c->opt.sort);
+    if (!strcmp(key, "csv"))
+        return parse_bool(value, &c->opt.csv);
+    if (!strcmp(key, "threshold")) {
+        if (parse_percent(value, &c->opt.threshold_ppm))
+            return -1;
+        c->opt.threshold_set = true;
         return TC_OK;
     }
     if (!strcmp(key, "max-depth")) {

@@ -300,3 +300,8 @@ char *tci_json_quote(tci_arena *a, const char *str, size_t *len)
         *len = json_escape(buf, str, n);
     return buf;
 }
+
+size_t tci_utf8_len(const uint8_t *p, size_t n)
+{
+    return n ? utf8_seq(p, n) : 0;
+}

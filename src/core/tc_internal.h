@@ -153,6 +153,9 @@ static inline void tci_count(tci_diag *d, enum tci_figure_id kind, uint64_t n)
 
 /* ---- options ------------------------------------------------------------ */
 
+/* report: the order of the method rows (option sort). */
+enum tci_report_sort { TCI_SORT_INCL = 0, TCI_SORT_EXCL, TCI_SORT_CALLS, TCI_SORT_NAME };
+
 typedef struct tci_options {
     const char *process_name;
     bool strict;
@@ -180,7 +183,11 @@ typedef struct tci_options {
     int palette;            /* enum tci_flame_palette (0: hot; the writer's default is java unless colors_given) */
     bool colors_given;
     bool hash;              /* colours from a hash of the name */
-    char given[384];      /* keys set explicitly, space-separated (options.c) */
+    uint8_t sort;         /* report: enum tci_report_sort */
+    bool csv;             /* report: CSV rows instead of the text report */
+    bool threshold_set;   /* dot: threshold given (else the writer's default) */
+    uint32_t threshold_ppm; /* dot: edges below this share of the total are hidden, in millionths (1% = 10000) */
+    char given[448];      /* keys set explicitly, space-separated (options.c) */
 } tci_options;
 
 #define TCI_DEFAULT_MAX_INPUT ((uint64_t)64 << 30)
@@ -497,6 +504,8 @@ void tci_sink_milli(tci_sink *s, int64_t v);
 void tci_sink_printf(tci_sink *s, const char *fmt, ...) TCI_PRINTF(2, 3);
 /* A JSON string literal with quotes; invalid UTF-8 bytes become U+FFFD. */
 void tci_sink_json_string(tci_sink *s, const char *str);
+/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 if it is not one. */
+size_t tci_utf8_len(const uint8_t *p, size_t n);
 /* The same literal in the arena, for writers that repeat names (len set, not NUL-terminated). */
 char *tci_json_quote(tci_arena *a, const char *str, size_t *len);
 
@@ -520,6 +529,12 @@ typedef struct tci_ctnode {
  * time, and the sum of the self times under any node, is at most TCI_SUM_MAX:
  * a writer may add them up, and add rounding, without overflow. */
 #define TCI_SUM_MAX (INT64_MAX / 2)
+/* Per thread: the times of its first and last call events (enter, exit,
+ * sample), reconstructed and closing frames included; TCI_NO_TIME until seen. */
+typedef struct tci_ctspan {
+    int64_t first_ts, last_ts;
+    int64_t first_cpu, last_cpu;
+} tci_ctspan;
 typedef struct tci_calltree {
     const tci_trace *trace;  /* its stack table resolves samples */
     tci_diag *diag;          /* where saturation is reported (NULL: counted only) */
@@ -530,6 +545,7 @@ typedef struct tci_calltree {
     uint32_t n_roots;
     tci_idmap child_index;  /* (parent << 32 | method) -> node */
     struct tci_ctstack *stacks; /* per thread: open frames while building */
+    tci_ctspan *spans;      /* per root (a merged tree's one root has none: TCI_NO_TIME) */
 } tci_calltree;
 
 int tci_calltree_init(tci_calltree *ct, const tci_trace *t, uint32_t n_threads);
@@ -621,6 +637,83 @@ void tci_flame_free(tci_flame *f);
 /* The script of every graph (no CDATA end, no "</script"): tcFlame(svg) binds one
  * graph; run as a page-level script it binds every svg[data-tc-flame] of the page. */
 const char *tci_flame_script(void);
+/* ---- profile: per-method figures from the call tree (profile.c) ------------ */
+
+/*
+ * What a profile report shows (README "Profile accounting"), computed from
+ * a finished call tree for one thread or for all threads together. Every
+ * figure is exact ns (or a count), summed with saturation at TCI_SUM_MAX.
+ *
+ * An activation of method m is nested (recursive) when m is already on the
+ * thread's stack above it, outermost otherwise. The tree's nodes are call
+ * paths, so this is decided per node: whether m appears among its ancestors.
+ */
+typedef struct tci_pcost {
+    uint64_t calls;
+    int64_t wall, cpu; /* inclusive ns */
+} tci_pcost;
+
+typedef struct tci_pmethod {
+    uint32_t method;            /* index in the trace's method table */
+    uint64_t calls;             /* outermost activations ("normal" calls) */
+    uint64_t recursive_calls;   /* nested activations */
+    int64_t incl_wall, incl_cpu; /* outermost activations only: recursion never counts twice */
+    int64_t excl_wall, excl_cpu; /* self time of every activation */
+    int64_t outer_excl_wall, outer_excl_cpu; /* self time of the outermost activations */
+    uint32_t parents_at, n_parents;   /* its edges as callee: profile.parent_edges[parents_at..] */
+    uint32_t children_at, n_children; /* its edges as caller: profile.child_edges[children_at..] */
+} tci_pmethod;
+
+/* Calls from one method (row, or TCI_NONE: the thread root, "(toplevel)")
+ * to another. `all` counts every call along the edge, so with recursion its
+ * time counts an instant once per level; the three splits never do:
+ *   caller_outer: calls made by outermost activations of the caller (a
+ *     caller's children lists: their times plus its outermost self time are
+ *     its inclusive time),
+ *   callee_outer: calls that are outermost activations of the callee (a
+ *     callee's parent lists: their times add up to its inclusive time),
+ *   once: calls not made inside another call along the same edge (the
+ *     call graph: each instant once per edge).
+ * all - caller_outer and all - callee_outer are the nested parts. */
+typedef struct tci_pedge {
+    uint32_t caller, callee; /* rows of the profile; caller TCI_NONE = (toplevel) */
+    tci_pcost all, caller_outer, callee_outer, once;
+} tci_pedge;
+
+typedef struct tci_profile {
+    const tci_trace *trace;
+    uint32_t thread;          /* TCI_NONE: all threads */
+    uint32_t n_threads;       /* threads with calls in it */
+    tci_pmethod *methods;     /* rows: the methods called in it, in order of first call */
+    uint32_t n_methods;
+    tci_pedge *edges;
+    uint32_t n_edges;
+    uint32_t *parent_edges;   /* edge indexes grouped by callee (tci_pmethod.parents_at) */
+    uint32_t *child_edges;    /* grouped by caller; (toplevel)'s first: top_children_at */
+    uint32_t top_children_at, n_top_children;
+    uint64_t calls;           /* every activation */
+    int64_t span_wall, span_cpu; /* Σ per thread: first to last call event (or its busy time if larger) */
+    int64_t busy_wall, busy_cpu; /* Σ per thread: time in some method (the root's total) */
+    uint64_t saturated;       /* sums capped at TCI_SUM_MAX (the writer reports them) */
+    tci_idmap row_of;         /* method index -> row */
+} tci_profile;
+
+/* thread: a root of ct (per-thread tree), or TCI_NONE for all of them. */
+int tci_profile_build(tci_profile *p, const tci_calltree *ct, uint32_t thread);
+void tci_profile_free(tci_profile *p);
+/* The row of a method index, or TCI_NONE when it is not called in p. */
+uint32_t tci_profile_row(const tci_profile *p, uint32_t method);
+
+/* Sorting with a total order: key descending, then the row's method by
+ * class, name, signature and method index (row TCI_NONE, (toplevel), first).
+ * The caller fills key (TCI_PSORT_NAME: 0 everywhere sorts by name). */
+typedef struct tci_psort_item {
+    int64_t key;
+    uint32_t row;
+    uint32_t tag;   /* the caller's (an edge index, ...) */
+    const tci_method *m; /* set by tci_profile_sort */
+} tci_psort_item;
+void tci_profile_sort(const tci_profile *p, tci_psort_item *items, size_t n);
 
 /* ---- writers ------------------------------------------------------------ */
 
@@ -754,5 +847,59 @@ int tci_merge_open(tci_merge **m, const tci_trace *t, tci_diag *d); /* tables fi
 int tci_merge_add(tci_merge *m, const tci_event *ev); /* in each thread's time order */
 int tci_merge_run(tci_merge *m, tci_event_fn fn, void *user); /* every event, globally ordered */
 void tci_merge_free(tci_merge *m);
+
+/* ---- spool: per-stream byte sequences in bounded memory (spool.c) ------------ */
+
+/* A caller appends encoded records to numbered streams (a writer: one per
+ * thread) in any interleaving; full buffers spill as blocks to one unlinked
+ * temporary file; each stream is read back in order, as many times as
+ * needed. Memory: one buffer per stream used (their sum capped near 16 MiB),
+ * not per record. */
+typedef struct tci_spool_stream {
+    uint8_t *buf;                    /* the block being filled; NULL until the first record */
+    uint8_t *pos, *end;              /* where the next record goes; the end of buf (NULL: none) */
+    struct tci_spool_block *blocks;  /* spilled, in order */
+    uint32_t n_blocks, cap_blocks;
+} tci_spool_stream;
+typedef struct tci_spool {
+    tci_spool_stream *streams;
+    uint32_t n_streams;
+    uint32_t block;      /* bytes per buffer: the largest record that fits */
+    int fd;              /* the temporary file; -1 until the first spill */
+    uint64_t size;
+    uint8_t *rbuf;       /* reading: one spilled block */
+    int status;          /* the first failure, kept: every later call fails with it */
+    const char *module;  /* names the user in messages */
+    tci_diag *diag;
+} tci_spool;
+typedef struct tci_spool_cursor {
+    uint32_t stream, next_block;
+    bool tail_done;
+} tci_spool_cursor;
+
+/* active: how many streams will receive records (sizes the buffers). */
+int tci_spool_init(tci_spool *s, uint32_t n_streams, uint64_t active, const char *module, tci_diag *d);
+void tci_spool_free(tci_spool *s);
+uint8_t *tci_spool_room_slow(tci_spool *s, uint32_t stream, uint32_t n);
+/* Where the next record of stream goes, with room for n bytes (n <= s->block);
+ * NULL on failure (s->status). Write it, then tci_spool_wrote its end. */
+static inline uint8_t *tci_spool_room(tci_spool *s, uint32_t stream, uint32_t n)
+{
+    if (TCI_LIKELY(stream < s->n_streams)) {
+        tci_spool_stream *st = &s->streams[stream];
+        if (TCI_LIKELY((size_t)(st->end - st->pos) >= n))
+            return st->pos;
+    }
+    return tci_spool_room_slow(s, stream, n);
+}
+static inline void tci_spool_wrote(tci_spool *s, uint32_t stream, uint8_t *end)
+{
+    s->streams[stream].pos = end;
+}
+/* Reading: rewind a cursor to a stream, then each call hands back the next
+ * chunk of whole records (valid until the next call): 1 a chunk, 0 the
+ * stream's end, < 0 an error (also kept in s->status). */
+void tci_spool_rewind(tci_spool_cursor *c, uint32_t stream);
+int tci_spool_next(tci_spool *s, tci_spool_cursor *c, const uint8_t **p, size_t *n);
 
 #endif

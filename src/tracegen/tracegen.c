@@ -92,10 +92,14 @@
  * Facts (--facts, one JSON object; every key is documented in
  * corpus/README.md): record/action counts, exits without enter, frames open
  * at the end, unknown ids, mismatched exits, trace start/end, per-thread
- * records and wall/CPU totals under the rules of DESIGN.md §4, and the
- * folded self-time map. They are computed by replaying the records as they
- * are handed to the file (same order, full 64-bit times) through a small
- * stack machine that knows which frames were on the stack before tracing.
+ * records and wall/CPU totals under the rules of DESIGN.md §4, the
+ * folded self-time map, and the per-method profile (calls, recursive calls,
+ * inclusive time of outermost activations, exclusive time, caller/callee
+ * edges: README "Profile accounting"). They are computed by replaying the
+ * records as they are handed to the file (same order, full 64-bit times)
+ * through a small stack machine that knows which frames were on the stack
+ * before tracing; each frame, when it closes, looks down its own stack to
+ * tell outermost activations from nested ones.
  * ---------------------------------------------------------------------------
  */
 #include <ctype.h>
@@ -356,6 +360,11 @@ typedef struct {
 } Method;
 
 typedef struct { int kind, pct, ipct, phase; const Node *n; const Node *cur; int64_t start, cnt; } WF;
+/* profile facts of one method (one thread's or all threads'), µs */
+typedef struct { int64_t calls, rec, incl_w, incl_c, excl_w, excl_c, oexcl_w, oexcl_c; } PM;
+/* one caller -> callee edge: [all, caller outermost, callee outermost, once][calls, wall, cpu] */
+enum { PE_ALL, PE_CALLER_OUTER, PE_CALLEE_OUTER, PE_ONCE };
+typedef struct { int64_t v[4][3]; int used; } PE;
 typedef struct { int action, method; int64_t wall, cpu; } Ev;
 typedef struct { int node, method, recon; int64_t w0, c0, wchild, cchild; } EFrame;
 
@@ -382,6 +391,9 @@ typedef struct {
     uint64_t records;
     int64_t wall_total, cpu_total;
     char *frame_name;
+    PM *pm;                      /* per method of the scenario */
+    int has_pre, open_end;
+    int64_t first_rec_t, first_rec_c;
 } Thread;
 
 typedef struct { int parent, method, child, sib; int64_t self; } TNode;
@@ -409,6 +421,9 @@ typedef struct {
     int64_t f_max_wall; int f_have_wall;
     const char *folded_off;
     TNode *tn; int ntn, ctn;
+    PM *pm_all;                  /* per method, all threads */
+    PE *pe;                      /* (caller + 1) * nm + callee; caller -1 = the thread root */
+    const char *profile_off;
 } G;
 
 static int rec_size(const G *g) { return g->version == 1 ? 9 : g->version == 2 ? 10 : 14; }
@@ -917,10 +932,57 @@ static void facts_push(G *g, Thread *t, int method, int recon, int64_t w0, int64
     if (t->en > t->maxdepth) t->maxdepth = t->en;
 }
 
+/* Whether method m is among frames [0, n) of the thread's stack. */
+static int on_stack(const Thread *t, int n, int m)
+{
+    for (int k = 0; k < n; k++)
+        if (t->es[k].method == m) return 1;
+    return 0;
+}
+
+static void pe_add(PE *e, int split, int64_t dw, int64_t dc)
+{
+    e->v[split][0]++;
+    e->v[split][1] += dw;
+    e->v[split][2] += dc;
+}
+
+/* The frame f just closed (inclusive dw/dc, self sw/sc); t->es[0, t->en) are its callers. */
+static void facts_profile(G *g, Thread *t, const EFrame *f, int64_t dw, int64_t dc, int64_t sw, int64_t sc)
+{
+    if (g->profile_off) return;
+    int n = t->en, m = f->method;
+    int outer = !on_stack(t, n, m);                  /* an outermost activation of m */
+    int caller = n ? t->es[n - 1].method : -1;       /* -1: the thread root, "(toplevel)" */
+    int caller_outer = n == 0 || !on_stack(t, n - 1, caller);
+    int once = 1;                                    /* no call caller -> m further down this stack */
+    for (int k = 0; k < n && once; k++)
+        if (t->es[k].method == m && (k ? t->es[k - 1].method : -1) == caller) once = 0;
+    PM *rows[2] = {&t->pm[m], &g->pm_all[m]};
+    for (int i = 0; i < 2; i++) {
+        PM *r = rows[i];
+        if (outer) {
+            r->calls++;
+            r->incl_w += dw; r->incl_c += dc;
+            r->oexcl_w += sw; r->oexcl_c += sc;
+        } else {
+            r->rec++;
+        }
+        r->excl_w += sw; r->excl_c += sc;
+    }
+    PE *e = &g->pe[(size_t)(caller + 1) * (size_t)g->nm + (size_t)m];
+    e->used = 1;
+    pe_add(e, PE_ALL, dw, dc);
+    if (caller_outer) pe_add(e, PE_CALLER_OUTER, dw, dc);
+    if (outer) pe_add(e, PE_CALLEE_OUTER, dw, dc);
+    if (once) pe_add(e, PE_ONCE, dw, dc);
+}
+
 static void facts_close_top(G *g, Thread *t, int64_t tw, int64_t tc)
 {
     EFrame f = t->es[--t->en];
     int64_t dw = tw - f.w0, dc = tc - f.c0;
+    facts_profile(g, t, &f, dw, dc, dw - f.wchild, dc - f.cchild);
     if (!g->folded_off) g->tn[f.node].self += dw - f.wchild;
     if (!f.recon) t->nwritten--;
     if (t->en) { t->es[t->en - 1].wchild += dw; t->es[t->en - 1].cchild += dc; }
@@ -936,6 +998,7 @@ static void facts_feed(G *g, Thread *t, const Ev *ev)
         /* frames open when tracing began ('pre') begin at the trace start:
          * wall 0 (the header start) and thread CPU 0 (README rules) */
         t->first_t = 0; t->first_c = 0;
+        t->first_rec_t = tw; t->first_rec_c = tc;
         for (int i = 0; i < t->en; i++) { t->es[i].w0 = 0; t->es[i].c0 = 0; }
         g->f_threads++;
     } else {
@@ -960,6 +1023,7 @@ static void facts_feed(G *g, Thread *t, const Ev *ev)
         t->wall_total = tw - t->first_t;
         t->cpu_total = tc - t->first_c;
         if (!g->folded_off) g->folded_off = "an exit on an empty stack without a 'pre' frame";
+        if (!g->profile_off) g->profile_off = "an exit on an empty stack without a 'pre' frame";
         return;
     }
     if (t->nwritten == 0) g->f_ewe++;
@@ -979,8 +1043,10 @@ static void facts_thread_init(G *g, Thread *t, int ti)
     while (s && (s->flags & F_PRE)) {
         int64_t c = s->kind == N_NEST ? s->count : 1;
         for (int64_t i = 0; i < c; i++) facts_push(g, t, s->method, 1, 0, 0);
+        t->has_pre = 1;
         s = s->child;
     }
+    t->pm = xcalloc((size_t)g->nm, sizeof *t->pm);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1319,6 +1385,7 @@ static void facts_finish(G *g)
         if (!t->en) continue;
         if (!t->seen) die_line(t->line, "thread %" PRIu64 " has 'pre' frames but no record was written", t->tid);
         int64_t te = g->clock == CLK_THREADCPU ? t->last_t : end;
+        t->open_end = 1;
         while (t->en) {
             if (t->es[t->en - 1].recon)
                 die_line(t->line, "thread %" PRIu64 ": the exit of a 'pre' frame was not written "
@@ -1397,6 +1464,109 @@ static void write_folded(G *g, FILE *f)
     free(ps);
 }
 
+/* A thread's span as traceconv measures it: from its first event (the trace
+ * start when frames were open before tracing) to its last (the trace end
+ * when frames are still open at the end). Not for thread-cpu clocks. */
+static int64_t span_wall(const G *g, const Thread *t)
+{
+    int64_t from = t->has_pre ? 0 : t->first_rec_t;
+    int64_t to = t->open_end ? trace_end_rel(g) : t->last_t;
+    return to - from;
+}
+
+static void write_pm(const G *g, FILE *f, const PM *pm, const char *indent)
+{
+    int has_cpu = clock_has_cpu(g->clock), has_wall = g->clock != CLK_THREADCPU, first = 1;
+    fputs("[", f);
+    for (int i = 0; i < g->nm; i++) {
+        const PM *r = &pm[i];
+        if (!r->calls && !r->rec) continue;
+        fprintf(f, "%s%s{\"method\": %d, \"calls\": %" PRId64 ", \"recursive_calls\": %" PRId64, first ? "\n" : ",\n",
+                indent, i, r->calls, r->rec);
+        if (has_wall)
+            fprintf(f, ", \"incl_wall_us\": %" PRId64 ", \"excl_wall_us\": %" PRId64 ", \"outer_excl_wall_us\": %" PRId64,
+                    r->incl_w, r->excl_w, r->oexcl_w);
+        else
+            fputs(", \"incl_wall_us\": null, \"excl_wall_us\": null, \"outer_excl_wall_us\": null", f);
+        if (has_cpu)
+            fprintf(f, ", \"incl_cpu_us\": %" PRId64 ", \"excl_cpu_us\": %" PRId64 ", \"outer_excl_cpu_us\": %" PRId64 "}",
+                    r->incl_c, r->excl_c, r->oexcl_c);
+        else
+            fputs(", \"incl_cpu_us\": null, \"excl_cpu_us\": null, \"outer_excl_cpu_us\": null}", f);
+        first = 0;
+    }
+    fputs("]", f);
+}
+
+static void put_class_dotted(FILE *f, const char *cls)
+{
+    Buf b = {0};
+    for (const char *p = cls; *p; p++) buf_put(&b, *p == '/' ? "." : p, 1);
+    json_str(f, b.p ? b.p : "");
+    free(b.p);
+}
+
+/* "profile": the per-method facts (README "Profile accounting"; corpus/README.md). */
+static void write_profile(G *g, FILE *f)
+{
+    if (g->profile_off) {
+        fputs(",\n \"profile_omitted\": ", f);
+        json_str(f, g->profile_off);
+        return;
+    }
+    int has_cpu = clock_has_cpu(g->clock), has_wall = g->clock != CLK_THREADCPU;
+    fputs(",\n \"profile\": {\n  \"methods\": [", f);
+    for (int i = 0; i < g->nm; i++) {
+        const Method *m = &g->m[i];
+        char id[32];
+        snprintf(id, sizeof id, "0x%" PRIx64, m->id);
+        fprintf(f, "%s\n   {\"id\": \"%s\", \"class\": ", i ? "," : "", id);
+        put_class_dotted(f, m->cls);
+        fputs(", \"name\": ", f);
+        json_str(f, m->name);
+        fputs(", \"sig\": ", f);
+        json_str(f, m->sig);
+        fputs(", \"source\": ", f);
+        json_str(f, m->src);
+        fprintf(f, ", \"line\": %ld, \"unknown\": %s}", g->fields == 6 ? m->line : -1L, m->unknown ? "true" : "false");
+    }
+    fputs("],\n  \"all\": ", f);
+    write_pm(g, f, g->pm_all, "   ");
+    fputs(",\n  \"threads\": [", f);
+    int first = 1;
+    for (int i = 0; i < g->nth; i++) {
+        Thread *t = &g->th[i];
+        if (!t->records) continue;
+        fprintf(f, "%s\n   {\"tid\": %" PRIu64 ", \"methods\": ", first ? "" : ",", facts_tid(g, t));
+        write_pm(g, f, t->pm, "    ");
+        fputs("}", f);
+        first = 0;
+    }
+    fputs("],\n  \"edges\": [", f);
+    first = 1;
+    for (int c = -1; c < g->nm; c++) {
+        for (int m = 0; m < g->nm; m++) {
+            const PE *e = &g->pe[(size_t)(c + 1) * (size_t)g->nm + (size_t)m];
+            if (!e->used) continue;
+            fprintf(f, "%s\n   {\"caller\": ", first ? "" : ",");
+            if (c < 0) fputs("null", f);
+            else fprintf(f, "%d", c);
+            fprintf(f, ", \"callee\": %d", m);
+            static const char *const split[4] = {"all", "caller_outer", "callee_outer", "once"};
+            for (int k = 0; k < 4; k++) {
+                fprintf(f, ", \"%s\": [%" PRId64 ", ", split[k], e->v[k][0]);
+                if (has_wall) fprintf(f, "%" PRId64 ", ", e->v[k][1]);
+                else fputs("null, ", f);
+                if (has_cpu) fprintf(f, "%" PRId64 "]", e->v[k][2]);
+                else fputs("null]", f);
+            }
+            fputs("}", f);
+            first = 0;
+        }
+    }
+    fputs("]\n }", f);
+}
+
 static void write_facts(G *g, FILE *f, const char *scn)
 {
     const char *base = strrchr(scn, '/');
@@ -1444,11 +1614,18 @@ static void write_facts(G *g, FILE *f, const char *scn)
         else json_str(f, t->name);
         fprintf(f, ", \"records\": %" PRIu64 ", \"max_depth\": %d, \"wall_total_us\": %" PRId64 ", \"cpu_total_us\": ",
                 t->records, t->maxdepth, t->wall_total);
-        if (has_cpu) fprintf(f, "%" PRId64 "}", t->cpu_total);
+        if (has_cpu) fprintf(f, "%" PRId64, t->cpu_total);
+        else fputs("null", f);
+        fputs(", \"span_wall_us\": ", f);
+        if (g->clock != CLK_THREADCPU) fprintf(f, "%" PRId64, span_wall(g, t));
+        else fputs("null", f);
+        fputs(", \"span_cpu_us\": ", f);
+        if (has_cpu) fprintf(f, "%" PRId64 "}", t->last_c - (t->has_pre ? 0 : t->first_rec_c));
         else fputs("null}", f);
     }
     fputs(first ? "]" : "\n ]", f);
     write_folded(g, f);
+    write_profile(g, f);
     fputs("\n}\n", f);
 }
 
@@ -2010,10 +2187,12 @@ static void free_scenario(G *g, Toks *tk, Buf *src)
     free(g->m);
     for (int i = 0; i < g->nth; i++) {
         Thread *t = &g->th[i];
-        free(t->name); free_nodes(t->body); free(t->ws); free(t->chunk); free(t->es); free(t->frame_name);
+        free(t->name); free_nodes(t->body); free(t->ws); free(t->chunk); free(t->es); free(t->frame_name); free(t->pm);
     }
     free(g->th);
     free(g->tn);
+    free(g->pm_all);
+    free(g->pe);
     free(g->out.buf);
     free(g);
 }
@@ -2060,6 +2239,11 @@ static void run_scenario(const char *scn, const char *outp, const char *factsp, 
         g->out.what = "temporary file";
     }
 
+    g->pm_all = xcalloc((size_t)g->nm, sizeof *g->pm_all);
+    if ((size_t)(g->nm + 1) * (size_t)g->nm > 4000000u)
+        g->profile_off = "more than 2000 methods";
+    else
+        g->pe = xcalloc((size_t)(g->nm + 1) * (size_t)g->nm, sizeof *g->pe);
     for (int i = 0; i < g->nth; i++) {
         Thread *t = &g->th[i];
         facts_thread_init(g, t, i);
@@ -2251,10 +2435,15 @@ static void run_bench(const char *size_s, const char *outp)
             if (b->depth == 0) m = (uint32_t)(ti * 37 + 4);
             else {
                 /* A real app has a bounded call graph: callers branch near the root
-                 * (4 ways for 5 levels), deeper code paths repeat. About 300k
-                 * distinct paths in all, like a busy app; memory of aggregating
+                 * (4 ways for 5 levels) and in the middle of the stack (2 ways at
+                 * depths 10-20, where the walk spends its time: the depth never
+                 * falls below 10 once there, so branching near the root alone gave
+                 * one prefix per thread and only 320 distinct paths), deeper code
+                 * paths repeat. About 140k distinct paths at 64 MB, 260k at
+                 * 256 MB, ~300k at 1 GB, like a busy app; memory of aggregating
                  * writers grows with those, not with records. */
-                uint32_t k = b->depth < 5 ? (uint32_t)((x >> 20) & 3) : 0;
+                uint32_t k = b->depth < 5 ? (uint32_t)((x >> 20) & 3)
+                             : b->depth >= 10 && b->depth <= 20 ? (uint32_t)((x >> 20) & 1) : 0;
                 m = (b->stack[b->depth - 1] * 7u + 1u + k * 13u) % BENCH_METHODS;
             }
             b->stack[b->depth++] = m;

@@ -58,6 +58,9 @@ static const struct choice choices[] = {
     {FUZZ_VARIANT_1, 7u << FUZZ_LIMIT_SHIFT, "title=markup", {"title"}, {"<&>\"]]></script>\xff"}},
     {FUZZ_VARIANT_2, 7u << FUZZ_LIMIT_SHIFT, "hash,minwidth=5%,width=200", {"hash", "minwidth", "width"},
      {"1", "5%", "200"}},
+    {FUZZ_VARIANT_1, 7u << FUZZ_LIMIT_SHIFT, "csv,sort=name,threshold=0", {"csv", "sort", "threshold"}, {"1", "name", "0"}},
+    {FUZZ_VARIANT_2, 7u << FUZZ_LIMIT_SHIFT, "sort=calls,threshold=100", {"sort", "threshold"}, {"calls", "100"}},
+    {FUZZ_VARIANT_3, 7u << FUZZ_LIMIT_SHIFT, "sort=excl,threshold=0.5", {"sort", "threshold"}, {"excl", "0.5"}},
 };
 #define N_CHOICES (sizeof choices / sizeof *choices)
 

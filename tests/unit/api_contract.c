@@ -36,7 +36,8 @@ static char *small_json;
 static char *big_json; /* more records than normalize reports progress after (0x40000) */
 static char *medium_json; /* output well beyond the sink's 64 KiB buffer */
 
-static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir", "flamegraph"};
+static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir",
+                                      "flamegraph", "report", "dot"};
 #define N_WRITERS (sizeof writers / sizeof *writers)
 
 typedef struct buffer {

@@ -23,7 +23,8 @@
 #define TC_SOURCE_DIR "."
 #endif
 
-static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir", "flamegraph"};
+static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir",
+                                      "flamegraph", "report", "dot", "speedscope"};
 #define N_WRITERS (sizeof writers / sizeof *writers)
 
 /* ---- sinks ---- */
@@ -74,7 +75,12 @@ typedef struct option {
 static int writer_reads(const char *writer, const char *key)
 {
     if (!strcmp(key, "weight"))
-        return !strcmp(writer, "folded") || !strcmp(writer, "flamegraph");
+        return !strcmp(writer, "folded") || !strcmp(writer, "flamegraph") || !strcmp(writer, "report") ||
+               !strcmp(writer, "dot") || !strcmp(writer, "speedscope");
+    if (!strcmp(key, "sort") || !strcmp(key, "csv"))
+        return !strcmp(writer, "report");
+    if (!strcmp(key, "threshold"))
+        return !strcmp(writer, "dot");
     if (!strcmp(key, "no-thread"))
         return !strcmp(writer, "folded");
     if (!strcmp(key, "merge-threads"))
@@ -193,11 +199,18 @@ static void check_all_writers(const char *path, const option *opts, size_t n_opt
     }
 }
 
-static const size_t forward[N_WRITERS] = {0, 1, 2, 3, 4, 5, 6};
-static const size_t backward[N_WRITERS] = {6, 5, 4, 3, 2, 1, 0};
-
-static void test_six_writers_equal_six_conversions(void)
+/* The writers in their order, or reversed. */
+static void writer_order(size_t *order, int reversed)
 {
+    for (size_t i = 0; i < N_WRITERS; i++)
+        order[i] = reversed ? N_WRITERS - 1 - i : i;
+}
+
+static void test_all_writers_equal_separate_conversions(void)
+{
+    size_t forward[N_WRITERS], backward[N_WRITERS];
+    writer_order(forward, 0);
+    writer_order(backward, 1);
     CHECK(n_inputs >= 20); /* the corpus was found */
     for (size_t i = 0; i < n_inputs; i++) {
         check_all_writers(inputs[i], NULL, 0, forward);
@@ -210,7 +223,10 @@ static void test_writer_options_apply_per_writer(void)
 {
     static const option opts[] = {{"weight", "cpu"}, {"no-thread", "1"}, {"merge-threads", "1"}, {"text", "1"},
                                   {"process-name", "com.example.multi"}, {"title", "t<&>"}, {"width", "800"},
-                                  {"minwidth", "1%"}, {"inverted", "1"}, {"colors", "hot"}, {"hash", "1"}};
+                                  {"minwidth", "1%"}, {"inverted", "1"}, {"colors", "hot"}, {"hash", "1"},
+                                  {"sort", "calls"}, {"csv", "1"}, {"threshold", "0.5"}};
+    size_t forward[N_WRITERS];
+    writer_order(forward, 0);
     for (size_t i = 0; i < n_inputs; i++)
         if (strstr(inputs[i], "/corpus/")) /* ART traces: they have thread CPU time for weight cpu */
             check_all_writers(inputs[i], opts, sizeof opts / sizeof *opts, forward);
@@ -467,7 +483,7 @@ static void test_cancel_stops_every_output(void)
 int main(void)
 {
     find_inputs();
-    UNIT_RUN(test_six_writers_equal_six_conversions);
+    UNIT_RUN(test_all_writers_equal_separate_conversions);
     UNIT_RUN(test_writer_options_apply_per_writer);
     UNIT_RUN(test_full_disk_stops_one_output);
     UNIT_RUN(test_full_file_stops_one_output);

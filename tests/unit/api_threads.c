@@ -21,7 +21,8 @@
 
 #define N_THREADS 4
 
-static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir", "flamegraph"};
+static const char *const writers[] = {"json", "folded", "pprof", "perfetto", "systrace", "ir",
+                                      "flamegraph", "report", "dot", "speedscope"};
 #define N_WRITERS (sizeof writers / sizeof *writers)
 
 typedef struct result {
@@ -83,7 +84,7 @@ static void *worker(void *arg)
 {
     (void)arg;
     /* a stride through the list, so that threads convert different readers at once; prime to
-     * the number of jobs (7 writers make it a multiple of 7), so that every job is visited */
+     * the number of jobs (a multiple of the number of writers), so that every job is visited */
     size_t stride = 7;
     while (n_jobs && gcd(stride, n_jobs) != 1)
         stride += 2;

@@ -71,6 +71,8 @@ static void test_writer_options_elsewhere(void)
     expect_unused("pprof", (const char *const[]){"title", "x", NULL}, "option --title is not used by the pprof writer");
     expect_unused("folded", (const char *const[]){"inverted", "1", NULL},
                   "option --inverted is not used by the folded writer");
+    expect_unused("speedscope", (const char *const[]){"no-thread", "1", NULL},
+                  "option --no-thread is not used by the speedscope writer");
 }
 
 static void test_reader_option_elsewhere(void)
@@ -84,6 +86,7 @@ static void test_used_and_core_options(void)
 {
     expect_used("systrace", (const char *const[]){"text", "1", NULL});
     expect_used("folded", (const char *const[]){"weight", "wall", "no-thread", "1", NULL});
+    expect_used("speedscope", (const char *const[]){"weight", "wall", NULL});
     expect_used("pprof", (const char *const[]){"merge-threads", "1", NULL});
     expect_used("flamegraph", (const char *const[]){"weight", "wall", "merge-threads", "1", "title", "t", "width",
                                                      "900", "minwidth", "2", "inverted", "1", "colors", "aqua",

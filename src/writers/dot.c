@@ -1,0 +1,318 @@
+/*
+ * dot.c - the call graph for Graphviz (`dot -Tsvg app.dot > app.svg`):
+ * one node per method, labelled with its name, inclusive and exclusive time
+ * (ms) and calls (normal+recursive); one edge per caller -> callee pair,
+ * labelled with its calls and its time. All threads in one graph: a call
+ * graph's nodes are methods, and a method called on several threads is one
+ * node (the report writer has the per-thread figures).
+ *
+ * Figures come from the profile module (profile.c). An edge's time counts
+ * each instant once: a call made inside another call along the same edge
+ * (recursion through it) adds nothing more, so no edge is ever longer than
+ * its caller's or its callee's inclusive time.
+ *
+ * threshold PCT (default 1): an edge is drawn when its own time is at least
+ * PCT % of the total (the sum of the threads' spans), and a method when some
+ * drawn edge leads to or from it. Judged on each edge's time, not on the
+ * methods' global totals as dmtracedump does (DMTRACEDUMP-REPORT.md §5), so a
+ * method that is heavy elsewhere is not drawn under a caller that barely
+ * calls it. 1 % by default: the edges at one call depth share the total
+ * time, so at most 100 of them can reach 1 % there, which keeps a real
+ * app's graph readable (a few dozen nodes; 20 % hid most of it in
+ * dmtracedump), while anything costing 1 % of the run stays visible;
+ * 0 draws everything.
+ *
+ * Labels are Graphviz-safe: box nodes (never record shapes, whose fields
+ * would eat "<init>", '{', '|'), quoted strings with '"' and '\' escaped,
+ * '&' written as "&amp;" (Graphviz reads entities), control bytes and bytes
+ * that are not UTF-8 written as the text "\xHH", a newline as the text "\n";
+ * very long names are cut (with "...") so that a node stays drawable. The
+ * output is deterministic: nodes in order of inclusive time (then name),
+ * each node's edges by time.
+ */
+#include "tc_internal.h"
+
+#include <stdlib.h>
+
+#define DOT_DEFAULT_PPM 10000u /* 1 % */
+#define DOT_NAME_MAX 400       /* bytes of a name shown in a label */
+
+typedef struct dot_w {
+    bool cpu;                /* weigh by thread CPU time */
+    tci_psort_item *rows;    /* rows in drawing order */
+    uint32_t cap_rows;
+    tci_psort_item *list;    /* one node's edges in order */
+    uint32_t cap_list;
+    bool *edge_kept;         /* per edge of the profile */
+    bool *row_kept;          /* per row */
+    bool top_kept;
+} dot_w;
+
+/* ---- labels ---------------------------------------------------------------- */
+
+/* Text inside a DOT "string" label, shown as it is (see the top of the file). */
+static void put_label_text(tci_sink *o, const char *s, size_t max)
+{
+    const uint8_t *p = (const uint8_t *)s;
+    size_t n = strlen(s), i = 0;
+    while (i < n) {
+        if (i >= max) {
+            TCI_PUT_LIT(o, "...");
+            return;
+        }
+        uint8_t c = p[i];
+        size_t k = c >= 0x80 ? tci_utf8_len(p + i, n - i) : 1;
+        if (c >= 0x80 && k) {
+            tci_sink_write(o, p + i, k);
+            i += k;
+            continue;
+        }
+        if (c == '"')
+            TCI_PUT_LIT(o, "\\\"");
+        else if (c == '\\')
+            TCI_PUT_LIT(o, "\\\\");
+        else if (c == '&')
+            TCI_PUT_LIT(o, "&amp;");
+        else if (c == '\n')
+            TCI_PUT_LIT(o, "\\\\n");
+        else if (c < 0x20 || c >= 0x7f)
+            tci_sink_printf(o, "\\\\x%02X", c);
+        else
+            tci_sink_putc(o, (char)c);
+        i++;
+    }
+}
+
+/* The report's form of a method name: "pkg.Class.method (sig)ret", "(unknown 0x1c)". */
+static void put_method_label(tci_sink *o, const tci_method *m)
+{
+    if (m->plain_name) {
+        put_label_text(o, m->name, DOT_NAME_MAX);
+    } else if (!m->defined) {
+        tci_sink_printf(o, "(unknown 0x%llx)", (unsigned long long)m->raw_id);
+    } else {
+        put_label_text(o, m->cls, DOT_NAME_MAX);
+        tci_sink_putc(o, '.');
+        put_label_text(o, m->name, DOT_NAME_MAX);
+        if (m->sig && m->sig[0]) {
+            tci_sink_putc(o, ' ');
+            put_label_text(o, m->sig, DOT_NAME_MAX);
+        }
+    }
+}
+
+/* ns as ms with three decimals (µs rounded to the nearest, halves away from zero). */
+static void put_ms(tci_sink *o, int64_t ns)
+{
+    tci_sink_milli(o, ns >= 0 ? (ns + 500) / 1000 : -((-ns + 500) / 1000));
+    TCI_PUT_LIT(o, " ms");
+}
+
+static void put_pct(tci_sink *o, int64_t part, int64_t whole)
+{
+    if (whole > 0)
+        tci_sink_printf(o, " (%.1f%%)", 100.0 * (double)part / (double)whole);
+}
+
+/* ---- which edges and nodes are drawn -------------------------------------------- */
+
+static int64_t edge_time(const dot_w *d, const tci_pedge *e) { return d->cpu ? e->once.cpu : e->once.wall; }
+
+/* time >= ppm/10^6 of total, exactly (no floating point: the test computes the same with fractions) */
+static bool at_least(int64_t time, uint32_t ppm, int64_t total)
+{
+    return (__int128)time * 1000000 >= (__int128)ppm * total;
+}
+
+static int choose(tci_wctx *w, const tci_profile *p, int64_t total, uint32_t *n_nodes, uint32_t *n_edges)
+{
+    dot_w *d = w->priv;
+    uint32_t ppm = w->opt->threshold_set ? w->opt->threshold_ppm : DOT_DEFAULT_PPM;
+    d->edge_kept = tci_calloc(p->n_edges ? p->n_edges : 1, sizeof *d->edge_kept);
+    d->row_kept = tci_calloc(p->n_methods ? p->n_methods : 1, sizeof *d->row_kept);
+    if (!d->edge_kept || !d->row_kept)
+        return TC_ERR_NOMEM;
+    *n_nodes = *n_edges = 0;
+    for (uint32_t e = 0; e < p->n_edges; e++) {
+        const tci_pedge *ed = &p->edges[e];
+        if (!at_least(edge_time(d, ed), ppm, total))
+            continue;
+        d->edge_kept[e] = true;
+        ++*n_edges;
+        if (ed->caller == TCI_NONE)
+            d->top_kept = true;
+        else
+            d->row_kept[ed->caller] = true;
+        d->row_kept[ed->callee] = true;
+    }
+    for (uint32_t r = 0; r < p->n_methods; r++)
+        *n_nodes += d->row_kept[r];
+    return TC_OK;
+}
+
+/* ---- output ------------------------------------------------------------------ */
+
+static void graph_head(tci_wctx *w, const tci_profile *p, int64_t total, uint32_t n_nodes, uint32_t n_edges)
+{
+    const dot_w *d = w->priv;
+    uint32_t ppm = w->opt->threshold_set ? w->opt->threshold_ppm : DOT_DEFAULT_PPM;
+    tci_sink *o = w->out;
+    TCI_PUT_LIT(o, "// traceconv " TC_VERSION_STRING " call graph: dot -Tsvg FILE.dot > FILE.svg\n"
+                   "digraph \"traceconv\" {\n  graph [labelloc=t, fontname=\"Helvetica\", label=\"");
+    put_label_text(o, w->trace->input_name ? w->trace->input_name : "-", DOT_NAME_MAX);
+    char pct[24];
+    unsigned frac = ppm % 10000;
+    int decimals = 4;
+    for (; decimals && frac % 10 == 0; decimals--)
+        frac /= 10; /* "1", "0.5": no trailing zeros */
+    if (decimals)
+        snprintf(pct, sizeof pct, "%u.%0*u", ppm / 10000, decimals, frac);
+    else
+        snprintf(pct, sizeof pct, "%u", ppm / 10000);
+    tci_sink_printf(o, ": call graph of all threads, %s time\\nmethods and edges with at least %s%% of ",
+                    d->cpu ? "thread-CPU" : "wall", pct);
+    put_ms(o, total);
+    tci_sink_printf(o, " (%u of %u methods, %u of %u edges)\"];\n", n_nodes, p->n_methods, n_edges, p->n_edges);
+    TCI_PUT_LIT(o, "  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n"
+                   "  edge [fontname=\"Helvetica\", fontsize=9];\n");
+}
+
+static void node_id(tci_sink *o, const tci_profile *p, uint32_t row)
+{
+    if (row == TCI_NONE)
+        TCI_PUT_LIT(o, "top");
+    else
+        tci_sink_printf(o, "m%u", p->methods[row].method);
+}
+
+static void put_node(tci_wctx *w, const tci_profile *p, uint32_t row, int64_t total)
+{
+    const dot_w *d = w->priv;
+    tci_sink *o = w->out;
+    TCI_PUT_LIT(o, "  ");
+    node_id(o, p, row);
+    TCI_PUT_LIT(o, " [label=\"");
+    if (row == TCI_NONE) {
+        TCI_PUT_LIT(o, "(toplevel)\\nall threads ");
+        put_ms(o, total);
+        TCI_PUT_LIT(o, "\"];\n");
+        return;
+    }
+    const tci_pmethod *m = &p->methods[row];
+    int64_t incl = d->cpu ? m->incl_cpu : m->incl_wall, excl = d->cpu ? m->excl_cpu : m->excl_wall;
+    put_method_label(o, &p->trace->methods[m->method]);
+    TCI_PUT_LIT(o, "\\nincl ");
+    put_ms(o, incl);
+    put_pct(o, incl, total);
+    TCI_PUT_LIT(o, ", excl ");
+    put_ms(o, excl);
+    put_pct(o, excl, total);
+    tci_sink_printf(o, "\\n%llu+%llu calls\"];\n", (unsigned long long)m->calls,
+                    (unsigned long long)m->recursive_calls);
+}
+
+/* The drawn edges out of one node, by time (then callee name). */
+static int put_edges(tci_wctx *w, const tci_profile *p, uint32_t row)
+{
+    dot_w *d = w->priv;
+    tci_sink *o = w->out;
+    const uint32_t *at = row == TCI_NONE ? p->child_edges + p->top_children_at
+                                         : p->child_edges + p->methods[row].children_at;
+    uint32_t n = row == TCI_NONE ? p->n_top_children : p->methods[row].n_children, k = 0;
+    if (tci_grow((void **)&d->list, &d->cap_list, n, sizeof *d->list) != 0)
+        return TC_ERR_NOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        if (d->edge_kept[at[i]])
+            d->list[k++] = (tci_psort_item){.key = edge_time(d, &p->edges[at[i]]), .row = p->edges[at[i]].callee,
+                                            .tag = at[i]};
+    tci_profile_sort(p, d->list, k);
+    for (uint32_t i = 0; i < k; i++) {
+        const tci_pedge *e = &p->edges[d->list[i].tag];
+        TCI_PUT_LIT(o, "  ");
+        node_id(o, p, row);
+        TCI_PUT_LIT(o, " -> ");
+        node_id(o, p, e->callee);
+        tci_sink_printf(o, " [label=\"%llu call%s\\n", (unsigned long long)e->all.calls, e->all.calls == 1 ? "" : "s");
+        put_ms(o, edge_time(d, e));
+        TCI_PUT_LIT(o, "\"];\n");
+    }
+    return TC_OK;
+}
+
+static int draw(tci_wctx *w, const tci_profile *p)
+{
+    dot_w *d = w->priv;
+    int64_t total = d->cpu ? p->span_cpu : p->span_wall;
+    uint32_t n_nodes, n_edges;
+    int rc = choose(w, p, total, &n_nodes, &n_edges);
+    if (rc == TC_OK && tci_grow((void **)&d->rows, &d->cap_rows, p->n_methods, sizeof *d->rows) != 0)
+        rc = TC_ERR_NOMEM;
+    if (rc != TC_OK)
+        return rc;
+    for (uint32_t r = 0; r < p->n_methods; r++)
+        d->rows[r] = (tci_psort_item){.key = d->cpu ? p->methods[r].incl_cpu : p->methods[r].incl_wall, .row = r};
+    tci_profile_sort(p, d->rows, p->n_methods);
+    graph_head(w, p, total, n_nodes, n_edges);
+    if (d->top_kept)
+        put_node(w, p, TCI_NONE, total);
+    for (uint32_t i = 0; i < p->n_methods; i++)
+        if (d->row_kept[d->rows[i].row])
+            put_node(w, p, d->rows[i].row, total);
+    if (d->top_kept)
+        rc = put_edges(w, p, TCI_NONE);
+    for (uint32_t i = 0; i < p->n_methods && rc == TC_OK; i++)
+        if (d->row_kept[d->rows[i].row])
+            rc = put_edges(w, p, d->rows[i].row);
+    TCI_PUT_LIT(w->out, "}\n");
+    if (p->saturated)
+        tci_warn(w->diag, TCI_FIG_SATURATED, "dot", UINT64_MAX,
+                 "%llu sums of the call graph went beyond %lld ns and were capped there; those figures are lower "
+                 "bounds", (unsigned long long)p->saturated, (long long)TCI_SUM_MAX);
+    return rc;
+}
+
+static int dot_begin(tci_wctx *w)
+{
+    dot_w *d = w->priv;
+    const tci_trace *t = w->trace;
+    if (w->opt->weight_cpu && !t->has_cpu)
+        return tci_error(w->diag, TC_ERR_UNSUPPORTED, "dot", UINT64_MAX,
+                         "the input has no thread-CPU clock (clock=%s); use --weight wall", tci_clock_name(t->clock));
+    d->cpu = w->opt->weight_cpu || !t->has_wall; /* without a wall clock, CPU time is all there is */
+    return TC_OK;
+}
+
+static int dot_finish(tci_wctx *w, const tci_calltree *ct)
+{
+    tci_profile p;
+    int rc = tci_profile_build(&p, ct, TCI_NONE);
+    if (rc == TC_OK)
+        rc = draw(w, &p);
+    tci_profile_free(&p);
+    if (rc != TC_OK)
+        return rc;
+    return w->out->err ? TC_ERR_IO : TC_OK;
+}
+
+static void dot_close(tci_wctx *w)
+{
+    dot_w *d = w->priv;
+    if (!d)
+        return;
+    free(d->rows);
+    free(d->list);
+    free(d->edge_kept);
+    free(d->row_kept);
+}
+
+const tci_writer tci_writer_dot = {
+    .name = "dot",
+    .description = "call graph for Graphviz (dot -Tsvg), nodes and edges above a threshold of the total time",
+    .extensions = "dot,gv",
+    .options = "weight threshold",
+    .priv_size = sizeof(dot_w),
+    .flags = TCI_WF_AGGREGATE,
+    .begin = dot_begin,
+    .finish = dot_finish,
+    .close = dot_close,
+};

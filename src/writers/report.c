@@ -1,0 +1,698 @@
+/*
+ * report.c - the profile people read (shared/docs/outputs/DMTRACEDUMP-REPORT.md):
+ * per method, calls (normal+recursive), inclusive and exclusive wall and
+ * thread-CPU time, its parents and children; for all threads, then per thread;
+ * or, with csv, one machine row per method and thread.
+ *
+ * The figures are the profile module's (profile.c; the rules are in
+ * tc_internal.h and the README). Here they are put in order (a view) and
+ * rendered. The view is renderer-neutral: rows in report order, each with
+ * its report index, so that another renderer (an HTML report) shows the
+ * same rows without sorting again.
+ *
+ * The text keeps dmtracedump's layout where the two share columns (the
+ * parents/children blocks of its inclusive section: index, %/total,
+ * %/self, calls, usecs, name) so its users recognise it, fixed for its
+ * weaknesses (§8): both clocks, signed numbers, one row per unknown id
+ * ("(unknown 0x1c)"), the source file apart from the signature, "(toplevel)"
+ * never "(null)", nested (recursive) edge time labelled as already counted,
+ * a total order, per-thread sections, the trace's facts and repairs.
+ *
+ * Times are µs: each figure is its exact ns sum rounded once, when printed,
+ * to the nearest µs (halves away from zero). Nothing is rounded before it is
+ * summed, so every printed value is within 0.5 µs of the truth; rows may not
+ * add up to a printed total exactly (each is rounded on its own).
+ *
+ * Names are text: in the report, control bytes, backslashes and bytes that
+ * are not UTF-8 are written as escapes (\n, \\, \xHH), so no name can break
+ * a line; in CSV, fields are quoted per RFC 4180 and bytes that are not
+ * UTF-8 become U+FFFD.
+ */
+#include "tc_internal.h"
+
+#include <stdlib.h>
+
+typedef struct report_w {
+    bool cpu;               /* sort and percentages by thread CPU time */
+    bool has_wall, has_cpu; /* which clocks the input has: the other's columns show "-" (CSV: empty) */
+    tci_psort_item *items;  /* scratch: the rows or an edge list in order */
+    uint32_t cap_items;
+    tci_psort_item *list;   /* scratch: one parents or children list */
+    uint32_t cap_list;
+    uint32_t *index;        /* per row of the profile shown: its report index (1..) */
+    uint32_t cap_index;
+} report_w;
+
+/* What a renderer shows of one profile: its rows in report order. */
+typedef struct rview {
+    const tci_profile *p;
+    const tci_psort_item *rows; /* p->n_methods, in report order */
+    const uint32_t *index;      /* per row: 1.. in report order; (toplevel) is 0 */
+} rview;
+
+/* ---- numbers ----------------------------------------------------------------- */
+
+/* ns to µs, to the nearest, halves away from zero (|ns| <= TCI_SUM_MAX: no overflow). */
+static int64_t us_of(int64_t ns) { return ns >= 0 ? (ns + 500) / 1000 : -((-ns + 500) / 1000); }
+
+/* Right-aligned in width: the text, or "-" when absent. */
+static void cell(tci_sink *o, const char *text, int width)
+{
+    tci_sink_printf(o, "%*s", width, text);
+}
+
+static void cell_us(tci_sink *o, int64_t ns, bool present, int width)
+{
+    char b[32];
+    if (present)
+        snprintf(b, sizeof b, "%lld", (long long)us_of(ns));
+    cell(o, present ? b : "-", width);
+}
+
+/* "35.0%" of part in whole; "-" when absent or whole is 0. */
+static void cell_pct(tci_sink *o, int64_t part, int64_t whole, bool present, int width)
+{
+    char b[32];
+    bool ok = present && whole != 0;
+    if (ok)
+        snprintf(b, sizeof b, "%.1f%%", 100.0 * (double)part / (double)whole);
+    cell(o, ok ? b : "-", width);
+}
+
+static int64_t clamp_calls(uint64_t c) { return c > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)c; }
+
+/* ---- names --------------------------------------------------------------------- */
+
+/* Text: printable UTF-8 as it is, everything else as an escape. */
+static void put_escaped(tci_sink *o, const char *s)
+{
+    const uint8_t *p = (const uint8_t *)s;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        uint8_t c = p[i];
+        size_t k = c >= 0x80 ? tci_utf8_len(p + i, n - i) : 1;
+        if (c >= 0x80 && k) {
+            tci_sink_write(o, p + i, k);
+            i += k;
+            continue;
+        }
+        if (c == '\\')
+            TCI_PUT_LIT(o, "\\\\");
+        else if (c == '\n')
+            TCI_PUT_LIT(o, "\\n");
+        else if (c == '\r')
+            TCI_PUT_LIT(o, "\\r");
+        else if (c == '\t')
+            TCI_PUT_LIT(o, "\\t");
+        else if (c < 0x20 || c >= 0x7f)
+            tci_sink_printf(o, "\\x%02X", c);
+        else
+            tci_sink_putc(o, (char)c);
+        i++;
+    }
+}
+
+/* The method's name in a report: "pkg.Class.method (sig)ret", a plain name
+ * (a systrace slice) as it is, an unknown id as "(unknown 0x1c)". */
+static void put_method_text(tci_sink *o, const tci_method *m, bool with_file)
+{
+    if (m->plain_name) {
+        put_escaped(o, m->name);
+        return;
+    }
+    if (!m->defined) {
+        tci_sink_printf(o, "(unknown 0x%llx)", (unsigned long long)m->raw_id);
+        return;
+    }
+    put_escaped(o, m->cls);
+    tci_sink_putc(o, '.');
+    put_escaped(o, m->name);
+    if (m->sig && m->sig[0]) {
+        tci_sink_putc(o, ' ');
+        put_escaped(o, m->sig);
+    }
+    if (with_file && m->file && m->file[0] && strcmp(m->file, "(null)")) { /* ART writes "(null)" for none */
+        TCI_PUT_LIT(o, "  [");
+        put_escaped(o, m->file);
+        if (m->line > 0)
+            tci_sink_printf(o, ":%d", (int)m->line);
+        tci_sink_putc(o, ']');
+    }
+}
+
+static void put_row_name(tci_sink *o, const tci_profile *p, uint32_t row, bool with_file)
+{
+    if (row == TCI_NONE)
+        TCI_PUT_LIT(o, "(toplevel)");
+    else
+        put_method_text(o, &p->trace->methods[p->methods[row].method], with_file);
+}
+
+/* CSV: a field quoted when it must be (RFC 4180), bytes that are not UTF-8 as U+FFFD. */
+static void put_csv_text(tci_sink *o, const char *s, bool quoted)
+{
+    const uint8_t *p = (const uint8_t *)s;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        size_t k = p[i] >= 0x80 ? tci_utf8_len(p + i, n - i) : 1;
+        if (!k) {
+            TCI_PUT_LIT(o, "\xEF\xBF\xBD");
+            i++;
+            continue;
+        }
+        if (quoted && p[i] == '"')
+            tci_sink_putc(o, '"');
+        tci_sink_write(o, p + i, k);
+        i += k;
+    }
+}
+
+static bool csv_needs_quotes(const char *s) { return s && s[strcspn(s, ",\"\r\n")]; }
+
+/* The method as one CSV field: the report's name without the source file. */
+static void put_method_csv(tci_sink *o, const tci_method *m)
+{
+    char unknown[48];
+    const char *parts[4] = {NULL, NULL, NULL, NULL};
+    if (m->plain_name) {
+        parts[0] = m->name;
+    } else if (!m->defined) {
+        snprintf(unknown, sizeof unknown, "(unknown 0x%llx)", (unsigned long long)m->raw_id);
+        parts[0] = unknown;
+    } else {
+        parts[0] = m->cls;
+        parts[1] = m->name;
+        parts[2] = m->sig && m->sig[0] ? m->sig : NULL;
+    }
+    bool quoted = csv_needs_quotes(parts[0]) || csv_needs_quotes(parts[1]) || csv_needs_quotes(parts[2]);
+    if (quoted)
+        tci_sink_putc(o, '"');
+    put_csv_text(o, parts[0], quoted);
+    if (parts[1]) {
+        tci_sink_putc(o, '.');
+        put_csv_text(o, parts[1], quoted);
+    }
+    if (parts[2]) {
+        tci_sink_putc(o, ' ');
+        put_csv_text(o, parts[2], quoted);
+    }
+    if (quoted)
+        tci_sink_putc(o, '"');
+}
+
+/* ---- the view ---------------------------------------------------------------- */
+
+static int64_t sort_key(const report_w *r, const tci_pmethod *m, uint8_t sort)
+{
+    switch (sort) {
+    case TCI_SORT_EXCL: return r->cpu ? m->excl_cpu : m->excl_wall;
+    case TCI_SORT_CALLS: return clamp_calls(m->calls + m->recursive_calls >= m->calls ? m->calls + m->recursive_calls
+                                                                                      : UINT64_MAX);
+    case TCI_SORT_NAME: return 0;
+    default: return r->cpu ? m->incl_cpu : m->incl_wall;
+    }
+}
+
+static int view_make(tci_wctx *w, const tci_profile *p, rview *v)
+{
+    report_w *r = w->priv;
+    uint32_t n = p->n_methods;
+    if (tci_grow((void **)&r->items, &r->cap_items, n, sizeof *r->items) != 0 ||
+        tci_grow((void **)&r->index, &r->cap_index, n, sizeof *r->index) != 0)
+        return TC_ERR_NOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        r->items[i] = (tci_psort_item){.key = sort_key(r, &p->methods[i], w->opt->sort), .row = i, .tag = i};
+    tci_profile_sort(p, r->items, n);
+    for (uint32_t i = 0; i < n; i++)
+        r->index[r->items[i].row] = i + 1;
+    *v = (rview){p, r->items, r->index};
+    return TC_OK;
+}
+
+static int64_t total_of(const report_w *r, const tci_profile *p) { return r->cpu ? p->span_cpu : p->span_wall; }
+
+/* ---- text: the facts --------------------------------------------------------- */
+
+static const char *clock_text(const report_w *r)
+{
+    if (r->has_wall && r->has_cpu)
+        return "wall and thread CPU";
+    if (r->has_wall)
+        return "wall only: no thread-CPU clock, the cpu columns show -";
+    return "thread CPU only: no wall clock, the wall columns show -; the timeline is each thread's CPU time";
+}
+
+/* "exit-without-enter 1, open-at-end 1" for the figures of one kind, or "none". */
+static void put_figures(tci_sink *o, const tci_diag *d, int kind)
+{
+    bool any = false;
+    for (int i = 0; i < TCI_FIG__COUNT; i++) {
+        if (tci_figure_kind(i) != kind || !d->fig[i])
+            continue;
+        tci_sink_printf(o, "%s%s %llu", any ? ", " : "", tci_figure_name(i), (unsigned long long)d->fig[i]);
+        any = true;
+    }
+    if (!any)
+        TCI_PUT_LIT(o, "none");
+    tci_sink_putc(o, '\n');
+}
+
+static const char *sort_text(uint8_t sort)
+{
+    switch (sort) {
+    case TCI_SORT_EXCL: return "exclusive";
+    case TCI_SORT_CALLS: return "calls";
+    case TCI_SORT_NAME: return "name";
+    default: return "inclusive";
+    }
+}
+
+static void text_header(tci_wctx *w)
+{
+    const report_w *r = w->priv;
+    const tci_trace *t = w->trace;
+    const tci_diag *d = w->diag;
+    tci_sink *o = w->out;
+    TCI_PUT_LIT(o, "# traceconv " TC_VERSION_STRING " profile report\n\ninput       ");
+    put_escaped(o, t->input_name ? t->input_name : "-");
+    tci_sink_printf(o, "\nformat      %s ", t->reader ? t->reader : "?");
+    put_escaped(o, t->detail);
+    tci_sink_printf(o, "\nclock       %s (%s)\n", tci_clock_name(t->clock), clock_text(r));
+    if (t->vm) { /* the input's own vm= text */
+        TCI_PUT_LIT(o, "vm          ");
+        put_escaped(o, t->vm);
+        tci_sink_putc(o, '\n');
+    }
+    TCI_PUT_LIT(o, "process     ");
+    put_escaped(o, t->processes[0].name ? t->processes[0].name : "?");
+    tci_sink_printf(o, " (pid %lld)\nstart       %lld ns\nduration    %lld us\n", (long long)t->processes[0].pid,
+                    (long long)t->start_ns, (long long)us_of(t->end_ns - t->start_ns));
+    tci_sink_printf(o, "threads     %llu\nmethods     %llu\nrecords     %llu\n",
+                    (unsigned long long)d->fig[TCI_FIG_THREADS], (unsigned long long)d->fig[TCI_FIG_METHODS],
+                    (unsigned long long)d->fig[TCI_FIG_RECORDS]);
+    if (d->fig[TCI_FIG_SAMPLES])
+        tci_sink_printf(o, "samples     %llu\n", (unsigned long long)d->fig[TCI_FIG_SAMPLES]);
+    TCI_PUT_LIT(o, "repaired    ");
+    put_figures(o, d, TC_FIG_REPAIR);
+    TCI_PUT_LIT(o, "warnings    ");
+    put_figures(o, d, TC_FIG_WARNING);
+    TCI_PUT_LIT(o, "notes       ");
+    put_figures(o, d, TC_FIG_NOTE);
+    bool by_time = w->opt->sort == TCI_SORT_INCL || w->opt->sort == TCI_SORT_EXCL;
+    tci_sink_printf(o, "sorted by   %s%s\n", sort_text(w->opt->sort),
+                    !by_time ? "" : r->cpu ? " thread-CPU time" : " wall time");
+    TCI_PUT_LIT(o, "\n"
+        "Times are microseconds (us), each rounded once from its exact ns sum. A call is\n"
+        "recursive (calls = normal+recursive) when its method is already on the thread's\n"
+        "stack. Inclusive time counts a method's outermost calls only, so recursion never\n"
+        "counts twice; exclusive time is the self time of all its calls. Percentages are\n"
+        "of the total: the sum of the threads' spans (first to last call event), or of\n"
+        "the thread's span in a thread's section. Per call: inclusive time / normal calls.\n");
+}
+
+/* ---- text: the method table ---------------------------------------------------- */
+
+#define RULE "======================================================================\n"
+
+/* "wall 200 us, cpu -": a figure in both clocks. */
+static void both_clocks(tci_sink *o, const report_w *r, int64_t wall, int64_t cpu)
+{
+    TCI_PUT_LIT(o, "wall ");
+    cell_us(o, wall, r->has_wall, 0);
+    tci_sink_puts(o, r->has_wall ? " us, cpu " : ", cpu ");
+    cell_us(o, cpu, r->has_cpu, 0);
+    if (r->has_cpu)
+        TCI_PUT_LIT(o, " us");
+    tci_sink_putc(o, '\n');
+}
+
+static void section_facts(tci_wctx *w, const tci_profile *p)
+{
+    const report_w *r = w->priv;
+    tci_sink *o = w->out;
+    TCI_PUT_LIT(o, "  span        ");
+    both_clocks(o, r, p->span_wall, p->span_cpu);
+    TCI_PUT_LIT(o, "  in methods  ");
+    both_clocks(o, r, p->busy_wall, p->busy_cpu);
+    tci_sink_printf(o, "  calls       %llu\n  methods     %u\n", (unsigned long long)p->calls, p->n_methods);
+}
+
+static void table_head(tci_sink *o)
+{
+    tci_sink_printf(o, "%-7s %15s %11s %6s %11s %6s %11s %6s %11s %6s %10s %10s  %s\n", "index", "calls+recur",
+                    "incl-wall", "%", "excl-wall", "%", "incl-cpu", "%", "excl-cpu", "%", "wall/call", "cpu/call",
+                    "name");
+}
+
+/* Inclusive time per normal call ("-" without calls: sampled input). */
+static void cell_per_call(tci_sink *o, int64_t incl, uint64_t calls, bool present)
+{
+    char b[32];
+    bool ok = present && calls;
+    if (ok)
+        snprintf(b, sizeof b, "%lld", (long long)us_of(incl / (int64_t)(calls > (uint64_t)INT64_MAX ? INT64_MAX : calls)));
+    cell(o, ok ? b : "-", 10);
+}
+
+static void table_row(tci_wctx *w, const rview *v, uint32_t row)
+{
+    const report_w *r = w->priv;
+    const tci_profile *p = v->p;
+    const tci_pmethod *m = &p->methods[row];
+    tci_sink *o = w->out;
+    char idx[24], calls[48];
+    snprintf(idx, sizeof idx, "[%u]", v->index[row]);
+    snprintf(calls, sizeof calls, "%7llu+%-7llu", (unsigned long long)m->calls, (unsigned long long)m->recursive_calls);
+    tci_sink_printf(o, "%-7s %15s ", idx, calls);
+    cell_us(o, m->incl_wall, r->has_wall, 11);
+    tci_sink_putc(o, ' ');
+    cell_pct(o, m->incl_wall, p->span_wall, r->has_wall, 6);
+    tci_sink_putc(o, ' ');
+    cell_us(o, m->excl_wall, r->has_wall, 11);
+    tci_sink_putc(o, ' ');
+    cell_pct(o, m->excl_wall, p->span_wall, r->has_wall, 6);
+    tci_sink_putc(o, ' ');
+    cell_us(o, m->incl_cpu, r->has_cpu, 11);
+    tci_sink_putc(o, ' ');
+    cell_pct(o, m->incl_cpu, p->span_cpu, r->has_cpu, 6);
+    tci_sink_putc(o, ' ');
+    cell_us(o, m->excl_cpu, r->has_cpu, 11);
+    tci_sink_putc(o, ' ');
+    cell_pct(o, m->excl_cpu, p->span_cpu, r->has_cpu, 6);
+    tci_sink_putc(o, ' ');
+    cell_per_call(o, m->incl_wall, m->calls, r->has_wall);
+    tci_sink_putc(o, ' ');
+    cell_per_call(o, m->incl_cpu, m->calls, r->has_cpu);
+    TCI_PUT_LIT(o, "  ");
+    put_method_text(o, &p->trace->methods[m->method], true);
+    tci_sink_putc(o, '\n');
+}
+
+static void method_table(tci_wctx *w, const rview *v)
+{
+    table_head(w->out);
+    for (uint32_t i = 0; i < v->p->n_methods; i++)
+        table_row(w, v, v->rows[i].row);
+}
+
+/* ---- text: parents and children (dmtracedump's inclusive section) ---------------- */
+
+enum { PARENTS, CHILDREN };
+
+/* The part of an edge a list shows: outer (the normal list) or the nested rest. */
+static tci_pcost edge_part(const tci_pedge *e, int side, bool nested)
+{
+    const tci_pcost *outer = side == PARENTS ? &e->callee_outer : &e->caller_outer;
+    if (!nested)
+        return *outer;
+    return (tci_pcost){e->all.calls - outer->calls, e->all.wall - outer->wall, e->all.cpu - outer->cpu};
+}
+
+static bool part_shown(const tci_pcost *c) { return c->calls || c->wall || c->cpu; }
+
+/* The rows of one list (edges at[0..n) of p), the part it shows, in order: time desc, then name. */
+static int list_order(tci_wctx *w, const tci_profile *p, const uint32_t *at, uint32_t n, int side, bool nested,
+                      uint32_t *count)
+{
+    report_w *r = w->priv;
+    if (tci_grow((void **)&r->list, &r->cap_list, n, sizeof *r->list) != 0)
+        return TC_ERR_NOMEM;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const tci_pedge *e = &p->edges[at[i]];
+        tci_pcost c = edge_part(e, side, nested);
+        if (!part_shown(&c))
+            continue;
+        r->list[k++] = (tci_psort_item){.key = r->cpu ? c.cpu : c.wall, .row = side == PARENTS ? e->caller : e->callee,
+                                        .tag = at[i]};
+    }
+    tci_profile_sort(p, r->list, k);
+    *count = k;
+    return TC_OK;
+}
+
+static uint64_t total_calls(const tci_profile *p, uint32_t row)
+{
+    if (row == TCI_NONE)
+        return 0;
+    const tci_pmethod *m = &p->methods[row];
+    return m->calls + m->recursive_calls >= m->calls ? m->calls + m->recursive_calls : UINT64_MAX;
+}
+
+/* "%6s %5s   %5.1f%% %6s %6d/%-6d %9llu NAME": one parent or child row. */
+static void edge_row(tci_wctx *w, const rview *v, const tci_psort_item *it, int side, bool nested, uint32_t self,
+                     int64_t self_incl)
+{
+    const report_w *r = w->priv;
+    const tci_profile *p = v->p;
+    tci_sink *o = w->out;
+    tci_pcost c = edge_part(&p->edges[it->tag], side, nested);
+    int64_t t = r->cpu ? c.cpu : c.wall;
+    char idx[24];
+    snprintf(idx, sizeof idx, "[%u]", it->row == TCI_NONE ? 0 : v->index[it->row]);
+    TCI_PUT_LIT(o, "               ");
+    if (nested)
+        TCI_PUT_LIT(o, "      ");
+    else
+        cell_pct(o, t, self_incl, true, 6);
+    /* a parent row's total is this method's calls; a child row's, the child's */
+    uint64_t of = total_calls(p, side == PARENTS ? self : it->row);
+    tci_sink_printf(o, " %6s %6llu/%-6llu %9lld ", idx, (unsigned long long)c.calls, (unsigned long long)of,
+                    (long long)us_of(t));
+    put_row_name(o, p, it->row, false);
+    tci_sink_putc(o, '\n');
+}
+
+static int edge_list(tci_wctx *w, const rview *v, const uint32_t *at, uint32_t n, int side, uint32_t self,
+                     int64_t self_incl)
+{
+    report_w *r = w->priv;
+    for (int nested = 0; nested < 2; nested++) {
+        uint32_t k;
+        int rc = list_order(w, v->p, at, n, side, nested, &k);
+        if (rc != TC_OK)
+            return rc;
+        if (nested && k)
+            TCI_PUT_LIT(w->out, "               +++++++++++++++++++++++++ nested: already inside the lines above\n");
+        for (uint32_t i = 0; i < k; i++)
+            edge_row(w, v, &r->list[i], side, nested, self, self_incl);
+    }
+    return TC_OK;
+}
+
+/* "%-6s %5.1f%%   %5s %6s %6d+%-6d %9llu NAME" and its "excl" line. */
+static void method_line(tci_wctx *w, const rview *v, uint32_t row, uint64_t calls, uint64_t rec, int64_t incl,
+                        int64_t excl, int64_t total)
+{
+    static const char *const excl_what[2] = {"(self time of the outermost calls)", "(time outside any method)"};
+    tci_sink *o = w->out;
+    char idx[24];
+    snprintf(idx, sizeof idx, "[%u]", row == TCI_NONE ? 0 : v->index[row]);
+    tci_sink_printf(o, "%-6s ", idx);
+    cell_pct(o, incl, total, true, 6);
+    tci_sink_printf(o, "   %5s %6s %6llu+%-6llu %9lld ", "", "", (unsigned long long)calls, (unsigned long long)rec,
+                    (long long)us_of(incl));
+    put_row_name(o, v->p, row, true);
+    TCI_PUT_LIT(o, "\n               ");
+    cell_pct(o, excl, incl, true, 6);
+    tci_sink_printf(o, " %6s %6s %6s %9lld %s\n", "excl", "", "", (long long)us_of(excl), excl_what[row == TCI_NONE]);
+}
+
+static int calls_section(tci_wctx *w, const rview *v)
+{
+    const report_w *r = w->priv;
+    const tci_profile *p = v->p;
+    tci_sink *o = w->out;
+    int64_t total = total_of(r, p);
+    tci_sink_printf(o, "\n" RULE "\nParents and children of each method, by inclusive %s time (us)\n\n",
+                    r->cpu ? "thread-CPU" : "wall");
+    TCI_PUT_LIT(o,
+        "A method's line: its index, %/total, calls (normal+recursive), inclusive time;\n"
+        "its excl line: the self time of its outermost calls (%/self of inclusive).\n"
+        "Above it, its parents: calls along each edge / all its calls, and their time;\n"
+        "below it, its children called by its outermost calls: calls / all the child's\n"
+        "calls, and their time. After \"+++ nested\": the calls made while the method\n"
+        "(above: the callee, below: the caller) was already running; their time is\n"
+        "already inside the lines above it, never extra.\n\n");
+    TCI_PUT_LIT(o, "index  %/total %/self  index     calls         usecs name\n");
+    /* (toplevel): the threads themselves; its excl is the time outside any method */
+    TCI_PUT_LIT(o, "----------------------------------------------------\n");
+    int64_t busy = r->cpu ? p->busy_cpu : p->busy_wall;
+    method_line(w, v, TCI_NONE, 0, 0, total, total - busy, total);
+    int rc = edge_list(w, v, p->child_edges + p->top_children_at, p->n_top_children, CHILDREN, TCI_NONE, total);
+    for (uint32_t i = 0; i < p->n_methods && rc == TC_OK; i++) {
+        uint32_t row = v->rows[i].row;
+        const tci_pmethod *m = &p->methods[row];
+        int64_t incl = r->cpu ? m->incl_cpu : m->incl_wall;
+        TCI_PUT_LIT(o, "----------------------------------------------------\n");
+        rc = edge_list(w, v, p->parent_edges + m->parents_at, m->n_parents, PARENTS, row, incl);
+        if (rc != TC_OK)
+            break;
+        method_line(w, v, row, m->calls, m->recursive_calls, incl, r->cpu ? m->outer_excl_cpu : m->outer_excl_wall,
+                    total);
+        rc = edge_list(w, v, p->child_edges + m->children_at, m->n_children, CHILDREN, row, incl);
+    }
+    return rc;
+}
+
+/* ---- text: sections ------------------------------------------------------------ */
+
+static void saturation_note(tci_wctx *w, const tci_profile *p)
+{
+    if (p->saturated)
+        tci_warn(w->diag, TCI_FIG_SATURATED, "report", UINT64_MAX,
+                 "%llu sums of the profile went beyond %lld ns and were capped there; those figures are lower bounds",
+                 (unsigned long long)p->saturated, (long long)TCI_SUM_MAX);
+}
+
+static int text_all(tci_wctx *w, const tci_calltree *ct)
+{
+    tci_profile p;
+    rview v;
+    int rc = tci_profile_build(&p, ct, TCI_NONE);
+    if (rc == TC_OK)
+        rc = view_make(w, &p, &v);
+    if (rc == TC_OK) {
+        tci_sink_printf(w->out, "\n" RULE "\nAll threads (%u)\n", p.n_threads);
+        section_facts(w, &p);
+        TCI_PUT_LIT(w->out, "\n");
+        if (p.n_methods) {
+            method_table(w, &v);
+            rc = calls_section(w, &v);
+        } else {
+            TCI_PUT_LIT(w->out, "No method calls: no thread of the input has a slice or a sample.\n");
+        }
+        saturation_note(w, &p);
+    }
+    tci_profile_free(&p);
+    return rc;
+}
+
+static int text_thread(tci_wctx *w, const tci_calltree *ct, uint32_t t)
+{
+    const tci_thread *th = &w->trace->threads[t];
+    tci_profile p;
+    rview v;
+    int rc = tci_profile_build(&p, ct, t);
+    if (rc == TC_OK)
+        rc = view_make(w, &p, &v);
+    if (rc == TC_OK) {
+        TCI_PUT_LIT(w->out, "\n" RULE "\nThread ");
+        put_escaped(w->out, th->name);
+        tci_sink_printf(w->out, " (tid %llu)\n", (unsigned long long)th->tid);
+        section_facts(w, &p);
+        TCI_PUT_LIT(w->out, "\n");
+        method_table(w, &v);
+        saturation_note(w, &p);
+    }
+    tci_profile_free(&p);
+    return rc;
+}
+
+/* ---- CSV ----------------------------------------------------------------------- */
+
+static void csv_us(tci_sink *o, int64_t ns, bool present)
+{
+    tci_sink_putc(o, ',');
+    if (present)
+        tci_sink_i64(o, us_of(ns));
+}
+
+/* One profile's rows; thread NULL: the merged rows ("all", no tid). */
+static int csv_rows(tci_wctx *w, const tci_calltree *ct, uint32_t t)
+{
+    const report_w *r = w->priv;
+    tci_sink *o = w->out;
+    const tci_thread *th = t == TCI_NONE ? NULL : &w->trace->threads[t];
+    tci_profile p;
+    rview v;
+    int rc = tci_profile_build(&p, ct, t);
+    if (rc == TC_OK)
+        rc = view_make(w, &p, &v);
+    for (uint32_t i = 0; rc == TC_OK && i < p.n_methods; i++) {
+        const tci_pmethod *m = &p.methods[v.rows[i].row];
+        if (th) {
+            bool q = csv_needs_quotes(th->name);
+            if (q)
+                tci_sink_putc(o, '"');
+            put_csv_text(o, th->name, q);
+            if (q)
+                tci_sink_putc(o, '"');
+            tci_sink_printf(o, ",%llu,", (unsigned long long)th->tid);
+        } else {
+            TCI_PUT_LIT(o, "all,,");
+        }
+        put_method_csv(o, &w->trace->methods[m->method]);
+        tci_sink_putc(o, ',');
+        tci_sink_u64(o, total_calls(&p, v.rows[i].row));
+        csv_us(o, m->incl_wall, r->has_wall);
+        csv_us(o, m->excl_wall, r->has_wall);
+        csv_us(o, m->incl_cpu, r->has_cpu);
+        csv_us(o, m->excl_cpu, r->has_cpu);
+        tci_sink_putc(o, '\n');
+    }
+    if (rc == TC_OK)
+        saturation_note(w, &p);
+    tci_profile_free(&p);
+    return rc;
+}
+
+/* ---- the writer ---------------------------------------------------------------- */
+
+static int report_begin(tci_wctx *w)
+{
+    report_w *r = w->priv;
+    const tci_trace *t = w->trace;
+    if (w->opt->weight_cpu && !t->has_cpu)
+        return tci_error(w->diag, TC_ERR_UNSUPPORTED, "report", UINT64_MAX,
+                         "the input has no thread-CPU clock (clock=%s); use --weight wall", tci_clock_name(t->clock));
+    r->has_wall = t->has_wall;
+    r->has_cpu = t->has_cpu;
+    r->cpu = w->opt->weight_cpu || !t->has_wall; /* without a wall clock, CPU time is all there is */
+    return TC_OK;
+}
+
+static bool thread_has_calls(const tci_calltree *ct, uint32_t t) { return ct->spans[t].first_ts != TCI_NO_TIME; }
+
+static int report_finish(tci_wctx *w, const tci_calltree *ct)
+{
+    int rc;
+    if (w->opt->csv) {
+        TCI_PUT_LIT(w->out, "thread,tid,method,calls,incl_wall_us,excl_wall_us,incl_cpu_us,excl_cpu_us\n");
+        rc = csv_rows(w, ct, TCI_NONE);
+        for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK; t++)
+            if (thread_has_calls(ct, t))
+                rc = csv_rows(w, ct, t);
+    } else {
+        text_header(w);
+        rc = text_all(w, ct);
+        for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK; t++)
+            if (thread_has_calls(ct, t))
+                rc = text_thread(w, ct, t);
+    }
+    if (rc != TC_OK)
+        return rc;
+    return w->out->err ? TC_ERR_IO : TC_OK;
+}
+
+static void report_close(tci_wctx *w)
+{
+    report_w *r = w->priv;
+    if (!r)
+        return;
+    free(r->items);
+    free(r->list);
+    free(r->index);
+}
+
+const tci_writer tci_writer_report = {
+    .name = "report",
+    .description = "profile report: per-method calls, inclusive/exclusive wall and CPU time, callers and callees (text; CSV with --csv)",
+    .extensions = "txt,csv",
+    .options = "weight sort csv",
+    .priv_size = sizeof(report_w),
+    .flags = TCI_WF_AGGREGATE,
+    .begin = report_begin,
+    .finish = report_finish,
+    .close = report_close,
+};
