@@ -1958,11 +1958,11 @@ static void write_member(Obf *o, const ObfOpts *op, OCls *c, int idx, const Meth
     int base = 10 + idx * 12;
     Buf *b = &c->members;
     if (role_inline) {
-        int L = take_lines(c, newname, 5);
+        /* the method's only range is the group: only its outermost line names the method */
+        int L = take_lines(c, newname, 1);
         buf_printf(b, "    %d:%d:void com.example.util.Checks.notNull(java.lang.Object):8:8 -> %s\n", L, L, newname);
         buf_printf(b, "    %d:%d:%s:%d -> %s\n", L, L, sigtext.p, base, newname);
         if (json) buf_printf(b, "      # {\"id\":\"com.android.tools.r8.residualsignature\",\"signature\":\"%s\"}\n", residual);
-        buf_printf(b, "    %d:%d:%s:%d:%d -> %s\n", L + 1, L + 4, sigtext.p, base + 1, base + 4, newname);
     } else if (idx % 5 == 4) {
         buf_printf(b, "    %s -> %s\n", sigtext.p, newname);
         if (json) buf_printf(b, "      # {\"id\":\"com.android.tools.r8.residualsignature\",\"signature\":\"%s\"}\n", residual);
