@@ -181,8 +181,10 @@ static int map_error(const tci_deobf *m, tci_diag *d, uint64_t at, uint64_t line
     if (text.p)
         tci_error(d, TC_ERR_FORMAT, MOD, at, "line %llu: %s: \"%.*s%s\"", (unsigned long long)line, why,
                   (int)(text.n < 80 ? text.n : 80), text.p, text.n > 80 ? "..." : "");
-    else
+    else if (line)
         tci_error(d, TC_ERR_FORMAT, MOD, at, "line %llu: %s", (unsigned long long)line, why);
+    else /* the whole mapping (empty) */
+        tci_error(d, TC_ERR_FORMAT, MOD, at, "%s", why);
     d->input = input;
     return TC_ERR_FORMAT;
 }
@@ -517,7 +519,7 @@ static int index_lines(tci_deobf *m, tci_diag *d)
         pos = next;
     }
     if (!m->n_classes)
-        return map_error(m, d, 0, no, (span){NULL, 0},
+        return map_error(m, d, 0, m->size ? no : 0, (span){NULL, 0},
                          m->size ? "no class line ('original -> obfuscated:'): not a ProGuard/R8 mapping"
                                  : "the mapping is empty");
     return TC_OK;
