@@ -114,9 +114,12 @@ static size_t make_trace(const char *map, size_t size)
         }
         if (!cls.n || !name.n)
             continue;
-        at = method_line(at, ++n, cls, name, sig.n ? sig : (text){plain[n % 3], strlen(plain[n % 3])});
-        if (n < MAX_METHODS)
-            at = method_line(at, ++n, cls, name, (text){plain[n % 3], strlen(plain[n % 3])});
+        n++;
+        at = method_line(at, n, cls, name, sig.n ? sig : (text){plain[n % 3], strlen(plain[n % 3])});
+        if (n < MAX_METHODS) {
+            n++;
+            at = method_line(at, n, cls, name, (text){plain[n % 3], strlen(plain[n % 3])});
+        }
     }
     memcpy(trace_buf + at, "*end\nSLOW\x03\x00\x20\x00", 13);
     at += 13;
