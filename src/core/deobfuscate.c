@@ -939,9 +939,14 @@ static void sig_to_desc(tci_deobf *m, dbuf *b, span ret, span args, bool rename)
     java_to_desc(m, b, ret, rename);
 }
 
-/* A trace descriptor with each obfuscated class renamed (§7.6); '.' in L…; read as '/'. */
+/* A trace descriptor with each obfuscated class renamed (§7.6); '.' in L…; read as '/'.
+ * One that is not a descriptor (a trace can name anything) is kept as it is. */
 static void rename_desc(tci_deobf *m, dbuf *b, span d)
 {
+    if (!desc_valid(d, NULL)) {
+        put_span(b, d);
+        return;
+    }
     for (size_t i = 0; i < d.n;) {
         if (d.p[i] != 'L') {
             put_ch(b, d.p[i++]);
