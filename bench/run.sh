@@ -7,6 +7,7 @@
 # into several formats at once (TC_BENCH_MULTI, default json,perfetto,pprof) and compares
 # its time with the single formats' (issue 11: at most 1.6x the slowest of them). Then
 # bench/batch.sh times `traceconv batch` over an archive of mixed traces (TC_BENCH_BATCH=0 skips it).
+# bench/deobf.sh applies a 300 MB mapping to a trace of 100,000 methods (TC_BENCH_DEOBF=0 skips it).
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -99,4 +100,10 @@ fi
 if [ "${TC_BENCH_BATCH:-1}" != 0 ]; then
   echo
   "$here/batch.sh" "$build"
+fi
+
+# Deobfuscation with a 300 MB mapping (issue 13); TC_BENCH_DEOBF=0 skips it.
+if [ "${TC_BENCH_DEOBF:-1}" != 0 ]; then
+  echo
+  "$here/deobf.sh" "$build"
 fi

@@ -134,6 +134,14 @@ TC_API void tc_conv_free(tc_conv *c);
  *     "max-json"     bytes of JSON input (parsed in memory); default 256M
  *     "max-events"   input records; default none
  *     "read-chunk"   bytes per read when spooling a stream (for tests)
+ *     "deobfuscate"  path of a ProGuard/R8 mapping.txt: every method of the
+ *                    input (any reader) is renamed back to its source name
+ *                    before any writer sees it. Open-time because the mapping
+ *                    is read and indexed by the open: a mapping that cannot be
+ *                    read or does not parse fails the open (file, offset and
+ *                    line in the message), before any output is begun. Never
+ *                    looked for beside the input. Figures deobf-* (README,
+ *                    "Deobfuscation")
  *
  *   write-time (NEW or OPEN, until the write)
  *     "process-name" (string) the process shown for the input

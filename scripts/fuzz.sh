@@ -25,6 +25,7 @@ mkdir -p "$regressions"
 # Every seed trace, whatever its format: a reader must refuse the others cleanly.
 seed_files() {
   ls "$root"/corpus/*.trace "$root"/tests/ir/*.ir.txt "$root"/tests/json/*.json 2>/dev/null || true
+  ls "$root"/tests/fuzz/deobf-seeds/* 2>/dev/null || true   # mappings (fuzz_deobf's input)
   for sub in art systrace rhea; do
     [ -d "$root/../shared/corpus/$sub" ] || continue
     find "$root/../shared/corpus/$sub" -maxdepth 1 -type f ! -name '*.md' ! -name '*.py' ! -name 'LICENSE*' | sort

@@ -22,6 +22,7 @@ def main():
     seeds = sorted(glob.glob(os.path.join(ctx.corpus, "*.trace")))
     seeds += sorted(glob.glob(os.path.join(ctx.source, "tests", "ir", "*.ir.txt")))
     seeds += sorted(glob.glob(os.path.join(ctx.source, "tests", "json", "*.json")))
+    seeds += sorted(glob.glob(os.path.join(ctx.source, "tests", "fuzz", "deobf-seeds", "*")))  # mappings: replay_deobf
     shared = ctx.shared_corpus("art")
     if shared:
         seeds += sorted(glob.glob(os.path.join(shared, "*")))

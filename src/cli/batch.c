@@ -73,7 +73,8 @@ static const char usage_text[] =
     "      --title, --width, --minwidth, --inverted, --colors, --hash,\n"
     "      --sort, --csv, --html, --threshold,\n"
     "      --max-input, --max-string, --max-threads, --max-methods, --max-events,\n"
-    "      --max-json            as for a single conversion (traceconv --help)\n"
+    "      --max-json, --deobfuscate MAPPING\n"
+    "                            as for a single conversion (traceconv --help)\n"
     "\n"
     "Exit status: 0 every member converted (or skipped), 1 some failed, 2 usage error.\n";
 
@@ -1461,6 +1462,7 @@ static int parse_args(batch *b, int argc, char **argv)
         {"title", required_argument, 0, O_VALUE},     {"width", required_argument, 0, O_VALUE},
         {"minwidth", required_argument, 0, O_VALUE},  {"colors", required_argument, 0, O_VALUE},
         {"inverted", no_argument, 0, O_FLAG},         {"hash", no_argument, 0, O_FLAG},
+        {"deobfuscate", required_argument, 0, O_VALUE},
         {"sort", required_argument, 0, O_VALUE},      {"threshold", required_argument, 0, O_VALUE},
         {"csv", no_argument, 0, O_FLAG},
         {"html", no_argument, 0, O_FLAG},

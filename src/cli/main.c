@@ -91,6 +91,8 @@ static const char usage_text[] =
     "      --max-depth N          drop frames deeper than N (default 10000)\n"
     "      --mapping FILE         rhea: method mapping (methodMapping.txt, sampling-mapping;\n"
     "                             default: looked for beside INPUT)\n"
+    "      --deobfuscate MAPPING  rename methods back to source names with a ProGuard/R8\n"
+    "                             mapping.txt (any reader; see README \"Deobfuscation\")\n"
     "Limits (an input beyond one is refused with a clear error; K/M/G suffixes):\n"
     "      --max-input BYTES      input size after decompression (default 64G; gzip\n"
     "                             expanding more than 200:1 beyond 256M is refused)\n"
@@ -270,6 +272,16 @@ static void print_summary(tc_conv *c, const char *in, const char *out, const cha
         for (size_t i = 0; i < n; i++)
             if (!strcmp(fig[i].name, names[k]) && (k < 4 || fig[i].value))
                 fprintf(stderr, "%s %llu %s", k ? "," : "", (unsigned long long)fig[i].value, fig[i].name);
+    /* --deobfuscate: what the mapping renamed (counts, so not among the warnings below) */
+    const char *deobf[] = {"deobf-methods", "deobf-classes", "deobf-unmapped"};
+    int first_deobf = 1;
+    for (size_t k = 0; k < 3; k++)
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(fig[i].name, deobf[k])) {
+                fprintf(stderr, "%s %llu %s", first_deobf ? "; deobfuscated:" : ",",
+                        (unsigned long long)fig[i].value, fig[i].name);
+                first_deobf = 0;
+            }
     static const char *const heading[] = {[TC_FIG_REPAIR] = "; repaired:", [TC_FIG_WARNING] = "; warnings:",
                                           [TC_FIG_NOTE] = "; notes:"};
     for (int kind = TC_FIG_REPAIR; kind <= TC_FIG_NOTE; kind++) {
@@ -902,7 +914,7 @@ int main(int argc, char **argv)
         {"probe", required_argument, 0, O_PROBE},    {"list-formats", no_argument, 0, O_LIST},
         {"help", no_argument, 0, 'h'},               {"version", no_argument, 0, 'V'},
         {"merge-threads", no_argument, 0, O_MERGE},  {"mapping", required_argument, 0, O_LIMIT},
-        {"text", no_argument, 0, O_TEXT},
+        {"text", no_argument, 0, O_TEXT},           {"deobfuscate", required_argument, 0, O_LIMIT},
         {"title", required_argument, 0, O_LIMIT},     {"width", required_argument, 0, O_LIMIT},
         {"minwidth", required_argument, 0, O_LIMIT},  {"colors", required_argument, 0, O_LIMIT},
         {"inverted", no_argument, 0, O_FLAG},         {"hash", no_argument, 0, O_FLAG},

@@ -21,6 +21,8 @@ struct tc_conv {
     const char *input_file; /* path when the input is a real file (side files beside it), else NULL */
     char *process_name;
     char *mapping;
+    char *deobf_path;   /* option deobfuscate */
+    tci_deobf *deobf;   /* its index, from the open */
     char *title;        /* flamegraph: the title */
     char summary[192];
     tc_progress_fn progress;
@@ -107,6 +109,8 @@ static void reset_input(tc_conv *c)
     free(c->rctx.priv);
     memset(&c->rctx, 0, sizeof c->rctx);
     c->reader = NULL;
+    tci_deobf_free(c->deobf);
+    c->deobf = NULL;
     tci_source_close(&c->src);
     tci_trace_free(&c->trace);
     c->trace_ok = tci_trace_init(&c->trace) == TC_OK;
@@ -129,6 +133,7 @@ void tc_conv_free(tc_conv *c)
     if (c->reader && c->reader->close && c->rctx.trace)
         c->reader->close(&c->rctx);
     free(c->rctx.priv);
+    tci_deobf_free(c->deobf);
     tci_source_close(&c->src);
     tci_trace_free(&c->trace);
     for (size_t i = 0; i < c->diag.n_kept; i++)
@@ -136,6 +141,7 @@ void tc_conv_free(tc_conv *c)
     free(c->path);
     free(c->process_name);
     free(c->mapping);
+    free(c->deobf_path);
     free(c->title);
     free(c->out_errors);
     free(c);
@@ -246,7 +252,8 @@ static int parse_percent(const char *v, uint32_t *ppm)
 /* Options read when the input is opened (source, readers' open, table limits):
  * after an open they could not take effect. The rest are read by the write. */
 static const char *const open_time_options[] = {"mapping", "max-input", "max-string", "max-threads",
-                                                 "max-methods", "max-json", "max-events", "read-chunk"};
+                                                 "max-methods", "max-json", "max-events", "read-chunk",
+                                                 "deobfuscate"};
 
 static bool is_open_time(const char *key)
 {
@@ -275,6 +282,8 @@ static int apply_option(tc_conv *c, const char *key, const char *value)
         return replace_string(&c->process_name, &c->opt.process_name, value);
     if (!strcmp(key, "mapping"))
         return replace_string(&c->mapping, &c->opt.mapping, value);
+    if (!strcmp(key, "deobfuscate"))
+        return value ? replace_string(&c->deobf_path, &c->opt.deobfuscate, value) : -1;
     if (!strcmp(key, "strict")) {
         int bad = parse_bool(value, &c->opt.strict);
         c->diag.strict = c->opt.strict;
@@ -472,6 +481,9 @@ static int open_reader(tc_conv *c, const char *name)
     rc = c->reader->open(&c->rctx);
     if (rc != TC_OK && !c->diag.error[0])
         tci_error(&c->diag, rc, c->reader->name, UINT64_MAX, "cannot read the input");
+    /* the mapping is indexed with the input, so that a bad one fails the open (no output is begun) */
+    if (rc == TC_OK && c->opt.deobfuscate && (rc = tci_deobf_open(&c->deobf, c->opt.deobfuscate, &c->opt, &c->diag)) == TC_OK)
+        c->rctx.deobf = c->deobf;
     return rc;
 }
 

@@ -552,6 +552,9 @@ int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci
         goto out;
     if ((rc = between_passes(&n)) != TC_OK)
         goto out;
+    /* the method table is complete and nothing has been shown: the one point to rename it */
+    if (r->deobf && (rc = tci_deobf_apply(r->deobf, n.t, n.d)) != TC_OK)
+        goto out;
     if ((rc = tci_trace_finalize(n.t, n.d, r->opt)) != TC_OK)
         goto out;
     tci_trace_freeze(n.t); /* before the writers size their arrays in ready() */

@@ -106,7 +106,14 @@ void tci_idmap_free(tci_idmap *m);
     X(UNMATCHED_ASYNC_END, "unmatched-async-end", TC_FIG_WARNING)       \
     X(WRITER_DROPPED, "writer-dropped-frames", TC_FIG_WARNING)                     \
     X(SAMPLES, "samples", TC_FIG_COUNT)                                 \
-    X(UNUSED_OPTION, "unused-option", TC_FIG_WARNING)
+    X(UNUSED_OPTION, "unused-option", TC_FIG_WARNING)                   \
+    X(DEOBF_CLASSES, "deobf-classes", TC_FIG_COUNT)                     \
+    X(DEOBF_METHODS, "deobf-methods", TC_FIG_COUNT)                     \
+    X(DEOBF_UNMAPPED, "deobf-unmapped", TC_FIG_COUNT)                   \
+    X(DEOBF_AMBIGUOUS, "deobf-ambiguous", TC_FIG_WARNING)               \
+    X(DEOBF_FALLBACK, "deobf-fallback", TC_FIG_WARNING)                 \
+    X(DEOBF_MISMATCH, "deobf-mismatch", TC_FIG_WARNING)                 \
+    X(DEOBF_BAD_LINE, "deobf-bad-line", TC_FIG_WARNING)
 
 enum tci_figure_id {
 #define TCI_FIG_ENUM(id, name, kind) TCI_FIG_##id,
@@ -166,6 +173,7 @@ typedef struct tci_options {
     uint64_t max_events;  /* input records; 0 = none */
     uint64_t max_json;    /* bytes of JSON input, which is parsed in memory */
     const char *mapping;  /* rhea: method mapping file (NULL: looked for beside the input) */
+    const char *deobfuscate; /* ProGuard/R8 mapping.txt applied to the method table (NULL: none) */
     /* flamegraph writer */
     const char *title;      /* NULL: the default title */
     uint32_t width;         /* image width in px (0: 1200) */
@@ -202,7 +210,7 @@ typedef struct tci_method {
     const char *sig;   /* dex signature "(I)V" or "" */
     const char *file;  /* source file or NULL */
     int32_t line;      /* -1 unknown */
-    const char *full_name;  /* "pkg.Class.method: (I)V" - timelines */
+    const char *full_name;  /* "pkg.Class.method: (I)V" - timelines (set before finalize: deobfuscation's, kept) */
     const char *short_name; /* "pkg.Class.method" - flame graphs, pprof */
     bool defined;
     bool plain_name;        /* a name from tci_trace_name, not a method: shown as it is */
@@ -424,6 +432,7 @@ typedef struct tci_rctx {
     /* The input's path when it is a real file opened by path; NULL for memory
      * and stdin. Side files (mappings) are looked for beside it only. */
     const char *input_file;
+    struct tci_deobf *deobf;   /* option deobfuscate: applied by normalize after pass 1 (NULL: none) */
 } tci_rctx;
 
 typedef struct tci_reader {
@@ -890,6 +899,22 @@ int tci_extsort_next(tci_extsort *s, void *out);       /* 1 a record, 0 the end,
 int tci_extsort_rewind(tci_extsort *s);                /* read from the first record again */
 uint64_t tci_extsort_count(const tci_extsort *s);
 void tci_extsort_free(tci_extsort *s);
+
+/* ---- deobfuscation: a ProGuard/R8 mapping (deobfuscate.c) ---------------- */
+
+/* The mapping, indexed (class lines only; the file stays mapped, its pages
+ * given back). Errors name the mapping's file, offset and line. */
+typedef struct tci_deobf tci_deobf;
+int tci_deobf_open(tci_deobf **out, const char *path, const tci_options *o, tci_diag *d);
+/* The same over a buffer (borrowed until tci_deobf_free; gzip is inflated), name in messages. */
+int tci_deobf_open_memory(tci_deobf **out, const void *data, size_t size, const char *name, const tci_options *o,
+                          tci_diag *d);
+/* Rename the methods of t (tables complete, display names not made yet):
+ * ART methods get their original class, name, descriptor and source file;
+ * qualified text names (timelines, slices, Rhea) their shown names. Figures
+ * deobf-*; a malformed member line of a class the trace uses is an error. */
+int tci_deobf_apply(tci_deobf *m, tci_trace *t, tci_diag *d);
+void tci_deobf_free(tci_deobf *m);
 
 /* ---- normalize: two passes over a reader, events out --------------------- */
 

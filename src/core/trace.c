@@ -415,6 +415,8 @@ void tci_trace_freeze(tci_trace *t)
 
 static int name_method(tci_trace *t, tci_method *m)
 {
+    if (m->full_name)
+        return TC_OK; /* named by deobfuscation (a text name, or alternatives "a | b") */
     if (m->plain_name) {
         m->full_name = m->name;
         m->short_name = m->short_len ? tci_arena_strndup(&t->arena, m->name, m->short_len) : m->name;

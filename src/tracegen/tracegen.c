@@ -9,6 +9,7 @@
  * One standalone C11 file, libc only.
  *
  *   tracegen SCENARIO.scn OUT.trace [--facts OUT.facts.json]
+ *            [--obfuscate MAPPING.txt [--map-seed N] [--r8-map-id] [--residual all|needed]]
  *   tracegen --bench SIZE_MB OUT.trace
  *
  * Exit 0 on success, 2 on a bad scenario or usage ("tracegen: FILE:LINE: msg"),
@@ -1629,6 +1630,533 @@ static void write_facts(G *g, FILE *f, const char *scn)
 }
 
 /* ------------------------------------------------------------------------ */
+/* --obfuscate: the trace an R8-minified build writes, and its mapping.txt    */
+/*
+ * The scenario's names are the truth (the facts keep them); the trace gets
+ * the names R8 would give (../shared/docs/formats/DEOBFUSCATION.md §2-§5):
+ *  - app classes (every class outside the platform's packages, and app
+ *    types of descriptors) are renamed: each package to one short segment,
+ *    each class to a short name in it ("a.b"), a nested class to its outer
+ *    class's name plus "$<short>" (Outer$Inner stays nested);
+ *  - methods of app classes get the first short name ("a", "b", ...) whose
+ *    residual descriptor is still free in their class, so overloads and
+ *    unrelated methods share names (what -overloadaggressively does), and
+ *    every class starts again at "a"; <init>, <clinit> and run keep theirs;
+ *  - descriptors name the renamed types (La/b;);
+ *  - one method becomes an inline group (a qualified callee inlined at its
+ *    first line: the trace shows the outer method), one loses its last
+ *    parameter (only its residualsignature finds it), and one void method
+ *    becomes the body of a synthesized lambda class
+ *    Outer$$ExternalSyntheticLambda0 whose run() frame R8 stripped (§4);
+ *  - app methods' source file is "SourceFile" (or r8-map-id-<pg_map_id>
+ *    with --r8-map-id); a class whose file retrace would not infer gets
+ *    sourceFile information.
+ * The mapping has R8's preamble (compiler, version JSON 2.2, pg_map_id = the
+ * first 7 hex digits of the SHA-256 of the body, pg_map_hash), classes sorted
+ * by original name, fields, line ranges that never collide within one new
+ * name, residualsignature lines where the residual types differ from the
+ * original ones (--residual needed: only where renaming the original types
+ * would not give it), a class of the inlined callee and an
+ * R8$$REMOVED$$CLASS$$ entry. --map-seed N shifts every short name: the
+ * mapping of "another build" of the same app.
+ */
+
+typedef struct {
+    const char *map_path;
+    int seed;
+    int r8_map_id;         /* source files r8-map-id-<id> instead of SourceFile */
+    int residual_needed;   /* residualsignature only where it is needed */
+} ObfOpts;
+
+typedef struct {
+    char *orig, *obf;      /* dotted */
+    char *src;             /* source file of its first method, or NULL */
+    int app, synth, pkg, nested_count;
+    Buf members;           /* its member lines */
+    Buf used;              /* "\n<new name> <residual>\n" of its methods, to keep them distinct */
+    Buf ranges;            /* "\n<new name> <next line>\n" */
+} OCls;
+
+typedef struct {
+    OCls *c; int n, cap;
+    char **pkgs; int *pkg_classes; int npk, cpk;
+    int seed;
+} Obf;
+
+static const char *const platform_prefixes[] = {"android.", "java.", "javax.", "dalvik.", "libcore.", "sun.",
+                                                "com.android.", "org.json.", "org.xml.", "org.w3c.", "org.apache.http."};
+
+/* a..z, aa..zz, ... (k from 0) */
+static void short_name(char *buf, unsigned k)
+{
+    char tmp[16];
+    int n = 0;
+    k++;
+    while (k && n < 15) { k--; tmp[n++] = (char)('a' + k % 26); k /= 26; }
+    for (int i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+    buf[n] = 0;
+}
+
+static char *dotted_dup(const char *s)
+{
+    char *d = xstrndup(s, strlen(s));
+    for (char *p = d; *p; p++) if (*p == '/') *p = '.';
+    return d;
+}
+
+static OCls *obf_find(Obf *o, const char *orig)
+{
+    for (int i = 0; i < o->n; i++) if (!strcmp(o->c[i].orig, orig)) return &o->c[i];
+    return NULL;
+}
+
+static int is_platform(const char *cls)
+{
+    for (size_t i = 0; i < sizeof platform_prefixes / sizeof *platform_prefixes; i++)
+        if (!strncmp(cls, platform_prefixes[i], strlen(platform_prefixes[i]))) return 1;
+    return 0;
+}
+
+static int obf_pkg(Obf *o, const char *pkg, size_t n)
+{
+    for (int i = 0; i < o->npk; i++) if (strlen(o->pkgs[i]) == n && !strncmp(o->pkgs[i], pkg, n)) return i;
+    if (o->npk >= o->cpk) {
+        o->cpk = o->cpk ? o->cpk * 2 : 16;
+        o->pkgs = xrealloc(o->pkgs, (size_t)o->cpk * sizeof *o->pkgs);
+        o->pkg_classes = xrealloc(o->pkg_classes, (size_t)o->cpk * sizeof *o->pkg_classes);
+    }
+    o->pkgs[o->npk] = xstrndup(pkg, n);
+    o->pkg_classes[o->npk] = 0;
+    return o->npk++;
+}
+
+static OCls *add_ocls(Obf *o, const char *orig, char *obf, int app, int pkg)
+{
+    if (o->n >= o->cap) {
+        o->cap = o->cap ? o->cap * 2 : 32;
+        o->c = xrealloc(o->c, (size_t)o->cap * sizeof *o->c);
+    }
+    OCls *c = &o->c[o->n++];
+    memset(c, 0, sizeof *c);
+    c->orig = xstrndup(orig, strlen(orig));
+    c->obf = obf;
+    c->app = app;
+    c->pkg = pkg;
+    return c;
+}
+
+/* A new class of the package of orig (its name up to the last dot): "<pkg>.<short>". */
+static OCls *obf_top(Obf *o, const char *orig, const char *pkg_of)
+{
+    char name[64], pk[64];
+    const char *dot = strrchr(pkg_of, '.');
+    int pkg = obf_pkg(o, pkg_of, dot ? (size_t)(dot - pkg_of) : 0);
+    short_name(name, (unsigned)(o->pkg_classes[pkg]++ + o->seed * 3));
+    Buf b = {0};
+    if (dot) {
+        short_name(pk, (unsigned)(pkg + o->seed * 5));
+        buf_printf(&b, "%s.%s", pk, name);
+    } else {
+        buf_str(&b, name); /* the default package */
+    }
+    return add_ocls(o, orig, b.p, 1, pkg);
+}
+
+/* The class (dotted original name), given its obfuscated name when new. */
+static OCls *obf_class(Obf *o, const char *orig)
+{
+    OCls *c = obf_find(o, orig);
+    if (c) return c;
+    if (is_platform(orig)) return add_ocls(o, orig, xstrndup(orig, strlen(orig)), 0, -1);
+    const char *dot = strrchr(orig, '.'), *simple = dot ? dot + 1 : orig, *dollar = strrchr(simple, '$');
+    if (!dollar || dollar == simple || !dollar[1] || dollar[-1] == '$') return obf_top(o, orig, orig);
+    /* nested: the outer class's obfuscated name + $<short> */
+    char *outer = xstrndup(orig, (size_t)(dollar - orig)), name[64];
+    OCls *oc = obf_class(o, outer);
+    free(outer);
+    short_name(name, (unsigned)(oc->nested_count++ + o->seed * 3));
+    Buf b = {0};
+    buf_printf(&b, "%s$%s", oc->obf, name);
+    return add_ocls(o, orig, b.p, 1, oc->pkg);
+}
+
+static void free_types(char **types, int n)
+{
+    for (int i = 0; i < n; i++) free(types[i]);
+    free(types);
+}
+
+/* A dex descriptor's types as Java names ("int", "a.b.C[]"); the last is the return type. 0: not a descriptor. */
+static int desc_types(const char *sig, char ***types, int *ntypes)
+{
+    *types = NULL; *ntypes = 0;
+    if (sig[0] != '(') return 0;
+    const char *p = sig + 1;
+    int ret = 0, cap = 0;
+    for (;;) {
+        if (*p == ')') { if (ret) return 0; ret = 1; p++; continue; }
+        int dims = 0;
+        while (*p == '[') { dims++; p++; }
+        Buf b = {0};
+        static const char prim[] = "ZBCSIJFDV";
+        static const char *const pnames[] = {"boolean", "byte", "char", "short", "int", "long", "float", "double", "void"};
+        const char *k = *p ? strchr(prim, *p) : NULL;
+        if (k && (*p != 'V' || (ret && !dims))) { buf_str(&b, pnames[k - prim]); p++; }
+        else if (*p == 'L') {
+            const char *semi = strchr(p, ';');
+            if (!semi || semi == p + 1) { free(b.p); goto bad; }
+            for (const char *q = p + 1; q < semi; q++) buf_put(&b, *q == '/' ? "." : q, 1);
+            p = semi + 1;
+        } else { free(b.p); goto bad; }
+        for (int i = 0; i < dims; i++) buf_str(&b, "[]");
+        GROW(*types, *ntypes, cap);
+        (*types)[(*ntypes)++] = b.p;
+        if (ret) {
+            if (!*p) return 1;
+            goto bad;
+        }
+    }
+bad:
+    free_types(*types, *ntypes);
+    *types = NULL; *ntypes = 0;
+    return 0;
+}
+
+/* Java type -> descriptor, app classes through their obfuscated names when rename. */
+static void java_desc(Obf *o, Buf *b, const char *t, int rename)
+{
+    size_t n = strlen(t);
+    while (n >= 2 && t[n - 2] == '[' && t[n - 1] == ']') { buf_str(b, "["); n -= 2; }
+    static const char *const pnames[] = {"boolean", "byte", "char", "short", "int", "long", "float", "double", "void"};
+    static const char prim[] = "ZBCSIJFDV";
+    for (int i = 0; i < 9; i++)
+        if (strlen(pnames[i]) == n && !strncmp(t, pnames[i], n)) { buf_put(b, &prim[i], 1); return; }
+    char *base = xstrndup(t, n);
+    const char *name = base;
+    if (rename) name = obf_class(o, base)->obf;
+    buf_str(b, "L");
+    for (const char *q = name; *q; q++) buf_put(b, *q == '.' ? "/" : q, 1);
+    buf_str(b, ";");
+    free(base);
+}
+
+/* "(args)ret" of types[0..n-1) (the last the return), renamed or not, dropping `drop` last parameters. */
+static char *types_desc(Obf *o, char **types, int n, int rename, int drop)
+{
+    Buf b = {0};
+    buf_str(&b, "(");
+    for (int i = 0; i < n - 1 - drop; i++) java_desc(o, &b, types[i], rename);
+    buf_str(&b, ")");
+    java_desc(o, &b, types[n - 1], rename);
+    return b.p;
+}
+
+/* "ret name(a,b)" as a member line writes it (qual: "pkg.Class." or ""). */
+static void member_sig(Buf *b, char **types, int n, const char *qual, const char *name)
+{
+    buf_printf(b, "%s %s%s(", types[n - 1], qual, name);
+    for (int i = 0; i < n - 1; i++) buf_printf(b, "%s%s", i ? "," : "", types[i]);
+    buf_str(b, ")");
+}
+
+/* The first minified line free for a new name of the class, taking count lines. */
+static int take_lines(OCls *c, const char *newname, int count)
+{
+    char key[160];
+    snprintf(key, sizeof key, "\n%s ", newname);
+    char *at = c->ranges.p ? strstr(c->ranges.p, key) : NULL;
+    int line = 1;
+    if (at) {
+        line = atoi(at + strlen(key));
+        char *num = at + strlen(key);
+        char buf[24];
+        int len = snprintf(buf, sizeof buf, "%08d", line + count);
+        memcpy(num, buf, (size_t)len); /* fixed width: rewritten in place */
+    } else {
+        buf_printf(&c->ranges, "\n%s %08d\n", newname, 1 + count);
+    }
+    return line;
+}
+
+/* retrace's inference of a class's source file (DEOBFUSCATION.md §7.7) */
+static void inferred_file(const char *cls, char *out, size_t n)
+{
+    const char *dot = strrchr(cls, '.'), *s = dot ? dot + 1 : cls;
+    size_t len = strcspn(s, "$");
+    if (len > 2 && s[len - 2] == 'K' && s[len - 1] == 't') snprintf(out, n, "%.*s.kt", (int)len - 2, s);
+    else snprintf(out, n, "%.*s.java", (int)len, s);
+}
+
+typedef struct { int inline_m, removed_m, lambda_m; } Roles;
+
+static int method_ok(const Method *m, char **types, int n)
+{
+    (void)types;
+    return !m->unknown && n && strcmp(m->name, "<init>") && strcmp(m->name, "<clinit>") && strcmp(m->name, "run");
+}
+
+/* ---- SHA-256 (FIPS 180-4), for pg_map_id and pg_map_hash ---- */
+static const uint32_t sha_k[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
+    0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+    0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
+    0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+    0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
+    0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+    0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+    0xc67178f2};
+#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+static void sha_block(uint32_t h[8], const uint8_t *p)
+{
+    uint32_t w[64], a[8];
+    for (int i = 0; i < 16; i++) w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+    for (int i = 16; i < 64; i++) {
+        uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    memcpy(a, h, sizeof a);
+    for (int i = 0; i < 64; i++) {
+        uint32_t t1 = a[7] + (ROR(a[4], 6) ^ ROR(a[4], 11) ^ ROR(a[4], 25)) + ((a[4] & a[5]) ^ (~a[4] & a[6])) + sha_k[i] + w[i];
+        uint32_t t2 = (ROR(a[0], 2) ^ ROR(a[0], 13) ^ ROR(a[0], 22)) + ((a[0] & a[1]) ^ (a[0] & a[2]) ^ (a[1] & a[2]));
+        memmove(a + 1, a, 7 * sizeof *a);
+        a[4] += t1;
+        a[0] = t1 + t2;
+    }
+    for (int i = 0; i < 8; i++) h[i] += a[i];
+}
+static void sha256_hex(const char *data, size_t n, char out[65])
+{
+    uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    uint8_t blk[64];
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) sha_block(h, (const uint8_t *)data + i);
+    size_t r = n - i;
+    memset(blk, 0, sizeof blk);
+    memcpy(blk, data + i, r);
+    blk[r] = 0x80;
+    if (r >= 56) { sha_block(h, blk); memset(blk, 0, sizeof blk); }
+    uint64_t bits = (uint64_t)n * 8;
+    for (int k = 0; k < 8; k++) blk[63 - k] = (uint8_t)(bits >> (8 * k));
+    sha_block(h, blk);
+    for (int k = 0; k < 8; k++) snprintf(out + 8 * k, 9, "%08x", h[k]);
+}
+
+static int ocls_cmp(const void *a, const void *b) { return strcmp(((const OCls *)a)->orig, ((const OCls *)b)->orig); }
+
+/* Writes one method's member lines into its class (ranges, inline group, residual signature). */
+static void write_member(Obf *o, const ObfOpts *op, OCls *c, int idx, const Method *m, char **types, int n,
+                         const char *newname, const char *residual, int role_inline, int role_removed)
+{
+    Buf sigtext = {0};
+    member_sig(&sigtext, types, n, "", m->name);
+    char *orig_renamed = types_desc(o, types, n, 1, 0); /* what renaming the original types gives */
+    int need = role_removed || strcmp(residual, orig_renamed) != 0;
+    char *plain = types_desc(o, types, n, 0, 0);
+    int differ = role_removed || strcmp(residual, plain) != 0; /* R8 2.2: residual types differ as strings */
+    int json = op->residual_needed ? need : differ;
+    int base = 10 + idx * 12;
+    Buf *b = &c->members;
+    if (role_inline) {
+        /* the method's only range is the group: only its outermost line names the method */
+        int L = take_lines(c, newname, 1);
+        buf_printf(b, "    %d:%d:void com.example.util.Checks.notNull(java.lang.Object):8:8 -> %s\n", L, L, newname);
+        buf_printf(b, "    %d:%d:%s:%d -> %s\n", L, L, sigtext.p, base, newname);
+        if (json) buf_printf(b, "      # {\"id\":\"com.android.tools.r8.residualsignature\",\"signature\":\"%s\"}\n", residual);
+    } else if (idx % 5 == 4) {
+        buf_printf(b, "    %s -> %s\n", sigtext.p, newname);
+        if (json) buf_printf(b, "      # {\"id\":\"com.android.tools.r8.residualsignature\",\"signature\":\"%s\"}\n", residual);
+    } else {
+        int two = idx % 3 == 1, L = take_lines(c, newname, two ? 6 : 3);
+        buf_printf(b, "    %d:%d:%s:%d:%d -> %s\n", L, L + 2, sigtext.p, base, base + 2, newname);
+        if (json) buf_printf(b, "      # {\"id\":\"com.android.tools.r8.residualsignature\",\"signature\":\"%s\"}\n", residual);
+        if (two) buf_printf(b, "    %d:%d:%s:%d:%d -> %s\n", L + 3, L + 5, sigtext.p, base + 5, base + 7, newname);
+    }
+    free(sigtext.p);
+    free(orig_renamed);
+    free(plain);
+}
+
+
+static int is_primitive(const char *t)
+{
+    static const char *const p[] = {"boolean", "byte", "char", "short", "int", "long", "float", "double", "void"};
+    for (int i = 0; i < 9; i++) if (!strcmp(t, p[i])) return 1;
+    return 0;
+}
+
+/* The class of a Java type ("a.B[][]" -> "a.B"), or NULL for a primitive. */
+static char *type_class(const char *t)
+{
+    size_t n = strlen(t);
+    while (n >= 2 && t[n - 2] == '[' && t[n - 1] == ']') n -= 2;
+    char *c = xstrndup(t, n);
+    if (is_primitive(c)) { free(c); return NULL; }
+    return c;
+}
+
+/* A name as the trace writes it: with slashes when the scenario's class had them (Dalvik). */
+static char *styled(const char *dotted_name, const char *like)
+{
+    char *s = xstrndup(dotted_name, strlen(dotted_name));
+    if (strchr(like, '/'))
+        for (char *p = s; *p; p++) if (*p == '.') *p = '/';
+    return s;
+}
+
+static void set_str(char **slot, char *value)
+{
+    free(*slot);
+    *slot = value;
+}
+
+static void write_file(const char *path, const char *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) die_io(path);
+    if (fwrite(data, 1, n, f) != n) { fclose(f); die_io(path); }
+    if (fclose(f)) die_io(path);
+}
+
+/* The scenario's methods renamed in place (the facts were made from the original names) and the mapping written. */
+static void obfuscate(G *g, const ObfOpts *op)
+{
+    Obf o = {0};
+    o.seed = op->seed;
+    int nm = g->nm;
+    char ***types = xcalloc((size_t)nm, sizeof *types), **dcls = xcalloc((size_t)nm, sizeof *dcls);
+    int *ntypes = xcalloc((size_t)nm, sizeof *ntypes), *dup_of = xcalloc((size_t)nm, sizeof *dup_of);
+    Roles r = {-1, -1, -1};
+    for (int i = 0; i < nm; i++) { /* the same method declared twice gets the same names (before any renaming) */
+        dup_of[i] = -1;
+        for (int j = 0; j < i && dup_of[i] < 0 && !g->m[i].unknown; j++)
+            if (!g->m[j].unknown && !strcmp(g->m[j].cls, g->m[i].cls) && !strcmp(g->m[j].name, g->m[i].name) &&
+                !strcmp(g->m[j].sig, g->m[i].sig))
+                dup_of[i] = j;
+    }
+    for (int i = 0; i < nm; i++) {
+        const Method *m = &g->m[i];
+        if (m->unknown) continue;
+        dcls[i] = dotted_dup(m->cls);
+        obf_class(&o, dcls[i]);
+        desc_types(m->sig, &types[i], &ntypes[i]);
+    }
+    for (int i = 0; i < nm; i++)
+        for (int k = 0; k < ntypes[i]; k++) {
+            char *c = type_class(types[i][k]);
+            if (c) obf_class(&o, c);
+            free(c);
+        }
+    for (int i = 0; i < nm; i++) { /* the methods that show R8's inline groups, removed parameters and lambdas */
+        const Method *m = &g->m[i];
+        if (!dcls[i] || !obf_find(&o, dcls[i])->app || !method_ok(m, types[i], ntypes[i])) continue;
+        if (r.inline_m < 0) r.inline_m = i;
+        else if (r.removed_m < 0 && ntypes[i] >= 2) r.removed_m = i;
+        else if (r.lambda_m < 0 && !strcmp(types[i][ntypes[i] - 1], "void")) r.lambda_m = i;
+    }
+    for (int i = 0; i < nm; i++) {
+        Method *m = &g->m[i];
+        if (m->unknown) continue;
+        int dup = dup_of[i];
+        OCls *c = obf_class(&o, dcls[i]);
+        if (c->app && !c->src && strcmp(m->src, "(null)")) c->src = xstrndup(m->src, strlen(m->src));
+        if (dup >= 0) { /* the same method declared twice: the same names */
+            Method *d = &g->m[dup];
+            set_str(&m->cls, xstrndup(d->cls, strlen(d->cls)));
+            set_str(&m->name, xstrndup(d->name, strlen(d->name)));
+            set_str(&m->sig, xstrndup(d->sig, strlen(d->sig)));
+            set_str(&m->src, xstrndup(d->src, strlen(d->src)));
+            continue;
+        }
+        char *residual = ntypes[i] ? types_desc(&o, types[i], ntypes[i], 1, i == r.removed_m) : xstrndup(m->sig, strlen(m->sig));
+        if (!c->app) {
+            set_str(&m->sig, residual);
+            continue;
+        }
+        char newname[64];
+        if (i == r.lambda_m) { /* R8 stripped the synthetic run() frame: the lambda body is the line (§4, §11 ex. 3) */
+            Buf on = {0};
+            buf_printf(&on, "%s$$ExternalSyntheticLambda0", dcls[i]);
+            char *outer_src = c->src ? xstrndup(c->src, strlen(c->src)) : NULL;
+            OCls *lc = obf_top(&o, on.p, dcls[i]); /* c is stale from here (the table grew) */
+            free(on.p);
+            lc->synth = 1;
+            lc->src = outer_src;
+            Buf q = {0};
+            buf_printf(&q, "%s.", dcls[i]);
+            buf_str(&lc->members, "    1:1:");
+            member_sig(&lc->members, types[i], ntypes[i], q.p, m->name);
+            buf_str(&lc->members, ":22:22 -> run\n      # {\"id\":\"com.android.tools.r8.residualsignature\",\"signature\":\"()V\"}\n");
+            free(q.p);
+            free(residual);
+            set_str(&m->cls, styled(lc->obf, m->cls));
+            set_str(&m->name, xstrndup("run", 3));
+            set_str(&m->sig, xstrndup("()V", 3));
+            set_str(&m->src, xstrndup("SourceFile", 10));
+            continue;
+        }
+        if (!ntypes[i] || !strcmp(m->name, "<init>") || !strcmp(m->name, "<clinit>") || !strcmp(m->name, "run")) {
+            snprintf(newname, sizeof newname, "%s", m->name);
+        } else {
+            for (unsigned k = 0;; k++) { /* the first short name whose residual descriptor is free in the class */
+                short_name(newname, k);
+                Buf key = {0};
+                buf_printf(&key, "\n%s %s\n", newname, residual);
+                int taken = c->used.p && strstr(c->used.p, key.p);
+                free(key.p);
+                if (!taken) break;
+            }
+        }
+        buf_printf(&c->used, "\n%s %s\n", newname, residual);
+        if (ntypes[i])
+            write_member(&o, op, c, i, m, types[i], ntypes[i], newname, residual, i == r.inline_m, i == r.removed_m);
+        set_str(&m->cls, styled(c->obf, m->cls));
+        set_str(&m->name, xstrndup(newname, strlen(newname)));
+        set_str(&m->sig, residual);
+        set_str(&m->src, xstrndup("SourceFile", 10));
+    }
+    { /* the inlined callee's own class, and a class R8 removed after inlining it (also a trace without app classes has a mapping) */
+        OCls *ck = obf_class(&o, "com.example.util.Checks");
+        buf_str(&ck->members, "    void notNull(java.lang.Object) -> a\n");
+        OCls *gone = add_ocls(&o, "com.example.util.Preconditions", xstrndup("R8$$REMOVED$$CLASS$$0", 21), 1, -1);
+        gone->src = xstrndup("Preconditions.kt", 16);
+    }
+    qsort(o.c, (size_t)o.n, sizeof *o.c, ocls_cmp);
+    Buf body = {0};
+    for (int i = 0, k = 0; i < o.n; i++) {
+        OCls *c = &o.c[i];
+        if (!c->app) continue;
+        char inferred[512];
+        inferred_file(c->orig, inferred, sizeof inferred);
+        buf_printf(&body, "%s -> %s:\n", c->orig, c->obf);
+        if (c->src && strcmp(c->src, inferred)) buf_printf(&body, "# {\"id\":\"sourceFile\",\"fileName\":\"%s\"}\n", c->src);
+        if (c->synth) buf_str(&body, "# {\"id\":\"com.android.tools.r8.synthesized\"}\n");
+        if (k++ % 3 == 0) buf_str(&body, "    java.lang.String TAG -> a\n    int count -> b\n");
+        if (c->members.p) buf_str(&body, c->members.p);
+    }
+    char hash[65];
+    sha256_hex(body.p ? body.p : "", body.n, hash);
+    Buf map = {0};
+    buf_printf(&map, "# compiler: R8\n# compiler_version: 8.9.32\n# min_api: 24\n# common_typos_disable\n"
+                     "# {\"id\":\"com.android.tools.r8.mapping\",\"version\":\"2.2\"}\n# pg_map_id: %.7s\n"
+                     "# pg_map_hash: SHA-256 %s\n", hash, hash);
+    if (body.p) buf_str(&map, body.p);
+    write_file(op->map_path, map.p, map.n);
+    char src[32];
+    snprintf(src, sizeof src, "r8-map-id-%.7s", hash);
+    for (int i = 0; i < nm && op->r8_map_id; i++)
+        if (!g->m[i].unknown && !strcmp(g->m[i].src, "SourceFile")) set_str(&g->m[i].src, xstrndup(src, strlen(src)));
+    for (int i = 0; i < nm; i++) { free(dcls[i]); free_types(types[i], ntypes[i]); }
+    for (int i = 0; i < o.n; i++) {
+        OCls *c = &o.c[i];
+        free(c->orig); free(c->obf); free(c->src); free(c->members.p); free(c->used.p); free(c->ranges.p);
+    }
+    for (int i = 0; i < o.npk; i++) free(o.pkgs[i]);
+    free(o.c); free(o.pkgs); free(o.pkg_classes); free(types); free(ntypes); free(dcls); free(dup_of);
+    free(body.p); free(map.p);
+}
+
+/* ------------------------------------------------------------------------ */
 /* scenario -> trace                                                         */
 
 static void free_nodes(Node *n)
@@ -1669,7 +2197,7 @@ static void free_scenario(G *g, Toks *tk, Buf *src)
     free(g);
 }
 
-static void run_scenario(const char *scn, const char *outp, const char *factsp)
+static void run_scenario(const char *scn, const char *outp, const char *factsp, const ObfOpts *ob)
 {
     g_scn = scn;
     FILE *in = fopen(scn, "rb");
@@ -1690,6 +2218,8 @@ static void run_scenario(const char *scn, const char *outp, const char *factsp)
     parse_scenario(g, &tk);
     validate(g);
     make_names(g);
+    if (ob->map_path)
+        obfuscate(g, ob); /* after make_names: the facts keep the scenario's names */
 
     g_out_path = outp;
     g_out_fp = fopen(outp, "wb");
@@ -1944,6 +2474,7 @@ static void run_bench(const char *size_s, const char *outp)
 static void usage(void)
 {
     fputs("usage: tracegen SCENARIO.scn OUT.trace [--facts OUT.facts.json]\n"
+          "                [--obfuscate MAPPING.txt [--map-seed N] [--r8-map-id] [--residual all|needed]]\n"
           "       tracegen --bench SIZE_MB OUT.trace\n", stderr);
     exit(2);
 }
@@ -1956,10 +2487,23 @@ int main(int argc, char **argv)
         return 0;
     }
     const char *scn = NULL, *out = NULL, *facts = NULL;
+    ObfOpts ob = {0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--facts")) {
             if (++i >= argc) usage();
             facts = argv[i];
+        } else if (!strcmp(argv[i], "--obfuscate")) {
+            if (++i >= argc) usage();
+            ob.map_path = argv[i];
+        } else if (!strcmp(argv[i], "--map-seed")) {
+            if (++i >= argc) usage();
+            ob.seed = atoi(argv[i]);
+            if (ob.seed < 0 || ob.seed > 1000) usage();
+        } else if (!strcmp(argv[i], "--r8-map-id")) {
+            ob.r8_map_id = 1;
+        } else if (!strcmp(argv[i], "--residual")) {
+            if (++i >= argc || (strcmp(argv[i], "needed") && strcmp(argv[i], "all"))) usage();
+            ob.residual_needed = !strcmp(argv[i], "needed");
         } else if (argv[i][0] == '-' && argv[i][1]) {
             usage();
         } else if (!scn) scn = argv[i];
@@ -1967,6 +2511,7 @@ int main(int argc, char **argv)
         else usage();
     }
     if (!scn || !out) usage();
-    run_scenario(scn, out, facts);
+    if ((ob.seed || ob.r8_map_id || ob.residual_needed) && !ob.map_path) usage();
+    run_scenario(scn, out, facts, &ob);
     return 0;
 }

@@ -132,7 +132,37 @@ def make_cases():
     # a mapping file asked for with --mapping that does not exist: a clear error
     add("rhea-missing-mapping", rbin, exit=1, module="rhea", offset=None, words="cannot open the mapping file",
         ext=".bin", args=["--mapping", "/nonexistent/methodMapping.txt"])
+    deobfuscation_cases(add, good + header() + records())
     return cases
+
+
+def deobfuscation_cases(add, trace):
+    """--deobfuscate MAPPING (module "deobfuscate"): a bad mapping fails the conversion before any
+    output; side is the mapping's (name, bytes), its path given by {side} in args."""
+    ok = b"com.example.A -> a.a:\n    void run() -> a\n"
+
+    def case(name, mapping, offset, words, exit=1):
+        add(name, trace, exit=exit, module="deobfuscate", offset=offset, words=words,
+            args=["--deobfuscate", "{side}"], side=(name + ".mapping.txt", mapping))
+    add("deobf-unreadable-mapping", trace, exit=1, module="deobfuscate", offset=None,
+        words="cannot open the mapping", args=["--deobfuscate", "/nonexistent/mapping.txt"])
+    case("deobf-empty-mapping", b"", 0, "the mapping is empty")
+    case("deobf-no-class-line", b"# compiler: R8\n\n", 0, "no class line")
+    # line 3 (offset of its start): a class line without "->"
+    case("deobf-class-line-without-arrow", ok + b"com.example.B a.b:\n", len(ok), "line 3: a class line must be")
+    case("deobf-class-line-without-colon", ok + b"com.example.B -> a.b\n", len(ok), "line 3: a class line must end in ':'")
+    case("deobf-member-before-class", b"    void run() -> a\n" + ok, 0, "line 1: a member line before the first class")
+    # in the block of a class the trace uses: the member line is parsed, and fails with its number
+    bad = b"com.example.A -> com.example.A:\n    1:2:void run(int -> a\n"
+    case("deobf-member-paren-not-closed", bad, bad.index(b"    1:2"), "line 2: the parameter list is not closed")
+    bad = b"com.example.A -> com.example.A:\n    1:void run() -> a\n"
+    case("deobf-member-single-minified-line", bad, bad.index(b"    1:void"), "line 2: a minified line range")
+    case("deobf-nul-byte", ok + b"com.exa\0mple.B -> a.b:\n", len(ok), "line 3: a NUL byte")
+    # one line of 1 GB (sparse: written as a size, see write_cases): refused at max-string, not read whole
+    case("deobf-one-line-of-1GB", (b"com.example.A -> a.a:", 1 << 30), 0, "line 1: a line longer than 65536 bytes")
+    # junk after a new name is a warning (§3.3: R8 would refuse it; it changes no name)
+    case("deobf-junk-after-new-name", b"com.example.A -> com.example.A:\n    void run() -> a junk\n", None,
+         "text after the new name is ignored", exit=0)
 
 
 SYSTRACE_LINES = (
@@ -179,5 +209,16 @@ def write_cases(directory):
         path = os.path.join(directory, name + ext)
         with open(path, "wb") as f:
             f.write(data)
+        side = expect.pop("side", None)
+        if side:  # a second file the case names in its args ({side}); (head, size): sparse, size bytes
+            side_path = os.path.join(directory, side[0])
+            content = side[1]
+            with open(side_path, "wb") as f:
+                if isinstance(content, tuple):
+                    f.write(content[0])
+                    f.truncate(content[1])
+                else:
+                    f.write(content)
+            expect["args"] = [a.replace("{side}", side_path) for a in expect["args"]]
         out.append((name, path, expect))
     return out

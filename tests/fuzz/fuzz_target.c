@@ -146,6 +146,10 @@ void fuzz_convert_one(const uint8_t *trace, size_t size, size_t writer, unsigned
     if (!c)
         return;
     set_options(c, options);
+    if (fuzz_prepare && fuzz_prepare(c, &trace, &size) != 0) {
+        tc_conv_free(c);
+        return;
+    }
     int rc = tc_conv_open_memory(c, trace, size, "fuzz.input", fuzz_reader);
     check_contract(c, rc, "tc_conv_open_memory");
     if (rc == TC_OK) {

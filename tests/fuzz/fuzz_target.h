@@ -55,6 +55,13 @@ enum fuzz_option {
 /* The reader a target fuzzes ("art"); NULL: detect it from content, as the command does. */
 extern const char *const fuzz_reader;
 
+/* A target may turn its input into the trace and options of the conversion
+ * (fuzz_deobf.c: the input is a mapping, the trace is made from it); the
+ * others define none (a weak symbol) and their input is the trace. Non-zero:
+ * the input is skipped. */
+struct tc_conv;
+int fuzz_prepare(struct tc_conv *c, const uint8_t **trace, size_t *size) __attribute__((weak));
+
 /* The number of writers in the registry (at least 1). */
 size_t fuzz_writer_count(void);
 

@@ -1,0 +1,1 @@
+tc_unit_test(deobfuscate INTERNAL SOURCES unit/deobfuscate.c)
