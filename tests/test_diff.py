@@ -30,6 +30,7 @@ import collections
 import csv
 import io
 import os
+import re
 import subprocess
 import sys
 
@@ -361,6 +362,30 @@ def check_hostile(ctx):
 # ---- 7. errors and output rules ----------------------------------------------------------------
 
 
+def check_two_builds(ctx):
+    """Two release builds of one app: the same scenario obfuscated with two map seeds (two
+    mappings). Each input deobfuscated by its own mapping diffs to zero with every method
+    on both sides; one mapping for both leaves the other build's names unmatched."""
+    scn = os.path.join(ctx.source, "corpus", "app-startup.scn")
+    builds = []
+    for k, seed in ((0, "1"), (1, "7")):
+        trace, mapping = os.path.join(ctx.work, f"build{k}.trace"), os.path.join(ctx.work, f"build{k}.map.txt")
+        r = subprocess.run([ctx.tracegen, scn, trace, "--obfuscate", mapping, "--map-seed", seed], capture_output=True)
+        if not ctx.eq(r.returncode, 0, f"tracegen --obfuscate build{k}: {r.stderr.decode(errors='replace')}"):
+            return
+        builds.append((trace, mapping))
+    (t0, m0), (t1, m1) = builds
+    r = diff(ctx, t0, t1, extra=("--base-deobfuscate", m0, "--new-deobfuscate", m1))
+    t = parse_text(r.stdout)
+    check_self_text(ctx, "two builds, each with its mapping", t, r.stdout)
+    ctx.check(not any(re.search(r"\b[a-z]{1,2}\.[a-z]{1,2}\(", row["name"]) for row in t["rows"]),
+              "two builds: no obfuscated name left")
+    t = parse_text(diff(ctx, t0, t1, extra=("--deobfuscate", m0)).stdout)
+    ctx.check(t.get("methods", (0, 0, 0))[1] > 0, f"two builds, BASE's mapping for both: NEW's names unmatched {t.get('methods')}")
+    r = ctx.run(["-o", "json", "--base-deobfuscate", m0, t0])
+    ctx.eq(r.returncode, 2, "--base-deobfuscate outside diff: a usage error")
+
+
 def check_errors(ctx, base, new):
     w = ctx.work
     r = diff(ctx, base, os.path.join(w, "missing.trace"), rc=1)
@@ -441,6 +466,7 @@ def main():
     if diff(ctx, a, b, "flamegraph", out=svg).returncode == 0:
         flame_oracle(ctx, "app-startup vs v3-dual svg", a, b, svg)
     check_hostile(ctx)
+    check_two_builds(ctx)
     check_errors(ctx, base, new)
     ctx.done()
 

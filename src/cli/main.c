@@ -367,6 +367,7 @@ typedef struct cli {
     size_t n_formats;
     int force, quiet;
     int report_html; /* --html: the report's default name ends in .report.html */
+    const char *side_mapping[2]; /* diff: --base-deobfuscate, --new-deobfuscate (one input's build) */
     setting settings[64];
     size_t n_settings;
     struct stat written[64]; /* outputs this command wrote: never overwritten by a later input */
@@ -787,6 +788,9 @@ static const char diff_usage_text[] =
     "                 exclusive time, of calls, or by name\n"
     "      --negate   flamegraph: swap red and blue (see README for the negated pair)\n"
     "      --title, --width, --minwidth, --inverted, --colors, --hash: as for -o flamegraph\n"
+    "      --deobfuscate MAPPING    a ProGuard/R8 mapping.txt for both inputs\n"
+    "      --base-deobfuscate MAPPING, --new-deobfuscate MAPPING\n"
+    "                 one input's own mapping (two release builds: two mappings)\n"
     "      --max-depth N, --max-input ... and the other limits: as for a conversion\n"
     "\n"
     "Exit status: 0 success, 1 an input could not be read or the output written,\n"
@@ -800,13 +804,20 @@ static char *diff_default_output(const char *format, const char *next)
     return default_output(next, "diff.svg"); /* b.trace -> b.diff.svg */
 }
 
-static int diff_open(cli *a, tc_conv *c, const char *path, const char *label)
+/* side: 0 BASE, 1 NEW. Two release builds have two mappings: --base-deobfuscate and
+ * --new-deobfuscate give each input its own (after --deobfuscate, which gives both one). */
+static int diff_open(cli *a, tc_conv *c, const char *path, int side)
 {
+    const char *label = side ? "NEW" : "BASE";
     for (size_t i = 0; i < a->n_settings; i++) {
         if (tc_conv_set_option(c, a->settings[i].key, a->settings[i].value) != TC_OK) {
             fprintf(stderr, "traceconv: %s\n", tc_conv_error(c));
             return EXIT_USAGE;
         }
+    }
+    if (a->side_mapping[side] && tc_conv_set_option(c, "deobfuscate", a->side_mapping[side]) != TC_OK) {
+        fprintf(stderr, "traceconv: %s\n", tc_conv_error(c));
+        return EXIT_USAGE;
     }
     int rc = tc_conv_open(c, path, a->in_format);
     if (rc != TC_OK) {
@@ -864,9 +875,9 @@ static int run_diff(cli *a, const char *format, char **ops, int n)
         rc = EXIT_CONVERT;
     }
     if (!rc)
-        rc = diff_open(a, base, ops[0], "BASE");
+        rc = diff_open(a, base, ops[0], 0);
     if (!rc)
-        rc = diff_open(a, next, ops[1], "NEW");
+        rc = diff_open(a, next, ops[1], 1);
     if (!rc && !(t.fp = t.to_stdout ? stdout : t.special ? fopen(t.path, "wb") : open_temp_beside(0, t.path))) {
         fprintf(stderr, "traceconv: %s: cannot create the output: %s\n", t.path, strerror(errno));
         rc = EXIT_CONVERT;
@@ -901,7 +912,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "serve"))
         return serve_main(argc - 1, argv + 1);
     enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST, O_MERGE, O_LIMIT, O_TEXT,
-           O_FLAG, O_HTML };
+           O_FLAG, O_HTML, O_BASE_DEOBF, O_NEW_DEOBF };
     static const struct option longopts[] = {
         {"input-format", required_argument, 0, 'i'}, {"output-format", required_argument, 0, 'o'},
         {"force", no_argument, 0, 'f'},              {"quiet", no_argument, 0, 'q'},
@@ -922,6 +933,8 @@ int main(int argc, char **argv)
         {"csv", no_argument, 0, O_LIMIT}, /* a flag: its NULL value reads as true */
         {"html", no_argument, 0, O_HTML},
         {"negate", no_argument, 0, O_FLAG},
+        {"base-deobfuscate", required_argument, 0, O_BASE_DEOBF},
+        {"new-deobfuscate", required_argument, 0, O_NEW_DEOBF},
         {0, 0, 0, 0}};
     static cli a;
     read_umask();
@@ -948,6 +961,15 @@ int main(int argc, char **argv)
         case O_LIMIT: status = set(&a, check, longopts[li].name, optarg); break; /* the option is the library key */
         case O_FLAG: status = set(&a, check, longopts[li].name, "1"); break;
         case O_HTML: status = set(&a, check, "html", "1"); a.report_html = 1; break;
+        case O_BASE_DEOBF:
+        case O_NEW_DEOBF:
+            if (!diff_mode) {
+                fprintf(stderr, "traceconv: --%s is an option of traceconv diff\n", longopts[li].name);
+                status = -1;
+            } else {
+                a.side_mapping[opt == O_NEW_DEOBF] = optarg;
+            }
+            break;
         case O_PROBE: tc_conv_free(check); return probe(optarg);
         case O_LIST: tc_conv_free(check); return list_formats();
         case 'h': fputs(diff_mode ? diff_usage_text : usage_text, stdout); tc_conv_free(check); return 0;
