@@ -1144,7 +1144,7 @@ static int find_calls(tci_wctx *w)
         tci_spool_rewind(&c, i);
         const uint8_t *in, *end;
         size_t n;
-        int rc;
+        int rc = 0; /* read only after the loop ran (gcc -O1 cannot tell) */
         while (!th->calls && (rc = tci_spool_next(&s->spool, &c, &in, &n)) == 1) {
             for (end = in + n; in < end && !th->calls;) {
                 ss_record r;
