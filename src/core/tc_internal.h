@@ -633,6 +633,27 @@ const char *tci_flame_script(void);
 /* The exact text of the <style> element of a graph embedded with this id prefix (a page
  * under a Content-Security-Policy hashes it). TC_ERR_USAGE: a bad prefix. */
 int tci_flame_style(const char *id_prefix, tci_sink *out);
+/* ---- folded stacks into a flame tree (folding.c): the flame graph writer, the HTML
+ * report's graphs and the differential flame graph draw the same frames ---- */
+
+typedef struct tci_foldflame {
+    tci_folding fold;
+    uint32_t *name_of;  /* per method (its same_name class): the flame name, TCI_NONE until used */
+    uint32_t *frame_of; /* per path of the current tree: its flame frame */
+    uint32_t cap_frame_of;
+    int64_t total;      /* µs added so far (saturated): 0, nothing to draw */
+} tci_foldflame;
+
+/* The folded names of t (tables final), counts by thread CPU time or wall. */
+int tci_foldflame_begin(tci_foldflame *ff, const tci_trace *t, bool cpu);
+/* Add ct's folded stacks to flame: one tower per thread with records ("name-tid" under
+ * "all"), or with merge_threads one tree under "all" (equal paths of all threads summed).
+ * The µs go to each frame's count, or with before to its count before (a differential
+ * tree's BASE, difffolded.pl's first column). */
+int tci_foldflame_add(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, bool merge_threads, bool before);
+/* Safe on a zeroed or half-begun ff. */
+void tci_foldflame_free(tci_foldflame *ff);
+
 /* ---- SHA-256 (sha256.c): a page's Content-Security-Policy hashes ---------- */
 
 typedef struct tci_sha256 {

@@ -459,72 +459,24 @@ static void put_facts(page *pg)
 
 /* The flame tree of every thread (one tower each, "name-tid", under "all"), as the flamegraph writer draws it. */
 typedef struct flame_build {
-    tci_folding fold;
+    tci_foldflame ff;
     tci_flame *flame;
-    uint32_t *name_of;  /* per method (its same_name class): the flame name, TCI_NONE until used */
-    uint32_t *frame_of; /* per path of the current tree: its flame frame */
-    uint32_t cap_frame_of;
-    int64_t total;      /* µs drawn: 0, nothing to draw */
 } flame_build;
-
-static uint32_t flame_name_of(flame_build *f, uint32_t method)
-{
-    uint32_t m = f->fold.same_name[method];
-    if (f->name_of[m] == TCI_NONE) {
-        const char *s = f->fold.method_name[m];
-        f->name_of[m] = tci_flame_name(f->flame, s, strlen(s));
-    }
-    return f->name_of[m];
-}
-
-static int flame_thread(flame_build *f, const tci_calltree *ct, uint32_t t)
-{
-    const char *tn = f->fold.thread_name[t];
-    uint32_t name = tci_flame_name(f->flame, tn, strlen(tn));
-    uint32_t top = name == TCI_NONE ? TCI_NONE : tci_flame_child(f->flame, TCI_FLAME_ROOT, name);
-    int rc = top == TCI_NONE ? TC_ERR_NOMEM : tci_folding_tree(&f->fold, ct, ct->roots[t]);
-    if (rc == TC_OK && tci_grow((void **)&f->frame_of, &f->cap_frame_of, f->fold.n_paths, sizeof *f->frame_of))
-        rc = TC_ERR_NOMEM;
-    if (rc != TC_OK)
-        return rc;
-    f->frame_of[0] = top;
-    for (uint32_t p = 1; p < f->fold.n_paths; p++) { /* parents come before children */
-        const tci_fpath *fp = &f->fold.paths[p];
-        uint32_t fname = flame_name_of(f, fp->name);
-        uint32_t frame = fname == TCI_NONE ? TCI_NONE : tci_flame_child(f->flame, f->frame_of[fp->parent], fname);
-        if (frame == TCI_NONE)
-            return TC_ERR_NOMEM;
-        f->frame_of[p] = frame;
-        tci_flame_add(f->flame, frame, fp->self_us, 0);
-        f->total = f->total > INT64_MAX - fp->self_us ? INT64_MAX : f->total + fp->self_us;
-    }
-    return TC_OK;
-}
 
 static int flame_build_all(flame_build *f, tci_wctx *w, const tci_calltree *ct, bool cpu)
 {
-    const tci_trace *t = w->trace;
-    int rc = tci_folding_begin(&f->fold, t, cpu);
+    int rc = tci_foldflame_begin(&f->ff, w->trace, cpu);
     if (rc != TC_OK)
         return rc;
-    f->name_of = tci_malloc((t->n_methods ? t->n_methods : 1) * sizeof *f->name_of);
-    f->flame = tci_flame_new(false);
-    if (!f->name_of || !f->flame)
+    if (!(f->flame = tci_flame_new(false)))
         return TC_ERR_NOMEM;
-    for (uint32_t i = 0; i < t->n_methods; i++)
-        f->name_of[i] = TCI_NONE;
-    for (uint32_t i = 0; i < ct->n_roots && rc == TC_OK; i++)
-        if (t->threads[i].records)
-            rc = flame_thread(f, ct, i);
-    return rc;
+    return tci_foldflame_add(&f->ff, f->flame, ct, false, false);
 }
 
 static void flame_build_free(flame_build *f)
 {
-    tci_folding_free(&f->fold);
+    tci_foldflame_free(&f->ff);
     tci_flame_free(f->flame);
-    free(f->name_of);
-    free(f->frame_of);
 }
 
 static int put_graph(page *pg, const tci_calltree *ct, const graph *g, bool first)
@@ -534,7 +486,7 @@ static int put_graph(page *pg, const tci_calltree *ct, const graph *g, bool firs
     memset(&f, 0, sizeof f);
     tci_sink_printf(o, "<details class=\"graph\"%s><summary>%s</summary>\n", first ? " open=\"\"" : "", g->label);
     int rc = flame_build_all(&f, pg->w, ct, g->cpu);
-    if (rc == TC_OK && f.total > 0) {
+    if (rc == TC_OK && f.ff.total > 0) {
         tci_flame_opts fo = {
             .mode = TCI_FLAME_EMBED_NOSCRIPT,
             .id_prefix = g->prefix,
