@@ -785,7 +785,7 @@ static char *diff_default_output(const char *format, const char *next)
 {
     if (strcmp(format, "flamegraph") || !strcmp(next, "-"))
         return strdup("-");
-    char *stem = default_output(next, "flamegraph"); /* b.trace -> b.svg */
+    char *stem = default_output(next, "svg"); /* b.trace -> b.svg (an extension, not a writer) */
     char *out = stem ? malloc(strlen(stem) + 6) : NULL;
     if (out) {
         size_t n = strlen(stem) - 4;
