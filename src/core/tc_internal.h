@@ -502,6 +502,25 @@ size_t tci_utf8_len(const uint8_t *p, size_t n);
 /* The same literal in the arena, for writers that repeat names (len set, not NUL-terminated). */
 char *tci_json_quote(tci_arena *a, const char *str, size_t *len);
 
+/* ---- text out (textout.c): names and numbers as the table writers print them ---- */
+
+/* ns to µs, to the nearest, halves away from zero (|ns| <= TCI_SUM_MAX: no overflow). Every
+ * writer that prints µs (report, dot, diff) rounds each figure once, this way. */
+static inline int64_t tci_us_of(int64_t ns) { return ns >= 0 ? (ns + 500) / 1000 : -((-ns + 500) / 1000); }
+/* A call count as a signed figure (saturated), so that two can be subtracted. */
+static inline int64_t tci_clamp_calls(uint64_t c) { return c > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)c; }
+/* Text: printable UTF-8 as it is; control bytes, backslashes and bytes that are not UTF-8 as escapes (\n, \\, \xHH). */
+void tci_put_escaped_text(tci_sink *o, const char *s);
+/* Whether a CSV field must be quoted (a ',', '"', CR or LF in it; NULL: no). */
+bool tci_csv_needs_quotes(const char *s);
+/* The text of a CSV field (quotes doubled when quoted), bytes that are not UTF-8 as U+FFFD. */
+void tci_put_csv_text(tci_sink *o, const char *s, bool quoted);
+/* One whole CSV field: quoted only when it must be. */
+void tci_put_csv_field(tci_sink *o, const char *s);
+/* A method as the reports name it: "pkg.Class.method (sig)ret", a plain name (a systrace slice)
+ * as it is, an unknown id as "(unknown 0x1c)"; put writes each part in the output's escaping. */
+void tci_put_method_name(tci_sink *o, const tci_method *m, void (*put)(tci_sink *, const char *));
+
 /* ---- call tree (aggregating writers) ------------------------------------ */
 
 typedef struct tci_ctnode {
@@ -785,8 +804,6 @@ typedef struct tci_diff {
     tci_arena arena;
 } tci_diff;
 
-/* ns to µs, to the nearest, halves away from zero (as the report). */
-static inline int64_t tci_us_of(int64_t ns) { return ns >= 0 ? (ns + 500) / 1000 : -((-ns + 500) / 1000); }
 /* The key's figures of one clock: incl (true) or excl, wall or cpu. */
 static inline int64_t tci_dfig_time(const tci_dfig *f, bool incl, bool cpu)
 {

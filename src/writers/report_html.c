@@ -264,7 +264,7 @@ static void put_row_method(tci_sink *o, const tci_profile *p, uint32_t row)
 static void td_us(tci_sink *o, int64_t ns, bool present)
 {
     if (present)
-        tci_sink_printf(o, "<td>%lld</td>", (long long)tci_report_us(ns));
+        tci_sink_printf(o, "<td>%lld</td>", (long long)tci_us_of(ns));
     else
         TCI_PUT_LIT(o, "<td>-</td>");
 }
@@ -282,7 +282,7 @@ static void td_per_call(tci_sink *o, int64_t incl, uint64_t calls, bool present)
 {
     if (present && calls)
         tci_sink_printf(o, "<td>%lld</td>",
-                        (long long)tci_report_us(incl / (int64_t)(calls > (uint64_t)INT64_MAX ? INT64_MAX : calls)));
+                        (long long)tci_us_of(incl / tci_clamp_calls(calls)));
     else
         TCI_PUT_LIT(o, "<td>-</td>");
 }
@@ -394,16 +394,8 @@ static void fact_u64(tci_sink *o, const char *what, uint64_t v)
 /* "exit-without-enter 1, open-at-end 1" for the figures of one kind, or "none" (as the text). */
 static void fact_figures(tci_sink *o, const char *what, const tci_diag *d, int kind)
 {
-    bool any = false;
     fact_start(o, what);
-    for (int i = 0; i < TCI_FIG__COUNT; i++) {
-        if (tci_figure_kind(i) != kind || !d->fig[i])
-            continue;
-        tci_sink_printf(o, "%s%s %llu", any ? ", " : "", tci_figure_name(i), (unsigned long long)d->fig[i]);
-        any = true;
-    }
-    if (!any)
-        TCI_PUT_LIT(o, "none");
+    tci_report_figures(o, d, kind); /* figure names are fixed ASCII words: nothing to escape */
     TCI_PUT_LIT(o, "</td></tr>\n");
 }
 
@@ -431,7 +423,7 @@ static void put_facts(page *pg)
     fact_start(o, "start");
     tci_sink_printf(o, "%lld ns</td></tr>\n", (long long)t->start_ns);
     fact_start(o, "duration");
-    tci_sink_printf(o, "%lld µs</td></tr>\n", (long long)tci_report_us(t->end_ns - t->start_ns));
+    tci_sink_printf(o, "%lld µs</td></tr>\n", (long long)tci_us_of(t->end_ns - t->start_ns));
     fact_u64(o, "threads", d->fig[TCI_FIG_THREADS]);
     fact_u64(o, "methods", d->fig[TCI_FIG_METHODS]);
     fact_u64(o, "records", d->fig[TCI_FIG_RECORDS]);
@@ -703,12 +695,12 @@ static void both_clocks(tci_sink *o, const report_w *r, int64_t wall, int64_t cp
 {
     TCI_PUT_LIT(o, "wall ");
     if (r->has_wall)
-        tci_sink_printf(o, "%lld µs", (long long)tci_report_us(wall));
+        tci_sink_printf(o, "%lld µs", (long long)tci_us_of(wall));
     else
         tci_sink_putc(o, '-');
     TCI_PUT_LIT(o, ", CPU ");
     if (r->has_cpu)
-        tci_sink_printf(o, "%lld µs", (long long)tci_report_us(cpu));
+        tci_sink_printf(o, "%lld µs", (long long)tci_us_of(cpu));
     else
         tci_sink_putc(o, '-');
 }
