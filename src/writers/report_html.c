@@ -228,19 +228,7 @@ static void put_text(tci_sink *o, const char *s)
 static void put_method(tci_sink *o, const tci_method *m, bool with_file)
 {
     TCI_PUT_LIT(o, "<span class=\"name\">");
-    if (m->plain_name) {
-        put_text(o, m->name);
-    } else if (!m->defined) {
-        tci_sink_printf(o, "(unknown 0x%llx)", (unsigned long long)m->raw_id);
-    } else {
-        put_text(o, m->cls);
-        tci_sink_putc(o, '.');
-        put_text(o, m->name);
-        if (m->sig && m->sig[0]) {
-            tci_sink_putc(o, ' ');
-            put_text(o, m->sig);
-        }
-    }
+    tci_put_method_name(o, m, put_text);
     TCI_PUT_LIT(o, "</span>");
     if (with_file && m->defined && !m->plain_name && m->file && m->file[0] && strcmp(m->file, "(null)")) {
         TCI_PUT_LIT(o, "<span class=\"src\">");
