@@ -635,6 +635,9 @@ typedef struct tci_flame_opts {
     bool negate;             /* differential: swap red and blue, and the delta's sign */
 } tci_flame_opts;
 
+/* A standalone SVG's options from the command's (title, width, minwidth, inverted, colors, hash;
+ * counts in "us"): the flame graph writer's and the differential graph's, the same defaults. */
+tci_flame_opts tci_flame_document_opts(const tci_options *opt);
 /* An empty tree (root "all"); differential: frames carry a count before too. NULL: no memory. */
 tci_flame *tci_flame_new(bool differential);
 /* The name's id (bytes; stored once). TCI_NONE: no memory. */

@@ -51,18 +51,8 @@ static int flame_finish(tci_wctx *w, const tci_calltree *ct)
                                    opt->merge_threads ? "all threads merged" : "one tower per thread");
     if (!f->subtitle)
         return TC_ERR_NOMEM;
-    tci_flame_opts o = {
-        .mode = TCI_FLAME_DOCUMENT,
-        .title = opt->title,
-        .subtitle = f->subtitle,
-        .countname = "us",
-        .width = opt->width,
-        .minwidth = opt->minwidth_given ? opt->minwidth : 0.1,
-        .minwidth_pct = opt->minwidth_given && opt->minwidth_pct,
-        .inverted = opt->inverted,
-        .palette = opt->colors_given ? (enum tci_flame_palette)opt->palette : TCI_PAL_JAVA,
-        .hash = opt->hash,
-    };
+    tci_flame_opts o = tci_flame_document_opts(opt);
+    o.subtitle = f->subtitle;
     rc = tci_flame_render(f->flame, &o, w->out);
     return rc != TC_OK ? rc : w->out->err ? TC_ERR_IO : TC_OK;
 }
