@@ -5,7 +5,9 @@ tests compare them with, computed from tracegen's facts (corpus/*.facts.json,
 The text parser also reads dmtracedump's own inclusive section (the golden
 output of DMTRACEDUMP-REPORT.md §7): the report keeps that layout."""
 import csv
+import glob
 import io
+import os
 import re
 
 CSV_HEADER = "thread,tid,method,calls,incl_wall_us,excl_wall_us,incl_cpu_us,excl_cpu_us"
@@ -208,3 +210,16 @@ def facts_calls_blocks(facts, clock):
         if nested_ce[0] or nested_ce[1]:
             blocks[callee]["parents_nested"].append((caller, nested_ce[0], total_calls[e["callee"]], nested_ce[1]))
     return blocks
+
+
+def corpus_inputs(ctx):
+    """Every reader's inputs for the report tests: tests/json, tests/ir and the shared corpus's
+    traces (not its docs, scripts or licences; nothing when it is absent)."""
+    out = sorted(glob.glob(os.path.join(ctx.source, "tests", "json", "*.json")))
+    out += sorted(glob.glob(os.path.join(ctx.source, "tests", "ir", "*.ir.txt")))
+    for sub in ("art", "rhea", "systrace"):
+        d = ctx.shared_corpus(sub)
+        for p in sorted(glob.glob(os.path.join(d, "*"))) if d else ():
+            if not p.endswith((".md", ".py")) and "LICENSE" not in p:
+                out.append(p)
+    return out

@@ -38,7 +38,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tclib  # noqa: E402
 import test_flamegraph as tf  # noqa: E402  (SVG parsing, flamegraph.pl, the hostile input)
 
-BROKEN = tf.BROKEN
 
 # ---- parsing the text table ------------------------------------------------------------------
 
@@ -434,18 +433,7 @@ def main():
     ctx = tclib.Ctx()
     if not ctx.check(os.path.exists(tf.FLAMEGRAPH), f"oracle {tf.FLAMEGRAPH} is missing (make test installs it)"):
         ctx.done()
-    inputs = [p for _, p, _ in ctx.project_cases()]
-    for sub in ("json", "ir"):
-        d = os.path.join(ctx.source, "tests", sub)
-        inputs += sorted(os.path.join(d, f) for f in os.listdir(d))
-    shared = []
-    for sub in ("art", "rhea", "systrace"):
-        d = ctx.shared_corpus(sub)
-        if not d:
-            print(f"note: {os.path.join(ctx.shared, 'corpus', sub)} is absent: its traces are not diffed")
-            continue
-        shared += sorted(os.path.join(d, f) for f in os.listdir(d)
-                         if f not in BROKEN and "LICENSE" not in f and not f.endswith(".py"))
+    inputs, shared = tf.corpus_inputs(ctx, "diffed")
     compared = 0
     for n, src in enumerate(inputs + shared):
         compared += check_self(ctx, os.path.relpath(src, os.path.dirname(ctx.source)), src, n)

@@ -14,13 +14,11 @@ frame; a search reports the "Matched" percentage computed here from the frames' 
 hovering shows "Function: <tooltip>" with the "; +D%" change; a hostile name runs nothing;
 the browser sees the red/blue fills the file has (the slowed method red).
 """
-import json
 import os
-import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import browserlib  # noqa: E402
 import tclib  # noqa: E402
 import test_diff as td  # noqa: E402  (the generated pair)
 import test_flamegraph as tf  # noqa: E402  (SVG parsing, the hostile input)
@@ -35,16 +33,7 @@ def model_of(frames):
 
 def main():
     ctx = tclib.Ctx()
-    browser_dir = os.path.join(ctx.source, "tests", "browser")
-    node = shutil.which("node")
-    if not ctx.check(node is not None, "node is not installed (scripts/setup.sh test installs nodejs)"):
-        ctx.done()
-    if not ctx.check(os.path.isdir(os.path.join(browser_dir, "node_modules", "puppeteer-core")),
-                     "tests/browser/node_modules is missing (scripts/setup.sh test runs npm ci there)"):
-        ctx.done()
-    if not ctx.check(any(os.path.exists(p) for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser")),
-                     "chromium is not installed (scripts/setup.sh test installs it)"):
-        ctx.done()
+    node = browserlib.require_node(ctx)
     w = ctx.work
     base = td.generate(ctx, "pair-base", td.SLOW, "onlyb")
     new = td.generate(ctx, "pair-new", td.SLOW + td.DELTA, "onlyn")
@@ -71,15 +60,11 @@ def main():
         dict(url="file://" + hostile, svg=None, prefix="", click=hostile_idx[0],
              searches=[{"term": "script", "how": "button"}], hover=hostile_idx, shot=os.path.join(w, "hostile.png")),
     ]
-    spec = os.path.join(w, "spec.json")
-    with open(spec, "w", encoding="utf-8") as f:
-        json.dump({"graphs": graphs}, f)
-    result = os.path.join(w, "result.json")
-    r = subprocess.run([node, os.path.join(browser_dir, "flame.js"), spec, result], capture_output=True, timeout=600)
-    if not ctx.eq(r.returncode, 0, f"flame.js: {r.stderr.decode(errors='replace')[-2000:]}"):
+    res = browserlib.run_spec(ctx, node, "flame.js", {"graphs": graphs}, os.path.join(w, "spec.json"),
+                              os.path.join(w, "result.json"), "flame.js")
+    if res is None:
         ctx.done()
-    with open(result, encoding="utf-8") as f:
-        results = json.load(f)["results"]
+    results = res["results"]
     for g, res, m, label in zip(graphs, results, (pmodel, hmodel), ("differential pair", "differential hostile")):
         tfb.check_graph(ctx, label, g, res, m)
         ctx.eq(res["pwned"][2], 1, f"{label}: <script> elements in the document")

@@ -426,10 +426,9 @@ def debian_fill_frames(svg_bytes):
             for t, x, c in FILL_RE.findall(svg_bytes)]
 
 
-def main():
-    ctx = tclib.Ctx()
-    if not ctx.check(os.path.exists(FLAMEGRAPH), f"oracle {FLAMEGRAPH} is missing (make test installs it)"):
-        ctx.done()
+def corpus_inputs(ctx, verb):
+    """The inputs the flamegraph.pl oracle runs on (here and in test_diff): the project's cases,
+    tests/json and tests/ir, and the shared corpus without BROKEN (a note, not a skip, when absent)."""
     inputs = [p for _, p, _ in ctx.project_cases()]
     for sub in ("json", "ir"):
         d = os.path.join(ctx.source, "tests", sub)
@@ -438,10 +437,18 @@ def main():
     for sub in ("art", "rhea", "systrace"):
         d = ctx.shared_corpus(sub)
         if not d:
-            print(f"note: {os.path.join(ctx.shared, 'corpus', sub)} is absent: its traces are not compared")
+            print(f"note: {os.path.join(ctx.shared, 'corpus', sub)} is absent: its traces are not {verb}")
             continue
         shared += sorted(os.path.join(d, f) for f in os.listdir(d)
                          if f not in BROKEN and "LICENSE" not in f and not f.endswith(".py"))
+    return inputs, shared
+
+
+def main():
+    ctx = tclib.Ctx()
+    if not ctx.check(os.path.exists(FLAMEGRAPH), f"oracle {FLAMEGRAPH} is missing (make test installs it)"):
+        ctx.done()
+    inputs, shared = corpus_inputs(ctx, "compared")
     compared = 0
     for n, src in enumerate(inputs + shared):
         compared += check_input(ctx, os.path.relpath(src, os.path.dirname(ctx.source)), src, n)

@@ -21,14 +21,13 @@ Search restores every fill; hovering a frame shows "Function: <tooltip>"; a host
 runs nothing (window.pwned stays undefined, no <img>, one script per graph). Screenshots
 are saved in the test's work dir.
 """
-import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import browserlib  # noqa: E402
 import tclib  # noqa: E402
 import test_flamegraph as tf  # noqa: E402  (the hostile input and the SVG parsing)
 
@@ -118,16 +117,7 @@ def page(path, body, head=""):
 
 def main():
     ctx = tclib.Ctx()
-    browser_dir = os.path.join(ctx.source, "tests", "browser")
-    node = shutil.which("node")
-    if not ctx.check(node is not None, "node is not installed (scripts/setup.sh test installs nodejs)"):
-        ctx.done()
-    if not ctx.check(os.path.isdir(os.path.join(browser_dir, "node_modules", "puppeteer-core")),
-                     "tests/browser/node_modules is missing (scripts/setup.sh test runs npm ci there)"):
-        ctx.done()
-    if not ctx.check(any(os.path.exists(p) for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser")),
-                     "chromium is not installed (scripts/setup.sh test installs it)"):
-        ctx.done()
+    node = browserlib.require_node(ctx)
     render = os.path.join(os.path.dirname(os.path.abspath(ctx.traceconv)), "flame_render")
     w = ctx.work
     src = os.path.join(ctx.corpus, "app-startup.trace")
@@ -179,15 +169,11 @@ def main():
         dict(url=csp_page, svg="#gd", prefix="gd-", click=hostile_idx[-1], searches=hsearch[:1], hover=hostile_idx,
              shot=os.path.join(w, "csp.png")),
     ]
-    spec = os.path.join(w, "spec.json")
-    with open(spec, "w", encoding="utf-8") as f:
-        json.dump({"graphs": graphs}, f)
-    result = os.path.join(w, "result.json")
-    r = subprocess.run([node, os.path.join(browser_dir, "flame.js"), spec, result], capture_output=True, timeout=600)
-    if not ctx.eq(r.returncode, 0, f"flame.js: {r.stderr.decode(errors='replace')[-2000:]}"):
+    res = browserlib.run_spec(ctx, node, "flame.js", {"graphs": graphs}, os.path.join(w, "spec.json"),
+                              os.path.join(w, "result.json"), "flame.js")
+    if res is None:
         ctx.done()
-    with open(result, encoding="utf-8") as f:
-        results = json.load(f)["results"]
+    results = res["results"]
     models = [frames, hframes, frames, hframes, frames, hframes]
     labels = ["standalone", "standalone hostile", "embedded ga", "embedded hostile gb", "csp gc", "csp hostile gd"]
     for g, res, m, label in zip(graphs, results, models, labels):

@@ -20,7 +20,6 @@
    on their line in the text and round-trip through the CSV (RFC 4180).
 5. Rounding: ns sums (halves, sums of calls) are rounded once to the nearest µs.
 """
-import glob
 import os
 import struct
 import sys
@@ -335,17 +334,6 @@ def check_section7(ctx):
 
 # -- 3. every reader reaches the report ---------------------------------------------
 
-def shared_inputs(ctx):
-    out = sorted(glob.glob(os.path.join(ctx.source, "tests", "json", "*.json")))
-    out += sorted(glob.glob(os.path.join(ctx.source, "tests", "ir", "*.ir.txt")))
-    for sub in ("art", "rhea", "systrace"):
-        d = ctx.shared_corpus(sub)
-        for p in sorted(glob.glob(os.path.join(d, "*"))) if d else ():
-            if not p.endswith((".md", ".py")) and "LICENSE" not in p:
-                out.append(p)
-    return out
-
-
 def sane(ctx, src, text, rows):
     doc = rl.parse_text(text)
     ctx.check(text.startswith("# traceconv "), f"{src}: report starts with its mark")
@@ -366,7 +354,7 @@ def sane(ctx, src, text, rows):
 
 
 def check_every_reader(ctx):
-    inputs = shared_inputs(ctx)
+    inputs = rl.corpus_inputs(ctx)
     if not ctx.shared_corpus("art"):
         print("note: ../shared/corpus is absent: the readers are checked on tests/json and tests/ir only")
     readers = set()

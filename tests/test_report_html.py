@@ -48,22 +48,12 @@ def html_name(s):
     out = []
     for ch in s:
         o = ord(ch)
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif o < 0x20 or o == 0x7F:
-            out.append("\\x%02X" % o)
-        elif 0x80 <= o <= 0x9F:
+        if 0x80 <= o <= 0x9F:
             out.append("\\u%04X" % o)
         elif 0xFDD0 <= o <= 0xFDEF or (o & 0xFFFE) == 0xFFFE:
             out.append("\ufffd")
         else:
-            out.append(ch)
+            out.append(rl.text_escape(ch))  # as the text report: backslash and controls escaped
     return "".join(out)
 
 
@@ -323,15 +313,7 @@ def convert(ctx, src, out, *opts):
 
 
 def inputs(ctx):
-    out = [p for _, p, _ in ctx.project_cases()]
-    out += sorted(glob.glob(os.path.join(ctx.source, "tests", "json", "*.json")))
-    out += sorted(glob.glob(os.path.join(ctx.source, "tests", "ir", "*.ir.txt")))
-    for sub in ("art", "rhea", "systrace"):
-        d = ctx.shared_corpus(sub)
-        for p in sorted(glob.glob(os.path.join(d, "*"))) if d else ():
-            if not p.endswith((".md", ".py")) and "LICENSE" not in p:
-                out.append(p)
-    return out
+    return [p for _, p, _ in ctx.project_cases()] + rl.corpus_inputs(ctx)
 
 
 def check_every_input(ctx):

@@ -19,14 +19,12 @@ names, and this test checks:
 - with JavaScript disabled the tables are there and a summary still opens its lists.
 Screenshots are saved in the test's work dir.
 """
-import json
 import math
 import os
-import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import browserlib  # noqa: E402
 import tclib  # noqa: E402
 import test_flamegraph_browser as fb  # noqa: E402  (the Matched model)
 import test_report_html as th  # noqa: E402  (the hostile input)
@@ -110,13 +108,7 @@ def check_page(ctx, label, res, hostile):
 
 def main():
     ctx = tclib.Ctx()
-    browser_dir = os.path.join(ctx.source, "tests", "browser")
-    node = shutil.which("node")
-    if not ctx.check(node is not None, "node is not installed (scripts/setup.sh test installs nodejs)"):
-        ctx.done()
-    if not ctx.check(os.path.isdir(os.path.join(browser_dir, "node_modules", "puppeteer-core")),
-                     "tests/browser/node_modules is missing (scripts/setup.sh test runs npm ci there)"):
-        ctx.done()
+    node = browserlib.require_node(ctx)
     w = ctx.work
     hostile_src = os.path.join(w, "hostile.ir.txt")
     th.hostile_ir(hostile_src)
@@ -142,15 +134,10 @@ def main():
         click = fb.pick_click(model, 1200)
         spec = {"url": "file://" + page, "sorts": [4, 2, 1, 8, 13], "search": term, "click": click,
                 "shot": os.path.join(w, label + ".png")}
-        spec_path, result = os.path.join(w, label + ".spec.json"), os.path.join(w, label + ".result.json")
-        with open(spec_path, "w", encoding="utf-8") as f:
-            json.dump(spec, f)
-        r = subprocess.run([node, os.path.join(browser_dir, "report.js"), spec_path, result], capture_output=True,
-                           timeout=600)
-        if not ctx.eq(r.returncode, 0, f"{label}: report.js: {r.stderr.decode(errors='replace')[-2000:]}"):
+        res = browserlib.run_spec(ctx, node, "report.js", spec, os.path.join(w, label + ".spec.json"),
+                                  os.path.join(w, label + ".result.json"), f"{label}: report.js")
+        if res is None:
             continue
-        with open(result, encoding="utf-8") as f:
-            res = json.load(f)
         res.update(click=click, search=term)
         check_page(ctx, label, res, hostile)
         ctx.check(os.path.getsize(spec["shot"]) > 1000, f"{label}: screenshot {spec['shot']}")

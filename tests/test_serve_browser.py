@@ -17,25 +17,19 @@ through the page's form and, on the result page:
 import base64
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import browserlib  # noqa: E402
 import serve_lib  # noqa: E402
 import tclib  # noqa: E402
 
 
 def main():
     ctx = tclib.Ctx()
-    browser_dir = os.path.join(ctx.source, "tests", "browser")
-    node = shutil.which("node")
-    if not ctx.check(node is not None, "node is not installed (scripts/setup.sh test installs nodejs)"):
-        ctx.done()
-    if not ctx.check(os.path.isdir(os.path.join(browser_dir, "node_modules", "puppeteer-core")),
-                     "tests/browser/node_modules is missing (scripts/setup.sh test runs npm ci there)"):
-        ctx.done()
+    node = browserlib.require_node(ctx)
     trace = os.path.join(ctx.corpus, "app-startup.trace")
     with open(os.path.join(ctx.corpus, "app-startup.facts.json")) as f:
         facts = json.load(f)
@@ -48,15 +42,13 @@ def main():
     srv = serve_lib.Server(ctx.traceconv, ctx.work)
     result = os.path.join(ctx.work, "browser.json")
     try:
-        p = subprocess.run([node, os.path.join(browser_dir, "serve.js"), srv.url, trace, bad, ctx.work, result],
-                           capture_output=True, timeout=600)
+        res = browserlib.run_harness(ctx, node, "serve.js", [srv.url, trace, bad, ctx.work, result], result,
+                                     "serve.js failed")
     finally:
         rc = srv.stop()
     ctx.eq(rc, 0, "server exit status")
-    if not ctx.check(p.returncode == 0, f"serve.js failed: {p.stderr.decode(errors='replace')[-2000:]}"):
+    if res is None:
         ctx.done()
-    with open(result) as f:
-        res = json.load(f)
 
     ctx.eq(res["errors"], [], "console errors and failed requests on the result page")
     ctx.eq(res["pageCsp"], [], "CSP violations on the page")

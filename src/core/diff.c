@@ -41,10 +41,7 @@ static const char *const side_label[2] = {"BASE", "NEW"};
 typedef struct capture {
     tci_diff *d;
     int side;
-    tci_folding fold;
-    bool fold_ok;
-    uint32_t *frame_of; /* per path of the current tree: its flame frame */
-    uint32_t cap_frame_of;
+    tci_foldflame ff; /* the flame graph's stacks of this input (begun only with d->flame) */
 } capture;
 
 static int capture_begin(tci_wctx *w)
@@ -56,62 +53,7 @@ static int capture_begin(tci_wctx *w)
                          "the input has no thread-CPU clock (clock=%s); use --weight wall", tci_clock_name(t->clock));
     if (!cp->d->flame)
         return TC_OK;
-    int rc = tci_folding_begin(&cp->fold, t, cp->d->opt->weight_cpu);
-    cp->fold_ok = rc == TC_OK;
-    return rc;
-}
-
-/* The folded stacks of one tree hung under frame top: BASE's counts are the
- * counts before, NEW's the counts (difffolded.pl's two columns). */
-static int add_tree(capture *cp, const tci_calltree *ct, uint32_t root, uint32_t top)
-{
-    tci_folding *f = &cp->fold;
-    tci_flame *flame = cp->d->flame;
-    int rc = tci_folding_tree(f, ct, root);
-    if (rc != TC_OK)
-        return rc;
-    if (tci_grow((void **)&cp->frame_of, &cp->cap_frame_of, f->n_paths, sizeof *cp->frame_of) != 0)
-        return TC_ERR_NOMEM;
-    cp->frame_of[0] = top;
-    for (uint32_t p = 1; p < f->n_paths; p++) { /* parents come before children */
-        const tci_fpath *fp = &f->paths[p];
-        const char *s = f->method_name[fp->name];
-        uint32_t name = tci_flame_name(flame, s, strlen(s));
-        uint32_t frame = name == TCI_NONE ? TCI_NONE : tci_flame_child(flame, cp->frame_of[fp->parent], name);
-        if (frame == TCI_NONE)
-            return TC_ERR_NOMEM;
-        cp->frame_of[p] = frame;
-        if (cp->side == TCI_DIFF_NEW)
-            tci_flame_add(flame, frame, fp->self_us, 0);
-        else
-            tci_flame_add(flame, frame, 0, fp->self_us);
-    }
-    return TC_OK;
-}
-
-static int capture_stacks(capture *cp, const tci_trace *t, const tci_calltree *ct)
-{
-    if (cp->d->merge_threads) {
-        tci_calltree merged;
-        int rc = tci_calltree_merge_threads(ct, &merged);
-        if (rc == TC_OK)
-            rc = add_tree(cp, &merged, merged.roots[0], TCI_FLAME_ROOT);
-        tci_calltree_free(&merged);
-        return rc;
-    }
-    for (uint32_t th = 0; th < ct->n_roots; th++) { /* a tower per "name-tid", as the folded writer */
-        if (!t->threads[th].records)
-            continue;
-        const char *tn = cp->fold.thread_name[th];
-        uint32_t name = tci_flame_name(cp->d->flame, tn, strlen(tn));
-        uint32_t top = name == TCI_NONE ? TCI_NONE : tci_flame_child(cp->d->flame, TCI_FLAME_ROOT, name);
-        if (top == TCI_NONE)
-            return TC_ERR_NOMEM;
-        int rc = add_tree(cp, ct, ct->roots[th], top);
-        if (rc != TC_OK)
-            return rc;
-    }
-    return TC_OK;
+    return tci_foldflame_begin(&cp->ff, t, cp->d->opt->weight_cpu);
 }
 
 static int capture_finish(tci_wctx *w, const tci_calltree *ct)
@@ -124,20 +66,15 @@ static int capture_finish(tci_wctx *w, const tci_calltree *ct)
         tci_warn(w->diag, TCI_FIG_SATURATED, "diff", UINT64_MAX,
                  "%llu sums of the profile went beyond %lld ns and were capped there; those figures are lower bounds",
                  (unsigned long long)s->profile.saturated, (long long)TCI_SUM_MAX);
-    if (rc == TC_OK && cp->d->flame)
-        rc = capture_stacks(cp, w->trace, ct);
+    if (rc == TC_OK && cp->d->flame) /* BASE's counts are the counts before, NEW's the counts (difffolded.pl's columns) */
+        rc = tci_foldflame_add(&cp->ff, cp->d->flame, ct, cp->d->merge_threads, cp->side == TCI_DIFF_BASE);
     return rc;
 }
 
 static void capture_close(tci_wctx *w)
 {
     capture *cp = w->priv;
-    if (cp->fold_ok)
-        tci_folding_free(&cp->fold);
-    cp->fold_ok = false;
-    free(cp->frame_of);
-    cp->frame_of = NULL;
-    cp->cap_frame_of = 0;
+    tci_foldflame_free(&cp->ff); /* zeroed when not begun; zeroed again after */
 }
 
 static const tci_writer capture_writer = {

@@ -1141,3 +1141,18 @@ int tci_flame_render(tci_flame *f, const tci_flame_opts *o, tci_sink *out)
     free(r.misc.cp);
     return rc;
 }
+
+tci_flame_opts tci_flame_document_opts(const tci_options *opt)
+{
+    return (tci_flame_opts){
+        .mode = TCI_FLAME_DOCUMENT,
+        .title = opt->title,
+        .countname = "us",
+        .width = opt->width,
+        .minwidth = opt->minwidth_given ? opt->minwidth : 0.1, /* flamegraph.pl's default, px */
+        .minwidth_pct = opt->minwidth_given && opt->minwidth_pct,
+        .inverted = opt->inverted,
+        .palette = opt->colors_given ? (enum tci_flame_palette)opt->palette : TCI_PAL_JAVA,
+        .hash = opt->hash,
+    };
+}

@@ -196,3 +196,88 @@ void tci_folding_free(tci_folding *f)
     tci_arena_free(&f->arena);
     memset(f, 0, sizeof *f);
 }
+
+/* ---- folded stacks into a flame tree ---------------------------------------- */
+
+int tci_foldflame_begin(tci_foldflame *ff, const tci_trace *t, bool cpu)
+{
+    memset(ff, 0, sizeof *ff);
+    int rc = tci_folding_begin(&ff->fold, t, cpu);
+    if (rc != TC_OK)
+        return rc;
+    ff->name_of = tci_malloc((t->n_methods ? t->n_methods : 1) * sizeof *ff->name_of);
+    if (!ff->name_of)
+        return TC_ERR_NOMEM;
+    for (uint32_t i = 0; i < t->n_methods; i++)
+        ff->name_of[i] = TCI_NONE;
+    return TC_OK;
+}
+
+/* The flame name of a method's folded text, interned once per same_name class. */
+static uint32_t flame_name_of(tci_foldflame *ff, tci_flame *flame, uint32_t method)
+{
+    uint32_t m = ff->fold.same_name[method];
+    if (ff->name_of[m] == TCI_NONE) {
+        const char *s = ff->fold.method_name[m];
+        ff->name_of[m] = tci_flame_name(flame, s, strlen(s));
+    }
+    return ff->name_of[m];
+}
+
+/* The paths of one tree (a thread's, or the merged one) hung under frame top. */
+static int add_tree(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, uint32_t root, uint32_t top,
+                    bool before)
+{
+    tci_folding *f = &ff->fold;
+    int rc = tci_folding_tree(f, ct, root);
+    if (rc != TC_OK)
+        return rc;
+    if (tci_grow((void **)&ff->frame_of, &ff->cap_frame_of, f->n_paths, sizeof *ff->frame_of) != 0)
+        return TC_ERR_NOMEM;
+    ff->frame_of[0] = top;
+    for (uint32_t p = 1; p < f->n_paths; p++) { /* parents come before children */
+        const tci_fpath *fp = &f->paths[p];
+        uint32_t name = flame_name_of(ff, flame, fp->name);
+        uint32_t frame = name == TCI_NONE ? TCI_NONE : tci_flame_child(flame, ff->frame_of[fp->parent], name);
+        if (frame == TCI_NONE)
+            return TC_ERR_NOMEM;
+        ff->frame_of[p] = frame;
+        tci_flame_add(flame, frame, before ? 0 : fp->self_us, before ? fp->self_us : 0);
+        ff->total = ff->total > INT64_MAX - fp->self_us ? INT64_MAX : ff->total + fp->self_us;
+    }
+    return TC_OK;
+}
+
+int tci_foldflame_add(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, bool merge_threads, bool before)
+{
+    if (merge_threads) {
+        tci_calltree merged;
+        int rc = tci_calltree_merge_threads(ct, &merged);
+        if (rc == TC_OK)
+            rc = add_tree(ff, flame, &merged, merged.roots[0], TCI_FLAME_ROOT, before);
+        tci_calltree_free(&merged);
+        return rc;
+    }
+    const tci_trace *t = ct->trace;
+    for (uint32_t th = 0; th < ct->n_roots; th++) {
+        if (!t->threads[th].records) /* as the folded writer: no line for a thread without records */
+            continue;
+        const char *tn = ff->fold.thread_name[th];
+        uint32_t name = tci_flame_name(flame, tn, strlen(tn));
+        uint32_t top = name == TCI_NONE ? TCI_NONE : tci_flame_child(flame, TCI_FLAME_ROOT, name);
+        if (top == TCI_NONE)
+            return TC_ERR_NOMEM;
+        int rc = add_tree(ff, flame, ct, ct->roots[th], top, before);
+        if (rc != TC_OK)
+            return rc;
+    }
+    return TC_OK;
+}
+
+void tci_foldflame_free(tci_foldflame *ff)
+{
+    tci_folding_free(&ff->fold);
+    free(ff->name_of);
+    free(ff->frame_of);
+    memset(ff, 0, sizeof *ff);
+}

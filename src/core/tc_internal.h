@@ -511,6 +511,25 @@ size_t tci_utf8_len(const uint8_t *p, size_t n);
 /* The same literal in the arena, for writers that repeat names (len set, not NUL-terminated). */
 char *tci_json_quote(tci_arena *a, const char *str, size_t *len);
 
+/* ---- text out (textout.c): names and numbers as the table writers print them ---- */
+
+/* ns to µs, to the nearest, halves away from zero (|ns| <= TCI_SUM_MAX: no overflow). Every
+ * writer that prints µs (report, dot, diff) rounds each figure once, this way. */
+static inline int64_t tci_us_of(int64_t ns) { return ns >= 0 ? (ns + 500) / 1000 : -((-ns + 500) / 1000); }
+/* A call count as a signed figure (saturated), so that two can be subtracted. */
+static inline int64_t tci_clamp_calls(uint64_t c) { return c > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)c; }
+/* Text: printable UTF-8 as it is; control bytes, backslashes and bytes that are not UTF-8 as escapes (\n, \\, \xHH). */
+void tci_put_escaped_text(tci_sink *o, const char *s);
+/* Whether a CSV field must be quoted (a ',', '"', CR or LF in it; NULL: no). */
+bool tci_csv_needs_quotes(const char *s);
+/* The text of a CSV field (quotes doubled when quoted), bytes that are not UTF-8 as U+FFFD. */
+void tci_put_csv_text(tci_sink *o, const char *s, bool quoted);
+/* One whole CSV field: quoted only when it must be. */
+void tci_put_csv_field(tci_sink *o, const char *s);
+/* A method as the reports name it: "pkg.Class.method (sig)ret", a plain name (a systrace slice)
+ * as it is, an unknown id as "(unknown 0x1c)"; put writes each part in the output's escaping. */
+void tci_put_method_name(tci_sink *o, const tci_method *m, void (*put)(tci_sink *, const char *));
+
 /* ---- call tree (aggregating writers) ------------------------------------ */
 
 typedef struct tci_ctnode {
@@ -625,6 +644,9 @@ typedef struct tci_flame_opts {
     bool negate;             /* differential: swap red and blue, and the delta's sign */
 } tci_flame_opts;
 
+/* A standalone SVG's options from the command's (title, width, minwidth, inverted, colors, hash;
+ * counts in "us"): the flame graph writer's and the differential graph's, the same defaults. */
+tci_flame_opts tci_flame_document_opts(const tci_options *opt);
 /* An empty tree (root "all"); differential: frames carry a count before too. NULL: no memory. */
 tci_flame *tci_flame_new(bool differential);
 /* The name's id (bytes; stored once). TCI_NONE: no memory. */
@@ -642,6 +664,27 @@ const char *tci_flame_script(void);
 /* The exact text of the <style> element of a graph embedded with this id prefix (a page
  * under a Content-Security-Policy hashes it). TC_ERR_USAGE: a bad prefix. */
 int tci_flame_style(const char *id_prefix, tci_sink *out);
+/* ---- folded stacks into a flame tree (folding.c): the flame graph writer, the HTML
+ * report's graphs and the differential flame graph draw the same frames ---- */
+
+typedef struct tci_foldflame {
+    tci_folding fold;
+    uint32_t *name_of;  /* per method (its same_name class): the flame name, TCI_NONE until used */
+    uint32_t *frame_of; /* per path of the current tree: its flame frame */
+    uint32_t cap_frame_of;
+    int64_t total;      /* µs added so far (saturated): 0, nothing to draw */
+} tci_foldflame;
+
+/* The folded names of t (tables final), counts by thread CPU time or wall. */
+int tci_foldflame_begin(tci_foldflame *ff, const tci_trace *t, bool cpu);
+/* Add ct's folded stacks to flame: one tower per thread with records ("name-tid" under
+ * "all"), or with merge_threads one tree under "all" (equal paths of all threads summed).
+ * The µs go to each frame's count, or with before to its count before (a differential
+ * tree's BASE, difffolded.pl's first column). */
+int tci_foldflame_add(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, bool merge_threads, bool before);
+/* Safe on a zeroed or half-begun ff. */
+void tci_foldflame_free(tci_foldflame *ff);
+
 /* ---- SHA-256 (sha256.c): a page's Content-Security-Policy hashes ---------- */
 
 typedef struct tci_sha256 {
@@ -773,8 +816,6 @@ typedef struct tci_diff {
     tci_arena arena;
 } tci_diff;
 
-/* ns to µs, to the nearest, halves away from zero (as the report). */
-static inline int64_t tci_us_of(int64_t ns) { return ns >= 0 ? (ns + 500) / 1000 : -((-ns + 500) / 1000); }
 /* The key's figures of one clock: incl (true) or excl, wall or cpu. */
 static inline int64_t tci_dfig_time(const tci_dfig *f, bool incl, bool cpu)
 {

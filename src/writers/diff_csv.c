@@ -16,33 +16,8 @@
  */
 #include "tc_internal.h"
 
-static void put_csv_name(tci_sink *o, const char *s)
-{
-    const uint8_t *p = (const uint8_t *)s;
-    size_t n = strlen(s);
-    bool quoted = s[strcspn(s, ",\"\r\n")] != 0;
-    if (quoted)
-        tci_sink_putc(o, '"');
-    for (size_t i = 0; i < n;) {
-        size_t k = p[i] >= 0x80 ? tci_utf8_len(p + i, n - i) : 1;
-        if (!k) {
-            TCI_PUT_LIT(o, "\xEF\xBF\xBD");
-            i++;
-            continue;
-        }
-        if (quoted && p[i] == '"')
-            tci_sink_putc(o, '"');
-        tci_sink_write(o, p + i, k);
-        i += k;
-    }
-    if (quoted)
-        tci_sink_putc(o, '"');
-}
-
-static int64_t clamp_calls(uint64_t c) { return c > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)c; }
-
-/* ",BASE,NEW,DELTA" of one figure; shown false: three empty cells. */
-static void triple(tci_sink *o, const tci_drow *r, int64_t b, int64_t n, bool shown)
+/* ",BASE,NEW,DELTA" of one figure (a missing side's cell empty); shown false: three empty cells. */
+static void triple(tci_sink *o, const tci_drow *r, int64_t b, int64_t n, int64_t delta, bool shown)
 {
     if (!shown) {
         TCI_PUT_LIT(o, ",,,");
@@ -55,25 +30,14 @@ static void triple(tci_sink *o, const tci_drow *r, int64_t b, int64_t n, bool sh
     if (r->on[TCI_DIFF_NEW])
         tci_sink_i64(o, n);
     tci_sink_putc(o, ',');
-    tci_sink_i64(o, n - b);
+    tci_sink_i64(o, delta);
 }
 
 static void time_triple(tci_sink *o, const tci_drow *r, bool incl, bool cpu, bool shown)
 {
     int64_t b = tci_dfig_time(&r->fig[TCI_DIFF_BASE], incl, cpu), n = tci_dfig_time(&r->fig[TCI_DIFF_NEW], incl, cpu);
     /* the delta is rounded from the exact ns difference, as in the text */
-    if (!shown) {
-        TCI_PUT_LIT(o, ",,,");
-        return;
-    }
-    tci_sink_putc(o, ',');
-    if (r->on[TCI_DIFF_BASE])
-        tci_sink_i64(o, tci_us_of(b));
-    tci_sink_putc(o, ',');
-    if (r->on[TCI_DIFF_NEW])
-        tci_sink_i64(o, tci_us_of(n));
-    tci_sink_putc(o, ',');
-    tci_sink_i64(o, tci_us_of(n - b));
+    triple(o, r, tci_us_of(b), tci_us_of(n), tci_us_of(n - b), shown);
 }
 
 int tci_diff_csv(const tci_diff *d, tci_sink *o)
@@ -85,9 +49,10 @@ int tci_diff_csv(const tci_diff *d, tci_sink *o)
                    "excl_cpu_us_base,excl_cpu_us_new,excl_cpu_us_delta\n");
     for (uint32_t i = 0; i < d->n_rows; i++) {
         const tci_drow *r = &d->rows[i];
-        put_csv_name(o, r->name);
+        tci_put_csv_field(o, r->name);
         tci_sink_puts(o, !r->on[TCI_DIFF_BASE] ? ",new" : !r->on[TCI_DIFF_NEW] ? ",gone" : ",both");
-        triple(o, r, clamp_calls(r->fig[TCI_DIFF_BASE].calls), clamp_calls(r->fig[TCI_DIFF_NEW].calls), true);
+        int64_t cb = tci_clamp_calls(r->fig[TCI_DIFF_BASE].calls), cn = tci_clamp_calls(r->fig[TCI_DIFF_NEW].calls);
+        triple(o, r, cb, cn, cn - cb, true);
         time_triple(o, r, true, false, d->wall);
         time_triple(o, r, false, false, d->wall);
         time_triple(o, r, true, true, d->cpu);

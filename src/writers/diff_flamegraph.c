@@ -27,19 +27,11 @@ int tci_diff_flamegraph(const tci_diff *d, tci_sink *o)
                                       opt->negate ? " (negated: colours swapped)" : "");
     if (!subtitle)
         return TC_ERR_NOMEM;
-    tci_flame_opts fo = {
-        .mode = TCI_FLAME_DOCUMENT,
-        .title = opt->title ? opt->title : "Differential Flame Graph",
-        .subtitle = subtitle,
-        .countname = "us",
-        .width = opt->width,
-        .minwidth = opt->minwidth_given ? opt->minwidth : 0.1,
-        .minwidth_pct = opt->minwidth_given && opt->minwidth_pct,
-        .inverted = opt->inverted,
-        .palette = opt->colors_given ? (enum tci_flame_palette)opt->palette : TCI_PAL_JAVA,
-        .hash = opt->hash,
-        .negate = opt->negate,
-    };
+    tci_flame_opts fo = tci_flame_document_opts(opt);
+    if (!opt->title)
+        fo.title = "Differential Flame Graph";
+    fo.subtitle = subtitle;
+    fo.negate = opt->negate;
     int rc = tci_flame_render(d->flame, &fo, o);
     tci_arena_free(&a);
     return rc;

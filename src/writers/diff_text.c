@@ -22,34 +22,6 @@
 
 /* ---- cells ------------------------------------------------------------------------- */
 
-static void put_escaped(tci_sink *o, const char *s)
-{
-    const uint8_t *p = (const uint8_t *)s;
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n;) {
-        uint8_t c = p[i];
-        size_t k = c >= 0x80 ? tci_utf8_len(p + i, n - i) : 1;
-        if (c >= 0x80 && k) {
-            tci_sink_write(o, p + i, k);
-            i += k;
-            continue;
-        }
-        if (c == '\\')
-            TCI_PUT_LIT(o, "\\\\");
-        else if (c == '\n')
-            TCI_PUT_LIT(o, "\\n");
-        else if (c == '\r')
-            TCI_PUT_LIT(o, "\\r");
-        else if (c == '\t')
-            TCI_PUT_LIT(o, "\\t");
-        else if (c < 0x20 || c >= 0x7f)
-            tci_sink_printf(o, "\\x%02X", c);
-        else
-            tci_sink_putc(o, (char)c);
-        i++;
-    }
-}
-
 static void cell(tci_sink *o, const char *text, int width) { tci_sink_printf(o, " %*s", width, text); }
 
 static void cell_count(tci_sink *o, int64_t v, bool present, bool signed_, int width)
@@ -63,8 +35,6 @@ static void cell_count(tci_sink *o, int64_t v, bool present, bool signed_, int w
         snprintf(b, sizeof b, "%lld", (long long)v);
     cell(o, b, width);
 }
-
-static int64_t clamp_calls(uint64_t c) { return c > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)c; }
 
 /* The change in % of BASE: "+12.5%", "0.0%"; "new" / "gone" for a side missing; "new" when BASE is 0. */
 static void cell_pct(tci_sink *o, int64_t base, int64_t delta, const tci_drow *r)
@@ -98,9 +68,9 @@ static void time_cells(tci_sink *o, const tci_drow *r, bool incl, bool cpu)
 static void input_line(tci_sink *o, const tci_dside *s, const char *label)
 {
     tci_sink_printf(o, "%-11s ", label);
-    put_escaped(o, s->trace->input_name ? s->trace->input_name : "-");
+    tci_put_escaped_text(o, s->trace->input_name ? s->trace->input_name : "-");
     TCI_PUT_LIT(o, " (");
-    put_escaped(o, s->summary ? s->summary : "?");
+    tci_put_escaped_text(o, s->summary ? s->summary : "?");
     tci_sink_printf(o, "), %u threads with calls, %u methods called\n", s->profile.n_threads, s->profile.n_methods);
 }
 
@@ -151,9 +121,9 @@ static void header(const tci_diff *d, tci_sink *o)
         total_line(o, "in methods cpu", b->busy_cpu, n->busy_cpu);
     }
     tci_sink_printf(o, "%-22s", "calls");
-    cell_count(o, clamp_calls(b->calls), true, false, 11);
-    cell_count(o, clamp_calls(n->calls), true, false, 11);
-    cell_count(o, clamp_calls(n->calls) - clamp_calls(b->calls), true, true, 11);
+    cell_count(o, tci_clamp_calls(b->calls), true, false, 11);
+    cell_count(o, tci_clamp_calls(n->calls), true, false, 11);
+    cell_count(o, tci_clamp_calls(n->calls) - tci_clamp_calls(b->calls), true, true, 11);
     TCI_PUT_LIT(o, "\n\n"
         "Times are microseconds (us), each rounded once from its exact ns sum; a change\n"
         "is NEW - BASE, in % of BASE. Calls count every call (normal + recursive).\n"
@@ -186,7 +156,7 @@ static void table_head(const tci_diff *d, tci_sink *o)
 
 static void table_row(const tci_diff *d, tci_sink *o, const tci_drow *r)
 {
-    int64_t cb = clamp_calls(r->fig[TCI_DIFF_BASE].calls), cn = clamp_calls(r->fig[TCI_DIFF_NEW].calls);
+    int64_t cb = tci_clamp_calls(r->fig[TCI_DIFF_BASE].calls), cn = tci_clamp_calls(r->fig[TCI_DIFF_NEW].calls);
     cell_count(o, cb, r->on[TCI_DIFF_BASE], false, 8);
     cell_count(o, cn, r->on[TCI_DIFF_NEW], false, 8);
     cell_count(o, cn - cb, true, true, 8);
@@ -197,7 +167,7 @@ static void table_row(const tci_diff *d, tci_sink *o, const tci_drow *r)
         time_cells(o, r, false, cpu);
     }
     TCI_PUT_LIT(o, "  ");
-    put_escaped(o, r->name);
+    tci_put_escaped_text(o, r->name);
     tci_sink_putc(o, '\n');
 }
 

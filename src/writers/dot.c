@@ -83,28 +83,15 @@ static void put_label_text(tci_sink *o, const char *s, size_t max)
     }
 }
 
+static void put_label_name(tci_sink *o, const char *s) { put_label_text(o, s, DOT_NAME_MAX); }
+
 /* The report's form of a method name: "pkg.Class.method (sig)ret", "(unknown 0x1c)". */
-static void put_method_label(tci_sink *o, const tci_method *m)
-{
-    if (m->plain_name) {
-        put_label_text(o, m->name, DOT_NAME_MAX);
-    } else if (!m->defined) {
-        tci_sink_printf(o, "(unknown 0x%llx)", (unsigned long long)m->raw_id);
-    } else {
-        put_label_text(o, m->cls, DOT_NAME_MAX);
-        tci_sink_putc(o, '.');
-        put_label_text(o, m->name, DOT_NAME_MAX);
-        if (m->sig && m->sig[0]) {
-            tci_sink_putc(o, ' ');
-            put_label_text(o, m->sig, DOT_NAME_MAX);
-        }
-    }
-}
+static void put_method_label(tci_sink *o, const tci_method *m) { tci_put_method_name(o, m, put_label_name); }
 
 /* ns as ms with three decimals (µs rounded to the nearest, halves away from zero). */
 static void put_ms(tci_sink *o, int64_t ns)
 {
-    tci_sink_milli(o, ns >= 0 ? (ns + 500) / 1000 : -((-ns + 500) / 1000));
+    tci_sink_milli(o, tci_us_of(ns));
     TCI_PUT_LIT(o, " ms");
 }
 

@@ -45,7 +45,7 @@ static void cell_us(tci_sink *o, int64_t ns, bool present, int width)
 {
     char b[32];
     if (present)
-        snprintf(b, sizeof b, "%lld", (long long)tci_report_us(ns));
+        snprintf(b, sizeof b, "%lld", (long long)tci_us_of(ns));
     cell(o, present ? b : "-", width);
 }
 
@@ -59,61 +59,16 @@ static void cell_pct(tci_sink *o, int64_t part, int64_t whole, bool present, int
     cell(o, ok ? b : "-", width);
 }
 
-static int64_t clamp_calls(uint64_t c) { return c > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)c; }
-
 /* ---- names --------------------------------------------------------------------- */
-
-/* Text: printable UTF-8 as it is, everything else as an escape. */
-static void put_escaped(tci_sink *o, const char *s)
-{
-    const uint8_t *p = (const uint8_t *)s;
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n;) {
-        uint8_t c = p[i];
-        size_t k = c >= 0x80 ? tci_utf8_len(p + i, n - i) : 1;
-        if (c >= 0x80 && k) {
-            tci_sink_write(o, p + i, k);
-            i += k;
-            continue;
-        }
-        if (c == '\\')
-            TCI_PUT_LIT(o, "\\\\");
-        else if (c == '\n')
-            TCI_PUT_LIT(o, "\\n");
-        else if (c == '\r')
-            TCI_PUT_LIT(o, "\\r");
-        else if (c == '\t')
-            TCI_PUT_LIT(o, "\\t");
-        else if (c < 0x20 || c >= 0x7f)
-            tci_sink_printf(o, "\\x%02X", c);
-        else
-            tci_sink_putc(o, (char)c);
-        i++;
-    }
-}
 
 /* The method's name in a report: "pkg.Class.method (sig)ret", a plain name
  * (a systrace slice) as it is, an unknown id as "(unknown 0x1c)". */
 static void put_method_text(tci_sink *o, const tci_method *m, bool with_file)
 {
-    if (m->plain_name) {
-        put_escaped(o, m->name);
-        return;
-    }
-    if (!m->defined) {
-        tci_sink_printf(o, "(unknown 0x%llx)", (unsigned long long)m->raw_id);
-        return;
-    }
-    put_escaped(o, m->cls);
-    tci_sink_putc(o, '.');
-    put_escaped(o, m->name);
-    if (m->sig && m->sig[0]) {
-        tci_sink_putc(o, ' ');
-        put_escaped(o, m->sig);
-    }
-    if (with_file && m->file && m->file[0] && strcmp(m->file, "(null)")) { /* ART writes "(null)" for none */
+    tci_put_method_name(o, m, tci_put_escaped_text);
+    if (with_file && m->defined && !m->plain_name && m->file && m->file[0] && strcmp(m->file, "(null)")) { /* ART writes "(null)" for none */
         TCI_PUT_LIT(o, "  [");
-        put_escaped(o, m->file);
+        tci_put_escaped_text(o, m->file);
         if (m->line > 0)
             tci_sink_printf(o, ":%d", (int)m->line);
         tci_sink_putc(o, ']');
@@ -127,27 +82,6 @@ static void put_row_name(tci_sink *o, const tci_profile *p, uint32_t row, bool w
     else
         put_method_text(o, &p->trace->methods[p->methods[row].method], with_file);
 }
-
-/* CSV: a field quoted when it must be (RFC 4180), bytes that are not UTF-8 as U+FFFD. */
-static void put_csv_text(tci_sink *o, const char *s, bool quoted)
-{
-    const uint8_t *p = (const uint8_t *)s;
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n;) {
-        size_t k = p[i] >= 0x80 ? tci_utf8_len(p + i, n - i) : 1;
-        if (!k) {
-            TCI_PUT_LIT(o, "\xEF\xBF\xBD");
-            i++;
-            continue;
-        }
-        if (quoted && p[i] == '"')
-            tci_sink_putc(o, '"');
-        tci_sink_write(o, p + i, k);
-        i += k;
-    }
-}
-
-static bool csv_needs_quotes(const char *s) { return s && s[strcspn(s, ",\"\r\n")]; }
 
 /* The method as one CSV field: the report's name without the source file. */
 static void put_method_csv(tci_sink *o, const tci_method *m)
@@ -164,17 +98,17 @@ static void put_method_csv(tci_sink *o, const tci_method *m)
         parts[1] = m->name;
         parts[2] = m->sig && m->sig[0] ? m->sig : NULL;
     }
-    bool quoted = csv_needs_quotes(parts[0]) || csv_needs_quotes(parts[1]) || csv_needs_quotes(parts[2]);
+    bool quoted = tci_csv_needs_quotes(parts[0]) || tci_csv_needs_quotes(parts[1]) || tci_csv_needs_quotes(parts[2]);
     if (quoted)
         tci_sink_putc(o, '"');
-    put_csv_text(o, parts[0], quoted);
+    tci_put_csv_text(o, parts[0], quoted);
     if (parts[1]) {
         tci_sink_putc(o, '.');
-        put_csv_text(o, parts[1], quoted);
+        tci_put_csv_text(o, parts[1], quoted);
     }
     if (parts[2]) {
         tci_sink_putc(o, ' ');
-        put_csv_text(o, parts[2], quoted);
+        tci_put_csv_text(o, parts[2], quoted);
     }
     if (quoted)
         tci_sink_putc(o, '"');
@@ -186,7 +120,7 @@ static int64_t sort_key(const report_w *r, const tci_pmethod *m, uint8_t sort)
 {
     switch (sort) {
     case TCI_SORT_EXCL: return r->cpu ? m->excl_cpu : m->excl_wall;
-    case TCI_SORT_CALLS: return clamp_calls(m->calls + m->recursive_calls >= m->calls ? m->calls + m->recursive_calls
+    case TCI_SORT_CALLS: return tci_clamp_calls(m->calls + m->recursive_calls >= m->calls ? m->calls + m->recursive_calls
                                                                                       : UINT64_MAX);
     case TCI_SORT_NAME: return 0;
     default: return r->cpu ? m->incl_cpu : m->incl_wall;
@@ -222,8 +156,7 @@ const char *tci_report_clock_text(const report_w *r)
     return "thread CPU only: no wall clock, the wall columns show -; the timeline is each thread's CPU time";
 }
 
-/* "exit-without-enter 1, open-at-end 1" for the figures of one kind, or "none". */
-static void put_figures(tci_sink *o, const tci_diag *d, int kind)
+void tci_report_figures(tci_sink *o, const tci_diag *d, int kind)
 {
     bool any = false;
     for (int i = 0; i < TCI_FIG__COUNT; i++) {
@@ -234,7 +167,6 @@ static void put_figures(tci_sink *o, const tci_diag *d, int kind)
     }
     if (!any)
         TCI_PUT_LIT(o, "none");
-    tci_sink_putc(o, '\n');
 }
 
 const char *tci_report_sort_text(uint8_t sort)
@@ -254,30 +186,33 @@ static void text_header(tci_wctx *w)
     const tci_diag *d = w->diag;
     tci_sink *o = w->out;
     TCI_PUT_LIT(o, "# traceconv " TC_VERSION_STRING " profile report\n\ninput       ");
-    put_escaped(o, t->input_name ? t->input_name : "-");
+    tci_put_escaped_text(o, t->input_name ? t->input_name : "-");
     tci_sink_printf(o, "\nformat      %s ", t->reader ? t->reader : "?");
-    put_escaped(o, t->detail);
+    tci_put_escaped_text(o, t->detail);
     tci_sink_printf(o, "\nclock       %s (%s)\n", tci_clock_name(t->clock), tci_report_clock_text(r));
     if (t->vm) { /* the input's own vm= text */
         TCI_PUT_LIT(o, "vm          ");
-        put_escaped(o, t->vm);
+        tci_put_escaped_text(o, t->vm);
         tci_sink_putc(o, '\n');
     }
     TCI_PUT_LIT(o, "process     ");
-    put_escaped(o, t->processes[0].name ? t->processes[0].name : "?");
+    tci_put_escaped_text(o, t->processes[0].name ? t->processes[0].name : "?");
     tci_sink_printf(o, " (pid %lld)\nstart       %lld ns\nduration    %lld us\n", (long long)t->processes[0].pid,
-                    (long long)t->start_ns, (long long)tci_report_us(t->end_ns - t->start_ns));
+                    (long long)t->start_ns, (long long)tci_us_of(t->end_ns - t->start_ns));
     tci_sink_printf(o, "threads     %llu\nmethods     %llu\nrecords     %llu\n",
                     (unsigned long long)d->fig[TCI_FIG_THREADS], (unsigned long long)d->fig[TCI_FIG_METHODS],
                     (unsigned long long)d->fig[TCI_FIG_RECORDS]);
     if (d->fig[TCI_FIG_SAMPLES])
         tci_sink_printf(o, "samples     %llu\n", (unsigned long long)d->fig[TCI_FIG_SAMPLES]);
     TCI_PUT_LIT(o, "repaired    ");
-    put_figures(o, d, TC_FIG_REPAIR);
+    tci_report_figures(o, d, TC_FIG_REPAIR);
+    tci_sink_putc(o, '\n');
     TCI_PUT_LIT(o, "warnings    ");
-    put_figures(o, d, TC_FIG_WARNING);
+    tci_report_figures(o, d, TC_FIG_WARNING);
+    tci_sink_putc(o, '\n');
     TCI_PUT_LIT(o, "notes       ");
-    put_figures(o, d, TC_FIG_NOTE);
+    tci_report_figures(o, d, TC_FIG_NOTE);
+    tci_sink_putc(o, '\n');
     bool by_time = w->opt->sort == TCI_SORT_INCL || w->opt->sort == TCI_SORT_EXCL;
     tci_sink_printf(o, "sorted by   %s%s\n", tci_report_sort_text(w->opt->sort),
                     !by_time ? "" : r->cpu ? " thread-CPU time" : " wall time");
@@ -330,8 +265,17 @@ static void cell_per_call(tci_sink *o, int64_t incl, uint64_t calls, bool presen
     char b[32];
     bool ok = present && calls;
     if (ok)
-        snprintf(b, sizeof b, "%lld", (long long)tci_report_us(incl / (int64_t)(calls > (uint64_t)INT64_MAX ? INT64_MAX : calls)));
+        snprintf(b, sizeof b, "%lld", (long long)tci_us_of(incl / tci_clamp_calls(calls)));
     cell(o, ok ? b : "-", 10);
+}
+
+/* A time and its share of whole, each followed by a blank: the table's four time columns. */
+static void cells_us_pct(tci_sink *o, int64_t ns, int64_t whole, bool present)
+{
+    cell_us(o, ns, present, 11);
+    tci_sink_putc(o, ' ');
+    cell_pct(o, ns, whole, present, 6);
+    tci_sink_putc(o, ' ');
 }
 
 static void table_row(tci_wctx *w, const rview *v, uint32_t row)
@@ -344,22 +288,10 @@ static void table_row(tci_wctx *w, const rview *v, uint32_t row)
     snprintf(idx, sizeof idx, "[%u]", v->index[row]);
     snprintf(calls, sizeof calls, "%7llu+%-7llu", (unsigned long long)m->calls, (unsigned long long)m->recursive_calls);
     tci_sink_printf(o, "%-7s %15s ", idx, calls);
-    cell_us(o, m->incl_wall, r->has_wall, 11);
-    tci_sink_putc(o, ' ');
-    cell_pct(o, m->incl_wall, p->span_wall, r->has_wall, 6);
-    tci_sink_putc(o, ' ');
-    cell_us(o, m->excl_wall, r->has_wall, 11);
-    tci_sink_putc(o, ' ');
-    cell_pct(o, m->excl_wall, p->span_wall, r->has_wall, 6);
-    tci_sink_putc(o, ' ');
-    cell_us(o, m->incl_cpu, r->has_cpu, 11);
-    tci_sink_putc(o, ' ');
-    cell_pct(o, m->incl_cpu, p->span_cpu, r->has_cpu, 6);
-    tci_sink_putc(o, ' ');
-    cell_us(o, m->excl_cpu, r->has_cpu, 11);
-    tci_sink_putc(o, ' ');
-    cell_pct(o, m->excl_cpu, p->span_cpu, r->has_cpu, 6);
-    tci_sink_putc(o, ' ');
+    cells_us_pct(o, m->incl_wall, p->span_wall, r->has_wall);
+    cells_us_pct(o, m->excl_wall, p->span_wall, r->has_wall);
+    cells_us_pct(o, m->incl_cpu, p->span_cpu, r->has_cpu);
+    cells_us_pct(o, m->excl_cpu, p->span_cpu, r->has_cpu);
     cell_per_call(o, m->incl_wall, m->calls, r->has_wall);
     tci_sink_putc(o, ' ');
     cell_per_call(o, m->incl_cpu, m->calls, r->has_cpu);
@@ -435,7 +367,7 @@ static void edge_row(tci_wctx *w, const rview *v, const tci_psort_item *it, int 
     /* a parent row's total is this method's calls; a child row's, the child's */
     uint64_t of = tci_report_total_calls(p, side == TCI_REPORT_PARENTS ? self : it->row);
     tci_sink_printf(o, " %6s %6llu/%-6llu %9lld ", idx, (unsigned long long)c.calls, (unsigned long long)of,
-                    (long long)tci_report_us(t));
+                    (long long)tci_us_of(t));
     put_row_name(o, p, it->row, false);
     tci_sink_putc(o, '\n');
 }
@@ -468,11 +400,11 @@ static void method_line(tci_wctx *w, const rview *v, uint32_t row, uint64_t call
     tci_sink_printf(o, "%-6s ", idx);
     cell_pct(o, incl, total, true, 6);
     tci_sink_printf(o, "   %5s %6s %6llu+%-6llu %9lld ", "", "", (unsigned long long)calls, (unsigned long long)rec,
-                    (long long)tci_report_us(incl));
+                    (long long)tci_us_of(incl));
     put_row_name(o, v->p, row, true);
     TCI_PUT_LIT(o, "\n               ");
     cell_pct(o, excl, incl, true, 6);
-    tci_sink_printf(o, " %6s %6s %6s %9lld %s\n", "excl", "", "", (long long)tci_report_us(excl), excl_what[row == TCI_NONE]);
+    tci_sink_printf(o, " %6s %6s %6s %9lld %s\n", "excl", "", "", (long long)tci_us_of(excl), excl_what[row == TCI_NONE]);
 }
 
 static int calls_section(tci_wctx *w, const rview *v)
@@ -555,7 +487,7 @@ static int text_thread(tci_wctx *w, const tci_calltree *ct, uint32_t t)
         rc = tci_report_view(w, &p, &v);
     if (rc == TC_OK) {
         TCI_PUT_LIT(w->out, "\n" RULE "\nThread ");
-        put_escaped(w->out, th->name);
+        tci_put_escaped_text(w->out, th->name);
         tci_sink_printf(w->out, " (tid %llu)\n", (unsigned long long)th->tid);
         section_facts(w, &p);
         TCI_PUT_LIT(w->out, "\n");
@@ -572,7 +504,7 @@ static void csv_us(tci_sink *o, int64_t ns, bool present)
 {
     tci_sink_putc(o, ',');
     if (present)
-        tci_sink_i64(o, tci_report_us(ns));
+        tci_sink_i64(o, tci_us_of(ns));
 }
 
 /* One profile's rows; thread NULL: the merged rows ("all", no tid). */
@@ -589,10 +521,10 @@ static int csv_rows(tci_wctx *w, const tci_calltree *ct, uint32_t t)
     for (uint32_t i = 0; rc == TC_OK && i < p.n_methods; i++) {
         const tci_pmethod *m = &p.methods[v.rows[i].row];
         if (th) {
-            bool q = csv_needs_quotes(th->name);
+            bool q = tci_csv_needs_quotes(th->name);
             if (q)
                 tci_sink_putc(o, '"');
-            put_csv_text(o, th->name, q);
+            tci_put_csv_text(o, th->name, q);
             if (q)
                 tci_sink_putc(o, '"');
             tci_sink_printf(o, ",%llu,", (unsigned long long)th->tid);

@@ -228,19 +228,7 @@ static void put_text(tci_sink *o, const char *s)
 static void put_method(tci_sink *o, const tci_method *m, bool with_file)
 {
     TCI_PUT_LIT(o, "<span class=\"name\">");
-    if (m->plain_name) {
-        put_text(o, m->name);
-    } else if (!m->defined) {
-        tci_sink_printf(o, "(unknown 0x%llx)", (unsigned long long)m->raw_id);
-    } else {
-        put_text(o, m->cls);
-        tci_sink_putc(o, '.');
-        put_text(o, m->name);
-        if (m->sig && m->sig[0]) {
-            tci_sink_putc(o, ' ');
-            put_text(o, m->sig);
-        }
-    }
+    tci_put_method_name(o, m, put_text);
     TCI_PUT_LIT(o, "</span>");
     if (with_file && m->defined && !m->plain_name && m->file && m->file[0] && strcmp(m->file, "(null)")) {
         TCI_PUT_LIT(o, "<span class=\"src\">");
@@ -264,7 +252,7 @@ static void put_row_method(tci_sink *o, const tci_profile *p, uint32_t row)
 static void td_us(tci_sink *o, int64_t ns, bool present)
 {
     if (present)
-        tci_sink_printf(o, "<td>%lld</td>", (long long)tci_report_us(ns));
+        tci_sink_printf(o, "<td>%lld</td>", (long long)tci_us_of(ns));
     else
         TCI_PUT_LIT(o, "<td>-</td>");
 }
@@ -282,7 +270,7 @@ static void td_per_call(tci_sink *o, int64_t incl, uint64_t calls, bool present)
 {
     if (present && calls)
         tci_sink_printf(o, "<td>%lld</td>",
-                        (long long)tci_report_us(incl / (int64_t)(calls > (uint64_t)INT64_MAX ? INT64_MAX : calls)));
+                        (long long)tci_us_of(incl / tci_clamp_calls(calls)));
     else
         TCI_PUT_LIT(o, "<td>-</td>");
 }
@@ -394,16 +382,8 @@ static void fact_u64(tci_sink *o, const char *what, uint64_t v)
 /* "exit-without-enter 1, open-at-end 1" for the figures of one kind, or "none" (as the text). */
 static void fact_figures(tci_sink *o, const char *what, const tci_diag *d, int kind)
 {
-    bool any = false;
     fact_start(o, what);
-    for (int i = 0; i < TCI_FIG__COUNT; i++) {
-        if (tci_figure_kind(i) != kind || !d->fig[i])
-            continue;
-        tci_sink_printf(o, "%s%s %llu", any ? ", " : "", tci_figure_name(i), (unsigned long long)d->fig[i]);
-        any = true;
-    }
-    if (!any)
-        TCI_PUT_LIT(o, "none");
+    tci_report_figures(o, d, kind); /* figure names are fixed ASCII words: nothing to escape */
     TCI_PUT_LIT(o, "</td></tr>\n");
 }
 
@@ -431,7 +411,7 @@ static void put_facts(page *pg)
     fact_start(o, "start");
     tci_sink_printf(o, "%lld ns</td></tr>\n", (long long)t->start_ns);
     fact_start(o, "duration");
-    tci_sink_printf(o, "%lld µs</td></tr>\n", (long long)tci_report_us(t->end_ns - t->start_ns));
+    tci_sink_printf(o, "%lld µs</td></tr>\n", (long long)tci_us_of(t->end_ns - t->start_ns));
     fact_u64(o, "threads", d->fig[TCI_FIG_THREADS]);
     fact_u64(o, "methods", d->fig[TCI_FIG_METHODS]);
     fact_u64(o, "records", d->fig[TCI_FIG_RECORDS]);
@@ -459,72 +439,24 @@ static void put_facts(page *pg)
 
 /* The flame tree of every thread (one tower each, "name-tid", under "all"), as the flamegraph writer draws it. */
 typedef struct flame_build {
-    tci_folding fold;
+    tci_foldflame ff;
     tci_flame *flame;
-    uint32_t *name_of;  /* per method (its same_name class): the flame name, TCI_NONE until used */
-    uint32_t *frame_of; /* per path of the current tree: its flame frame */
-    uint32_t cap_frame_of;
-    int64_t total;      /* µs drawn: 0, nothing to draw */
 } flame_build;
-
-static uint32_t flame_name_of(flame_build *f, uint32_t method)
-{
-    uint32_t m = f->fold.same_name[method];
-    if (f->name_of[m] == TCI_NONE) {
-        const char *s = f->fold.method_name[m];
-        f->name_of[m] = tci_flame_name(f->flame, s, strlen(s));
-    }
-    return f->name_of[m];
-}
-
-static int flame_thread(flame_build *f, const tci_calltree *ct, uint32_t t)
-{
-    const char *tn = f->fold.thread_name[t];
-    uint32_t name = tci_flame_name(f->flame, tn, strlen(tn));
-    uint32_t top = name == TCI_NONE ? TCI_NONE : tci_flame_child(f->flame, TCI_FLAME_ROOT, name);
-    int rc = top == TCI_NONE ? TC_ERR_NOMEM : tci_folding_tree(&f->fold, ct, ct->roots[t]);
-    if (rc == TC_OK && tci_grow((void **)&f->frame_of, &f->cap_frame_of, f->fold.n_paths, sizeof *f->frame_of))
-        rc = TC_ERR_NOMEM;
-    if (rc != TC_OK)
-        return rc;
-    f->frame_of[0] = top;
-    for (uint32_t p = 1; p < f->fold.n_paths; p++) { /* parents come before children */
-        const tci_fpath *fp = &f->fold.paths[p];
-        uint32_t fname = flame_name_of(f, fp->name);
-        uint32_t frame = fname == TCI_NONE ? TCI_NONE : tci_flame_child(f->flame, f->frame_of[fp->parent], fname);
-        if (frame == TCI_NONE)
-            return TC_ERR_NOMEM;
-        f->frame_of[p] = frame;
-        tci_flame_add(f->flame, frame, fp->self_us, 0);
-        f->total = f->total > INT64_MAX - fp->self_us ? INT64_MAX : f->total + fp->self_us;
-    }
-    return TC_OK;
-}
 
 static int flame_build_all(flame_build *f, tci_wctx *w, const tci_calltree *ct, bool cpu)
 {
-    const tci_trace *t = w->trace;
-    int rc = tci_folding_begin(&f->fold, t, cpu);
+    int rc = tci_foldflame_begin(&f->ff, w->trace, cpu);
     if (rc != TC_OK)
         return rc;
-    f->name_of = tci_malloc((t->n_methods ? t->n_methods : 1) * sizeof *f->name_of);
-    f->flame = tci_flame_new(false);
-    if (!f->name_of || !f->flame)
+    if (!(f->flame = tci_flame_new(false)))
         return TC_ERR_NOMEM;
-    for (uint32_t i = 0; i < t->n_methods; i++)
-        f->name_of[i] = TCI_NONE;
-    for (uint32_t i = 0; i < ct->n_roots && rc == TC_OK; i++)
-        if (t->threads[i].records)
-            rc = flame_thread(f, ct, i);
-    return rc;
+    return tci_foldflame_add(&f->ff, f->flame, ct, false, false);
 }
 
 static void flame_build_free(flame_build *f)
 {
-    tci_folding_free(&f->fold);
+    tci_foldflame_free(&f->ff);
     tci_flame_free(f->flame);
-    free(f->name_of);
-    free(f->frame_of);
 }
 
 static int put_graph(page *pg, const tci_calltree *ct, const graph *g, bool first)
@@ -534,7 +466,7 @@ static int put_graph(page *pg, const tci_calltree *ct, const graph *g, bool firs
     memset(&f, 0, sizeof f);
     tci_sink_printf(o, "<details class=\"graph\"%s><summary>%s</summary>\n", first ? " open=\"\"" : "", g->label);
     int rc = flame_build_all(&f, pg->w, ct, g->cpu);
-    if (rc == TC_OK && f.total > 0) {
+    if (rc == TC_OK && f.ff.total > 0) {
         tci_flame_opts fo = {
             .mode = TCI_FLAME_EMBED_NOSCRIPT,
             .id_prefix = g->prefix,
@@ -751,12 +683,12 @@ static void both_clocks(tci_sink *o, const report_w *r, int64_t wall, int64_t cp
 {
     TCI_PUT_LIT(o, "wall ");
     if (r->has_wall)
-        tci_sink_printf(o, "%lld µs", (long long)tci_report_us(wall));
+        tci_sink_printf(o, "%lld µs", (long long)tci_us_of(wall));
     else
         tci_sink_putc(o, '-');
     TCI_PUT_LIT(o, ", CPU ");
     if (r->has_cpu)
-        tci_sink_printf(o, "%lld µs", (long long)tci_report_us(cpu));
+        tci_sink_printf(o, "%lld µs", (long long)tci_us_of(cpu));
     else
         tci_sink_putc(o, '-');
 }

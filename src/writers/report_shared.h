@@ -29,9 +29,6 @@ typedef struct rview {
 
 enum { TCI_REPORT_PARENTS, TCI_REPORT_CHILDREN };
 
-/* ns to µs, to the nearest, halves away from zero (|ns| <= TCI_SUM_MAX: no overflow). */
-static inline int64_t tci_report_us(int64_t ns) { return ns >= 0 ? (ns + 500) / 1000 : -((-ns + 500) / 1000); }
-
 /* The rows of p in report order (w's sort option); the view lives in w's scratch until the next call. */
 int tci_report_view(tci_wctx *w, const tci_profile *p, rview *v);
 /* The part of an edge a list shows: outer (the normal list) or the nested rest. */
@@ -46,6 +43,8 @@ uint64_t tci_report_total_calls(const tci_profile *p, uint32_t row);
 const char *tci_report_clock_text(const report_w *r);
 /* "inclusive", "exclusive", "calls", "name". */
 const char *tci_report_sort_text(uint8_t sort);
+/* "exit-without-enter 1, open-at-end 1": the diagnostics' figures of one kind, or "none". */
+void tci_report_figures(tci_sink *o, const tci_diag *d, int kind);
 /* The profile's sums that were capped: a warning (once per profile). */
 void tci_report_saturation_note(tci_wctx *w, const tci_profile *p);
 /* Whether thread t of the tree has calls (a section of its own). */

@@ -1,0 +1,86 @@
+/*
+ * textout.c - names as the table writers print them (the report's text and
+ * CSV, the diff's text and CSV, the dot labels' name form), so that a name
+ * reads the same in every one of them and one fix reaches them all.
+ *
+ * Text: printable UTF-8 as it is; control bytes, backslashes and bytes that
+ * are not UTF-8 as escapes (\n, \r, \t, \\, \xHH), so no name can break a
+ * line. CSV: a field is quoted when it must be (RFC 4180), bytes that are
+ * not UTF-8 become U+FFFD.
+ */
+#include "tc_internal.h"
+
+void tci_put_escaped_text(tci_sink *o, const char *s)
+{
+    const uint8_t *p = (const uint8_t *)s;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        uint8_t c = p[i];
+        size_t k = c >= 0x80 ? tci_utf8_len(p + i, n - i) : 1;
+        if (c >= 0x80 && k) {
+            tci_sink_write(o, p + i, k);
+            i += k;
+            continue;
+        }
+        if (c == '\\')
+            TCI_PUT_LIT(o, "\\\\");
+        else if (c == '\n')
+            TCI_PUT_LIT(o, "\\n");
+        else if (c == '\r')
+            TCI_PUT_LIT(o, "\\r");
+        else if (c == '\t')
+            TCI_PUT_LIT(o, "\\t");
+        else if (c < 0x20 || c >= 0x7f)
+            tci_sink_printf(o, "\\x%02X", c);
+        else
+            tci_sink_putc(o, (char)c);
+        i++;
+    }
+}
+
+bool tci_csv_needs_quotes(const char *s) { return s && s[strcspn(s, ",\"\r\n")]; }
+
+void tci_put_csv_text(tci_sink *o, const char *s, bool quoted)
+{
+    const uint8_t *p = (const uint8_t *)s;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        size_t k = p[i] >= 0x80 ? tci_utf8_len(p + i, n - i) : 1;
+        if (!k) {
+            TCI_PUT_LIT(o, "\xEF\xBF\xBD");
+            i++;
+            continue;
+        }
+        if (quoted && p[i] == '"')
+            tci_sink_putc(o, '"');
+        tci_sink_write(o, p + i, k);
+        i += k;
+    }
+}
+
+void tci_put_csv_field(tci_sink *o, const char *s)
+{
+    bool quoted = tci_csv_needs_quotes(s);
+    if (quoted)
+        tci_sink_putc(o, '"');
+    tci_put_csv_text(o, s, quoted);
+    if (quoted)
+        tci_sink_putc(o, '"');
+}
+
+void tci_put_method_name(tci_sink *o, const tci_method *m, void (*put)(tci_sink *, const char *))
+{
+    if (m->plain_name) {
+        put(o, m->name);
+    } else if (!m->defined) {
+        tci_sink_printf(o, "(unknown 0x%llx)", (unsigned long long)m->raw_id);
+    } else {
+        put(o, m->cls);
+        tci_sink_putc(o, '.');
+        put(o, m->name);
+        if (m->sig && m->sig[0]) {
+            tci_sink_putc(o, ' ');
+            put(o, m->sig);
+        }
+    }
+}
