@@ -174,6 +174,10 @@ def corpus_scenarios(ctx):
                       f"corpus/{stem}: a mapping of the same build resolves every method: {figs}")
         n += 1
     ctx.check(n >= 25 and obfuscated >= 20, f"corpus scenarios: {n}, with app classes renamed: {obfuscated}")
+    # the summary line speaks of deobfuscation only when a mapping was given
+    r = ctx.run(["-f", "-o", "folded", os.path.join(ctx.source, "corpus", "app-startup.trace"),
+                 os.path.join(ctx.work, "plain-summary.folded")])
+    ctx.check(r.returncode == 0 and b"deobf" not in r.stderr, f"no mapping, no deobfuscation figures: {r.stderr!r}")
 
 
 def feed_variant(ctx, name, header):

@@ -272,12 +272,13 @@ static void print_summary(tc_conv *c, const char *in, const char *out, const cha
         for (size_t i = 0; i < n; i++)
             if (!strcmp(fig[i].name, names[k]) && (k < 4 || fig[i].value))
                 fprintf(stderr, "%s %llu %s", k ? "," : "", (unsigned long long)fig[i].value, fig[i].name);
-    /* --deobfuscate: what the mapping renamed (counts, so not among the warnings below) */
+    /* --deobfuscate: what the mapping renamed (counts, so not among the warnings below);
+     * nothing without a mapping, where every count is 0 */
     const char *deobf[] = {"deobf-methods", "deobf-classes", "deobf-unmapped"};
     int first_deobf = 1;
     for (size_t k = 0; k < 3; k++)
         for (size_t i = 0; i < n; i++)
-            if (!strcmp(fig[i].name, deobf[k])) {
+            if (!strcmp(fig[i].name, deobf[k]) && fig[i].value) {
                 fprintf(stderr, "%s %llu %s", first_deobf ? "; deobfuscated:" : ",",
                         (unsigned long long)fig[i].value, fig[i].name);
                 first_deobf = 0;
