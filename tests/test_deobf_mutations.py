@@ -10,8 +10,9 @@ taken in turn from --list-formats, sometimes with --strict or --max-string.
 Each conversion must succeed or fail with one clean line naming the mapping,
 no output file - never a signal, a sanitizer report or a hang.
 
-A fresh seed each run, printed; TC_MUTATION_SEED=N replays it, TC_MUTATIONS
-sets how many mutants (default 600)."""
+A fresh seed each run, printed; TC_MUTATION_SEED=N replays it, TC_DEOBF_MUTATIONS
+sets how many mutants (default 600; apart from TC_MUTATIONS, which the sanitizer
+pass sets for the trace mutations)."""
 import concurrent.futures
 import glob
 import os
@@ -32,25 +33,9 @@ def run_one(ctx, trace, seed, job):
     with open(mp, "wb") as f:
         f.write(job["data"])
     cmd = [ctx.traceconv, "-q", "-f", "-o", job["writer"], *job["opts"], "--deobfuscate", mp, trace, out]
-    problem, err = None, ""
-    try:
-        r = subprocess.run(cmd, capture_output=True, timeout=120)
-        err = r.stderr.decode(errors="replace")
-        lines = [l for l in err.split("\n") if l.strip()]
-        if r.returncode not in (0, 1):
-            problem = f"exit {r.returncode}"
-        elif "Sanitizer" in err or "runtime error" in err:
-            problem = "sanitizer report"
-        elif r.returncode == 1 and os.path.exists(out):
-            problem = "output file left after an error"
-        elif r.returncode == 1 and len(lines) != 1:
-            problem = "an error must be one line"
-        elif r.returncode == 1 and ": deobfuscate: " in err and "under --strict" not in err and mp not in err:
-            problem = "an error in the mapping must name the mapping"
-        elif any(c < " " and c not in "\t\n" or c == "\x7f" for c in err):
-            problem = "a control character in the message (the mapping quoted without escaping)"
-    except subprocess.TimeoutExpired:
-        problem = "hang (over 120 s)"
+    problem, rc, err = tm.run_and_judge(cmd, out)
+    if not problem and rc == 1 and ": deobfuscate: " in err and "under --strict" not in err and mp not in err:
+        problem = "an error in the mapping must name the mapping"
     if problem:
         return (f"{problem}\n  mutation seed {seed}, mutant {job['idx']} of {job['src']}: {job['what']}\n"
                 f"  command: {shlex.join(cmd)}\n  mapping kept as {mp}\n{tm.visible(tm.excerpt(err))}")
@@ -73,7 +58,7 @@ def main():
     sources = [feed_map] + sorted(glob.glob(os.path.join(HERE, "fuzz", "deobf-seeds", "*")))
     writers = tm.writers(ctx)
     seed = int(os.environ.get("TC_MUTATION_SEED", random.SystemRandom().randrange(1 << 31)))
-    count = int(os.environ.get("TC_MUTATIONS", "600"))
+    count = int(os.environ.get("TC_DEOBF_MUTATIONS", "600"))
     print(f"mutation seed {seed} (TC_MUTATION_SEED={seed} replays this run), {count} mutated mappings")
     rnd = random.Random(seed)
     datas = {s: open(s, "rb").read() for s in sources}

@@ -163,6 +163,29 @@ def excerpt(err):
     return "\n".join(lines[first:first + 12] + summary[-1:])
 
 
+def run_and_judge(cmd, out):
+    """Runs one conversion of a mutant: (what went wrong or None, exit status, stderr).
+    It must convert or fail with one clean line and no output, never crash or hang."""
+    try:
+        r = subprocess.run(cmd, capture_output=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "hang (over 120 s)", None, ""
+    err = r.stderr.decode(errors="replace")
+    problem = None
+    if r.returncode not in (0, 1):
+        problem = f"exit {r.returncode}"
+    elif "Sanitizer" in err or "runtime error" in err:
+        problem = "sanitizer report"
+    elif r.returncode == 1 and os.path.exists(out):
+        problem = "output file left after an error"
+    elif r.returncode == 1 and len([l for l in err.split("\n") if l.strip()]) != 1:
+        problem = "an error must be one line"
+    elif any(c < " " and c not in "\t\n" or c == "\x7f" for c in err):
+        # input bytes quoted raw: a CR rewrites the line, an ESC drives the terminal
+        problem = "a control character in the message (input quoted without escaping)"
+    return problem, r.returncode, err
+
+
 def run_one(ctx, seed, job):
     path, out = job["path"], job["path"] + ".out"
     with open(path, "wb") as f:
@@ -171,23 +194,7 @@ def run_one(ctx, seed, job):
         cmd = [ctx.traceconv, "diff", "-q", "-f", "-o", job["writer"][5:], *job["opts"], job["src"], path, out]
     else:
         cmd = [ctx.traceconv, "-q", "-f", "-o", job["writer"], *job["opts"], path, out]
-    problem, err = None, ""
-    try:
-        r = subprocess.run(cmd, capture_output=True, timeout=120)
-        err = r.stderr.decode(errors="replace")
-        if r.returncode not in (0, 1):
-            problem = f"exit {r.returncode}"
-        elif "Sanitizer" in err or "runtime error" in err:
-            problem = "sanitizer report"
-        elif r.returncode == 1 and os.path.exists(out):
-            problem = "output file left after an error"
-        elif r.returncode == 1 and len([l for l in err.split("\n") if l.strip()]) != 1:
-            problem = "an error must be one line"
-        elif any(c < " " and c not in "\t\n" or c == "\x7f" for c in err):
-            # input bytes quoted raw: a CR rewrites the line, an ESC drives the terminal
-            problem = "a control character in the message (input quoted without escaping)"
-    except subprocess.TimeoutExpired:
-        problem = "hang (over 120 s)"
+    problem, _, err = run_and_judge(cmd, out)
     if problem:
         return (f"{problem}\n  mutation seed {seed}, mutant {job['idx']} of {job['src']}: {job['what']}\n"
                 f"  command: {shlex.join(cmd)}\n  input kept as {path}\n{visible(excerpt(err))}")
