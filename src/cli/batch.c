@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "batch.h"
+#include "cli_util.h"
 #include "traceconv.h"
 
 #include <archive.h>
@@ -1409,26 +1410,6 @@ static int parse_formats(batch *b, char *list)
     return 0;
 }
 
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return -1;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: break;
-    }
-    if (*end || (shift && v > (UINT64_MAX >> shift)))
-        return -1;
-    *out = (uint64_t)v << shift;
-    return 0;
-}
-
 static int add_setting(batch *b, tc_conv *check, const char *key, const char *value)
 {
     if (b->n_settings == MAX_SETTINGS || tc_conv_set_option(check, key, value) != TC_OK) {
@@ -1436,7 +1417,7 @@ static int add_setting(batch *b, tc_conv *check, const char *key, const char *va
         return -1;
     }
     b->settings[b->n_settings++] = (setting){key, value};
-    if (!strcmp(key, "max-input") && parse_size(value, &b->max_input) != 0)
+    if (!strcmp(key, "max-input") && cli_parse_size(value, &b->max_input) != 0)
         return -1;
     if (!strcmp(key, "html"))
         b->report_html = 1;

@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "serve.h"
+#include "cli_util.h"
 #include "traceconv.h"
 
 #include <microhttpd.h>
@@ -797,27 +798,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 /* ---- the command ---- */
 
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return -1;
-    unsigned shift = 0;
-    if (*end) {
-        const char *units = "KMGT";
-        const char *u = strchr(units, toupper((unsigned char)*end));
-        if (!u || end[1])
-            return -1;
-        shift = 10 * (unsigned)(u - units + 1);
-    }
-    if (shift && v > (UINT64_MAX >> shift))
-        return -1;
-    *out = (uint64_t)v << shift;
-    return 0;
-}
-
 /* --keep N (a count) or AGE (90s, 30m, 1h, 2d). */
 static int parse_keep(const char *s, srv_limits *lim)
 {
@@ -918,7 +898,7 @@ static int parse_serve_args(int argc, char **argv, serve_args *a)
             break;
         case 'm':
         case 'K':
-            if (parse_size(optarg, opt == 'm' ? &a->max_upload : &a->lim.keep_bytes) != 0) {
+            if (cli_parse_size(optarg, opt == 'm' ? &a->max_upload : &a->lim.keep_bytes) != 0) {
                 fprintf(stderr, "traceconv serve: %s %s: expected a size (K/M/G suffixes)\n",
                         opt == 'm' ? "--max-upload" : "--keep-size", optarg);
                 return -1;
