@@ -226,6 +226,9 @@ static void self_times(tci_calltree *ct)
 
 void tci_calltree_finish(tci_calltree *ct)
 {
+    /* The tree is complete: its child index (about a third of its memory) is not
+     * needed by any writer, and the writers' own structures are built next. */
+    tci_idmap_free(&ct->child_index);
     /* sampled weight counts for its node and every node above it; children come
      * after their parents, so one backward sweep sums each path */
     int64_t *below = tci_calloc(ct->n_nodes, sizeof *below);
@@ -311,5 +314,6 @@ int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out)
     /* new_node links children in reverse; order them by first call like the input */
     for (uint32_t i = 0; i < out->n_nodes; i++)
         reverse_children(out, i);
+    tci_idmap_free(&out->child_index); /* complete, as after tci_calltree_finish */
     return rc;
 }

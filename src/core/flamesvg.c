@@ -68,6 +68,7 @@ typedef struct fframe {
     uint32_t first_child, next_sibling; /* creation order, reversed: the sort decides the order */
     uint32_t items, n_items;            /* its children's sort items in f->items (once sorted) */
     bool sorted;
+    bool indexed; /* its children are in f->child_ids (made on the first lookup under it) */
     bool line;   /* a folded line ends here: a self count (or, differential, a count before) */
     bool below;  /* a line ends somewhere below */
     int64_t self, before, total;        /* total: inclusive, from the self counts */
@@ -78,7 +79,7 @@ struct tci_flame {
     bool differential;
     fframe *frames;
     uint32_t n_frames, cap_frames;
-    tci_idmap child_ids;   /* (parent << 32 | name) -> frame */
+    tci_idmap child_ids;   /* (parent << 32 | name) -> frame, for the parents looked up under */
     const char **names;    /* bytes as given (NUL-terminated copies) */
     uint32_t *name_len;
     uint32_t n_names, cap_names;
@@ -162,23 +163,52 @@ uint32_t tci_flame_name(tci_flame *f, const char *name, size_t len)
     }
 }
 
-uint32_t tci_flame_child(tci_flame *f, uint32_t parent, uint32_t name)
+/* A new last frame under parent (indexed if parent is). */
+static uint32_t append_child(tci_flame *f, uint32_t parent, uint32_t name)
 {
-    if (parent >= f->n_frames || name >= f->n_names)
-        return TCI_NONE;
-    uint64_t key = (uint64_t)parent << 32 | name;
-    uint32_t c = tci_idmap_get(&f->child_ids, key);
-    if (c != TCI_NONE)
-        return c;
     if (f->n_frames >= 1u << 31 || /* a sort item is frame << 1 | kind */
-        tci_grow((void **)&f->frames, &f->cap_frames, f->n_frames, sizeof *f->frames) != 0 ||
-        tci_idmap_put(&f->child_ids, key, f->n_frames) != 0)
+        tci_grow((void **)&f->frames, &f->cap_frames, f->n_frames, sizeof *f->frames) != 0)
         return TCI_NONE;
-    c = f->n_frames++;
+    if (f->frames[parent].indexed && tci_idmap_put(&f->child_ids, (uint64_t)parent << 32 | name, f->n_frames) != 0)
+        return TCI_NONE;
+    uint32_t c = f->n_frames++;
     f->frames[c] = (fframe){.parent = parent, .name = name, .first_child = TCI_NONE,
                             .next_sibling = f->frames[parent].first_child};
     f->frames[parent].first_child = c;
     return c;
+}
+
+/* Puts parent's children into the index, once: a tree built only by
+ * tci_flame_new_child (a flame graph's threads) never pays for an index. */
+static int index_children(tci_flame *f, uint32_t parent)
+{
+    if (f->frames[parent].indexed)
+        return 0;
+    for (uint32_t c = f->frames[parent].first_child; c != TCI_NONE; c = f->frames[c].next_sibling)
+        if (tci_idmap_put(&f->child_ids, (uint64_t)parent << 32 | f->frames[c].name, c) != 0)
+            return -1;
+    f->frames[parent].indexed = true;
+    return 0;
+}
+
+uint32_t tci_flame_child(tci_flame *f, uint32_t parent, uint32_t name)
+{
+    if (parent >= f->n_frames || name >= f->n_names || index_children(f, parent) != 0)
+        return TCI_NONE;
+    uint32_t c = tci_idmap_get(&f->child_ids, (uint64_t)parent << 32 | name);
+    return c != TCI_NONE ? c : append_child(f, parent, name);
+}
+
+uint32_t tci_flame_new_child(tci_flame *f, uint32_t parent, uint32_t name)
+{
+    if (parent >= f->n_frames || name >= f->n_names)
+        return TCI_NONE;
+    return append_child(f, parent, name);
+}
+
+bool tci_flame_has_children(const tci_flame *f, uint32_t frame)
+{
+    return frame < f->n_frames && f->frames[frame].first_child != TCI_NONE;
 }
 
 void tci_flame_add(tci_flame *f, uint32_t frame, int64_t self, int64_t before)

@@ -235,10 +235,16 @@ static int add_tree(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct,
     if (tci_grow((void **)&ff->frame_of, &ff->cap_frame_of, f->n_paths, sizeof *ff->frame_of) != 0)
         return TC_ERR_NOMEM;
     ff->frame_of[0] = top;
+    /* Under a frame with no children yet, every path is a new frame (paths are distinct
+     * (parent, text) pairs): no lookup, and no index of the frames, which would cost as
+     * much memory as the call tree's own index (issue 12: 64 MB). */
+    bool fresh = !tci_flame_has_children(flame, top);
     for (uint32_t p = 1; p < f->n_paths; p++) { /* parents come before children */
         const tci_fpath *fp = &f->paths[p];
-        uint32_t name = flame_name_of(ff, flame, fp->name);
-        uint32_t frame = name == TCI_NONE ? TCI_NONE : tci_flame_child(flame, ff->frame_of[fp->parent], name);
+        uint32_t name = flame_name_of(ff, flame, fp->name), parent = ff->frame_of[fp->parent];
+        uint32_t frame = name == TCI_NONE ? TCI_NONE
+                         : fresh          ? tci_flame_new_child(flame, parent, name)
+                                          : tci_flame_child(flame, parent, name);
         if (frame == TCI_NONE)
             return TC_ERR_NOMEM;
         ff->frame_of[p] = frame;

@@ -653,6 +653,11 @@ tci_flame *tci_flame_new(bool differential);
 uint32_t tci_flame_name(tci_flame *f, const char *name, size_t len);
 /* The child of parent with that name, made if new. TCI_NONE: no memory. */
 uint32_t tci_flame_child(tci_flame *f, uint32_t parent, uint32_t name);
+/* A new child of parent, with no lookup: the caller knows parent has no child of that name
+ * (it fills a frame that had no children from a tree of distinct paths). TCI_NONE: no memory. */
+uint32_t tci_flame_new_child(tci_flame *f, uint32_t parent, uint32_t name);
+/* Whether frame has children yet. */
+bool tci_flame_has_children(const tci_flame *f, uint32_t frame);
 /* Add to a frame's self count (and, differential, to its count before); sums saturate. */
 void tci_flame_add(tci_flame *f, uint32_t frame, int64_t self, int64_t before);
 /* Draw it. TC_OK, TC_ERR_USAGE (a bad id prefix) or TC_ERR_NOMEM; write errors stay in the sink. */

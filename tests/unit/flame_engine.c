@@ -172,8 +172,30 @@ static void test_script_cannot_end_its_element(void)
     free(lower);
 }
 
+/* Frames appended without lookup (a fresh thread) are found by a later lookup (a second
+ * tree under the same frame, as diff and same-named threads do): never made twice. */
+static void test_fresh_frames_found_by_lookup(void)
+{
+    tci_flame *f = tci_flame_new(false);
+    uint32_t a = tci_flame_name(f, "a", 1), b = tci_flame_name(f, "b", 1), c = tci_flame_name(f, "c", 1);
+    uint32_t top = tci_flame_child(f, TCI_FLAME_ROOT, a);
+    CHECK(!tci_flame_has_children(f, top));
+    uint32_t fb = tci_flame_new_child(f, top, b), fc = tci_flame_new_child(f, top, c);
+    uint32_t fbc = tci_flame_new_child(f, fb, c);
+    CHECK(tci_flame_has_children(f, top) && tci_flame_has_children(f, fb) && !tci_flame_has_children(f, fc));
+    CHECK_EQ_INT(tci_flame_child(f, top, b), fb);
+    CHECK_EQ_INT(tci_flame_child(f, top, c), fc);
+    CHECK_EQ_INT(tci_flame_child(f, fb, c), fbc);
+    uint32_t fbb = tci_flame_child(f, fb, b); /* new under an indexed parent, then found */
+    CHECK(fbb != fbc && fbb != TCI_NONE);
+    CHECK_EQ_INT(tci_flame_child(f, fb, b), fbb);
+    CHECK_EQ_INT(tci_flame_child(f, TCI_FLAME_ROOT, a), top);
+    tci_flame_free(f);
+}
+
 int main(void)
 {
+    UNIT_RUN(test_fresh_frames_found_by_lookup);
     UNIT_RUN(test_main_colours);
     UNIT_RUN(test_differential_example);
     UNIT_RUN(test_label_and_counts);
