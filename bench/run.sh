@@ -26,20 +26,32 @@ echo "bench: $(basename "$input"), $((in_bytes / 1000000)) MB, $runs runs per wr
 printf '%-10s %12s %10s %10s %10s %8s\n' writer "MB/s median" "MB/s best" "RSS MB" "out MB" "out/in"
 cat "$input" > /dev/null   # warm the page cache so the first writer is not penalized
 
+# One timed run of traceconv with the given arguments: sets t (wall s), c (user+system s)
+# and r (peak RSS, KB).
+time_once() {
+  local stats u sy
+  stats=$( { /usr/bin/env time -f '%e %M %U %S' "$build/traceconv" "$@" > /dev/null; } 2>&1 | tail -1)
+  read -r t r u sy <<< "$stats"
+  c=$(awk -v u="$u" -v s="$sy" 'BEGIN { print u + s }')
+}
+
+# median and best of the numbers on stdin (one per line); 0 counts as 0.01 s
+median() { sort -n | awk '{ t[NR] = ($1 > 0 ? $1 : 0.01) } END { print t[int((NR + 1) / 2)] }'; }
+best() { sort -n | awk 'NR == 1 { print ($1 > 0 ? $1 : 0.01) }'; }
+
 # Runs traceconv $runs times with the given arguments: sets med/best (wall s), cpu (median
 # user+system s) and rss_max (KB).
 time_runs() {
-  local times=() cpus=() stats i
+  local times=() cpus=() i
   rss_max=0
   for ((i = 0; i < runs; i++)); do
-    stats=$( { /usr/bin/env time -f '%e %M %U %S' "$build/traceconv" "$@" > /dev/null; } 2>&1 | tail -1)
-    read -r t rss u sy <<< "$stats"
-    times+=("$t"); cpus+=("$(awk -v u="$u" -v s="$sy" 'BEGIN { print u + s }')")
-    [ "$rss" -gt "$rss_max" ] && rss_max=$rss
+    time_once "$@"
+    times+=("$t"); cpus+=("$c")
+    [ "$r" -gt "$rss_max" ] && rss_max=$r
   done
-  med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{ t[NR] = ($1 > 0 ? $1 : 0.01) } END { print t[int((NR + 1) / 2)] }')
-  best=$(printf '%s\n' "${times[@]}" | sort -n | awk 'NR == 1 { print ($1 > 0 ? $1 : 0.01) }')
-  cpu=$(printf '%s\n' "${cpus[@]}" | sort -n | awk '{ t[NR] = ($1 > 0 ? $1 : 0.01) } END { print t[int((NR + 1) / 2)] }')
+  med=$(printf '%s\n' "${times[@]}" | median)
+  best=$(printf '%s\n' "${times[@]}" | best)
+  cpu=$(printf '%s\n' "${cpus[@]}" | median)
 }
 
 row() { # name, output bytes ("" unknown)
@@ -48,22 +60,39 @@ row() { # name, output bytes ("" unknown)
     else printf "%-10s %12.0f %10.0f %10.1f %10.1f %8.2f\n", w, b/1e6/m, b/1e6/x, r/1024, o/1e6, o/b }'
 }
 
-declare -A wall_of cpu_of
+# The writers are timed in rounds, each round running every writer once: this machine's
+# speed drifts over minutes (shared host), and rounds spread the drift over all writers
+# alike instead of charging it to whichever writer ran during a slow spell.
+declare -A walls cpus rss wall_of cpu_of
+for ((round = 0; round < runs; round++)); do
+  for w in $writers; do
+    time_once -q -i art -o "$w" "$input" -
+    walls[$w]+="$t "; cpus[$w]+="$c "
+    [ "$r" -gt "${rss[$w]:-0}" ] && rss[$w]=$r
+  done
+done
 for w in $writers; do
-  time_runs -q -i art -o "$w" "$input" -
+  med=$(printf '%s\n' ${walls[$w]} | median); best=$(printf '%s\n' ${walls[$w]} | best)
+  cpu=$(printf '%s\n' ${cpus[$w]} | median); rss_max=${rss[$w]}
   wall_of[$w]=$med; cpu_of[$w]=$cpu
   out_bytes=$("$build/traceconv" -q -i art -o "$w" "$input" - | wc -c)   # untimed: the size only
   row "$w" "$out_bytes"
 done
 
 # The analysis writers against folded, the simplest aggregating writer (issue 12: each at
-# least 90% of its throughput; their peak RSS is in the table, bound 64 MB). CPU time is
+# least 90% of its throughput; their peak RSS is in the table, bound 64 MB). The ratio is
+# the median of each round's own ratio (the two ran a few seconds apart); CPU time is
 # compared too: on a loaded machine it is the steadier of the two.
+# ratio_of A B: the median over rounds of B's time / A's time (A's throughput relative to B's).
+ratio_of() {
+  local -a a=(${1}) b=(${2}); local i
+  for ((i = 0; i < ${#a[@]}; i++)); do awk -v x="${a[i]}" -v y="${b[i]}" 'BEGIN { print (x > 0 ? y / x : 1) }'; done | median
+}
 if [ -n "${wall_of[folded]:-}" ]; then
   for w in flamegraph report dot speedscope; do
     [ -n "${wall_of[$w]:-}" ] || continue
-    awk -v w="$w" -v a="${wall_of[$w]}" -v f="${wall_of[folded]}" -v c="${cpu_of[$w]}" -v fc="${cpu_of[folded]}" \
-      'BEGIN { printf "%-10s %5.0f%% of folded throughput (wall), %5.0f%% (CPU)  (target: at least 90%%)\n", w, 100*f/a, 100*fc/c }'
+    awk -v w="$w" -v rw="$(ratio_of "${walls[$w]}" "${walls[folded]}")" -v rc="$(ratio_of "${cpus[$w]}" "${cpus[folded]}")" \
+        -v r="${rss[$w]}" 'BEGIN { printf "%-10s %5.0f%% of folded throughput (wall), %5.0f%% (CPU), peak RSS %.1f MB  (target: at least 90%%, at most 64 MB)\n", w, 100*rw, 100*rc, r/1024 }'
   done
 fi
 
