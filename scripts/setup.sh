@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages traceconv needs, and only those that are missing.
-#   scripts/setup.sh build   compiler, cmake, protobuf-c, cJSON, zlib, libarchive, libmicrohttpd
+#   scripts/setup.sh build   compiler, cmake, protobuf-c, cJSON, zlib, libarchive, libmicrohttpd, xxhash
 #   scripts/setup.sh test    build + the oracles of ../shared/docs/ORACLES.md
 #   scripts/setup.sh fuzz    test + clang and its fuzzer/sanitizer runtime
 #   scripts/setup.sh demo    build + chromium (the demo's screenshots)
@@ -10,7 +10,7 @@
 set -euo pipefail
 mode=${1:-build}
 pkgs=(cmake make gcc pkg-config python3 libprotobuf-c-dev protobuf-c-compiler libcjson-dev zlib1g-dev libarchive-dev
-      libmicrohttpd-dev)
+      libmicrohttpd-dev libxxhash-dev)
 case "$mode" in
   build) ;;
   demo) pkgs+=(chromium) ;;
