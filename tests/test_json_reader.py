@@ -5,6 +5,11 @@
    nested at equal times, string pid/tid, M names, i, C (two series), b/e.
    Expectations are worked out by hand in the comments.
 3. Bad JSON: one clear error with an offset; a size over --max-json is refused.
+5. Streamed: the document is scanned, never held as a tree. Values around traceEvents
+   (nested, strings with ] } and escapes) are skipped, otherData counts wherever it is,
+   the first traceEvents counts; broken JSON anywhere (also in a skipped value) fails
+   with the offset of the fault; --max-json bounds one event, not the file; peak RSS
+   for 4n events is that for n plus a little, and below the size of the file.
 4. Linear time: one counter event with n args (n series), n vs 4n:
    CPU time(4n) <= 6 x time(n) (floor 0.3 s), and every series comes out."""
 import json
@@ -98,9 +103,98 @@ def bad_json(ctx):
     err = r.stderr.decode(errors="replace")
     ctx.check(": json: offset 0x" in err and len(err.strip().splitlines()) == 1, f"bad JSON: one line with an offset: {err}")
     ctx.check(not os.path.exists(out), "bad JSON: no output")
-    big = os.path.join(ctx.work, "hand.json")
-    r = ctx.run(["-o", "folded", "--max-json", "100", big, out], check_rc=1)
-    ctx.check("max-json" in r.stderr.decode(errors="replace"), f"--max-json names itself: {r.stderr!r}")
+
+
+def is_sanitized(exe):
+    with open(exe, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+def peak_rss_kb(argv):
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    return os.waitstatus_to_exitcode(status), err.decode(errors="replace"), usage.ru_maxrss
+
+
+def streamed(ctx):
+    ev = [{"ph": "B", "pid": 1, "tid": 2, "ts": 1.0, "name": "a"}, {"ph": "E", "pid": 1, "tid": 2, "ts": 4.0}]
+    body = json.dumps(ev)
+    noise = '{"a": "x]}\\"\\u0041", "b": [1, -2.5e3, true, null, {"c": [[], {}]}], "d": "[{"}'
+    other = '{"start_time_ns": 123456789, "generator": "not traceconv"}'
+    out = os.path.join(ctx.work, "s.json")
+    cases = {  # name: (document, the start_time_ns of its otherData, or None: none given)
+        "noise around, otherData last": ('{"metadata": %s, "traceEvents": %s, "x": [1], "otherData": %s}'
+                                         % (noise, body, other), 123456789),
+        "otherData first": ('{"otherData": %s, "traceEvents": %s}' % (other, body), 123456789),
+        "second traceEvents ignored": ('{"traceEvents": %s, "traceEvents": [{"ph": "B"}]}' % body, None),
+        "whitespace everywhere": (' \n{ "traceEvents" :\t[ %s , %s ] } \n' % (json.dumps(ev[0]), json.dumps(ev[1])),
+                                  None),
+    }
+    for name, (doc, start) in cases.items():
+        path = os.path.join(ctx.work, "streamed.json")
+        with open(path, "w") as f:
+            f.write(doc)
+        r = ctx.run(["-q", "-f", "-i", "json", "-o", "json", path, out])
+        if not ctx.check(r.returncode == 0, f"{name}: {r.stderr.decode(errors='replace').strip()}"):
+            continue
+        with open(out) as f:
+            got = json.load(f)
+        if start is not None:
+            ctx.eq(got["otherData"]["start_time_ns"], start, f"{name}: start_time_ns")
+        ctx.eq(sorted((e["ph"], e.get("name")) for e in got["traceEvents"] if e["ph"] in "BEX"),
+               [("B", "a"), ("E", "a")], f"{name}: the one slice")
+    broken = {  # name: document with @ where the fault is (removed before writing)
+        "unterminated string in a skipped value": '{"metadata": {"a": "x]}@', 
+        "bad escape in a skipped value": '{"metadata": "ab@\\q", "traceEvents": []}',
+        "trailing comma in the events": '{"traceEvents": [%s,@]}' % json.dumps(ev[0]),
+        "missing comma between events": '{"traceEvents": [%s @%s]}' % (json.dumps(ev[0]), json.dumps(ev[1])),
+        "garbage after the events": '{"traceEvents": %s @x}' % body,
+        "a letter for a number in a skipped value": '{"x": [1, @e5], "traceEvents": []}',
+    }
+    for name, doc in broken.items():
+        at = doc.index("@")
+        path = os.path.join(ctx.work, "broken.json")
+        with open(path, "w") as f:
+            f.write(doc.replace("@", ""))
+        r = ctx.run(["-f", "-i", "json", "-o", "folded", path, out + ".folded"], check_rc=1)
+        err = r.stderr.decode(errors="replace").strip()
+        offs = [int(w[2:].rstrip(":"), 16) for w in err.split() if w.startswith("0x")]
+        ctx.check(len(err.splitlines()) == 1 and offs and at - 1 <= offs[0] <= at + 1,
+                  f"{name}: one line with the offset {at:#x}: {err}")
+        ctx.check(not os.path.exists(out + ".folded"), f"{name}: no output")
+    # --max-json: one event of ~4 KB is over 1000 bytes; 2000 small events (more than 1000
+    # bytes in all) are not
+    big = [{"ph": "X", "pid": 1, "tid": 1, "ts": 1.0, "dur": 1.0, "name": "n" * 4000}]
+    small = [{"ph": "X", "pid": 1, "tid": 1, "ts": float(i), "dur": 0.5, "name": "s"} for i in range(2000)]
+    for name, evs, rc in (("one 4 KB event", big, 1), ("2000 small events", small, 0)):
+        path = os.path.join(ctx.work, "maxjson.json")
+        with open(path, "w") as f:
+            json.dump({"traceEvents": evs}, f)
+        r = ctx.run(["-f", "-o", "folded", "--max-json", "1000", path, out + ".folded"], check_rc=rc)
+        if rc:
+            e = r.stderr.decode(errors="replace")
+            ctx.check("max-json" in e and "offset 0x11:" in e, f"--max-json names itself and the event: {e!r}")
+    # memory: n vs 4n events (records spill to disk through the external sort)
+    if is_sanitized(ctx.traceconv):
+        print("SKIPPED CHECK: sanitized build, peak RSS not compared")
+        return
+    rss, size = {}, {}
+    for n in (100000, 400000):
+        path = os.path.join(ctx.work, f"many{n}.json")
+        with open(path, "w") as f:
+            f.write('{"traceEvents": [\n')
+            for i in range(n // 2):
+                f.write('{"ph":"B","pid":1,"tid":%d,"ts":%d.0,"name":"m%d","args":{"i":%d}},\n'
+                        '{"ph":"E","pid":1,"tid":%d,"ts":%d.5},\n' % (i % 4, i, i % 50, i, i % 4, i))
+            f.write('{"ph":"i","pid":1,"tid":1,"ts":0,"name":"end"}]}\n')
+        rc, err, rss[n] = peak_rss_kb([ctx.traceconv, "-q", "-f", "-o", "folded", path, os.devnull])
+        size[n] = os.path.getsize(path) // 1024
+        print(f"{n} events: {size[n]} KiB of JSON, peak RSS {rss[n]} KiB")
+        ctx.check(rc == 0, f"{n} events: {err.strip()}")
+    # a tree of the document grew by 8 times the file's growth (17 MiB more file here)
+    ctx.check(rss[400000] - rss[100000] <= (size[400000] - size[100000]) // 4,
+              f"peak RSS grows with the events: {rss[100000]} KiB for 100000, {rss[400000]} KiB for 400000")
 
 
 def counter_args(ctx):
@@ -127,6 +221,7 @@ def main():
     round_trip(ctx)
     hand_written(ctx)
     bad_json(ctx)
+    streamed(ctx)
     counter_args(ctx)
     ctx.done()
 

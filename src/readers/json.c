@@ -3,11 +3,13 @@
  * so that any Chrome trace reaches pprof, folded, Perfetto and systrace.
  *
  * Object form {"traceEvents":[...]} or a bare array; phases B/E, X, i/I, C,
- * b/e, M (process_name, thread_name). Parsed with cJSON, so the input is
- * held in memory: the option max-json bounds it (default 256 MiB). Each
- * event is freed from the tree once read; slices and records go through
- * tci_extsort (runs spilled to a temporary file), so the reader keeps no
- * per-event array of its own and nothing of the tree after open().
+ * b/e, M (process_name, thread_name). Streamed: a validating scanner walks
+ * the document (mmapped) and finds each event's bytes, and only that one
+ * event is parsed with cJSON, then freed, so memory never grows with the
+ * input (the whole document as a cJSON tree took 8 times the file). The
+ * option max-json bounds the one value parsed at a time (default 256 MiB).
+ * Slices and records go through tci_extsort (runs spilled to a temporary
+ * file), so the reader keeps no per-event array of its own.
  *
  * Quirks: events need not be in time order and X events may come in any
  * order, so each thread's slices are collected as intervals (B/E pairs
@@ -448,9 +450,200 @@ static void free_walk(jwalk *w)
     tci_idmap_free(&w->thread_of);
 }
 
-/* Each event is freed from the tree once read, so that the tree shrinks
- * while the records (sorted on disk past a few MiB) grow. */
-static int read_events(tci_rctx *r, jreader *j, cJSON *events)
+/* ---- the scanner: the extent of one JSON value, validated ------------------------------ */
+
+/* As deep as cJSON goes (CJSON_NESTING_LIMIT): what one accepts, the other does. */
+#define JSON_MAX_DEPTH 1000
+
+typedef struct jscan {
+    const char *s;
+    size_t n, pos;       /* pos: the next byte; on failure, where it went wrong */
+} jscan;
+
+/* Whitespace as cJSON has it (any byte up to ' '), so the scanner and the parser of each
+ * event never disagree on where a value starts. */
+static void skip_ws(jscan *sc)
+{
+    while (sc->pos < sc->n && (unsigned char)sc->s[sc->pos] <= ' ')
+        sc->pos++;
+}
+
+static bool is_hex(char c) { return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'); }
+
+/* A string at pos (on its opening quote); escapes checked as cJSON does. Linear: the
+ * next quote is searched for again only once an escape has gone past it. */
+static bool skip_string(jscan *sc)
+{
+    const char *s = sc->s, *q = NULL;
+    size_t i = sc->pos + 1;
+    for (;;) {
+        if (!q || q < s + i)
+            q = i < sc->n ? memchr(s + i, '"', sc->n - i) : NULL;
+        if (!q) {
+            sc->pos = sc->n;
+            return false;
+        }
+        const char *b = memchr(s + i, '\\', (size_t)(q - (s + i)));
+        if (!b) { /* no escape before the closing quote */
+            sc->pos = (size_t)(q - s) + 1;
+            return true;
+        }
+        i = (size_t)(b - s) + 1; /* the escaped character (b < q: there is one) */
+        if (!s[i] || !strchr("\"\\/bfnrtu", s[i])) {
+            sc->pos = i;
+            return false;
+        }
+        if (s[i] == 'u') {
+            for (int k = 1; k <= 4; k++)
+                if (i + k >= sc->n || !is_hex(s[i + k])) {
+                    sc->pos = i;
+                    return false;
+                }
+            i += 4;
+        }
+        i++;
+    }
+}
+
+static bool skip_literal(jscan *sc, const char *word)
+{
+    size_t len = strlen(word);
+    if (sc->n - sc->pos < len || memcmp(sc->s + sc->pos, word, len))
+        return false;
+    sc->pos += len;
+    return true;
+}
+
+/* A number as cJSON reads one: the run of [0-9+-.eE], of which strtod takes what it can.
+ * A run of 1024 characters or more is refused (no allocation for a hostile number). */
+static bool skip_number(jscan *sc)
+{
+    char num[1024], *end;
+    size_t k = 0;
+    while (sc->pos + k < sc->n && sc->s[sc->pos + k] && strchr("0123456789+-.eE", sc->s[sc->pos + k]))
+        if (++k == sizeof num)
+            return false;
+    memcpy(num, sc->s + sc->pos, k);
+    num[k] = 0;
+    (void)strtod(num, &end);
+    sc->pos += (size_t)(end - num);
+    return end > num;
+}
+
+/* An object's key and its colon; key, len: the key's raw bytes (between its quotes). */
+static bool skip_key_at(jscan *sc, const char **key, size_t *len)
+{
+    skip_ws(sc);
+    size_t start = sc->pos + 1;
+    if (sc->pos >= sc->n || sc->s[sc->pos] != '"' || !skip_string(sc))
+        return false;
+    *key = sc->s + start;
+    *len = sc->pos - 1 - start;
+    skip_ws(sc);
+    if (sc->pos >= sc->n || sc->s[sc->pos] != ':')
+        return false;
+    sc->pos++;
+    return true;
+}
+
+static bool skip_key(jscan *sc)
+{
+    const char *key;
+    size_t len;
+    return skip_key_at(sc, &key, &len);
+}
+
+/* One value (objects and arrays iteratively: depth is bounded, the stack is not used). */
+static bool skip_value(jscan *sc)
+{
+    char open[JSON_MAX_DEPTH]; /* the containers we are in: '{' or '[' */
+    int depth = 0;
+    for (;;) {
+        skip_ws(sc);
+        if (sc->pos >= sc->n)
+            return false;
+        char c = sc->s[sc->pos];
+        bool scalar = true;
+        if (c == '{' || c == '[') {
+            if (depth == JSON_MAX_DEPTH)
+                return false;
+            open[depth++] = c;
+            sc->pos++;
+            skip_ws(sc);
+            if (sc->pos < sc->n && sc->s[sc->pos] == (c == '{' ? '}' : ']')) {
+                sc->pos++;
+                depth--;
+            } else {
+                scalar = false;
+            }
+        } else if (c == '"') {
+            if (!skip_string(sc))
+                return false;
+        } else if (c == 't' || c == 'f' || c == 'n') {
+            if (!skip_literal(sc, c == 't' ? "true" : c == 'f' ? "false" : "null"))
+                return false;
+        } else if (!skip_number(sc)) {
+            return false;
+        }
+        if (!scalar) { /* the first member of a container: an object's starts with its key */
+            if (open[depth - 1] == '{' && !skip_key(sc))
+                return false;
+            continue;
+        }
+        /* after a value: a comma and the next member, or the end of containers */
+        for (;;) {
+            if (!depth)
+                return true;
+            skip_ws(sc);
+            if (sc->pos >= sc->n)
+                return false;
+            char d = sc->s[sc->pos];
+            if (d == ',') {
+                sc->pos++;
+                if (open[depth - 1] == '{' && !skip_key(sc))
+                    return false;
+                break;
+            }
+            if (d != (open[depth - 1] == '{' ? '}' : ']'))
+                return false;
+            sc->pos++;
+            depth--;
+        }
+    }
+}
+
+/* ---- the document, streamed ------------------------------------------------------------ */
+
+static int bad_json(tci_rctx *r, size_t off)
+{
+    return tci_error(r->diag, TC_ERR_FORMAT, "json", off, "not valid JSON here");
+}
+
+/* The value at sc->pos parsed on its own (at most max-json bytes), sc->pos past it; NULL with
+ * the error reported. */
+static cJSON *parse_one(tci_rctx *r, jscan *sc, int *rc)
+{
+    size_t start = sc->pos;
+    if (!skip_value(sc)) {
+        *rc = bad_json(r, sc->pos);
+        return NULL;
+    }
+    uint64_t max = r->opt->max_json ? r->opt->max_json : TCI_DEFAULT_MAX_JSON;
+    if (sc->pos - start > max) {
+        *rc = tci_error(r->diag, TC_ERR_LIMIT, "json", start,
+                        "a JSON value of %zu bytes is held in memory to parse; the limit is %llu (option --max-json)",
+                        sc->pos - start, (unsigned long long)max);
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *v = cJSON_ParseWithLengthOpts(sc->s + start, sc->pos - start, &end, false);
+    if (!v)
+        *rc = bad_json(r, end ? (size_t)(end - sc->s) : start);
+    return v;
+}
+
+/* The elements of the events array at sc->pos ('['), one at a time. */
+static int read_events(tci_rctx *r, jreader *j, jscan *sc)
 {
     jwalk w;
     memset(&w, 0, sizeof w);
@@ -462,16 +655,36 @@ static int read_events(tci_rctx *r, jreader *j, cJSON *events)
     }
     int rc = TC_OK;
     uint64_t order = 0;
-    for (cJSON *e = events->child, *next; e && rc == TC_OK; e = next) {
-        next = e->next;
-        if (cJSON_IsObject(e)) {
-            rc = one_event(r, j, &w, e, order++);
+    sc->pos++;
+    skip_ws(sc);
+    bool more = sc->pos < sc->n && sc->s[sc->pos] != ']';
+    while (more && rc == TC_OK) {
+        skip_ws(sc);
+        if (sc->pos < sc->n && sc->s[sc->pos] == '{') {
+            cJSON *e = parse_one(r, sc, &rc);
+            if (e)
+                rc = one_event(r, j, &w, e, order++);
+            cJSON_Delete(e);
             if (rc == TC_OK && r->opt->max_events && order > r->opt->max_events)
-                rc = tci_error(r->diag, TC_ERR_LIMIT, "json", UINT64_MAX, "more than %llu events (option --max-events)",
+                rc = tci_error(r->diag, TC_ERR_LIMIT, "json", sc->pos, "more than %llu events (option --max-events)",
                                (unsigned long long)r->opt->max_events);
+        } else if (!skip_value(sc)) { /* not an event: skipped, as viewers do */
+            rc = bad_json(r, sc->pos);
         }
-        cJSON_Delete(cJSON_DetachItemViaPointer(events, e));
+        if (rc != TC_OK)
+            break;
+        tci_source_release(r->source, sc->pos); /* read once, front to back */
+        skip_ws(sc);
+        if (sc->pos < sc->n && sc->s[sc->pos] == ',')
+            sc->pos++;
+        else if (sc->pos < sc->n && sc->s[sc->pos] == ']')
+            more = false;
+        else
+            rc = bad_json(r, sc->pos);
     }
+    if (rc == TC_OK && sc->pos >= sc->n)
+        rc = bad_json(r, sc->pos);
+    sc->pos++; /* past ']' */
     if (rc == TC_OK)
         rc = flush_open(r, &w);
     if (rc == TC_OK)
@@ -485,11 +698,10 @@ static int read_events(tci_rctx *r, jreader *j, cJSON *events)
 /* ---- the reader ---------------------------------------------------------------------- */
 
 /* JSON times are µs from any origin; our own writer says which in otherData. */
-static void settle_times(tci_trace *t, const cJSON *root)
+static void settle_times(tci_trace *t, const cJSON *other)
 {
-    const cJSON *other = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, "otherData") : NULL;
     double start;
-    t->start_given = other && number_of(other, "start_time_ns", &start) && fabs(start) < 9.0e18;
+    t->start_given = cJSON_IsObject(other) && number_of(other, "start_time_ns", &start) && fabs(start) < 9.0e18;
     t->start_ns = t->start_given ? (int64_t)start : 0;
     t->time_unit_ns = 1;
     t->wrap_bits = 0;
@@ -497,29 +709,65 @@ static void settle_times(tci_trace *t, const cJSON *root)
     t->clock = t->has_cpu ? TCI_CLOCK_DUAL : TCI_CLOCK_WALL;
 }
 
+/* {"traceEvents": [...], "otherData": {...}, ...}: the first of each key counts (as a
+ * lookup in a parsed tree would find it); every other value is only checked. */
+static int read_object(tci_rctx *r, jreader *j, jscan *sc, cJSON **other)
+{
+    bool have_events = false;
+    int rc = TC_OK;
+    sc->pos++;
+    skip_ws(sc);
+    if (sc->pos < sc->n && sc->s[sc->pos] == '}')
+        sc->pos++;
+    else
+        for (bool more = true; more && rc == TC_OK;) {
+            const char *key;
+            size_t len;
+            if (!skip_key_at(sc, &key, &len))
+                return bad_json(r, sc->pos);
+            if (len == 11 && !memcmp(key, "traceEvents", 11) && !have_events) {
+                skip_ws(sc);
+                if (sc->pos >= sc->n || sc->s[sc->pos] != '[')
+                    return tci_error(r->diag, TC_ERR_FORMAT, "json", sc->pos, "\"traceEvents\" is not an array");
+                have_events = true;
+                rc = read_events(r, j, sc);
+            } else if (len == 9 && !memcmp(key, "otherData", 9) && !*other) {
+                skip_ws(sc);
+                *other = parse_one(r, sc, &rc);
+            } else if (!skip_value(sc)) {
+                return bad_json(r, sc->pos);
+            }
+            if (rc != TC_OK)
+                return rc;
+            skip_ws(sc);
+            if (sc->pos < sc->n && (sc->s[sc->pos] == ',' || sc->s[sc->pos] == '}'))
+                more = sc->s[sc->pos++] == ',';
+            else
+                return bad_json(r, sc->pos);
+        }
+    if (!have_events)
+        return tci_error(r->diag, TC_ERR_FORMAT, "json", 0, "neither an array of events nor an object with \"traceEvents\"");
+    return TC_OK;
+}
+
 static int json_open(tci_rctx *r)
 {
     jreader *j = r->priv;
-    uint64_t max = r->opt->max_json ? r->opt->max_json : TCI_DEFAULT_MAX_JSON;
-    if (r->size > max)
-        return tci_error(r->diag, TC_ERR_LIMIT, "json", UINT64_MAX,
-                         "JSON input of %zu bytes is held in memory to parse; the limit is %llu (option --max-json)",
-                         r->size, (unsigned long long)max);
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts((const char *)r->data, r->size, &end, false);
-    if (!root) {
-        uint64_t off = end ? (uint64_t)(end - (const char *)r->data) : UINT64_MAX;
-        return tci_error(r->diag, TC_ERR_FORMAT, "json", off, "not valid JSON here");
-    }
-    cJSON *events = cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    jscan sc = {(const char *)r->data, r->size, 0};
+    cJSON *other = NULL;
     int rc;
-    if (!cJSON_IsArray(events))
+    skip_ws(&sc);
+    if (sc.pos < sc.n && sc.s[sc.pos] == '[')
+        rc = read_events(r, j, &sc);
+    else if (sc.pos < sc.n && sc.s[sc.pos] == '{')
+        rc = read_object(r, j, &sc, &other);
+    else if (skip_value(&sc))
         rc = tci_error(r->diag, TC_ERR_FORMAT, "json", 0, "neither an array of events nor an object with \"traceEvents\"");
     else
-        rc = read_events(r, j, events);
+        rc = bad_json(r, sc.pos);
     if (rc == TC_OK)
-        settle_times(r->trace, root);
-    cJSON_Delete(root);
+        settle_times(r->trace, other);
+    cJSON_Delete(other);
     if (rc != TC_OK)
         return rc;
     snprintf(r->trace->detail, sizeof r->trace->detail, "Chrome trace JSON");
