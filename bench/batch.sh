@@ -99,6 +99,7 @@ done
 read -r -a j1 <<< "${times[${lines[0]}]}"; read -r -a jn <<< "${times[${lines[1]}]}"; read -r -a three <<< "${times[${lines[2]}]}"
 speedup=$(for ((i = 0; i < runs; i++)); do awk -v a="${j1[i]}" -v b="${jn[i]}" 'BEGIN { print a / b }'; done | median)
 cost=$(for ((i = 0; i < runs; i++)); do awk -v a="${three[i]}" -v b="${jn[i]}" 'BEGIN { print a / b }'; done | median)
+echo "rounds, -j 1 / -j $ncpu wall: $(for ((i = 0; i < runs; i++)); do awk -v a="${j1[i]}" -v b="${jn[i]}" 'BEGIN { printf "%.2f ", a / b }'; done)"
 awk -v s="$speedup" -v c="$cost" -v n="$ncpu" 'BEGIN {
   printf "-j %d runs %.2fx as fast as -j 1 (median of the rounds; target: at least 1.7x on 2 cores); ", n, s
   printf "three formats cost %.2fx one (target: at most 1.6x)\n", c }'
