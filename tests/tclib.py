@@ -123,6 +123,25 @@ class Ctx:
         sys.exit(1 if self.failures else 0)
 
 
+def is_sanitized(exe):
+    """Whether exe was built with a sanitizer (ASan, UBSan or TSan): its memory and speed
+    bounds do not hold there."""
+    try:
+        with open(exe, "rb") as f:
+            data = f.read()
+    except OSError:
+        return False
+    return b"__asan_init" in data or b"__ubsan_handle" in data or b"__tsan_init" in data
+
+
+def run_measured(argv):
+    """(returncode, stderr, peak RSS of that child in KiB: wait4's ru_maxrss)."""
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    return os.waitstatus_to_exitcode(status), err.decode(errors="replace"), usage.ru_maxrss
+
+
 # Each writer's default extension (traceconv --list-formats).
 WRITER_EXT = {"json": "json", "folded": "folded", "perfetto": "pftrace", "pprof": "pb.gz",
               "systrace": "html", "ir": "ir.txt", "flamegraph": "svg", "report": "txt", "dot": "dot",

@@ -85,7 +85,8 @@ def check_refusals(ctx, capture, inflated, sanitized):
     out = os.path.join(ctx.work, "refused.json")
     if os.path.exists(out):
         os.remove(out)
-    rc, err, _ = run_measured([ctx.traceconv, "-f", "--max-input", str(inflated // 2), "-o", "json", capture, out])
+    rc, err, _ = tclib.run_measured([ctx.traceconv, "-f", "--max-input", str(inflated // 2), "-o", "json",
+                                     capture, out])
     lines = [l for l in err.splitlines() if l.strip()]
     ctx.eq(rc, 1, "more inflated text than --max-input: exit 1")
     ctx.check(len(lines) == 1 and "systrace" in lines[0] and "max-input" in lines[0],
@@ -94,7 +95,7 @@ def check_refusals(ctx, capture, inflated, sanitized):
     bomb = os.path.join(ctx.work, "bomb.ctrace")
     make_bomb(bomb, 300 << 20)
     try:
-        rc, err, rss_kb = run_measured([ctx.traceconv, "-f", "-o", "json", bomb, out])
+        rc, err, rss_kb = tclib.run_measured([ctx.traceconv, "-f", "-o", "json", bomb, out])
     finally:
         os.remove(bomb)
     lines = [l for l in err.splitlines() if l.strip()]
@@ -107,18 +108,6 @@ def check_refusals(ctx, capture, inflated, sanitized):
         ctx.check(rss_kb <= LIMIT_KB, f"the bomb is refused within 64 MiB of RSS, not {rss_kb // 1024} MiB")
 
 
-def is_sanitized(exe):
-    with open(exe, "rb") as f:
-        return b"__asan_init" in f.read()
-
-
-def run_measured(argv):
-    """(returncode, stderr, peak RSS of that child in KiB)."""
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = p.stderr.read()
-    _, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, err.decode(errors="replace"), usage.ru_maxrss
 
 
 def folded_by_tid(path):
@@ -136,7 +125,7 @@ def folded_by_tid(path):
 
 def main():
     ctx = tclib.Ctx()
-    sanitized = is_sanitized(ctx.traceconv)
+    sanitized = tclib.is_sanitized(ctx.traceconv)
     size_mb = 48 if sanitized else 200
     capture = os.path.join(ctx.work, "capture.ctrace")
     t0 = time.time()
@@ -147,7 +136,7 @@ def main():
     try:
         for fmt, out in (("folded", folded), ("json", os.devnull)):
             t0 = time.time()
-            rc, err, rss_kb = run_measured([ctx.traceconv, "-f", "-o", fmt, capture, out])
+            rc, err, rss_kb = tclib.run_measured([ctx.traceconv, "-f", "-o", fmt, capture, out])
             print(f"-o {fmt}: exit {rc}, peak RSS {rss_kb // 1024} MiB, {time.time() - t0:.1f} s")
             if not ctx.check(rc == 0, f"-o {fmt}: exit {rc}: {err.strip()[:400]}"):
                 continue

@@ -180,14 +180,6 @@ SHAPES = {
 }
 
 
-def is_sanitized(exe):
-    try:
-        with open(exe, "rb") as f:
-            data = f.read()
-    except OSError:
-        return False
-    return b"__asan_init" in data or b"__ubsan_handle" in data or b"__tsan_init" in data
-
 
 def child_cpu():
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -223,7 +215,7 @@ def main():
     ctx = tclib.Ctx()
     scale = float(os.environ.get("TC_HOSTILE_SCALE", "0") or 0)
     if scale <= 0:
-        scale = 0.5 if is_sanitized(ctx.traceconv) else 1.0
+        scale = 0.5 if tclib.is_sanitized(ctx.traceconv) else 1.0
     only = [s for s in os.environ.get("TC_HOSTILE_ONLY", "").split(",") if s]
     work = os.path.join(ctx.work, "hostile")
     os.makedirs(work, exist_ok=True)

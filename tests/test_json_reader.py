@@ -105,16 +105,6 @@ def bad_json(ctx):
     ctx.check(not os.path.exists(out), "bad JSON: no output")
 
 
-def is_sanitized(exe):
-    with open(exe, "rb") as f:
-        return b"__asan_init" in f.read()
-
-
-def peak_rss_kb(argv):
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = p.stderr.read()
-    _, status, usage = os.wait4(p.pid, 0)
-    return os.waitstatus_to_exitcode(status), err.decode(errors="replace"), usage.ru_maxrss
 
 
 def streamed(ctx):
@@ -176,7 +166,7 @@ def streamed(ctx):
             e = r.stderr.decode(errors="replace")
             ctx.check("max-json" in e and "offset 0x11:" in e, f"--max-json names itself and the event: {e!r}")
     # memory: n vs 4n events (records spill to disk through the external sort)
-    if is_sanitized(ctx.traceconv):
+    if tclib.is_sanitized(ctx.traceconv):
         print("SKIPPED CHECK: sanitized build, peak RSS not compared")
         return
     rss, size = {}, {}
@@ -188,7 +178,7 @@ def streamed(ctx):
                 f.write('{"ph":"B","pid":1,"tid":%d,"ts":%d.0,"name":"m%d","args":{"i":%d}},\n'
                         '{"ph":"E","pid":1,"tid":%d,"ts":%d.5},\n' % (i % 4, i, i % 50, i, i % 4, i))
             f.write('{"ph":"i","pid":1,"tid":1,"ts":0,"name":"end"}]}\n')
-        rc, err, rss[n] = peak_rss_kb([ctx.traceconv, "-q", "-f", "-o", "folded", path, os.devnull])
+        rc, err, rss[n] = tclib.run_measured([ctx.traceconv, "-q", "-f", "-o", "folded", path, os.devnull])
         size[n] = os.path.getsize(path) // 1024
         print(f"{n} events: {size[n]} KiB of JSON, peak RSS {rss[n]} KiB")
         ctx.check(rc == 0, f"{n} events: {err.strip()}")

@@ -504,16 +504,12 @@ def check_force(ctx):
     ctx.eq(r.returncode, 0, f"an earlier output is replaced with -f ({r.stderr.decode(errors='replace').strip()})")
 
 
-def is_sanitized(exe):
-    with open(exe, "rb") as f:
-        return b"__asan_init" in f.read()
-
 
 def check_memory(ctx):
     if not ctx.tracegen:
         ctx.fail("tracegen is not built (the memory check needs it)")
         return
-    sanitized = is_sanitized(ctx.traceconv)
+    sanitized = tclib.is_sanitized(ctx.traceconv)
     size_mb = 24 if sanitized else 200
     trace = os.path.join(ctx.work, "big.trace")
     subprocess.run([ctx.tracegen, "--bench", str(size_mb), trace], check=True, capture_output=True)
