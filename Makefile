@@ -3,10 +3,10 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
-# Mutants in the sanitizer pass (the normal pass runs 6000 trace and 600 mapping mutants
+# Mutants in the sanitizer pass (the normal pass runs 3000 trace and 600 mapping mutants
 # with another seed): an ASan conversion is about 5x slower, and make test must stay near
 # 15 minutes on 2 cores; test_fuzz_replay runs every seed through every writer there too.
-ASAN_MUTATIONS ?= 1200
+ASAN_MUTATIONS ?= 800
 ASAN_DEOBF_MUTATIONS ?= 200
 CMAKE_GEN   = cmake -S . -B
 

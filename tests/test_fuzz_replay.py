@@ -1,6 +1,7 @@
 """Replays every fuzz target (built without libFuzzer as replay_*, from
 tests/fuzz/replay.c) over the seeds, each through every writer with a few
-option sets, and over every past crash in tests/fuzz/regressions/, each as
+option sets (replay_convert with the defaults, replay_deobf over the mapping
+seeds), and over every past crash in tests/fuzz/regressions/, each as
 the fuzzer ran it (its control block picks writer and options) and its trace
 through every writer. Under the ASan+UBSan run of make test, a regression
 that comes back fails here, and the failure names the file, writer and
@@ -35,9 +36,19 @@ def main():
     if rhea:
         seeds += sorted(glob.glob(os.path.join(rhea, "*")))
     regressions = os.path.join(ctx.source, "tests", "fuzz", "regressions")
+    mappings = [s for s in seeds if "deobf-seeds" in s]
     for exe in replays:
         name = os.path.basename(exe)
-        r = subprocess.run([exe, "--seeds", *seeds, "--fuzz", regressions], capture_output=True, text=True,
+        # replay_convert probes the format, then does what the reader's own replay did with
+        # every option set: the defaults are enough for what it adds. replay_deobf's input is
+        # a mapping: the mapping seeds only (malformed mappings are test_deobf_mutations').
+        if name == "replay_convert":
+            seed_args = ["--seeds-default", *seeds]
+        elif name == "replay_deobf":
+            seed_args = ["--seeds", *mappings]
+        else:
+            seed_args = ["--seeds", *seeds]
+        r = subprocess.run([exe, *seed_args, "--fuzz", regressions], capture_output=True, text=True,
                            timeout=1200)
         lines = r.stderr.splitlines()
         failed = [l for l in lines if l.startswith("replay: FAILED ")]

@@ -115,9 +115,10 @@ static void check_contract(const tc_conv *c, int rc, const char *call)
 
 /* diff:FORMAT: the first half of the input against the whole of it; every
  * failure (of either input, or the diff) must leave its message on NEW. */
-static void fuzz_diff_one(const uint8_t *trace, size_t size, const char *format, unsigned options, FILE *sink)
+static bool fuzz_diff_one(const uint8_t *trace, size_t size, const char *format, unsigned options, FILE *sink)
 {
     tc_conv *base = tc_conv_new(), *next = tc_conv_new();
+    bool opened = false;
     if (base && next) {
         set_options(base, options);
         set_options(next, options);
@@ -125,38 +126,40 @@ static void fuzz_diff_one(const uint8_t *trace, size_t size, const char *format,
         check_contract(base, rb, "tc_conv_open_memory (base)");
         int rn = tc_conv_open_memory(next, trace, size, "fuzz.input", fuzz_reader);
         check_contract(next, rn, "tc_conv_open_memory");
+        opened = rn == TC_OK;
         if (rb == TC_OK && rn == TC_OK)
             check_contract(next, tc_diff_write(base, next, format, sink), "tc_diff_write");
     }
     tc_conv_free(base);
     tc_conv_free(next);
+    return opened;
 }
 
-void fuzz_convert_one(const uint8_t *trace, size_t size, size_t writer, unsigned options)
+bool fuzz_convert_one(const uint8_t *trace, size_t size, size_t writer, unsigned options)
 {
     static FILE *sink;
     if (!sink && !(sink = fopen("/dev/null", "w")))
         abort();
     const char *name = fuzz_writer_name(writer);
-    if (!strncmp(name, "diff:", 5)) {
-        fuzz_diff_one(trace, size, name + 5, options, sink);
-        return;
-    }
+    if (!strncmp(name, "diff:", 5))
+        return fuzz_diff_one(trace, size, name + 5, options, sink);
     tc_conv *c = tc_conv_new();
     if (!c)
-        return;
+        return false;
     set_options(c, options);
     if (fuzz_prepare && fuzz_prepare(c, &trace, &size) != 0) {
         tc_conv_free(c);
-        return;
+        return false;
     }
     int rc = tc_conv_open_memory(c, trace, size, "fuzz.input", fuzz_reader);
     check_contract(c, rc, "tc_conv_open_memory");
+    bool opened = rc == TC_OK;
     if (rc == TC_OK) {
         rc = tc_conv_write(c, fuzz_writer_name(writer), sink);
         check_contract(c, rc, "tc_conv_write");
     }
     tc_conv_free(c);
+    return opened;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -21,6 +21,7 @@
 #ifndef FUZZ_TARGET_H
 #define FUZZ_TARGET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,8 +71,9 @@ const char *fuzz_writer_name(size_t index);
 
 /* One conversion of trace with the given writer and options. Aborts when the
  * library breaks its own contract (a failure without a message); a memory
- * error is the sanitizers' to report. */
-void fuzz_convert_one(const uint8_t *trace, size_t size, size_t writer, unsigned options);
+ * error is the sanitizers' to report. Whether the input opened (read and
+ * normalized) at all: false when the reader refuses it. */
+bool fuzz_convert_one(const uint8_t *trace, size_t size, size_t writer, unsigned options);
 
 /* "writer=pprof options=weight-cpu,strict" for messages. */
 void fuzz_describe(char *buf, size_t len, size_t writer, unsigned options);
