@@ -15,7 +15,6 @@
    dot accepts the output without a warning.
 4. --threshold refuses values that are not a percentage.
 """
-import glob
 import json
 import os
 import re
@@ -188,13 +187,7 @@ def check_hostile(ctx):
 
 
 def check_every_input(ctx):
-    inputs = sorted(glob.glob(os.path.join(ctx.source, "tests", "json", "*.json")))
-    inputs += sorted(glob.glob(os.path.join(ctx.source, "tests", "ir", "*.ir.txt")))
-    for sub in ("art", "rhea", "systrace"):
-        d = ctx.shared_corpus(sub)
-        for p in sorted(glob.glob(os.path.join(d, "*"))) if d else ():
-            if not p.endswith((".md", ".py")) and "LICENSE" not in p:
-                inputs.append(p)
+    inputs = rl.corpus_inputs(ctx)
     drawn = 0
     for src in inputs:
         out = os.path.join(ctx.work, os.path.basename(src) + ".dot")

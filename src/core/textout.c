@@ -10,11 +10,15 @@
  */
 #include "tc_internal.h"
 
-void tci_put_escaped_text(tci_sink *o, const char *s)
+void tci_put_escaped_with(tci_sink *o, const char *s, size_t max, void (*escape_byte)(tci_sink *o, uint8_t c))
 {
     const uint8_t *p = (const uint8_t *)s;
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
+        if (i >= max) {
+            TCI_PUT_LIT(o, "...");
+            return;
+        }
         uint8_t c = p[i];
         size_t k = c >= 0x80 ? tci_utf8_len(p + i, n - i) : 1;
         if (c >= 0x80 && k) {
@@ -22,21 +26,28 @@ void tci_put_escaped_text(tci_sink *o, const char *s)
             i += k;
             continue;
         }
-        if (c == '\\')
-            TCI_PUT_LIT(o, "\\\\");
-        else if (c == '\n')
-            TCI_PUT_LIT(o, "\\n");
-        else if (c == '\r')
-            TCI_PUT_LIT(o, "\\r");
-        else if (c == '\t')
-            TCI_PUT_LIT(o, "\\t");
-        else if (c < 0x20 || c >= 0x7f)
-            tci_sink_printf(o, "\\x%02X", c);
-        else
-            tci_sink_putc(o, (char)c);
+        escape_byte(o, c);
         i++;
     }
 }
+
+static void text_byte(tci_sink *o, uint8_t c)
+{
+    if (c == '\\')
+        TCI_PUT_LIT(o, "\\\\");
+    else if (c == '\n')
+        TCI_PUT_LIT(o, "\\n");
+    else if (c == '\r')
+        TCI_PUT_LIT(o, "\\r");
+    else if (c == '\t')
+        TCI_PUT_LIT(o, "\\t");
+    else if (c < 0x20 || c >= 0x7f)
+        tci_sink_printf(o, "\\x%02X", c);
+    else
+        tci_sink_putc(o, (char)c);
+}
+
+void tci_put_escaped_text(tci_sink *o, const char *s) { tci_put_escaped_with(o, s, SIZE_MAX, text_byte); }
 
 bool tci_csv_needs_quotes(const char *s) { return s && s[strcspn(s, ",\"\r\n")]; }
 

@@ -50,38 +50,25 @@ typedef struct dot_w {
 
 /* ---- labels ---------------------------------------------------------------- */
 
-/* Text inside a DOT "string" label, shown as it is (see the top of the file). */
-static void put_label_text(tci_sink *o, const char *s, size_t max)
+/* One byte of a DOT "string" label that is not UTF-8 text (see the top of the file). */
+static void label_byte(tci_sink *o, uint8_t c)
 {
-    const uint8_t *p = (const uint8_t *)s;
-    size_t n = strlen(s), i = 0;
-    while (i < n) {
-        if (i >= max) {
-            TCI_PUT_LIT(o, "...");
-            return;
-        }
-        uint8_t c = p[i];
-        size_t k = c >= 0x80 ? tci_utf8_len(p + i, n - i) : 1;
-        if (c >= 0x80 && k) {
-            tci_sink_write(o, p + i, k);
-            i += k;
-            continue;
-        }
-        if (c == '"')
-            TCI_PUT_LIT(o, "\\\"");
-        else if (c == '\\')
-            TCI_PUT_LIT(o, "\\\\");
-        else if (c == '&')
-            TCI_PUT_LIT(o, "&amp;");
-        else if (c == '\n')
-            TCI_PUT_LIT(o, "\\\\n");
-        else if (c < 0x20 || c >= 0x7f)
-            tci_sink_printf(o, "\\\\x%02X", c);
-        else
-            tci_sink_putc(o, (char)c);
-        i++;
-    }
+    if (c == '"')
+        TCI_PUT_LIT(o, "\\\"");
+    else if (c == '\\')
+        TCI_PUT_LIT(o, "\\\\");
+    else if (c == '&')
+        TCI_PUT_LIT(o, "&amp;");
+    else if (c == '\n')
+        TCI_PUT_LIT(o, "\\\\n");
+    else if (c < 0x20 || c >= 0x7f)
+        tci_sink_printf(o, "\\\\x%02X", c);
+    else
+        tci_sink_putc(o, (char)c);
 }
+
+/* Text inside a DOT "string" label, shown as it is (see the top of the file). */
+static void put_label_text(tci_sink *o, const char *s, size_t max) { tci_put_escaped_with(o, s, max, label_byte); }
 
 static void put_label_name(tci_sink *o, const char *s) { put_label_text(o, s, DOT_NAME_MAX); }
 
