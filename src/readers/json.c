@@ -515,14 +515,20 @@ static bool skip_literal(jscan *sc, const char *word)
 }
 
 /* A number as cJSON reads one: the run of [0-9+-.eE], of which strtod takes what it can.
- * A run of 1024 characters or more is refused (no allocation for a hostile number). */
-static bool skip_number(jscan *sc)
+ * A run of 1024 characters or more is refused (no allocation for a hostile number).
+ * parsed_after: cJSON parses this value next and checks the number itself, so the run is
+ * enough (in valid JSON it is the number: what follows one is never in the run). */
+static bool skip_number(jscan *sc, bool parsed_after)
 {
     char num[1024], *end;
     size_t k = 0;
     while (sc->pos + k < sc->n && sc->s[sc->pos + k] && strchr("0123456789+-.eE", sc->s[sc->pos + k]))
         if (++k == sizeof num)
             return false;
+    if (parsed_after) {
+        sc->pos += k;
+        return k > 0;
+    }
     memcpy(num, sc->s + sc->pos, k);
     num[k] = 0;
     (void)strtod(num, &end);
@@ -553,8 +559,9 @@ static bool skip_key(jscan *sc)
     return skip_key_at(sc, &key, &len);
 }
 
-/* One value (objects and arrays iteratively: depth is bounded, the stack is not used). */
-static bool skip_value(jscan *sc)
+/* One value (objects and arrays iteratively: depth is bounded, the stack is not used);
+ * parsed_after: see skip_number. */
+static bool skip_value(jscan *sc, bool parsed_after)
 {
     char open[JSON_MAX_DEPTH]; /* the containers we are in: '{' or '[' */
     int depth = 0;
@@ -582,7 +589,7 @@ static bool skip_value(jscan *sc)
         } else if (c == 't' || c == 'f' || c == 'n') {
             if (!skip_literal(sc, c == 't' ? "true" : c == 'f' ? "false" : "null"))
                 return false;
-        } else if (!skip_number(sc)) {
+        } else if (!skip_number(sc, parsed_after)) {
             return false;
         }
         if (!scalar) { /* the first member of a container: an object's starts with its key */
@@ -624,7 +631,7 @@ static int bad_json(tci_rctx *r, size_t off)
 static cJSON *parse_one(tci_rctx *r, jscan *sc, int *rc)
 {
     size_t start = sc->pos;
-    if (!skip_value(sc)) {
+    if (!skip_value(sc, true)) {
         *rc = bad_json(r, sc->pos);
         return NULL;
     }
@@ -668,7 +675,7 @@ static int read_events(tci_rctx *r, jreader *j, jscan *sc)
             if (rc == TC_OK && r->opt->max_events && order > r->opt->max_events)
                 rc = tci_error(r->diag, TC_ERR_LIMIT, "json", sc->pos, "more than %llu events (option --max-events)",
                                (unsigned long long)r->opt->max_events);
-        } else if (!skip_value(sc)) { /* not an event: skipped, as viewers do */
+        } else if (!skip_value(sc, false)) { /* not an event: skipped, as viewers do */
             rc = bad_json(r, sc->pos);
         }
         if (rc != TC_OK)
@@ -734,7 +741,7 @@ static int read_object(tci_rctx *r, jreader *j, jscan *sc, cJSON **other)
             } else if (len == 9 && !memcmp(key, "otherData", 9) && !*other) {
                 skip_ws(sc);
                 *other = parse_one(r, sc, &rc);
-            } else if (!skip_value(sc)) {
+            } else if (!skip_value(sc, false)) {
                 return bad_json(r, sc->pos);
             }
             if (rc != TC_OK)
@@ -761,7 +768,7 @@ static int json_open(tci_rctx *r)
         rc = read_events(r, j, &sc);
     else if (sc.pos < sc.n && sc.s[sc.pos] == '{')
         rc = read_object(r, j, &sc, &other);
-    else if (skip_value(&sc))
+    else if (skip_value(&sc, false))
         rc = tci_error(r->diag, TC_ERR_FORMAT, "json", 0, "neither an array of events nor an object with \"traceEvents\"");
     else
         rc = bad_json(r, sc.pos);
