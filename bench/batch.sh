@@ -69,7 +69,7 @@ time_batch_once() {
   [[ "$t" =~ ^[0-9.]+$ ]] || { echo "bench: traceconv batch $* failed: $stats" >&2; exit 1; }
 }
 
-median() { sort -n | awk '{ t[NR] = ($1 > 0 ? $1 : 0.01) } END { print t[int((NR + 1) / 2)] }'; }
+. "$here/lib.sh"   # median, best, ratios, ratio_of
 
 row() { # label
   awk -v l="$1" -v n="$members" -v b="$in_bytes" -v m="$med" -v x="$best" -v r="$rss_max" 'BEGIN {
@@ -91,15 +91,15 @@ for ((round = 0; round < runs; round++)); do
   done
 done
 for l in "${lines[@]}"; do
-  med=$(printf '%s\n' ${times[$l]} | median); best=$(printf '%s\n' ${times[$l]} | sort -n | head -1)
+  med=$(printf '%s\n' ${times[$l]} | median); best=$(printf '%s\n' ${times[$l]} | best)
   rss_max=${rss[$l]}
   row "$l"
 done
-# per round: j1 / jN and three / one
-read -r -a j1 <<< "${times[${lines[0]}]}"; read -r -a jn <<< "${times[${lines[1]}]}"; read -r -a three <<< "${times[${lines[2]}]}"
-speedup=$(for ((i = 0; i < runs; i++)); do awk -v a="${j1[i]}" -v b="${jn[i]}" 'BEGIN { print a / b }'; done | median)
-cost=$(for ((i = 0; i < runs; i++)); do awk -v a="${three[i]}" -v b="${jn[i]}" 'BEGIN { print a / b }'; done | median)
-echo "rounds, -j 1 / -j $ncpu wall: $(for ((i = 0; i < runs; i++)); do awk -v a="${j1[i]}" -v b="${jn[i]}" 'BEGIN { printf "%.2f ", a / b }'; done)"
+# per round: -j 1 / -j N (the speed-up) and three formats / one (the cost)
+j1=${times[${lines[0]}]}; jn=${times[${lines[1]}]}; three=${times[${lines[2]}]}
+speedup=$(ratio_of "$jn" "$j1")
+cost=$(ratio_of "$jn" "$three")
+echo "rounds, -j 1 / -j $ncpu wall: $(ratios "$jn" "$j1" | awk '{ printf "%.2f ", $1 }')"
 awk -v s="$speedup" -v c="$cost" -v n="$ncpu" 'BEGIN {
   printf "-j %d runs %.2fx as fast as -j 1 (median of the rounds; target: at least 1.7x on 2 cores); ", n, s
   printf "three formats cost %.2fx one (target: at most 1.6x)\n", c }'

@@ -35,9 +35,8 @@ time_once() {
   c=$(awk -v u="$u" -v s="$sy" 'BEGIN { print u + s }')
 }
 
-# median and best of the numbers on stdin (one per line); 0 counts as 0.01 s
-median() { sort -n | awk '{ t[NR] = ($1 > 0 ? $1 : 0.01) } END { print t[int((NR + 1) / 2)] }'; }
-best() { sort -n | awk 'NR == 1 { print ($1 > 0 ? $1 : 0.01) }'; }
+# median, best, ratio_of
+. "$here/lib.sh"
 
 # Runs traceconv $runs times with the given arguments: sets med/best (wall s), cpu (median
 # user+system s) and rss_max (KB).
@@ -83,11 +82,6 @@ done
 # least 90% of its throughput; their peak RSS is in the table, bound 64 MB). The ratio is
 # the median of each round's own ratio (the two ran a few seconds apart); CPU time is
 # compared too: on a loaded machine it is the steadier of the two.
-# ratio_of A B: the median over rounds of B's time / A's time (A's throughput relative to B's).
-ratio_of() {
-  local -a a=(${1}) b=(${2}); local i
-  for ((i = 0; i < ${#a[@]}; i++)); do awk -v x="${a[i]}" -v y="${b[i]}" 'BEGIN { print (x > 0 ? y / x : 1) }'; done | median
-}
 if [ -n "${wall_of[folded]:-}" ]; then
   for w in flamegraph report dot speedscope; do
     [ -n "${wall_of[$w]:-}" ] || continue
