@@ -45,7 +45,7 @@
  *
  * Distinct tc_conv objects may be used from different threads at once; the
  * functions without a tc_conv (tc_format_at, tc_writer_extension,
- * tc_status_string, tc_version_*, tc_probe_file) may be called from any
+ * tc_status_string, tc_version_*, tc_probe_file, tc_probe_memory) may be called from any
  * thread. One tc_conv must not be used by two threads at the same time.
  */
 #ifndef TRACECONV_H
@@ -324,6 +324,12 @@ typedef struct tc_probe_score {
 
 /* Scores of every reader for the input at path; returns how many were filled. */
 TC_API int tc_probe_file(const char *path, tc_probe_score *out, size_t max, char *err, size_t errlen);
+
+/* The same for an input in memory (gzip is inflated first, within the default
+ * max-input). name, which may be NULL, is only a hint, as a file's name is:
+ * NULL scores the content alone. The caller keeps data alive during the call. */
+TC_API int tc_probe_memory(const void *data, size_t size, const char *name, tc_probe_score *out, size_t max,
+                           char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -471,6 +471,95 @@ def test_many_tiny():
     print(f"10,000 tiny members: {el:.2f}s")
 
 
+def test_in_place():
+    """Members of an uncompressed tar are converted from the archive's own bytes (no spool
+    file): GNU and pax headers (long and non-ASCII names), a size of whole blocks, an empty
+    member, a plain tar and a tar.gz inside it. Each is checked against the same tar gzipped,
+    whose members are all copied out by the reading thread: the same statuses, the same
+    content hashes (a wrong offset changes the hash) and byte-identical outputs. A sparse member
+    is stored with holes left out, so it is copied (and expanded). With TMPDIR unusable, only
+    what must be copied fails: that proves the others were read in place. --skip-existing
+    judges in-place members by the hash their worker took."""
+    good = open(os.path.join(ctx.source, "corpus", "app-startup.trace"), "rb").read()
+    tree = os.path.join(W, "inplace-tree")
+    members = {
+        "short.trace": good,
+        "d/" + "n" * 120 + "/long-name.trace": good,
+        "\u00fcn\u00efcode/\u540d\u524d.json": TINY,
+        "empty.trace": b"",
+        "corrupt.trace": CORRUPT,
+        "block.json": TINY + b" " * (1024 - len(TINY)),
+    }
+    inner_plain, inner_gz = io.BytesIO(), io.BytesIO()
+    for buf, mode, content in ((inner_plain, "w", {"a.trace": good, "b.json": TINY}), (inner_gz, "w:gz", {"c.trace": good})):
+        with tarfile.open(fileobj=buf, mode=mode) as t:
+            for name, data in content.items():
+                ti = tarfile.TarInfo(name)
+                ti.size = len(data)
+                t.addfile(ti, io.BytesIO(data))
+    members["inner.tar"] = inner_plain.getvalue()
+    members["inner.tar.gz"] = inner_gz.getvalue()
+    for name, data in members.items():
+        path = os.path.join(tree, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+    with open(os.path.join(tree, "holes.bin"), "wb") as f:  # 1 MB, nearly all hole
+        f.write(b"x" * 10)
+        f.seek(1 << 20)
+        f.write(b"y")
+    want = {"short.trace": "ok", "d/" + "n" * 120 + "/long-name.trace": "ok", "\u00fcn\u00efcode/\u540d\u524d.json": "ok",
+            "empty.trace": "skipped", "corrupt.trace": "failed", "block.json": "ok", "inner.tar": "skipped",
+            "inner.tar/a.trace": "ok", "inner.tar/b.json": "ok", "inner.tar.gz": "skipped",
+            "inner.tar.gz/c.trace": "ok", "holes.bin": "skipped"}
+    names = sorted(os.path.relpath(os.path.join(r, f), tree) for r, _, fs in os.walk(tree) for f in fs)
+
+    def run(arc, out, env=None, extra=()):
+        r = subprocess.run([ctx.traceconv, "batch", "-o", "json,perfetto", "-O", out, "-q", *extra, arc],
+                           env=env, capture_output=True)
+        ctx.check(r.returncode in (0, 1), f"in place: {arc}: exit {r.returncode}: {r.stderr.decode()[-300:]}")
+        s = summary(out)
+        return {e["member"]: e for e in s["members"]}, files_under(out)
+
+    def comparable(e):
+        return {k: v for k, v in e.items() if k not in ("source", "seconds")}
+
+    for fmt in ("gnu", "pax"):
+        arc = os.path.join(W, f"inplace-{fmt}.tar")
+        subprocess.run(["tar", f"--format={fmt}", "--sparse", "-cf", arc, "-C", tree, *names], check=True)
+        with open(arc, "rb") as f, gzip.open(arc + ".gz", "wb", compresslevel=1) as g:
+            g.write(f.read())
+        plain, plain_files = run(arc, os.path.join(W, f"out-inplace-{fmt}"))
+        copied, copied_files = run(arc + ".gz", os.path.join(W, f"out-copied-{fmt}"))
+        ctx.eq({m: e["status"] for m, e in plain.items()}, want, f"in place ({fmt}): statuses")
+        ctx.eq({m: comparable(e) for m, e in plain.items()}, {m: comparable(e) for m, e in copied.items()},
+               f"in place ({fmt}): summary entries equal those of the gzipped copy (sizes, hashes, figures)")
+        for files in (plain_files, copied_files):
+            files.pop("traceconv-batch.json")
+        ctx.eq(sorted(plain_files), sorted(copied_files), f"in place ({fmt}): the same outputs")
+        ctx.check(plain_files == copied_files, f"in place ({fmt}): outputs byte-identical to the gzipped copy's")
+        ctx.eq(len(plain_files), 2 * sum(1 for v in want.values() if v == "ok"), f"in place ({fmt}): outputs made")
+        # nothing can be spooled: only the sparse member and the one inside the tar.gz fail
+        env = dict(os.environ, TMPDIR=os.path.join(W, "no-such-dir"))
+        nospool, _ = run(arc, os.path.join(W, f"out-nospool-{fmt}"), env=env)
+        failed = {m: e.get("error", "") for m, e in nospool.items() if e["status"] == "failed" and want[m] != "failed"}
+        ctx.eq(sorted(failed), ["holes.bin", "inner.tar.gz/c.trace"], f"in place ({fmt}): failing without TMPDIR")
+        ctx.check(all("spool" in v for v in failed.values()), f"in place ({fmt}): why: {failed}")
+    # --skip-existing: in-place members kept by their hash; a member changed in place (same size) is redone
+    arc, out = os.path.join(W, "inplace-gnu.tar"), os.path.join(W, "out-inplace-gnu")
+    again, _ = run(arc, out, extra=["--skip-existing"])
+    ctx.eq(sorted(m for m, e in again.items() if e.get("existing")), sorted(m for m, v in want.items() if v == "ok"),
+           "in place: --skip-existing keeps every ok member")
+    data = bytearray(open(arc, "rb").read())
+    at = data.find(good[-64:])  # the end of the first copy of app-startup.trace
+    data[at + 60] ^= 0x01
+    with open(arc, "wb") as f:
+        f.write(data)
+    again, _ = run(arc, out, extra=["--skip-existing"])
+    redone = sorted(m for m, e in again.items() if want[m] == "ok" and not e.get("existing"))
+    ctx.eq(len(redone), 1, f"in place: one member changed in place is converted again ({redone})")
+
+
 def test_sigint():
     N = 8  # members of 12 MB: json outputs of ~130 MB each, slow enough to be interrupted
     big = os.path.join(W, "big.trace")
@@ -479,8 +568,11 @@ def test_sigint():
         return
     subprocess.run([ctx.tracegen, "--bench", "12", big], check=True, capture_output=True)
     data = open(big, "rb").read()
-    arc = os.path.join(W, "big.tar")
-    write_tar(arc, {f"b{i}.trace": data for i in range(N)})
+    # gzipped, so that the members are spooled (an interrupted run leaves no spool file)
+    write_tar(os.path.join(W, "big.tar"), {f"b{i}.trace": data for i in range(N)})
+    arc = os.path.join(W, "big.tar.gz")
+    with open(os.path.join(W, "big.tar"), "rb") as f, gzip.open(arc, "wb", compresslevel=1) as g:
+        shutil.copyfileobj(f, g)
     tmp = os.path.join(W, "tmpdir")
     os.makedirs(tmp)
     out = os.path.join(W, "out-int")
@@ -563,6 +655,7 @@ test_archive_kinds(members, expect)
 test_jobs_and_shards()
 test_readme_shard_recipe()
 test_nested()
+test_in_place()
 test_hostile()
 test_damaged_and_empty()
 test_many_tiny()

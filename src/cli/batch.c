@@ -3,11 +3,13 @@
  *
  * One reader thread (the main one) walks the inputs in order: plain files,
  * directories (recursively, sorted), and tar/zip archives read with libarchive
- * member by member. Each archive member is spooled to an unlinked temporary
- * file (never a name on disk, bounded by --max-input) and handed through a
- * bounded queue to one of N worker threads, each converting with tc_conv
- * objects of its own; memory therefore stays about N conversions whatever the
- * number or size of the members.
+ * member by member. A member of an uncompressed tar in a regular file is
+ * handed over in place (the archive's file and the member's offset in it: the
+ * worker maps those bytes); any other member is spooled to an unlinked
+ * temporary file (never a name on disk, bounded by --max-input). Either goes
+ * through a bounded queue to one of N worker threads, each converting with
+ * tc_conv objects of its own; memory therefore stays about N conversions
+ * whatever the number or size of the members.
  *
  * Every output lands under OUTDIR, whatever the member names say: names are
  * normalized component by component (no absolute path, no "..", no drive
@@ -240,10 +242,13 @@ typedef struct member {
     char *clean;    /* path sanitized (sanitize_path) */
     char *out_rel;  /* output path relative to OUTDIR, without extension; NULL: none */
     char *file;     /* a plain file converted from its path, or NULL */
-    int spool_fd;   /* an archive member spooled to an unlinked file, or -1 */
+    int data_fd;    /* an archive member's bytes are in this file from data_off: a spool file
+                       of its own, or (in place) the archive's; -1 for a plain file */
+    uint64_t data_off;
     uint64_t size;
     int64_t mtime;  /* plain files; -1 for archive members */
     uint64_t hash;  /* archive members: XXH3-64 of the content, for --skip-existing */
+    int hashed;     /* hash is known: spooled members by the reader, in-place ones by their worker */
     int status;
     char *reason;   /* why failed or skipped */
     cJSON *detail;  /* reader, input, outputs, figures, warnings (set by the worker) */
@@ -342,7 +347,7 @@ static member *new_member(batch *b, const char *source, const char *path)
     }
     m->source = xstrdup(source);
     m->path = xstrdup(path);
-    m->spool_fd = -1;
+    m->data_fd = -1;
     m->mtime = -1;
     pthread_mutex_lock(&b->lock);
     if (b->n_members == b->cap_members) {
@@ -363,9 +368,9 @@ static member *new_member(batch *b, const char *source, const char *path)
 /* A member's final status; the counters, the message on stderr, --fail-fast. */
 static void finish_member(batch *b, member *m, int status, const char *reason)
 {
-    if (m->spool_fd >= 0) {
-        close(m->spool_fd);
-        m->spool_fd = -1;
+    if (m->data_fd >= 0) {
+        close(m->data_fd);
+        m->data_fd = -1;
     }
     m->status = status;
     if (reason)
@@ -713,54 +718,94 @@ static int convert_formats(batch *b, const input_ref *in, const char *rel, cJSON
     return rc == TC_OK ? 0 : -1;
 }
 
-static void process_member(batch *b, member *m)
+static int reuse_previous(batch *b, member *m);
+
+/* An archive member's bytes, mapped read-only; *base and *len are what to unmap.
+ * The offset of an in-place member is anywhere in its archive, so the mapping
+ * starts at the page that holds it. NULL (errno) when it cannot be mapped. */
+static const uint8_t *map_content(const member *m, void **base, size_t *len)
 {
-    char err[1200] = "", probe_path[64];
-    if (m->size == 0) {
-        finish_member(b, m, ST_SKIPPED, "empty");
-        return;
-    }
-    /* probed through a descriptor, so that only the content counts, never the name */
-    int fd = m->spool_fd >= 0 ? m->spool_fd : open(m->file, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, sizeof err, "cannot open: %s", strerror(errno));
-        finish_member(b, m, ST_FAILED, err);
-        return;
-    }
-    snprintf(probe_path, sizeof probe_path, "/proc/self/fd/%d", fd);
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), start = m->data_off / page * page;
+    size_t lead = (size_t)(m->data_off - start);
+    *len = lead + (size_t)m->size;
+    *base = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, m->data_fd, (off_t)start);
+    return *base == MAP_FAILED ? NULL : (const uint8_t *)*base + lead;
+}
+
+/* Every reader's score for the member's content; the best one's index, -1 when
+ * none recognizes it, -2 (with err) when it cannot be probed. Probed by content
+ * alone: a plain file through a descriptor's name, so that its own name never counts. */
+static int probe_member(const member *m, const uint8_t *data, char *err, size_t errlen)
+{
     tc_probe_score scores[64];
-    int n = tc_probe_file(probe_path, scores, 64, err, sizeof err);
-    if (fd != m->spool_fd)
+    int n;
+    if (data) {
+        n = tc_probe_memory(data, (size_t)m->size, NULL, scores, 64, err, errlen);
+    } else {
+        char probe_path[64];
+        int fd = open(m->file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            snprintf(err, errlen, "cannot open: %s", strerror(errno));
+            return -2;
+        }
+        snprintf(probe_path, sizeof probe_path, "/proc/self/fd/%d", fd);
+        n = tc_probe_file(probe_path, scores, 64, err, errlen);
         close(fd);
+    }
+    if (n < 0)
+        return -2;
     int best = 0;
     for (int i = 1; i < n; i++)
         if (scores[i].score > scores[best].score)
             best = i;
-    if (n < 0) {
+    return n == 0 || scores[best].score <= 0 ? -1 : best;
+}
+
+static void process_member(batch *b, member *m)
+{
+    char err[1200] = "";
+    if (m->data_fd >= 0 && m->size == 0 && !m->hashed) { /* as a spooled empty member's */
+        m->hash = XXH3_64bits("", 0);
+        m->hashed = 1;
+    }
+    if (m->size == 0) {
+        finish_member(b, m, ST_SKIPPED, "empty");
+        return;
+    }
+    void *map = NULL;
+    size_t map_len = 0;
+    const uint8_t *data = NULL;
+    if (m->data_fd >= 0 && !(data = map_content(m, &map, &map_len))) {
+        snprintf(err, sizeof err, "cannot map the member: %s", strerror(errno));
         finish_member(b, m, ST_FAILED, err);
         return;
     }
-    if (n == 0 || scores[best].score <= 0) {
-        finish_member(b, m, ST_SKIPPED, "no reader recognizes the content");
+    if (data && !m->hashed) { /* in place: the reader never read it, so the hash is the worker's */
+        m->hash = XXH3_64bits(data, (size_t)m->size);
+        m->hashed = 1;
+        if (reuse_previous(b, m)) {
+            munmap(map, map_len);
+            finish_member(b, m, ST_OK, NULL);
+            return;
+        }
+    }
+    int best = probe_member(m, data, err, sizeof err);
+    if (best < 0) {
+        if (map)
+            munmap(map, map_len);
+        finish_member(b, m, best == -1 ? ST_SKIPPED : ST_FAILED, best == -1 ? "no reader recognizes the content" : err);
         return;
     }
     input_ref in = {.path = m->file, .name = m->out_rel};
-    void *map = NULL;
-    if (m->spool_fd >= 0) {
-        map = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, m->spool_fd, 0);
-        if (map == MAP_FAILED) {
-            snprintf(err, sizeof err, "cannot map the spooled member: %s", strerror(errno));
-            finish_member(b, m, ST_FAILED, err);
-            return;
-        }
-        in.data = map;
-        in.size = m->size;
+    if (data) {
+        in.data = data;
+        in.size = (size_t)m->size;
         in.name = m->clean; /* its stem is the default process name, as for the extracted file */
     }
     m->detail = cJSON_CreateObject();
     int rc = convert_formats(b, &in, m->out_rel, m->detail, err, sizeof err);
     if (map)
-        munmap(map, m->size);
+        munmap(map, map_len);
     if (rc != 0 && atomic_load(&interrupted)) {
         cJSON_Delete(m->detail);
         m->detail = NULL;
@@ -848,10 +893,11 @@ static double number_of(const cJSON *o, const char *key)
 
 /* The previous run converted this very member (same size, and same mtime for a
  * file or same content hash for an archive member) into every format asked
- * for, and those outputs are there with their recorded sizes. */
+ * for, and those outputs are there with their recorded sizes: its summary
+ * entry is taken over (the caller records it as ok). */
 static int reuse_previous(batch *b, member *m)
 {
-    if (!n_prev || !m->out_rel)
+    if (!n_prev || !m->out_rel || (!m->file && !m->hashed))
         return 0;
     previous key = {0};
     key.key = prev_key(m->source, m->path, &key.keylen);
@@ -893,7 +939,6 @@ static int reuse_previous(batch *b, member *m)
     pthread_mutex_lock(&b->lock);
     b->n_reused++;
     pthread_mutex_unlock(&b->lock);
-    record_now(b, m, ST_OK, NULL);
     return 1;
 }
 
@@ -1018,9 +1063,112 @@ static int spool_entry(batch *b, struct archive *ar, member *m, char *err, size_
             off += w;
         }
     }
-    m->spool_fd = fd;
+    m->data_fd = fd;
     m->size = total;
     m->hash = XXH3_64bits_digest(hash);
+    m->hashed = 1;
+    return 0;
+}
+
+/* ---- archives in a file: members in place ---- */
+
+/* An archive in a regular file, or in a region of one (an archive that is itself
+ * a member). libarchive reads it through these callbacks (pread at the region's
+ * offset, skips and seeks that only move the position), so that a member stored
+ * as it is (in an uncompressed tar) can be handed to its worker as the file and
+ * an offset: the one reading thread no longer copies and hashes every byte. */
+typedef struct file_region {
+    int fd;
+    uint64_t base, size; /* where the archive lies in the file */
+    uint64_t pos;        /* libarchive's position in the archive */
+    uint8_t buf[1 << 16];
+} file_region;
+
+static la_ssize_t region_read(struct archive *ar, void *user, const void **out)
+{
+    file_region *r = user;
+    size_t want = r->size - r->pos < sizeof r->buf ? (size_t)(r->size - r->pos) : sizeof r->buf;
+    ssize_t got = 0;
+    while (want && (got = pread(r->fd, r->buf, want, (off_t)(r->base + r->pos))) < 0 && errno == EINTR)
+        ;
+    if (got < 0) {
+        archive_set_error(ar, errno, "read error: %s", strerror(errno));
+        return -1;
+    }
+    r->pos += (uint64_t)got;
+    *out = r->buf;
+    return got;
+}
+
+/* Never past the end: libarchive then reads, finds nothing, and reports the archive cut short. */
+static la_int64_t region_skip(struct archive *ar, void *user, la_int64_t request)
+{
+    (void)ar;
+    file_region *r = user;
+    uint64_t n = request > 0 ? (uint64_t)request : 0;
+    if (n > r->size - r->pos)
+        n = r->size - r->pos;
+    r->pos += n;
+    return (la_int64_t)n;
+}
+
+/* zip reads its central directory, at the end, first */
+static la_int64_t region_seek(struct archive *ar, void *user, la_int64_t offset, int whence)
+{
+    file_region *r = user;
+    int64_t from = whence == SEEK_CUR ? (int64_t)r->pos : whence == SEEK_END ? (int64_t)r->size : 0;
+    if ((offset < 0 && -offset > from) || (offset > 0 && (uint64_t)offset > r->size - (uint64_t)from)) {
+        archive_set_error(ar, EINVAL, "seek outside the archive");
+        return ARCHIVE_FATAL;
+    }
+    r->pos = (uint64_t)(from + offset);
+    return (la_int64_t)r->pos;
+}
+
+/* A reader of r from its start (ar from new_archive_reader); ARCHIVE_OK or an error on ar. */
+static int open_region(struct archive *ar, file_region *r)
+{
+    r->pos = 0;
+    if (archive_read_set_callback_data(ar, r) != ARCHIVE_OK || archive_read_set_read_callback(ar, region_read) ||
+        archive_read_set_skip_callback(ar, region_skip) || archive_read_set_seek_callback(ar, region_seek))
+        return ARCHIVE_FATAL;
+    return archive_read_open1(ar);
+}
+
+/* Where the current entry's content lies in the region's file, when it is stored
+ * there as it is: a tar entry, no compression filter, not sparse, and wholly
+ * inside the archive (one cut short is copied, which reports where it ends).
+ * libarchive has consumed exactly the entry's headers when next_header returns,
+ * so its position is the first byte of the content. */
+static int content_in_place(struct archive *ar, struct archive_entry *e, const file_region *r, uint64_t *at)
+{
+    if (!r || archive_filter_count(ar) != 1 || archive_filter_code(ar, 0) != ARCHIVE_FILTER_NONE ||
+        (archive_format(ar) & ARCHIVE_FORMAT_BASE_MASK) != ARCHIVE_FORMAT_TAR || archive_entry_sparse_count(e) != 0 ||
+        !archive_entry_size_is_set(e))
+        return 0;
+    la_int64_t pos = archive_filter_bytes(ar, 0), size = archive_entry_size(e);
+    if (pos < 0 || size < 0 || (uint64_t)pos > r->size || (uint64_t)size > r->size - (uint64_t)pos)
+        return 0;
+    *at = r->base + (uint64_t)pos;
+    return 1;
+}
+
+/* Hand the member over in place: its own descriptor of the archive's file (the
+ * archive may be closed before a worker takes it). 0, or -1 with err. */
+static int take_in_place(batch *b, struct archive_entry *e, const file_region *r, uint64_t at, member *m, char *err,
+                         size_t errlen)
+{
+    uint64_t size = (uint64_t)archive_entry_size(e);
+    if (size > b->max_input) {
+        snprintf(err, errlen, "member larger than --max-input (%llu bytes)", (unsigned long long)b->max_input);
+        return -1;
+    }
+    if ((m->data_fd = fcntl(r->fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+        snprintf(err, errlen, "cannot keep the archive open: %s", strerror(errno));
+        return -1;
+    }
+    m->data_off = at;
+    m->size = size;
     return 0;
 }
 
@@ -1040,9 +1188,10 @@ static const char *entry_kind(struct archive_entry *e)
 
 static int expand_nested(batch *b, member *m, const char *source, const char *prefix);
 
-/* The members of one archive; shown prefixes the member paths listed (a nested archive's path). */
+/* The members of one archive; shown prefixes the member paths listed (a nested
+ * archive's path); region: the file region it is read from, or NULL (stdin). */
 static void read_entries(batch *b, struct archive *ar, const char *source, const char *prefix, const char *shown,
-                         int depth)
+                         int depth, const file_region *region)
 {
     struct archive_entry *e;
     for (;;) {
@@ -1086,7 +1235,9 @@ static void read_entries(batch *b, struct archive *ar, const char *source, const
         }
         char err[1200];
         int fatal = 0;
-        int spooled = spool_entry(b, ar, m, err, sizeof err, &fatal);
+        uint64_t at;
+        int spooled = content_in_place(ar, e, region, &at) ? take_in_place(b, e, region, at, m, err, sizeof err)
+                                                           : spool_entry(b, ar, m, err, sizeof err, &fatal);
         if (spooled == -2) {
             record_now(b, m, ST_SKIPPED, stop_reason());
             return;
@@ -1097,9 +1248,13 @@ static void read_entries(batch *b, struct archive *ar, const char *source, const
                 return;
             continue;
         }
-        if (depth == 0 && expand_nested(b, m, source, prefix))
+        if (depth == 0 && expand_nested(b, m, source, prefix)) {
+            m->hashed = 0; /* nothing is judged by a container's hash (its members have theirs) */
             record_now(b, m, ST_SKIPPED, "an archive: its members are listed after it");
-        else if (!reuse_previous(b, m))
+        }
+        else if (reuse_previous(b, m))
+            record_now(b, m, ST_OK, NULL);
+        else
             enqueue(b, m);
     }
 }
@@ -1133,23 +1288,32 @@ static char *archive_stem(const char *base)
     return s;
 }
 
-/* A member that is itself a tar or zip archive: its members are read from the
- * spool file (one level: an archive in it is a member like any other). */
-static int expand_nested(batch *b, member *m, const char *source, const char *prefix)
+/* Whether the region holds a tar or zip archive (the format is known once the first header was tried). */
+static int region_is_archive(file_region *r)
 {
-    struct archive *ar = lseek(m->spool_fd, 0, SEEK_SET) == 0 ? new_archive_reader() : NULL;
+    struct archive *ar = new_archive_reader();
     struct archive_entry *e;
-    int is_archive = ar && archive_read_open_fd(ar, m->spool_fd, 1 << 16) == ARCHIVE_OK;
-    if (is_archive) { /* the format is known once the first header was tried */
+    int is_archive = ar && open_region(ar, r) == ARCHIVE_OK;
+    if (is_archive) {
         (void)archive_read_next_header(ar, &e);
         is_archive = archive_format(ar) != 0;
     }
     archive_read_free(ar);
-    if (!is_archive || lseek(m->spool_fd, 0, SEEK_SET) != 0)
+    return is_archive;
+}
+
+/* A member that is itself a tar or zip archive: its members are read from where
+ * the member's bytes are (one level: an archive in it is a member like any other). */
+static int expand_nested(batch *b, member *m, const char *source, const char *prefix)
+{
+    file_region *r = malloc(sizeof *r);
+    if (!r)
         return 0;
-    ar = new_archive_reader();
-    if (!ar || archive_read_open_fd(ar, m->spool_fd, 1 << 16) != ARCHIVE_OK) {
+    *r = (file_region){.fd = m->data_fd, .base = m->data_off, .size = m->size};
+    struct archive *ar = region_is_archive(r) ? new_archive_reader() : NULL;
+    if (!ar || open_region(ar, r) != ARCHIVE_OK) {
         archive_read_free(ar);
+        free(r);
         return 0;
     }
     char *stem = archive_stem(m->clean);
@@ -1159,46 +1323,58 @@ static int expand_nested(batch *b, member *m, const char *source, const char *pr
         exit(EXIT_SOME_FAILED);
     snprintf(sub, n, "%s%s/", prefix, stem);
     snprintf(inner_shown, k, "%s/", m->path); /* m->path already holds the outer shown prefix */
-    read_entries(b, ar, source, sub, inner_shown, 1);
+    read_entries(b, ar, source, sub, inner_shown, 1, r);
     archive_read_free(ar);
     free(sub);
     free(inner_shown);
     free(stem);
+    free(r);
     return 1;
 }
 
-/* A file: an archive (its members under prefix+stem/) or a member itself. */
+/* The members of the archive in path, under prefix+stem/. */
+static void take_archive(batch *b, const char *source, const char *rel, const char *prefix, file_region *r)
+{
+    struct archive *ar = new_archive_reader();
+    char *clean = sanitize_path(rel);
+    char *stem = archive_stem(*clean ? clean : "archive");
+    size_t n = strlen(prefix) + strlen(stem) + 2;
+    char *sub = malloc(n);
+    if (!sub)
+        exit(EXIT_SOME_FAILED);
+    snprintf(sub, n, "%s%s/", prefix, stem);
+    if (ar && open_region(ar, r) == ARCHIVE_OK) {
+        read_entries(b, ar, source, sub, "", 0, r);
+    } else {
+        member *m = admit(b, source, rel, prefix, 0);
+        if (m)
+            record_now(b, m, ST_FAILED, ar && archive_error_string(ar) ? archive_error_string(ar) : "out of memory");
+    }
+    free(sub);
+    free(stem);
+    free(clean);
+    archive_read_free(ar);
+}
+
+/* A file: an archive (its members under prefix+stem/) or a member itself. The
+ * archive is read through one descriptor, the one its in-place members map. */
 static void take_file(batch *b, const char *source, const char *path, const char *rel, const char *prefix,
                       const struct stat *st)
 {
-    struct archive *ar = st->st_size > 0 ? new_archive_reader() : NULL;
-    if (ar && archive_read_open_filename(ar, path, 1 << 16) == ARCHIVE_OK) {
-        struct archive_entry *e;
-        int r = archive_read_next_header(ar, &e);
-        if (archive_format(ar) != 0) { /* an archive: read it again from its start, members in order */
-            archive_read_free(ar);
-            ar = new_archive_reader();
-            char *clean = sanitize_path(rel);
-            char *stem = archive_stem(*clean ? clean : "archive");
-            size_t n = strlen(prefix) + strlen(stem) + 2;
-            char *sub = malloc(n);
-            snprintf(sub, n, "%s%s/", prefix, stem);
-            if (ar && archive_read_open_filename(ar, path, 1 << 16) == ARCHIVE_OK) {
-                read_entries(b, ar, source, sub, "", 0);
-            } else {
-                member *m = admit(b, source, rel, prefix, 0);
-                if (m)
-                    record_now(b, m, ST_FAILED, ar ? archive_error_string(ar) : "out of memory");
-            }
-            free(sub);
-            free(stem);
-            free(clean);
-            archive_read_free(ar);
-            return;
-        }
-        (void)r;
+    int fd = st->st_size > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    struct stat fst;
+    file_region *r = fd >= 0 && fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) ? malloc(sizeof *r) : NULL;
+    int is_archive = 0;
+    if (r) {
+        *r = (file_region){.fd = fd, .size = (uint64_t)fst.st_size};
+        if ((is_archive = region_is_archive(r)))
+            take_archive(b, source, rel, prefix, r);
     }
-    archive_read_free(ar);
+    free(r);
+    if (fd >= 0)
+        close(fd);
+    if (is_archive)
+        return;
     member *m = admit(b, source, rel, prefix, 1);
     if (!m)
         return;
@@ -1207,7 +1383,9 @@ static void take_file(batch *b, const char *source, const char *path, const char
     m->mtime = (int64_t)st->st_mtime;
     if (!m->out_rel)
         record_now(b, m, ST_SKIPPED, "nothing is left of the name once sanitized");
-    else if (!reuse_previous(b, m))
+    else if (reuse_previous(b, m))
+        record_now(b, m, ST_OK, NULL);
+    else
         enqueue(b, m);
 }
 
@@ -1262,7 +1440,7 @@ static void take_input(batch *b, const char *input)
     if (!strcmp(input, "-")) {
         struct archive *ar = new_archive_reader();
         if (ar && archive_read_open_fd(ar, STDIN_FILENO, 1 << 16) == ARCHIVE_OK) {
-            read_entries(b, ar, "-", "stdin/", "", 0);
+            read_entries(b, ar, "-", "stdin/", "", 0, NULL);
         } else {
             member *m = admit(b, "-", "", "stdin/", 0);
             if (m)
@@ -1316,7 +1494,7 @@ static cJSON *member_json(const member *m)
     cJSON_AddNumberToObject(o, "size", (double)m->size);
     if (m->mtime >= 0)
         cJSON_AddNumberToObject(o, "mtime", (double)m->mtime);
-    if (m->spool_fd >= 0 || m->hash) {
+    if (m->hashed) {
         char hex[17];
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)m->hash);
         cJSON_AddStringToObject(o, "xxh3", hex);

@@ -1065,6 +1065,33 @@ const char *tc_conv_input_summary(const tc_conv *c)
     return m->summary;
 }
 
+/* Every reader's score for an opened source; how many were filled. */
+static int probe_source(const tci_source *src, const char *name, tc_probe_score *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < tci_reader_count() && n < max; i++) {
+        const tci_reader *rd = tci_reader_at(i);
+        out[n++] = (tc_probe_score){rd->name, rd->probe(src->data, src->size, name)};
+    }
+    return (int)n;
+}
+
+/* Probing a gzip bomb is refused like converting one: the default --max-input. */
+static void probe_setup(tci_options *opt, tci_diag *diag, const char *input)
+{
+    memset(opt, 0, sizeof *opt);
+    memset(diag, 0, sizeof *diag);
+    opt->max_input = TCI_DEFAULT_MAX_INPUT;
+    diag->input = input;
+}
+
+static int probe_failed(const tci_diag *diag, int rc, char *err, size_t errlen)
+{
+    if (errlen)
+        snprintf(err, errlen, "%s", diag->error);
+    return rc;
+}
+
 int tc_probe_file(const char *path, tc_probe_score *out, size_t max, char *err, size_t errlen)
 {
     tci_options opt;
@@ -1072,21 +1099,28 @@ int tc_probe_file(const char *path, tc_probe_score *out, size_t max, char *err, 
     tci_source src;
     if (!path || (!out && max) || (!err && errlen))
         return TC_ERR_USAGE;
-    memset(&opt, 0, sizeof opt);
-    memset(&diag, 0, sizeof diag);
-    opt.max_input = TCI_DEFAULT_MAX_INPUT; /* probing a gzip bomb is refused like converting one */
-    diag.input = path;
+    probe_setup(&opt, &diag, path);
     int rc = tci_source_open(&src, path, &opt, &diag);
-    if (rc != TC_OK) {
-        if (errlen)
-            snprintf(err, errlen, "%s", diag.error);
-        return rc;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < tci_reader_count() && n < max; i++) {
-        const tci_reader *rd = tci_reader_at(i);
-        out[n++] = (tc_probe_score){rd->name, rd->probe(src.data, src.size, path)};
-    }
+    if (rc != TC_OK)
+        return probe_failed(&diag, rc, err, errlen);
+    int n = probe_source(&src, path, out, max);
     tci_source_close(&src);
-    return (int)n;
+    return n;
+}
+
+int tc_probe_memory(const void *data, size_t size, const char *name, tc_probe_score *out, size_t max, char *err,
+                    size_t errlen)
+{
+    tci_options opt;
+    tci_diag diag;
+    tci_source src;
+    if ((!data && size) || (!out && max) || (!err && errlen))
+        return TC_ERR_USAGE;
+    probe_setup(&opt, &diag, name ? name : "(memory)");
+    int rc = tci_source_open_memory(&src, data ? data : (const void *)"", size, &opt, &diag);
+    if (rc != TC_OK)
+        return probe_failed(&diag, rc, err, errlen);
+    int n = probe_source(&src, name, out, max);
+    tci_source_close(&src);
+    return n;
 }

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "unit.h"
 
@@ -438,6 +439,53 @@ static void test_enospc_dev_full(void)
     }
 }
 
+/* ---- probing ---- */
+
+static int best_reader(const tc_probe_score *s, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (s[i].score > s[best].score)
+            best = i;
+    return best;
+}
+
+/* tc_probe_memory scores what tc_probe_file scores for the same bytes in a file
+ * whose name says nothing; a name is a hint to both alike; junk scores nothing. */
+static void test_probe_memory_equals_file(void)
+{
+    char path[] = "/tmp/traceconv-probe-XXXXXX", err[256];
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    FILE *fp = fdopen(fd, "wb");
+    fputs(small_json, fp);
+    fclose(fp);
+    tc_probe_score from_file[32], from_memory[32], named[32];
+    int nf = tc_probe_file(path, from_file, 32, err, sizeof err);
+    int nm = tc_probe_memory(small_json, strlen(small_json), NULL, from_memory, 32, err, sizeof err);
+    unlink(path);
+    CHECK(nf > 1);
+    CHECK_EQ_INT(nm, nf);
+    for (int i = 0; i < nf && i < nm; i++) {
+        CHECK_EQ_STR(from_memory[i].reader, from_file[i].reader);
+        CHECK_EQ_INT(from_memory[i].score, from_file[i].score);
+    }
+    CHECK_EQ_STR(from_memory[best_reader(from_memory, nm)].reader, "json");
+    CHECK(from_memory[best_reader(from_memory, nm)].score > 0);
+    /* a name only hints: with a .json name the json score is no lower */
+    CHECK_EQ_INT(tc_probe_memory(small_json, strlen(small_json), "x.json", named, 32, err, sizeof err), nm);
+    CHECK(named[best_reader(from_memory, nm)].score >= from_memory[best_reader(from_memory, nm)].score);
+    static const char junk[] = "\x01\x02 nothing any reader knows \x7f";
+    int nj = tc_probe_memory(junk, sizeof junk - 1, NULL, named, 32, err, sizeof err);
+    CHECK_EQ_INT(nj, nm);
+    for (int i = 0; i < nj; i++)
+        CHECK_EQ_INT(named[i].score, 0);
+    CHECK_EQ_INT(tc_probe_memory(NULL, 10, NULL, named, 32, err, sizeof err), TC_ERR_USAGE);
+    CHECK_EQ_INT(tc_probe_memory(small_json, 4, NULL, NULL, 32, err, sizeof err), TC_ERR_USAGE);
+    CHECK_EQ_INT(tc_probe_memory(small_json, 4, NULL, named, 1, NULL, 8), TC_ERR_USAGE);
+    CHECK_EQ_INT(tc_probe_memory(small_json, strlen(small_json), NULL, named, 1, err, sizeof err), 1);
+}
+
 int main(void)
 {
     small_json = json_trace(20);
@@ -457,6 +505,7 @@ int main(void)
     UNIT_RUN(test_write_callback_equals_file);
     UNIT_RUN(test_enospc_through_callback);
     UNIT_RUN(test_enospc_dev_full);
+    UNIT_RUN(test_probe_memory_equals_file);
     free(small_json);
     free(big_json);
     free(medium_json);
