@@ -560,6 +560,72 @@ def test_in_place():
     ctx.eq(len(redone), 1, f"in place: one member changed in place is converted again ({redone})")
 
 
+def test_mutated_tars():
+    """Hostile tar headers against the in-place path: mutants of a small plain tar (bytes flipped,
+    mostly in the headers, or the archive cut short), each converted as it is (in place) and
+    gzipped (every member copied out through libarchive). The two must agree on every member's
+    status, size, hash and outputs, and neither may crash. The seed changes on every run and is
+    printed; TC_ARCHIVE_SEED=N replays it."""
+    import random
+    env_seed = os.environ.get("TC_ARCHIVE_SEED", "").strip()
+    seed = int(env_seed) if env_seed else random.SystemRandom().randrange(1 << 32)
+    print(f"archive mutation seed: {seed} (replay with TC_ARCHIVE_SEED={seed})", flush=True)
+    rnd = random.Random(seed)
+    good = open(os.path.join(ctx.source, "corpus", "app-startup.trace"), "rb").read()
+    base = io.BytesIO()
+    with tarfile.open(fileobj=base, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, data in (("a.trace", good), ("p/" + "q" * 110 + ".json", TINY), ("c.json", TINY), ("d.trace", good)):
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+    base = base.getvalue()
+    headers = [i for i in range(0, len(base), 512) if base[i + 257:i + 262] == b"ustar"]
+    with tarfile.open(fileobj=io.BytesIO(base)) as t:  # each member's content ends here; its block later
+        content_ends = [m.offset_data + m.size for m in t.getmembers() if m.size % 512]
+    box = os.path.join(W, "mutated")
+    compared = 0
+    for k in range(24):
+        data = bytearray(base)
+        if k == 0:  # cut between a member's content and the end of its block
+            end = rnd.choice(content_ends)
+            data = data[:end + rnd.randrange(512 - end % 512)]
+        elif k % 6 == 5:
+            data = data[:rnd.randrange(512, len(data))]
+        for _ in range(rnd.randint(1, 6) if k else 0):
+            h = rnd.choice(headers)
+            at = h + rnd.choice((124, 124, 125, 130, 135, 148, 156, 257, 345)) + rnd.randrange(12) \
+                if rnd.random() < 0.8 else rnd.randrange(len(data))
+            if at < len(data):
+                data[at] = rnd.choice((0x30, 0x37, 0x20, 0x00, 0xff, 0x80, rnd.randrange(256)))
+        what = f"archive mutant {k} (seed {seed})"
+        arc = os.path.join(box, f"m{k}.tar")
+        os.makedirs(box, exist_ok=True)
+        with open(arc, "wb") as f:
+            f.write(data)
+        with gzip.open(arc + ".gz", "wb", compresslevel=1) as g:
+            g.write(data)
+        runs = []
+        for a in (arc, arc + ".gz"):
+            out = os.path.join(box, "out-" + os.path.basename(a))
+            r = subprocess.run([ctx.traceconv, "batch", "-o", "json,perfetto", "-O", out, "-q", "-j", "2", a],
+                               capture_output=True, timeout=120)
+            ctx.check(r.returncode in (0, 1), f"{what}: {os.path.basename(a)}: exit {r.returncode}: "
+                                              f"{r.stderr.decode(errors='replace')[-400:]}")
+            s = summary(out)
+            entries = [{k: v for k, v in e.items() if k not in ("source", "seconds")} for e in s["members"]]
+            runs.append((entries, {k: v for k, v in files_under(out).items() if k != "traceconv-batch.json"}))
+        ctx.eq(sorted(os.listdir(box)), sorted([f"m{k}.tar", f"m{k}.tar.gz", f"out-m{k}.tar", f"out-m{k}.tar.gz"]),
+               f"{what}: nothing written beside OUTDIR")
+        shutil.rmtree(box)
+        if any(e["member"].startswith(f"m{k}.tar") for e in runs[0][0] + runs[1][0]):
+            continue  # a first header too damaged: not read as an archive, but as a file nobody knows
+        ctx.eq(runs[0][0], runs[1][0], f"{what}: in place and copied: the summaries")
+        ctx.check(runs[0][1] == runs[1][1], f"{what}: in place and copied: the outputs")
+        compared += 1
+    ctx.check(compared >= 6, f"archive mutants: only {compared} of 24 were read as archives (seed {seed})")
+    print(f"archive mutants: {compared} of 24 read as archives agree in place and copied (seed {seed})")
+
+
 def test_sigint():
     N = 8  # members of 12 MB: json outputs of ~130 MB each, slow enough to be interrupted
     big = os.path.join(W, "big.trace")
@@ -656,6 +722,7 @@ test_jobs_and_shards()
 test_readme_shard_recipe()
 test_nested()
 test_in_place()
+test_mutated_tars()
 test_hostile()
 test_damaged_and_empty()
 test_many_tiny()

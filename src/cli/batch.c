@@ -1137,7 +1137,8 @@ static int open_region(struct archive *ar, file_region *r)
 
 /* Where the current entry's content lies in the region's file, when it is stored
  * there as it is: a tar entry, no compression filter, not sparse, and wholly
- * inside the archive (one cut short is copied, which reports where it ends).
+ * inside the archive with the padding to its 512-byte block (one cut short is
+ * copied: libarchive then fails it and says where, as for any other archive).
  * libarchive has consumed exactly the entry's headers when next_header returns,
  * so its position is the first byte of the content. */
 static int content_in_place(struct archive *ar, struct archive_entry *e, const file_region *r, uint64_t *at)
@@ -1147,7 +1148,8 @@ static int content_in_place(struct archive *ar, struct archive_entry *e, const f
         !archive_entry_size_is_set(e))
         return 0;
     la_int64_t pos = archive_filter_bytes(ar, 0), size = archive_entry_size(e);
-    if (pos < 0 || size < 0 || (uint64_t)pos > r->size || (uint64_t)size > r->size - (uint64_t)pos)
+    if (pos < 0 || size < 0 || (uint64_t)pos > r->size || (uint64_t)size > r->size - (uint64_t)pos ||
+        ((uint64_t)size + 511) / 512 * 512 > r->size - (uint64_t)pos)
         return 0;
     *at = r->base + (uint64_t)pos;
     return 1;
