@@ -7,14 +7,40 @@ with exit code 77 and says so when that folder is absent; a missing oracle
 program is a failure, never a skip (make test installs the oracles).
 """
 import argparse
+import hashlib
 import json
 import os
+import pickle
 import re
 import shutil
 import subprocess
 import sys
 
 SKIP = 77
+
+
+def oracle_key(exe, argv, kw):
+    """What an oracle's result depends on: the program (path, size, mtime), its arguments with
+    every file among them taken by content (the same bytes under another work directory match)
+    and its standard input. The environment is left out: the tests set only HOME there."""
+    h = hashlib.sha256()
+    st = os.stat(exe)
+    h.update(f"{exe}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    for a in argv[1:]:
+        if os.path.isfile(a):
+            with open(a, "rb") as f:
+                h.update(b"F" + hashlib.file_digest(f, "sha256").digest())
+        else:
+            h.update(b"A" + a.encode())
+        h.update(b"\0")
+    if kw.get("input") is not None:
+        h.update(b"I" + kw["input"])
+    if kw.get("stdin") is not None:
+        f = kw["stdin"]
+        pos = f.tell()
+        h.update(b"S" + f.read())
+        f.seek(pos)
+    return h.hexdigest()
 
 
 class Ctx:
@@ -38,6 +64,7 @@ class Ctx:
         os.makedirs(self.work, exist_ok=True)
         self.failures = 0
         self.checks = 0
+        self.oracles_reused = 0
 
     # -- locations -------------------------------------------------------
     def shared_corpus(self, sub):
@@ -98,11 +125,31 @@ class Ctx:
         return best
 
     def oracle(self, argv, **kw):
+        """Run a third-party reader. Within one `make test` (TC_ORACLE_CACHE names a directory
+        made empty at its start), a run of the same program on the same bytes is not repeated:
+        the sanitizer pass writes the same outputs as the normal pass, and gets the readers'
+        results for them from there. Any byte of difference runs the reader again."""
         exe = shutil.which(argv[0])
         if not exe:
             self.fail(f"oracle {argv[0]} is not installed (make test installs it)")
             return None
-        return subprocess.run(argv, capture_output=True, **kw)
+        cache = os.environ.get("TC_ORACLE_CACHE")
+        if not cache or not os.path.isdir(cache):
+            return subprocess.run(argv, capture_output=True, **kw)
+        path = os.path.join(cache, oracle_key(exe, argv, kw))
+        try:
+            with open(path, "rb") as f:
+                rc, out, err = pickle.load(f)
+            self.oracles_reused += 1
+            return subprocess.CompletedProcess(argv, rc, out, err)
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError):
+            pass
+        r = subprocess.run(argv, capture_output=True, **kw)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            pickle.dump((r.returncode, r.stdout, r.stderr), f)
+        os.replace(tmp, path)  # whole or absent: tests run in parallel
+        return r
 
     # -- results ----------------------------------------------------------
     def check(self, cond, msg):
@@ -119,6 +166,8 @@ class Ctx:
         print("FAIL:", msg)
 
     def done(self):
+        if self.oracles_reused:
+            print(f"{self.oracles_reused} reader results reused from an earlier run on the same bytes (TC_ORACLE_CACHE)")
         print(f"{self.checks} checks, {self.failures} failures")
         sys.exit(1 if self.failures else 0)
 
