@@ -25,7 +25,11 @@ demo: build
 # The whole suite, warnings as errors, then once more under ASan+UBSan, then
 # the threaded API test under ThreadSanitizer. The two passes share one oracle
 # cache, emptied here: a third-party reader given the very bytes it already read
-# in this run is not started again (tests/tclib.py, Ctx.oracle).
+# in this run is not started again (tests/tclib.py, Ctx.oracle). The sanitizer
+# pass also computes its expected outputs (the single-file conversions batch
+# is compared with) with the normal build's traceconv, TC_REFERENCE_TRACECONV:
+# the same bytes at a fraction of the cost; the commands under test still run
+# sanitized.
 ORACLE_CACHE = $(abspath $(BUILD))/oracle-cache
 test:
 	@scripts/setup.sh test
@@ -33,14 +37,15 @@ test:
 	@cmake --build $(BUILD) -j$(JOBS)
 	@rm -rf $(ORACLE_CACHE) && mkdir -p $(ORACLE_CACHE)
 	@cd $(BUILD) && TC_ORACLE_CACHE=$(ORACLE_CACHE) ctest --output-on-failure -j$(JOBS)
-	@$(MAKE) --no-print-directory test-asan TC_ORACLE_CACHE=$(ORACLE_CACHE)
+	@$(MAKE) --no-print-directory test-asan TC_ORACLE_CACHE=$(ORACLE_CACHE) \
+		TC_REFERENCE_TRACECONV=$(abspath $(BUILD))/traceconv
 	@$(MAKE) --no-print-directory test-tsan
 
 test-asan:
 	@$(CMAKE_GEN) $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTC_WERROR=ON -DTC_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		TC_ORACLE_CACHE=$(TC_ORACLE_CACHE) TC_MUTATIONS=$(ASAN_MUTATIONS) TC_DEOBF_MUTATIONS=$(ASAN_DEOBF_MUTATIONS) ctest --output-on-failure -j$(JOBS) -LE browser
+		TC_ORACLE_CACHE=$(TC_ORACLE_CACHE) TC_REFERENCE_TRACECONV=$(TC_REFERENCE_TRACECONV) TC_MUTATIONS=$(ASAN_MUTATIONS) TC_DEOBF_MUTATIONS=$(ASAN_DEOBF_MUTATIONS) ctest --output-on-failure -j$(JOBS) -LE browser
 
 # Only what the stage needs: the library, tests/unit/api_threads.c and readers_threads.c.
 test-tsan:

@@ -91,12 +91,20 @@ class Ctx:
         return out
 
     # -- running -----------------------------------------------------------
-    def run(self, args, stdin=None, check_rc=None, env=None):
-        r = subprocess.run([self.traceconv] + list(args), input=stdin, capture_output=True, env=env)
+    def run(self, args, stdin=None, check_rc=None, env=None, exe=None):
+        r = subprocess.run([exe or self.traceconv] + list(args), input=stdin, capture_output=True, env=env)
         if check_rc is not None and r.returncode != check_rc:
             self.fail(f"traceconv {' '.join(args)}: exit {r.returncode}, expected {check_rc}\n"
                       f"stderr: {r.stderr.decode(errors='replace')}")
         return r
+
+    def reference_run(self, args, **kw):
+        """traceconv run to compute what another traceconv command must give (batch against
+        single-file conversions). In the sanitizer pass of make test, TC_REFERENCE_TRACECONV
+        names the normal build's: its outputs are the same bytes, at a fraction of the cost,
+        and the command under test still runs sanitized."""
+        ref = os.environ.get("TC_REFERENCE_TRACECONV")
+        return self.run(args, exe=ref if ref and os.access(ref, os.X_OK) else None, **kw)
 
     def convert(self, src, fmt, out=None, extra=()):
         """Convert src to fmt; returns (output path, figures dict) or (None, stderr) on failure."""

@@ -78,7 +78,7 @@ def in_place(path, fmt, cache={}):
     """The single-file CLI's conversion of a file where it is (side files found): bytes or None."""
     if (path, fmt) not in cache:
         out = os.path.join(W, "inplace." + WRITER_EXT[fmt])
-        r = ctx.run(["-q", "-f", "-o", fmt, path, out])
+        r = ctx.reference_run(["-q", "-f", "-o", fmt, path, out])
         cache[(path, fmt)] = open(out, "rb").read() if r.returncode == 0 else None
         if os.path.exists(out):
             os.unlink(out)
@@ -95,7 +95,7 @@ def single_file(data, name, fmt, cache={}):
         with open(src, "wb") as f:
             f.write(data)
         out = os.path.join(d, "out." + WRITER_EXT[fmt])
-        r = ctx.run(["-q", "-o", fmt, src, out])
+        r = ctx.reference_run(["-q", "-o", fmt, src, out])
         cache[key] = open(out, "rb").read() if r.returncode == 0 else None
         shutil.rmtree(d)
     return cache[key]
@@ -105,7 +105,7 @@ def probe_recognizes(data):
     p = os.path.join(W, "probe.bin")
     with open(p, "wb") as f:
         f.write(data)
-    r = ctx.run(["--probe", p])
+    r = ctx.reference_run(["--probe", p])
     return any(int(line.split()[1]) > 0 for line in r.stdout.decode().splitlines() if line.strip())
 
 
