@@ -135,6 +135,31 @@ static bool fuzz_diff_one(const uint8_t *trace, size_t size, const char *format,
     return opened;
 }
 
+/* What batch does (tc_probe_memory, then a conversion that probes again) must
+ * agree: the reader a probing open chose is the unique best score of the
+ * public probe over the same bytes and name, and every score is 0..100. */
+static void check_probe_agrees(const tc_conv *c, const uint8_t *trace, size_t size)
+{
+    tc_probe_score scores[64];
+    char err[256];
+    int n = tc_probe_memory(trace, size, "fuzz.input", scores, 64, err, sizeof err);
+    const char *chosen = tc_conv_reader_name(c), *best = NULL;
+    int top = 0;
+    for (int i = 0; i < n; i++) {
+        if (scores[i].score < 0 || scores[i].score > 100) {
+            fprintf(stderr, "fuzz: tc_probe_memory: %s scores %d\n", scores[i].reader, scores[i].score);
+            abort();
+        }
+        if (scores[i].score > top)
+            top = scores[i].score, best = scores[i].reader;
+    }
+    if (n <= 0 || !chosen || !best || strcmp(best, chosen)) {
+        fprintf(stderr, "fuzz: tc_probe_memory returned %d (%s) and picks %s; the open chose %s\n", n,
+                n < 0 ? err : "ok", best ? best : "no reader", chosen ? chosen : "(null)");
+        abort();
+    }
+}
+
 bool fuzz_convert_one(const uint8_t *trace, size_t size, size_t writer, unsigned options)
 {
     static FILE *sink;
@@ -154,6 +179,8 @@ bool fuzz_convert_one(const uint8_t *trace, size_t size, size_t writer, unsigned
     int rc = tc_conv_open_memory(c, trace, size, "fuzz.input", fuzz_reader);
     check_contract(c, rc, "tc_conv_open_memory");
     bool opened = rc == TC_OK;
+    if (rc == TC_OK && !fuzz_reader)
+        check_probe_agrees(c, trace, size);
     if (rc == TC_OK) {
         rc = tc_conv_write(c, fuzz_writer_name(writer), sink);
         check_contract(c, rc, "tc_conv_write");
