@@ -764,10 +764,6 @@ static int probe_member(const member *m, const uint8_t *data, char *err, size_t 
 static void process_member(batch *b, member *m)
 {
     char err[1200] = "";
-    if (m->data_fd >= 0 && m->size == 0 && !m->hashed) { /* as a spooled empty member's */
-        m->hash = XXH3_64bits("", 0);
-        m->hashed = 1;
-    }
     if (m->size == 0) {
         finish_member(b, m, ST_SKIPPED, "empty");
         return;
@@ -1171,6 +1167,10 @@ static int take_in_place(batch *b, struct archive_entry *e, const file_region *r
     }
     m->data_off = at;
     m->size = size;
+    if (size == 0) { /* nothing for the worker to map: hashed here, as a spooled empty member is */
+        m->hash = XXH3_64bits("", 0);
+        m->hashed = 1;
+    }
     return 0;
 }
 
