@@ -179,13 +179,29 @@ def check_outputs(outdir, group, members, expect, what, tree=None, formats=FORMA
         ctx.eq(t[st], sum(1 for v in expect.values() if v == st), f"{what}: totals.{st}")
 
 
-def write_tar(path, members, mode="w"):
-    with tarfile.open(path, mode) as t:
+def tar_bytes(members, mode="w", **kw):
+    """A tar archive of {name: bytes} (mode "w:gz" gzips it), as bytes."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=mode, **kw) as t:
         for name, data in members.items():
             ti = tarfile.TarInfo(name)
             ti.size = len(data)
             ti.mtime = 1700000000
             t.addfile(ti, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def write_tar(path, members, mode="w"):
+    with open(path, "wb") as f:
+        f.write(tar_bytes(members, mode))
+
+
+def gzip_copy(path, dest=None):
+    """path gzipped (level 1) into dest, path + ".gz" by default; returns dest."""
+    dest = dest or path + ".gz"
+    with open(path, "rb") as f, gzip.open(dest, "wb", compresslevel=1) as g:
+        shutil.copyfileobj(f, g)
+    return dest
 
 
 def write_zip(path, members):
@@ -318,14 +334,9 @@ def test_nested():
     deeper = io.BytesIO()
     with zipfile.ZipFile(deeper, "w") as z:
         z.writestr("deep.trace", good)
-    inner = io.BytesIO()
-    with tarfile.open(fileobj=inner, mode="w:gz") as t:
-        for name, data in (("in/x.trace", good), ("deeper.zip", deeper.getvalue())):
-            ti = tarfile.TarInfo(name)
-            ti.size = len(data)
-            t.addfile(ti, io.BytesIO(data))
+    inner = tar_bytes({"in/x.trace": good, "deeper.zip": deeper.getvalue()}, "w:gz")
     arc = os.path.join(W, "outer.zip")
-    write_zip(arc, {"sub/inner.tar.gz": inner.getvalue(), "top.trace": good})
+    write_zip(arc, {"sub/inner.tar.gz": inner, "top.trace": good})
     out = os.path.join(W, "out-nested")
     batch(["-o", "json", "-O", out, "-q", arc], check_rc=0)
     s = summary(out)
@@ -371,9 +382,7 @@ def test_hostile():
         add("corrupt.trace", CORRUPT)
         add("bomb.trace", b"\0" * (24 << 20))
         add("..", good)
-    gz = arc + ".gz"
-    with open(arc, "rb") as f, gzip.open(gz, "wb") as g:
-        g.write(f.read())
+    gz = gzip_copy(arc)
     out = os.path.join(box, "out")
     tmp = os.path.join(W, "tmp-hostile")  # the spool files' directory
     os.makedirs(tmp)
@@ -490,15 +499,8 @@ def test_in_place():
         "corrupt.trace": CORRUPT,
         "block.json": TINY + b" " * (1024 - len(TINY)),
     }
-    inner_plain, inner_gz = io.BytesIO(), io.BytesIO()
-    for buf, mode, content in ((inner_plain, "w", {"a.trace": good, "b.json": TINY}), (inner_gz, "w:gz", {"c.trace": good})):
-        with tarfile.open(fileobj=buf, mode=mode) as t:
-            for name, data in content.items():
-                ti = tarfile.TarInfo(name)
-                ti.size = len(data)
-                t.addfile(ti, io.BytesIO(data))
-    members["inner.tar"] = inner_plain.getvalue()
-    members["inner.tar.gz"] = inner_gz.getvalue()
+    members["inner.tar"] = tar_bytes({"a.trace": good, "b.json": TINY})
+    members["inner.tar.gz"] = tar_bytes({"c.trace": good}, "w:gz")
     for name, data in members.items():
         path = os.path.join(tree, name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -527,10 +529,8 @@ def test_in_place():
     for fmt in ("gnu", "pax"):
         arc = os.path.join(W, f"inplace-{fmt}.tar")
         subprocess.run(["tar", f"--format={fmt}", "--sparse", "-cf", arc, "-C", tree, *names], check=True)
-        with open(arc, "rb") as f, gzip.open(arc + ".gz", "wb", compresslevel=1) as g:
-            g.write(f.read())
         plain, plain_files = run(arc, os.path.join(W, f"out-inplace-{fmt}"))
-        copied, copied_files = run(arc + ".gz", os.path.join(W, f"out-copied-{fmt}"))
+        copied, copied_files = run(gzip_copy(arc), os.path.join(W, f"out-copied-{fmt}"))
         ctx.eq({m: e["status"] for m, e in plain.items()}, want, f"in place ({fmt}): statuses")
         ctx.eq({m: comparable(e) for m, e in plain.items()}, {m: comparable(e) for m, e in copied.items()},
                f"in place ({fmt}): summary entries equal those of the gzipped copy (sizes, hashes, figures)")
@@ -572,13 +572,8 @@ def test_mutated_tars():
     print(f"archive mutation seed: {seed} (replay with TC_ARCHIVE_SEED={seed})", flush=True)
     rnd = random.Random(seed)
     good = open(os.path.join(ctx.source, "corpus", "app-startup.trace"), "rb").read()
-    base = io.BytesIO()
-    with tarfile.open(fileobj=base, mode="w", format=tarfile.PAX_FORMAT) as t:
-        for name, data in (("a.trace", good), ("p/" + "q" * 110 + ".json", TINY), ("c.json", TINY), ("d.trace", good)):
-            ti = tarfile.TarInfo(name)
-            ti.size = len(data)
-            t.addfile(ti, io.BytesIO(data))
-    base = base.getvalue()
+    base = tar_bytes({"a.trace": good, "p/" + "q" * 110 + ".json": TINY, "c.json": TINY, "d.trace": good},
+                     format=tarfile.PAX_FORMAT)
     headers = [i for i in range(0, len(base), 512) if base[i + 257:i + 262] == b"ustar"]
     with tarfile.open(fileobj=io.BytesIO(base)) as t:  # each member's content ends here; its block later
         content_ends = [m.offset_data + m.size for m in t.getmembers() if m.size % 512]
@@ -602,8 +597,7 @@ def test_mutated_tars():
         os.makedirs(box, exist_ok=True)
         with open(arc, "wb") as f:
             f.write(data)
-        with gzip.open(arc + ".gz", "wb", compresslevel=1) as g:
-            g.write(data)
+        gzip_copy(arc)
         runs = []
         for a in (arc, arc + ".gz"):
             out = os.path.join(box, "out-" + os.path.basename(a))
@@ -636,9 +630,7 @@ def test_sigint():
     data = open(big, "rb").read()
     # gzipped, so that the members are spooled (an interrupted run leaves no spool file)
     write_tar(os.path.join(W, "big.tar"), {f"b{i}.trace": data for i in range(N)})
-    arc = os.path.join(W, "big.tar.gz")
-    with open(os.path.join(W, "big.tar"), "rb") as f, gzip.open(arc, "wb", compresslevel=1) as g:
-        shutil.copyfileobj(f, g)
+    arc = gzip_copy(os.path.join(W, "big.tar"))
     tmp = os.path.join(W, "tmpdir")
     os.makedirs(tmp)
     out = os.path.join(W, "out-int")
