@@ -147,6 +147,12 @@ TC_API void tc_conv_free(tc_conv *c);
  *     "process-name" (string) the process shown for the input
  *     "strict"       (0/1) a warning is an error (TC_ERR_STRICT)
  *     "max-depth"    (integer) deeper frames are dropped; default 10000
+ *     "max-output"   bytes of each output (K/M/G suffixes; compressed bytes for
+ *                    gzip writers), or "Nx": N times the input's size after gzip
+ *                    is inflated, never less than 4M; default none. An output
+ *                    that would pass it fails alone with TC_ERR_LIMIT ("output
+ *                    larger than --max-output (64M)"); nothing more is computed
+ *                    for it
  *     "weight"       (wall|cpu) folded/flamegraph weights; report/dot: the clock of sorting,
  *                    percentages and the dot threshold
  *     "no-thread"    (0/1) folded: merge threads
@@ -169,8 +175,10 @@ TC_API void tc_conv_free(tc_conv *c);
 TC_API int tc_conv_set_option(tc_conv *c, const char *key, const char *value);
 
 /* Progress: called now and then during long conversions (done/total in input
- * bytes). A non-zero return cancels the conversion: tc_conv_write stops, writes
- * nothing more and returns TC_ERR_CANCELED ("canceled"). NULL fn: none. */
+ * bytes), also while the outputs are written (done == total then: about every
+ * 4 MiB of output or 64Ki call paths walked). A non-zero return cancels the
+ * conversion: tc_conv_write stops, writes nothing more and returns
+ * TC_ERR_CANCELED ("canceled"). NULL fn: none. */
 typedef int (*tc_progress_fn)(void *user, uint64_t done, uint64_t total);
 TC_API void tc_conv_set_progress(tc_conv *c, tc_progress_fn fn, void *user);
 

@@ -77,7 +77,7 @@ static const char usage_text[] =
     "      --title, --width, --minwidth, --inverted, --colors, --hash,\n"
     "      --sort, --csv, --html, --threshold,\n"
     "      --max-input, --max-string, --max-threads, --max-methods, --max-events,\n"
-    "      --max-json, --deobfuscate MAPPING\n"
+    "      --max-json, --max-output, --deobfuscate MAPPING\n"
     "                            as for a single conversion (traceconv --help)\n"
     "\n"
     "Exit status: 0 every member converted (or skipped), 1 some failed, 2 usage error.\n";
@@ -1628,6 +1628,7 @@ static int parse_args(batch *b, int argc, char **argv)
         {"max-string", required_argument, 0, O_VALUE}, {"max-threads", required_argument, 0, O_VALUE},
         {"max-methods", required_argument, 0, O_VALUE}, {"max-events", required_argument, 0, O_VALUE},
         {"max-json", required_argument, 0, O_VALUE},  {"skip-existing", no_argument, 0, O_SKIP},
+        {"max-output", required_argument, 0, O_VALUE},
         {"title", required_argument, 0, O_VALUE},     {"width", required_argument, 0, O_VALUE},
         {"minwidth", required_argument, 0, O_VALUE},  {"colors", required_argument, 0, O_VALUE},
         {"inverted", no_argument, 0, O_FLAG},         {"hash", no_argument, 0, O_FLAG},

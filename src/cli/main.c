@@ -101,6 +101,8 @@ static const char usage_text[] =
     "      --max-methods N        methods (default 50000000)\n"
     "      --max-events N         input records (default: no limit)\n"
     "      --max-json BYTES       one JSON event, which is parsed in memory (default 256M)\n"
+    "      --max-output BYTES|Nx  each output at most BYTES, or N times the input's size\n"
+    "                             (at least 4M); larger fails, nothing left (default: none)\n"
     "      --probe INPUT          print every reader's score for INPUT\n"
     "      --list-formats         list readers and writers\n"
     "  -h, --help                 this text\n"
@@ -923,6 +925,7 @@ int main(int argc, char **argv)
         {"max-input", required_argument, 0, O_LIMIT}, {"max-string", required_argument, 0, O_LIMIT},
         {"max-threads", required_argument, 0, O_LIMIT}, {"max-methods", required_argument, 0, O_LIMIT},
         {"max-events", required_argument, 0, O_LIMIT}, {"max-json", required_argument, 0, O_LIMIT},
+        {"max-output", required_argument, 0, O_LIMIT},
         {"probe", required_argument, 0, O_PROBE},    {"list-formats", no_argument, 0, O_LIST},
         {"help", no_argument, 0, 'h'},               {"version", no_argument, 0, 'V'},
         {"merge-threads", no_argument, 0, O_MERGE},  {"mapping", required_argument, 0, O_LIMIT},

@@ -283,12 +283,17 @@ int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out)
     if (tci_calltree_init(out, in->trace, 1) != TC_OK)
         return TC_ERR_NOMEM;
     out->diag = in->diag;
+    out->cancel = in->cancel;
     uint32_t *map = tci_calloc(in->n_nodes, sizeof *map);
     if (!map)
         return TC_ERR_NOMEM;
     int rc = TC_OK;
     for (uint32_t i = 0; i < in->n_nodes && rc == TC_OK; i++) { /* parents come before children */
         const tci_ctnode *n = &in->nodes[i];
+        if (TCI_UNLIKELY(tci_cancel_step(in->cancel, TCI_CANCEL_NODE))) {
+            rc = TC_ERR_CANCELED;
+            break;
+        }
         uint32_t m = n->parent == TCI_NONE ? out->roots[0] : child(out, map[n->parent], n->method, 0);
         if (m == TCI_NONE) {
             rc = TC_ERR_NOMEM;

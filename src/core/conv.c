@@ -178,6 +178,27 @@ static int parse_size(const char *v, uint64_t max, uint64_t *out)
     return 0;
 }
 
+/* max-output: a size (K/M/G), or "Nx": N times the input's size (after gzip is inflated). */
+static int parse_max_output(const char *v, tci_options *o)
+{
+    size_t n = v ? strlen(v) : 0;
+    if (n > 1 && n < 12 && (v[n - 1] == 'x' || v[n - 1] == 'X')) {
+        char digits[12];
+        uint64_t ratio;
+        memcpy(digits, v, n - 1);
+        digits[n - 1] = 0;
+        if (parse_size(digits, 1000000, &ratio) || strpbrk(digits, "KkMmGg"))
+            return -1;
+        o->max_output = 0;
+        o->max_output_ratio = (uint32_t)ratio;
+        return 0;
+    }
+    if (parse_size(v, UINT64_MAX, &o->max_output))
+        return -1;
+    o->max_output_ratio = 0;
+    return 0;
+}
+
 /* flamegraph's minwidth: px ("0.1") or a percentage of the total ("0.5%"). */
 static int parse_minwidth(const char *v, tci_options *o)
 {
@@ -353,6 +374,8 @@ static int apply_option(tc_conv *c, const char *key, const char *value)
     }
     if (!strcmp(key, "max-json"))
         return parse_size(value, UINT64_MAX, &c->opt.max_json);
+    if (!strcmp(key, "max-output"))
+        return parse_max_output(value, &c->opt);
     if (!strcmp(key, "max-events"))
         return parse_size(value, UINT64_MAX, &c->opt.max_events);
     if (!strcmp(key, "read-chunk")) {
@@ -606,9 +629,45 @@ typedef struct pipeline {
     tci_merge *merge;    /* GLOBAL_ORDER: events wait here, then arrive in time order */
     bool merge_ok;
     tci_diag merge_diag; /* the merge's error, given to each of its writers */
+    tci_cancel cancel;   /* the progress callback, asked while the outputs are written */
+    uint64_t limit;      /* max-output in bytes for each output (UINT64_MAX: none) */
 } pipeline;
 
 static bool wants(const output *o, unsigned flag) { return (o->w->flags & flag) != 0; }
+
+/* A size as the options take it: "64M" when it is a whole number of K/M/G, else approximate ("3.1G"). */
+static void format_size(uint64_t n, char *out, size_t len)
+{
+    static const char units[] = "KMG";
+    for (int k = 2; k >= 0; k--) {
+        uint64_t unit = (uint64_t)1 << (10 * (k + 1));
+        if (n >= unit && n % unit == 0) {
+            snprintf(out, len, "%llu%c", (unsigned long long)(n / unit), units[k]);
+            return;
+        }
+    }
+    for (int k = 2; k >= 0; k--) {
+        uint64_t unit = (uint64_t)1 << (10 * (k + 1));
+        if (n >= unit) {
+            snprintf(out, len, "%.1f%c", (double)n / (double)unit, units[k]);
+            return;
+        }
+    }
+    snprintf(out, len, "%llu bytes", (unsigned long long)n);
+}
+
+/* max-output was reached: the option as given, and what it came to for an Nx. */
+static int describe_limit(output *o, tci_diag *d)
+{
+    const tci_options *opt = o->wctx.opt;
+    char size[32];
+    format_size(o->sink.limit, size, sizeof size);
+    d->error[0] = 0;
+    if (opt->max_output_ratio)
+        return tci_error(d, TC_ERR_LIMIT, o->w->name, UINT64_MAX,
+                         "output larger than --max-output (%ux the input: %s)", (unsigned)opt->max_output_ratio, size);
+    return tci_error(d, TC_ERR_LIMIT, o->w->name, UINT64_MAX, "output larger than --max-output (%s)", size);
+}
 
 /* The one error message of a failed output: its cause, whichever step saw it. */
 static int describe_failure(output *o, int rc)
@@ -618,6 +677,12 @@ static int describe_failure(output *o, int rc)
     if (rc == TC_ERR_CANCELED) {
         d->error[0] = 0;
         return tci_error(d, rc, name, UINT64_MAX, "canceled");
+    }
+    if (o->sink.err && o->sink.status == TC_ERR_LIMIT)
+        return describe_limit(o, d);
+    if (o->sink.err && o->sink.status == TC_ERR_CANCELED) {
+        d->error[0] = 0;
+        return tci_error(d, TC_ERR_CANCELED, name, UINT64_MAX, "canceled");
     }
     if (o->sink.err) { /* writers return a bare TC_ERR_IO (or worse) after the sink failed: say why */
         char why[256];
@@ -682,6 +747,7 @@ static int pipeline_ready(void *user)
         p->has_tree = true;
         if (tci_calltree_init(&p->tree, &c->trace, c->trace.n_threads) == TC_OK) {
             p->tree.diag = &p->tree_diag; /* saturated sums are reported */
+            p->tree.cancel = c->progress ? &p->cancel : NULL;
             p->tree_ok = true;
         } else {
             fail_group(p, TCI_WF_AGGREGATE, TC_ERR_NOMEM, NULL);
@@ -765,6 +831,8 @@ static void pipeline_finish(pipeline *p)
         output *o = &p->outs[i];
         if (o->status != TC_OK)
             continue;
+        if (p->c->canceled) /* a walk or a sink was told to stop: no other writer begins its finish */
+            break;
         bool tree = wants(o, TCI_WF_AGGREGATE);
         hand_figures(p, o);
         o->diag.muted = false;
@@ -835,6 +903,26 @@ static int conv_progress(void *user, uint64_t done, uint64_t total)
     return c->canceled;
 }
 
+/* While the outputs are written (the sinks, the walks of the call tree): the input is read. */
+static int ask_while_writing(void *user)
+{
+    tc_conv *c = user;
+    return conv_progress(c, c->src.size, c->src.size);
+}
+
+/* max-output for each output of this input, in bytes (UINT64_MAX: none). */
+static uint64_t output_limit(const tc_conv *c)
+{
+    if (c->opt.max_output)
+        return c->opt.max_output;
+    if (!c->opt.max_output_ratio)
+        return UINT64_MAX;
+    uint64_t n;
+    if (__builtin_mul_overflow((uint64_t)c->src.size, (uint64_t)c->opt.max_output_ratio, &n))
+        return UINT64_MAX;
+    return n < TCI_MIN_RATIO_OUTPUT ? TCI_MIN_RATIO_OUTPUT : n;
+}
+
 /* Each output's sink and writer state; a failure here is that output's alone. */
 static void outputs_open(pipeline *p, tc_output *pub)
 {
@@ -851,6 +939,8 @@ static void outputs_open(pipeline *p, tc_output *pub)
         bool gzip = wants(o, TCI_WF_GZIP);
         int rc = pub[i].fn ? tci_sink_open_fn(&o->sink, pub[i].fn, pub[i].user, gzip)
                            : tci_sink_open(&o->sink, pub[i].fp, gzip);
+        o->sink.limit = p->limit;
+        o->sink.cancel = c->progress ? &p->cancel : NULL;
         if (p->internal)
             o->wctx.priv = p->internal_priv;
         else if (rc == TC_OK && o->w->priv_size && !(o->wctx.priv = tci_calloc(1, o->w->priv_size)))
@@ -897,6 +987,8 @@ static int run_pipeline(tc_conv *c, tc_output *pub, size_t n, const tci_writer *
 {
     pipeline p = {.c = c, .n = n, .internal = internal, .internal_priv = internal_priv};
     p.tree_diag.input = p.merge_diag.input = c->diag.input;
+    p.cancel = (tci_cancel){.ask = ask_while_writing, .user = c, .budget = TCI_CANCEL_BUDGET};
+    p.limit = output_limit(c);
     if (!(p.outs = tci_calloc(n, sizeof *p.outs))) {
         set_statuses(pub, n, TC_ERR_NOMEM);
         return tci_error(&c->diag, TC_ERR_NOMEM, "api", UINT64_MAX, "out of memory");
@@ -912,7 +1004,10 @@ static int run_pipeline(tc_conv *c, tc_output *pub, size_t n, const tci_writer *
         fail_group(&p, 0, rc, c->diag.error); /* the input failed (or was canceled): every output with it */
     } else {
         pipeline_merge(&p);
-        pipeline_finish(&p);
+        if (!c->canceled)
+            pipeline_finish(&p);
+        if (c->canceled) /* told to stop while writing: no output is complete, as when reading */
+            fail_group(&p, 0, TC_ERR_CANCELED, NULL);
     }
     pipeline_close(&p);
     collect_diagnostics(&p);

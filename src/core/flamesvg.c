@@ -390,7 +390,7 @@ static int walk(render *r, drawn_fn fn)
     if (tci_grow((void **)&r->stack, &r->cap_stack, sp, sizeof *r->stack) != 0)
         return TC_ERR_NOMEM;
     r->stack[sp++] = (walk_level){TCI_FLAME_ROOT, 0, 0, 0};
-    while (sp) {
+    while (sp && !tci_sink_failed(r->out)) {
         walk_level *lv = &r->stack[sp - 1];
         const fframe *parent = &f->frames[lv->frame];
         if (lv->next_item == parent->n_items) {

@@ -135,6 +135,8 @@ static int walk(tci_folding *f, const tci_calltree *ct, uint32_t root)
     uint32_t node = ct->nodes[root].first_child, path = 0;
     while (node != TCI_NONE) {
         const tci_ctnode *n = &ct->nodes[node];
+        if (TCI_UNLIKELY(tci_cancel_step(ct->cancel, TCI_CANCEL_NODE)))
+            return TC_ERR_CANCELED;
         if ((path = path_child(f, path, n->method)) == TCI_NONE)
             return TC_ERR_NOMEM;
         f->paths[path].self_ns += f->cpu ? n->cpu_self : n->wall_self;

@@ -164,6 +164,8 @@ static int walk_thread(builder *b, uint32_t root)
     const tci_ctnode *nodes = b->ct->nodes;
     uint32_t depth = 0, node = nodes[root].first_child;
     while (node != TCI_NONE) {
+        if (TCI_UNLIKELY(tci_cancel_step(b->ct->cancel, TCI_CANCEL_NODE)))
+            return TC_ERR_CANCELED;
         int rc = enter_node(b, node, depth ? &b->stack[depth - 1] : NULL, depth);
         if (rc != TC_OK)
             return rc;

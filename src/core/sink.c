@@ -10,9 +10,28 @@
 
 void tci_sink_fail(tci_sink *s, int errnum)
 {
-    if (!s->err)
+    if (!s->err) {
         s->errnum = errnum ? errnum : EIO;
+        s->status = TC_ERR_IO;
+    }
     s->err = 1;
+}
+
+void tci_sink_stop(tci_sink *s, int status)
+{
+    if (!s->err) {
+        s->errnum = 0;
+        s->status = status;
+    }
+    s->err = 1;
+}
+
+bool tci_cancel_ask(tci_cancel *c)
+{
+    c->budget = TCI_CANCEL_BUDGET;
+    if (!c->stopped && c->ask(c->user))
+        c->stopped = true;
+    return c->stopped;
 }
 
 static int sink_init(tci_sink *s, bool gzip)
@@ -20,7 +39,11 @@ static int sink_init(tci_sink *s, bool gzip)
     s->len = 0;
     s->err = 0;
     s->errnum = 0;
+    s->status = TC_OK;
     s->written = 0;
+    s->emitted = 0;
+    s->limit = UINT64_MAX;
+    s->cancel = NULL;
     s->z = NULL;
     s->zbuf = NULL;
     if (!gzip)
@@ -54,9 +77,15 @@ int tci_sink_open_fn(tci_sink *s, tc_write_fn fn, void *user, bool gzip)
     return sink_init(s, gzip);
 }
 
-/* The one place bytes leave the sink: a failure keeps its errno. */
+/* The one place bytes leave the sink: a failure keeps its errno; past the limit
+ * (max-output) nothing more leaves, and the output fails with TC_ERR_LIMIT. */
 static int emit(tci_sink *s, const void *p, size_t n)
 {
+    if (TCI_UNLIKELY(n > s->limit - s->emitted)) {
+        tci_sink_stop(s, TC_ERR_LIMIT);
+        return -1;
+    }
+    s->emitted += n;
     errno = 0;
     int bad = s->fn ? s->fn(s->fn_user, p, n) != 0 : fwrite(p, 1, n, s->fp) != n;
     if (bad)
@@ -88,6 +117,10 @@ int tci_sink_flush_buf(tci_sink *s)
 {
     if (s->err)
         return -1;
+    if (tci_cancel_step(s->cancel, (int64_t)s->len + 1)) {
+        tci_sink_stop(s, TC_ERR_CANCELED);
+        return -1;
+    }
     if (s->len) {
         int bad = s->z ? deflate_out(s, s->buf, s->len, Z_NO_FLUSH) : emit(s, s->buf, s->len);
         s->written += s->len;

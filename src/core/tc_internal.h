@@ -172,6 +172,8 @@ typedef struct tci_options {
     uint32_t max_methods;
     uint64_t max_events;  /* input records; 0 = none */
     uint64_t max_json;    /* bytes of JSON input, which is parsed in memory */
+    uint64_t max_output;  /* bytes of each output (compressed for gzip writers); 0 = none, or: */
+    uint32_t max_output_ratio; /* N: N times the input's (decompressed) size, at least TCI_MIN_RATIO_OUTPUT */
     const char *mapping;  /* rhea: method mapping file (NULL: looked for beside the input) */
     const char *deobfuscate; /* ProGuard/R8 mapping.txt applied to the method table (NULL: none) */
     /* flamegraph writer */
@@ -197,6 +199,9 @@ typedef struct tci_options {
 #define TCI_DEFAULT_MAX_THREADS 1000000u
 #define TCI_DEFAULT_MAX_METHODS 50000000u
 #define TCI_DEFAULT_MAX_JSON ((uint64_t)256 << 20)
+/* max-output Nx never bounds an output below this: a flame graph's or HTML report's fixed
+ * script and style alone are tens of KiB, more than 64 times a tiny trace */
+#define TCI_MIN_RATIO_OUTPUT ((uint64_t)4 << 20)
 
 /* ---- the trace: tables every reader fills ------------------------------ */
 
@@ -448,6 +453,36 @@ typedef struct tci_reader {
     void (*close)(tci_rctx *r);              /* always called; tolerates a partial open */
 } tci_reader;
 
+/* ---- stopping while the outputs are written ------------------------------ */
+
+/*
+ * The progress callback can cancel a conversion while it reads (normalize asks it
+ * every 256Ki records) and while the outputs are written: the sinks (per 64 KiB
+ * handed to the output) and the core's walks of the call tree (per node) spend a
+ * budget, and each time it runs out the callback is asked (done == total then).
+ * One tci_cancel per conversion; NULL where there is no callback (no cost).
+ */
+typedef struct tci_cancel {
+    int (*ask)(void *user); /* non-zero: stop */
+    void *user;
+    int64_t budget;         /* work left before the next ask */
+    bool stopped;           /* asked and told to stop: every later step says so */
+} tci_cancel;
+
+#define TCI_CANCEL_BUDGET ((int64_t)4 << 20) /* about 64 sink buffers, or 64Ki nodes of a walk */
+#define TCI_CANCEL_NODE 64                     /* the cost of one node of a walk */
+
+bool tci_cancel_ask(tci_cancel *c);
+/* Spend cost; true when the conversion must stop (the callback said so, now or before). */
+static inline bool tci_cancel_step(tci_cancel *c, int64_t cost)
+{
+    if (TCI_LIKELY(!c))
+        return false;
+    if (TCI_LIKELY((c->budget -= cost) > 0))
+        return c->stopped;
+    return tci_cancel_ask(c);
+}
+
 /* ---- output sink -------------------------------------------------------- */
 
 typedef struct tci_sink {
@@ -459,7 +494,11 @@ typedef struct tci_sink {
     size_t len;
     int err;               /* set once a write failed: nothing more is written */
     int errnum;            /* the errno of that failure, for the message */
+    int status;            /* what failed it: TC_ERR_IO (errnum), TC_ERR_LIMIT (limit), TC_ERR_CANCELED */
     uint64_t written;
+    uint64_t emitted;      /* bytes handed to the FILE or function (compressed for gzip) */
+    uint64_t limit;        /* emitted may not pass it (max-output): the output fails with TC_ERR_LIMIT */
+    tci_cancel *cancel;    /* asked at flushes (NULL: none) */
     uint8_t buf[1 << 16];
 } tci_sink;
 
@@ -471,6 +510,11 @@ int tci_sink_close(tci_sink *s); /* finish gzip, flush; returns error status */
 void tci_sink_discard(tci_sink *s);
 /* Mark the sink failed with errnum (the first failure is kept). */
 void tci_sink_fail(tci_sink *s, int errnum);
+/* Mark it failed for another cause (TC_ERR_LIMIT, TC_ERR_CANCELED); the first is kept. */
+void tci_sink_stop(tci_sink *s, int status);
+/* Whether the output has failed (a write error, max-output, cancel): nothing more reaches it,
+ * so a writer's long loop stops here instead of computing bytes nobody will see. */
+static inline bool tci_sink_failed(const tci_sink *s) { return s->err != 0; }
 
 static inline void tci_sink_write(tci_sink *s, const void *p, size_t n)
 {
@@ -570,6 +614,7 @@ typedef struct tci_calltree {
     tci_idmap child_index;  /* (parent << 32 | method) -> node */
     struct tci_ctstack *stacks; /* per thread: open frames while building */
     tci_ctspan *spans;      /* per root (a merged tree's one root has none: TCI_NO_TIME) */
+    tci_cancel *cancel;     /* the walks over the tree (folding, profile, merging) stop here (NULL: never) */
 } tci_calltree;
 
 int tci_calltree_init(tci_calltree *ct, const tci_trace *t, uint32_t n_threads);

@@ -76,7 +76,7 @@ static int emit_paths(tci_wctx *w, const char *first)
 {
     folded_w *f = w->priv;
     tci_sink *o = w->out;
-    for (uint32_t p = 1; p < f->fold.n_paths; p++) {
+    for (uint32_t p = 1; p < f->fold.n_paths && !tci_sink_failed(o); p++) { /* a path's text costs its depth */
         int64_t us = f->fold.paths[p].self_us;
         if (us <= 0)
             continue;
@@ -111,7 +111,7 @@ static int folded_finish(tci_wctx *w, const tci_calltree *ct)
         tci_calltree_free(&merged);
         return rc != TC_OK ? rc : w->out->err ? TC_ERR_IO : TC_OK;
     }
-    for (uint32_t t = 0; t < ct->n_roots; t++) {
+    for (uint32_t t = 0; t < ct->n_roots && !tci_sink_failed(w->out); t++) {
         if (!w->trace->threads[t].records)
             continue;
         int rc = fold_tree(w, ct, ct->roots[t], f->fold.thread_name[t]);

@@ -338,7 +338,7 @@ static int walk(const tci_wctx *w, const tci_calltree *ct, uint32_t root, const 
     const pprof_w *p = w->priv;
     s->depth = 0;
     uint32_t node = ct->nodes[root].first_child;
-    while (node != TCI_NONE) {
+    while (node != TCI_NONE && !tci_sink_failed(w->out)) { /* a sample's location list costs its depth */
         const tci_ctnode *n = &ct->nodes[node];
         bool descend = false;
         if (live[node]) {

@@ -569,13 +569,13 @@ static int report_finish(tci_wctx *w, const tci_calltree *ct)
     } else if (w->opt->csv) {
         TCI_PUT_LIT(w->out, "thread,tid,method,calls,incl_wall_us,excl_wall_us,incl_cpu_us,excl_cpu_us\n");
         rc = csv_rows(w, ct, TCI_NONE);
-        for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK; t++)
+        for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK && !tci_sink_failed(w->out); t++)
             if (tci_report_thread_has_calls(ct, t))
                 rc = csv_rows(w, ct, t);
     } else {
         text_header(w);
         rc = text_all(w, ct);
-        for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK; t++)
+        for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK && !tci_sink_failed(w->out); t++)
             if (tci_report_thread_has_calls(ct, t))
                 rc = text_thread(w, ct, t);
     }

@@ -761,7 +761,7 @@ static int put_threads(page *pg, const tci_calltree *ct)
 {
     TCI_PUT_LIT(pg->o, "<section id=\"threads\">\n<h2>Threads</h2>\n");
     int rc = TC_OK;
-    for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK; t++)
+    for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK && !tci_sink_failed(pg->o); t++)
         if (tci_report_thread_has_calls(ct, t))
             rc = put_thread(pg, ct, t);
     TCI_PUT_LIT(pg->o, "</section>\n");

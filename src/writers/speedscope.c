@@ -846,7 +846,7 @@ static inline __attribute__((always_inline)) int replay_events_div(tci_wctx *w, 
     const uint8_t *in, *end;
     size_t n;
     int rc;
-    while ((rc = tci_spool_next(&s->spool, &sc, &in, &n)) == 1) {
+    while (!tci_sink_failed(o) && (rc = tci_spool_next(&s->spool, &sc, &in, &n)) == 1) {
         for (end = in + n; in < end;) {
             uint32_t word;
             unsigned is_open;
@@ -998,7 +998,7 @@ static int replay_samples(tci_wctx *w, uint32_t thread, bool weights)
     int rc = events_reset(&s->replay);
     if (rc != TC_OK)
         return rc;
-    while ((rc = tci_spool_next(&s->spool, &c, &in, &n)) == 1) {
+    while (!tci_sink_failed(w->out) && (rc = tci_spool_next(&s->spool, &c, &in, &n)) == 1) {
         for (end = in + n; in < end;) {
             ss_record r;
             if (!read_record(&in, end, &r))
@@ -1203,7 +1203,7 @@ static int speedscope_finish(tci_wctx *w, const tci_calltree *ct)
     TCI_PUT_LIT(o, ",\n\"shared\":{\"frames\":[");
     write_frames(o, s);
     TCI_PUT_LIT(o, "]},\n\"profiles\":[");
-    for (uint32_t i = 0; i < t->n_threads && rc == TC_OK; i++)
+    for (uint32_t i = 0; i < t->n_threads && rc == TC_OK && !tci_sink_failed(o); i++)
         rc = write_spooled(w, i);
     if (rc != TC_OK)
         return rc;
