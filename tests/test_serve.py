@@ -335,7 +335,7 @@ def early_answer(srv, path, headers, length, part):
     answer's status line: the server must answer while the body is still unsent."""
     s = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
     extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-    s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n{extra}\r\n".encode())
+    s.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\nContent-Length: {length}\r\n{extra}\r\n".encode())
     head = b""
     try:
         s.sendall(part)
@@ -359,8 +359,8 @@ def check_413(ctx, srv, limit):
     ctx.check(head.startswith(b"HTTP/1.1 413"), f"page: 413 before the body's end: {head[:60]!r}")
     # a chunked body has no declared size: cut off when its running size passes the limit
     s = socket.create_connection(("127.0.0.1", srv.port), timeout=30)
-    s.sendall(b"POST /api/convert?to=folded HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
-              b"Content-Type: application/octet-stream\r\n\r\n")
+    s.sendall(b"POST /api/convert?to=folded HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nTransfer-Encoding: chunked\r\n"
+              b"Content-Type: application/octet-stream\r\n\r\n" % srv.port)
     sent, closed = 0, False
     try:
         while sent < 20 * limit:

@@ -47,7 +47,8 @@ enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 static const char usage_text[] =
     "usage: traceconv serve [--listen ADDR:PORT] [-j N] [--max-upload SIZE] [--store DIR]\n"
-    "                       [--keep N|AGE]... [--keep-size SIZE] [--queue N]\n"
+    "                       [--keep N|AGE]... [--keep-size SIZE] [--queue N] [--max-output SIZE|Nx]\n"
+    "                       [--allow-host NAME]... [--header-timeout SECONDS] [--min-rate SIZE]\n"
     "\n"
     "An HTTP server: an upload page (flame graph, report, every download) and a\n"
     "conversion API (POST /api/convert?to=FORMAT, GET /api/formats).\n"
@@ -63,7 +64,16 @@ static const char usage_text[] =
     "                          directory under $TMPDIR, removed at exit)\n"
     "      --keep N            keep at most N results (default 100)\n"
     "      --keep AGE          drop results older than AGE: 90s, 30m, 1h, 2d (default 1d)\n"
-    "      --keep-size SIZE    keep at most SIZE of results in all (default 2G)\n"
+    "      --keep-size SIZE    keep at most SIZE of results in all (default 2G); the page\n"
+    "                          refuses a trace whose result would not fit (\"too large\")\n"
+    "      --max-output SIZE|Nx  each conversion's output at most SIZE, or N times the\n"
+    "                          trace's size (at least 4M); larger is refused with 422\n"
+    "                          (default 64x)\n"
+    "      --allow-host NAME   also answer requests for Host NAME (behind a proxy, or a\n"
+    "                          name of this machine); others are refused (403)\n"
+    "      --header-timeout S  a request's headers must arrive within S seconds, and a body\n"
+    "      --min-rate SIZE     must average SIZE bytes a second after that (default 10, 16K);\n"
+    "                          slower connections are closed\n"
     "  -h, --help              this text\n"
     "\n"
     "SIGINT or SIGTERM stops the server: running conversions are canceled, temporary\n"
@@ -80,13 +90,14 @@ typedef struct server {
     struct MHD_Daemon *daemon;
     srv_store *store;
     srv_pool *pool;
+    srv_guard *guard;
     srv_caps caps;
     uint64_t max_upload;
     char *index_html;
     pthread_mutex_t done_lock; /* job->done between a worker and the event thread */
 } server;
 
-enum { REQ_UPLOAD = 1, REQ_API = 2 };
+enum { REQ_UPLOAD = 1, REQ_API = 2, REQ_DOWNLOAD = 3 };
 enum { F_TRACE, F_RHEA, F_DEOBF, N_FIELDS };
 
 typedef struct request {
@@ -96,7 +107,9 @@ typedef struct request {
     struct MHD_PostProcessor *pp;
     int fd[N_FIELDS];
     char path[N_FIELDS][PATH_MAX];
+    uint64_t got[N_FIELDS];  /* bytes of each field: a second part of one is refused */
     uint64_t received;
+    const srv_output *output; /* REQ_DOWNLOAD: the output converted on demand */
     int fail;                /* an HTTP status to answer with once the body is consumed */
     char fail_msg[SRV_ERROR_MAX];
     srv_job *job;
@@ -325,8 +338,11 @@ static void result_display(const char *dir, char *out, size_t len)
         snprintf(out, len, "trace");
 }
 
+static enum MHD_Result start_download(struct MHD_Connection *conn, server *srv, const char *dir,
+                                      const srv_output *o, void **con_cls);
+
 /* /r/<id> or /r/<id>/<file>: rest is what follows "/r/". */
-static enum MHD_Result send_result(struct MHD_Connection *conn, server *srv, const char *rest)
+static enum MHD_Result send_result(struct MHD_Connection *conn, server *srv, const char *rest, void **con_cls)
 {
     char id[SRV_ID_HEX + 1], dir[PATH_MAX];
     if (strlen(rest) < SRV_ID_HEX)
@@ -341,6 +357,8 @@ static enum MHD_Result send_result(struct MHD_Connection *conn, server *srv, con
     const srv_output *o = NULL;
     if (*file && !(o = srv_output_find(file)))
         return not_found(conn);
+    if (o && o->on_demand)
+        return start_download(conn, srv, dir, o, con_cls);
     char path[PATH_MAX];
     (void)srv_path(path, sizeof path, dir, o ? o->file : "index.html");
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -362,7 +380,7 @@ static enum MHD_Result send_result(struct MHD_Connection *conn, server *srv, con
     return send_fd(conn, fd, (uint64_t)st.st_size, o->type, csp_data, name);
 }
 
-static enum MHD_Result handle_get(struct MHD_Connection *conn, server *srv, const char *url)
+static enum MHD_Result handle_get(struct MHD_Connection *conn, server *srv, const char *url, void **con_cls)
 {
     if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
         return send_buffer(conn, MHD_HTTP_OK, "text/html; charset=utf-8", csp_page, srv->index_html,
@@ -373,7 +391,7 @@ static enum MHD_Result handle_get(struct MHD_Connection *conn, server *srv, cons
     if (!strcmp(url, "/api/formats"))
         return send_formats(conn, srv);
     if (!strncmp(url, "/r/", 3))
-        return send_result(conn, srv, url + 3);
+        return send_result(conn, srv, url + 3, con_cls);
     if (!strcmp(url, "/upload") || !strcmp(url, "/api/convert"))
         return send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "POST only");
     return not_found(conn);
@@ -465,6 +483,13 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
             fail_request(rq, MHD_HTTP_BAD_REQUEST, "this traceconv cannot deobfuscate (no library option deobfuscate)");
         return MHD_YES;
     }
+    if (off == 0 && rq->got[field]) { /* a part starts at offset 0: this field had one already */
+        char msg[128];
+        snprintf(msg, sizeof msg, "the upload has two '%s' parts: send one", key);
+        fail_request(rq, MHD_HTTP_BAD_REQUEST, msg);
+        return MHD_YES;
+    }
+    rq->got[field] += size;
     if (field == F_TRACE && off == 0 && rq->job && !rq->job->display[0])
         clean_display(filename, rq->job->display, sizeof rq->job->display);
     if (field != F_TRACE && !size && rq->fd[field] < 0)
@@ -492,11 +517,11 @@ static void free_request(request *rq)
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)conn;
+    server *srv = cls;
     (void)toe;
     free_request(*con_cls);
     *con_cls = NULL;
+    srv_guard_request_done(srv->guard, conn);
 }
 
 /* The API's query: known keys only, each option checked by the library at once (a bad
@@ -624,6 +649,15 @@ static request *new_request(struct MHD_Connection *conn, server *srv, int kind)
     uint64_t len = content_length(conn, &known);
     if (!rq->fail && known && len > srv->max_upload)
         fail_request(rq, MHD_HTTP_CONTENT_TOO_LARGE, "the upload is larger than --max-upload");
+    if (!rq->fail && known && kind == REQ_UPLOAD && len > srv_store_keep_bytes(srv->store)) {
+        char a[32], b[32], msg[SRV_ERROR_MAX];
+        srv_human_size(len, a, sizeof a);
+        srv_human_size(srv_store_keep_bytes(srv->store), b, sizeof b);
+        snprintf(msg, sizeof msg,
+                 "too large for this server's page: the upload is %s and the store keeps %s in all (--keep-size); "
+                 "the API (POST /api/convert) converts it without keeping it", a, b);
+        fail_request(rq, MHD_HTTP_CONTENT_TOO_LARGE, msg);
+    }
     if (!rq->fail && srv_pool_full(srv->pool))
         fail_request(rq, MHD_HTTP_SERVICE_UNAVAILABLE, "too many conversions are waiting: try again later");
     return rq;
@@ -662,9 +696,9 @@ static enum MHD_Result answer_job(struct MHD_Connection *conn, request *rq)
     srv_job *job = rq->job;
     if (job->status != 200)
         return answer_failure(conn, rq, (unsigned)job->status, job->error);
-    if (rq->kind == REQ_API) {
+    if (rq->kind == REQ_API || rq->kind == REQ_DOWNLOAD) {
         char name[SRV_NAME_MAX + 32];
-        const char *ext = tc_writer_extension(job->to);
+        const char *ext = rq->output ? rq->output->ext : tc_writer_extension(job->to);
         download_name(job->display, ext ? ext : "out", name, sizeof name);
         int fd = job->out_fd;
         job->out_fd = -1; /* the response owns it now */
@@ -716,6 +750,7 @@ static enum MHD_Result submit(struct MHD_Connection *conn, server *srv, request 
     memcpy(job->rhea_path, rq->path[F_RHEA], sizeof job->rhea_path);
     memcpy(job->deobf_path, rq->path[F_DEOBF], sizeof job->deobf_path);
     job->conn = conn;
+    job->client_fd = srv_guard_fd(conn); /* a job whose client leaves is canceled */
     MHD_suspend_connection(conn); /* before the worker can resume it */
     if (srv_pool_submit(srv->pool, job) != 0) {
         MHD_resume_connection(conn);
@@ -732,17 +767,20 @@ static enum MHD_Result handle_body(struct MHD_Connection *conn, server *srv, req
     if (*size) {
         size_t n = *size;
         *size = 0;
-        if (!rq->fail && rq->received + n > srv->max_upload)
+        srv_guard_body(srv->guard, conn, n);
+        if (rq->fail != MHD_HTTP_CONTENT_TOO_LARGE && rq->received + n > srv->max_upload) {
+            rq->fail = 0; /* this failure is the one to tell: the connection closes on it */
             fail_request(rq, MHD_HTTP_CONTENT_TOO_LARGE, "the upload is larger than --max-upload");
+        }
         rq->received += n;
-        if (rq->fail) {
+        if (rq->fail == MHD_HTTP_CONTENT_TOO_LARGE) {
             /* a declared Content-Length over the limit was answered (413) before the body;
-             * here the running size of a chunked (or multipart-damaged) body passed it, or
-             * the body is bad. libmicrohttpd documents that "the response cannot be queued
-             * when this callback is called to process the client upload data", and 0.9.75
-             * refuses one on a connection suspended mid-body too (MHD_queue_response gives
-             * MHD_NO); answering at the body's end would mean draining an unbounded body.
-             * So the connection is closed at once, and nothing of the upload is kept. */
+             * here the running size of a chunked body passed it. libmicrohttpd documents
+             * that "the response cannot be queued when this callback is called to process
+             * the client upload data", and 0.9.75 refuses one on a connection suspended
+             * mid-body too (MHD_queue_response gives MHD_NO); answering at the body's end
+             * would mean draining a body of unbounded size. So the connection is closed at
+             * once, and nothing of the upload is kept. */
             close_fields(rq);
             for (int i = 0; i < N_FIELDS; i++)
                 if (rq->path[i][0])
@@ -750,6 +788,13 @@ static enum MHD_Result handle_body(struct MHD_Connection *conn, server *srv, req
             if (answer_failure(conn, rq, (unsigned)rq->fail, rq->fail_msg) == MHD_YES)
                 return MHD_YES;
             return MHD_NO; /* MHD would not take a response now: close the connection */
+        }
+        if (rq->fail) {
+            /* a bad body (two parts of one field, a damaged multipart, a full disk): the rest,
+             * bounded by --max-upload, is read and dropped, so that the answer is a clear
+             * status line rather than a closed connection */
+            close_fields(rq);
+            return MHD_YES;
         }
         if (rq->pp) {
             if (MHD_post_process(rq->pp, data, n) != MHD_YES)
@@ -759,13 +804,53 @@ static enum MHD_Result handle_body(struct MHD_Connection *conn, server *srv, req
         }
         return MHD_YES;
     }
-    if (rq->fail)
+    if (!rq->submitted)
+        srv_guard_body_done(srv->guard, conn);
+    if (rq->fail) {
+        for (int i = 0; i < N_FIELDS; i++)
+            if (rq->path[i][0] && !rq->submitted)
+                unlink(rq->path[i]);
         return answer_failure(conn, rq, (unsigned)rq->fail, rq->fail_msg);
+    }
     if (!rq->submitted)
         return submit(conn, srv, rq);
     if (job_done(srv, rq->job))
         return answer_job(conn, rq);
     return MHD_YES; /* not done: resumed too early cannot happen, but wait anyway */
+}
+
+/* GET of an output converted on demand: a job like the API's, from the result's kept upload. */
+static enum MHD_Result start_download(struct MHD_Connection *conn, server *srv, const char *dir,
+                                      const srv_output *o, void **con_cls)
+{
+    if (srv_pool_full(srv->pool))
+        return send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "too many conversions are waiting: try again later");
+    request *rq = calloc(1, sizeof *rq);
+    srv_job *job = calloc(1, sizeof *job);
+    if (!rq || !job) {
+        free(rq);
+        free(job);
+        return MHD_NO;
+    }
+    rq->kind = REQ_DOWNLOAD;
+    rq->srv = srv;
+    rq->job = job;
+    rq->output = o;
+    for (int i = 0; i < N_FIELDS; i++)
+        rq->fd[i] = -1;
+    job->out_fd = -1;
+    job->api = 1;
+    snprintf(job->to, sizeof job->to, "%s", o->writer);
+    result_display(dir, job->display, sizeof job->display);
+    if (srv_store_link_inputs(srv->store, dir, job) != 0) {
+        free_request(rq);
+        return not_found(conn); /* expired meanwhile */
+    }
+    memcpy(rq->path[F_TRACE], job->trace_path, sizeof rq->path[F_TRACE]);
+    memcpy(rq->path[F_RHEA], job->rhea_path, sizeof rq->path[F_RHEA]);
+    memcpy(rq->path[F_DEOBF], job->deobf_path, sizeof rq->path[F_DEOBF]);
+    *con_cls = rq;
+    return submit(conn, srv, rq);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
@@ -777,12 +862,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (rq)
         return handle_body(conn, srv, rq, data, size);
     int get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
-    if (!get && strcmp(method, MHD_HTTP_METHOD_POST))
+    char why[SRV_ERROR_MAX];
+    int refused = srv_guard_check_request(srv->guard, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"),
+                                          MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin"), why,
+                                          sizeof why);
+    if (refused) { /* before the body, whatever the method */
+        srv_guard_request(srv->guard, conn, 0);
+        return send_text(conn, (unsigned)refused, why);
+    }
+    if (!get && strcmp(method, MHD_HTTP_METHOD_POST)) {
+        srv_guard_request(srv->guard, conn, 0);
         return send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET, HEAD and POST");
-    if (get)
-        return handle_get(conn, srv, url);
+    }
+    if (get) {
+        srv_guard_request(srv->guard, conn, 0);
+        return handle_get(conn, srv, url, con_cls);
+    }
     int kind = !strcmp(url, "/upload") ? REQ_UPLOAD : !strcmp(url, "/api/convert") ? REQ_API : 0;
     if (!kind) {
+        srv_guard_request(srv->guard, conn, 0);
         int known = !strcmp(url, "/") || !strcmp(url, "/api/formats") || srv_asset_find(url);
         return known ? send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET only") : not_found(conn);
     }
@@ -790,8 +888,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!rq)
         return MHD_NO;
     *con_cls = rq;
-    if (rq->fail == MHD_HTTP_CONTENT_TOO_LARGE || rq->fail == MHD_HTTP_SERVICE_UNAVAILABLE ||
-        rq->fail == MHD_HTTP_BAD_REQUEST) /* before any byte of the body (no 100 Continue) */
+    int early = rq->fail == MHD_HTTP_CONTENT_TOO_LARGE || rq->fail == MHD_HTTP_SERVICE_UNAVAILABLE ||
+                rq->fail == MHD_HTTP_BAD_REQUEST; /* before any byte of the body (no 100 Continue) */
+    srv_guard_request(srv->guard, conn, !early); /* the body is waited for at --min-rate */
+    if (early)
         return answer_failure(conn, rq, (unsigned)rq->fail, rq->fail_msg);
     return MHD_YES;
 }
@@ -807,7 +907,7 @@ static int parse_keep(const char *s, srv_limits *lim)
     if (errno || end == s || *s == '-')
         return -1;
     if (!*end) {
-        if (v > 1000000)
+        if (v < 1 || v > 1000000) /* 0 would drop every result as it is published */
             return -1;
         lim->keep_count = (unsigned)v;
         return 0;
@@ -821,13 +921,30 @@ static int parse_keep(const char *s, srv_limits *lim)
     return 0;
 }
 
+enum { MAX_ALLOWED_HOSTS = 16 };
+
 typedef struct serve_args {
     char host[256], port[16];
     unsigned jobs, queue;
     uint64_t max_upload;
     const char *store;
     srv_limits lim;
+    const char *max_output;                    /* the library's max-output: SIZE or Nx */
+    const char *allow[MAX_ALLOWED_HOSTS];      /* --allow-host */
+    size_t n_allow;
+    srv_guard_conf guard;
 } serve_args;
+
+/* --max-output: what the library takes (it says why not). */
+static int check_max_output(const char *v)
+{
+    tc_conv *c = tc_conv_new();
+    int ok = c && tc_conv_set_option(c, "max-output", v) == TC_OK;
+    if (c && !ok)
+        fprintf(stderr, "traceconv serve: --max-output %s: expected a size (K/M/G suffixes) or a ratio (64x)\n", v);
+    tc_conv_free(c);
+    return ok ? 0 : -1;
+}
 
 static int parse_listen(const char *s, serve_args *a)
 {
@@ -866,6 +983,8 @@ static int parse_serve_args(int argc, char **argv, serve_args *a)
         {"max-upload", required_argument, 0, 'm'}, {"store", required_argument, 0, 's'},
         {"keep", required_argument, 0, 'k'},      {"keep-size", required_argument, 0, 'K'},
         {"queue", required_argument, 0, 'Q'},     {"help", no_argument, 0, 'h'},
+        {"max-output", required_argument, 0, 'O'}, {"allow-host", required_argument, 0, 'A'},
+        {"header-timeout", required_argument, 0, 'T'}, {"min-rate", required_argument, 0, 'R'},
         {0, 0, 0, 0}};
     snprintf(a->host, sizeof a->host, "127.0.0.1");
     snprintf(a->port, sizeof a->port, "8080");
@@ -874,6 +993,8 @@ static int parse_serve_args(int argc, char **argv, serve_args *a)
     a->queue = 64;
     a->max_upload = 512ull << 20;
     a->lim = (srv_limits){.keep_count = 100, .keep_age = 86400, .keep_bytes = 2ull << 30};
+    a->max_output = "64x"; /* json is about 11x an ART trace: 64x leaves room, and bounds a hostile one */
+    a->guard = (srv_guard_conf){.header_timeout = 10, .min_rate = 16 << 10, .max_conns = 256, .max_per_addr = 64};
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "j:h", longopts, NULL)) != -1) {
@@ -905,6 +1026,33 @@ static int parse_serve_args(int argc, char **argv, serve_args *a)
             }
             break;
         case 's': a->store = optarg; break;
+        case 'O':
+            if (check_max_output(optarg) != 0)
+                return -1;
+            a->max_output = optarg;
+            break;
+        case 'A':
+            if (a->n_allow == MAX_ALLOWED_HOSTS || !*optarg || strlen(optarg) > 253 || strpbrk(optarg, ":/[] ")) {
+                fprintf(stderr, "traceconv serve: --allow-host %s: a host name (at most %d of them)\n", optarg,
+                        MAX_ALLOWED_HOSTS);
+                return -1;
+            }
+            a->allow[a->n_allow++] = optarg;
+            break;
+        case 'T':
+            v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 3600) {
+                fprintf(stderr, "traceconv serve: --header-timeout %s: expected seconds (1-3600)\n", optarg);
+                return -1;
+            }
+            a->guard.header_timeout = (unsigned)v;
+            break;
+        case 'R':
+            if (cli_parse_size(optarg, &a->guard.min_rate) != 0) {
+                fprintf(stderr, "traceconv serve: --min-rate %s: expected bytes a second (K/M suffixes)\n", optarg);
+                return -1;
+            }
+            break;
         case 'k':
             if (parse_keep(optarg, &a->lim) != 0) {
                 fprintf(stderr, "traceconv serve: --keep %s: expected a count (100) or an age (90s, 30m, 1h, 2d)\n",
@@ -934,39 +1082,82 @@ static int library_knows(const char *key, const char *value)
     return known;
 }
 
-static struct MHD_Daemon *start_daemon(server *srv, const serve_args *a, char *url, size_t urllen)
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    return srv_guard_accept(cls, addr, (unsigned)len) ? MHD_YES : MHD_NO;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    srv_guard_notify(cls, conn, socket_context, code == MHD_CONNECTION_NOTIFY_STARTED);
+}
+
+/* The listening socket, bound here so that the guard knows the address (and the port
+ * that port 0 chose) before the first connection is accepted. */
+static int listen_socket(const serve_args *a, struct sockaddr_storage *ss, socklen_t *sl)
 {
     struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM}, *ai = NULL;
     int gai = getaddrinfo(a->host, a->port, &hints, &ai);
     if (gai != 0) {
         fprintf(stderr, "traceconv serve: --listen %s: %s\n", a->host, gai_strerror(gai));
-        return NULL;
+        return -1;
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME;
-    if (ai->ai_family == AF_INET6)
-        flags |= MHD_USE_IPv6;
-    struct MHD_Daemon *d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
-        MHD_OPTION_END);
-    if (!d) {
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), on = 1;
+    if (fd >= 0) {
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+        if (ai->ai_family == AF_INET6)
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
+    }
+    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 128) != 0 ||
+        getsockname(fd, (struct sockaddr *)ss, sl) != 0) {
         fprintf(stderr, "traceconv serve: cannot listen on %s:%s: %s\n", a->host, a->port, strerror(errno));
-        freeaddrinfo(ai);
-        return NULL;
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
     }
     freeaddrinfo(ai);
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_LISTEN_FD);
+    return fd;
+}
+
+static struct MHD_Daemon *start_daemon(server *srv, const serve_args *a, char *url, size_t urllen)
+{
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
-    char host[NI_MAXHOST], port[NI_MAXSERV];
-    if (!info || getsockname(info->listen_fd, (struct sockaddr *)&ss, &sl) != 0 ||
-        getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port, sizeof port, NI_NUMERICHOST | NI_NUMERICSERV)) {
-        MHD_stop_daemon(d);
+    int fd = listen_socket(a, &ss, &sl);
+    if (fd < 0)
+        return NULL;
+    char host[NI_MAXHOST], port[NI_MAXSERV], text[NI_MAXHOST + NI_MAXSERV + 4];
+    if (urllen < sizeof text + 8)
+        return NULL;
+    if (getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port, sizeof port, NI_NUMERICHOST | NI_NUMERICSERV)) {
         fprintf(stderr, "traceconv serve: cannot read the listening address\n");
+        close(fd);
         return NULL;
     }
-    snprintf(url, urllen, ss.ss_family == AF_INET6 ? "http://[%s]:%s/" : "http://%s:%s/", host, port);
+    snprintf(text, sizeof text, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+    snprintf(url, urllen, "http://%s/", text);
+    int loopback = srv_guard_listen(srv->guard, (struct sockaddr *)&ss, text, a->allow, a->n_allow);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME;
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    /* libmicrohttpd's own limits are above the guard's: it refuses before asking the guard,
+     * and the guard makes room by closing a slow connection instead */
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, 0, on_accept, srv->guard, on_request, srv, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv->guard, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)60, MHD_OPTION_CONNECTION_LIMIT, (unsigned)(2 * a->guard.max_conns + 16),
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024), MHD_OPTION_END);
+    if (!d) {
+        fprintf(stderr, "traceconv serve: cannot listen on %s: %s\n", text, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (!loopback)
+        fprintf(stderr,
+                "traceconv serve: warning: %s is not a loopback address: anyone who can reach it can upload "
+                "traces and read the results\n",
+                text);
     return d;
 }
 
@@ -993,6 +1184,11 @@ int serve_main(int argc, char **argv)
     static server srv;
     pthread_mutex_init(&srv.done_lock, NULL);
     srv.max_upload = a.max_upload;
+    srv.guard = srv_guard_new(&a.guard);
+    if (!srv.guard) {
+        fprintf(stderr, "traceconv serve: out of memory\n");
+        return EXIT_FAIL;
+    }
     srv.caps.report_html = library_knows("html", "1");
     srv.caps.deobfuscate = library_knows("deobfuscate", "/dev/null");
     char err[PATH_MAX + 128];
@@ -1002,29 +1198,38 @@ int serve_main(int argc, char **argv)
         return EXIT_FAIL;
     }
     srv.index_html = srv_index_page(&srv.caps);
-    srv.pool = srv.index_html ? srv_pool_start(srv.store, &srv.caps, a.jobs, a.queue, on_job_done, &srv) : NULL;
-    char url[NI_MAXHOST + 32];
+    srv.pool = srv.index_html ? srv_pool_start(srv.store, &srv.caps, a.jobs, a.queue, a.max_output, on_job_done, &srv)
+                              : NULL;
+    char url[NI_MAXHOST + NI_MAXSERV + 16];
     srv.daemon = srv.pool ? start_daemon(&srv, &a, url, sizeof url) : NULL;
     if (!srv.daemon) {
         if (!srv.pool)
             fprintf(stderr, "traceconv serve: cannot start the workers\n");
         srv_pool_free(srv.pool);
         srv_store_close(srv.store);
+        srv_guard_free(srv.guard);
         free(srv.index_html);
         return EXIT_FAIL;
     }
+    if (a.lim.keep_bytes < a.max_upload)
+        fprintf(stderr, "traceconv serve: note: the page refuses traces larger than --keep-size (the API takes "
+                        "them up to --max-upload)\n");
     fprintf(stderr, "traceconv serve: listening on %s\n", url);
     fflush(stderr);
 
     /* results also leave the disk by age while nobody asks for them (a request for one
      * past its age is answered 404 at once: srv_store_result_dir) */
-    time_t sweep = a.lim.keep_age && a.lim.keep_age < 30 ? (time_t)a.lim.keep_age : 30;
+    time_t sweep = a.lim.keep_age && a.lim.keep_age < 30 ? (time_t)a.lim.keep_age : 30, waited = 0;
     for (;;) {
-        struct timespec tick = {sweep, 0};
+        struct timespec tick = {1, 0}; /* slow connections are closed within a second of their time */
         int sig = sigtimedwait(&stop, NULL, &tick);
         if (sig > 0)
             break;
-        srv_store_expire(srv.store);
+        srv_guard_sweep(srv.guard);
+        if (++waited >= sweep) {
+            waited = 0;
+            srv_store_expire(srv.store);
+        }
     }
     /* stop accepting, cancel the conversions (their clients get 503), then close the rest */
     MHD_socket lfd = MHD_quiesce_daemon(srv.daemon);
@@ -1034,6 +1239,7 @@ int serve_main(int argc, char **argv)
     MHD_stop_daemon(srv.daemon);
     srv_pool_free(srv.pool);
     srv_store_close(srv.store);
+    srv_guard_free(srv.guard);
     free(srv.index_html);
     pthread_mutex_destroy(&srv.done_lock);
     fprintf(stderr, "traceconv serve: stopped\n");

@@ -47,10 +47,45 @@ typedef struct srv_job {
     int out_fd;                /* api: the converted file (unlinked), or -1 */
     uint64_t out_size;
     void *conn;                /* the suspended MHD connection to resume */
+    int client_fd;             /* its socket: a client that left cancels the job (-1: not watched) */
+    const void *stopping;      /* worker: the pool's stop flag (atomic_int) */
     int done;
 } srv_job;
 
 typedef struct srv_store srv_store;
+
+/* ---- serve_guard.c: Host/Origin checks, slow clients, connection limits ---- */
+typedef struct srv_guard_conf {
+    unsigned header_timeout; /* seconds for a request's headers (10) */
+    uint64_t min_rate;       /* a body's average bytes a second after header_timeout (16K) */
+    unsigned max_conns;      /* connections at most (256) */
+    unsigned max_per_addr;   /* from one client address (64) */
+} srv_guard_conf;
+typedef struct srv_guard srv_guard;
+struct sockaddr;
+struct MHD_Connection;
+srv_guard *srv_guard_new(const srv_guard_conf *conf);
+void srv_guard_free(srv_guard *g);
+/* The listening address (text: "127.0.0.1:8080") and the names allowed besides it;
+ * returns whether it is a loopback address. */
+int srv_guard_listen(srv_guard *g, const struct sockaddr *sa, const char *text, const char *const *names,
+                     size_t n_names);
+/* 0, or the HTTP status (400, 403) refusing a request with these Host and Origin (NULL: absent). */
+int srv_guard_check_request(const srv_guard *g, const char *host, const char *origin, char *why, size_t len);
+/* libmicrohttpd's accept policy (1 accept, 0 refuse) and connection notifications. */
+int srv_guard_accept(void *cls, const struct sockaddr *sa, unsigned len);
+void srv_guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context, int started);
+/* A request's life: its headers are in (body: a body follows), body bytes, the body's end,
+ * the request answered (the next one's headers are waited for). */
+void srv_guard_request(srv_guard *g, struct MHD_Connection *conn, int body);
+void srv_guard_body(srv_guard *g, struct MHD_Connection *conn, size_t n);
+void srv_guard_body_done(srv_guard *g, struct MHD_Connection *conn);
+void srv_guard_request_done(srv_guard *g, struct MHD_Connection *conn);
+int srv_guard_fd(struct MHD_Connection *conn);
+/* Close the connections past their time (the main thread, every second). */
+void srv_guard_sweep(srv_guard *g);
+/* Whether the client of this socket has closed its end (a job's connection, suspended). */
+int srv_client_gone(int fd);
 
 typedef struct srv_limits {
     unsigned keep_count;  /* results kept at most */
@@ -71,13 +106,21 @@ int srv_store_temp(srv_store *s, const char *suffix, char *path, size_t pathlen)
 /* Whether the result id (32 lower-case hex) exists; its directory in dir. */
 int srv_store_result_dir(srv_store *s, const char *id, char *dir, size_t dirlen);
 void srv_store_expire(srv_store *s);
+/* --keep-size: the most a result may hold (a larger one is refused, never published). */
+uint64_t srv_store_keep_bytes(const srv_store *s);
+/* A download converted on demand: the result's upload (and mappings) linked into tmp/ as
+ * the job's inputs, its display name; -1 when the result is gone (404). */
+int srv_store_link_inputs(srv_store *s, const char *dir, srv_job *job);
+/* "1.5G", "300M", "12K" or "512 bytes": a size in a message. */
+void srv_human_size(uint64_t n, char *out, size_t len);
 /* 128 random bits as 32 lower-case hex digits; 0 or -1. */
 int srv_random_id(char out[SRV_ID_HEX + 1]);
 
 typedef void (*srv_done_fn)(srv_job *job, void *user);
 typedef struct srv_pool srv_pool;
+/* max_output: the library's max-output for every conversion ("64x", "1G"). */
 srv_pool *srv_pool_start(srv_store *store, const srv_caps *caps, unsigned workers, unsigned queue_max,
-                         srv_done_fn done, void *user);
+                         const char *max_output, srv_done_fn done, void *user);
 /* 0 queued; -1 the queue is full (503). */
 int srv_pool_submit(srv_pool *p, srv_job *job);
 /* Whether another job would be refused now (checked before an upload starts). */
@@ -123,6 +166,7 @@ typedef struct srv_output {
     const char *label;  /* on the page */
     const char *type;   /* Content-Type */
     const char *ext;    /* the download's extension after the upload's stem */
+    int on_demand;      /* converted when downloaded (from the result's upload), not kept */
 } srv_output;
 const srv_output *srv_output_at(size_t i);
 const srv_output *srv_output_find(const char *file);

@@ -9,13 +9,16 @@
  * result that exists is complete. Results expire by count, age and total
  * size, oldest first.
  *
- * Conversions are eager: a page upload is converted into every output the
- * result page offers before the page is shown (one read for the writers
- * that share options, one more for each other flame graph variant). So the
- * upload can be deleted at once (it is never kept for later conversions),
- * every download is a plain file (sendfile, no conversion on a client's
- * request), and the page says which variants exist (a trace without a CPU
- * clock has no CPU flame graph) instead of failing on a click.
+ * A page upload is converted at once into what the result page shows (the
+ * text report it quotes, the flame graphs and the HTML report), and kept: the
+ * other outputs (JSON, Perfetto, pprof, ...: up to 11 times the trace's size
+ * together, 26 times with the rest) are converted from it when downloaded, as
+ * the API converts, into an unlinked temporary file. So a result holds about
+ * its upload, and a result that the store cannot keep (more than --keep-size)
+ * is refused before it is published, with a line that says so: it is never
+ * published and evicted at once, nor does it evict the others first. The page
+ * still says which flame graph variants exist (a trace without a CPU clock has
+ * no CPU flame graph) instead of failing on a click.
  *
  * Workers are plain threads taking jobs from a bounded queue; a conversion
  * never runs on MHD's event thread. Stopping cancels the running conversions
@@ -40,24 +43,27 @@
 /* ---- the outputs of a result (a fixed grammar of file names) ---- */
 
 static const srv_output outputs[] = {
-    {"trace.pftrace", "perfetto", "Perfetto trace", "application/octet-stream", "pftrace"},
-    {"trace.json", "json", "Chrome trace JSON", "application/json", "json"},
-    {"trace.pb.gz", "pprof", "pprof profile", "application/gzip", "pb.gz"},
-    {"trace.folded", "folded", "folded stacks", "text/plain; charset=utf-8", "folded"},
-    {"trace.systrace.html", "systrace", "systrace HTML", "text/html; charset=utf-8", "systrace.html"},
-    {"trace.speedscope.json", "speedscope", "speedscope JSON", "application/json", "speedscope.json"},
-    {"report.txt", "report", "report (text)", "text/plain; charset=utf-8", "report.txt"},
-    {"report.html", "report", "report (HTML)", "text/html; charset=utf-8", "report.html"},
-    {"trace.dot", "dot", "call graph (Graphviz dot)", "text/vnd.graphviz; charset=utf-8", "dot"},
-    {"flame-wall.svg", "flamegraph", "flame graph, wall time", "image/svg+xml", "wall.svg"},
-    {"flame-cpu.svg", "flamegraph", "flame graph, CPU time", "image/svg+xml", "cpu.svg"},
+    {"trace.pftrace", "perfetto", "Perfetto trace", "application/octet-stream", "pftrace", 1},
+    {"trace.json", "json", "Chrome trace JSON", "application/json", "json", 1},
+    {"trace.pb.gz", "pprof", "pprof profile", "application/gzip", "pb.gz", 1},
+    {"trace.folded", "folded", "folded stacks", "text/plain; charset=utf-8", "folded", 1},
+    {"trace.systrace.html", "systrace", "systrace HTML", "text/html; charset=utf-8", "systrace.html", 1},
+    {"trace.speedscope.json", "speedscope", "speedscope JSON", "application/json", "speedscope.json", 1},
+    {"report.txt", "report", "report (text)", "text/plain; charset=utf-8", "report.txt", 0},
+    {"report.html", "report", "report (HTML)", "text/html; charset=utf-8", "report.html", 0},
+    {"trace.dot", "dot", "call graph (Graphviz dot)", "text/vnd.graphviz; charset=utf-8", "dot", 1},
+    {"flame-wall.svg", "flamegraph", "flame graph, wall time", "image/svg+xml", "wall.svg", 0},
+    {"flame-cpu.svg", "flamegraph", "flame graph, CPU time", "image/svg+xml", "cpu.svg", 0},
     {"flame-wall-merged.svg", "flamegraph", "flame graph, wall time, threads merged", "image/svg+xml",
-     "wall-merged.svg"},
+     "wall-merged.svg", 0},
     {"flame-cpu-merged.svg", "flamegraph", "flame graph, CPU time, threads merged", "image/svg+xml",
-     "cpu-merged.svg"},
+     "cpu-merged.svg", 0},
 };
 enum { N_OUTPUTS = sizeof outputs / sizeof *outputs };
-enum { OUT_REPORT_HTML = 7, OUT_FLAME0 = 9 };
+enum { OUT_REPORT_TEXT = 6, OUT_REPORT_HTML = 7, OUT_FLAME0 = 9 };
+
+/* The inputs a result keeps for its downloads (not in the URL grammar: never served). */
+static const char *const kept_input[] = {"upload", "rhea-mapping", "deobf-mapping"};
 
 const srv_output *srv_output_at(size_t i)
 {
@@ -318,6 +324,57 @@ int srv_store_temp(srv_store *s, const char *suffix, char *path, size_t pathlen)
 
 static void evict_locked(srv_store *s, time_t now, int adding, uint64_t extra);
 
+uint64_t srv_store_keep_bytes(const srv_store *s)
+{
+    return s->lim.keep_bytes;
+}
+
+void srv_human_size(uint64_t n, char *out, size_t len)
+{
+    static const char units[] = "KMG";
+    for (int k = 2; k >= 0; k--) {
+        uint64_t unit = (uint64_t)1 << (10 * (k + 1));
+        if (n >= unit) {
+            if (n % unit)
+                snprintf(out, len, "%.1f%c", (double)n / (double)unit, units[k]);
+            else
+                snprintf(out, len, "%llu%c", (unsigned long long)(n / unit), units[k]);
+            return;
+        }
+    }
+    snprintf(out, len, "%llu bytes", (unsigned long long)n);
+}
+
+/* One kept input (kept_input[i]) of a result linked into tmp/ for a job; "" when the result has none. */
+static int link_input(srv_store *s, const char *dir, size_t i, char *path, size_t len)
+{
+    static const char *const suffix[] = {".upload", ".mapping", ".deobf"};
+    char from[PATH_MAX], id[SRV_ID_HEX + 1];
+    path[0] = 0;
+    if (srv_path(from, sizeof from, dir, kept_input[i]) != 0 || srv_random_id(id) != 0)
+        return -1;
+    if (snprintf(path, len, "%s/%s%s", s->tmp, id, suffix[i]) >= (int)len)
+        return -1;
+    if (link(from, path) == 0)
+        return 0;
+    path[0] = 0;
+    return i > 0 && errno == ENOENT ? 0 : -1; /* the mappings are optional; the upload is not */
+}
+
+int srv_store_link_inputs(srv_store *s, const char *dir, srv_job *job)
+{
+    char *paths[] = {job->trace_path, job->rhea_path, job->deobf_path};
+    for (size_t i = 0; i < 3; i++) {
+        if (link_input(s, dir, i, paths[i], PATH_MAX) != 0) {
+            for (size_t k = 0; k < i; k++)
+                if (paths[k][0])
+                    unlink(paths[k]);
+            return -1; /* evicted meanwhile */
+        }
+    }
+    return 0;
+}
+
 int srv_store_result_dir(srv_store *s, const char *id, char *dir, size_t dirlen)
 {
     if (!is_result_id(id))
@@ -362,12 +419,18 @@ void srv_store_expire(srv_store *s)
 }
 
 /* Room made first (the store never holds more than its limits, not even for a moment),
- * then the finished result directory renamed into place. */
-static int publish_result(srv_store *s, const char *part, const char *id)
+ * then the finished result directory renamed into place. A result larger than the
+ * store's size limit is not published (PUBLISH_TOO_LARGE, *bytes its size), and
+ * nothing is evicted for it: it could not stay, and would be gone at its first look-up. */
+enum { PUBLISH_TOO_LARGE = -2 };
+static int publish_result(srv_store *s, const char *part, const char *id, uint64_t *size)
 {
     char final[PATH_MAX];
     (void)srv_path(final, sizeof final, s->root, id);
     uint64_t bytes = dir_bytes(part);
+    *size = bytes;
+    if (bytes > s->lim.keep_bytes)
+        return PUBLISH_TOO_LARGE;
     pthread_mutex_lock(&s->lock);
     evict_locked(s, time(NULL), 1, bytes);
     int rc = rename(part, final) == 0 ? add_result(s, id, time(NULL), bytes) : -1;
@@ -382,6 +445,7 @@ static int publish_result(srv_store *s, const char *part, const char *id)
 struct srv_pool {
     srv_store *store;
     srv_caps caps;
+    char max_output[32];
     srv_done_fn done;
     void *user;
     pthread_mutex_t lock;
@@ -392,11 +456,14 @@ struct srv_pool {
     pthread_t threads[256];
 };
 
+/* The library asks while it reads and writes: the server stops, or the job's client has
+ * closed its connection (nobody would get the result: the work and the disk are spared). */
 static int cancel_when_stopping(void *user, uint64_t done, uint64_t total)
 {
     (void)done;
     (void)total;
-    return atomic_load((atomic_int *)user);
+    const srv_job *job = user;
+    return atomic_load((const atomic_int *)job->stopping) || srv_client_gone(job->client_fd);
 }
 
 /* The library's message as the CLI's one line. The input is opened from memory under the
@@ -424,9 +491,9 @@ static tc_conv *open_job(srv_pool *p, srv_job *job, const srv_setting *extra, si
         set_error(job, 500, "out of memory");
         return NULL;
     }
-    tc_conv_set_progress(c, cancel_when_stopping, &p->stopping);
-    int rc = TC_OK;
-    if (job->rhea_path[0]) /* given explicitly: from memory, the library looks beside nothing */
+    tc_conv_set_progress(c, cancel_when_stopping, job);
+    int rc = tc_conv_set_option(c, "max-output", p->max_output);
+    if (rc == TC_OK && job->rhea_path[0]) /* given explicitly: from memory, the library looks beside nothing */
         rc = tc_conv_set_option(c, "mapping", job->rhea_path);
     if (rc == TC_OK && job->deobf_path[0])
         rc = tc_conv_set_option(c, "deobfuscate", job->deobf_path);
@@ -556,9 +623,38 @@ static void write_variant(srv_pool *p, srv_job *job, const char *dir, planned *p
     tc_conv_free(c);
 }
 
+/* The job's inputs linked into the part directory: the result keeps them for its downloads. */
+static int keep_inputs(const srv_job *job, const char *dir)
+{
+    const char *from[] = {job->trace_path, job->rhea_path, job->deobf_path};
+    for (size_t i = 0; i < 3; i++) {
+        char to[PATH_MAX];
+        if (from[i][0] && (srv_path(to, sizeof to, dir, kept_input[i]) != 0 || link(from[i], to) != 0))
+            return -1;
+    }
+    return 0;
+}
+
+/* "too large": the one line of a result the store cannot keep. */
+static void too_large(srv_pool *p, srv_job *job, uint64_t need)
+{
+    char a[32], b[32], line[SRV_ERROR_MAX];
+    srv_human_size(need, a, sizeof a);
+    srv_human_size(srv_store_keep_bytes(p->store), b, sizeof b);
+    snprintf(line, sizeof line,
+             "%s: too large for this server's page: its result needs %s and the store keeps %s in all "
+             "(--keep-size); the API (POST /api/convert) converts it without keeping it",
+             job->display, a, b);
+    set_error(job, 413, line);
+}
+
 static void run_page_job(srv_pool *p, srv_job *job)
 {
     char id[SRV_ID_HEX + 1], dir[PATH_MAX];
+    if (job->trace_size > srv_store_keep_bytes(p->store)) { /* the upload alone: refused before any work */
+        too_large(p, job, job->trace_size);
+        return;
+    }
     if (srv_random_id(id) != 0) {
         set_error(job, 500, "no random numbers");
         return;
@@ -570,14 +666,19 @@ static void run_page_job(srv_pool *p, srv_job *job)
         set_error(job, 500, strerror(errno));
         return;
     }
-    tc_conv *c = open_job(p, job, NULL, 0);
-    if (!c) {
-        rmdir(dir);
+    if (keep_inputs(job, dir) != 0) {
+        set_error(job, 500, "cannot keep the upload");
+        remove_flat_dir(dir);
         return;
     }
-    /* outputs 0..6 and 8, and the wall flame graph per thread: one read */
-    planned main_pl[] = {{.output = 0}, {.output = 1}, {.output = 2}, {.output = 3}, {.output = 4},
-                         {.output = 5}, {.output = 6}, {.output = 8}, {.output = OUT_FLAME0}};
+    tc_conv *c = open_job(p, job, NULL, 0);
+    if (!c) {
+        remove_flat_dir(dir);
+        return;
+    }
+    /* what the page shows, in one read: the text report it quotes and the wall flame graph
+     * per thread; the other outputs are converted when they are downloaded */
+    planned main_pl[] = {{.output = OUT_REPORT_TEXT}, {.output = OUT_FLAME0}};
     const size_t n_main = sizeof main_pl / sizeof *main_pl;
     write_planned(c, dir, main_pl, n_main);
     size_t n_ok = 0;
@@ -611,20 +712,20 @@ static void run_page_job(srv_pool *p, srv_job *job)
     warnings[nw] = NULL;
     const char *downloads[N_OUTPUTS + 1];
     size_t nd = 0;
-    for (size_t i = 0; i < n_main; i++)
-        if (main_pl[i].ok)
-            downloads[nd++] = outputs[main_pl[i].output].file;
-    for (size_t i = 0; i < 4; i++)
-        if (var[i].ok)
-            downloads[nd++] = outputs[var[i].output].file;
+    for (size_t i = 0; i < N_OUTPUTS; i++) { /* the page's order: the converted-on-demand ones, then what it holds */
+        int held = (i == OUT_REPORT_TEXT && main_pl[0].ok) || (i == OUT_FLAME0 && main_pl[1].ok) ||
+                   (i == OUT_REPORT_HTML && var[3].ok) || (i > OUT_FLAME0 && var[i - OUT_FLAME0 - 1].ok);
+        if (outputs[i].on_demand || held)
+            downloads[nd++] = outputs[i].file;
+    }
     downloads[nd] = NULL;
-    (void)srv_path(report, sizeof report, dir, "report.txt");
+    (void)srv_path(report, sizeof report, dir, outputs[OUT_REPORT_TEXT].file);
     srv_result_facts f = {
         .id = id, .display = job->display, .summary = tc_conv_input_summary(c), .figures = figures,
-        .warnings = warnings, .report_text_path = main_pl[6].ok ? report : NULL, .have_report_html = var[3].ok,
-        .flames = {main_pl[n_main - 1].ok ? outputs[OUT_FLAME0].file : NULL, var[0].ok ? outputs[OUT_FLAME0 + 1].file : NULL,
+        .warnings = warnings, .report_text_path = main_pl[0].ok ? report : NULL, .have_report_html = var[3].ok,
+        .flames = {main_pl[1].ok ? outputs[OUT_FLAME0].file : NULL, var[0].ok ? outputs[OUT_FLAME0 + 1].file : NULL,
                    var[1].ok ? outputs[OUT_FLAME0 + 2].file : NULL, var[2].ok ? outputs[OUT_FLAME0 + 3].file : NULL},
-        .flame_why = {main_pl[n_main - 1].why, var[0].why, var[1].why, var[2].why},
+        .flame_why = {main_pl[1].why, var[0].why, var[1].why, var[2].why},
         .downloads = downloads};
     (void)srv_path(index, sizeof index, dir, "name"); /* the downloads' names */
     FILE *fp = fopen(index, "wbx");
@@ -637,13 +738,18 @@ static void run_page_job(srv_pool *p, srv_job *job)
     if (fp && fclose(fp) != 0)
         page_ok = 0;
     tc_conv_free(c);
-    if (atomic_load(&p->stopping)) {
-        set_error(job, 503, "the server is stopping");
+    if (atomic_load(&p->stopping) || srv_client_gone(job->client_fd)) {
+        set_error(job, 503, "the server is stopping, or the client left");
         remove_flat_dir(dir);
         return;
     }
-    if (!page_ok || publish_result(p->store, dir, id) != 0) {
+    uint64_t size = 0;
+    int rc = page_ok ? publish_result(p->store, dir, id, &size) : -1;
+    if (rc == PUBLISH_TOO_LARGE)
+        too_large(p, job, size);
+    else if (rc != 0)
         set_error(job, 500, "cannot write the result");
+    if (rc != 0) {
         remove_flat_dir(dir);
         return;
     }
@@ -692,8 +798,11 @@ static void unmap_upload(srv_job *job)
 static void run_job(srv_pool *p, srv_job *job)
 {
     job->out_fd = -1;
+    job->stopping = &p->stopping;
     if (atomic_load(&p->stopping))
         set_error(job, 503, "the server is stopping");
+    else if (srv_client_gone(job->client_fd)) /* waited in the queue, and its client left meanwhile */
+        set_error(job, 503, "the client closed the connection");
     else if (map_upload(job) == 0) /* else the error is set */
         (job->api ? run_api_job : run_page_job)(p, job);
     unmap_upload(job);
@@ -733,11 +842,12 @@ static void *worker(void *arg)
 }
 
 srv_pool *srv_pool_start(srv_store *store, const srv_caps *caps, unsigned workers, unsigned queue_max,
-                         srv_done_fn done, void *user)
+                         const char *max_output, srv_done_fn done, void *user)
 {
     srv_pool *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
+    snprintf(p->max_output, sizeof p->max_output, "%s", max_output);
     p->store = store;
     p->caps = *caps;
     p->done = done;
