@@ -1191,6 +1191,8 @@ int serve_main(int argc, char **argv)
     }
     srv.caps.report_html = library_knows("html", "1");
     srv.caps.deobfuscate = library_knows("deobfuscate", "/dev/null");
+    srv.caps.max_upload = a.max_upload;
+    srv.caps.keep_bytes = a.lim.keep_bytes;
     char err[PATH_MAX + 128];
     srv.store = srv_store_open(a.store, &a.lim, err, sizeof err);
     if (!srv.store) {

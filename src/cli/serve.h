@@ -18,6 +18,8 @@ enum { SRV_ID_HEX = 32, SRV_MAX_SETTINGS = 24, SRV_ERROR_MAX = 1024, SRV_NAME_MA
 typedef struct srv_caps {
     int report_html; /* the report writer takes option "html" */
     int deobfuscate; /* open-time option "deobfuscate" (a ProGuard/R8 mapping) exists */
+    uint64_t max_upload; /* --max-upload: the page checks a file before sending it */
+    uint64_t keep_bytes; /* --keep-size: a larger trace cannot be kept for its page */
 } srv_caps;
 
 /* One option as a library key/value, from the API's query string. */

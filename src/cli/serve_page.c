@@ -59,6 +59,11 @@ static const char js[] =
     "(function () {\n"
     "  function $(id) { return document.getElementById(id); }\n"
     "  function showError(text) { var e = $('error'); e.textContent = text; e.hidden = false; }\n"
+    "  function human(n) {\n"
+    "    var u = ['bytes', 'K', 'M', 'G'], k = 0;\n"
+    "    while (n >= 1024 && k < 3) { n /= 1024; k++; }\n"
+    "    return k ? n.toFixed(1) + u[k] : n + ' bytes';\n"
+    "  }\n"
     "  var form = $('upload');\n"
     "  if (form) {\n"
     "    var drop = $('drop'), input = $('trace');\n"
@@ -75,6 +80,15 @@ static const char js[] =
     "    form.addEventListener('submit', function (e) {\n"
     "      e.preventDefault();\n"
     "      if (!input.files.length) { showError('Choose a trace first.'); return; }\n"
+    "      var size = input.files[0].size, ds = form.dataset;\n"
+    "      if (size > Number(ds.maxUpload) || size > Number(ds.keepSize)) {\n"
+    "        var up = size > Number(ds.maxUpload);\n"
+    "        showError(input.files[0].name + ': too large for this server\\u2019s page: the file is ' + human(size) +\n"
+    "                  (up ? ' and uploads are at most ' + ds.maxUploadText + ' (--max-upload)'\n"
+    "                      : ' and its store keeps ' + ds.keepSizeText + ' in all (--keep-size); the API (POST '\n"
+    "                        + '/api/convert) converts it without keeping it'));\n"
+    "        return;\n"
+    "      }\n"
     "      $('error').hidden = true;\n"
     "      var bar = $('progress'), state = $('state'), go = $('go');\n"
     "      bar.hidden = false; bar.value = 0; go.disabled = true; state.textContent = 'Uploading\\u2026';\n"
@@ -210,9 +224,17 @@ char *srv_index_page(const srv_caps *caps)
     if (!fp)
         return NULL;
     page_head(fp, "traceconv");
-    fputs("<section><h2>Convert a trace</h2>\n"
-          "<form id=\"upload\" action=\"/upload\" method=\"post\" enctype=\"multipart/form-data\">\n"
-          "<div id=\"drop\"><label for=\"trace\">Choose or drop a trace</label>\n"
+    char upload[32], keep[32];
+    srv_human_size(caps->max_upload, upload, sizeof upload);
+    srv_human_size(caps->keep_bytes, keep, sizeof keep);
+    fputs("<section><h2>Convert a trace</h2>\n", fp);
+    /* the limits, so that the script says "too large" before sending a file the server would refuse */
+    fprintf(fp,
+            "<form id=\"upload\" action=\"/upload\" method=\"post\" enctype=\"multipart/form-data\" "
+            "data-max-upload=\"%llu\" data-max-upload-text=\"%s\" data-keep-size=\"%llu\" "
+            "data-keep-size-text=\"%s\">\n",
+            (unsigned long long)caps->max_upload, upload, (unsigned long long)caps->keep_bytes, keep);
+    fputs("<div id=\"drop\"><label for=\"trace\">Choose or drop a trace</label>\n"
           "<input type=\"file\" id=\"trace\" name=\"trace\" required>\n<div id=\"chosen\" class=\"hint\"></div>\n"
           "<div class=\"hint\">ART/Dalvik .trace, legacy key/data, RheaTrace/btrace, systrace/atrace, Chrome "
           "JSON, traceconv IR; gzip too</div></div>\n",
