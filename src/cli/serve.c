@@ -397,6 +397,12 @@ static enum MHD_Result handle_get(struct MHD_Connection *conn, server *srv, cons
     return not_found(conn);
 }
 
+/* libmicrohttpd 0.9.75 treats an answer queued in the first call of a request (its headers
+ * just parsed) as "early": it drops the rest of the connection's input and closes it after
+ * the answer, so requests pipelined behind it were never answered. A GET is answered in the
+ * second call (the end of its empty body) instead, which keeps the connection alive. */
+static char answer_next_call;
+
 /* ---- POST: the upload ---- */
 
 static void fail_request(request *rq, int status, const char *msg)
@@ -519,7 +525,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
     server *srv = cls;
     (void)toe;
-    free_request(*con_cls);
+    if (*con_cls != &answer_next_call)
+        free_request(*con_cls);
     *con_cls = NULL;
     srv_guard_request_done(srv->guard, conn);
 }
@@ -853,15 +860,20 @@ static enum MHD_Result start_download(struct MHD_Connection *conn, server *srv, 
     return submit(conn, srv, rq);
 }
 
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                   const char *version, const char *data, size_t *size, void **con_cls)
 {
     (void)version;
     server *srv = cls;
+    int get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
+    if (*con_cls == &answer_next_call) {
+        *con_cls = NULL;
+        return handle_get(conn, srv, url, con_cls);
+    }
     request *rq = *con_cls;
     if (rq)
         return handle_body(conn, srv, rq, data, size);
-    int get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
     char why[SRV_ERROR_MAX];
     int refused = srv_guard_check_request(srv->guard, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"),
                                           MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin"), why,
@@ -876,7 +888,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (get) {
         srv_guard_request(srv->guard, conn, 0);
-        return handle_get(conn, srv, url, con_cls);
+        *con_cls = &answer_next_call;
+        return MHD_YES;
     }
     int kind = !strcmp(url, "/upload") ? REQ_UPLOAD : !strcmp(url, "/api/convert") ? REQ_API : 0;
     if (!kind) {
