@@ -12,7 +12,9 @@ through the page's form and, on the result page:
   `go tool pprof -raw`, the Perfetto download decoded by protoc with the upstream schema;
 - no console error, failed request or CSP violation (page or graph);
 - screenshots: serve-result.png and serve-error.png in the test's work dir;
-- random bytes uploaded through the form show the CLI's own line for that file.
+- random bytes uploaded through the form show the CLI's own line for that file;
+- on a server whose --keep-size (32K) is below the trace's size, the page says the trace
+  is too large (its name, the sizes, the option) without sending it.
 """
 import base64
 import json
@@ -40,12 +42,14 @@ def main():
     want_error = r.stderr.decode(errors="replace").strip().splitlines()[-1]
 
     srv = serve_lib.Server(ctx.traceconv, ctx.work)
+    small = serve_lib.Server(ctx.traceconv, ctx.work, "--keep-size", "32K", tmpdir=os.path.join(ctx.work, "small"))
     result = os.path.join(ctx.work, "browser.json")
     try:
-        res = browserlib.run_harness(ctx, node, "serve.js", [srv.url, trace, bad, ctx.work, result], result,
-                                     "serve.js failed")
+        res = browserlib.run_harness(ctx, node, "serve.js", [srv.url, trace, bad, ctx.work, small.url, result],
+                                     result, "serve.js failed")
     finally:
         rc = srv.stop()
+        small.stop()
     ctx.eq(rc, 0, "server exit status")
     if res is None:
         ctx.done()
@@ -97,7 +101,12 @@ def main():
     # the one console line allowed: Chromium's own note of the 422 answer itself
     ctx.eq([e for e in res["errorsAfterBad"] if "status of 422" not in e], [], "console errors after the bad upload")
     ctx.eq(res["pageCspAfterBad"], [], "CSP violations after the bad upload")
-    for shot in ("serve-result.png", "serve-error.png"):
+    kb = os.path.getsize(trace) / 1024
+    ctx.eq(res.get("tooLarge"), f"app-startup.trace: too large for this server\u2019s page: the file is {kb:.1f}K and its "
+           "store keeps 32K in all (--keep-size); the API (POST /api/convert) converts it without keeping it",
+           "a trace larger than --keep-size: the page's line")
+    ctx.eq(res.get("tooLargePosted"), 0, "a trace larger than --keep-size is not sent")
+    for shot in ("serve-result.png", "serve-error.png", "serve-too-large.png"):
         ctx.check(os.path.getsize(os.path.join(ctx.work, shot)) > 10000, f"screenshot {shot}")
     ctx.done()
 

@@ -1,6 +1,6 @@
 // serve.js - drives `traceconv serve`'s page in headless Chromium for test_serve_browser.py.
 //
-//   node serve.js URL TRACE BAD_FILE SHOT_DIR OUT.json
+//   node serve.js URL TRACE BAD_FILE SHOT_DIR SMALL_URL OUT.json
 //
 // Uploads TRACE through the page's form (the file input, the Convert button), waits for
 // the result page, and reports what the browser shows: the flame graph's frames (in its
@@ -8,7 +8,9 @@
 // flame graph tabs, the download links and the bytes of the pprof and Perfetto
 // downloads (fetched by the page, base64), console errors, failed requests and CSP
 // violations (securitypolicyviolation events, in the page and in the frame). Then uploads
-// BAD_FILE and reports the error line the page shows.
+// BAD_FILE and reports the error line the page shows. Then chooses TRACE on the page of
+// SMALL_URL, a server whose --keep-size is below the trace's size, and reports the line
+// the page shows before sending it ("too large").
 "use strict";
 const path = require("path");
 const { launch, openPage, run } = require("./lib");
@@ -42,7 +44,7 @@ async function upload(page, file) {
   await page.click("#go");
 }
 
-async function main([url, trace, bad, shotDir]) {
+async function main([url, trace, bad, shotDir, smallUrl]) {
   const browser = await launch();
   const out = {};
   try {
@@ -106,6 +108,15 @@ async function main([url, trace, bad, shotDir]) {
     await page.screenshot({ path: path.join(shotDir, "serve-error.png"), fullPage: true });
     out.errorsAfterBad = errors.slice(out.errors.length);
     out.pageCspAfterBad = await page.evaluate(() => window.__csp.slice());
+    // a trace larger than the store keeps: the page says so, and sends nothing
+    let posted = 0;
+    page.on("request", (r) => { if (r.method() === "POST") posted++; });
+    await page.goto(smallUrl, { waitUntil: "load", timeout: 60000 });
+    await upload(page, trace);
+    await page.waitForSelector("#error:not([hidden])", { timeout: 60000 });
+    out.tooLarge = await page.$eval("#error", (e) => e.textContent);
+    out.tooLargePosted = posted;
+    await page.screenshot({ path: path.join(shotDir, "serve-too-large.png"), fullPage: true });
   } finally {
     await browser.close();
   }
