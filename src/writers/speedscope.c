@@ -845,7 +845,7 @@ static inline __attribute__((always_inline)) int replay_events_div(tci_wctx *w, 
     uint8_t *p = o->buf + o->len, *limit = o->buf + sizeof o->buf - SS_EVENT_MAX;
     const uint8_t *in, *end;
     size_t n;
-    int rc;
+    int rc = 0; /* stays 0 when the output failed before the first chunk */
     while (!tci_sink_failed(o) && (rc = tci_spool_next(&s->spool, &sc, &in, &n)) == 1) {
         for (end = in + n; in < end;) {
             uint32_t word;
