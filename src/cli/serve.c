@@ -357,8 +357,6 @@ static enum MHD_Result send_result(struct MHD_Connection *conn, server *srv, con
     const srv_output *o = NULL;
     if (*file && !(o = srv_output_find(file)))
         return not_found(conn);
-    if (o && o->on_demand)
-        return start_download(conn, srv, dir, o, con_cls);
     char path[PATH_MAX];
     (void)srv_path(path, sizeof path, dir, o ? o->file : "index.html");
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -366,6 +364,8 @@ static enum MHD_Result send_result(struct MHD_Connection *conn, server *srv, con
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         if (fd >= 0)
             close(fd);
+        if (o && o->on_demand) /* not kept (a result of a --store from before keeps them): converted now */
+            return start_download(conn, srv, dir, o, con_cls);
         return not_found(conn); /* an output this trace has not (a CPU flame graph without a CPU clock) */
     }
     if (!o)
