@@ -180,6 +180,8 @@ def check_output_bound(ctx):
         ctx.check(line_of(body).startswith("traceconv: deep.json: folded: output larger than --max-output (64x the "
                                            "input: "), f"the line names the bound: {body[:200]!r}")
         ctx.check(took < 30, f"answered in {took:.1f} s (bound 30 s)")
+        print(f"depth-squared folded request: 422 after {took:.2f} s, tmp/ peak {peak[0] / 1e6:.1f} MB "
+              f"(64x the upload: {64 * len(data) / 1e6:.1f} MB)")
         ctx.check(peak[0] <= 64 * len(data) + 2 * len(data) + (1 << 20),
                   f"tmp/ held at most {peak[0]} bytes (64x the upload: {64 * len(data)})")
         ctx.eq(tmp_files(srv), [], "nothing left in tmp/")
@@ -232,6 +234,7 @@ def check_disconnect(ctx):
         before = cpu_seconds(srv.proc.pid)
         time.sleep(2.0)
         burnt = cpu_seconds(srv.proc.pid) - before
+        print(f"client gone: server CPU {burnt:.2f} s in 2 s, 2 s after ({rate:.2f} s a second while converting)")
         ctx.check(burnt < min(0.3, 0.25 * 2 * rate),
                   f"a client that left: its job stops (server CPU {burnt:.2f} s in 2 s, 2 s after; "
                   f"{rate:.2f} s a second while it ran)")
@@ -252,6 +255,7 @@ def check_sigterm_in_finish(ctx):
     s.close()
     ctx.eq(rc, 0, "SIGTERM mid-conversion: exit status")
     ctx.check(took < 4, f"SIGTERM mid-conversion: stopped in {took:.1f} s (bound 4 s)")
+    print(f"SIGTERM in a writer's finish: exit after {took:.2f} s")
     ctx.eq(os.listdir(srv.tmpdir), [], "SIGTERM mid-conversion: nothing left under TMPDIR")
 
 
