@@ -10,6 +10,7 @@
 #endif
 
 #include "traceconv.h"
+#include "escape.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -529,6 +530,10 @@ bool tci_csv_needs_quotes(const char *s);
 void tci_put_csv_text(tci_sink *o, const char *s, bool quoted);
 /* One whole CSV field: quoted only when it must be. */
 void tci_put_csv_field(tci_sink *o, const char *s);
+/* Names in markup, Graphviz labels (escape.h's rules) into a sink. */
+void tci_put_markup(tci_sink *o, const char *s, enum tci_esc_shown shown);
+void tci_put_markup_cp(tci_sink *o, const uint32_t *cp, size_t n);
+void tci_put_dot_label(tci_sink *o, const char *s, size_t max);
 /* A method as the reports name it: "pkg.Class.method (sig)ret", a plain name (a systrace slice)
  * as it is, an unknown id as "(unknown 0x1c)"; put writes each part in the output's escaping. */
 void tci_put_method_name(tci_sink *o, const tci_method *m, void (*put)(tci_sink *, const char *));
