@@ -461,6 +461,8 @@ typedef struct tci_sink {
     int err;               /* set once a write failed: nothing more is written */
     int errnum;            /* the errno of that failure, for the message */
     uint64_t written;
+    bool script_data;      /* inside a <script> that readers take raw: escape.h's rule at flush */
+    bool script_lt;        /* the last byte flushed in it was '<' */
     uint8_t buf[1 << 16];
 } tci_sink;
 
@@ -472,6 +474,10 @@ int tci_sink_close(tci_sink *s); /* finish gzip, flush; returns error status */
 void tci_sink_discard(tci_sink *s);
 /* Mark the sink failed with errnum (the first failure is kept). */
 void tci_sink_fail(tci_sink *s, int errnum);
+/* From here on (on) or no longer (off), the bytes written are the contents of a <script>
+ * element read raw (systrace's trace-data): escape.h's script-data rule is applied to them as
+ * they leave the sink, so it holds for the final bytes whatever wrote them. Flushes first. */
+void tci_sink_script_data(tci_sink *s, bool on);
 
 static inline void tci_sink_write(tci_sink *s, const void *p, size_t n)
 {

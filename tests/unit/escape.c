@@ -1,7 +1,10 @@
 /*
  * escape.c - the escaping rules of src/core/escape.c, one context at a time,
  * against expectations written out by hand from the rules (HTML's script
- * data states, XML 1.0's Char production, dot's label escapes, JSON).
+ * data states, XML 1.0's Char production, dot's label escapes, JSON), and
+ * the sink's script-data mode: the rule holds on the bytes as finally
+ * written, when a '<' and the '/' after it are written by different calls
+ * and land on both sides of a flush of the sink's 64 KiB buffer.
  */
 #include "tc_internal.h"
 #include "unit.h"
@@ -138,6 +141,48 @@ static void test_script_data(void)
     script_split("a > b & c", "a > b & c");
 }
 
+/* The sink's script-data mode: '<' as the last byte of a full buffer, '/' as the first of the next. */
+static int to_mem(void *user, const void *p, size_t n)
+{
+    buf *b = user; /* keeps the last bytes: what was written around the flush, and the tail */
+    const char *c = p;
+    size_t half = sizeof b->p / 2;
+    if (n >= half) {
+        c += n - half;
+        n = half;
+        b->len = 0;
+    } else if (b->len + n >= sizeof b->p) {
+        memmove(b->p, b->p + b->len - half, half);
+        b->len = half;
+    }
+    memcpy(b->p + b->len, c, n);
+    b->len += n;
+    b->p[b->len] = 0;
+    return 0;
+}
+
+static void test_sink_script_data(void)
+{
+    static tci_sink s;
+    static buf b;
+    CHECK_EQ_INT(tci_sink_open_fn(&s, to_mem, &b, false), TC_OK);
+    TCI_PUT_LIT(&s, "<script>");
+    tci_sink_script_data(&s, true);
+    static char fill[sizeof s.buf];
+    memset(fill, 'x', sizeof fill);
+    tci_sink_write(&s, fill, sizeof fill - 1); /* turning the mode on flushed "<script>": the buffer is this */
+    tci_sink_putc(&s, '<');                    /* and its last byte */
+    CHECK_EQ_INT(s.len, sizeof s.buf);
+    TCI_PUT_LIT(&s, "/script><!"); /* flushed before these */
+    tci_sink_putc(&s, '-');
+    tci_sink_putc(&s, '-');
+    tci_sink_script_data(&s, false);
+    TCI_PUT_LIT(&s, "</script>");
+    CHECK_EQ_INT(tci_sink_close(&s), TC_OK);
+    const char *tail = b.p + b.len - strlen("x<\\/script><\\!--</script>");
+    CHECK_EQ_STR(tail, "x<\\/script><\\!--</script>");
+}
+
 int main(void)
 {
     UNIT_RUN(test_markup);
@@ -145,5 +190,6 @@ int main(void)
     UNIT_RUN(test_js);
     UNIT_RUN(test_dot);
     UNIT_RUN(test_script_data);
+    UNIT_RUN(test_sink_script_data);
     return UNIT_DONE();
 }
