@@ -1,7 +1,7 @@
 /*
  * textout.c - names as the table writers print them (the report's text and
- * CSV, the diff's text and CSV, the dot labels' name form), so that a name
- * reads the same in every one of them and one fix reaches them all.
+ * CSV, the diff's text and CSV), so that a name reads the same in every one
+ * of them and one fix reaches them all.
  *
  * Text: printable UTF-8 as it is; control bytes, backslashes and bytes that
  * are not UTF-8 as escapes (\n, \r, \t, \\, \xHH), so no name can break a
