@@ -33,7 +33,10 @@
  *    readers (Perfetto's tokenizer regex, ours) take everything before the
  *    leftmost `-<tid> (<tgid>) [<cpu>]`, so names keep their '-' and spaces
  *    (Perfetto shows them whole). Only a '-' that would itself look like that
- *    split point (`-<digits> ... [`) becomes '_'; "<...>" when empty.
+ *    split point (`-<digits> ... [`) becomes '_'; "<...>" when empty. A line
+ *    that starts with '#' (after blanks) is a comment to every reader, and
+ *    one with `cpus=` a trace-cmd header to ours: a name's leading '#', or
+ *    the '=' of a leading `cpus=`, becomes '_' so its events are read.
  *  - names: control bytes (newlines end a line) become ' '; '|' (a field
  *    separator for catapult) becomes '/' in payloads only; the ps NAME column
  *    is one token, so its spaces become '_'. Nothing inside <script> is
@@ -92,6 +95,19 @@ static bool looks_like_tid(const char *s)
     return s[i] == '[';
 }
 
+/* Where a task column holding s would make its line a comment or a header to readers (after
+ * the blanks they skip: the column's padding, a name's spaces and control bytes), the byte
+ * that becomes '_'; or the length of s. */
+static size_t comment_at(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n && ((unsigned char)s[i] <= 0x20 || s[i] == 0x7F))
+        i++;
+    if (i < n && s[i] == '#')
+        return i;
+    return n - i >= 5 && !memcmp(s + i, "cpus=", 5) ? i + 4 : n;
+}
+
 /* A name safe in its place (rules in the file comment; the sink makes it safe inside <script>). */
 static char *safe_text(tci_arena *a, const char *s, enum st_place place, uint32_t *len)
 {
@@ -100,9 +116,12 @@ static char *safe_text(tci_arena *a, const char *s, enum st_place place, uint32_
     if (!out)
         return NULL;
     bool spaces_ok = place != ST_TOKEN;
+    size_t comment = place == ST_TASK ? comment_at(s, n) : n;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c == '|' && place == ST_PAYLOAD)
+        if (i == comment)
+            *o++ = '_';
+        else if (c == '|' && place == ST_PAYLOAD)
             *o++ = '/';
         else if (c == '-' && place == ST_TASK && looks_like_tid(s + i))
             *o++ = '_';
