@@ -44,6 +44,22 @@ def text_escape(s):
     return "".join(out)
 
 
+def visible_name(s):
+    """A name as the HTML report and the dot call graph show it (escape.h's TCI_ESC_VISIBLE), from
+    its text where bytes that are not UTF-8 are already U+FFFD: backslash and control characters
+    as the text report's escapes, C1 controls as \\u0085, noncharacters as U+FFFD."""
+    out = []
+    for ch in s:
+        o = ord(ch)
+        if 0x80 <= o <= 0x9F:
+            out.append("\\u%04X" % o)
+        elif 0xFDD0 <= o <= 0xFDEF or (o & 0xFFFE) == 0xFFFE:
+            out.append("\ufffd")
+        else:
+            out.append(text_escape(ch))
+    return "".join(out)
+
+
 def sort_tuple(m):
     """The report's tie order for a facts method: class, name, signature (bytes)."""
     if m["unknown"]:

@@ -10,7 +10,8 @@
    CPU clock with --weight cpu.
 2. Hostile names (tests/ir/hostile-names.ir.txt): "<init>"-like brackets,
    quotes, backslashes, braces, '|', a newline, control bytes, '&' entities,
-   invalid UTF-8: dot warns about nothing and draws each as text.
+   invalid UTF-8: dot warns about nothing and draws each as text, as the HTML
+   report shows it (test_hostile_markup.py: U+FFFF, C1 and the rest).
 3. Every input of ../shared/corpus, tests/json and tests/ir that converts:
    dot accepts the output without a warning.
 4. --threshold refuses values that are not a percentage.
@@ -30,17 +31,9 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 def dot_text(s):
-    """How a name must appear in the drawing: a newline and control bytes as the text \\n, \\xHH."""
-    out = []
-    for ch in s:
-        o = ord(ch)
-        if ch == "\n":
-            out.append("\\n")
-        elif o < 0x20 or o == 0x7F:
-            out.append("\\x%02X" % o)
-        else:
-            out.append(ch)
-    return "".join(out)
+    """How a name must appear in the drawing: as the HTML report shows it (backslash and control
+    characters as the text \\\\, \\n, \\r, \\t, \\xHH, \\u0085; noncharacters as U+FFFD)."""
+    return rl.visible_name(s)
 
 
 def render(ctx, dot_path):
@@ -158,8 +151,8 @@ def check_corpus(ctx):
     ctx.check(n >= 20, f"corpus cases with profile facts: {n}")
 
 
-HOSTILE_SHOWN = ["a,b", 'q"uote', "new\\nline", "cr\\x0Dret", "tab\\x09here", "back\\slash", "</script>&amp;]]>",
-                 "nul\\x01ctl", "{}|<>", "\u00e9t\u00e9", "bad\\xFF\\xFE"]
+HOSTILE_SHOWN = ["a,b", 'q"uote', "new\\nline", "cr\\rret", "tab\\there", "back\\\\slash", "</script>&amp;]]>",
+                 "nul\\x01ctl", "{}|<>", "\u00e9t\u00e9", "bad\ufffd\ufffd"]
 
 
 def check_hostile(ctx):

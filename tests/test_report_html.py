@@ -45,16 +45,7 @@ def html_name(s):
     """A name as the page shows it (its text after HTML decoding), from the CSV's text of it
     (where bytes that are not UTF-8 are already U+FFFD): backslash and control characters as
     visible escapes, C1 controls as \\u0085, noncharacters as U+FFFD."""
-    out = []
-    for ch in s:
-        o = ord(ch)
-        if 0x80 <= o <= 0x9F:
-            out.append("\\u%04X" % o)
-        elif 0xFDD0 <= o <= 0xFDEF or (o & 0xFFFE) == 0xFFFE:
-            out.append("\ufffd")
-        else:
-            out.append(rl.text_escape(ch))  # as the text report: backslash and controls escaped
-    return "".join(out)
+    return rl.visible_name(s)
 
 
 # ---- parsing the page ------------------------------------------------------------------------

@@ -104,14 +104,16 @@ def check_input(ctx, src, fmt_args=(), name=None, chunked=False):
         switches = sum(1 for a, b in zip(tids, tids[1:]) if a != b)
         ctx.check(switches > len(set(tids)), f"{name}: threads are not interleaved ({switches} switches)")
 
-    # --text: the same ftrace text, alone; wrapped in the container it passes the oracle too
+    # --text: the same ftrace text, alone (plain text: the HTML's block also has a backslash between
+    # '<' and a '/' or '!' after it, its script-data rule); wrapped in the container it passes the oracle too
     r = ctx.run(["-q", "-o", "systrace", "--text", *fmt_args, src, "-"], check_rc=0)
     txt = r.stdout.decode("utf-8", errors="replace")
     ctx.check(txt.startswith("# tracer: nop\n"), f"{name}: --text does not start with '# tracer: nop'")
-    ctx.eq(txt, block, f"{name}: --text equals the HTML's ftrace block")
+    ctx.eq(re.sub(r"<(?=[/!])", r"<\\", txt), block, f"{name}: --text equals the HTML's ftrace block")
     wrapped = os.path.join(ctx.work, name + ".text.html")
     with open(wrapped, "w", encoding="utf-8", errors="surrogateescape") as f:
-        f.write("<!DOCTYPE html>\n<html>\n<body>\n" + SCRIPT + "\n" + r.stdout.decode("utf-8", errors="surrogateescape")
+        f.write("<!DOCTYPE html>\n<html>\n<body>\n" + SCRIPT + "\n"
+                + re.sub(r"<(?=[/!])", r"<\\", r.stdout.decode("utf-8", errors="surrogateescape"))
                 + "  </script>\n</body>\n</html>\n")
     errs = checker(ctx, wrapped)
     ctx.check(not errs, f"{name}: --text output (wrapped) fails check_systrace_html.py: {errs[:5]}")
@@ -173,6 +175,26 @@ def check_unsafe_names(ctx):
                                         "C|7|x/y z<\\/script><\\!--<script>|-3"], "unsafe: payloads")
 
 
+def check_comment_like_names(ctx):
+    """A thread name that would start its lines with '#' (a comment to every reader) or `cpus=` (a
+    trace-cmd header to ours), also after blanks and control bytes: that byte becomes '_' and every
+    event is read back (before, the whole thread was lost)."""
+    src = os.path.join(ctx.work, "comment.ir.txt")
+    names = ["#comment-looking-thread", " \u0001#short", "cpus=4 thread"]
+    with open(src, "w") as f:
+        f.write("traceconv-ir 1\ntrace clock=wall has_wall=1 has_cpu=0 pid=7 start_ns=0\nmethod 0 id=0 name=\"m\"\n")
+        for i, n in enumerate(names):
+            f.write(f'thread {i} tid={7 + i} records=2 name="{n}"\n')
+        for i in range(len(names)):
+            f.write(f"B t={i} m=0 ts=1000\nE t={i} m=- ts=2000\n")
+    lines = check_input(ctx, src, ("-i", "ir"), name="comment")
+    if lines is not None:
+        ctx.eq(sorted(l[0] for l in lines), [7, 7, 8, 8, 9, 9], "comment-like names: every event line parses")
+    r = ctx.run(["-q", "-o", "ir", os.path.join(ctx.work, "comment.html"), "-"], check_rc=0)
+    got = sorted(re.findall(r'^thread \d+ tid=\d+ records=2 name="(.*)"$', r.stdout.decode(), re.M))
+    ctx.eq(got, ["_comment-looking-thread", "_short", "cpus_4 thread"], "comment-like names: threads read back")
+
+
 def check_samples(ctx):
     out, figs = ctx.convert(os.path.join(IR_DIR, "samples.ir.txt"), "systrace",
                             os.path.join(ctx.work, "samples.html"), extra=("-i", "ir"))
@@ -202,6 +224,7 @@ def main():
     ctx = tclib.Ctx()
     check_system(ctx)
     check_unsafe_names(ctx)
+    check_comment_like_names(ctx)
     check_samples(ctx)
     for stem, path, _facts in ctx.project_cases():
         check_input(ctx, path, chunked=stem == "android14-chunked")

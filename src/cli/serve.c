@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include "serve.h"
 #include "cli_util.h"
+#include "../core/escape.h" /* the library's escaping rules, compiled in (CMakeLists.txt) */
 #include "traceconv.h"
 
 #include <microhttpd.h>
@@ -173,19 +174,13 @@ static enum MHD_Result send_error_page(struct MHD_Connection *conn, unsigned sta
     return send_html(conn, status, srv_error_page((int)status, line));
 }
 
+static void put_file(void *fp, const char *p, size_t n) { fwrite(p, 1, n, fp); }
+
+/* escape.h's JS/JSON string rule: never markup, wherever the JSON ends up */
 static void json_string(FILE *fp, const char *s)
 {
     fputc('"', fp);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(fp, "\\%c", *p);
-        else if (*p < 0x20 || *p == 0x7f)
-            fprintf(fp, "\\u%04x", *p);
-        else if (*p == '<' || *p == '>' || *p == '&')
-            fprintf(fp, "\\u%04x", *p); /* never markup, wherever the JSON ends up */
-        else
-            fputc(*p, fp);
-    }
+    tci_esc_js_string(put_file, fp, s, strlen(s));
     fputc('"', fp);
 }
 

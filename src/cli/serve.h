@@ -157,7 +157,8 @@ typedef struct srv_result_facts {
     const char *const *downloads;        /* file names present, NULL-ended */
 } srv_result_facts;
 int srv_result_page(FILE *fp, const srv_result_facts *f);
-/* HTML-escape s into fp (every byte that could start markup or an entity; controls as U+FFFD). */
+/* s as HTML text or attribute value into fp: escape.h's markup rule (controls, noncharacters and
+ * invalid UTF-8 as U+FFFD). */
 void srv_html_escape(FILE *fp, const char *s);
 
 /* The file names a result directory may hold, and what they are (a fixed grammar:

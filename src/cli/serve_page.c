@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "serve.h"
+#include "../core/escape.h" /* the library's escaping rules, compiled in (CMakeLists.txt) */
 
 #include <stdlib.h>
 #include <string.h>
@@ -173,25 +174,10 @@ const srv_asset *srv_asset_find(const char *path)
     return NULL;
 }
 
-void srv_html_escape(FILE *fp, const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '<': fputs("&lt;", fp); break;
-        case '>': fputs("&gt;", fp); break;
-        case '&': fputs("&amp;", fp); break;
-        case '"': fputs("&quot;", fp); break;
-        case '\'': fputs("&#39;", fp); break;
-        case '\t': fputc(' ', fp); break;
-        case '\n': fputc('\n', fp); break;
-        default:
-            if (*p < 0x20 || *p == 0x7f)
-                fputs("\xEF\xBF\xBD", fp);
-            else
-                fputc(*p, fp);
-        }
-    }
-}
+/* escape.h's writer: the bytes into a page */
+static void put_file(void *fp, const char *p, size_t n) { fwrite(p, 1, n, fp); }
+
+void srv_html_escape(FILE *fp, const char *s) { tci_esc_markup(put_file, fp, s, strlen(s), TCI_ESC_REPLACE); }
 
 static void page_head(FILE *fp, const char *title)
 {

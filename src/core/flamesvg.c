@@ -18,11 +18,13 @@
  * Perl's hash order), and a frame narrower than minwidth is pruned with its
  * subtree before anything is written, so the SVG stays small on big trees.
  *
- * Text. Every name goes into XML escaped (& < > " '), with invalid UTF-8
- * replaced by U+FFFD (one per maximal invalid subsequence, as Python and
- * browsers decode), and control characters and noncharacters (not XML
- * characters, or not allowed in HTML) replaced by U+FFFD too; the title and subtitle as well. Names
- * never enter the script: it reads them from the <title> text nodes.
+ * Text. Every name goes into XML by escape.h's markup rule (& < > " '
+ * escaped; invalid UTF-8, one U+FFFD per maximal invalid subsequence as
+ * Python and browsers decode; control characters and noncharacters, not XML
+ * characters or not allowed in HTML, as U+FFFD too); the title (--title, a
+ * user's string), subtitle and count name as well. Names never enter the
+ * script or the style: the script reads them from the <title> text nodes;
+ * ids are the checked prefix.
  *
  * Colours. Upstream's deterministic default: v = drand48 seeded with the sum
  * of the name's code points, as Perl's srand/rand; --hash: upstream's
@@ -454,54 +456,17 @@ static int64_t max_delta(const tci_flame *f)
 
 /* ---- text --------------------------------------------------------------------------------- */
 
-/* Length of the maximal prefix of p[0, n) that starts a valid UTF-8 sequence (>= 1), and
- * whether it is a whole valid sequence (*cp set) - the "maximal subpart" rule decoders use. */
-static size_t utf8_next(const uint8_t *p, size_t n, uint32_t *cp, bool *ok)
-{
-    uint8_t c = p[0];
-    *ok = false;
-    if (c < 0x80) {
-        *cp = c;
-        *ok = true;
-        return 1;
-    }
-    size_t len;
-    uint8_t lo = 0x80, hi = 0xBF;
-    uint32_t v;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; v = c & 0x1F; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; v = c & 0x0F; lo = c == 0xE0 ? 0xA0 : 0x80; hi = c == 0xED ? 0x9F : 0xBF; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; v = c & 0x07; lo = c == 0xF0 ? 0x90 : 0x80; hi = c == 0xF4 ? 0x8F : 0xBF; }
-    else return 1;
-    size_t i = 1;
-    for (; i < len && i < n; i++) {
-        uint8_t b = p[i];
-        if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xBF))
-            return i;
-        v = v << 6 | (b & 0x3F);
-    }
-    if (i < len)
-        return i;
-    *cp = v;
-    *ok = true;
-    return len;
-}
-
-/* A name made safe, as code points: invalid UTF-8, control characters (C0, DEL, C1)
- * and the non-characters (U+FDD0..U+FDEF, U+xFFFE/U+xFFFF) become U+FFFD: XML
- * discourages them and HTML, which embeds the graph in a report, does not allow them. */
-static bool unsafe_code_point(uint32_t cp)
-{
-    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
-}
-
+/* A name made safe, as code points: invalid UTF-8 (one U+FFFD per maximal invalid
+ * subpart), control characters (C0, DEL, C1) and the noncharacters (U+FDD0..U+FDEF,
+ * U+xFFFE/U+xFFFF) become U+FFFD: XML does not allow or discourages them and HTML, which
+ * embeds the graph in a report, does not allow them (escape.h's markup rule, TCI_ESC_REPLACE). */
 static int decode_name(const char *s, size_t n, cpbuf *b)
 {
     b->n = 0;
     for (size_t i = 0; i < n;) {
-        uint32_t cp = 0;
-        bool ok;
-        i += utf8_next((const uint8_t *)s + i, n - i, &cp, &ok);
-        if (!ok || unsafe_code_point(cp))
+        uint32_t cp;
+        i += tci_esc_next((const uint8_t *)s + i, n - i, &cp);
+        if (tci_esc_unsafe(cp))
             cp = 0xFFFD;
         if (b->n == b->cap) {
             size_t cap = b->cap ? b->cap * 2 : 256;
@@ -516,40 +481,8 @@ static int decode_name(const char *s, size_t n, cpbuf *b)
     return TC_OK;
 }
 
-/* Code points [0, n) of cp as escaped XML text. */
-static void put_xml(tci_sink *o, const uint32_t *cp, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint32_t c = cp[i];
-        char u[4];
-        switch (c) {
-        case '&': TCI_PUT_LIT(o, "&amp;"); continue;
-        case '<': TCI_PUT_LIT(o, "&lt;"); continue;
-        case '>': TCI_PUT_LIT(o, "&gt;"); continue;
-        case '"': TCI_PUT_LIT(o, "&quot;"); continue;
-        case '\'': TCI_PUT_LIT(o, "&#39;"); continue;
-        default: break;
-        }
-        if (c < 0x80) {
-            tci_sink_putc(o, (char)c);
-        } else if (c < 0x800) {
-            u[0] = (char)(0xC0 | c >> 6);
-            u[1] = (char)(0x80 | (c & 0x3F));
-            tci_sink_write(o, u, 2);
-        } else if (c < 0x10000) {
-            u[0] = (char)(0xE0 | c >> 12);
-            u[1] = (char)(0x80 | (c >> 6 & 0x3F));
-            u[2] = (char)(0x80 | (c & 0x3F));
-            tci_sink_write(o, u, 3);
-        } else {
-            u[0] = (char)(0xF0 | c >> 18);
-            u[1] = (char)(0x80 | (c >> 12 & 0x3F));
-            u[2] = (char)(0x80 | (c >> 6 & 0x3F));
-            u[3] = (char)(0x80 | (c & 0x3F));
-            tci_sink_write(o, u, 4);
-        }
-    }
-}
+/* Code points [0, n) of cp as escaped XML text (escape.h's markup rule). */
+static void put_xml(tci_sink *o, const uint32_t *cp, size_t n) { tci_put_markup_cp(o, cp, n); }
 
 /* A C string (title, subtitle, count name) as escaped XML text. */
 static int put_xml_str(tci_sink *o, const char *s, cpbuf *b)

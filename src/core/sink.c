@@ -44,6 +44,7 @@ static int sink_init(tci_sink *s, bool gzip)
     s->emitted = 0;
     s->limit = UINT64_MAX;
     s->cancel = NULL;
+    s->script_data = s->script_lt = false;
     s->z = NULL;
     s->zbuf = NULL;
     if (!gzip)
@@ -113,6 +114,19 @@ static int deflate_out(tci_sink *s, const uint8_t *p, size_t n, int flush)
     return 0;
 }
 
+static int out(tci_sink *s, const void *p, size_t n)
+{
+    return s->z ? deflate_out(s, p, n, Z_NO_FLUSH) : emit(s, p, n);
+}
+
+/* escape.h's writer for the script-data rule: stops at the first failure */
+static void out_script(void *sink, const char *p, size_t n)
+{
+    tci_sink *s = sink;
+    if (!s->err)
+        (void)out(s, p, n);
+}
+
 int tci_sink_flush_buf(tci_sink *s)
 {
     if (s->err)
@@ -122,13 +136,26 @@ int tci_sink_flush_buf(tci_sink *s)
         return -1;
     }
     if (s->len) {
-        int bad = s->z ? deflate_out(s, s->buf, s->len, Z_NO_FLUSH) : emit(s, s->buf, s->len);
+        int bad;
+        if (s->script_data) {
+            tci_esc_script_data(out_script, s, (const char *)s->buf, s->len, &s->script_lt);
+            bad = s->err != 0;
+        } else {
+            bad = out(s, s->buf, s->len);
+        }
         s->written += s->len;
         s->len = 0;
         if (bad)
             return -1;
     }
     return 0;
+}
+
+void tci_sink_script_data(tci_sink *s, bool on)
+{
+    (void)tci_sink_flush_buf(s); /* what came before is written under the rule it was written under */
+    s->script_data = on;
+    s->script_lt = false;
 }
 
 static void release_gzip(tci_sink *s)

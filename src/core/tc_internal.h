@@ -10,6 +10,7 @@
 #endif
 
 #include "traceconv.h"
+#include "escape.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -499,6 +500,8 @@ typedef struct tci_sink {
     uint64_t emitted;      /* bytes handed to the FILE or function (compressed for gzip) */
     uint64_t limit;        /* emitted may not pass it (max-output): the output fails with TC_ERR_LIMIT */
     tci_cancel *cancel;    /* asked at flushes (NULL: none) */
+    bool script_data;      /* inside a <script> that readers take raw: escape.h's rule at flush */
+    bool script_lt;        /* the last byte flushed in it was '<' */
     uint8_t buf[1 << 16];
 } tci_sink;
 
@@ -515,6 +518,10 @@ void tci_sink_stop(tci_sink *s, int status);
 /* Whether the output has failed (a write error, max-output, cancel): nothing more reaches it,
  * so a writer's long loop stops here instead of computing bytes nobody will see. */
 static inline bool tci_sink_failed(const tci_sink *s) { return s->err != 0; }
+/* From here on (on) or no longer (off), the bytes written are the contents of a <script>
+ * element read raw (systrace's trace-data): escape.h's script-data rule is applied to them as
+ * they leave the sink, so it holds for the final bytes whatever wrote them. Flushes first. */
+void tci_sink_script_data(tci_sink *s, bool on);
 
 static inline void tci_sink_write(tci_sink *s, const void *p, size_t n)
 {
@@ -573,6 +580,10 @@ bool tci_csv_needs_quotes(const char *s);
 void tci_put_csv_text(tci_sink *o, const char *s, bool quoted);
 /* One whole CSV field: quoted only when it must be. */
 void tci_put_csv_field(tci_sink *o, const char *s);
+/* Names in markup, Graphviz labels (escape.h's rules) into a sink. */
+void tci_put_markup(tci_sink *o, const char *s, enum tci_esc_shown shown);
+void tci_put_markup_cp(tci_sink *o, const uint32_t *cp, size_t n);
+void tci_put_dot_label(tci_sink *o, const char *s, size_t max);
 /* A method as the reports name it: "pkg.Class.method (sig)ret", a plain name (a systrace slice)
  * as it is, an unknown id as "(unknown 0x1c)"; put writes each part in the output's escaping. */
 void tci_put_method_name(tci_sink *o, const tci_method *m, void (*put)(tci_sink *, const char *));

@@ -1,12 +1,13 @@
 /*
  * textout.c - names as the table writers print them (the report's text and
- * CSV, the diff's text and CSV, the dot labels' name form), so that a name
- * reads the same in every one of them and one fix reaches them all.
+ * CSV, the diff's text and CSV), so that a name reads the same in every one
+ * of them and one fix reaches them all.
  *
  * Text: printable UTF-8 as it is; control bytes, backslashes and bytes that
  * are not UTF-8 as escapes (\n, \r, \t, \\, \xHH), so no name can break a
  * line. CSV: a field is quoted when it must be (RFC 4180), bytes that are
- * not UTF-8 become U+FFFD.
+ * not UTF-8 become U+FFFD. Markup and Graphviz labels: escape.h's rules, into
+ * a sink.
  */
 #include "tc_internal.h"
 
@@ -95,3 +96,15 @@ void tci_put_method_name(tci_sink *o, const tci_method *m, void (*put)(tci_sink 
         }
     }
 }
+
+/* escape.h's writer: the bytes into the sink */
+static void sink_put(void *sink, const char *p, size_t n) { tci_sink_write(sink, p, n); }
+
+void tci_put_markup(tci_sink *o, const char *s, enum tci_esc_shown shown)
+{
+    tci_esc_markup(sink_put, o, s, strlen(s), shown);
+}
+
+void tci_put_markup_cp(tci_sink *o, const uint32_t *cp, size_t n) { tci_esc_markup_cp(sink_put, o, cp, n); }
+
+void tci_put_dot_label(tci_sink *o, const char *s, size_t max) { tci_esc_dot_label(sink_put, o, s, strlen(s), max); }

@@ -22,11 +22,14 @@
  * dmtracedump), while anything costing 1 % of the run stays visible;
  * 0 draws everything.
  *
- * Labels are Graphviz-safe: box nodes (never record shapes, whose fields
- * would eat "<init>", '{', '|'), quoted strings with '"' and '\' escaped,
- * '&' written as "&amp;" (Graphviz reads entities), control bytes and bytes
- * that are not UTF-8 written as the text "\xHH", a newline as the text "\n";
- * very long names are cut (with "...") so that a node stays drawable. The
+ * Labels are Graphviz-safe (escape.h's Graphviz rule): box nodes (never
+ * record shapes, whose fields would eat "<init>", '{', '|'), quoted strings
+ * showing a name as the HTML report does (control characters as the text
+ * "\n", "\t", "\xHH", "\u0085", a backslash as "\\", bytes that are not
+ * UTF-8 and noncharacters such as U+FFFF as U+FFFD), with '"' and '\'
+ * escaped for dot and '&' written as "&amp;" (Graphviz reads entities), so
+ * that `dot -Tsvg` writes well-formed XML; very long names are cut (with
+ * "...") so that a node stays drawable. The
  * output is deterministic: nodes in order of inclusive time (then name),
  * each node's edges by time.
  */
@@ -50,25 +53,8 @@ typedef struct dot_w {
 
 /* ---- labels ---------------------------------------------------------------- */
 
-/* One byte of a DOT "string" label that is not UTF-8 text (see the top of the file). */
-static void label_byte(tci_sink *o, uint8_t c)
-{
-    if (c == '"')
-        TCI_PUT_LIT(o, "\\\"");
-    else if (c == '\\')
-        TCI_PUT_LIT(o, "\\\\");
-    else if (c == '&')
-        TCI_PUT_LIT(o, "&amp;");
-    else if (c == '\n')
-        TCI_PUT_LIT(o, "\\\\n");
-    else if (c < 0x20 || c >= 0x7f)
-        tci_sink_printf(o, "\\\\x%02X", c);
-    else
-        tci_sink_putc(o, (char)c);
-}
-
-/* Text inside a DOT "string" label, shown as it is (see the top of the file). */
-static void put_label_text(tci_sink *o, const char *s, size_t max) { tci_put_escaped_with(o, s, max, label_byte); }
+/* Text inside a DOT "string" label (escape.h's Graphviz rule; see the top of the file). */
+static void put_label_text(tci_sink *o, const char *s, size_t max) { tci_put_dot_label(o, s, max); }
 
 static void put_label_name(tci_sink *o, const char *s) { put_label_text(o, s, DOT_NAME_MAX); }
 

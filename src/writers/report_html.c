@@ -21,10 +21,12 @@
  * values quoted, only XML's five entities, the script inside a commented
  * CDATA section), so a strict XML parser checks it too.
  *
- * Names are text: HTML-escaped (& < > " '), bytes that are not UTF-8 as
- * U+FFFD (as the CSV rows), control characters as visible escapes (\n, \t,
- * \xHH; C1 controls \u0085), backslash as \\ (so an escape is unambiguous),
- * Unicode noncharacters as U+FFFD: none is ever raw.
+ * Names are text, by escape.h's markup rule (TCI_ESC_VISIBLE): HTML-escaped
+ * (& < > " '), bytes that are not UTF-8 as U+FFFD (as the CSV rows), control
+ * characters as visible escapes (\n, \t, \xHH; C1 controls \u0085),
+ * backslash as \\ (so an escape is unambiguous), Unicode noncharacters as
+ * U+FFFD: none is ever raw. The same rule for every other text of the page
+ * (input name, format, process, vm, thread names).
  *
  * Size: the table lists every method (it is the profile); parents and
  * children are listed for the first EDGE_METHODS methods of the all-threads
@@ -158,70 +160,9 @@ typedef struct page {
 
 /* ---- text ------------------------------------------------------------------------ */
 
-static uint32_t code_point(const uint8_t *p, size_t k)
-{
-    uint32_t cp = k == 2 ? p[0] & 0x1Fu : k == 3 ? p[0] & 0x0Fu : p[0] & 0x07u;
-    for (size_t i = 1; i < k; i++)
-        cp = cp << 6 | (p[i] & 0x3Fu);
-    return cp;
-}
-
-static bool noncharacter(uint32_t cp) { return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE; }
-
-#define REPLACEMENT "\xEF\xBF\xBD"
-
-/* A multi-byte UTF-8 character of length k (valid): as it is, or an escape. */
-static void put_wide(tci_sink *o, const uint8_t *p, size_t k)
-{
-    uint32_t cp = code_point(p, k);
-    if (cp >= 0x80 && cp <= 0x9F)
-        tci_sink_printf(o, "\\u%04X", (unsigned)cp);
-    else if (noncharacter(cp))
-        TCI_PUT_LIT(o, REPLACEMENT);
-    else
-        tci_sink_write(o, p, k);
-}
-
-static void put_ascii(tci_sink *o, uint8_t c)
-{
-    switch (c) {
-    case '&': TCI_PUT_LIT(o, "&amp;"); return;
-    case '<': TCI_PUT_LIT(o, "&lt;"); return;
-    case '>': TCI_PUT_LIT(o, "&gt;"); return;
-    case '"': TCI_PUT_LIT(o, "&quot;"); return;
-    case '\'': TCI_PUT_LIT(o, "&#39;"); return;
-    case '\\': TCI_PUT_LIT(o, "\\\\"); return;
-    case '\n': TCI_PUT_LIT(o, "\\n"); return;
-    case '\r': TCI_PUT_LIT(o, "\\r"); return;
-    case '\t': TCI_PUT_LIT(o, "\\t"); return;
-    default:
-        if (c < 0x20 || c == 0x7F)
-            tci_sink_printf(o, "\\x%02X", c);
-        else
-            tci_sink_putc(o, (char)c);
-    }
-}
-
-/* Text for an element's content or an attribute value (see the top of the file). */
-static void put_text(tci_sink *o, const char *s)
-{
-    const uint8_t *p = (const uint8_t *)(s ? s : "");
-    size_t n = strlen((const char *)p);
-    for (size_t i = 0; i < n;) {
-        if (p[i] < 0x80) {
-            put_ascii(o, p[i++]);
-            continue;
-        }
-        size_t k = tci_utf8_len(p + i, n - i);
-        if (!k) {
-            TCI_PUT_LIT(o, REPLACEMENT);
-            i++;
-            continue;
-        }
-        put_wide(o, p + i, k);
-        i += k;
-    }
-}
+/* Text for an element's content or an attribute value: escape.h's markup rule, control
+ * characters shown as the text report's escapes (see the top of the file). */
+static void put_text(tci_sink *o, const char *s) { tci_put_markup(o, s ? s : "", TCI_ESC_VISIBLE); }
 
 /* The method's name, as the CSV rows write it: "pkg.Class.method (sig)ret", a plain name as it is,
  * an unknown id as "(unknown 0x1c)"; the source file apart. */

@@ -33,13 +33,19 @@
  *    readers (Perfetto's tokenizer regex, ours) take everything before the
  *    leftmost `-<tid> (<tgid>) [<cpu>]`, so names keep their '-' and spaces
  *    (Perfetto shows them whole). Only a '-' that would itself look like that
- *    split point (`-<digits> ... [`) becomes '_'; "<...>" when empty.
+ *    split point (`-<digits> ... [`) becomes '_'; "<...>" when empty. A line
+ *    that starts with '#' (after blanks) is a comment to every reader, and
+ *    one with `cpus=` a trace-cmd header to ours: a name's leading '#', or
+ *    the '=' of a leading `cpus=`, becomes '_' so its events are read.
  *  - names: control bytes (newlines end a line) become ' '; '|' (a field
  *    separator for catapult) becomes '/' in payloads only; the ps NAME column
  *    is one token, so its spaces become '_'. Nothing inside <script> is
- *    decoded, so `</` is written `<\/` and `<!--` `<\!--` (the only sequences
- *    that can end or confuse a script element); '<', '>' and '&' stay raw
- *    (`<init>`).
+ *    decoded: '<', '>' and '&' stay raw (`<init>`), and the sink applies the
+ *    script-data rule (escape.h) to each block's bytes as they are finally
+ *    written, after every rewrite above and across the columns: `</` is
+ *    written `<\/` and `<!` `<\!` (what could end or confuse a script
+ *    element), also where a name ending in `<` or `<!-` meets what follows.
+ *    The title is HTML text (escape.h's markup rule).
  *  - counters: atrace values are int64 (Perfetto rejects a decimal point):
  *    rounded; NaN/infinite values are skipped and counted.
  *  - a process without a pid (or pid 0, which systrace reads as idle) takes
@@ -89,26 +95,39 @@ static bool looks_like_tid(const char *s)
     return s[i] == '[';
 }
 
-/* A name safe in its place and inside <script> (rules in the file comment). */
+/* Where a task column holding s would make its line a comment or a header to readers (after
+ * the blanks they skip: the column's padding, a name's spaces and control bytes), the byte
+ * that becomes '_'; or the length of s. */
+static size_t comment_at(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n && ((unsigned char)s[i] <= 0x20 || s[i] == 0x7F))
+        i++;
+    if (i < n && s[i] == '#')
+        return i;
+    return n - i >= 5 && !memcmp(s + i, "cpus=", 5) ? i + 4 : n;
+}
+
+/* A name safe in its place (rules in the file comment; the sink makes it safe inside <script>). */
 static char *safe_text(tci_arena *a, const char *s, enum st_place place, uint32_t *len)
 {
     size_t n = strlen(s);
-    char *out = tci_arena_alloc(a, 2 * n + 1), *o = out;
+    char *out = tci_arena_alloc(a, n + 1), *o = out;
     if (!out)
         return NULL;
     bool spaces_ok = place != ST_TOKEN;
+    size_t comment = place == ST_TASK ? comment_at(s, n) : n;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c == '|' && place == ST_PAYLOAD)
+        if (i == comment)
+            *o++ = '_';
+        else if (c == '|' && place == ST_PAYLOAD)
             *o++ = '/';
         else if (c == '-' && place == ST_TASK && looks_like_tid(s + i))
             *o++ = '_';
         else if (c < 0x20 || c == 0x7F || (!spaces_ok && c == ' '))
             *o++ = spaces_ok ? ' ' : '_';
-        else if (c == '<' && (s[i + 1] == '/' || (s[i + 1] == '!' && s[i + 2] == '-' && s[i + 3] == '-'))) {
-            *o++ = '<';
-            *o++ = '\\';
-        } else
+        else
             *o++ = (char)c;
     }
     *o = 0;
@@ -138,19 +157,21 @@ static bool process_used(const tci_trace *t, uint32_t process)
 
 /* ---- output ----------------------------------------------------------------- */
 
-static void put_html_text(tci_sink *o, const char *s)
+#define ST_SCRIPT "  <script class=\"trace-data\" type=\"application/text\">\n"
+#define ST_SCRIPT_END "  </script>\n"
+
+/* The opening tag of a trace-data block; from here on the sink keeps the script-data rule. */
+static void open_block(tci_sink *o)
 {
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': TCI_PUT_LIT(o, "&amp;"); break;
-        case '<': TCI_PUT_LIT(o, "&lt;"); break;
-        case '>': TCI_PUT_LIT(o, "&gt;"); break;
-        default: tci_sink_putc(o, *s);
-        }
-    }
+    TCI_PUT_LIT(o, ST_SCRIPT);
+    tci_sink_script_data(o, true);
 }
 
-#define ST_SCRIPT "  <script class=\"trace-data\" type=\"application/text\">\n"
+static void close_block(tci_sink *o)
+{
+    tci_sink_script_data(o, false);
+    TCI_PUT_LIT(o, ST_SCRIPT_END);
+}
 
 static int write_process_dump(tci_wctx *w)
 {
@@ -158,7 +179,8 @@ static int write_process_dump(tci_wctx *w)
     const tci_trace *t = w->trace;
     tci_sink *o = w->out;
     uint32_t len;
-    TCI_PUT_LIT(o, ST_SCRIPT "PROCESS DUMP\n"
+    open_block(o);
+    TCI_PUT_LIT(o, "PROCESS DUMP\n"
                    "USER           PID  PPID     VSZ    RSS WCHAN  PC S NAME                        COMM\n");
     for (uint32_t p = 0; p < t->n_processes; p++) {
         if (!process_used(t, p))
@@ -179,7 +201,7 @@ static int write_process_dump(tci_wctx *w)
         tci_sink_printf(o, "user     %10lld %5llu %s\n", shown_pid(t, t->threads[i].process),
                         (unsigned long long)t->threads[i].tid, name);
     }
-    TCI_PUT_LIT(o, "  </script>\n");
+    close_block(o);
     return TC_OK;
 }
 
@@ -236,12 +258,12 @@ static int st_begin(tci_wctx *w)
     }
     if (!w->opt->text) {
         TCI_PUT_LIT(o, "<!DOCTYPE html>\n<html>\n<head><meta charset=\"utf-8\"/><title>");
-        put_html_text(o, t->process_name ? t->process_name : "trace");
+        tci_put_markup(o, t->process_name ? t->process_name : "trace", TCI_ESC_REPLACE);
         TCI_PUT_LIT(o, " (traceconv)</title></head>\n<body>\n<!-- BEGIN TRACE -->\n");
         int rc = write_process_dump(w);
         if (rc != TC_OK)
             return rc;
-        TCI_PUT_LIT(o, ST_SCRIPT);
+        open_block(o);
     }
     return write_ftrace_header(w);
 }
@@ -304,8 +326,10 @@ static int st_finish(tci_wctx *w, const tci_calltree *ct)
     tci_sink *o = w->out;
     tci_writer_dropped(w, s->samples, "sampled stacks not shown in systrace (see pprof or folded)");
     tci_writer_dropped(w, s->bad_counters, "counter values that are not finite numbers not written");
-    if (!w->opt->text)
-        TCI_PUT_LIT(o, "  </script>\n<!-- END TRACE -->\n</body>\n</html>\n");
+    if (!w->opt->text) {
+        close_block(o);
+        TCI_PUT_LIT(o, "<!-- END TRACE -->\n</body>\n</html>\n");
+    }
     return o->err ? TC_ERR_IO : TC_OK;
 }
 

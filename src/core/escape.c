@@ -1,0 +1,303 @@
+/*
+ * escape.c - one escaping rule per output context (escape.h). A name is
+ * hostile in every output it reaches: it may hold any byte but NUL. Each
+ * rule below is applied by the writer as the last step, to the bytes it
+ * writes, so that no rewrite after it (a separator replaced, a column put
+ * beside it) can form what the rule took out.
+ *
+ * Characters. Every context reads a name as UTF-8 the way Python and the
+ * browsers do: a byte sequence that is not UTF-8 (a surrogate encoded in
+ * UTF-8 such as ED A0 80, an overlong form, a stray continuation byte) is
+ * U+FFFD once per maximal invalid subpart. Characters that must not appear
+ * as themselves in markup (tci_esc_unsafe: C0 controls, DEL, C1 controls,
+ * the noncharacters including U+FFFE and U+FFFF; XML 1.0's Char production
+ * excludes C0 and U+FFFE/U+FFFF, HTML forbids controls and noncharacters)
+ * are shown as U+FFFD or as a visible escape (enum tci_esc_shown).
+ *
+ * Contexts:
+ *  - markup (HTML text and quoted attribute values, XML/SVG text and
+ *    attributes): & < > " ' as &amp; &lt; &gt; &quot; &#39; (XML's own
+ *    entities and a numeric one: the output stays XML), the characters
+ *    above as said. CSS never holds a name: the only variable part of our
+ *    styles is a flame graph's id prefix, checked as [A-Za-z][A-Za-z0-9_-]*.
+ *  - script data (the bytes of a <script> element that readers take raw,
+ *    systrace's trace-data blocks: nothing in them is decoded, so no
+ *    entity can be used): '<' followed by '/' or '!' gets a backslash
+ *    between the two. So no "</script" can end the element, and no "<!--"
+ *    can enter HTML's "script data escaped" states, the only states in
+ *    which a "<script" means anything inside a script element; Perfetto's
+ *    parser, which ends a block at a line holding "</script>", sees none.
+ *    It works on the bytes as finally written, whatever their split.
+ *  - JavaScript / JSON string literal: " and \ as \" and \\, control
+ *    characters, < > & ' and U+2028/U+2029 (line terminators in older
+ *    JavaScript) as \uXXXX, so the literal is JSON and can stand inside a
+ *    <script> or an HTML attribute too; not UTF-8 as \ufffd.
+ *  - Graphviz label ("quoted string"): the name as the HTML report shows it
+ *    (TCI_ESC_VISIBLE), then dot's syntax: '"' as \", every backslash
+ *    doubled (dot reads \n, \l, \N ... in labels), '&' as &amp; (dot reads
+ *    entities in labels and copies them to its SVG, where a bare '&' or an
+ *    entity that is not XML's would break it). dot escapes < > itself; as
+ *    every character that reaches it is an XML character, `dot -Tsvg`
+ *    writes well-formed XML.
+ */
+#include "escape.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define REPLACEMENT "\xEF\xBF\xBD"
+
+/* ---- characters --------------------------------------------------------------------- */
+
+size_t tci_esc_next(const uint8_t *p, size_t n, uint32_t *cp)
+{
+    uint8_t c = p[0];
+    *cp = 0xFFFD;
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    size_t len;
+    uint8_t lo = 0x80, hi = 0xBF; /* the second byte's range (no overlong form, no surrogate, <= U+10FFFF) */
+    uint32_t v;
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; v = c & 0x1F; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; v = c & 0x0F; lo = c == 0xE0 ? 0xA0 : 0x80; hi = c == 0xED ? 0x9F : 0xBF; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; v = c & 0x07; lo = c == 0xF0 ? 0x90 : 0x80; hi = c == 0xF4 ? 0x8F : 0xBF; }
+    else return 1;
+    size_t i = 1;
+    for (; i < len && i < n; i++) {
+        uint8_t b = p[i];
+        if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xBF))
+            return i; /* the maximal subpart ends before b */
+        v = v << 6 | (b & 0x3F);
+    }
+    if (i < len)
+        return i; /* cut short by the end */
+    *cp = v;
+    return len;
+}
+
+static bool noncharacter(uint32_t cp) { return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE; }
+
+bool tci_esc_unsafe(uint32_t cp) { return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || noncharacter(cp); }
+
+/* ---- output: runs of bytes gathered into few calls ---------------------------------------- */
+
+typedef struct esc_out {
+    tci_esc_put put;
+    void *to;
+    size_t len;
+    char buf[256];
+} esc_out;
+
+static void out_flush(esc_out *o)
+{
+    if (o->len)
+        o->put(o->to, o->buf, o->len);
+    o->len = 0;
+}
+
+static void out_write(esc_out *o, const char *p, size_t n)
+{
+    if (n > sizeof o->buf - o->len) {
+        out_flush(o);
+        if (n > sizeof o->buf) {
+            o->put(o->to, p, n);
+            return;
+        }
+    }
+    memcpy(o->buf + o->len, p, n);
+    o->len += n;
+}
+
+static void out_str(esc_out *o, const char *s) { out_write(o, s, strlen(s)); }
+
+/* ---- the contexts' replacements ------------------------------------------------------------ */
+
+/* A context: what it writes instead of a code point, or NULL when the character stands as
+ * itself. tmp (16 bytes) holds a replacement made on the spot. */
+typedef const char *(*esc_rule)(uint32_t cp, char *tmp);
+
+/* TCI_ESC_VISIBLE's text for a control character or a backslash, or NULL (enum tci_esc_shown). */
+static const char *visible(uint32_t cp, char *tmp)
+{
+    switch (cp) {
+    case '\\': return "\\\\";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    default: break;
+    }
+    if (cp < 0x20 || cp == 0x7F)
+        snprintf(tmp, 16, "\\x%02X", (unsigned)cp);
+    else if (cp >= 0x80 && cp <= 0x9F)
+        snprintf(tmp, 16, "\\u%04X", (unsigned)cp);
+    else
+        return NULL;
+    return tmp;
+}
+
+static const char *markup_entity(uint32_t cp)
+{
+    switch (cp) {
+    case '&': return "&amp;";
+    case '<': return "&lt;";
+    case '>': return "&gt;";
+    case '"': return "&quot;";
+    case '\'': return "&#39;";
+    default: return NULL;
+    }
+}
+
+static const char *markup_replace(uint32_t cp, char *tmp)
+{
+    (void)tmp;
+    if (cp == 0xFFFD || tci_esc_unsafe(cp))
+        return REPLACEMENT; /* also a U+FFFD of the input: the same bytes */
+    return markup_entity(cp);
+}
+
+static const char *markup_visible(uint32_t cp, char *tmp)
+{
+    if (cp == 0xFFFD || noncharacter(cp))
+        return REPLACEMENT;
+    const char *v = visible(cp, tmp);
+    return v ? v : markup_entity(cp);
+}
+
+static const char *js_rule(uint32_t cp, char *tmp)
+{
+    if (cp == '"')
+        return "\\\"";
+    if (cp == '\\')
+        return "\\\\";
+    if (tci_esc_unsafe(cp) || cp == 0xFFFD || cp == 0x2028 || cp == 0x2029 || cp == '<' || cp == '>' || cp == '&' ||
+        cp == '\'') {
+        snprintf(tmp, 16, "\\u%04x", (unsigned)cp);
+        return tmp;
+    }
+    return NULL;
+}
+
+static const char *dot_rule(uint32_t cp, char *tmp)
+{
+    if (cp == '"')
+        return "\\\"";
+    if (cp == '&')
+        return "&amp;";
+    if (cp == 0xFFFD || noncharacter(cp))
+        return REPLACEMENT;
+    char shown[16];
+    const char *v = visible(cp, shown);
+    if (!v)
+        return NULL;
+    size_t o = 0; /* the visible escape (at most 6 bytes) with each backslash doubled for dot */
+    for (; *v; v++) {
+        if (*v == '\\')
+            tmp[o++] = '\\';
+        tmp[o++] = *v;
+    }
+    tmp[o] = 0;
+    return tmp;
+}
+
+/* The walk of every context: bytes that stand as themselves gathered into runs. */
+static void walk(tci_esc_put put, void *to, const char *s, size_t n, size_t max, esc_rule rule)
+{
+    esc_out o = {.put = put, .to = to};
+    const uint8_t *p = (const uint8_t *)s;
+    size_t run = 0;
+    char tmp[16];
+    for (size_t i = 0; i < n;) {
+        if (i >= max) {
+            out_write(&o, s + run, i - run);
+            out_str(&o, "...");
+            out_flush(&o);
+            return;
+        }
+        uint32_t cp;
+        size_t k = tci_esc_next(p + i, n - i, &cp);
+        const char *r = rule(cp, tmp);
+        if (r) {
+            out_write(&o, s + run, i - run);
+            out_str(&o, r);
+            run = i + k;
+        }
+        i += k;
+    }
+    out_write(&o, s + run, n - run);
+    out_flush(&o);
+}
+
+/* ---- the contexts ------------------------------------------------------------------------ */
+
+void tci_esc_markup(tci_esc_put put, void *to, const char *s, size_t n, enum tci_esc_shown shown)
+{
+    walk(put, to, s, n, SIZE_MAX, shown == TCI_ESC_VISIBLE ? markup_visible : markup_replace);
+}
+
+void tci_esc_markup_cp(tci_esc_put put, void *to, const uint32_t *cp, size_t n)
+{
+    esc_out o = {.put = put, .to = to};
+    char tmp[16];
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = cp[i] > 0x10FFFF || (cp[i] >= 0xD800 && cp[i] <= 0xDFFF) ? 0xFFFD : cp[i];
+        const char *r = markup_replace(c, tmp);
+        char u[4];
+        size_t k;
+        if (r) {
+            out_str(&o, r);
+            continue;
+        }
+        if (c < 0x80) {
+            u[0] = (char)c;
+            k = 1;
+        } else if (c < 0x800) {
+            u[0] = (char)(0xC0 | c >> 6);
+            u[1] = (char)(0x80 | (c & 0x3F));
+            k = 2;
+        } else if (c < 0x10000) {
+            u[0] = (char)(0xE0 | c >> 12);
+            u[1] = (char)(0x80 | (c >> 6 & 0x3F));
+            u[2] = (char)(0x80 | (c & 0x3F));
+            k = 3;
+        } else {
+            u[0] = (char)(0xF0 | c >> 18);
+            u[1] = (char)(0x80 | (c >> 12 & 0x3F));
+            u[2] = (char)(0x80 | (c >> 6 & 0x3F));
+            u[3] = (char)(0x80 | (c & 0x3F));
+            k = 4;
+        }
+        out_write(&o, u, k);
+    }
+    out_flush(&o);
+}
+
+void tci_esc_js_string(tci_esc_put put, void *to, const char *s, size_t n) { walk(put, to, s, n, SIZE_MAX, js_rule); }
+
+void tci_esc_dot_label(tci_esc_put put, void *to, const char *s, size_t n, size_t max)
+{
+    walk(put, to, s, n, max, dot_rule);
+}
+
+void tci_esc_script_data(tci_esc_put put, void *to, const char *s, size_t n, bool *after_lt)
+{
+    if (!n)
+        return;
+    size_t run = 0;
+    if (*after_lt && (s[0] == '/' || s[0] == '!'))
+        put(to, "\\", 1);
+    for (const char *q = s; (q = memchr(q, '<', (size_t)(s + n - q))) != NULL;) {
+        size_t next = (size_t)(q - s) + 1;
+        if (next < n && (s[next] == '/' || s[next] == '!')) {
+            put(to, s + run, next - run);
+            put(to, "\\", 1);
+            run = next;
+        }
+        q = s + next;
+        if (next == n)
+            break;
+    }
+    put(to, s + run, n - run);
+    *after_lt = s[n - 1] == '<';
+}

@@ -1,0 +1,1 @@
+tc_unit_test(escape INTERNAL SOURCES unit/escape.c)
