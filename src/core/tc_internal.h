@@ -231,6 +231,9 @@ typedef struct tci_process {
     int64_t pid;        /* -1 unknown: process 0 gets the trace's pid at finalize */
     const char *name;   /* NULL: process 0 takes the trace's process name, others "process <pid>" */
     uint8_t name_rank;
+    /* After finalize: its first thread with records (TCI_NONE: none), so that
+     * writers skip empty processes without scanning the threads per process. */
+    uint32_t first_thread;
 } tci_process;
 
 /* A node of a sampled stack: frames are interned, so a stack is one id. */

@@ -31,9 +31,7 @@ static void write_metadata(tci_sink *o, const tci_trace *t, const json_w *j)
 {
     bool first = true;
     for (uint32_t p = 0; p < t->n_processes; p++) {
-        bool used = false;
-        for (uint32_t i = 0; i < t->n_threads && !used; i++)
-            used = t->threads[i].process == p && t->threads[i].records;
+        bool used = t->processes[p].first_thread != TCI_NONE;
         if (!used && !(first && p + 1 == t->n_processes)) /* the array never starts with a comma */
             continue;
         long long pid = (long long)t->processes[p].pid;

@@ -252,10 +252,7 @@ static bool process_used(const tci_trace *t, uint32_t process)
 {
     if (process == 0)
         return true; /* it carries the trace-level facts */
-    for (uint32_t i = 0; i < t->n_threads; i++)
-        if (t->threads[i].process == process && t->threads[i].records)
-            return true;
-    return false;
+    return t->processes[process].first_thread != TCI_NONE;
 }
 
 /* One descriptor per process, all on the process sequence. */

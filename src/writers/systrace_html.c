@@ -122,18 +122,13 @@ static long long shown_pid(const tci_trace *t, uint32_t process)
     int64_t pid = t->processes[process].pid;
     if (pid > 0)
         return (long long)pid;
-    for (uint32_t i = 0; i < t->n_threads; i++)
-        if (t->threads[i].process == process && t->threads[i].records)
-            return (long long)t->threads[i].tid;
-    return 0;
+    uint32_t first = t->processes[process].first_thread;
+    return first != TCI_NONE ? (long long)t->threads[first].tid : 0;
 }
 
 static bool process_used(const tci_trace *t, uint32_t process)
 {
-    for (uint32_t i = 0; i < t->n_threads; i++)
-        if (t->threads[i].process == process && t->threads[i].records)
-            return true;
-    return false;
+    return t->processes[process].first_thread != TCI_NONE;
 }
 
 /* ---- output ----------------------------------------------------------------- */
