@@ -151,6 +151,14 @@ static inline void tci_count(tci_diag *d, enum tci_figure_id kind, uint64_t n)
         d->fig[kind] += n;
 }
 
+/* How the CLI summary and every output that lists figures head a kind: "repaired", "warnings", "notes". */
+const char *tci_figure_heading(int kind);
+/* The figures of one kind as the CLI summary lists them: "2 exit-without-enter, 1 open-at-end",
+ * or "none"; into buf (TCI_FIGURES_TEXT_MAX bytes hold every figure), which it returns. The one
+ * form for every output that names them (report, pprof's comments). */
+#define TCI_FIGURES_TEXT_MAX 2048
+const char *tci_figures_text(const tci_diag *d, int kind, char *buf, size_t size);
+
 /* ---- options ------------------------------------------------------------ */
 
 /* report: the order of the method rows (option sort). */
@@ -343,6 +351,12 @@ const char *tci_trace_meta(const tci_trace *t, const char *key);
 int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o);
 /* End of pass 1 (normalize, before the writers' begin()): no entry is created or changed after this. */
 void tci_trace_freeze(tci_trace *t);
+/* What the input is, as the CLI summary and every output's metadata call it: the reader's name,
+ * except "dalvik" for an ART-format file that Dalvik wrote (vm=dalvik); and that name with the
+ * reader's detail ("dalvik v1 non-streaming") in buf (TCI_FORMAT_TEXT_MAX bytes), returned. */
+#define TCI_FORMAT_TEXT_MAX 128
+const char *tci_trace_format_name(const tci_trace *t);
+const char *tci_trace_format(const tci_trace *t, char *buf, size_t size);
 
 /* ---- events: what normalize gives the writers --------------------------- */
 

@@ -566,3 +566,17 @@ int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o)
     index_process_threads(t);
     return TC_OK;
 }
+
+const char *tci_trace_format_name(const tci_trace *t)
+{
+    /* an ART-format file written by Dalvik (vm=dalvik) is called what it is */
+    if (t->vm && !strcmp(t->vm, "dalvik"))
+        return "dalvik";
+    return t->reader ? t->reader : "?";
+}
+
+const char *tci_trace_format(const tci_trace *t, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s %s", tci_trace_format_name(t), t->detail);
+    return buf;
+}

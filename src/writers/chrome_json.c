@@ -154,7 +154,10 @@ static int json_finish(tci_wctx *w, const tci_calltree *ct)
     tci_writer_dropped(w, ((json_w *)w->priv)->samples, "sampled stacks not shown on the timeline (see pprof or folded)");
     tci_sink_puts(o, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"traceconv " TC_VERSION_STRING "\",\"input\":");
     tci_sink_json_string(o, t->input_name ? t->input_name : "-");
-    tci_sink_printf(o, ",\"format\":\"%s %s\",\"clock\":\"%s\"", t->reader, t->detail, tci_clock_name(t->clock));
+    char format[TCI_FORMAT_TEXT_MAX];
+    tci_sink_puts(o, ",\"format\":");
+    tci_sink_json_string(o, tci_trace_format(t, format, sizeof format));
+    tci_sink_printf(o, ",\"clock\":\"%s\"", tci_clock_name(t->clock));
     if (t->vm) {
         tci_sink_puts(o, ",\"vm\":");
         tci_sink_json_string(o, t->vm);

@@ -158,15 +158,8 @@ const char *tci_report_clock_text(const report_w *r)
 
 void tci_report_figures(tci_sink *o, const tci_diag *d, int kind)
 {
-    bool any = false;
-    for (int i = 0; i < TCI_FIG__COUNT; i++) {
-        if (tci_figure_kind(i) != kind || !d->fig[i])
-            continue;
-        tci_sink_printf(o, "%s%s %llu", any ? ", " : "", tci_figure_name(i), (unsigned long long)d->fig[i]);
-        any = true;
-    }
-    if (!any)
-        TCI_PUT_LIT(o, "none");
+    char text[TCI_FIGURES_TEXT_MAX];
+    tci_sink_puts(o, tci_figures_text(d, kind, text, sizeof text));
 }
 
 const char *tci_report_sort_text(uint8_t sort)
@@ -187,8 +180,9 @@ static void text_header(tci_wctx *w)
     tci_sink *o = w->out;
     TCI_PUT_LIT(o, "# traceconv " TC_VERSION_STRING " profile report\n\ninput       ");
     tci_put_escaped_text(o, t->input_name ? t->input_name : "-");
-    tci_sink_printf(o, "\nformat      %s ", t->reader ? t->reader : "?");
-    tci_put_escaped_text(o, t->detail);
+    char format[TCI_FORMAT_TEXT_MAX];
+    TCI_PUT_LIT(o, "\nformat      ");
+    tci_put_escaped_text(o, tci_trace_format(t, format, sizeof format));
     tci_sink_printf(o, "\nclock       %s (%s)\n", tci_clock_name(t->clock), tci_report_clock_text(r));
     if (t->vm) { /* the input's own vm= text */
         TCI_PUT_LIT(o, "vm          ");
@@ -204,15 +198,12 @@ static void text_header(tci_wctx *w)
                     (unsigned long long)d->fig[TCI_FIG_RECORDS]);
     if (d->fig[TCI_FIG_SAMPLES])
         tci_sink_printf(o, "samples     %llu\n", (unsigned long long)d->fig[TCI_FIG_SAMPLES]);
-    TCI_PUT_LIT(o, "repaired    ");
-    tci_report_figures(o, d, TC_FIG_REPAIR);
-    tci_sink_putc(o, '\n');
-    TCI_PUT_LIT(o, "warnings    ");
-    tci_report_figures(o, d, TC_FIG_WARNING);
-    tci_sink_putc(o, '\n');
-    TCI_PUT_LIT(o, "notes       ");
-    tci_report_figures(o, d, TC_FIG_NOTE);
-    tci_sink_putc(o, '\n');
+    static const int kinds[] = {TC_FIG_REPAIR, TC_FIG_WARNING, TC_FIG_NOTE}; /* the CLI summary's groups */
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        tci_sink_printf(o, "%-12s", tci_figure_heading(kinds[i]));
+        tci_report_figures(o, d, kinds[i]);
+        tci_sink_putc(o, '\n');
+    }
     bool by_time = w->opt->sort == TCI_SORT_INCL || w->opt->sort == TCI_SORT_EXCL;
     tci_sink_printf(o, "sorted by   %s%s\n", tci_report_sort_text(w->opt->sort),
                     !by_time ? "" : r->cpu ? " thread-CPU time" : " wall time");

@@ -379,7 +379,7 @@ static void fact_u64(tci_sink *o, const char *what, uint64_t v)
     TCI_PUT_LIT(o, "</td></tr>\n");
 }
 
-/* "exit-without-enter 1, open-at-end 1" for the figures of one kind, or "none" (as the text). */
+/* "1 exit-without-enter, 1 open-at-end" for the figures of one kind, or "none" (as the text). */
 static void fact_figures(tci_sink *o, const char *what, const tci_diag *d, int kind)
 {
     fact_start(o, what);
@@ -394,10 +394,9 @@ static void put_facts(page *pg)
     const tci_diag *d = pg->w->diag;
     TCI_PUT_LIT(o, "<section id=\"facts\">\n<h2>Facts</h2>\n<table class=\"facts\">\n");
     fact_text(o, "input", t->input_name ? t->input_name : "-");
+    char format[TCI_FORMAT_TEXT_MAX];
     fact_start(o, "format");
-    put_text(o, t->reader ? t->reader : "?");
-    tci_sink_putc(o, ' ');
-    put_text(o, t->detail);
+    put_text(o, tci_trace_format(t, format, sizeof format));
     TCI_PUT_LIT(o, "</td></tr>\n");
     fact_start(o, "clock");
     tci_sink_printf(o, "%s (", tci_clock_name(t->clock));

@@ -188,8 +188,9 @@ static int write_ftrace_header(tci_wctx *w)
     if (!input)
         return TC_ERR_NOMEM;
     TCI_PUT_LIT(o, "# tracer: nop\n#\n");
-    tci_sink_printf(o, "# traceconv " TC_VERSION_STRING ": input %s, format %s %s, clock %s%s\n#\n", input,
-                    t->reader ? t->reader : "?", t->detail, tci_clock_name(t->clock),
+    char format[TCI_FORMAT_TEXT_MAX];
+    tci_sink_printf(o, "# traceconv " TC_VERSION_STRING ": input %s, format %s, clock %s%s\n#\n", input,
+                    tci_trace_format(t, format, sizeof format), tci_clock_name(t->clock),
                     t->has_wall ? "" : " (timeline: thread CPU time, the input has no wall clock)");
     TCI_PUT_LIT(o, "#                                      _-----=> irqs-off\n"
                    "#                                     / _----=> need-resched\n"
