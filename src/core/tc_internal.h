@@ -547,7 +547,8 @@ void tci_put_csv_text(tci_sink *o, const char *s, bool quoted);
 /* One whole CSV field: quoted only when it must be. */
 void tci_put_csv_field(tci_sink *o, const char *s);
 /* A method as the reports name it: "pkg.Class.method (sig)ret", a plain name (a systrace slice)
- * as it is, an unknown id as "(unknown 0x1c)"; put writes each part in the output's escaping. */
+ * as it is, an unknown id as every writer names it ("unknown.0x1c"); put writes each part in the
+ * output's escaping. */
 void tci_put_method_name(tci_sink *o, const tci_method *m, void (*put)(tci_sink *, const char *));
 
 /* ---- call tree (aggregating writers) ------------------------------------ */

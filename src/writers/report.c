@@ -15,7 +15,7 @@
  * parents/children blocks of its inclusive section: index, %/total,
  * %/self, calls, usecs, name) so its users recognise it, fixed for its
  * weaknesses (§8): both clocks, signed numbers, one row per unknown id
- * ("(unknown 0x1c)"), the source file apart from the signature, "(toplevel)"
+ * ("unknown.0x1c", as every writer names it), the source file apart from the signature, "(toplevel)"
  * never "(null)", nested (recursive) edge time labelled as already counted,
  * a total order, per-thread sections, the trace's facts and repairs.
  *
@@ -62,7 +62,7 @@ static void cell_pct(tci_sink *o, int64_t part, int64_t whole, bool present, int
 /* ---- names --------------------------------------------------------------------- */
 
 /* The method's name in a report: "pkg.Class.method (sig)ret", a plain name
- * (a systrace slice) as it is, an unknown id as "(unknown 0x1c)". */
+ * (a systrace slice) as it is, an unknown id as "unknown.0x1c". */
 static void put_method_text(tci_sink *o, const tci_method *m, bool with_file)
 {
     tci_put_method_name(o, m, tci_put_escaped_text);
@@ -86,13 +86,11 @@ static void put_row_name(tci_sink *o, const tci_profile *p, uint32_t row, bool w
 /* The method as one CSV field: the report's name without the source file. */
 static void put_method_csv(tci_sink *o, const tci_method *m)
 {
-    char unknown[48];
     const char *parts[4] = {NULL, NULL, NULL, NULL};
     if (m->plain_name) {
         parts[0] = m->name;
     } else if (!m->defined) {
-        snprintf(unknown, sizeof unknown, "(unknown 0x%llx)", (unsigned long long)m->raw_id);
-        parts[0] = unknown;
+        parts[0] = m->short_name; /* "unknown.0x1c", as tci_put_method_name */
     } else {
         parts[0] = m->cls;
         parts[1] = m->name;

@@ -224,7 +224,7 @@ static void put_text(tci_sink *o, const char *s)
 }
 
 /* The method's name, as the CSV rows write it: "pkg.Class.method (sig)ret", a plain name as it is,
- * an unknown id as "(unknown 0x1c)"; the source file apart. */
+ * an unknown id as "unknown.0x1c"; the source file apart. */
 static void put_method(tci_sink *o, const tci_method *m, bool with_file)
 {
     TCI_PUT_LIT(o, "<span class=\"name\">");
