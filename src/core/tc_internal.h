@@ -742,7 +742,8 @@ typedef struct tci_pcost {
 } tci_pcost;
 
 typedef struct tci_pmethod {
-    uint32_t method;            /* index in the trace's method table */
+    uint32_t method;            /* index in the trace's method table: the first called of its full
+                                 * name (one row for the ids under which ART may list one method) */
     uint64_t calls;             /* outermost activations ("normal" calls) */
     uint64_t recursive_calls;   /* nested activations */
     int64_t incl_wall, incl_cpu; /* outermost activations only: recursion never counts twice */
