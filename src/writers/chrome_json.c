@@ -8,7 +8,11 @@
  * to the trace start with exactly three decimals (absolute epoch µs would lose
  * the ns part in a double); thread CPU time goes in tts; frames made by the
  * conversion rules say so in args (merged by viewers into the slice's args);
- * any byte sequence in a name is escaped (invalid UTF-8 becomes U+FFFD).
+ * any byte sequence in a name is escaped (invalid UTF-8 becomes U+FFFD);
+ * async slices (b/e) carry their cookie as "id2":{"local":...}: ours are
+ * scoped to their process (systrace's S/F), and a plain "id" is global to
+ * Chrome and Perfetto, which would merge two processes' slices of one name
+ * and cookie into one track.
  */
 #include "tc_internal.h"
 
@@ -110,8 +114,8 @@ static int json_point_event(tci_wctx *w, const tci_event *ev)
     tci_sink_write(o, j->cat, j->cat_len);
     if (ev->kind == TCI_EV_COUNTER)
         tci_sink_printf(o, ",\"args\":{\"value\":%.17g}", ev->value);
-    else if (ev->kind != TCI_EV_INSTANT)
-        tci_sink_printf(o, ",\"id\":\"0x%llx\"", (unsigned long long)ev->id);
+    else if (ev->kind != TCI_EV_INSTANT) /* process-scoped: a plain "id" is global to Chrome and Perfetto */
+        tci_sink_printf(o, ",\"id2\":{\"local\":\"0x%llx\"}", (unsigned long long)ev->id);
     tci_sink_putc(o, '}');
     return o->err ? TC_ERR_IO : TC_OK;
 }
