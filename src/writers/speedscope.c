@@ -172,6 +172,7 @@ typedef struct speedscope_w {
     uint32_t n_profiles;
     uint64_t clamped, not_stacks, cpu_samples, stray_exits, too_deep;
     tci_idmap async_balance; /* per async key: begins - ends so far, biased by ASYNC_EVEN */
+    uint32_t async_uneven;   /* keys of async_balance whose balance is not even */
 } speedscope_w;
 
 /* ---- numbers ---------------------------------------------------------------- */
@@ -770,13 +771,17 @@ static uint64_t async_key(const tci_trace *t, const tci_event *ev)
     return k ^ (k >> 31);
 }
 
-#define ASYNC_EVEN 0x80000000u /* a key's balance 0 */
+#define ASYNC_EVEN 0x80000000u    /* a key's balance 0 (an absent key's) */
+#define ASYNC_KEYS_MAX (1u << 18)  /* keys kept (about 6 MB); past it a new key's events count alone */
+#define ASYNC_KEYS_RESET 4096u     /* a table this large with every key even is dropped */
 
 /* Count what an instant, counter or async event leaves out: one each, except that an
  * async slice (a begin and an end of one key) is one thing left out. Events come in
  * each thread's order, so an end may come before its begin (another thread's): per key
  * the count is max(begins, ends), kept as the balance begins - ends, which counts an
- * event only when it takes the balance further from 0. */
+ * event only when it takes the balance further from 0. Memory: the keys with a slice
+ * open, not every key seen (when none is open the table starts again), and at most
+ * ASYNC_KEYS_MAX of them (then a hostile input's new keys count each event alone). */
 static int count_not_stack(speedscope_w *s, const tci_trace *t, const tci_event *ev)
 {
     if (ev->kind != TCI_EV_ASYNC_BEGIN && ev->kind != TCI_EV_ASYNC_END) {
@@ -785,8 +790,14 @@ static int count_not_stack(speedscope_w *s, const tci_trace *t, const tci_event 
     }
     uint64_t key = async_key(t, ev);
     uint32_t balance = tci_idmap_get(&s->async_balance, key);
-    if (balance == TCI_NONE)
+    if (balance == TCI_NONE) {
+        if (s->async_balance.count >= ASYNC_KEYS_MAX) {
+            s->not_stacks++;
+            return TC_OK;
+        }
         balance = ASYNC_EVEN;
+    }
+    uint32_t was = balance;
     if (ev->kind == TCI_EV_ASYNC_BEGIN) {
         if (balance == TCI_NONE - 1)
             return TC_OK; /* 2^31 - 1 more begins than ends: saturated, counted no further */
@@ -795,6 +806,14 @@ static int count_not_stack(speedscope_w *s, const tci_trace *t, const tci_event 
         if (balance == 0)
             return TC_OK;
         s->not_stacks += --balance < ASYNC_EVEN;
+    }
+    if (was == ASYNC_EVEN)
+        s->async_uneven++;
+    else if (balance == ASYNC_EVEN)
+        s->async_uneven--;
+    if (s->async_uneven == 0 && s->async_balance.count >= ASYNC_KEYS_RESET) {
+        tci_idmap_free(&s->async_balance); /* every key even: as if none were kept */
+        return TC_OK;
     }
     return tci_idmap_put(&s->async_balance, key, balance) != 0 ? TC_ERR_NOMEM : TC_OK;
 }
