@@ -17,9 +17,9 @@ RULE = "=" * 70
 # -- names -------------------------------------------------------------------
 
 def method_label(m):
-    """A facts method as the report names it: 'pkg.Class.method (sig)ret', '(unknown 0x1c)'."""
+    """A facts method as the report names it: 'pkg.Class.method (sig)ret', 'unknown.0x1c' (as every writer)."""
     if m["unknown"]:
-        return f"(unknown {m['id']})"
+        return f"unknown.{m['id']}"
     s = m["class"] + "." + m["name"]
     return s + " " + m["sig"] if m["sig"] else s
 

@@ -38,8 +38,9 @@ def check_json(ctx):
     ctx.eq((by_ph.get("i"), by_ph.get("C"), by_ph.get("b"), by_ph.get("e")), (1, 2, 1, 1), "i, C, b, e events")
     counters = [e["args"]["value"] for e in ev if e["ph"] == "C"]
     ctx.eq(counters, [1024, 4096.5], "counter values")
-    async_ids = {e["ph"]: e["id"] for e in ev if e["ph"] in "be"}
-    ctx.eq(async_ids, {"b": "0x7", "e": "0x7"}, "async begin and end share the cookie")
+    async_ids = {e["ph"]: e.get("id2") for e in ev if e["ph"] in "be"}
+    ctx.eq(async_ids, {"b": {"local": "0x7"}, "e": {"local": "0x7"}},
+           "async begin and end share the cookie, scoped to the process (id2.local)")
     ctx.eq((figs.get("ignored-exit"), figs.get("open-at-end")), (1, 1), "an end without begin, a frame open at end")
 
 

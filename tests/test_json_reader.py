@@ -90,8 +90,8 @@ def hand_written(ctx):
         counters = sorted((e["name"], e["args"]["value"]) for e in ev if e["ph"] == "C")
         ctx.eq(counters, [("mem.gpu", 2.5), ("mem.heap", 10)], "one counter per series")
         ctx.eq(sorted(e["ph"] for e in ev if e["ph"] in "ibe"), ["b", "e", "i"], "instant and async events kept")
-        ids = {e["id"] for e in ev if e["ph"] in "be"}
-        ctx.eq(ids, {"0x2a"}, "async cookie kept")
+        ids = {e["id2"]["local"] for e in ev if e["ph"] in "be"}
+        ctx.eq(ids, {"0x2a"}, "async cookie kept (id2.local: scoped to the process)")
 
 
 def bad_json(ctx):

@@ -1153,10 +1153,9 @@ const char *tc_conv_input_summary(const tc_conv *c)
     if (!c)
         return "";
     tc_conv *m = (tc_conv *)c;
-    /* an ART-format file written by Dalvik (vm=dalvik) is called what it is */
-    bool dalvik = c->trace.vm && !strcmp(c->trace.vm, "dalvik");
-    snprintf(m->summary, sizeof m->summary, "%s %s, clock %s%s", dalvik ? "dalvik" : c->reader ? c->reader->name : "?",
-             c->trace.detail, tci_clock_name(c->trace.clock), c->src.gzipped ? ", gzip" : "");
+    char format[TCI_FORMAT_TEXT_MAX]; /* the same words as every output's metadata */
+    snprintf(m->summary, sizeof m->summary, "%s, clock %s%s", tci_trace_format(&c->trace, format, sizeof format),
+             tci_clock_name(c->trace.clock), c->src.gzipped ? ", gzip" : "");
     return m->summary;
 }
 

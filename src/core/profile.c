@@ -12,6 +12,11 @@
  * and the time is linear in the tree's nodes: memory and time grow with
  * distinct call paths, methods and edges, never with events.
  *
+ * A row is a method as the outputs name it (its full name): the ids under
+ * which ART may list one method share a row, so their figures add up (as
+ * folded stacks and the diff merge them) and a call from one id to another
+ * is a nested activation of the method.
+ *
  * Sums saturate at TCI_SUM_MAX and are counted (p->saturated): the tree keeps
  * each thread's times within it, but the sum over many threads, or an edge's
  * `all` sum that counts each recursion level again, can go beyond.
@@ -35,6 +40,7 @@ typedef struct builder {
     uint32_t cap_edge_depth;
     uint32_t cap_methods, cap_edges;
     tci_idmap edge_of;    /* (caller row + 1) << 32 | callee row -> edge */
+    tci_idmap row_named;  /* hash of a full name -> the row of that name (row_for) */
     pframe *stack;
     uint32_t cap_stack;
 } builder;
@@ -72,16 +78,46 @@ uint32_t tci_profile_row(const tci_profile *p, uint32_t method)
     return tci_idmap_get(&p->row_of, method);
 }
 
+static uint64_t name_hash(const char *s, uint64_t seed)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ seed; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* The row already made for a method of the same full name ("pkg.Class.method: (I)V": ART
+ * may list one method under several ids, and a row is a method as every output names it),
+ * or TCI_NONE with *slot the hash a new row goes under. Unknown ids have names of their own. */
+static uint32_t row_of_name(const builder *b, const char *name, uint64_t *slot)
+{
+    const tci_trace *t = b->p->trace;
+    for (uint64_t seed = 0;; seed++) { /* a collision of two texts: try the next hash */
+        uint64_t h = name_hash(name, seed);
+        uint32_t r = tci_idmap_get(&b->row_named, h);
+        if (r == TCI_NONE || !strcmp(t->methods[b->p->methods[r].method].full_name, name)) {
+            *slot = h;
+            return r;
+        }
+    }
+}
+
+/* Rows are looked up by method index (every node), and by name only for an index met first. */
 static uint32_t row_for(builder *b, uint32_t method)
 {
     tci_profile *p = b->p;
     uint32_t r = tci_idmap_get(&p->row_of, method);
     if (r != TCI_NONE)
         return r;
+    uint64_t slot = 0;
+    const char *name = p->trace->methods[method].full_name; /* NULL: tables not finalized (unit tests) */
+    r = name ? row_of_name(b, name, &slot) : TCI_NONE;
+    if (r != TCI_NONE)
+        return tci_idmap_put(&p->row_of, method, r) != 0 ? TCI_NONE : r;
     r = p->n_methods;
     if (tci_grow((void **)&p->methods, &b->cap_methods, r, sizeof *p->methods) != 0 ||
         tci_grow((void **)&b->row_depth, &b->cap_row_depth, r, sizeof *b->row_depth) != 0 ||
-        tci_idmap_put(&p->row_of, method, r) != 0)
+        tci_idmap_put(&p->row_of, method, r) != 0 || (name && tci_idmap_put(&b->row_named, slot, r) != 0))
         return TCI_NONE;
     memset(&p->methods[r], 0, sizeof p->methods[r]);
     p->methods[r].method = method;
@@ -271,6 +307,7 @@ int tci_profile_build(tci_profile *p, const tci_calltree *ct, uint32_t thread)
     free(b.edge_depth);
     free(b.stack);
     tci_idmap_free(&b.edge_of);
+    tci_idmap_free(&b.row_named);
     return rc;
 }
 

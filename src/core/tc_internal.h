@@ -152,6 +152,14 @@ static inline void tci_count(tci_diag *d, enum tci_figure_id kind, uint64_t n)
         d->fig[kind] += n;
 }
 
+/* How the CLI summary and every output that lists figures head a kind: "repaired", "warnings", "notes". */
+const char *tci_figure_heading(int kind);
+/* The figures of one kind as the CLI summary lists them: "2 exit-without-enter, 1 open-at-end",
+ * or "none"; into buf (TCI_FIGURES_TEXT_MAX bytes hold every figure), which it returns. The one
+ * form for every output that names them (report, pprof's comments). */
+#define TCI_FIGURES_TEXT_MAX 2048
+const char *tci_figures_text(const tci_diag *d, int kind, char *buf, size_t size);
+
 /* ---- options ------------------------------------------------------------ */
 
 /* report: the order of the method rows (option sort). */
@@ -237,6 +245,9 @@ typedef struct tci_process {
     int64_t pid;        /* -1 unknown: process 0 gets the trace's pid at finalize */
     const char *name;   /* NULL: process 0 takes the trace's process name, others "process <pid>" */
     uint8_t name_rank;
+    /* After finalize: its first thread with records (TCI_NONE: none), so that
+     * writers skip empty processes without scanning the threads per process. */
+    uint32_t first_thread;
 } tci_process;
 
 /* A node of a sampled stack: frames are interned, so a stack is one id. */
@@ -346,6 +357,12 @@ const char *tci_trace_meta(const tci_trace *t, const char *key);
 int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o);
 /* End of pass 1 (normalize, before the writers' begin()): no entry is created or changed after this. */
 void tci_trace_freeze(tci_trace *t);
+/* What the input is, as the CLI summary and every output's metadata call it: the reader's name,
+ * except "dalvik" for an ART-format file that Dalvik wrote (vm=dalvik); and that name with the
+ * reader's detail ("dalvik v1 non-streaming") in buf (TCI_FORMAT_TEXT_MAX bytes), returned. */
+#define TCI_FORMAT_TEXT_MAX 128
+const char *tci_trace_format_name(const tci_trace *t);
+const char *tci_trace_format(const tci_trace *t, char *buf, size_t size);
 
 /* ---- events: what normalize gives the writers --------------------------- */
 
@@ -585,7 +602,8 @@ void tci_put_markup(tci_sink *o, const char *s, enum tci_esc_shown shown);
 void tci_put_markup_cp(tci_sink *o, const uint32_t *cp, size_t n);
 void tci_put_dot_label(tci_sink *o, const char *s, size_t max);
 /* A method as the reports name it: "pkg.Class.method (sig)ret", a plain name (a systrace slice)
- * as it is, an unknown id as "(unknown 0x1c)"; put writes each part in the output's escaping. */
+ * as it is, an unknown id as every writer names it ("unknown.0x1c"); put writes each part in the
+ * output's escaping. */
 void tci_put_method_name(tci_sink *o, const tci_method *m, void (*put)(tci_sink *, const char *));
 
 /* ---- call tree (aggregating writers) ------------------------------------ */
@@ -780,7 +798,8 @@ typedef struct tci_pcost {
 } tci_pcost;
 
 typedef struct tci_pmethod {
-    uint32_t method;            /* index in the trace's method table */
+    uint32_t method;            /* index in the trace's method table: the first called of its full
+                                 * name (one row for the ids under which ART may list one method) */
     uint64_t calls;             /* outermost activations ("normal" calls) */
     uint64_t recursive_calls;   /* nested activations */
     int64_t incl_wall, incl_cpu; /* outermost activations only: recursion never counts twice */

@@ -85,7 +85,7 @@ void tci_put_method_name(tci_sink *o, const tci_method *m, void (*put)(tci_sink 
     if (m->plain_name) {
         put(o, m->name);
     } else if (!m->defined) {
-        tci_sink_printf(o, "(unknown 0x%llx)", (unsigned long long)m->raw_id);
+        put(o, m->short_name); /* "unknown.0x1c": the name trace.c gives it, as every other writer shows it */
     } else {
         put(o, m->cls);
         tci_sink_putc(o, '.');

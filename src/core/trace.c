@@ -511,6 +511,18 @@ static int64_t own_pid(const tci_trace *t)
     return -1;
 }
 
+/* Each process's first thread with records, in one pass over the threads
+ * (processes in their final order): writers ask per process, and a scan of
+ * every thread per process is quadratic on a capture with 100k processes. */
+static void index_process_threads(tci_trace *t)
+{
+    for (uint32_t p = 0; p < t->n_processes; p++)
+        t->processes[p].first_thread = TCI_NONE;
+    for (uint32_t i = t->n_threads; i-- > 0;)
+        if (t->threads[i].records)
+            t->processes[t->threads[i].process].first_thread = i;
+}
+
 int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o)
 {
     (void)d;
@@ -551,5 +563,20 @@ int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o)
         if (!t->processes[i].name &&
             !(t->processes[i].name = tci_arena_printf(&t->arena, "process %lld", (long long)t->processes[i].pid)))
             return TC_ERR_NOMEM;
+    index_process_threads(t);
     return TC_OK;
+}
+
+const char *tci_trace_format_name(const tci_trace *t)
+{
+    /* an ART-format file written by Dalvik (vm=dalvik) is called what it is */
+    if (t->vm && !strcmp(t->vm, "dalvik"))
+        return "dalvik";
+    return t->reader ? t->reader : "?";
+}
+
+const char *tci_trace_format(const tci_trace *t, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s %s", tci_trace_format_name(t), t->detail);
+    return buf;
 }

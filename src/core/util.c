@@ -235,6 +235,36 @@ static const struct {
 const char *tci_figure_name(enum tci_figure_id id) { return figure_info[id].name; }
 int tci_figure_kind(enum tci_figure_id id) { return figure_info[id].kind; }
 
+const char *tci_figure_heading(int kind)
+{
+    switch (kind) {
+    case TC_FIG_REPAIR: return "repaired";
+    case TC_FIG_WARNING: return "warnings";
+    case TC_FIG_NOTE: return "notes";
+    default: return "counts";
+    }
+}
+
+const char *tci_figures_text(const tci_diag *d, int kind, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < TCI_FIG__COUNT; i++) {
+        if (tci_figure_kind(i) != kind || !d->fig[i])
+            continue;
+        int k = snprintf(buf + len, size - len, "%s%llu %s", len ? ", " : "", (unsigned long long)d->fig[i],
+                         tci_figure_name(i));
+        if (k < 0 || (size_t)k >= size - len) { /* cannot happen at TCI_FIGURES_TEXT_MAX: keep whole names */
+            buf[len] = 0;
+            break;
+        }
+        len += (size_t)k;
+    }
+    if (!len)
+        snprintf(buf, size, "none");
+    return buf;
+}
+
 /* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if invalid. */
 static size_t utf8_seq_len(const unsigned char *p, size_t n)
 {

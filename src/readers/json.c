@@ -122,6 +122,22 @@ static const char *string_of(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* The cookie of a b/e event: "id", or "id2": {"local": ...} / {"global": ...} (our writer
+ * scopes its async slices to their process with id2.local); a string or a number. The IR
+ * scopes every async slice to its thread's process. */
+static uint64_t async_id_of(const cJSON *e)
+{
+    const cJSON *o = e, *id2 = cJSON_GetObjectItemCaseSensitive(e, "id2");
+    const char *key = "id";
+    if (cJSON_IsObject(id2)) {
+        o = id2;
+        key = cJSON_GetObjectItemCaseSensitive(id2, "local") ? "local" : "global";
+    }
+    const char *id = string_of(o, key);
+    double idn;
+    return id ? strtoull(id, NULL, 0) : number_of(o, key, &idn) ? id_of_number(idn) : 0;
+}
+
 /* ---- the open() walk's state --------------------------------------------------------- */
 
 /* Per thread: its B slices not closed yet, innermost last (E closes by position). */
@@ -416,9 +432,7 @@ static int one_event(tci_rctx *r, jreader *j, jwalk *w, const cJSON *e, uint64_t
         if (ph[0] == 'C')
             return counter_event(r, j, w, e, name, rec);
         if (ph[0] == 'b' || ph[0] == 'e') {
-            const char *id = string_of(e, "id");
-            double idn;
-            rec.id = id ? strtoull(id, NULL, 0) : number_of(e, "id", &idn) ? id_of_number(idn) : 0;
+            rec.id = async_id_of(e);
             rec.action = ph[0] == 'b' ? TCI_ACT_ASYNC_BEGIN : TCI_ACT_ASYNC_END;
         } else {
             rec.action = TCI_ACT_INSTANT;

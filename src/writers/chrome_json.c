@@ -8,7 +8,11 @@
  * to the trace start with exactly three decimals (absolute epoch µs would lose
  * the ns part in a double); thread CPU time goes in tts; frames made by the
  * conversion rules say so in args (merged by viewers into the slice's args);
- * any byte sequence in a name is escaped (invalid UTF-8 becomes U+FFFD).
+ * any byte sequence in a name is escaped (invalid UTF-8 becomes U+FFFD);
+ * async slices (b/e) carry their cookie as "id2":{"local":...}: ours are
+ * scoped to their process (systrace's S/F), and a plain "id" is global to
+ * Chrome and Perfetto, which would merge two processes' slices of one name
+ * and cookie into one track.
  */
 #include "tc_internal.h"
 
@@ -31,9 +35,7 @@ static void write_metadata(tci_sink *o, const tci_trace *t, const json_w *j)
 {
     bool first = true;
     for (uint32_t p = 0; p < t->n_processes; p++) {
-        bool used = false;
-        for (uint32_t i = 0; i < t->n_threads && !used; i++)
-            used = t->threads[i].process == p && t->threads[i].records;
+        bool used = t->processes[p].first_thread != TCI_NONE;
         if (!used && !(first && p + 1 == t->n_processes)) /* the array never starts with a comma */
             continue;
         long long pid = (long long)t->processes[p].pid;
@@ -112,8 +114,8 @@ static int json_point_event(tci_wctx *w, const tci_event *ev)
     tci_sink_write(o, j->cat, j->cat_len);
     if (ev->kind == TCI_EV_COUNTER)
         tci_sink_printf(o, ",\"args\":{\"value\":%.17g}", ev->value);
-    else if (ev->kind != TCI_EV_INSTANT)
-        tci_sink_printf(o, ",\"id\":\"0x%llx\"", (unsigned long long)ev->id);
+    else if (ev->kind != TCI_EV_INSTANT) /* process-scoped: a plain "id" is global to Chrome and Perfetto */
+        tci_sink_printf(o, ",\"id2\":{\"local\":\"0x%llx\"}", (unsigned long long)ev->id);
     tci_sink_putc(o, '}');
     return o->err ? TC_ERR_IO : TC_OK;
 }
@@ -156,7 +158,10 @@ static int json_finish(tci_wctx *w, const tci_calltree *ct)
     tci_writer_dropped(w, ((json_w *)w->priv)->samples, "sampled stacks not shown on the timeline (see pprof or folded)");
     tci_sink_puts(o, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"traceconv " TC_VERSION_STRING "\",\"input\":");
     tci_sink_json_string(o, t->input_name ? t->input_name : "-");
-    tci_sink_printf(o, ",\"format\":\"%s %s\",\"clock\":\"%s\"", t->reader, t->detail, tci_clock_name(t->clock));
+    char format[TCI_FORMAT_TEXT_MAX];
+    tci_sink_puts(o, ",\"format\":");
+    tci_sink_json_string(o, tci_trace_format(t, format, sizeof format));
+    tci_sink_printf(o, ",\"clock\":\"%s\"", tci_clock_name(t->clock));
     if (t->vm) {
         tci_sink_puts(o, ",\"vm\":");
         tci_sink_json_string(o, t->vm);

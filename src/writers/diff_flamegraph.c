@@ -21,7 +21,7 @@ int tci_diff_flamegraph(const tci_diff *d, tci_sink *o)
     tci_arena a = {0};
     char *subtitle = tci_arena_printf(&a, "BASE %s (%s) -> NEW %s (%s): %s time in µs, %s; red: slower in NEW, "
                                           "blue: faster%s",
-                                      b->input_name, b->reader, n->input_name, n->reader,
+                                      b->input_name, tci_trace_format_name(b), n->input_name, tci_trace_format_name(n),
                                       opt->weight_cpu ? "thread CPU" : "wall",
                                       d->merge_threads ? "all threads merged" : "one tower per thread",
                                       opt->negate ? " (negated: colours swapped)" : "");

@@ -58,7 +58,7 @@ static void put_label_text(tci_sink *o, const char *s, size_t max) { tci_put_dot
 
 static void put_label_name(tci_sink *o, const char *s) { put_label_text(o, s, DOT_NAME_MAX); }
 
-/* The report's form of a method name: "pkg.Class.method (sig)ret", "(unknown 0x1c)". */
+/* The report's form of a method name: "pkg.Class.method (sig)ret", "unknown.0x1c". */
 static void put_method_label(tci_sink *o, const tci_method *m) { tci_put_method_name(o, m, put_label_name); }
 
 /* ns as ms with three decimals (µs rounded to the nearest, halves away from zero). */

@@ -45,7 +45,7 @@ static int flame_finish(tci_wctx *w, const tci_calltree *ct)
         return rc;
     const tci_trace *t = w->trace;
     bool cpu_timeline = t->clock == TCI_CLOCK_THREAD_CPU; /* no wall clock: the timeline is CPU time */
-    f->subtitle = tci_arena_printf(&f->ff.fold.arena, "%s (%s, clock %s): %s time in µs, %s", t->input_name, t->reader,
+    f->subtitle = tci_arena_printf(&f->ff.fold.arena, "%s (%s, clock %s): %s time in µs, %s", t->input_name, tci_trace_format_name(t),
                                    tci_clock_name(t->clock),
                                    opt->weight_cpu || cpu_timeline ? "thread CPU" : "wall",
                                    opt->merge_threads ? "all threads merged" : "one tower per thread");

@@ -252,10 +252,7 @@ static bool process_used(const tci_trace *t, uint32_t process)
 {
     if (process == 0)
         return true; /* it carries the trace-level facts */
-    for (uint32_t i = 0; i < t->n_threads; i++)
-        if (t->threads[i].process == process && t->threads[i].records)
-            return true;
-    return false;
+    return t->processes[process].first_thread != TCI_NONE;
 }
 
 /* One descriptor per process, all on the process sequence. */
@@ -784,9 +781,9 @@ static int write_facts(tci_wctx *w)
 {
     const tci_trace *t = w->trace;
     const char *input = t->input_name ? t->input_name : "-";
-    char title[256], format[160];
+    char title[256], format[TCI_FORMAT_TEXT_MAX];
     snprintf(title, sizeof title, "traceconv: %s", input);
-    snprintf(format, sizeof format, "%s %s", t->reader ? t->reader : "?", t->detail);
+    tci_trace_format(t, format, sizeof format);
     pf_facts f = {.n = 0};
     fact_str(&f, "generator", "traceconv " TC_VERSION_STRING);
     fact_str(&f, "input", input);

@@ -181,27 +181,27 @@ static size_t sample_values(const tci_trace *t)
     return t->has_wall && t->has_cpu ? 2 : 1;
 }
 
-/* Comments pprof prints above its reports: what was converted and how. */
+#define PPROF_MAX_COMMENTS 7
+
+/* Comments pprof prints above its reports: what was converted and how, and the
+ * figures grouped by kind under the CLI summary's headings. */
 static int make_comments(pprof_w *p, const tci_wctx *w, int64_t *c, size_t *n)
 {
     const tci_trace *t = w->trace;
-    const char *s[5];
+    const char *s[PPROF_MAX_COMMENTS];
     size_t k = 0;
+    char text[TCI_FIGURES_TEXT_MAX > TCI_FORMAT_TEXT_MAX ? TCI_FIGURES_TEXT_MAX : TCI_FORMAT_TEXT_MAX];
     s[k++] = tci_arena_printf(&p->arena, "converted by traceconv from %s", t->input_name ? t->input_name : "-");
-    s[k++] = tci_arena_printf(&p->arena, "format: %s %s", t->reader ? t->reader : "?", t->detail);
+    s[k++] = tci_arena_printf(&p->arena, "format: %s", tci_trace_format(t, text, sizeof text));
     s[k++] = tci_arena_printf(&p->arena, "clock: %s", tci_clock_name(t->clock));
     if (!t->has_cpu)
         s[k++] = "no thread-CPU clock in the input: the cpu sample type is omitted";
     else if (!t->has_wall)
         s[k++] = "no wall clock in the input (clock=thread-cpu): the wall sample type is omitted";
-    char warn[1024] = "";
-    size_t len = 0;
-    for (size_t i = 0; i < TCI_FIG__COUNT; i++)
-        if (tci_figure_kind(i) != TC_FIG_COUNT && tci_figure_kind(i) != TC_FIG_NOTE && w->diag->fig[i] &&
-            len < sizeof warn - 64)
-            len += (size_t)snprintf(warn + len, sizeof warn - len, "%s%llu %s", len ? ", " : "",
-                                    (unsigned long long)w->diag->fig[i], tci_figure_name(i));
-    s[k++] = tci_arena_printf(&p->arena, "warnings: %s", len ? warn : "none");
+    static const int kinds[] = {TC_FIG_REPAIR, TC_FIG_WARNING, TC_FIG_NOTE};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        s[k++] = tci_arena_printf(&p->arena, "%s: %s", tci_figure_heading(kinds[i]),
+                                  tci_figures_text(w->diag, kinds[i], text, sizeof text));
     for (size_t i = 0; i < k; i++)
         if (!s[i] || (c[i] = intern(p, s[i])) < 0)
             return TC_ERR_NOMEM;
@@ -212,7 +212,7 @@ static int make_comments(pprof_w *p, const tci_wctx *w, int64_t *c, size_t *n)
 static int write_header(pprof_w *p, const tci_wctx *w)
 {
     const tci_trace *t = w->trace;
-    int64_t comments[5];
+    int64_t comments[PPROF_MAX_COMMENTS];
     size_t n_comments = 0;
     int rc = make_comments(p, w, comments, &n_comments);
     if (rc != TC_OK)

@@ -15,7 +15,7 @@
  * parents/children blocks of its inclusive section: index, %/total,
  * %/self, calls, usecs, name) so its users recognise it, fixed for its
  * weaknesses (§8): both clocks, signed numbers, one row per unknown id
- * ("(unknown 0x1c)"), the source file apart from the signature, "(toplevel)"
+ * ("unknown.0x1c", as every writer names it), the source file apart from the signature, "(toplevel)"
  * never "(null)", nested (recursive) edge time labelled as already counted,
  * a total order, per-thread sections, the trace's facts and repairs.
  *
@@ -62,7 +62,7 @@ static void cell_pct(tci_sink *o, int64_t part, int64_t whole, bool present, int
 /* ---- names --------------------------------------------------------------------- */
 
 /* The method's name in a report: "pkg.Class.method (sig)ret", a plain name
- * (a systrace slice) as it is, an unknown id as "(unknown 0x1c)". */
+ * (a systrace slice) as it is, an unknown id as "unknown.0x1c". */
 static void put_method_text(tci_sink *o, const tci_method *m, bool with_file)
 {
     tci_put_method_name(o, m, tci_put_escaped_text);
@@ -86,13 +86,11 @@ static void put_row_name(tci_sink *o, const tci_profile *p, uint32_t row, bool w
 /* The method as one CSV field: the report's name without the source file. */
 static void put_method_csv(tci_sink *o, const tci_method *m)
 {
-    char unknown[48];
     const char *parts[4] = {NULL, NULL, NULL, NULL};
     if (m->plain_name) {
         parts[0] = m->name;
     } else if (!m->defined) {
-        snprintf(unknown, sizeof unknown, "(unknown 0x%llx)", (unsigned long long)m->raw_id);
-        parts[0] = unknown;
+        parts[0] = m->short_name; /* "unknown.0x1c", as tci_put_method_name */
     } else {
         parts[0] = m->cls;
         parts[1] = m->name;
@@ -158,15 +156,8 @@ const char *tci_report_clock_text(const report_w *r)
 
 void tci_report_figures(tci_sink *o, const tci_diag *d, int kind)
 {
-    bool any = false;
-    for (int i = 0; i < TCI_FIG__COUNT; i++) {
-        if (tci_figure_kind(i) != kind || !d->fig[i])
-            continue;
-        tci_sink_printf(o, "%s%s %llu", any ? ", " : "", tci_figure_name(i), (unsigned long long)d->fig[i]);
-        any = true;
-    }
-    if (!any)
-        TCI_PUT_LIT(o, "none");
+    char text[TCI_FIGURES_TEXT_MAX];
+    tci_sink_puts(o, tci_figures_text(d, kind, text, sizeof text));
 }
 
 const char *tci_report_sort_text(uint8_t sort)
@@ -187,8 +178,9 @@ static void text_header(tci_wctx *w)
     tci_sink *o = w->out;
     TCI_PUT_LIT(o, "# traceconv " TC_VERSION_STRING " profile report\n\ninput       ");
     tci_put_escaped_text(o, t->input_name ? t->input_name : "-");
-    tci_sink_printf(o, "\nformat      %s ", t->reader ? t->reader : "?");
-    tci_put_escaped_text(o, t->detail);
+    char format[TCI_FORMAT_TEXT_MAX];
+    TCI_PUT_LIT(o, "\nformat      ");
+    tci_put_escaped_text(o, tci_trace_format(t, format, sizeof format));
     tci_sink_printf(o, "\nclock       %s (%s)\n", tci_clock_name(t->clock), tci_report_clock_text(r));
     if (t->vm) { /* the input's own vm= text */
         TCI_PUT_LIT(o, "vm          ");
@@ -204,15 +196,12 @@ static void text_header(tci_wctx *w)
                     (unsigned long long)d->fig[TCI_FIG_RECORDS]);
     if (d->fig[TCI_FIG_SAMPLES])
         tci_sink_printf(o, "samples     %llu\n", (unsigned long long)d->fig[TCI_FIG_SAMPLES]);
-    TCI_PUT_LIT(o, "repaired    ");
-    tci_report_figures(o, d, TC_FIG_REPAIR);
-    tci_sink_putc(o, '\n');
-    TCI_PUT_LIT(o, "warnings    ");
-    tci_report_figures(o, d, TC_FIG_WARNING);
-    tci_sink_putc(o, '\n');
-    TCI_PUT_LIT(o, "notes       ");
-    tci_report_figures(o, d, TC_FIG_NOTE);
-    tci_sink_putc(o, '\n');
+    static const int kinds[] = {TC_FIG_REPAIR, TC_FIG_WARNING, TC_FIG_NOTE}; /* the CLI summary's groups */
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        tci_sink_printf(o, "%-12s", tci_figure_heading(kinds[i]));
+        tci_report_figures(o, d, kinds[i]);
+        tci_sink_putc(o, '\n');
+    }
     bool by_time = w->opt->sort == TCI_SORT_INCL || w->opt->sort == TCI_SORT_EXCL;
     tci_sink_printf(o, "sorted by   %s%s\n", tci_report_sort_text(w->opt->sort),
                     !by_time ? "" : r->cpu ? " thread-CPU time" : " wall time");

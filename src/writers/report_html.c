@@ -165,7 +165,7 @@ typedef struct page {
 static void put_text(tci_sink *o, const char *s) { tci_put_markup(o, s ? s : "", TCI_ESC_VISIBLE); }
 
 /* The method's name, as the CSV rows write it: "pkg.Class.method (sig)ret", a plain name as it is,
- * an unknown id as "(unknown 0x1c)"; the source file apart. */
+ * an unknown id as "unknown.0x1c"; the source file apart. */
 static void put_method(tci_sink *o, const tci_method *m, bool with_file)
 {
     TCI_PUT_LIT(o, "<span class=\"name\">");
@@ -320,7 +320,7 @@ static void fact_u64(tci_sink *o, const char *what, uint64_t v)
     TCI_PUT_LIT(o, "</td></tr>\n");
 }
 
-/* "exit-without-enter 1, open-at-end 1" for the figures of one kind, or "none" (as the text). */
+/* "1 exit-without-enter, 1 open-at-end" for the figures of one kind, or "none" (as the text). */
 static void fact_figures(tci_sink *o, const char *what, const tci_diag *d, int kind)
 {
     fact_start(o, what);
@@ -335,10 +335,9 @@ static void put_facts(page *pg)
     const tci_diag *d = pg->w->diag;
     TCI_PUT_LIT(o, "<section id=\"facts\">\n<h2>Facts</h2>\n<table class=\"facts\">\n");
     fact_text(o, "input", t->input_name ? t->input_name : "-");
+    char format[TCI_FORMAT_TEXT_MAX];
     fact_start(o, "format");
-    put_text(o, t->reader ? t->reader : "?");
-    tci_sink_putc(o, ' ');
-    put_text(o, t->detail);
+    put_text(o, tci_trace_format(t, format, sizeof format));
     TCI_PUT_LIT(o, "</td></tr>\n");
     fact_start(o, "clock");
     tci_sink_printf(o, "%s (", tci_clock_name(t->clock));

@@ -43,7 +43,7 @@ uint64_t tci_report_total_calls(const tci_profile *p, uint32_t row);
 const char *tci_report_clock_text(const report_w *r);
 /* "inclusive", "exclusive", "calls", "name". */
 const char *tci_report_sort_text(uint8_t sort);
-/* "exit-without-enter 1, open-at-end 1": the diagnostics' figures of one kind, or "none". */
+/* "1 exit-without-enter, 1 open-at-end": the diagnostics' figures of one kind, or "none" (tci_figures_text). */
 void tci_report_figures(tci_sink *o, const tci_diag *d, int kind);
 /* The profile's sums that were capped: a warning (once per profile). */
 void tci_report_saturation_note(tci_wctx *w, const tci_profile *p);

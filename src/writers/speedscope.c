@@ -52,7 +52,8 @@
  *
  * Not shown: instants, counters and async slices (not call stacks), and with
  * weight=cpu the sampled stacks (a sample carries no thread-CPU time); each
- * is counted as writer-dropped-frames. A sampled stack is shown under the
+ * is counted as writer-dropped-frames, an async slice once (its begin and its
+ * end are one slice; an end that no begin opened counts alone). A sampled stack is shown under the
  * calls its thread had open (as folded and pprof count it), in a "sampled"
  * profile whose weights are the samples' durations, with explicit idle
  * samples ([]) for the gaps between them.
@@ -170,6 +171,8 @@ typedef struct speedscope_w {
     uint32_t cap_chain;
     uint32_t n_profiles;
     uint64_t clamped, not_stacks, cpu_samples, stray_exits, too_deep;
+    tci_idmap async_balance; /* per async key: begins - ends so far, biased by ASYNC_EVEN */
+    uint32_t async_uneven;   /* keys of async_balance whose balance is not even */
 } speedscope_w;
 
 /* ---- numbers ---------------------------------------------------------------- */
@@ -757,6 +760,64 @@ static inline int64_t event_time(speedscope_w *s, ss_thread *t, const tci_event 
     return now;
 }
 
+/* An async slice is keyed by (process, name, cookie), as every timeline writer scopes it;
+ * the key is hashed into 64 bits (a collision could only miscount what was left out). */
+static uint64_t async_key(const tci_trace *t, const tci_event *ev)
+{
+    uint64_t k = ((uint64_t)t->threads[ev->thread].process << 32 | ev->method) * 0x9E3779B97F4A7C15ull;
+    k ^= ev->id + 0x632BE59BD9B4E019ull + (k << 6) + (k >> 2);
+    k = (k ^ (k >> 30)) * 0xBF58476D1CE4E5B9ull; /* splitmix64's finalizer */
+    k = (k ^ (k >> 27)) * 0x94D049BB133111EBull;
+    return k ^ (k >> 31);
+}
+
+#define ASYNC_EVEN 0x80000000u    /* a key's balance 0 (an absent key's) */
+#define ASYNC_KEYS_MAX (1u << 18)  /* keys kept (about 6 MB); past it a new key's events count alone */
+#define ASYNC_KEYS_RESET 4096u     /* a table this large with every key even is dropped */
+
+/* Count what an instant, counter or async event leaves out: one each, except that an
+ * async slice (a begin and an end of one key) is one thing left out. Events come in
+ * each thread's order, so an end may come before its begin (another thread's): per key
+ * the count is max(begins, ends), kept as the balance begins - ends, which counts an
+ * event only when it takes the balance further from 0. Memory: the keys with a slice
+ * open, not every key seen (when none is open the table starts again), and at most
+ * ASYNC_KEYS_MAX of them (then a hostile input's new keys count each event alone). */
+static int count_not_stack(speedscope_w *s, const tci_trace *t, const tci_event *ev)
+{
+    if (ev->kind != TCI_EV_ASYNC_BEGIN && ev->kind != TCI_EV_ASYNC_END) {
+        s->not_stacks++;
+        return TC_OK;
+    }
+    uint64_t key = async_key(t, ev);
+    uint32_t balance = tci_idmap_get(&s->async_balance, key);
+    if (balance == TCI_NONE) {
+        if (s->async_balance.count >= ASYNC_KEYS_MAX) {
+            s->not_stacks++;
+            return TC_OK;
+        }
+        balance = ASYNC_EVEN;
+    }
+    uint32_t was = balance;
+    if (ev->kind == TCI_EV_ASYNC_BEGIN) {
+        if (balance == TCI_NONE - 1)
+            return TC_OK; /* 2^31 - 1 more begins than ends: saturated, counted no further */
+        s->not_stacks += ++balance > ASYNC_EVEN;
+    } else {
+        if (balance == 0)
+            return TC_OK;
+        s->not_stacks += --balance < ASYNC_EVEN;
+    }
+    if (was == ASYNC_EVEN)
+        s->async_uneven++;
+    else if (balance == ASYNC_EVEN)
+        s->async_uneven--;
+    if (s->async_uneven == 0 && s->async_balance.count >= ASYNC_KEYS_RESET) {
+        tci_idmap_free(&s->async_balance); /* every key even: as if none were kept */
+        return TC_OK;
+    }
+    return tci_idmap_put(&s->async_balance, key, balance) != 0 ? TC_ERR_NOMEM : TC_OK;
+}
+
 /* An event that is not an enter or an exit: a sample with a weight is spooled (with
  * weight=cpu it has no time to show); the others are not call stacks. Both are counted. */
 static __attribute__((noinline)) int other_event(tci_wctx *w, const tci_event *ev)
@@ -764,9 +825,10 @@ static __attribute__((noinline)) int other_event(tci_wctx *w, const tci_event *e
     speedscope_w *s = w->priv;
     ss_thread *t = &s->th[ev->thread];
     int64_t weight = 0;
-    if (ev->kind != TCI_EV_SAMPLE || s->cpu) {
-        s->not_stacks += ev->kind != TCI_EV_SAMPLE;
-        s->cpu_samples += ev->kind == TCI_EV_SAMPLE;
+    if (ev->kind != TCI_EV_SAMPLE)
+        return count_not_stack(s, w->trace, ev);
+    if (s->cpu) {
+        s->cpu_samples++;
         return TC_OK;
     }
     if (!(weight = sample_weight(ev->value)))
@@ -1230,6 +1292,7 @@ static void speedscope_close(tci_wctx *w)
     free(s->stack_used);
     free(s->replay.mem);
     free(s->chain);
+    tci_idmap_free(&s->async_balance);
     tci_arena_free(&s->arena);
 }
 

@@ -141,18 +141,13 @@ static long long shown_pid(const tci_trace *t, uint32_t process)
     int64_t pid = t->processes[process].pid;
     if (pid > 0)
         return (long long)pid;
-    for (uint32_t i = 0; i < t->n_threads; i++)
-        if (t->threads[i].process == process && t->threads[i].records)
-            return (long long)t->threads[i].tid;
-    return 0;
+    uint32_t first = t->processes[process].first_thread;
+    return first != TCI_NONE ? (long long)t->threads[first].tid : 0;
 }
 
 static bool process_used(const tci_trace *t, uint32_t process)
 {
-    for (uint32_t i = 0; i < t->n_threads; i++)
-        if (t->threads[i].process == process && t->threads[i].records)
-            return true;
-    return false;
+    return t->processes[process].first_thread != TCI_NONE;
 }
 
 /* ---- output ----------------------------------------------------------------- */
@@ -215,8 +210,9 @@ static int write_ftrace_header(tci_wctx *w)
     if (!input)
         return TC_ERR_NOMEM;
     TCI_PUT_LIT(o, "# tracer: nop\n#\n");
-    tci_sink_printf(o, "# traceconv " TC_VERSION_STRING ": input %s, format %s %s, clock %s%s\n#\n", input,
-                    t->reader ? t->reader : "?", t->detail, tci_clock_name(t->clock),
+    char format[TCI_FORMAT_TEXT_MAX];
+    tci_sink_printf(o, "# traceconv " TC_VERSION_STRING ": input %s, format %s, clock %s%s\n#\n", input,
+                    tci_trace_format(t, format, sizeof format), tci_clock_name(t->clock),
                     t->has_wall ? "" : " (timeline: thread CPU time, the input has no wall clock)");
     TCI_PUT_LIT(o, "#                                      _-----=> irqs-off\n"
                    "#                                     / _----=> need-resched\n"

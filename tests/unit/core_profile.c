@@ -313,6 +313,47 @@ static void test_sort_order(void)
     teardown(&f);
 }
 
+/* ART may list one method under several ids: after finalize (display names made) they are one
+ * row, and one id called under another is a nested activation of that method. By hand, with
+ * A (id 4) and A2 (id 24) both p.A.f ()V on thread 0:
+ *   A 0-100 > { A2 10-40 > B 20-30 ; A2 50-80 }, then A2 100-120 at the top.
+ * p.A.f: outermost 0-100 and 100-120: 2 calls, incl 120; nested: 2 recursive calls; self
+ * 40 (A) + 20 (30-10: the first A2) + 30 + 20 = 110, of outermost ones 40 + 20 = 60.
+ * B: 1 call, 10. Edges: (toplevel) -> p.A.f 2 calls 120 (all splits); p.A.f -> p.A.f 2 calls
+ * 60, made by an outermost caller, nested callee; p.A.f -> B 1 call 10, nested caller. */
+static void test_duplicate_ids(void)
+{
+    fixture f;
+    setup(&f, 1);
+    uint32_t twin = method(&f, 24, "p.A", "f", "()V");
+    tci_options opt;
+    memset(&opt, 0, sizeof opt);
+    CHECK_EQ_INT(tci_trace_finalize(&f.t, &f.d, &opt), TC_OK);
+    enter(&f, 0, f.a, 0);
+    enter(&f, 0, twin, 10);
+    enter(&f, 0, f.b, 20);
+    leave(&f, 0, f.b, 30);
+    leave(&f, 0, twin, 40);
+    enter(&f, 0, twin, 50);
+    leave(&f, 0, twin, 80);
+    leave(&f, 0, f.a, 100);
+    enter(&f, 0, twin, 100);
+    leave(&f, 0, twin, 120);
+    tci_calltree_finish(&f.ct);
+    tci_profile p;
+    CHECK_EQ_INT(tci_profile_build(&p, &f.ct, 0), TC_OK);
+    CHECK_EQ_INT(p.n_methods, 2);
+    CHECK_EQ_INT(tci_profile_row(&p, f.a), tci_profile_row(&p, twin));
+    method_is(row(&p, twin), 2, 2, 120, 110, 60);
+    method_is(row(&p, f.b), 1, 0, 10, 10, 10);
+    CHECK_EQ_INT(p.n_edges, 3);
+    edge_is(edge(&p, TCI_NONE, f.a), 2, 120, 2, 120, 2, 120, 2, 120);
+    edge_is(edge(&p, f.a, twin), 2, 60, 2, 60, 0, 0, 2, 60);
+    edge_is(edge(&p, twin, f.b), 1, 10, 0, 0, 1, 10, 1, 10);
+    tci_profile_free(&p);
+    teardown(&f);
+}
+
 int main(void)
 {
     UNIT_RUN(test_direct_recursion);
@@ -321,5 +362,6 @@ int main(void)
     UNIT_RUN(test_threads_sum);
     UNIT_RUN(test_saturation);
     UNIT_RUN(test_sort_order);
+    UNIT_RUN(test_duplicate_ids);
     return UNIT_DONE();
 }
