@@ -87,7 +87,9 @@ typedef enum tc_status {
     TC_ERR_UNSUPPORTED = -6, /* valid input the chosen writer cannot express */
     TC_ERR_STRICT = -7,      /* a warning under --strict */
     TC_ERR_STATE = -8,       /* the call is not allowed in the object's state (see above) */
-    TC_ERR_CANCELED = -9     /* the progress callback asked to stop */
+    TC_ERR_CANCELED = -9,    /* the progress callback asked to stop */
+    TC_ERR_NO_TRACE = -10    /* well-formed input that holds no trace (a JSON document with no
+                                trace events): a batch of files skips it, where a conversion fails */
 } tc_status;
 
 /* A short English description of a status ("no space", ...); never NULL. */

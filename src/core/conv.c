@@ -77,6 +77,7 @@ const char *tc_status_string(int status)
     case TC_ERR_STRICT: return "a warning under strict";
     case TC_ERR_STATE: return "call not allowed in this state";
     case TC_ERR_CANCELED: return "canceled";
+    case TC_ERR_NO_TRACE: return "no trace in the input";
     default: return "unknown status";
     }
 }

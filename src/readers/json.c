@@ -716,6 +716,9 @@ static void settle_times(tci_trace *t, const cJSON *other)
     t->clock = t->has_cpu ? TCI_CLOCK_DUAL : TCI_CLOCK_WALL;
 }
 
+/* Valid JSON that is no trace (package.json, a facts file): TC_ERR_NO_TRACE, which batch skips. */
+#define NO_TRACE_EVENTS "no trace events: neither an array of events nor an object with \"traceEvents\""
+
 /* {"traceEvents": [...], "otherData": {...}, ...}: the first of each key counts (as a
  * lookup in a parsed tree would find it); every other value is only checked. */
 static int read_object(tci_rctx *r, jreader *j, jscan *sc, cJSON **other)
@@ -753,7 +756,7 @@ static int read_object(tci_rctx *r, jreader *j, jscan *sc, cJSON **other)
                 return bad_json(r, sc->pos);
         }
     if (!have_events)
-        return tci_error(r->diag, TC_ERR_FORMAT, "json", 0, "neither an array of events nor an object with \"traceEvents\"");
+        return tci_error(r->diag, TC_ERR_NO_TRACE, "json", 0, NO_TRACE_EVENTS);
     return TC_OK;
 }
 
@@ -769,7 +772,7 @@ static int json_open(tci_rctx *r)
     else if (sc.pos < sc.n && sc.s[sc.pos] == '{')
         rc = read_object(r, j, &sc, &other);
     else if (skip_value(&sc, false))
-        rc = tci_error(r->diag, TC_ERR_FORMAT, "json", 0, "neither an array of events nor an object with \"traceEvents\"");
+        rc = tci_error(r->diag, TC_ERR_NO_TRACE, "json", 0, NO_TRACE_EVENTS);
     else
         rc = bad_json(r, sc.pos);
     if (rc == TC_OK)
