@@ -647,6 +647,14 @@ typedef struct pipeline {
 
 static bool wants(const output *o, unsigned flag) { return (o->w->flags & flag) != 0; }
 
+void tci_write_error_text(int errnum, char *why, size_t len)
+{
+    if (errnum == EFBIG) /* past `ulimit -f` (SIGXFSZ ignored) or the file system's largest file */
+        snprintf(why, len, "file size limit exceeded");
+    else if (strerror_r(errnum, why, len) != 0)
+        snprintf(why, len, "error %d", errnum);
+}
+
 /* The one error message of a failed output: its cause, whichever step saw it. */
 static int describe_failure(output *o, int rc)
 {
@@ -658,8 +666,7 @@ static int describe_failure(output *o, int rc)
     }
     if (o->sink.err) { /* writers return a bare TC_ERR_IO (or worse) after the sink failed: say why */
         char why[256];
-        if (strerror_r(o->sink.errnum, why, sizeof why) != 0)
-            snprintf(why, sizeof why, "error %d", o->sink.errnum);
+        tci_write_error_text(o->sink.errnum, why, sizeof why);
         d->error[0] = 0;
         return tci_error(d, TC_ERR_IO, name, UINT64_MAX, "cannot write the output: %s", why);
     }

@@ -426,8 +426,7 @@ static int finish_sink(tc_conv *next, tci_sink *out, int rc)
         tci_diag *e = tci_conv_error_slot(next);
         e->error[0] = 0;
         char why[256];
-        if (strerror_r(out->errnum ? out->errnum : EIO, why, sizeof why) != 0)
-            snprintf(why, sizeof why, "error %d", out->errnum);
+        tci_write_error_text(out->errnum ? out->errnum : EIO, why, sizeof why);
         rc = tci_error(e, TC_ERR_IO, "diff", UINT64_MAX, "cannot write the output: %s", why);
     }
     return rc;

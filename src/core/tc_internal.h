@@ -891,8 +891,10 @@ void tci_writer_dropped(tci_wctx *w, uint64_t n, const char *what);
 #undef TCI_READER
 #undef TCI_WRITER
 
-const tci_reader *tci_find_reader(const char *name);
+const tci_reader *tci_find_reader(const char *name); /* in any case */
 const tci_writer *tci_find_writer(const char *name);
+/* A failed write's cause for a message: strerror, but EFBIG is "file size limit exceeded" (conv.c). */
+void tci_write_error_text(int errnum, char *why, size_t len);
 size_t tci_reader_count(void);
 const tci_reader *tci_reader_at(size_t i);
 
