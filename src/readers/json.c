@@ -661,7 +661,7 @@ static int read_events(tci_rctx *r, jreader *j, jscan *sc)
         return nomem(r);
     }
     int rc = TC_OK;
-    uint64_t order = 0;
+    uint64_t order = 0, events = 0; /* events: objects with a "ph", whatever the reader keeps of them */
     sc->pos++;
     skip_ws(sc);
     bool more = sc->pos < sc->n && sc->s[sc->pos] != ']';
@@ -669,6 +669,7 @@ static int read_events(tci_rctx *r, jreader *j, jscan *sc)
         skip_ws(sc);
         if (sc->pos < sc->n && sc->s[sc->pos] == '{') {
             cJSON *e = parse_one(r, sc, &rc);
+            events += e && string_of(e, "ph") && string_of(e, "ph")[0];
             if (e)
                 rc = one_event(r, j, &w, e, order++);
             cJSON_Delete(e);
@@ -691,6 +692,8 @@ static int read_events(tci_rctx *r, jreader *j, jscan *sc)
     }
     if (rc == TC_OK && sc->pos >= sc->n)
         rc = bad_json(r, sc->pos);
+    if (rc == TC_OK && !events)
+        rc = tci_error(r->diag, TC_ERR_NO_TRACE, "json", 0, "no trace events: the events array holds no event (an object with \"ph\")");
     sc->pos++; /* past ']' */
     if (rc == TC_OK)
         rc = flush_open(r, &w);
