@@ -1983,9 +1983,10 @@ static uint64_t inputs_size(char **inputs, int n)
 static void say_totals(const batch *b, double seconds)
 {
     int sig = atomic_load(&interrupted);
-    cli_say("traceconv batch: %s%s%s%zu members: %zu ok (%zu existing), %zu failed, %zu skipped; %.1f MB in, "
+    const char *name = sig ? sigabbrev_np(sig) : NULL;
+    cli_say("traceconv batch: %s%s%s%s%zu members: %zu ok (%zu existing), %zu failed, %zu skipped; %.1f MB in, "
             "%.1f MB out, %.1fs; summary %s",
-            sig ? "interrupted by " : "", sig ? sigabbrev_np(sig) ? sigabbrev_np(sig) : "a signal" : "",
+            sig ? "interrupted by " : "", name ? "SIG" : "", sig ? name ? name : "a signal" : "",
             sig ? " (the members not converted are listed as skipped): " : "", b->n_members, b->n_ok, b->n_reused,
             b->n_failed, b->n_skipped, b->bytes_done / 1e6, b->bytes_out / 1e6, seconds, b->summary_path);
 }
