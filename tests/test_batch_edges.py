@@ -209,6 +209,26 @@ def check_names_never_collide():
         ctx.eq(len(set(written)), len(members) * len(formats), f"{what}: one distinct output per member and format")
         files = [f for f in os.listdir(os.path.join(out, f"collide{k}"))]
         ctx.eq(len(files), len(members) * len(formats), f"{what}: the files in OUTDIR: {sorted(files)}")
+    # a file and a directory of one name: a.trace -> a.json, a.json/b.trace -> a.json/b.json
+    for order in (["a.json/b.trace", "a.trace"], ["a.trace", "a.json/b.trace"]):
+        what = " then ".join(order)
+        arc = put(os.path.join(W, "dirfile.tar"), tar_bytes({n: SMALL for n in order}))
+        out = os.path.join(W, "dirfile-out")
+        shutil.rmtree(out, ignore_errors=True)
+        r = batch(["-q", "-j", "2", "-o", "json", "-O", out, arc])
+        st = by_member(summary(os.path.join(out, "traceconv-batch.json")))
+        if order[0] == "a.trace":  # the directory cannot take a free name: the later member fails, saying so
+            e = st.get("a.json/b.trace", {})
+            ctx.check(r.returncode == 1 and e.get("status") == "failed" and "output directory" in e.get("error", ""),
+                      f"{what}: the later member fails, saying why: {e}")
+            ctx.eq(st.get("a.trace", {}).get("status"), "ok", f"{what}: the first is converted")
+            continue
+        ctx.eq(r.returncode, 0, f"{what}: exit status ({s(r.stderr).strip()})")
+        for name in order:
+            e = st.get(name, {})
+            outs = [os.path.join(out, os.path.dirname(e.get("output", "")), o["name"]) for o in e.get("outputs", [])]
+            ctx.check(e.get("status") == "ok" and len(outs) == 1 and os.path.isfile(outs[0]) and
+                      json_slices(outs[0]) == json_slices_of(SMALL), f"{what}: {name} converted into a file of its own: {e}")
 
 
 def check_summary_name():

@@ -281,9 +281,43 @@ def check_force_output_operand():
         ctx.eq(r.returncode, 0 if second == "b.trace" else 1, f"-f -o json a.trace {second}: exit status")
 
 
+def check_serve_file_size_limit():
+    """serve is the same process: past ulimit -f a conversion answers 422 with the cause, and the
+    server goes on (it died of SIGXFSZ)."""
+    import urllib.error
+    import urllib.request
+    store = os.path.join(fresh("serve"), "store")  # made by serve itself (0700)
+    p = subprocess.Popen([EXE, "serve", "--listen", "127.0.0.1:0", "--store", store], stderr=subprocess.PIPE,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (300 << 10, 300 << 10)))
+    try:
+        url = None
+        while url is None:
+            line = p.stderr.readline().decode(errors="replace")
+            if not line:
+                raise RuntimeError(f"serve ended before listening: {p.stderr.read()!r}")
+            m = re.search(r"listening on (http://\S+)", line)
+            url = m.group(1).rstrip("/") if m else None
+
+        def post(to):
+            req = urllib.request.Request(f"{url}/api/convert?to={to}", data=open(APP, "rb").read(), method="POST")
+            try:
+                with urllib.request.urlopen(req, timeout=60) as r:
+                    return r.status, r.read()
+            except urllib.error.HTTPError as e:
+                return e.code, e.read()
+        code, body = post("json")  # 650 KB: past the limit
+        ctx.check(code == 422 and b"file size limit exceeded" in body, f"serve past ulimit -f: 422 with the cause: {code} {body[:200]!r}")
+        code, body = post("perfetto")  # 64 KB: fits
+        ctx.eq(code, 200, "serve goes on after a conversion past ulimit -f")
+        ctx.eq([f for r, _, fs in os.walk(os.path.join(store, "tmp")) for f in fs], [], "serve: no temporary file left")
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=30)
+
+
 for check in (check_default_name_never_the_input, check_long_name, check_symlinks, check_file_size_limit,
               check_hostile_names, check_messages, check_format_names_in_any_case,
-              check_bad_values_list_the_valid_ones, check_force_output_operand):
+              check_bad_values_list_the_valid_ones, check_force_output_operand, check_serve_file_size_limit):
     try:
         check()
     except Exception as e:  # a broken case is a failure of its own, the others still run

@@ -143,6 +143,8 @@ typedef struct member {
     uint64_t hash;  /* archive members: XXH3-64 of the content, for --skip-existing */
     int hashed;     /* hash is known: spooled members by the reader, in-place ones by their worker */
     int own_outputs; /* --skip-existing: the previous run wrote this member's outputs; they may be redone */
+    const char *unnamed; /* why a regular member has no output name (out_rel NULL) */
+    int unnamed_status;  /* and what it is then: skipped (no name left) or failed (a trace may be lost) */
     int status;
     char *reason;   /* why failed or skipped */
     cJSON *detail;  /* reader, input, outputs, figures, warnings (set by the worker) */
@@ -458,6 +460,27 @@ static char *sanitize_path(const char *raw)
     return out;
 }
 
+/* The directories of the stem (under OUTDIR) hold outputs: taken in the registry, so that no
+ * output file gets one of their names; 0, or -1 when one is already an output file's name
+ * (an earlier member's "x/a.json" against this member's "x/a.json/b"). */
+static int take_directories(batch *b, const char *stem)
+{
+    char *dir = xstrdup(stem);
+    int rc = 0;
+    for (char *slash = strchr(dir, '/'); slash && rc == 0; slash = strchr(slash + 1, '/')) {
+        *slash = 0;
+        if (of_names_has(&b->used, dir))
+            rc = -1;
+        else if (of_names_take_dir(&b->used, dir) != 0) {
+            cli_say("traceconv: out of memory");
+            exit(EXIT_SOME_FAILED);
+        }
+        *slash = '/';
+    }
+    free(dir);
+    return rc;
+}
+
 /* The output stem a member asks for: prefix + its sanitized path without extension. */
 static char *wanted_stem(const char *prefix, const char *clean)
 {
@@ -508,14 +531,18 @@ static member *admit_shown(batch *b, const char *source, const char *shown, cons
         return NULL;
     }
     char *rel = NULL;
+    const char *unnamed = "nothing is left of the name once sanitized";
+    int unnamed_status = ST_SKIPPED;
     if (*clean && regular) {
         char *want = wanted_stem(prefix, clean);
-        rel = of_plan_stem(&b->used, want, clean, b->formats, b->exts, b->n_formats);
-        free(want);
-        if (!rel) {
+        if (take_directories(b, want) != 0) {
+            unnamed = "not converted: its output directory would have the name of an earlier member's output file";
+            unnamed_status = ST_FAILED;
+        } else if (!(rel = of_plan_stem(&b->used, want, clean, b->formats, b->exts, b->n_formats))) {
             cli_say("traceconv: out of memory");
             exit(EXIT_SOME_FAILED);
         }
+        free(want);
     }
     size_t n = strlen(prefix) + strlen(*clean ? clean : path) + 1;
     char *key = xmalloc(n);
@@ -534,6 +561,8 @@ static member *admit_shown(batch *b, const char *source, const char *shown, cons
     free(listed);
     m->out_rel = rel;
     m->clean = clean;
+    m->unnamed = rel ? NULL : unnamed;
+    m->unnamed_status = unnamed_status;
     return m;
 }
 
@@ -1422,7 +1451,8 @@ static size_t read_entries(batch *b, struct archive *ar, const char *source, con
             continue;
         }
         if (!m->out_rel) {
-            record_now(b, m, ST_SKIPPED, "nothing is left of the name once sanitized");
+            m->size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
+            record_now(b, m, m->unnamed_status, m->unnamed);
             continue;
         }
         if (archive_entry_is_encrypted(e)) {
@@ -1584,7 +1614,7 @@ static void take_file(batch *b, const char *source, const char *path, const char
     m->size = (uint64_t)st->st_size;
     m->mtime = (int64_t)st->st_mtime;
     if (!m->out_rel)
-        record_now(b, m, ST_SKIPPED, "nothing is left of the name once sanitized");
+        record_now(b, m, m->unnamed_status, m->unnamed);
     else if (reuse_previous(b, m))
         record_now(b, m, ST_OK, NULL);
     else

@@ -295,6 +295,27 @@ static int hash_take(of_names *s, uint64_t h)
 int of_names_take(of_names *s, const char *name) { return hash_take(s, name_hash(s, name)); }
 int of_names_has(const of_names *s, const char *name) { return hash_has(s, name_hash(s, name)); }
 
+/* A directory is kept as its name and a slash: "x/a.json/" never equals a file's name. */
+static uint64_t dir_hash(const of_names *s, const char *name)
+{
+    size_t n = strlen(name);
+    char small[512], *key = n + 2 <= sizeof small ? small : malloc(n + 2);
+    if (!key)
+        return 0;
+    memcpy(key, name, n);
+    memcpy(key + n, "/", 2);
+    uint64_t h = name_hash(s, key);
+    if (key != small)
+        free(key);
+    return h;
+}
+
+int of_names_take_dir(of_names *s, const char *dir)
+{
+    uint64_t h = dir_hash(s, dir);
+    return h && hash_take(s, h) >= 0 ? 0 : -1;
+}
+
 void of_names_free(of_names *s)
 {
     free(s->slots);
@@ -313,8 +334,11 @@ static int names_free(const of_names *s, const char *stem, const char *input, co
         if (!name)
             return -1;
         h[i] = name_hash(s, name);
+        uint64_t as_dir = dir_hash(s, name);
         free(name);
-        if (hash_has(s, h[i]))
+        if (!as_dir)
+            return -1;
+        if (hash_has(s, h[i]) || hash_has(s, as_dir))
             return 0;
         for (size_t k = 0; k < i; k++)
             if (h[k] == h[i])

@@ -79,10 +79,13 @@ typedef struct of_names {
 /* 1: name was free and is now taken; 0: it was taken already; -1: out of memory. */
 int of_names_take(of_names *s, const char *name);
 int of_names_has(const of_names *s, const char *name);
+/* The directory dir holds outputs: no output file may take its name (of_plan_stem) and it
+ * may not be a file's (check of_names_has(dir) first). 0, or -1: out of memory. */
+int of_names_take_dir(of_names *s, const char *dir);
 void of_names_free(of_names *s);
 /* The first of want, want-1, want-2, ... whose outputs for the n writers (of_output_name
- * with input and exts[i]) are all free, all of them taken; malloc'd, NULL when out of
- * memory. */
+ * with input and exts[i]) are all free (neither an output's nor a directory's name), all of
+ * them taken; malloc'd, NULL when out of memory. */
 char *of_plan_stem(of_names *s, const char *want, const char *input, const char *const *writers,
                    const char *const *exts, size_t n);
 
