@@ -146,6 +146,22 @@ def check_symlinks():
     ctx.eq(temps(d), [], "symlinks: no temporary file left")
 
 
+def check_stdout_by_name():
+    """OUTPUT /dev/stdout (a link to the command's own stdout, here a file): written to stdout, as it is;
+    never taken for an input, never replaced. (Not tried with -f on an old build: it renamed its output
+    over the name, which as root replaces the link in /dev.)"""
+    d = fresh("stdout-name")
+    src = os.path.join(d, "in.trace")  # a copy: an old build converts it beside itself
+    shutil.copyfile(SMALL, src)
+    redirected = os.path.join(d, "redirected.folded")
+    with open(redirected, "wb") as f:
+        r = subprocess.run([EXE, "-q", "-o", "folded", src, "/dev/stdout"], stdout=f, stderr=subprocess.PIPE)
+    ctx.eq(r.returncode, 0, f"OUTPUT /dev/stdout, stdout a file: exit status ({s(r.stderr).strip()})")
+    want = run(["-q", "-o", "folded", SMALL, "-"]).stdout
+    ctx.check(len(want) > 0 and open(redirected, "rb").read() == want, "OUTPUT /dev/stdout: the output is in the file")
+    ctx.check(os.path.islink("/dev/stdout"), "/dev/stdout is still a link")
+
+
 def check_file_size_limit():
     d = fresh("fsize")
     src = os.path.join(d, "app.trace")
@@ -315,7 +331,8 @@ def check_serve_file_size_limit():
         p.wait(timeout=30)
 
 
-for check in (check_default_name_never_the_input, check_long_name, check_symlinks, check_file_size_limit,
+for check in (check_default_name_never_the_input, check_long_name, check_symlinks, check_stdout_by_name,
+              check_file_size_limit,
               check_hostile_names, check_messages, check_format_names_in_any_case,
               check_bad_values_list_the_valid_ones, check_force_output_operand, check_serve_file_size_limit):
     try:

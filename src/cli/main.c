@@ -284,15 +284,25 @@ static int plainly_not_an_input(const char *path, const char *first)
     return n >= 0;
 }
 
-/* The second of two operands is the OUTPUT, not an input, when it is '-', does
- * not exist, is something to write into (a FIFO or a device: never a trace a
+/* OUTPUT "-", or a name of the command's own standard output (/dev/stdout, /dev/fd/1 or the
+ * file stdout is redirected to): written to stdout, as it is. Replacing the name instead
+ * would replace a link in /dev, or a file the shell holds open. */
+static int is_stdout(const char *path)
+{
+    struct stat a, b;
+    return !strcmp(path, "-") || (stat(path, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev &&
+                                  a.st_ino == b.st_ino && !S_ISDIR(a.st_mode));
+}
+
+/* The second of two operands is the OUTPUT, not an input, when it is '-' (or names
+ * stdout), does not exist, is something to write into (a FIFO or a device: never a trace a
  * glob expanded to), or ends in the writer's extension; with -f, also an existing
  * file that is plainly not an input (the user said "overwrite it"). Anything else is a
  * second input: `traceconv -o json *.trace` must not write into b.trace. */
 static int names_output(const char *path, const char *writer, int force, const char *first)
 {
     struct stat st;
-    if (!strcmp(path, "-") || has_writer_extension(path, writer))
+    if (is_stdout(path) || has_writer_extension(path, writer))
         return 1;
     if (stat(path, &st) != 0)
         return errno == ENOENT;
@@ -381,6 +391,10 @@ static int check_target(cli *a, const job *jb, target *t)
         cli_say("traceconv: %s: cannot create the output: %s", t->path, strerror(errno));
         return EXIT_CONVERT;
     }
+    if (!*t->leaf) { /* "dir/" */
+        cli_say("traceconv: %s: is a directory", t->path);
+        return EXIT_USAGE;
+    }
     char *key = written_key(t);
     int again = key && of_names_has(&a->written, key);
     free(key);
@@ -415,7 +429,7 @@ static int plan_targets(const cli *a, const job *jb, target *t)
             cli_say("traceconv: %s: out of memory", jb->input);
             return EXIT_CONVERT;
         }
-        t[i].to_stdout = !strcmp(t[i].path, "-");
+        t[i].to_stdout = is_stdout(t[i].path);
     }
     return 0;
 }
@@ -812,7 +826,7 @@ static int run_diff(cli *a, const char *given, char **ops, int n)
         cli_say("traceconv: out of memory");
         return EXIT_CONVERT;
     }
-    t.to_stdout = !strcmp(t.path, "-");
+    t.to_stdout = is_stdout(t.path);
     int rc = t.to_stdout ? 0 : check_target(a, &jb, &t);
     tc_conv *base = rc ? NULL : tc_conv_new(), *next = rc ? NULL : tc_conv_new();
     if (!rc && (!base || !next)) {
