@@ -166,6 +166,7 @@ typedef struct batch batch;
 typedef struct worker_slot {
     batch *b;
     _Atomic uint64_t done;
+    uint64_t size; /* the member's: done never passes it (a gzip member counts inflated bytes) */
 } worker_slot;
 
 struct batch {
@@ -632,7 +633,7 @@ static int member_progress(void *user, uint64_t done, uint64_t total)
 {
     (void)total;
     worker_slot *w = user;
-    atomic_store(&w->done, done);
+    atomic_store(&w->done, done < w->size ? done : w->size);
     if (w->b->progress && pthread_mutex_trylock(&w->b->lock) == 0) {
         draw_progress(w->b, 0);
         pthread_mutex_unlock(&w->b->lock);
@@ -892,6 +893,7 @@ static void process_member(batch *b, member *m, worker_slot *w)
         in.name = m->clean; /* its stem is the default process name, as for the extracted file */
     }
     m->detail = cJSON_CreateObject();
+    w->size = m->size;
     int rc = convert_formats(b, m, w, &in, m->detail, err, sizeof err);
     if (map)
         munmap(map, map_len);
