@@ -818,7 +818,7 @@ static const uint8_t *map_content(const member *m, void **base, size_t *len)
 
 /* A small member's bytes, read into the worker's buffer (mapping and unmapping each of
  * 100,000 tiny members took most of a run: an unmap flushes the TLB of every CPU the process
- * runs on). NULL (errno) when they cannot be read. */
+ * runs on). NULL (errno; 0 when the file is shorter than it was) when they cannot be read. */
 static const uint8_t *read_small(const member *m, worker_slot *w)
 {
     if (!w->small && !(w->small = malloc(SMALL_MEMBER)))
@@ -829,7 +829,7 @@ static const uint8_t *read_small(const member *m, worker_slot *w)
             continue;
         if (n <= 0) {
             if (n == 0)
-                errno = EIO; /* the file is shorter than it was: changed while read */
+                errno = 0; /* the file is shorter than it was */
             return NULL;
         }
         got += (size_t)n;
@@ -890,7 +890,10 @@ static void process_member(batch *b, member *m, worker_slot *w)
     size_t map_len = 0;
     const uint8_t *data = NULL;
     if (m->data_fd >= 0 && !(data = m->size <= SMALL_MEMBER ? read_small(m, w) : map_content(m, &map, &map_len))) {
-        snprintf(err, sizeof err, "cannot read the member: %s", strerror(errno));
+        if (errno) /* as the library says of a mapped input that shrank */
+            snprintf(err, sizeof err, "cannot read the member: %s", strerror(errno));
+        else
+            snprintf(err, sizeof err, "input changed while reading: the file is shorter than the member");
         finish_member(b, m, ST_FAILED, err);
         return;
     }
