@@ -381,6 +381,7 @@ static const char *option_expects(const char *key)
         {"max-depth", "a count from 1 to 1000000"},
         {"read-chunk", "bytes, 1 to 16M"},
         {"deobfuscate", "the path of a mapping.txt"},
+        {"max-output", "bytes, K/M/G suffixes allowed, or N times the input's size: Nx"},
     };
     static const char *const flags[] = {"strict", "no-thread", "merge-threads", "text", "inverted",
                                         "hash", "negate", "csv", "html"};
