@@ -87,7 +87,9 @@ typedef enum tc_status {
     TC_ERR_UNSUPPORTED = -6, /* valid input the chosen writer cannot express */
     TC_ERR_STRICT = -7,      /* a warning under --strict */
     TC_ERR_STATE = -8,       /* the call is not allowed in the object's state (see above) */
-    TC_ERR_CANCELED = -9     /* the progress callback asked to stop */
+    TC_ERR_CANCELED = -9,    /* the progress callback asked to stop */
+    TC_ERR_NO_TRACE = -10    /* well-formed input that holds no trace (a JSON document with no
+                                trace events): a batch of files skips it, where a conversion fails */
 } tc_status;
 
 /* A short English description of a status ("no space", ...); never NULL. */
@@ -338,6 +340,20 @@ TC_API int tc_probe_file(const char *path, tc_probe_score *out, size_t max, char
  * NULL scores the content alone. The caller keeps data alive during the call. */
 TC_API int tc_probe_memory(const void *data, size_t size, const char *name, tc_probe_score *out, size_t max,
                            char *err, size_t errlen);
+
+/* ---- decompression guard ----------------------------------------------------- */
+
+/* The guard the library puts on every decompression it makes (gzip input, the zlib
+ * stream of atrace -z), for an application that decompresses by other means (traceconv
+ * batch's archive members, read with libarchive): call it as the bytes come, with the
+ * bytes made so far (expanded) from the compressed bytes taken so far (consumed; equal for
+ * stored data). TC_OK while expanded stays within max_input (0: the default, 64G) and
+ * within 200:1 of consumed beyond 256 MiB; else TC_ERR_LIMIT with the library's message
+ * in err: "<what> expands more than 200:1 (N bytes from M): refused as a decompression
+ * bomb", "<what> expands beyond max-input (N bytes); raise it with --max-input" or, for
+ * stored data, "<what> is larger than max-input ...". what NULL: "the input". */
+TC_API int tc_check_expansion(uint64_t expanded, uint64_t consumed, uint64_t max_input, const char *what, char *err,
+                              size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -312,3 +312,12 @@ def pprof_raw(text):
             if m:
                 locs[int(m.group(1))] = m.group(2)
     return types, samples, locs
+
+
+# A temporary output of traceconv (outfile.c): ".tc-" and six letters or digits, beside
+# the output, whatever its name (a fixed short name: a legal 255-byte output name works).
+TEMP_NAME = re.compile(r"\.tc-[A-Za-z0-9]{6}")
+
+
+def is_temp_name(path):
+    return TEMP_NAME.fullmatch(os.path.basename(path)) is not None

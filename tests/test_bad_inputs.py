@@ -25,7 +25,7 @@ def main():
         if expect["exit"] == 1:
             ctx.eq(len(lines), 1, f"{name}: one line on stderr")
             ctx.check(not os.path.exists(out), f"{name}: no output file after an error")
-            left = [f for f in os.listdir(ctx.work) if f.startswith("." + name) and ".tmp-" in f]
+            left = [f for f in os.listdir(ctx.work) if tclib.is_temp_name(f)]
             ctx.check(not left, f"{name}: temporary files left: {left}")
         msg = lines[0] if lines else ""
         if expect["exit"] == 0 and expect["words"]:  # a conversion may warn more than once: find the one meant

@@ -17,7 +17,7 @@ import tarfile
 import time
 import zipfile
 
-from tclib import Ctx, WRITER_EXT
+from tclib import Ctx, WRITER_EXT, is_temp_name
 
 ctx = Ctx()
 W = ctx.work
@@ -60,17 +60,27 @@ def strip_ext(path):
     return os.path.join(d, stem) if d else stem
 
 
-def output_stems(names):
-    """The names the batch must give, in member order: the path without extension, then -1, -2... when taken."""
+def output_name(stem, member, fmt):
+    """A member's output for fmt: stem + the writer's extension, or stem.FORMAT.ext when that
+    would be the member's own name (system.json -> system.json.json): never the input's name."""
+    name = f"{stem}.{WRITER_EXT[fmt]}"
+    if os.path.basename(name).lower() == os.path.basename(member).lower():
+        name = f"{stem}.{fmt}.{WRITER_EXT[fmt]}"
+    return name
+
+
+def output_stems(names, formats=FORMATS):
+    """The stems the batch must give, in member order: the path without extension, then -1, -2...
+    while one of its output names is taken (names compared without case)."""
     used, out = set(), {}
     for n in names:
         want = strip_ext(n)
-        name, k = want, 0
-        while name in used:
+        stem, k = want, 0
+        while any(output_name(stem, n, f).lower() in used for f in formats):
             k += 1
-            name = f"{want}-{k}"
-        used.add(name)
-        out[n] = name
+            stem = f"{want}-{k}"
+        used.update(output_name(stem, n, f).lower() for f in formats)
+        out[n] = stem
     return out
 
 
@@ -153,7 +163,7 @@ def check_outputs(outdir, group, members, expect, what, tree=None, formats=FORMA
     """Every member's outputs equal the single-file conversion (of the file in tree, when given);
     statuses as expected; no other file."""
     s = summary(outdir)
-    stems = output_stems(sorted(members) if tree else list(members))
+    stems = output_stems(sorted(members) if tree else list(members), formats)
     got = {e["member"]: e for e in s["members"]}
     ctx.eq(sorted(got), sorted(members), f"{what}: members listed")
     want_files = {"traceconv-batch.json"}
@@ -166,7 +176,7 @@ def check_outputs(outdir, group, members, expect, what, tree=None, formats=FORMA
         if expect[name] != "ok":
             continue
         for fmt in formats:
-            rel = os.path.join(group, stems[name]) + "." + WRITER_EXT[fmt]
+            rel = os.path.join(group, output_name(stems[name], name, fmt))
             want_files.add(rel)
             p = os.path.join(outdir, rel)
             want = in_place(os.path.join(tree, name), fmt) if tree else single_file(data, os.path.basename(name), fmt)
@@ -451,7 +461,8 @@ def test_damaged_and_empty():
         write_zip(arc, {}) if kind == "zip" else write_tar(arc, {})
         out = os.path.join(W, f"out-empty-{kind}")
         batch(["-o", "json", "-O", out, "-q", arc], check_rc=0)
-        ctx.eq(summary(out)["members"], [], f"empty {kind}: no member")
+        listed = [(e["member"], e["status"], "empty" in e.get("reason", "")) for e in summary(out)["members"]]
+        ctx.eq(listed, [(f"empty.{kind}", "skipped", True)], f"empty {kind}: listed itself, skipped as empty")
     if shutil.which("zip"):
         d = os.path.join(W, "enc")
         os.makedirs(d)
@@ -643,7 +654,7 @@ def test_sigint():
     p.send_signal(signal.SIGINT)
     p.wait()
     ctx.eq(p.returncode, -signal.SIGINT, "SIGINT: dies of the signal")
-    leftovers = [f for f in names_under(out) if ".tmp-" in f]
+    leftovers = [f for f in names_under(out) if is_temp_name(f)]
     ctx.eq(leftovers, [], "SIGINT: no temporary file left")
     ctx.eq(os.listdir(tmp), [], "SIGINT: no spool file left")
     done = sorted(f for f in names_under(out) if f.endswith(".json") and f != "traceconv-batch.json")

@@ -27,7 +27,7 @@ def s(b):
 
 
 def no_stray(ctx, d, what):
-    stray = [n for n in os.listdir(d) if ".tmp-" in n]
+    stray = [n for n in os.listdir(d) if tclib.is_temp_name(n)]
     ctx.eq(stray, [], f"{what}: stray temp files in {d}")
 
 
@@ -625,7 +625,7 @@ def check_several_formats_disk_full(ctx):
         ctx.check(": json: cannot write the output: No space left on device" in err,
                   f"disk full, several formats: the json output's error names the writer and the cause: {err!r}")
         left = sorted(os.listdir(d))
-        ctx.check(left[0] == "app.trace" and all(not n.startswith("app.json") and ".tmp-" not in n for n in left),
+        ctx.check(left[0] == "app.trace" and all(not n.startswith("app.json") and not tclib.is_temp_name(n) for n in left),
                   f"disk full, several formats: no json output nor temporary file left: {left}")
         for n in left[1:]:  # an output that fitted is complete: equal to its single conversion
             fmt = "perfetto" if n.endswith(".pftrace") else "folded"
@@ -645,7 +645,7 @@ def check_several_formats_signal(ctx):
     subprocess.run([ctx.tracegen, "--bench", "40", big], check=True, capture_output=True)
     p = subprocess.Popen([ctx.traceconv, "-q", "-o", "json,perfetto,folded", big], stderr=subprocess.PIPE)
     deadline = time.time() + 60
-    temps = lambda: [n for n in os.listdir(d) if ".tmp-" in n]
+    temps = lambda: [n for n in os.listdir(d) if tclib.is_temp_name(n)]
     while len(temps()) < 3 and p.poll() is None and time.time() < deadline:
         time.sleep(0.002)
     seen = sorted(temps())

@@ -70,7 +70,7 @@ def check_signal(ctx, sig):
     if not os.path.exists(big):
         subprocess.run([ctx.tracegen, "--bench", "150", big], check=True, capture_output=True)
     out = os.path.join(ctx.work, f"out-{sig.name}.json")
-    pattern = os.path.join(ctx.work, f".out-{sig.name}.json.tmp-*")
+    pattern = os.path.join(ctx.work, ".tc-??????")  # outfile.c's temporary name
     for stale in glob.glob(pattern):  # from an earlier failed run: it would be seen at once
         os.remove(stale)
     p = subprocess.Popen([ctx.traceconv, "-q", "-f", "-o", "json", big, out], stderr=subprocess.PIPE)

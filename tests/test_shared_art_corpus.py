@@ -79,7 +79,7 @@ def main():
             ctx.check(": art:" in msg, f"{fname} -> {fmt}: message does not name the 'art' module: {msg!r}")
             ctx.check("offset 0x" in msg, f"{fname} -> {fmt}: message has no offset: {msg!r}")
             ctx.check(not os.path.exists(out), f"{fname} -> {fmt}: output {out} was left behind")
-            stray = [n for n in os.listdir(d) if ".tmp-" in n]
+            stray = [n for n in os.listdir(d) if tclib.is_temp_name(n)]
             ctx.eq(stray, [], f"{fname} -> {fmt}: stray temp files in {d}")
             ctx.eq(r.stdout, b"", f"{fname} -> {fmt}: stdout")
     ctx.done()

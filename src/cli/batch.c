@@ -6,22 +6,32 @@
  * member by member. A member of an uncompressed tar in a regular file is
  * handed over in place (the archive's file and the member's offset in it: the
  * worker maps those bytes); any other member is spooled to an unlinked
- * temporary file (never a name on disk, bounded by --max-input). Either goes
- * through a bounded queue to one of N worker threads, each converting with
- * tc_conv objects of its own; memory therefore stays about N conversions
- * whatever the number or size of the members.
+ * temporary file (never a name on disk, bounded by --max-input and by the
+ * library's decompression guard, tc_check_expansion). Either goes through a
+ * bounded queue to one of N worker threads, each converting with tc_conv objects
+ * of its own; memory therefore stays about N conversions whatever the number or
+ * size of the members.
  *
  * Every output lands under OUTDIR, whatever the member names say: names are
  * normalized component by component (no absolute path, no "..", no drive
  * letter), directories are created and entered with O_NOFOLLOW (a symlink in
- * the way is refused), and only regular members are converted. Outputs are
- * written to a temporary file in their directory and renamed into place; a
- * dedicated signal thread removes any temporary file left on SIGINT/SIGTERM/
- * SIGHUP before the process dies of the signal.
+ * the way is refused), and only regular members are converted. Output names,
+ * the overwrite rules (-f), temporary files and their removal on signals are
+ * outfile.c's, the same as a single conversion's: names are unique by
+ * construction (a registry of every name given, the summary's among them), and
+ * an existing file is replaced only with -f, never an original trace.
+ *
+ * Every input named or found is in the summary with a status (an archive with
+ * no member is listed itself). A member's summary entry is written to an
+ * unlinked file beside the summary as soon as it is finished, and the member
+ * forgotten: what the run holds per member is its place in that file (16
+ * bytes) and its output names in the registry (16 bytes each), so memory does
+ * not grow with the members' paths, figures or warnings.
  */
 #define _GNU_SOURCE
 #include "batch.h"
 #include "cli_util.h"
+#include "outfile.h"
 #include "traceconv.h"
 
 #include <archive.h>
@@ -49,7 +59,6 @@
 
 enum { EXIT_SOME_FAILED = 1, EXIT_USAGE = 2 };
 enum { MAX_WORKERS = 256, MAX_FORMATS = 16, MAX_GLOBS = 64, MAX_SETTINGS = 64 };
-enum { MAX_TEMPS = MAX_WORKERS * MAX_FORMATS + 1 }; /* a member's outputs are renamed together; + the summary */
 enum { ST_PENDING = 0, ST_OK, ST_FAILED, ST_SKIPPED };
 static const char *const status_name[] = {"pending", "ok", "failed", "skipped"};
 
@@ -60,9 +69,13 @@ static const char usage_text[] =
     "and archives (.zip, .tar, .tar.gz/.tgz, .tar.zst, .tar.xz, .tar.bz2; '-' reads an\n"
     "archive from stdin). Members are chosen by content; the others are listed as skipped.\n"
     "Outputs: OUTDIR/<archive or directory name>/<member path without extension>.<ext>.\n"
+    "An existing file is not overwritten without -f (that member fails, saying so), and\n"
+    "an original trace never is.\n"
     "\n"
     "  -o, --output-format LIST  writers, comma separated (see traceconv --list-formats)\n"
     "  -O, --output-dir DIR      where the outputs go (created if missing)\n"
+    "  -f, --force               replace existing outputs (never an original trace; a\n"
+    "                            symbolic link is replaced itself, not followed)\n"
     "  -j, --jobs N              conversions at once (default: the number of CPUs)\n"
     "      --include GLOB        only members whose path matches (repeatable)\n"
     "      --exclude GLOB        not members whose path matches (repeatable)\n"
@@ -71,7 +84,8 @@ static const char usage_text[] =
     "      --shard I/N           convert only the members of shard I (0..N-1) of N\n"
     "      --progress            show progress even when stderr is not a terminal\n"
     "      --skip-existing       keep what the previous run (its summary) converted from the\n"
-    "                            same member: same size and mtime, or same content in an archive\n"
+    "                            same member: same size and mtime, or same content in an\n"
+    "                            archive; a member converted again replaces its own outputs\n"
     "  -q, --quiet               no progress, no per-member messages\n"
     "      --strict, --weight, --no-thread, --merge-threads, --text, --max-depth,\n"
     "      --title, --width, --minwidth, --inverted, --colors, --hash,\n"
@@ -82,69 +96,12 @@ static const char usage_text[] =
     "\n"
     "Exit status: 0 every member converted (or skipped), 1 some failed, 2 usage error.\n";
 
-/* ---- temporary files: registered so that the signal thread can remove them ---- */
-
-typedef struct temp_slot {
-    int used, dirfd;
-    char name[NAME_MAX + 1];
-} temp_slot;
-
-static pthread_mutex_t temp_lock = PTHREAD_MUTEX_INITIALIZER;
-static temp_slot temps[MAX_TEMPS];
-static atomic_ulong temp_counter;
-static mode_t output_mode = 0666;
-
-/* Create dirfd/.NAME.tmp-PID-N exclusively and note it; returns the fd and the slot, or -1. */
-static int temp_create(int dirfd, const char *leaf, int *slot_out)
-{
-    char name[NAME_MAX + 1];
-    int n = snprintf(name, sizeof name, ".%s.tmp-%ld-%lu", leaf, (long)getpid(),
-                     (unsigned long)atomic_fetch_add(&temp_counter, 1));
-    if (n < 0 || (size_t)n >= sizeof name) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    pthread_mutex_lock(&temp_lock);
-    int slot = -1;
-    for (int i = 0; i < MAX_TEMPS && slot < 0; i++)
-        if (!temps[i].used)
-            slot = i;
-    int fd = slot < 0 ? -1 : openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-        temps[slot].used = 1;
-        temps[slot].dirfd = dirfd;
-        strcpy(temps[slot].name, name);
-    } else if (slot < 0) {
-        errno = EMFILE;
-    }
-    pthread_mutex_unlock(&temp_lock);
-    if (fd >= 0)
-        (void)fchmod(fd, output_mode); /* as a single conversion makes it */
-    *slot_out = slot;
-    return fd;
-}
-
-/* Rename the temporary file onto final (keep=1) or remove it (keep=0). */
-static int temp_finish(int slot, const char *final, int keep)
-{
-    pthread_mutex_lock(&temp_lock);
-    temp_slot *t = &temps[slot];
-    int rc = keep ? renameat(t->dirfd, t->name, t->dirfd, final) : 0;
-    int err = errno;
-    if (!keep || rc != 0)
-        unlinkat(t->dirfd, t->name, 0);
-    t->used = 0;
-    pthread_mutex_unlock(&temp_lock);
-    errno = err;
-    return rc;
-}
-
 /* On a termination signal the run winds down: no new member, conversions
  * under way are canceled (their progress callback says so), the summary of
  * what was done is written, and the main thread dies of the signal. A second
  * signal, or 5 seconds without the end (a reader blocked on stdin), cuts it
- * short: every temporary file is removed (keeping temp_lock, so that no new
- * one appears meanwhile) and the process dies of the signal at once. */
+ * short: every temporary file is removed (the registry kept locked, so that no
+ * new one appears meanwhile) and the process dies of the signal at once. */
 static atomic_int interrupted, wound_up;
 static atomic_int *stop_flag;
 
@@ -162,81 +119,17 @@ static void *signal_thread(void *arg)
             break;
     if (atomic_load(&wound_up))
         return NULL;
-    pthread_mutex_lock(&temp_lock);
-    for (int i = 0; i < MAX_TEMPS; i++)
-        if (temps[i].used)
-            unlinkat(temps[i].dirfd, temps[i].name, 0);
+    of_remove_temps_and_hold();
     signal(sig, SIG_DFL);
     pthread_sigmask(SIG_UNBLOCK, set, NULL);
     raise(sig);
     _exit(128 + sig);
 }
 
-/* ---- a set of strings (output names already given) ---- */
-
-typedef struct nameset {
-    char **slots;
-    size_t cap, count;
-} nameset;
-
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
-static int nameset_has(const nameset *s, const char *name)
-{
-    if (!s->cap)
-        return 0;
-    for (size_t i = fnv1a(name) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-        if (!s->slots[i])
-            return 0;
-        if (!strcmp(s->slots[i], name))
-            return 1;
-    }
-}
-
-/* Takes ownership of name; -1 when out of memory. */
-static int nameset_add(nameset *s, char *name)
-{
-    if ((s->count + 1) * 2 > s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 1024;
-        char **slots = calloc(cap, sizeof *slots);
-        if (!slots)
-            return -1;
-        for (size_t i = 0; i < s->cap; i++) {
-            if (!s->slots[i])
-                continue;
-            size_t j = fnv1a(s->slots[i]) & (cap - 1);
-            while (slots[j])
-                j = (j + 1) & (cap - 1);
-            slots[j] = s->slots[i];
-        }
-        free(s->slots);
-        s->slots = slots;
-        s->cap = cap;
-    }
-    size_t j = fnv1a(name) & (s->cap - 1);
-    while (s->slots[j])
-        j = (j + 1) & (s->cap - 1);
-    s->slots[j] = name;
-    s->count++;
-    return 0;
-}
-
-static void nameset_free(nameset *s)
-{
-    for (size_t i = 0; i < s->cap; i++)
-        free(s->slots[i]);
-    free(s->slots);
-}
-
 /* ---- the run ---- */
 
 typedef struct member {
+    size_t index;   /* in the order members were found: their place in the summary */
     char *source;   /* the INPUT operand */
     char *path;     /* member path in the archive or directory (as given) */
     char *clean;    /* path sanitized (sanitize_path) */
@@ -249,6 +142,9 @@ typedef struct member {
     int64_t mtime;  /* plain files; -1 for archive members */
     uint64_t hash;  /* archive members: XXH3-64 of the content, for --skip-existing */
     int hashed;     /* hash is known: spooled members by the reader, in-place ones by their worker */
+    int own_outputs; /* --skip-existing: the previous run wrote this member's outputs; they may be redone */
+    const char *unnamed; /* why a regular member has no output name (out_rel NULL) */
+    int unnamed_status;  /* and what it is then: skipped (no name left) or failed (a trace may be lost) */
     int status;
     char *reason;   /* why failed or skipped */
     cJSON *detail;  /* reader, input, outputs, figures, warnings (set by the worker) */
@@ -258,13 +154,32 @@ typedef struct setting {
     const char *key, *value;
 } setting;
 
-typedef struct batch {
-    const char *formats[MAX_FORMATS];
+/* Where a finished member's summary entry lies in the entries file. */
+typedef struct entry_ref {
+    uint64_t off;
+    uint32_t len;
+} entry_ref;
+
+typedef struct batch batch;
+
+/* A worker: the input bytes its member has been read so far, for the progress line. */
+enum { SMALL_MEMBER = 64 << 10 }; /* read, not mapped: unmapping costs every CPU a TLB flush */
+
+typedef struct worker_slot {
+    batch *b;
+    _Atomic uint64_t done;
+    uint64_t size; /* the member's: done never passes it (a gzip member counts inflated bytes) */
+    uint8_t *small; /* SMALL_MEMBER bytes, for small members */
+} worker_slot;
+
+struct batch {
+    const char *formats[MAX_FORMATS]; /* the registry's names */
+    const char *exts[MAX_FORMATS];    /* each one's output extension */
     size_t n_formats;
     const char *outdir, *summary_path;
     int outdir_fd;
     struct stat outdir_st;
-    int jobs, fail_fast, quiet, progress;
+    int jobs, fail_fast, quiet, progress, force;
     unsigned shard_i, shard_n;
     const char *include[MAX_GLOBS], *exclude[MAX_GLOBS];
     size_t n_include, n_exclude;
@@ -272,12 +187,18 @@ typedef struct batch {
     size_t n_settings;
     uint64_t max_input;
     int report_html; /* --html: the report's outputs end in .report.html */
-    nameset used;
+    of_names used;   /* every output name given (the reader thread's) */
+    int summary_dirfd;
+    const char *summary_leaf;
+    worker_slot slots[MAX_WORKERS];
 
     pthread_mutex_t lock; /* everything below */
     pthread_cond_t can_take, can_put;
-    member **members;
-    size_t n_members, cap_members;
+    entry_ref *entries;   /* by member index */
+    size_t n_members, cap_entries;
+    FILE *entries_file;   /* unlinked, beside the summary */
+    uint64_t entries_size;
+    int entries_error;    /* errno of a failed write to it, or 0 */
     member *queue[MAX_WORKERS];
     size_t q_head, q_count, q_cap;
     int closed, scanning;
@@ -285,15 +206,13 @@ typedef struct batch {
     size_t done, n_ok, n_failed, n_skipped, n_reused, queued;
     int skip_existing;
     uint64_t bytes_done, bytes_queued, bytes_out;
+    /* the inputs' own bytes, for the ETA of compressed archives: their total size (0:
+     * unknown, with a directory or stdin among them) and how far the reader is through them */
+    uint64_t raw_total, raw_before;
+    _Atomic uint64_t raw_pos;
     double t0, last_draw;
     int drawn;
-} batch;
-
-/* An output's extension: the writer's, but .report.html for report --html (as a single conversion). */
-static const char *output_extension(const batch *b, const char *writer)
-{
-    return b->report_html && !strcmp(writer, "report") ? "report.html" : tc_writer_extension(writer);
-}
+};
 
 static double now_seconds(void)
 {
@@ -306,14 +225,51 @@ static char *xstrdup(const char *s)
 {
     char *d = strdup(s ? s : "");
     if (!d) {
-        fputs("traceconv: out of memory\n", stderr);
+        cli_say("traceconv: out of memory");
         exit(EXIT_SOME_FAILED);
     }
     return d;
 }
 
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        cli_say("traceconv: out of memory");
+        exit(EXIT_SOME_FAILED);
+    }
+    return p;
+}
+
 /* ---- progress: one line on stderr, redrawn at most ten times a second ---- */
 
+/* Input bytes converted: the finished members' and those read so far of the members under way. */
+static uint64_t bytes_converted(const batch *b)
+{
+    uint64_t n = b->bytes_done;
+    for (int i = 0; i < b->jobs; i++)
+        n += atomic_load(&b->slots[i].done);
+    return n;
+}
+
+/* "12s", or "?" while nothing says how much is left. While the reader is still in the
+ * inputs, the part of their own bytes it has been through (compressed bytes, for a
+ * .tar.gz) scales what it has found so far to an estimate of the whole. */
+static void format_eta(const batch *b, uint64_t converted, double rate, char *eta, size_t len)
+{
+    snprintf(eta, len, "?");
+    double total = (double)b->bytes_queued;
+    if (b->scanning) {
+        uint64_t pos = b->raw_before + atomic_load(&b->raw_pos);
+        if (!b->raw_total || !pos || !b->bytes_queued)
+            return;
+        total = (double)b->bytes_queued * ((double)b->raw_total / (double)(pos < b->raw_total ? pos : b->raw_total));
+    }
+    if (rate > 0 && total >= (double)converted)
+        snprintf(eta, len, "%.0fs", (total - (double)converted) / rate);
+}
+
+/* Under b->lock. */
 static void draw_progress(batch *b, int final)
 {
     if (!b->progress)
@@ -324,15 +280,16 @@ static void draw_progress(batch *b, int final)
     b->last_draw = t;
     if (final) {
         if (b->drawn)
-            fputs("\r\033[K", stderr);
+            cli_progress_clear();
         return;
     }
-    double el = t - b->t0, rate = el > 0 ? b->bytes_done / el : 0;
-    char eta[32] = "?";
-    if (!b->scanning && rate > 0)
-        snprintf(eta, sizeof eta, "%.0fs", (double)(b->bytes_queued - b->bytes_done) / rate);
-    fprintf(stderr, "\rtraceconv batch: %zu/%zu%s files, %.1f MB, %.1f MB/s, ETA %s, %zu failed\033[K", b->done,
-            b->queued, b->scanning ? "+" : "", b->bytes_done / 1e6, rate / 1e6, eta, b->n_failed);
+    uint64_t converted = bytes_converted(b);
+    double el = t - b->t0, rate = el > 0 ? converted / el : 0;
+    char eta[32];
+    format_eta(b, converted, rate, eta, sizeof eta);
+    cli_progress_line("traceconv batch: %zu/%zu%s files, %.1f MB, %.1f MB/s, ETA %s, %zu failed%s", b->done,
+                      b->queued, b->scanning ? "+" : "", converted / 1e6, rate / 1e6, eta, b->n_failed,
+                      atomic_load(&interrupted) ? ", interrupted: finishing" : "");
     b->drawn = 1;
 }
 
@@ -342,7 +299,7 @@ static member *new_member(batch *b, const char *source, const char *path)
 {
     member *m = calloc(1, sizeof *m);
     if (!m) {
-        fputs("traceconv: out of memory\n", stderr);
+        cli_say("traceconv: out of memory");
         exit(EXIT_SOME_FAILED);
     }
     m->source = xstrdup(source);
@@ -350,22 +307,76 @@ static member *new_member(batch *b, const char *source, const char *path)
     m->data_fd = -1;
     m->mtime = -1;
     pthread_mutex_lock(&b->lock);
-    if (b->n_members == b->cap_members) {
-        size_t cap = b->cap_members ? b->cap_members * 2 : 256;
-        member **grown = realloc(b->members, cap * sizeof *grown);
+    if (b->n_members == b->cap_entries) {
+        size_t cap = b->cap_entries ? b->cap_entries * 2 : 1024;
+        entry_ref *grown = realloc(b->entries, cap * sizeof *grown);
         if (!grown) {
-            fputs("traceconv: out of memory\n", stderr);
+            cli_say("traceconv: out of memory");
             exit(EXIT_SOME_FAILED);
         }
-        b->members = grown;
-        b->cap_members = cap;
+        b->entries = grown;
+        b->cap_entries = cap;
     }
-    b->members[b->n_members++] = m;
+    m->index = b->n_members++;
+    b->entries[m->index] = (entry_ref){0, 0};
     pthread_mutex_unlock(&b->lock);
     return m;
 }
 
-/* A member's final status; the counters, the message on stderr, --fail-fast. */
+static void free_member(member *m)
+{
+    free(m->source), free(m->path), free(m->out_rel), free(m->clean), free(m->file), free(m->reason);
+    cJSON_Delete(m->detail);
+    free(m);
+}
+
+static cJSON *member_json(member *m)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "source", m->source);
+    cJSON_AddStringToObject(o, "member", m->path);
+    cJSON_AddNumberToObject(o, "size", (double)m->size);
+    if (m->mtime >= 0)
+        cJSON_AddNumberToObject(o, "mtime", (double)m->mtime);
+    if (m->hashed) {
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)m->hash);
+        cJSON_AddStringToObject(o, "xxh3", hex);
+    }
+    if (m->out_rel && m->status != ST_SKIPPED)
+        cJSON_AddStringToObject(o, "output", m->out_rel);
+    cJSON_AddStringToObject(o, "status", status_name[m->status]);
+    if (m->reason)
+        cJSON_AddStringToObject(o, m->status == ST_FAILED ? "error" : "reason", m->reason);
+    if (m->detail) {
+        cJSON *item = m->detail->child;
+        while (item) {
+            cJSON *next = item->next;
+            cJSON_AddItemToObject(o, item->string, cJSON_DetachItemViaPointer(m->detail, item));
+            item = next;
+        }
+    }
+    return o;
+}
+
+/* The member's summary entry, one line of JSON, into the entries file (under b->lock). */
+static void spool_entry_text(batch *b, const member *m, const char *text)
+{
+    size_t len = text ? strlen(text) : 0;
+    if (!text || len > UINT32_MAX) {
+        b->entries_error = b->entries_error ? b->entries_error : ENOMEM;
+        return;
+    }
+    if (fwrite(text, 1, len, b->entries_file) != len) {
+        b->entries_error = b->entries_error ? b->entries_error : errno ? errno : EIO;
+        return;
+    }
+    b->entries[m->index] = (entry_ref){b->entries_size, (uint32_t)len};
+    b->entries_size += len;
+}
+
+/* A member's final status; the counters, the message on stderr, --fail-fast; its summary
+ * entry written, and the member freed. */
 static void finish_member(batch *b, member *m, int status, const char *reason)
 {
     if (m->data_fd >= 0) {
@@ -375,7 +386,11 @@ static void finish_member(batch *b, member *m, int status, const char *reason)
     m->status = status;
     if (reason)
         m->reason = xstrdup(reason);
+    cJSON *json = member_json(m);
+    char *text = cJSON_PrintUnformatted(json);
+    cJSON_Delete(json);
     pthread_mutex_lock(&b->lock);
+    spool_entry_text(b, m, text);
     b->done++;
     b->bytes_done += m->size;
     if (status == ST_OK)
@@ -389,13 +404,17 @@ static void finish_member(batch *b, member *m, int status, const char *reason)
             atomic_store(&b->stop, 1);
         if (!b->quiet) {
             if (b->drawn)
-                fputs("\r\033[K", stderr);
-            fprintf(stderr, "traceconv: %s%s%s: %s\n", m->source, *m->path ? ": " : "", m->path,
-                    reason ? reason : "failed");
+                cli_progress_clear();
+            /* a file given as an INPUT is its own member: named once */
+            const char *base = strrchr(m->source, '/') ? strrchr(m->source, '/') + 1 : m->source;
+            int own = !*m->path || !strcmp(m->path, base);
+            cli_say("traceconv: %s%s%s: %s", m->source, own ? "" : ": ", own ? "" : m->path, reason ? reason : "failed");
         }
     }
     draw_progress(b, 0);
     pthread_mutex_unlock(&b->lock);
+    free(text);
+    free_member(m);
 }
 
 /* ---- member names -> output paths ---- */
@@ -445,41 +464,35 @@ static char *sanitize_path(const char *raw)
     return out;
 }
 
-/* The path without its extension (x.trace -> x; x.trace.gz -> x; .hidden stays). */
-static void strip_extension(char *path)
+/* The directories of the stem (under OUTDIR) hold outputs: taken in the registry, so that no
+ * output file gets one of their names; 0, or -1 when one is already an output file's name
+ * (an earlier member's "x/a.json" against this member's "x/a.json/b"). */
+static int take_directories(batch *b, const char *stem)
 {
-    char *slash = strrchr(path, '/');
-    char *base = slash ? slash + 1 : path;
-    char *dot = strrchr(base, '.');
-    if (dot && dot != base && !strcmp(dot, ".gz")) {
-        *dot = 0;
-        char *d2 = strrchr(base, '.');
-        if (d2 && d2 != base)
-            dot = d2;
-        else
-            *dot = '.';
+    char *dir = xstrdup(stem);
+    int rc = 0;
+    for (char *slash = strchr(dir, '/'); slash && rc == 0; slash = strchr(slash + 1, '/')) {
+        *slash = 0;
+        if (of_names_has(&b->used, dir))
+            rc = -1;
+        else if (of_names_take_dir(&b->used, dir) != 0) {
+            cli_say("traceconv: out of memory");
+            exit(EXIT_SOME_FAILED);
+        }
+        *slash = '/';
     }
-    if (dot && dot != base)
-        *dot = 0;
+    free(dir);
+    return rc;
 }
 
-/* A name no earlier member has: "x", else "x-1", "x-2", ... (stable by member order). */
-static char *unique_name(batch *b, const char *want)
+/* The output stem a member asks for: prefix + its sanitized path without extension. */
+static char *wanted_stem(const char *prefix, const char *clean)
 {
-    size_t n = strlen(want);
-    char *name = malloc(n + 24);
-    if (!name)
-        return NULL;
-    strcpy(name, want);
-    for (unsigned long k = 1; nameset_has(&b->used, name); k++)
-        snprintf(name + n, 24, "-%lu", k);
-    char *kept = strdup(name);
-    if (!kept || nameset_add(&b->used, kept) != 0) {
-        free(kept);
-        free(name);
-        return NULL;
-    }
-    return name;
+    size_t n = strlen(prefix) + strlen(clean) + 1;
+    char *want = xmalloc(n);
+    snprintf(want, n, "%s%s", prefix, clean);
+    want[of_stem_len(want)] = 0;
+    return want;
 }
 
 static int glob_selects(const batch *b, const char *path)
@@ -495,13 +508,18 @@ static int glob_selects(const batch *b, const char *path)
     return 0;
 }
 
+/* The shard of a member: a hash of its path under OUTDIR (prefix + sanitized path), the same
+ * in every shard whatever names the others took. */
 static int in_shard(const batch *b, const char *key)
 {
-    return b->shard_n <= 1 || fnv1a(key) % b->shard_n == b->shard_i;
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (const char *s = key; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return b->shard_n <= 1 || h % b->shard_n == b->shard_i;
 }
 
 /* A member found by the reader: filtered by --include/--exclude, named (the
- * name is taken even when another shard converts it, so that every shard
+ * names are taken even when another shard converts it, so that every shard
  * names alike), then kept when it is in our shard. prefix is the output
  * directory of its archive or directory ("" or "name/"). NULL: not ours. */
 static member *admit_shown(batch *b, const char *source, const char *shown, const char *path, const char *prefix,
@@ -509,7 +527,7 @@ static member *admit_shown(batch *b, const char *source, const char *shown, cons
 {
     char *clean = sanitize_path(path);
     if (!clean) {
-        fputs("traceconv: out of memory\n", stderr);
+        cli_say("traceconv: out of memory");
         exit(EXIT_SOME_FAILED);
     }
     if (!glob_selects(b, clean)) {
@@ -517,34 +535,38 @@ static member *admit_shown(batch *b, const char *source, const char *shown, cons
         return NULL;
     }
     char *rel = NULL;
+    const char *unnamed = "nothing is left of the name once sanitized";
+    int unnamed_status = ST_SKIPPED;
     if (*clean && regular) {
-        size_t n = strlen(prefix) + strlen(clean) + 1;
-        char *want = malloc(n);
-        if (!want)
+        char *want = wanted_stem(prefix, clean);
+        if (take_directories(b, want) != 0) {
+            unnamed = "not converted: its output directory would have the name of an earlier member's output file";
+            unnamed_status = ST_FAILED;
+        } else if (!(rel = of_plan_stem(&b->used, want, clean, b->formats, b->exts, b->n_formats))) {
+            cli_say("traceconv: out of memory");
             exit(EXIT_SOME_FAILED);
-        snprintf(want, n, "%s%s", prefix, clean);
-        strip_extension(want);
-        rel = unique_name(b, want);
+        }
         free(want);
-        if (!rel)
-            exit(EXIT_SOME_FAILED);
     }
-    char key[PATH_MAX * 2];
-    snprintf(key, sizeof key, "%s%s", prefix, *clean ? clean : path);
-    if (!in_shard(b, rel ? rel : key)) {
+    size_t n = strlen(prefix) + strlen(*clean ? clean : path) + 1;
+    char *key = xmalloc(n);
+    snprintf(key, n, "%s%s", prefix, *clean ? clean : path);
+    int ours = in_shard(b, key);
+    free(key);
+    if (!ours) {
         free(rel);
         free(clean);
         return NULL;
     }
-    size_t n = strlen(shown) + strlen(path) + 1;
-    char *listed = malloc(n);
-    if (!listed)
-        exit(EXIT_SOME_FAILED);
+    n = strlen(shown) + strlen(path) + 1;
+    char *listed = xmalloc(n);
     snprintf(listed, n, "%s%s", shown, path);
     member *m = new_member(b, source, listed);
     free(listed);
     m->out_rel = rel;
     m->clean = clean;
+    m->unnamed = rel ? NULL : unnamed;
+    m->unnamed_status = unnamed_status;
     return m;
 }
 
@@ -593,6 +615,7 @@ static int open_output_dir(batch *b, const char *rel, const char **leaf, char *e
     return fd;
 }
 
+
 /* ---- converting one member: one read for all its formats ---- */
 
 typedef struct input_ref {
@@ -607,17 +630,25 @@ static const char *stop_reason(void)
     return atomic_load(&interrupted) ? "not converted: interrupted" : "not converted: --fail-fast stopped the run";
 }
 
-static int cancel_when_interrupted(void *user, uint64_t done, uint64_t total)
+/* The conversion's progress: bytes of its member read so far (the progress line moves during a
+ * large member), and a cancel when the run is interrupted. */
+static int member_progress(void *user, uint64_t done, uint64_t total)
 {
-    (void)user, (void)done, (void)total;
+    (void)total;
+    worker_slot *w = user;
+    atomic_store(&w->done, done < w->size ? done : w->size);
+    if (w->b->progress && pthread_mutex_trylock(&w->b->lock) == 0) {
+        draw_progress(w->b, 0);
+        pthread_mutex_unlock(&w->b->lock);
+    }
     return atomic_load(&interrupted) != 0;
 }
 
-static tc_conv *new_conv(const batch *b)
+static tc_conv *new_conv(const batch *b, worker_slot *w)
 {
     tc_conv *c = tc_conv_new();
     if (c)
-        tc_conv_set_progress(c, cancel_when_interrupted, NULL);
+        tc_conv_set_progress(c, member_progress, w);
     for (size_t i = 0; c && i < b->n_settings; i++)
         tc_conv_set_option(c, b->settings[i].key, b->settings[i].value); /* checked at start */
     return c;
@@ -637,65 +668,121 @@ static void describe_conversion(tc_conv *c, cJSON *detail)
         cJSON_AddItemToArray(warn, cJSON_CreateString(w));
 }
 
-/* Every format of one member in one read (tc_conv_write_many), each into a
- * temporary file; all of them are renamed into place, or none. 0, or -1 with err. */
-static int convert_formats(batch *b, const input_ref *in, const char *rel, cJSON *detail, char *err, size_t errlen)
+/* A library message for the member: without the input's name the library starts it with
+ * (the summary and the line on stderr name the source and the member themselves). */
+static void member_error(const char *msg, const input_ref *in, char *err, size_t errlen)
 {
-    const char *leaf;
-    int dirfd = open_output_dir(b, rel, &leaf, err, errlen);
+    const char *name = in->path ? in->path : in->name;
+    size_t n = name ? strlen(name) : 0;
+    if (n && !strncmp(msg, name, n) && msg[n] == ':' && msg[n + 1] == ' ')
+        msg += n + 2;
+    snprintf(err, errlen, "%s", msg);
+}
+
+/* The member's output names (leaf names in its directory), one per format. */
+typedef struct member_outputs {
+    char *names[MAX_FORMATS];
+    int how[MAX_FORMATS];
+    of_file files[MAX_FORMATS];
+    size_t begun;
+} member_outputs;
+
+static void free_outputs(member_outputs *o, size_t n)
+{
+    for (size_t i = 0; i < o->begun; i++)
+        of_abandon(&o->files[i]);
+    for (size_t i = 0; i < n; i++)
+        free(o->names[i]);
+}
+
+/* The overwrite rules for each output of the member, before anything is read: one refused,
+ * the member fails and none is written. 0, or -1 with err. */
+static int check_outputs(batch *b, const member *m, int dirfd, const char *stem, member_outputs *o, char *err,
+                         size_t errlen)
+{
+    struct stat input;
+    of_rules rules = {.force = b->force || m->own_outputs, .inputs = &input};
+    rules.n_inputs = m->file && stat(m->file, &input) == 0;
+    size_t dir_len = (size_t)(strrchr(m->out_rel, '/') ? strrchr(m->out_rel, '/') - m->out_rel + 1 : 0);
+    for (size_t i = 0; i < b->n_formats; i++) {
+        o->names[i] = of_output_name(stem, strlen(stem), m->clean, b->formats[i], b->exts[i]);
+        if (!o->names[i]) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        char shown[PATH_MAX + NAME_MAX + 2], why[800];
+        snprintf(shown, sizeof shown, "%s/%.*s%s", b->outdir, (int)dir_len, m->out_rel, o->names[i]);
+        o->how[i] = of_check(dirfd, o->names[i], shown, &rules, why, sizeof why);
+        if (o->how[i] == OF_REFUSED) {
+            snprintf(err, errlen, "%.*s%s: %s", (int)dir_len, m->out_rel, o->names[i], why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Every output into place, or none: a rename that fails takes back the new ones before it. */
+static int commit_outputs(const batch *b, member_outputs *o, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < b->n_formats; i++) {
+        if (of_commit(&o->files[i]) != 0) {
+            snprintf(err, errlen, "cannot write the output %.255s: %.200s", o->names[i], of_strerror(errno));
+            for (size_t k = 0; k < i; k++)
+                of_withdraw(&o->files[k]);
+            return -1;
+        }
+    }
+    o->begun = 0;
+    return 0;
+}
+
+/* Every format of one member in one read (tc_conv_write_many), each into a
+ * temporary file; all of them are renamed into place, or none. 0; -1 (failed) or
+ * -2 (no trace: skipped) with err. */
+static int convert_formats(batch *b, const member *m, worker_slot *w, const input_ref *in, cJSON *detail, char *err,
+                           size_t errlen)
+{
+    const char *stem;
+    int dirfd = open_output_dir(b, m->out_rel, &stem, err, errlen);
     if (dirfd < 0)
         return -1;
-    tc_conv *c = new_conv(b);
-    if (!c) {
-        snprintf(err, errlen, "out of memory");
+    member_outputs o;
+    memset(&o, 0, sizeof o);
+    if (check_outputs(b, m, dirfd, stem, &o, err, errlen) != 0) {
+        free_outputs(&o, b->n_formats);
         close(dirfd);
         return -1;
     }
-    int rc = in->path ? tc_conv_open(c, in->path, NULL) : tc_conv_open_memory(c, in->data, in->size, in->name, NULL);
-    if (tc_conv_reader_name(c))
+    tc_conv *c = new_conv(b, w);
+    int rc = c ? TC_OK : TC_ERR_NOMEM;
+    if (!c)
+        snprintf(err, errlen, "out of memory");
+    else
+        rc = in->path ? tc_conv_open(c, in->path, NULL) : tc_conv_open_memory(c, in->data, in->size, in->name, NULL);
+    if (c && tc_conv_reader_name(c))
         cJSON_AddStringToObject(detail, "reader", tc_conv_reader_name(c));
-    if (rc != TC_OK)
-        snprintf(err, errlen, "%s", tc_conv_error(c));
-    int slots[MAX_FORMATS];
-    char finals[MAX_FORMATS][NAME_MAX + 1];
+    if (c && rc != TC_OK)
+        member_error(tc_conv_error(c), in, err, errlen);
     tc_output outs[MAX_FORMATS];
-    size_t made = 0;
-    for (; rc == TC_OK && made < b->n_formats; made++) {
-        const char *fmt = b->formats[made];
-        int n = snprintf(finals[made], NAME_MAX + 1, "%s.%s", leaf, output_extension(b, fmt)), fd = -1;
-        FILE *fp = NULL;
-        if (n < 0 || n >= NAME_MAX + 1) {
-            snprintf(err, errlen, "output name too long");
+    for (; rc == TC_OK && o.begun < b->n_formats; o.begun++) {
+        if (of_begin(&o.files[o.begun], dirfd, o.names[o.begun], o.how[o.begun]) != 0) {
+            snprintf(err, errlen, "cannot create the output %.255s: %.200s", o.names[o.begun], of_strerror(errno));
             rc = TC_ERR_IO;
-        } else if ((fd = temp_create(dirfd, finals[made], &slots[made])) < 0 || !(fp = fdopen(fd, "wb"))) {
-            snprintf(err, errlen, "cannot create the output %.255s: %.200s", finals[made], strerror(errno));
-            if (fd >= 0) {
-                close(fd);
-                temp_finish(slots[made], finals[made], 0);
-            }
-            rc = TC_ERR_IO;
-        }
-        if (rc != TC_OK)
             break;
-        outs[made] = (tc_output){.writer = fmt, .fp = fp};
-    }
-    if (rc == TC_OK) {
-        rc = tc_conv_write_many(c, outs, made);
-        if (rc != TC_OK)
-            snprintf(err, errlen, "%s", tc_conv_error(c));
-    }
-    cJSON *outputs = cJSON_AddArrayToObject(detail, "outputs");
-    for (size_t i = 0; i < made; i++) {
-        long size = ftell(outs[i].fp);
-        if (fclose(outs[i].fp) != 0 && rc == TC_OK) {
-            snprintf(err, errlen, "cannot write the output %.255s: %.200s", finals[i], strerror(errno));
-            rc = TC_ERR_IO;
         }
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "format", outs[i].writer);
-        cJSON_AddStringToObject(o, "name", finals[i]);
-        cJSON_AddNumberToObject(o, "size", (double)size);
-        cJSON_AddItemToArray(outputs, o);
+        outs[o.begun] = (tc_output){.writer = b->formats[o.begun], .fp = o.files[o.begun].fp};
+    }
+    size_t made = o.begun; /* outputs begun: the input was converted (or tried) */
+    if (rc == TC_OK && (rc = tc_conv_write_many(c, outs, b->n_formats)) != TC_OK)
+        member_error(tc_conv_error(c), in, err, errlen);
+    cJSON *outputs = cJSON_AddArrayToObject(detail, "outputs");
+    for (size_t i = 0; rc == TC_OK && i < b->n_formats; i++) {
+        long size = ftell(o.files[i].fp);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "format", b->formats[i]);
+        cJSON_AddStringToObject(e, "name", o.names[i]);
+        cJSON_AddNumberToObject(e, "size", (double)size);
+        cJSON_AddItemToArray(outputs, e);
         if (size > 0) {
             pthread_mutex_lock(&b->lock);
             b->bytes_out += (uint64_t)size;
@@ -703,19 +790,16 @@ static int convert_formats(batch *b, const input_ref *in, const char *rel, cJSON
         }
     }
     /* all of a member's outputs or none: a failed or interrupted member leaves no part of them */
-    for (size_t i = 0; i < made; i++) {
-        if (temp_finish(slots[i], finals[i], rc == TC_OK) != 0 && rc == TC_OK) {
-            snprintf(err, errlen, "cannot rename the output %.255s into place: %.200s", finals[i], strerror(errno));
-            rc = TC_ERR_IO;
-        }
-    }
-    if (tc_conv_input_summary(c) && *tc_conv_input_summary(c))
+    if (rc == TC_OK && commit_outputs(b, &o, err, errlen) != 0)
+        rc = TC_ERR_IO;
+    if (c && tc_conv_input_summary(c) && *tc_conv_input_summary(c))
         cJSON_AddStringToObject(detail, "input", tc_conv_input_summary(c));
     if (made && rc != TC_ERR_USAGE)
         describe_conversion(c, detail);
+    free_outputs(&o, b->n_formats);
     tc_conv_free(c);
     close(dirfd);
-    return rc == TC_OK ? 0 : -1;
+    return rc == TC_OK ? 0 : rc == TC_ERR_NO_TRACE ? -2 : -1;
 }
 
 static int reuse_previous(batch *b, member *m);
@@ -732,15 +816,47 @@ static const uint8_t *map_content(const member *m, void **base, size_t *len)
     return *base == MAP_FAILED ? NULL : (const uint8_t *)*base + lead;
 }
 
+/* A small member's bytes, read into the worker's buffer (mapping and unmapping each of
+ * 100,000 tiny members took most of a run: an unmap flushes the TLB of every CPU the process
+ * runs on). NULL (errno; 0 when the file is shorter than it was) when they cannot be read. */
+static const uint8_t *read_small(const member *m, worker_slot *w)
+{
+    if (!w->small && !(w->small = malloc(SMALL_MEMBER)))
+        return NULL;
+    for (size_t got = 0; got < m->size;) {
+        ssize_t n = pread(m->data_fd, w->small + got, (size_t)m->size - got, (off_t)(m->data_off + got));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = 0; /* the file is shorter than it was */
+            return NULL;
+        }
+        got += (size_t)n;
+    }
+    return w->small;
+}
+
+/* msg without a leading "name: " (the name the library was given for the bytes). */
+static void strip_name(char *msg, const char *name)
+{
+    size_t n = strlen(name);
+    if (!strncmp(msg, name, n) && msg[n] == ':' && msg[n + 1] == ' ')
+        memmove(msg, msg + n + 2, strlen(msg + n + 2) + 1);
+}
+
 /* Every reader's score for the member's content; the best one's index, -1 when
  * none recognizes it, -2 (with err) when it cannot be probed. Probed by content
- * alone: a plain file through a descriptor's name, so that its own name never counts. */
+ * alone: a plain file through a descriptor's name, so that its own name never
+ * counts (and never that name in a message: the summary names the member). */
 static int probe_member(const member *m, const uint8_t *data, char *err, size_t errlen)
 {
     tc_probe_score scores[64];
     int n;
     if (data) {
         n = tc_probe_memory(data, (size_t)m->size, NULL, scores, 64, err, errlen);
+        if (n < 0)
+            strip_name(err, "(memory)");
     } else {
         char probe_path[64];
         int fd = open(m->file, O_RDONLY | O_CLOEXEC);
@@ -751,6 +867,8 @@ static int probe_member(const member *m, const uint8_t *data, char *err, size_t 
         snprintf(probe_path, sizeof probe_path, "/proc/self/fd/%d", fd);
         n = tc_probe_file(probe_path, scores, 64, err, errlen);
         close(fd);
+        if (n < 0)
+            strip_name(err, probe_path);
     }
     if (n < 0)
         return -2;
@@ -761,7 +879,7 @@ static int probe_member(const member *m, const uint8_t *data, char *err, size_t 
     return n == 0 || scores[best].score <= 0 ? -1 : best;
 }
 
-static void process_member(batch *b, member *m)
+static void process_member(batch *b, member *m, worker_slot *w)
 {
     char err[1200] = "";
     if (m->size == 0) {
@@ -771,8 +889,11 @@ static void process_member(batch *b, member *m)
     void *map = NULL;
     size_t map_len = 0;
     const uint8_t *data = NULL;
-    if (m->data_fd >= 0 && !(data = map_content(m, &map, &map_len))) {
-        snprintf(err, sizeof err, "cannot map the member: %s", strerror(errno));
+    if (m->data_fd >= 0 && !(data = m->size <= SMALL_MEMBER ? read_small(m, w) : map_content(m, &map, &map_len))) {
+        if (errno) /* as the library says of a mapped input that shrank */
+            snprintf(err, sizeof err, "cannot read the member: %s", strerror(errno));
+        else
+            snprintf(err, sizeof err, "input changed while reading: the file is shorter than the member");
         finish_member(b, m, ST_FAILED, err);
         return;
     }
@@ -780,7 +901,8 @@ static void process_member(batch *b, member *m)
         m->hash = XXH3_64bits(data, (size_t)m->size);
         m->hashed = 1;
         if (reuse_previous(b, m)) {
-            munmap(map, map_len);
+            if (map)
+                munmap(map, map_len);
             finish_member(b, m, ST_OK, NULL);
             return;
         }
@@ -799,50 +921,134 @@ static void process_member(batch *b, member *m)
         in.name = m->clean; /* its stem is the default process name, as for the extracted file */
     }
     m->detail = cJSON_CreateObject();
-    int rc = convert_formats(b, &in, m->out_rel, m->detail, err, sizeof err);
+    w->size = m->size;
+    int rc = convert_formats(b, m, w, &in, m->detail, err, sizeof err);
     if (map)
         munmap(map, map_len);
-    if (rc != 0 && atomic_load(&interrupted)) {
+    atomic_store(&w->done, 0); /* its bytes count as done from here */
+    if (rc == -1 && atomic_load(&interrupted)) {
+        rc = -2;
+        snprintf(err, sizeof err, "not converted: interrupted");
+    }
+    if (rc == -2) { /* skipped: nothing was converted, nothing to describe */
         cJSON_Delete(m->detail);
         m->detail = NULL;
-        finish_member(b, m, ST_SKIPPED, "not converted: interrupted");
-        return;
     }
-    finish_member(b, m, rc == 0 ? ST_OK : ST_FAILED, rc == 0 ? NULL : err);
+    finish_member(b, m, rc == 0 ? ST_OK : rc == -2 ? ST_SKIPPED : ST_FAILED, rc == 0 ? NULL : err);
 }
 
-static void record_now(batch *b, member *m, int status, const char *reason);
-
-/* ---- --skip-existing: the previous summary ---- */
+/* ---- --skip-existing: the previous summary ----
+ *
+ * Its members are indexed, not kept: a hash of (source, member) and where the entry's text
+ * lies in the file (24 bytes a member); an entry is read and parsed again when a member of
+ * this run asks for it. A summary written by this version holds one entry a line; one
+ * written otherwise (an earlier version, jq's merge of shards) is parsed whole once, and
+ * its entries are copied, one a line, to an unlinked temporary file. */
 
 typedef struct previous {
-    char *key; /* source NUL member */
-    size_t keylen;
-    cJSON *entry;
+    uint64_t key; /* XXH3 of source NUL member */
+    uint64_t off;
+    uint32_t len;
 } previous;
 
 static previous *prev;
-static size_t n_prev;
-static cJSON *prev_root;
+static size_t n_prev, cap_prev;
+static FILE *prev_file;
+
+static uint64_t prev_key(const char *source, const char *member)
+{
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        return 0;
+    XXH3_64bits_reset(st);
+    XXH3_64bits_update(st, source, strlen(source) + 1);
+    XXH3_64bits_update(st, member, strlen(member));
+    uint64_t h = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    return h;
+}
 
 static int compare_prev(const void *x, const void *y)
 {
     const previous *a = x, *b = y;
-    size_t n = a->keylen < b->keylen ? a->keylen : b->keylen;
-    int c = memcmp(a->key, b->key, n);
-    return c ? c : (a->keylen > b->keylen) - (a->keylen < b->keylen);
+    return (a->key > b->key) - (a->key < b->key);
 }
 
-static char *prev_key(const char *source, const char *member, size_t *len)
+static const char *string_of(const cJSON *o, const char *key)
 {
-    size_t a = strlen(source), n = a + strlen(member) + 1;
-    char *k = malloc(n + 1);
-    if (k) {
-        memcpy(k, source, a + 1);
-        strcpy(k + a + 1, member);
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
+/* Index the entry e (its text at off, len bytes) when it is a converted member. */
+static void index_previous(const cJSON *e, uint64_t off, size_t len)
+{
+    const char *src = string_of(e, "source"), *mem = string_of(e, "member"), *st = string_of(e, "status");
+    if (!src || !mem || !st || strcmp(st, "ok") || len > UINT32_MAX)
+        return;
+    if (n_prev == cap_prev) {
+        size_t cap = cap_prev ? cap_prev * 2 : 1024;
+        previous *grown = realloc(prev, cap * sizeof *grown);
+        if (!grown)
+            return;
+        prev = grown;
+        cap_prev = cap;
     }
-    *len = n;
-    return k;
+    prev[n_prev++] = (previous){prev_key(src, mem), off, (uint32_t)len};
+}
+
+/* One entry a line: index the lines that are member objects. How many lines were objects. */
+static size_t index_lines(FILE *f)
+{
+    char *line = NULL;
+    size_t cap = 0, objects = 0;
+    uint64_t off = 0;
+    ssize_t got;
+    while ((got = getline(&line, &cap, f)) > 0) {
+        size_t len = (size_t)got;
+        while (len && (line[len - 1] == '\n' || line[len - 1] == ',' || line[len - 1] == '\r'))
+            len--;
+        if (len && line[0] == '{' && line[len - 1] == '}') {
+            cJSON *e = cJSON_ParseWithLength(line, len);
+            if (cJSON_IsObject(e) && string_of(e, "member")) {
+                objects++;
+                index_previous(e, off, len);
+            }
+            cJSON_Delete(e);
+        }
+        off += (uint64_t)got;
+    }
+    free(line);
+    return objects;
+}
+
+/* Another layout: parsed whole, its converted members copied one a line to a temporary file. */
+static FILE *copy_members(FILE *f)
+{
+    fseeko(f, 0, SEEK_END);
+    off_t size = ftello(f);
+    rewind(f);
+    char *text = size > 0 && size < (1LL << 31) ? malloc((size_t)size + 1) : NULL;
+    cJSON *root = NULL;
+    if (text && fread(text, 1, (size_t)size, f) == (size_t)size) {
+        text[size] = 0;
+        root = cJSON_Parse(text);
+    }
+    free(text);
+    FILE *copy = root ? tmpfile() : NULL;
+    cJSON *e;
+    cJSON *members = copy ? cJSON_GetObjectItemCaseSensitive(root, "members") : NULL;
+    cJSON_ArrayForEach(e, members) {
+        char *one = cJSON_PrintUnformatted(e);
+        if (one)
+            fprintf(copy, "%s\n", one);
+        free(one);
+    }
+    cJSON_Delete(root);
+    if (copy && fflush(copy) != 0) {
+        fclose(copy);
+        copy = NULL;
+    }
+    return copy;
 }
 
 /* Read the previous summary, if any (a damaged one is ignored: everything is redone). */
@@ -851,34 +1057,50 @@ static void load_previous(const char *path)
     FILE *f = fopen(path, "rb");
     if (!f)
         return;
-    fseeko(f, 0, SEEK_END);
-    off_t size = ftello(f);
-    rewind(f);
-    char *text = size > 0 && size < (1LL << 31) ? malloc((size_t)size + 1) : NULL;
-    if (text && fread(text, 1, (size_t)size, f) == (size_t)size) {
-        text[size] = 0;
-        prev_root = cJSON_Parse(text);
-    }
-    free(text);
-    fclose(f);
-    cJSON *members = cJSON_GetObjectItemCaseSensitive(prev_root, "members");
-    int n = cJSON_GetArraySize(members);
-    prev = n > 0 ? calloc((size_t)n, sizeof *prev) : NULL;
-    cJSON *e;
-    cJSON_ArrayForEach(e, members) {
-        const char *src = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "source"));
-        const char *mem = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "member"));
-        const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "status"));
-        if (!prev || !src || !mem || !st || strcmp(st, "ok"))
-            continue;
-        previous *p = &prev[n_prev];
-        if ((p->key = prev_key(src, mem, &p->keylen))) {
-            p->entry = e;
-            n_prev++;
-        }
+    if (!index_lines(f) && (prev_file = copy_members(f))) {
+        fclose(f);
+        rewind(prev_file);
+        index_lines(prev_file);
+    } else {
+        prev_file = f;
     }
     if (n_prev)
         qsort(prev, n_prev, sizeof *prev, compare_prev);
+}
+
+/* The previous entry of this member that gave it the same output name, parsed; NULL if none. */
+static cJSON *find_previous(const member *m)
+{
+    previous key = {.key = prev_key(m->source, m->path)};
+    size_t lo = 0, hi = n_prev;
+    while (lo < hi) { /* the first entry with the key: duplicate members share it */
+        size_t mid = lo + (hi - lo) / 2;
+        if (prev[mid].key < key.key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < n_prev && prev[lo].key == key.key; lo++) {
+        char *text = malloc((size_t)prev[lo].len + 1);
+        if (!text || pread(fileno(prev_file), text, prev[lo].len, (off_t)prev[lo].off) != (ssize_t)prev[lo].len) {
+            free(text);
+            continue;
+        }
+        cJSON *e = cJSON_ParseWithLength(text, prev[lo].len);
+        free(text);
+        const char *src = string_of(e, "source"), *mem = string_of(e, "member"), *out = string_of(e, "output");
+        if (src && mem && out && !strcmp(src, m->source) && !strcmp(mem, m->path) && !strcmp(out, m->out_rel))
+            return e;
+        cJSON_Delete(e);
+    }
+    return NULL;
+}
+
+static void free_previous(void)
+{
+    free(prev);
+    if (prev_file)
+        fclose(prev_file);
 }
 
 static double number_of(const cJSON *o, const char *key)
@@ -887,42 +1109,49 @@ static double number_of(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : -1;
 }
 
-/* The previous run converted this very member (same size, and same mtime for a
- * file or same content hash for an archive member) into every format asked
- * for, and those outputs are there with their recorded sizes: its summary
- * entry is taken over (the caller records it as ok). */
-static int reuse_previous(batch *b, member *m)
+/* Are the previous run's outputs for this member all there, as it recorded them? */
+static int outputs_still_there(const batch *b, const member *m, const cJSON *e)
 {
-    if (!n_prev || !m->out_rel || (!m->file && !m->hashed))
-        return 0;
-    previous key = {0};
-    key.key = prev_key(m->source, m->path, &key.keylen);
-    previous *p = key.key ? bsearch(&key, prev, n_prev, sizeof *prev, compare_prev) : NULL;
-    free(key.key);
-    if (!p)
-        return 0;
-    const cJSON *e = p->entry;
-    const char *out = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "output"));
-    const char *hash = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "xxh3"));
-    char hex[17];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)m->hash);
-    if (!out || strcmp(out, m->out_rel) || number_of(e, "size") != (double)m->size ||
-        (m->file ? number_of(e, "mtime") != (double)m->mtime : !hash || strcmp(hash, hex)))
-        return 0;
     const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(e, "outputs");
     for (size_t i = 0; i < b->n_formats; i++) {
         const cJSON *o, *found = NULL;
         cJSON_ArrayForEach(o, outputs) {
-            const char *f = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "format"));
+            const char *f = string_of(o, "format");
             if (f && !strcmp(f, b->formats[i]))
                 found = o;
         }
-        char path[PATH_MAX];
+        char *path = of_output_name(m->out_rel, strlen(m->out_rel), m->clean, b->formats[i], b->exts[i]);
         struct stat st;
-        snprintf(path, sizeof path, "%s.%s", m->out_rel, output_extension(b, b->formats[i]));
-        if (!found || fstatat(b->outdir_fd, path, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
-            (double)st.st_size != number_of(found, "size"))
+        int there = found && path && fstatat(b->outdir_fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISREG(st.st_mode) && (double)st.st_size == number_of(found, "size");
+        free(path);
+        if (!there)
             return 0;
+    }
+    return 1;
+}
+
+/* The previous run converted this very member (same size, and same mtime for a
+ * file or same content hash for an archive member) into every format asked
+ * for, and those outputs are there with their recorded sizes: its summary
+ * entry is taken over (the caller records it as ok). A member it converted that
+ * has changed is converted again, over its own previous outputs. */
+static int reuse_previous(batch *b, member *m)
+{
+    if (!n_prev || !m->out_rel || (!m->file && !m->hashed))
+        return 0;
+    cJSON *e = find_previous(m);
+    if (!e)
+        return 0;
+    m->own_outputs = 1;
+    const char *hash = string_of(e, "xxh3");
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)m->hash);
+    if (number_of(e, "size") != (double)m->size ||
+        (m->file ? number_of(e, "mtime") != (double)m->mtime : !hash || strcmp(hash, hex)) ||
+        !outputs_still_there(b, m, e)) {
+        cJSON_Delete(e);
+        return 0;
     }
     m->detail = cJSON_CreateObject();
     static const char *const kept[] = {"outputs", "reader", "input", "figures", "warnings"};
@@ -932,6 +1161,7 @@ static int reuse_previous(batch *b, member *m)
             cJSON_AddItemToObject(m->detail, kept[i], cJSON_Duplicate(v, 1));
     }
     cJSON_AddBoolToObject(m->detail, "existing", 1);
+    cJSON_Delete(e);
     pthread_mutex_lock(&b->lock);
     b->n_reused++;
     pthread_mutex_unlock(&b->lock);
@@ -954,7 +1184,8 @@ static void enqueue(batch *b, member *m)
 
 static void *worker(void *arg)
 {
-    batch *b = arg;
+    worker_slot *w = arg;
+    batch *b = w->b;
     for (;;) {
         pthread_mutex_lock(&b->lock);
         while (!b->q_count && !b->closed)
@@ -971,7 +1202,7 @@ static void *worker(void *arg)
         if (atomic_load(&b->stop))
             finish_member(b, m, ST_SKIPPED, stop_reason());
         else
-            process_member(b, m);
+            process_member(b, m, w);
     }
 }
 
@@ -986,30 +1217,101 @@ static void record_now(batch *b, member *m, int status, const char *reason)
 
 /* ---- reading archives ---- */
 
-/* An unlinked temporary file nobody else can see (O_TMPFILE, else mkstemp + unlink). */
+/* An unlinked temporary file nobody else can see, in $TMPDIR. */
 static int spool_file(void)
 {
     const char *dir = getenv("TMPDIR");
-    if (!dir || !*dir)
-        dir = "/tmp";
-#ifdef O_TMPFILE
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd >= 0)
-        return fd;
-#endif
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/traceconv-spool-XXXXXX", dir);
-    pthread_mutex_lock(&temp_lock); /* the signal thread cannot strike between the two calls */
-    fd = mkstemp(path);
-    if (fd >= 0)
-        unlink(path);
-    pthread_mutex_unlock(&temp_lock);
-    return fd;
+    return of_scratch(dir && *dir ? dir : "/tmp");
 }
 
-/* Copy the current entry into a spool file; 0, -2 when the run stops, or -1 with err
- * (*fatal: the archive cannot go on). */
-static int spool_entry(batch *b, struct archive *ar, member *m, char *err, size_t errlen, int *fatal)
+/* An archive in a regular file, or in a region of one (an archive that is itself
+ * a member). libarchive reads it through these callbacks (pread at the region's
+ * offset, skips and seeks that only move the position), so that a member stored
+ * as it is (in an uncompressed tar) can be handed to its worker as the file and
+ * an offset: the one reading thread no longer copies and hashes every byte. */
+typedef struct file_region {
+    int fd;
+    uint64_t base, size; /* where the archive lies in the file */
+    uint64_t pos;        /* libarchive's position in the archive */
+    uint64_t read_total; /* bytes read (not skipped): what a member's decompression consumed */
+    _Atomic uint64_t *progress; /* an INPUT's own archive: where the reader is in it, for the ETA */
+    uint8_t buf[1 << 16];
+} file_region;
+
+static void region_moved(file_region *r)
+{
+    if (r->progress)
+        atomic_store(r->progress, r->pos);
+}
+
+static la_ssize_t region_read(struct archive *ar, void *user, const void **out)
+{
+    file_region *r = user;
+    size_t want = r->size - r->pos < sizeof r->buf ? (size_t)(r->size - r->pos) : sizeof r->buf;
+    ssize_t got = 0;
+    while (want && (got = pread(r->fd, r->buf, want, (off_t)(r->base + r->pos))) < 0 && errno == EINTR)
+        ;
+    if (got < 0) {
+        archive_set_error(ar, errno, "read error: %s", strerror(errno));
+        return -1;
+    }
+    r->pos += (uint64_t)got;
+    r->read_total += (uint64_t)got;
+    region_moved(r);
+    *out = r->buf;
+    return got;
+}
+
+/* Never past the end: libarchive then reads, finds nothing, and reports the archive cut short. */
+static la_int64_t region_skip(struct archive *ar, void *user, la_int64_t request)
+{
+    (void)ar;
+    file_region *r = user;
+    uint64_t n = request > 0 ? (uint64_t)request : 0;
+    if (n > r->size - r->pos)
+        n = r->size - r->pos;
+    r->pos += n;
+    region_moved(r);
+    return (la_int64_t)n;
+}
+
+/* zip reads its central directory, at the end, first */
+static la_int64_t region_seek(struct archive *ar, void *user, la_int64_t offset, int whence)
+{
+    file_region *r = user;
+    int64_t from = whence == SEEK_CUR ? (int64_t)r->pos : whence == SEEK_END ? (int64_t)r->size : 0;
+    if ((offset < 0 && -offset > from) || (offset > 0 && (uint64_t)offset > r->size - (uint64_t)from)) {
+        archive_set_error(ar, EINVAL, "seek outside the archive");
+        return ARCHIVE_FATAL;
+    }
+    r->pos = (uint64_t)(from + offset);
+    region_moved(r);
+    return (la_int64_t)r->pos;
+}
+
+/* A reader of r from its start (ar from new_archive_reader); ARCHIVE_OK or an error on ar. */
+static int open_region(struct archive *ar, file_region *r)
+{
+    r->pos = 0;
+    if (archive_read_set_callback_data(ar, r) != ARCHIVE_OK || archive_read_set_read_callback(ar, region_read) ||
+        archive_read_set_skip_callback(ar, region_skip) || archive_read_set_seek_callback(ar, region_seek))
+        return ARCHIVE_FATAL;
+    return archive_read_open1(ar);
+}
+
+/* The archive's own bytes libarchive has read so far (compressed bytes: what a member's
+ * decompression consumes). */
+static uint64_t raw_consumed(struct archive *ar, const file_region *r)
+{
+    la_int64_t n = r ? (la_int64_t)r->read_total : archive_filter_bytes(ar, -1);
+    return n > 0 ? (uint64_t)n : 0;
+}
+
+/* Copy the current entry into a spool file, under the library's decompression guard (the
+ * same rule and message as for gzip input: tc_check_expansion) and --max-input; 0, -2 when
+ * the run stops, or -1 with err (*fatal: the archive cannot go on). */
+static int spool_entry(batch *b, struct archive *ar, const file_region *region, member *m, char *err, size_t errlen,
+                       int *fatal)
 {
     int fd = spool_file();
     if (fd < 0) {
@@ -1025,7 +1327,7 @@ static int spool_entry(batch *b, struct archive *ar, member *m, char *err, size_
         close(fd);
         return -1;
     }
-    uint64_t total = 0;
+    uint64_t total = 0, raw_start = raw_consumed(ar, region);
     for (;;) {
         la_ssize_t got = archive_read_data(ar, buf, sizeof buf);
         if (got == 0)
@@ -1042,8 +1344,8 @@ static int spool_entry(batch *b, struct archive *ar, member *m, char *err, size_
             close(fd);
             return -2;
         }
-        if (total > b->max_input) {
-            snprintf(err, errlen, "member larger than --max-input (%llu bytes)", (unsigned long long)b->max_input);
+        if (tc_check_expansion(total, raw_consumed(ar, region) - raw_start, b->max_input, "the archive member", err,
+                               errlen) != TC_OK) {
             close(fd);
             return -1;
         }
@@ -1052,7 +1354,7 @@ static int spool_entry(batch *b, struct archive *ar, member *m, char *err, size_
             if (w < 0) {
                 if (errno == EINTR)
                     continue;
-                snprintf(err, errlen, "cannot spool the member: %s", strerror(errno));
+                snprintf(err, errlen, "cannot spool the member: %s", of_strerror(errno));
                 close(fd);
                 return -1;
             }
@@ -1067,69 +1369,6 @@ static int spool_entry(batch *b, struct archive *ar, member *m, char *err, size_
 }
 
 /* ---- archives in a file: members in place ---- */
-
-/* An archive in a regular file, or in a region of one (an archive that is itself
- * a member). libarchive reads it through these callbacks (pread at the region's
- * offset, skips and seeks that only move the position), so that a member stored
- * as it is (in an uncompressed tar) can be handed to its worker as the file and
- * an offset: the one reading thread no longer copies and hashes every byte. */
-typedef struct file_region {
-    int fd;
-    uint64_t base, size; /* where the archive lies in the file */
-    uint64_t pos;        /* libarchive's position in the archive */
-    uint8_t buf[1 << 16];
-} file_region;
-
-static la_ssize_t region_read(struct archive *ar, void *user, const void **out)
-{
-    file_region *r = user;
-    size_t want = r->size - r->pos < sizeof r->buf ? (size_t)(r->size - r->pos) : sizeof r->buf;
-    ssize_t got = 0;
-    while (want && (got = pread(r->fd, r->buf, want, (off_t)(r->base + r->pos))) < 0 && errno == EINTR)
-        ;
-    if (got < 0) {
-        archive_set_error(ar, errno, "read error: %s", strerror(errno));
-        return -1;
-    }
-    r->pos += (uint64_t)got;
-    *out = r->buf;
-    return got;
-}
-
-/* Never past the end: libarchive then reads, finds nothing, and reports the archive cut short. */
-static la_int64_t region_skip(struct archive *ar, void *user, la_int64_t request)
-{
-    (void)ar;
-    file_region *r = user;
-    uint64_t n = request > 0 ? (uint64_t)request : 0;
-    if (n > r->size - r->pos)
-        n = r->size - r->pos;
-    r->pos += n;
-    return (la_int64_t)n;
-}
-
-/* zip reads its central directory, at the end, first */
-static la_int64_t region_seek(struct archive *ar, void *user, la_int64_t offset, int whence)
-{
-    file_region *r = user;
-    int64_t from = whence == SEEK_CUR ? (int64_t)r->pos : whence == SEEK_END ? (int64_t)r->size : 0;
-    if ((offset < 0 && -offset > from) || (offset > 0 && (uint64_t)offset > r->size - (uint64_t)from)) {
-        archive_set_error(ar, EINVAL, "seek outside the archive");
-        return ARCHIVE_FATAL;
-    }
-    r->pos = (uint64_t)(from + offset);
-    return (la_int64_t)r->pos;
-}
-
-/* A reader of r from its start (ar from new_archive_reader); ARCHIVE_OK or an error on ar. */
-static int open_region(struct archive *ar, file_region *r)
-{
-    r->pos = 0;
-    if (archive_read_set_callback_data(ar, r) != ARCHIVE_OK || archive_read_set_read_callback(ar, region_read) ||
-        archive_read_set_skip_callback(ar, region_skip) || archive_read_set_seek_callback(ar, region_seek))
-        return ARCHIVE_FATAL;
-    return archive_read_open1(ar);
-}
 
 /* Where the current entry's content lies in the region's file, when it is stored
  * there as it is: a tar entry, no compression filter, not sparse, and wholly
@@ -1157,10 +1396,8 @@ static int take_in_place(batch *b, struct archive_entry *e, const file_region *r
                          size_t errlen)
 {
     uint64_t size = (uint64_t)archive_entry_size(e);
-    if (size > b->max_input) {
-        snprintf(err, errlen, "member larger than --max-input (%llu bytes)", (unsigned long long)b->max_input);
+    if (tc_check_expansion(size, size, b->max_input, "the archive member", err, errlen) != TC_OK)
         return -1;
-    }
     if ((m->data_fd = fcntl(r->fd, F_DUPFD_CLOEXEC, 0)) < 0) {
         snprintf(err, errlen, "cannot keep the archive open: %s", strerror(errno));
         return -1;
@@ -1188,20 +1425,34 @@ static const char *entry_kind(struct archive_entry *e)
     }
 }
 
-static int expand_nested(batch *b, member *m, const char *source, const char *prefix);
+/* Why an archive is listed itself: it has members (listed after it), or none. */
+static void archive_reason(struct archive *ar, size_t entries, char *why, size_t len)
+{
+    if (entries)
+        snprintf(why, len, "an archive: its members are listed after it");
+    else if ((archive_format(ar) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR)
+        snprintf(why, len, "an empty tar archive: no member (a file of zero bytes reads as one)");
+    else
+        snprintf(why, len, "an empty archive (%s): no member", archive_format_name(ar) ? archive_format_name(ar) : "?");
+}
+
+static int expand_nested(batch *b, member *m, const char *source, const char *prefix, char *why, size_t whylen);
 
 /* The members of one archive; shown prefixes the member paths listed (a nested
- * archive's path); region: the file region it is read from, or NULL (stdin). */
-static void read_entries(batch *b, struct archive *ar, const char *source, const char *prefix, const char *shown,
-                         int depth, const file_region *region)
+ * archive's path); region: the file region it is read from, or NULL (stdin).
+ * Returns how many entries it had, directories aside. */
+static size_t read_entries(batch *b, struct archive *ar, const char *source, const char *prefix, const char *shown,
+                           int depth, const file_region *region)
 {
     struct archive_entry *e;
+    size_t entries = 0;
     for (;;) {
         if (atomic_load(&b->stop))
-            return;
+            return entries + 1; /* cut short: not "empty" */
         int r = archive_read_next_header(ar, &e);
         if (r == ARCHIVE_EOF)
-            return;
+            return entries;
+        entries++;
         if (r < ARCHIVE_WARN) {
             member *m = admit_shown(b, source, shown, "", prefix, 0);
             if (m) {
@@ -1211,14 +1462,16 @@ static void read_entries(batch *b, struct archive *ar, const char *source, const
                 record_now(b, m, ST_FAILED, err);
             }
             if (r == ARCHIVE_FATAL)
-                return;
+                return entries;
             continue;
         }
         const char *name = archive_entry_pathname(e);
         if (!name)
             name = "";
-        if (archive_entry_filetype(e) == AE_IFDIR)
+        if (archive_entry_filetype(e) == AE_IFDIR) {
+            entries--;
             continue; /* directories come with their members */
+        }
         int regular = archive_entry_filetype(e) == AE_IFREG && !archive_entry_hardlink(e);
         member *m = admit_shown(b, source, shown, name, prefix, regular);
         if (!m)
@@ -1228,7 +1481,8 @@ static void read_entries(batch *b, struct archive *ar, const char *source, const
             continue;
         }
         if (!m->out_rel) {
-            record_now(b, m, ST_SKIPPED, "nothing is left of the name once sanitized");
+            m->size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
+            record_now(b, m, m->unnamed_status, m->unnamed);
             continue;
         }
         if (archive_entry_is_encrypted(e)) {
@@ -1239,25 +1493,25 @@ static void read_entries(batch *b, struct archive *ar, const char *source, const
         int fatal = 0;
         uint64_t at;
         int spooled = content_in_place(ar, e, region, &at) ? take_in_place(b, e, region, at, m, err, sizeof err)
-                                                           : spool_entry(b, ar, m, err, sizeof err, &fatal);
+                                                           : spool_entry(b, ar, region, m, err, sizeof err, &fatal);
         if (spooled == -2) {
             record_now(b, m, ST_SKIPPED, stop_reason());
-            return;
+            return entries;
         }
         if (spooled != 0) {
             record_now(b, m, ST_FAILED, err);
             if (fatal)
-                return;
+                return entries;
             continue;
         }
-        if (depth == 0 && expand_nested(b, m, source, prefix)) {
+        if (depth == 0 && expand_nested(b, m, source, prefix, err, sizeof err)) {
             m->hashed = 0; /* nothing is judged by a container's hash (its members have theirs) */
-            record_now(b, m, ST_SKIPPED, "an archive: its members are listed after it");
-        }
-        else if (reuse_previous(b, m))
+            record_now(b, m, ST_SKIPPED, err);
+        } else if (reuse_previous(b, m)) {
             record_now(b, m, ST_OK, NULL);
-        else
+        } else {
             enqueue(b, m);
+        }
     }
 }
 
@@ -1305,8 +1559,9 @@ static int region_is_archive(file_region *r)
 }
 
 /* A member that is itself a tar or zip archive: its members are read from where
- * the member's bytes are (one level: an archive in it is a member like any other). */
-static int expand_nested(batch *b, member *m, const char *source, const char *prefix)
+ * the member's bytes are (one level: an archive in it is a member like any other).
+ * 1 (why says what the container is listed as) or 0: not an archive. */
+static int expand_nested(batch *b, member *m, const char *source, const char *prefix, char *why, size_t whylen)
 {
     file_region *r = malloc(sizeof *r);
     if (!r)
@@ -1320,12 +1575,10 @@ static int expand_nested(batch *b, member *m, const char *source, const char *pr
     }
     char *stem = archive_stem(m->clean);
     size_t n = strlen(prefix) + strlen(stem) + 2, k = strlen(m->path) + 2;
-    char *sub = malloc(n), *inner_shown = malloc(k);
-    if (!sub || !inner_shown)
-        exit(EXIT_SOME_FAILED);
+    char *sub = xmalloc(n), *inner_shown = xmalloc(k);
     snprintf(sub, n, "%s%s/", prefix, stem);
     snprintf(inner_shown, k, "%s/", m->path); /* m->path already holds the outer shown prefix */
-    read_entries(b, ar, source, sub, inner_shown, 1, r);
+    archive_reason(ar, read_entries(b, ar, source, sub, inner_shown, 1, r), why, whylen);
     archive_read_free(ar);
     free(sub);
     free(inner_shown);
@@ -1334,19 +1587,23 @@ static int expand_nested(batch *b, member *m, const char *source, const char *pr
     return 1;
 }
 
-/* The members of the archive in path, under prefix+stem/. */
+/* The members of the archive in path, under prefix+stem/; an archive without any is listed itself. */
 static void take_archive(batch *b, const char *source, const char *rel, const char *prefix, file_region *r)
 {
     struct archive *ar = new_archive_reader();
     char *clean = sanitize_path(rel);
     char *stem = archive_stem(*clean ? clean : "archive");
     size_t n = strlen(prefix) + strlen(stem) + 2;
-    char *sub = malloc(n);
-    if (!sub)
-        exit(EXIT_SOME_FAILED);
+    char *sub = xmalloc(n);
     snprintf(sub, n, "%s%s/", prefix, stem);
     if (ar && open_region(ar, r) == ARCHIVE_OK) {
-        read_entries(b, ar, source, sub, "", 0, r);
+        size_t entries = read_entries(b, ar, source, sub, "", 0, r);
+        member *m = entries ? NULL : admit(b, source, rel, prefix, 0);
+        if (m) {
+            char why[256];
+            archive_reason(ar, 0, why, sizeof why);
+            record_now(b, m, ST_SKIPPED, why);
+        }
     } else {
         member *m = admit(b, source, rel, prefix, 0);
         if (m)
@@ -1359,9 +1616,10 @@ static void take_archive(batch *b, const char *source, const char *rel, const ch
 }
 
 /* A file: an archive (its members under prefix+stem/) or a member itself. The
- * archive is read through one descriptor, the one its in-place members map. */
+ * archive is read through one descriptor, the one its in-place members map.
+ * progress: where to say how far the reader is in it (an INPUT's own file), or NULL. */
 static void take_file(batch *b, const char *source, const char *path, const char *rel, const char *prefix,
-                      const struct stat *st)
+                      const struct stat *st, _Atomic uint64_t *progress)
 {
     int fd = st->st_size > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     struct stat fst;
@@ -1369,8 +1627,10 @@ static void take_file(batch *b, const char *source, const char *path, const char
     int is_archive = 0;
     if (r) {
         *r = (file_region){.fd = fd, .size = (uint64_t)fst.st_size};
-        if ((is_archive = region_is_archive(r)))
+        if ((is_archive = region_is_archive(r))) {
+            r->progress = progress;
             take_archive(b, source, rel, prefix, r);
+        }
     }
     free(r);
     if (fd >= 0)
@@ -1384,7 +1644,7 @@ static void take_file(batch *b, const char *source, const char *path, const char
     m->size = (uint64_t)st->st_size;
     m->mtime = (int64_t)st->st_mtime;
     if (!m->out_rel)
-        record_now(b, m, ST_SKIPPED, "nothing is left of the name once sanitized");
+        record_now(b, m, m->unnamed_status, m->unnamed);
     else if (reuse_previous(b, m))
         record_now(b, m, ST_OK, NULL);
     else
@@ -1396,21 +1656,27 @@ static int compare_names(const struct dirent **x, const struct dirent **y)
     return strcmp((*x)->d_name, (*y)->d_name);
 }
 
+/* An entry of a directory that is not converted, listed with why. */
+static void list_entry(batch *b, const char *source, const char *sub, const char *prefix, int status, const char *why)
+{
+    member *m = admit(b, source, sub, prefix, 0);
+    if (m)
+        record_now(b, m, status, why);
+}
+
 static void walk_dir(batch *b, const char *source, const char *dir, const char *rel, const char *prefix, int depth)
 {
     struct dirent **names;
     int n = scandir(dir, &names, NULL, compare_names);
     if (n < 0) {
-        member *m = admit(b, source, rel, prefix, 0);
         char err[PATH_MAX + 64];
         snprintf(err, sizeof err, "cannot read the directory: %s", strerror(errno));
-        if (m)
-            record_now(b, m, ST_FAILED, err);
+        list_entry(b, source, rel, prefix, ST_FAILED, err);
         return;
     }
     for (int i = 0; i < n; i++) {
         const char *d = names[i]->d_name;
-        if (!strcmp(d, ".") || !strcmp(d, "..") || atomic_load(&b->stop) || depth > 64) {
+        if (!strcmp(d, ".") || !strcmp(d, "..") || atomic_load(&b->stop)) {
             free(names[i]);
             continue;
         }
@@ -1419,18 +1685,21 @@ static void walk_dir(batch *b, const char *source, const char *dir, const char *
         snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", d);
         struct stat st;
         if (lstat(path, &st) != 0) {
-            free(names[i]);
-            continue;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            if (!(st.st_dev == b->outdir_st.st_dev && st.st_ino == b->outdir_st.st_ino)) /* not our own outputs */
+            char err[PATH_MAX + 64];
+            snprintf(err, sizeof err, "cannot read: %s", strerror(errno));
+            list_entry(b, source, sub, prefix, ST_FAILED, err);
+        } else if (S_ISDIR(st.st_mode)) {
+            if (st.st_dev == b->outdir_st.st_dev && st.st_ino == b->outdir_st.st_ino)
+                list_entry(b, source, sub, prefix, ST_SKIPPED, "the output directory (OUTDIR): not read");
+            else if (depth >= 64)
+                list_entry(b, source, sub, prefix, ST_SKIPPED, "a directory more than 64 levels deep: not read");
+            else
                 walk_dir(b, source, path, sub, prefix, depth + 1);
         } else if (S_ISREG(st.st_mode)) {
-            take_file(b, source, path, sub, prefix, &st);
+            take_file(b, source, path, sub, prefix, &st, NULL);
         } else {
-            member *m = admit(b, source, sub, prefix, 0);
-            if (m)
-                record_now(b, m, ST_SKIPPED, S_ISLNK(st.st_mode) ? "symbolic link (not followed)" : "not a regular file");
+            list_entry(b, source, sub, prefix, ST_SKIPPED,
+                       S_ISLNK(st.st_mode) ? "symbolic link (not followed)" : "not a regular file");
         }
         free(names[i]);
     }
@@ -1442,7 +1711,11 @@ static void take_input(batch *b, const char *input)
     if (!strcmp(input, "-")) {
         struct archive *ar = new_archive_reader();
         if (ar && archive_read_open_fd(ar, STDIN_FILENO, 1 << 16) == ARCHIVE_OK) {
-            read_entries(b, ar, "-", "stdin/", "", 0, NULL);
+            member *m = read_entries(b, ar, "-", "stdin/", "", 0, NULL) ? NULL : admit(b, "-", "", "stdin/", 0);
+            char why[256];
+            archive_reason(ar, 0, why, sizeof why);
+            if (m)
+                record_now(b, m, ST_SKIPPED, why);
         } else {
             member *m = admit(b, "-", "", "stdin/", 0);
             if (m)
@@ -1482,97 +1755,124 @@ static void take_input(batch *b, const char *input)
         free(clean);
         walk_dir(b, input, input, "", prefix, 0);
     } else {
-        take_file(b, input, input, base, "", &st);
+        take_file(b, input, input, base, "", &st, &b->raw_pos);
     }
 }
 
 /* ---- the summary ---- */
 
-static cJSON *member_json(const member *m)
+/* Is the file at leaf a batch summary (of this or an earlier run, or shards merged by jq)?
+ * An empty file counts too: nothing would be lost. */
+static int is_summary(int dirfd, const char *leaf)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "source", m->source);
-    cJSON_AddStringToObject(o, "member", m->path);
-    cJSON_AddNumberToObject(o, "size", (double)m->size);
-    if (m->mtime >= 0)
-        cJSON_AddNumberToObject(o, "mtime", (double)m->mtime);
-    if (m->hashed) {
-        char hex[17];
-        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)m->hash);
-        cJSON_AddStringToObject(o, "xxh3", hex);
+    char head[4097];
+    int fd = openat(dirfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = pread(fd, head, sizeof head - 1, 0);
+    close(fd);
+    if (n < 0)
+        return 0;
+    head[n] = 0;
+    size_t lead = strspn(head, " \t\r\n");
+    return n == 0 || (head[lead] == '{' && strstr(head, "\"members\"") && strstr(head, "\"formats\""));
+}
+
+/* The summary's name is taken in the registry when it lies in OUTDIR: no member gets it. */
+static void reserve_summary_name(batch *b)
+{
+    char out[PATH_MAX], dir[PATH_MAX], *slash = strrchr(b->summary_path, '/');
+    size_t n = slash ? (size_t)(slash - b->summary_path) : 0;
+    char *d = n ? strndup(b->summary_path, n) : strdup(slash ? "/" : ".");
+    int known = d && realpath(b->outdir, out) && realpath(d, dir);
+    free(d);
+    size_t k = known ? strlen(out) : 0;
+    if (!known || strncmp(dir, out, k) || (dir[k] && dir[k] != '/'))
+        return; /* elsewhere */
+    char rel[PATH_MAX * 2];
+    snprintf(rel, sizeof rel, "%s%s%s", dir[k] ? dir + k + 1 : "", dir[k] ? "/" : "", b->summary_leaf);
+    of_names_take(&b->used, rel);
+}
+
+/* Before anything is converted: where the summary goes, that it replaces nothing but a
+ * summary, and the file its entries wait in. 0, or -1 after the message. */
+static int open_summary(batch *b)
+{
+    b->summary_dirfd = of_open_dir(b->summary_path, &b->summary_leaf);
+    struct stat st;
+    const char *why = NULL;
+    if (b->summary_dirfd < 0 || !*b->summary_leaf)
+        why = b->summary_dirfd < 0 ? strerror(errno) : "not a file name";
+    else if (fstatat(b->summary_dirfd, b->summary_leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+             (!S_ISREG(st.st_mode) || !is_summary(b->summary_dirfd, b->summary_leaf)))
+        why = "exists and is not a traceconv batch summary; not replacing it";
+    int fd = why ? -1 : of_scratch_at(b->summary_dirfd);
+    if (!why && (fd < 0 || !(b->entries_file = fdopen(fd, "w+b")))) {
+        why = strerror(errno);
+        if (fd >= 0)
+            close(fd);
     }
-    if (m->out_rel && m->status != ST_SKIPPED)
-        cJSON_AddStringToObject(o, "output", m->out_rel);
-    cJSON_AddStringToObject(o, "status", status_name[m->status]);
-    if (m->reason)
-        cJSON_AddStringToObject(o, m->status == ST_FAILED ? "error" : "reason", m->reason);
-    if (m->detail) {
-        cJSON *item = m->detail->child;
-        while (item) {
-            cJSON *next = item->next;
-            cJSON_AddItemToObject(o, item->string, cJSON_DetachItemViaPointer(m->detail, item));
-            item = next;
+    if (why) {
+        cli_say("traceconv batch: %s: cannot write the summary there: %s", b->summary_path, why);
+        return -1;
+    }
+    reserve_summary_name(b);
+    return 0;
+}
+
+/* Every member's entry, in the order they were found, one a line. */
+static int copy_entries(batch *b, FILE *out)
+{
+    if (fflush(b->entries_file) != 0 && !b->entries_error)
+        b->entries_error = errno;
+    char *buf = NULL;
+    size_t cap = 0;
+    int rc = b->entries_error ? -1 : 0;
+    for (size_t i = 0; rc == 0 && i < b->n_members; i++) {
+        entry_ref e = b->entries[i];
+        if (e.len + 1 > cap) {
+            free(buf);
+            cap = (size_t)e.len + 1;
+            buf = malloc(cap);
+        }
+        if (!buf || pread(fileno(b->entries_file), buf, e.len, (off_t)e.off) != (ssize_t)e.len) {
+            b->entries_error = buf ? errno ? errno : EIO : ENOMEM;
+            rc = -1;
+        } else if (fwrite(buf, 1, e.len, out) != e.len || fputs(i + 1 < b->n_members ? ",\n" : "\n", out) < 0) {
+            rc = -1;
         }
     }
-    return o;
+    free(buf);
+    return rc;
 }
 
 static int write_summary(batch *b, double seconds)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "generator", "traceconv " TC_VERSION_STRING);
-    cJSON *fmts = cJSON_AddArrayToObject(root, "formats");
-    for (size_t i = 0; i < b->n_formats; i++)
-        cJSON_AddItemToArray(fmts, cJSON_CreateString(b->formats[i]));
-    if (b->shard_n > 1) {
-        cJSON_AddNumberToObject(root, "shard", b->shard_i);
-        cJSON_AddNumberToObject(root, "shards", b->shard_n);
-    }
-    cJSON *arr = cJSON_AddArrayToObject(root, "members");
-    for (size_t i = 0; i < b->n_members; i++)
-        cJSON_AddItemToArray(arr, member_json(b->members[i]));
-    cJSON *t = cJSON_AddObjectToObject(root, "totals");
-    cJSON_AddNumberToObject(t, "members", (double)b->n_members);
-    cJSON_AddNumberToObject(t, "ok", (double)b->n_ok);
-    cJSON_AddNumberToObject(t, "failed", (double)b->n_failed);
-    cJSON_AddNumberToObject(t, "skipped", (double)b->n_skipped);
-    cJSON_AddNumberToObject(t, "existing", (double)b->n_reused);
-    if (atomic_load(&interrupted))
-        cJSON_AddBoolToObject(root, "interrupted", 1);
-    cJSON_AddNumberToObject(t, "bytes_in", (double)b->bytes_done);
-    cJSON_AddNumberToObject(t, "bytes_out", (double)b->bytes_out);
-    cJSON_AddNumberToObject(t, "seconds", seconds);
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text)
-        return -1;
-    /* atomically: a temporary file beside it, renamed over it */
-    const char *slash = strrchr(b->summary_path, '/');
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - b->summary_path + 1) : 1, slash ? b->summary_path : ".");
-    const char *leaf = slash ? slash + 1 : b->summary_path;
-    int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int slot = -1, fd = dirfd < 0 ? -1 : temp_create(dirfd, leaf, &slot);
-    int rc = -1;
-    if (fd >= 0) {
-        size_t len = strlen(text), off = 0;
-        while (off < len) {
-            ssize_t w = write(fd, text + off, len - off);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0)
-                break;
-            off += (size_t)w;
-        }
-        int ok = off == len && write(fd, "\n", 1) == 1;
-        ok = close(fd) == 0 && ok;
-        rc = temp_finish(slot, leaf, ok) == 0 && ok ? 0 : -1;
+    of_file f;
+    int rc = of_begin(&f, b->summary_dirfd, b->summary_leaf, OF_REPLACE);
+    if (rc == 0) {
+        FILE *out = f.fp;
+        fprintf(out, "{\"generator\":\"traceconv %s\",\"formats\":[", TC_VERSION_STRING);
+        for (size_t i = 0; i < b->n_formats; i++)
+            fprintf(out, "%s\"%s\"", i ? "," : "", b->formats[i]);
+        fputs("],", out);
+        if (b->shard_n > 1)
+            fprintf(out, "\"shard\":%u,\"shards\":%u,", b->shard_i, b->shard_n);
+        fputs("\n\"members\":[\n", out);
+        rc = copy_entries(b, out);
+        fprintf(out,
+                "],\n\"totals\":{\"members\":%zu,\"ok\":%zu,\"failed\":%zu,\"skipped\":%zu,\"existing\":%zu,"
+                "\"bytes_in\":%llu,\"bytes_out\":%llu,\"seconds\":%.6f}%s}\n",
+                b->n_members, b->n_ok, b->n_failed, b->n_skipped, b->n_reused, (unsigned long long)b->bytes_done,
+                (unsigned long long)b->bytes_out, seconds, atomic_load(&interrupted) ? ",\"interrupted\":true" : "");
+        if (rc == 0)
+            rc = of_commit(&f);
+        else
+            of_abandon(&f);
     }
     if (rc != 0)
-        fprintf(stderr, "traceconv: %s: cannot write the summary: %s\n", b->summary_path, strerror(errno));
-    if (dirfd >= 0)
-        close(dirfd);
-    free(text);
+        cli_say("traceconv batch: %s: cannot write the summary: %s", b->summary_path,
+                of_strerror(b->entries_error ? b->entries_error : errno));
     return rc;
 }
 
@@ -1581,27 +1881,30 @@ static int write_summary(batch *b, double seconds)
 static int parse_formats(batch *b, char *list)
 {
     for (char *save = NULL, *f = strtok_r(list, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
-        if (!tc_writer_extension(f)) {
-            fprintf(stderr, "traceconv: unknown output format '%s' (see --list-formats)\n", f);
+        const char *name = cli_format_name(f, 0);
+        if (!name) {
+            cli_say("traceconv batch: unknown output format '%s' (writers: %s)", f, cli_format_list(0));
             return -1;
         }
         for (size_t i = 0; i < b->n_formats; i++)
-            if (!strcmp(b->formats[i], f))
+            if (!strcmp(b->formats[i], name))
                 goto next;
         if (b->n_formats == MAX_FORMATS) {
-            fputs("traceconv: too many output formats\n", stderr);
+            cli_say("traceconv batch: too many output formats");
             return -1;
         }
-        b->formats[b->n_formats++] = f;
+        b->formats[b->n_formats++] = name;
     next:;
     }
+    for (size_t i = 0; i < b->n_formats; i++)
+        b->exts[i] = of_extension(b->formats[i], b->report_html);
     return 0;
 }
 
 static int add_setting(batch *b, tc_conv *check, const char *key, const char *value)
 {
     if (b->n_settings == MAX_SETTINGS || tc_conv_set_option(check, key, value) != TC_OK) {
-        fprintf(stderr, "traceconv: %s\n", b->n_settings == MAX_SETTINGS ? "too many options" : tc_conv_error(check));
+        cli_say("traceconv batch: %s", b->n_settings == MAX_SETTINGS ? "too many options" : tc_conv_error(check));
         return -1;
     }
     b->settings[b->n_settings++] = (setting){key, value};
@@ -1636,22 +1939,25 @@ static int parse_args(batch *b, int argc, char **argv)
         {"sort", required_argument, 0, O_VALUE},      {"threshold", required_argument, 0, O_VALUE},
         {"csv", no_argument, 0, O_FLAG},
         {"html", no_argument, 0, O_FLAG},
+        {"force", no_argument, 0, 'f'},
         {0, 0, 0, 0}};
     tc_conv *check = tc_conv_new();
     if (!check)
         return -1;
-    int opt, li = 0, rc = 0, force_progress = 0;
+    int opt, li = 0, rc = 0, force_progress = 0, before = optind;
     char *formats = NULL;
     long n;
     char *end;
-    while (rc == 0 && (opt = getopt_long(argc, argv, "o:O:j:qh", longopts, &li)) != -1) {
+    opterr = 0; /* our messages (cli_option_error): escaped, and naming "traceconv batch" */
+    while (rc == 0 && (opt = getopt_long(argc, argv, ":o:O:j:qhf", longopts, &li)) != -1) {
         switch (opt) {
         case 'o': formats = optarg; break;
         case 'O': b->outdir = optarg; break;
+        case 'f': b->force = 1; break;
         case 'j':
             n = strtol(optarg, &end, 10);
             if (*end || n < 1 || n > MAX_WORKERS) {
-                fprintf(stderr, "traceconv: -j wants a number of workers from 1 to %d\n", MAX_WORKERS);
+                cli_say("traceconv batch: -j wants a number of workers from 1 to %d", MAX_WORKERS);
                 rc = -1;
             }
             b->jobs = (int)n;
@@ -1661,7 +1967,7 @@ static int parse_args(batch *b, int argc, char **argv)
         case O_INCLUDE:
         case O_EXCLUDE:
             if ((opt == O_INCLUDE ? b->n_include : b->n_exclude) == MAX_GLOBS) {
-                fputs("traceconv: too many patterns\n", stderr);
+                cli_say("traceconv batch: too many patterns");
                 rc = -1;
             } else if (opt == O_INCLUDE) {
                 b->include[b->n_include++] = optarg;
@@ -1674,7 +1980,7 @@ static int parse_args(batch *b, int argc, char **argv)
         case O_SHARD:
             if (sscanf(optarg, "%u/%u%n", &b->shard_i, &b->shard_n, &li) != 2 || optarg[li] || !b->shard_n ||
                 b->shard_i >= b->shard_n) {
-                fprintf(stderr, "traceconv: --shard wants I/N with 0 <= I < N, not '%s'\n", optarg);
+                cli_say("traceconv batch: --shard wants I/N with 0 <= I < N, not '%s'", optarg);
                 rc = -1;
             }
             break;
@@ -1682,21 +1988,22 @@ static int parse_args(batch *b, int argc, char **argv)
         case O_SKIP: b->skip_existing = 1; break;
         case O_FLAG: rc = add_setting(b, check, longopts[li].name, "1"); break;
         case O_VALUE: rc = add_setting(b, check, longopts[li].name, optarg); break;
-        default: rc = -1;
+        default: cli_option_error("traceconv batch", opt, before, argv); rc = -1;
         }
+        before = optind;
     }
     tc_conv_free(check);
     if (rc == 0 && (!formats || parse_formats(b, formats) != 0 || !b->n_formats)) {
         if (!formats)
-            fputs("traceconv: missing -o FORMAT[,FORMAT...]\n", stderr);
+            cli_say("traceconv batch: missing -o FORMAT[,FORMAT...]");
         rc = -1;
     }
     if (rc == 0 && !b->outdir) {
-        fputs("traceconv: missing -O OUTDIR\n", stderr);
+        cli_say("traceconv batch: missing -O OUTDIR");
         rc = -1;
     }
     if (rc == 0 && optind >= argc) {
-        fputs("traceconv: expected at least one INPUT\n", stderr);
+        cli_say("traceconv batch: expected at least one INPUT");
         rc = -1;
     }
     b->progress = !b->quiet && (force_progress || isatty(STDERR_FILENO));
@@ -1720,22 +2027,45 @@ static int make_outdir(const char *dir)
     return mkdir(path, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* The INPUTs' own size, for the ETA: 0 (unknown) when one is a directory or stdin. */
+static uint64_t inputs_size(char **inputs, int n)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (!strcmp(inputs[i], "-") || stat(inputs[i], &st) != 0 || !S_ISREG(st.st_mode))
+            return 0;
+        total += (uint64_t)st.st_size;
+    }
+    return total;
+}
+
+/* The line that ends the run (unless -q). */
+static void say_totals(const batch *b, double seconds)
+{
+    int sig = atomic_load(&interrupted);
+    const char *name = sig ? sigabbrev_np(sig) : NULL;
+    cli_say("traceconv batch: %s%s%s%s%zu members: %zu ok (%zu existing), %zu failed, %zu skipped; %.1f MB in, "
+            "%.1f MB out, %.1fs; summary %s",
+            sig ? "interrupted by " : "", name ? "SIG" : "", sig ? name ? name : "a signal" : "",
+            sig ? " (the members not converted are listed as skipped): " : "", b->n_members, b->n_ok, b->n_reused,
+            b->n_failed, b->n_skipped, b->bytes_done / 1e6, b->bytes_out / 1e6, seconds, b->summary_path);
+}
+
 int batch_main(int argc, char **argv)
 {
     static batch b;
     b.max_input = 64ULL << 30;
+    b.used.exact = 0; /* names that differ only in case are one name on some file systems */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     b.jobs = cpus < 1 ? 1 : cpus > MAX_WORKERS ? MAX_WORKERS : (int)cpus;
     if (parse_args(&b, argc, argv) != 0) {
-        fputs("Try 'traceconv batch --help'.\n", stderr);
+        cli_say("Try 'traceconv batch --help'.");
         return EXIT_USAGE;
     }
-    mode_t mask = umask(0);
-    umask(mask);
-    output_mode = 0666 & ~mask;
     if (make_outdir(b.outdir) != 0 ||
         (b.outdir_fd = open(b.outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || fstat(b.outdir_fd, &b.outdir_st)) {
-        fprintf(stderr, "traceconv: %s: cannot use as the output directory: %s\n", b.outdir, strerror(errno));
+        cli_say("traceconv batch: %s: cannot use as the output directory: %s", b.outdir, strerror(errno));
         return EXIT_USAGE;
     }
     char summary_default[PATH_MAX];
@@ -1743,7 +2073,8 @@ int batch_main(int argc, char **argv)
         snprintf(summary_default, sizeof summary_default, "%s/traceconv-batch.json", b.outdir);
         b.summary_path = summary_default;
     }
-
+    if (open_summary(&b) != 0)
+        return EXIT_USAGE;
     if (b.skip_existing)
         load_previous(b.summary_path);
     stop_flag = &b.stop;
@@ -1764,31 +2095,41 @@ int batch_main(int argc, char **argv)
     pthread_cond_init(&b.can_put, NULL);
     b.q_cap = (size_t)b.jobs;
     b.scanning = 1;
+    b.raw_total = inputs_size(argv + optind, argc - optind);
     b.t0 = now_seconds();
     int started = 0;
-    for (int i = 0; i < b.jobs; i++)
-        started += pthread_create(&tids[started], NULL, worker, &b) == 0;
+    for (int i = 0; i < b.jobs; i++) {
+        b.slots[started].b = &b;
+        started += pthread_create(&tids[started], NULL, worker, &b.slots[started]) == 0;
+    }
     if (!started) {
-        fputs("traceconv: cannot start a worker thread\n", stderr);
+        cli_say("traceconv batch: cannot start a worker thread");
         return EXIT_SOME_FAILED;
     }
-    for (int i = optind; i < argc && !atomic_load(&b.stop); i++)
+    b.jobs = started;
+    for (int i = optind; i < argc && !atomic_load(&b.stop); i++) {
         take_input(&b, argv[i]);
+        struct stat st;
+        pthread_mutex_lock(&b.lock);
+        if (b.raw_total && !stat(argv[i], &st))
+            b.raw_before += (uint64_t)st.st_size;
+        atomic_store(&b.raw_pos, 0);
+        pthread_mutex_unlock(&b.lock);
+    }
     pthread_mutex_lock(&b.lock);
     b.closed = 1;
     b.scanning = 0;
     pthread_cond_broadcast(&b.can_take);
     pthread_mutex_unlock(&b.lock);
-    for (int i = 0; i < started; i++)
+    for (int i = 0; i < started; i++) {
         pthread_join(tids[i], NULL);
+        free(b.slots[i].small);
+    }
     double seconds = now_seconds() - b.t0;
     draw_progress(&b, 1);
     int summary_rc = write_summary(&b, seconds);
     if (!b.quiet)
-        fprintf(stderr, "traceconv batch: %zu members: %zu ok (%zu existing), %zu failed, %zu skipped; %.1f MB in, %.1f MB out, %.1fs; "
-                        "summary %s\n",
-                b.n_members, b.n_ok, b.n_reused, b.n_failed, b.n_skipped, b.bytes_done / 1e6, b.bytes_out / 1e6, seconds,
-                b.summary_path);
+        say_totals(&b, seconds);
     atomic_store(&wound_up, 1);
     int sig = atomic_load(&interrupted);
     if (sig) { /* the summary tells what was done; now die of the signal, as the caller expects */
@@ -1796,18 +2137,11 @@ int batch_main(int argc, char **argv)
         pthread_sigmask(SIG_UNBLOCK, &set, NULL);
         raise(sig);
     }
-    for (size_t i = 0; i < b.n_members; i++) {
-        member *m = b.members[i];
-        free(m->source), free(m->path), free(m->out_rel), free(m->clean), free(m->file), free(m->reason);
-        cJSON_Delete(m->detail);
-        free(m);
-    }
-    free(b.members);
-    nameset_free(&b.used);
-    for (size_t i = 0; i < n_prev; i++)
-        free(prev[i].key);
-    free(prev);
-    cJSON_Delete(prev_root);
+    free(b.entries);
+    fclose(b.entries_file);
+    close(b.summary_dirfd);
+    of_names_free(&b.used);
+    free_previous();
     close(b.outdir_fd);
     return b.n_failed || summary_rc ? EXIT_SOME_FAILED : 0;
 }

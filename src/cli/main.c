@@ -5,12 +5,13 @@
  *   traceconv [-i FORMAT] -o FORMAT [options] INPUT INPUT...   (each beside itself)
  *   traceconv [-i FORMAT] -o FORMAT,FORMAT... [options] INPUT...  (one read, an output per format)
  *
- * Exit codes: 0 success, 1 conversion failed, 2 usage error. Output is
- * written to a temporary file beside OUTPUT and renamed on success, so a
- * failed or interrupted conversion leaves nothing behind; an original trace
- * (a file a reader recognizes that traceconv did not write) is never
- * overwritten, even with -f (a glob such as *.trace must not turn one input
- * into the output of another); -f replaces traceconv's own outputs.
+ * Exit codes: 0 success, 1 conversion failed, 2 usage error. Output files, their
+ * default names and the overwrite rules are outfile.c's (the same for batch): output is
+ * written to a temporary file beside OUTPUT and renamed on success, so a failed or
+ * interrupted conversion leaves nothing behind; an original trace (a file a reader
+ * recognizes that traceconv did not write) is never overwritten, even with -f (a glob
+ * such as *.trace must not turn one input into the output of another); -f replaces
+ * traceconv's own outputs.
  *
  * Several formats (-o json,perfetto) read and normalize each input once
  * (tc_conv_write_many) and write one output per format beside it, under its
@@ -18,16 +19,19 @@
  * rules before anything is converted: one refused output means none is
  * written. Each output has its own temporary file; one that fails while
  * converting (a full disk) is removed and the others are kept.
+ *
+ * Every message goes through cli_say: names in it are escaped for the terminal.
  */
 #define _GNU_SOURCE
 #include "traceconv.h"
 #include "batch.h"
+#include "cli_util.h"
+#include "outfile.h"
 #include "serve.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +56,11 @@ static const char usage_text[] =
     "INPUT or OUTPUT '-' means stdin/stdout; gzip input is read transparently.\n"
     "OUTPUT defaults to INPUT with the output format's extension.\n"
     "Two operands are INPUT OUTPUT only when the second is '-', does not exist, is a\n"
-    "FIFO or device, or ends in an extension of the output format (.json for -o json);\n"
-    "otherwise every operand is an INPUT, converted beside itself (a.trace -> a.json).\n"
+    "FIFO or device, or ends in an extension of the output format (.json for -o json),\n"
+    "or, with -f, is an existing file that is not an input (no reader recognizes it, and\n"
+    "its extension is neither the first operand's nor an input format's); otherwise every\n"
+    "operand is an INPUT, converted beside itself (a.trace -> a.json). A default name\n"
+    "never names the INPUT: cap.txt -> cap.report.txt for -o report.\n"
     "Several formats (-o json,perfetto) read each INPUT once and write one output per\n"
     "format under its default name (a.trace -> a.json and a.pftrace); they take no\n"
     "OUTPUT operand and no stdin. If any of an INPUT's outputs may not be written\n"
@@ -61,9 +68,11 @@ static const char usage_text[] =
     "An original trace (not written by traceconv) is never overwritten, even with -f.\n"
     "\n"
     "  -i, --input-format FORMAT  input format (default: detected from content)\n"
-    "  -o, --output-format FORMAT output format: json, folded, ... (see --list-formats);\n"
+    "  -o, --output-format FORMAT output format: json, folded, ... (see --list-formats; a\n"
+    "                             format name may be given in any case: JSON);\n"
     "                             several, comma-separated: json,perfetto,pprof\n"
-    "  -f, --force                overwrite an existing OUTPUT (never an original trace)\n"
+    "  -f, --force                overwrite an existing OUTPUT (never an original trace;\n"
+    "                             a symbolic link is replaced itself, not followed)\n"
     "      --strict               treat warnings about the input, and options the\n"
     "                             chosen reader or writer does not use, as errors\n"
     "  -q, --quiet                print nothing but errors\n"
@@ -115,81 +124,6 @@ static const char usage_text[] =
 
 #define MAX_OUTPUTS 16 /* formats in one -o list: more than there are writers */
 
-/* one temporary file per output of the input being converted */
-static volatile sig_atomic_t have_temp[MAX_OUTPUTS];
-static char temp_path[MAX_OUTPUTS][PATH_MAX];
-/* 0666 & ~umask, read once at start: umask() can only be read by setting it */
-static mode_t output_mode = 0666;
-
-static void read_umask(void)
-{
-    mode_t mask = umask(0);
-    umask(mask);
-    output_mode = 0666 & ~mask;
-}
-
-static void on_signal(int sig)
-{
-    for (int i = 0; i < MAX_OUTPUTS; i++)
-        if (have_temp[i])
-            unlink(temp_path[i]);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void install_signal_cleanup(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sigaction(SIGPIPE, &sa, NULL);
-}
-
-static FILE *open_temp_beside(int slot, const char *target)
-{
-    const char *slash = strrchr(target, '/');
-    int dirlen = slash ? (int)(slash - target + 1) : 0;
-    int n = snprintf(temp_path[slot], sizeof temp_path[slot], "%.*s.%s.tmp-XXXXXX", dirlen, target,
-                     slash ? slash + 1 : target);
-    if (n < 0 || (size_t)n >= sizeof temp_path[slot]) {
-        errno = ENAMETOOLONG;
-        return NULL;
-    }
-    /* no signal between creating the file and noting it, or it would stay behind */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    sigaddset(&block, SIGPIPE);
-    sigprocmask(SIG_BLOCK, &block, &old);
-    int fd = mkstemp(temp_path[slot]);
-    have_temp[slot] = fd >= 0;
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    if (fd < 0)
-        return NULL;
-    /* mkstemp made it 0600; a file system that refuses fchmod leaves it so, the safe side */
-    (void)fchmod(fd, output_mode);
-    FILE *fp = fdopen(fd, "wb");
-    if (!fp) {
-        int err = errno;
-        close(fd);
-        errno = err;
-    }
-    return fp;
-}
-
-static void drop_temp(int slot)
-{
-    if (have_temp[slot]) {
-        unlink(temp_path[slot]);
-        have_temp[slot] = 0;
-    }
-}
-
 /* ---- progress on a terminal ---- */
 
 static int progress_shown;
@@ -199,7 +133,7 @@ static int show_progress(void *user, uint64_t done, uint64_t total)
     (void)user;
     if (!total)
         return 0;
-    fprintf(stderr, "\rtraceconv: %3u%% of %.0f MB", (unsigned)(done * 100 / total), total / 1e6);
+    cli_progress_line("traceconv: %3u%% of %.0f MB", (unsigned)(done * 100 / total), total / 1e6);
     progress_shown = 1;
     return 0; /* never cancels */
 }
@@ -207,7 +141,7 @@ static int show_progress(void *user, uint64_t done, uint64_t total)
 static void end_progress(void)
 {
     if (progress_shown)
-        fprintf(stderr, "\r\033[K");
+        cli_progress_clear();
     progress_shown = 0;
 }
 
@@ -233,7 +167,7 @@ static int probe(const char *path)
     char err[1024] = "";
     int n = tc_probe_file(path, scores, 64, err, sizeof err);
     if (n < 0) {
-        fprintf(stderr, "traceconv: %s\n", err);
+        cli_say("traceconv: %s", err);
         return EXIT_CONVERT;
     }
     for (int i = 0; i < n; i++)
@@ -241,39 +175,26 @@ static int probe(const char *path)
     return 0;
 }
 
-static char *default_output(const char *input, const char *ext)
-{
-    const char *slash = strrchr(input, '/');
-    const char *base = slash ? slash + 1 : input;
-    const char *dot = strrchr(base, '.');
-    if (dot && strcmp(dot, ".gz") == 0) { /* in.trace.gz -> in.json */
-        const char *d2 = dot;
-        while (d2 > base && *--d2 != '.')
-            ;
-        if (*d2 == '.' && d2 != base)
-            dot = d2;
-    }
-    size_t stem = dot && dot != base ? (size_t)(dot - input) : strlen(input);
-    char *out = malloc(stem + strlen(ext) + 2);
-    if (out)
-        sprintf(out, "%.*s.%s", (int)stem, input, ext);
-    return out;
-}
-
-/* out and writer: the outputs written and their formats, ", " and "," separated. */
+/* out and writer: the outputs written and their formats, ", " and "," separated. The
+ * line is built whole, then said (escaped) at once. */
 static void print_summary(tc_conv *c, const char *in, const char *out, const char *writer)
 {
     tc_figure fig[64];
     size_t n = tc_conv_figures(c, fig, 64);
     const char *w;
     for (size_t i = 0; (w = tc_conv_warning_at(c, i)); i++)
-        fprintf(stderr, "traceconv: warning: %s\n", w);
-    fprintf(stderr, "traceconv: %s -> %s (%s -> %s):", in, out, tc_conv_input_summary(c), writer);
+        cli_say("traceconv: warning: %s", w);
+    char *line = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&line, &len);
+    if (!m)
+        return;
+    fprintf(m, "traceconv: %s -> %s (%s -> %s):", in, out, tc_conv_input_summary(c), writer);
     const char *names[] = {"threads", "methods", "records", "events", "samples"};
     for (size_t k = 0; k < 5; k++)
         for (size_t i = 0; i < n; i++)
             if (!strcmp(fig[i].name, names[k]) && (k < 4 || fig[i].value))
-                fprintf(stderr, "%s %llu %s", k ? "," : "", (unsigned long long)fig[i].value, fig[i].name);
+                fprintf(m, "%s %llu %s", k ? "," : "", (unsigned long long)fig[i].value, fig[i].name);
     /* --deobfuscate: what the mapping renamed (counts, so not among the warnings below);
      * nothing without a mapping, where every count is 0 */
     const char *deobf[] = {"deobf-methods", "deobf-classes", "deobf-unmapped"};
@@ -281,8 +202,8 @@ static void print_summary(tc_conv *c, const char *in, const char *out, const cha
     for (size_t k = 0; k < 3; k++)
         for (size_t i = 0; i < n; i++)
             if (!strcmp(fig[i].name, deobf[k]) && fig[i].value) {
-                fprintf(stderr, "%s %llu %s", first_deobf ? "; deobfuscated:" : ",",
-                        (unsigned long long)fig[i].value, fig[i].name);
+                fprintf(m, "%s %llu %s", first_deobf ? "; deobfuscated:" : ",", (unsigned long long)fig[i].value,
+                        fig[i].name);
                 first_deobf = 0;
             }
     static const char *const heading[] = {[TC_FIG_REPAIR] = "; repaired:", [TC_FIG_WARNING] = "; warnings:",
@@ -292,12 +213,13 @@ static void print_summary(tc_conv *c, const char *in, const char *out, const cha
         for (size_t i = 0; i < n; i++) {
             if (fig[i].kind != kind || !fig[i].value)
                 continue;
-            fprintf(stderr, "%s %llu %s", first ? heading[kind] : ",",
-                    (unsigned long long)fig[i].value, fig[i].name);
+            fprintf(m, "%s %llu %s", first ? heading[kind] : ",", (unsigned long long)fig[i].value, fig[i].name);
             first = 0;
         }
     }
-    fputc('\n', stderr);
+    if (fclose(m) == 0)
+        cli_say("%s", line);
+    free(line);
 }
 
 /* Both halves of a legacy split trace: name.key, then an existing name.data. */
@@ -309,23 +231,22 @@ static int is_pair(const char *first, const char *second)
            stat(second, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static const tc_format_info *writer_info(const char *name)
+static const tc_format_info *format_info(const char *name, int reader)
 {
     const tc_format_info *f;
     for (size_t i = 0; (f = tc_format_at(i)); i++)
-        if (!f->is_reader && !strcmp(f->name, name))
+        if (!f->is_reader == !reader && !strcmp(f->name, name))
             return f;
     return NULL;
 }
 
-/* Whether path ends in ".EXT" for one of the writer's extensions (".pb.gz" for pprof). */
-static int has_writer_extension(const char *path, const char *writer)
+/* Whether the last component of path ends in ".EXT" for one of the comma-separated exts. */
+static int ends_in_one_of(const char *path, const char *exts)
 {
-    const tc_format_info *f = writer_info(writer);
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     size_t blen = strlen(base);
-    for (const char *e = f ? f->extensions : ""; *e;) {
+    for (const char *e = exts; *e;) {
         size_t n = strcspn(e, ",");
         if (n && blen > n + 1 && base[blen - n - 1] == '.' && !strncasecmp(base + blen - n, e, n))
             return 1;
@@ -334,23 +255,67 @@ static int has_writer_extension(const char *path, const char *writer)
     return 0;
 }
 
-/* The second of two operands is the OUTPUT, not an input, when it is '-', does
- * not exist, is something to write into (a FIFO or a device: never a trace a
- * glob expanded to), or ends in the writer's extension. Anything else is a
+/* Whether path ends in ".EXT" for one of the writer's extensions (".pb.gz" for pprof). */
+static int has_writer_extension(const char *path, const char *writer)
+{
+    const tc_format_info *f = format_info(writer, 0);
+    return f && ends_in_one_of(path, f->extensions);
+}
+
+/* An existing file that -f may take as the OUTPUT operand: nothing says it is an input.
+ * A reader recognizes it, or its extension is the first operand's (a glob: *.trace with
+ * a damaged b.trace), a compressed input's or any reader's: then it is an input. */
+static int plainly_not_an_input(const char *path, const char *first)
+{
+    const tc_format_info *f;
+    for (size_t i = 0; (f = tc_format_at(i)); i++)
+        if (f->is_reader && ends_in_one_of(path, f->extensions))
+            return 0;
+    if (ends_in_one_of(path, "gz,key,data"))
+        return 0;
+    size_t stem = of_stem_len(first);
+    const char *ext = first[stem] == '.' ? first + stem + 1 : NULL;
+    if (ext && !strchr(first + stem, '/') && ends_in_one_of(path, ext))
+        return 0;
+    tc_probe_score scores[64];
+    char err[1024];
+    int n = tc_probe_file(path, scores, 64, err, sizeof err);
+    for (int i = 0; i < n; i++)
+        if (scores[i].score > 0)
+            return 0;
+    return n >= 0;
+}
+
+/* OUTPUT "-", or a name of the command's own standard output (/dev/stdout, /dev/fd/1 or the
+ * file stdout is redirected to): written to stdout, as it is. Replacing the name instead
+ * would replace a link in /dev, or a file the shell holds open. */
+static int is_stdout(const char *path)
+{
+    struct stat a, b;
+    return !strcmp(path, "-") || (stat(path, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev &&
+                                  a.st_ino == b.st_ino && !S_ISDIR(a.st_mode));
+}
+
+/* The second of two operands is the OUTPUT, not an input, when it is '-' (or names
+ * stdout), does not exist, is something to write into (a FIFO or a device: never a trace a
+ * glob expanded to), or ends in the writer's extension; with -f, also an existing
+ * file that is plainly not an input (the user said "overwrite it"). Anything else is a
  * second input: `traceconv -o json *.trace` must not write into b.trace. */
-static int names_output(const char *path, const char *writer)
+static int names_output(const char *path, const char *writer, int force, const char *first)
 {
     struct stat st;
-    if (!strcmp(path, "-") || has_writer_extension(path, writer))
+    if (is_stdout(path) || has_writer_extension(path, writer))
         return 1;
     if (stat(path, &st) != 0)
         return errno == ENOENT;
-    return S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode);
+    if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))
+        return 1;
+    return force && S_ISREG(st.st_mode) && plainly_not_an_input(path, first);
 }
 
 static int writer_is_binary(const char *name)
 {
-    const tc_format_info *f = writer_info(name);
+    const tc_format_info *f = format_info(name, 0);
     return f && f->is_binary;
 }
 
@@ -366,131 +331,107 @@ typedef struct job {
 
 typedef struct cli {
     const char *in_format;
-    const char *formats[MAX_OUTPUTS]; /* -o, split at commas */
+    const char *formats[MAX_OUTPUTS]; /* -o, split at commas, the registry's names */
     size_t n_formats;
     int force, quiet;
     int report_html; /* --html: the report's default name ends in .report.html */
     const char *side_mapping[2]; /* diff: --base-deobfuscate, --new-deobfuscate (one input's build) */
     setting settings[64];
     size_t n_settings;
-    struct stat written[64]; /* outputs this command wrote: never overwritten by a later input */
-    size_t n_written;
+    of_names written; /* outputs this command wrote (directory and name): never overwritten by a later input */
 } cli;
-
-/* The existing file at output must not be replaced: it is the input, a trace,
- * or (without -f) any file. A message and an exit code, or 0. */
-/* Did traceconv write this file? Its text outputs carry a mark near the start
- * (ir, systrace, speedscope's exporter) or in the trailing otherData object (json). */
-static int written_by_traceconv(const char *path)
-{
-    static const char *const marks[] = {"\"generator\":\"traceconv ", "traceconv-ir ", "# traceconv ",
-                                        " (traceconv)</title>",
-                                        "thread,tid,method,calls,incl_wall_us,", /* report --csv: its exact header */
-                                        "\"exporter\":\"traceconv@", /* speedscope */
-                                        "method,status,calls_base,calls_new,"}; /* diff -o csv: its exact header */
-    char buf[2][8192 + 1];
-    size_t got[2] = {0, 0};
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    got[0] = fread(buf[0], 1, sizeof buf[0] - 1, f);
-    if (fseeko(f, -(off_t)(sizeof buf[1] - 1), SEEK_END) == 0)
-        got[1] = fread(buf[1], 1, sizeof buf[1] - 1, f);
-    fclose(f);
-    for (int part = 0; part < 2; part++) {
-        for (size_t i = 0; i < got[part]; i++)
-            if (!buf[part][i])
-                buf[part][i] = ' '; /* a binary byte must not end the search */
-        buf[part][got[part]] = 0;
-        for (size_t m = 0; m < sizeof marks / sizeof *marks; m++)
-            if (strstr(buf[part], marks[m]))
-                return 1;
-    }
-    return 0;
-}
-
-static int refuse_existing(cli *a, const job *jb, const char *output, const struct stat *st_out)
-{
-    struct stat st_in;
-    const char *inputs[2] = {jb->input, jb->data_half};
-    for (int i = 0; i < 2; i++) {
-        if (inputs[i] && strcmp(inputs[i], "-") && !stat(inputs[i], &st_in) && st_in.st_dev == st_out->st_dev &&
-            st_in.st_ino == st_out->st_ino) {
-            fprintf(stderr, "traceconv: %s: output would overwrite the input\n", output);
-            return EXIT_USAGE;
-        }
-    }
-    if (S_ISDIR(st_out->st_mode)) {
-        fprintf(stderr, "traceconv: %s: is a directory\n", output);
-        return EXIT_USAGE;
-    }
-    if (!S_ISREG(st_out->st_mode))
-        return 0; /* a FIFO or device is written into, never replaced; reading it to probe would consume it */
-    for (size_t i = 0; i < a->n_written; i++) {
-        if (a->written[i].st_dev == st_out->st_dev && a->written[i].st_ino == st_out->st_ino) {
-            fprintf(stderr,
-                    "traceconv: %s: already written by this command (from an earlier INPUT); not overwriting it\n",
-                    output);
-            return EXIT_USAGE;
-        }
-    }
-    tc_probe_score scores[64];
-    char err[1024] = "";
-    int n = tc_probe_file(output, scores, 64, err, sizeof err);
-    if (n < 0) {
-        fprintf(stderr, "traceconv: %s: exists and cannot be checked for a trace, so it is kept (%s)\n", output, err);
-        return EXIT_USAGE;
-    }
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (scores[i].score > scores[best].score)
-            best = i;
-    /* What detection would accept as input is a trace: an original one is never
-     * replaced; one that traceconv wrote can be made again, so -f may replace it
-     * (re-running a conversion is the common case). */
-    if (n > 0 && scores[best].score > 0 && !written_by_traceconv(output)) {
-        fprintf(stderr, "traceconv: %s: is a trace (the %s reader recognizes it); not overwriting it, even with -f\n",
-                output, scores[best].reader);
-        return EXIT_USAGE;
-    }
-    if (!a->force) {
-        fprintf(stderr, "traceconv: %s: exists; use -f to overwrite\n", output);
-        return EXIT_USAGE;
-    }
-    return 0;
-}
 
 /* One output of an input: a format and where it goes. */
 typedef struct target {
     const char *format;
     const char *path;
-    char *owned;  /* path, when it is the default name */
-    int special;  /* a FIFO or device: written into; renaming over it would replace it */
+    char *owned;      /* path, when it is the default name */
     int to_stdout;
-    FILE *fp;
+    int dirfd;        /* the directory of path, -1 until checked */
+    const char *leaf; /* path's name in it */
+    int how;          /* of_check's answer */
+    of_file file;
+    FILE *fp;         /* stdout or file.fp */
 } target;
 
-/* The default output's extension: the writer's, but .report.html for report --html (never
- * systrace's .html beside it in -o systrace,report). */
-static const char *output_extension(const cli *a, const char *writer)
+/* The key of an output in the command's registry: its directory (device and inode) and name. */
+static char *written_key(const target *t)
 {
-    return a->report_html && !strcmp(writer, "report") ? "report.html" : tc_writer_extension(writer);
+    struct stat st;
+    char *key = NULL;
+    if (fstat(t->dirfd, &st) != 0 || asprintf(&key, "%llu:%llu/%s", (unsigned long long)st.st_dev,
+                                              (unsigned long long)st.st_ino, t->leaf) < 0)
+        return NULL;
+    return key;
 }
 
-/* Where each format of the command goes for this job: OUTPUT, stdout for stdin, or the default name. */
+static void note_written(cli *a, const target *t)
+{
+    char *key = written_key(t);
+    if (key)
+        of_names_take(&a->written, key);
+    free(key);
+}
+
+/* The inputs of the job, as files, for the rule "the output is never an input". */
+static size_t job_inputs(const job *jb, struct stat *st)
+{
+    const char *inputs[2] = {jb->input, jb->data_half};
+    size_t n = 0;
+    for (int i = 0; i < 2; i++)
+        if (inputs[i] && strcmp(inputs[i], "-") && !stat(inputs[i], &st[n]))
+            n++;
+    return n;
+}
+
+/* The overwrite rules (outfile.c) for one output path, and the command's own outputs.
+ * 0, or an exit status after the message. */
+static int check_target(cli *a, const job *jb, target *t)
+{
+    t->dirfd = of_open_dir(t->path, &t->leaf);
+    if (t->dirfd < 0) {
+        cli_say("traceconv: %s: cannot create the output: %s", t->path, strerror(errno));
+        return EXIT_CONVERT;
+    }
+    if (!*t->leaf) { /* "dir/" */
+        cli_say("traceconv: %s: is a directory", t->path);
+        return EXIT_USAGE;
+    }
+    char *key = written_key(t);
+    int again = key && of_names_has(&a->written, key);
+    free(key);
+    if (again) {
+        cli_say("traceconv: %s: already written by this command (from an earlier INPUT); not overwriting it", t->path);
+        return EXIT_USAGE;
+    }
+    struct stat inputs[2];
+    of_rules rules = {.force = a->force, .allow_special = 1, .inputs = inputs, .n_inputs = job_inputs(jb, inputs)};
+    char why[1200];
+    t->how = of_check(t->dirfd, t->leaf, t->path, &rules, why, sizeof why);
+    if (t->how == OF_REFUSED) {
+        cli_say("traceconv: %s: %s", t->path, why);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Where each format of the command goes for this job: OUTPUT, stdout for stdin, or the
+ * default name, which never names the input. */
 static int plan_targets(const cli *a, const job *jb, target *t)
 {
     for (size_t i = 0; i < a->n_formats; i++) {
-        t[i] = (target){.format = a->formats[i]};
+        t[i] = (target){.format = a->formats[i], .dirfd = -1};
         if (jb->output)
             t[i].path = jb->output; /* one format only (plan_jobs) */
         else if (!strcmp(jb->input, "-"))
             t[i].path = "-";
-        else if (!(t[i].path = t[i].owned = default_output(jb->input, output_extension(a, a->formats[i])))) {
-            fprintf(stderr, "traceconv: %s: out of memory\n", jb->input);
+        else if (!(t[i].path = t[i].owned =
+                       of_output_name(jb->input, of_stem_len(jb->input), jb->input, a->formats[i],
+                                      of_extension(a->formats[i], a->report_html)))) {
+            cli_say("traceconv: %s: out of memory", jb->input);
             return EXIT_CONVERT;
         }
-        t[i].to_stdout = !strcmp(t[i].path, "-");
+        t[i].to_stdout = is_stdout(t[i].path);
     }
     return 0;
 }
@@ -500,18 +441,13 @@ static int check_targets(cli *a, const job *jb, target *t)
 {
     int rc = 0;
     for (size_t i = 0; i < a->n_formats; i++) {
-        struct stat st_out;
         int r = 0;
-        if (t[i].to_stdout) {
-            if (!a->force && isatty(STDOUT_FILENO) && writer_is_binary(t[i].format)) {
-                fprintf(stderr,
-                        "traceconv: %s output is binary: not writing it to a terminal (redirect it, or use -f)\n",
-                        t[i].format);
-                r = EXIT_USAGE;
-            }
-        } else if (!stat(t[i].path, &st_out)) {
-            t[i].special = !S_ISREG(st_out.st_mode);
-            r = refuse_existing(a, jb, t[i].path, &st_out);
+        if (!t[i].to_stdout)
+            r = check_target(a, jb, &t[i]);
+        else if (!a->force && isatty(STDOUT_FILENO) && writer_is_binary(t[i].format)) {
+            cli_say("traceconv: %s output is binary: not writing it to a terminal (redirect it, or use -f)",
+                    t[i].format);
+            r = EXIT_USAGE;
         }
         if (r && !rc)
             rc = r; /* every refusal is told, the first decides the exit status */
@@ -523,43 +459,47 @@ static int check_targets(cli *a, const job *jb, target *t)
 static int open_targets(cli *a, target *t)
 {
     for (size_t i = 0; i < a->n_formats; i++) {
-        t[i].fp = t[i].to_stdout ? stdout : t[i].special ? fopen(t[i].path, "wb") : open_temp_beside((int)i, t[i].path);
-        if (!t[i].fp) {
-            fprintf(stderr, "traceconv: %s: cannot create the output: %s\n", t[i].path, strerror(errno));
+        if (t[i].to_stdout) {
+            t[i].fp = stdout;
+            continue;
+        }
+        if (of_begin(&t[i].file, t[i].dirfd, t[i].leaf, t[i].how) != 0) {
+            cli_say("traceconv: %s: cannot create the output: %s", t[i].path, of_strerror(errno));
             return EXIT_CONVERT;
         }
+        t[i].fp = t[i].file.fp;
     }
     return 0;
 }
 
 /* A converted output into place: flushed, closed and renamed over its target. */
-static int commit_target(target *t, int slot)
+static int commit_target(target *t)
 {
-    FILE *fp = t->fp;
     t->fp = NULL;
-    if (t->to_stdout ? fflush(stdout) != 0 : fclose(fp) != 0) {
-        fprintf(stderr, "traceconv: %s: cannot write the output: %s\n", t->path, strerror(errno));
-        drop_temp(slot);
+    int rc = t->to_stdout ? fflush(stdout) : of_commit(&t->file);
+    if (rc != 0) {
+        cli_say("traceconv: %s: cannot write the output: %s", t->path, of_strerror(errno));
         return EXIT_CONVERT;
-    }
-    if (!t->to_stdout && !t->special) {
-        if (rename(temp_path[slot], t->path) != 0) {
-            fprintf(stderr, "traceconv: %s: cannot rename the output into place: %s\n", t->path, strerror(errno));
-            drop_temp(slot);
-            return EXIT_CONVERT;
-        }
-        have_temp[slot] = 0;
     }
     return 0;
 }
 
 /* A failed or never-written output leaves nothing behind. */
-static void abandon_target(target *t, int slot)
+static void abandon_target(target *t)
 {
-    if (t->fp && !t->to_stdout)
-        fclose(t->fp);
+    if (!t->to_stdout)
+        of_abandon(&t->file);
     t->fp = NULL;
-    drop_temp(slot);
+}
+
+static void release_target(target *t)
+{
+    abandon_target(t); /* what open_targets made before it failed */
+    if (t->dirfd >= 0)
+        close(t->dirfd);
+    t->dirfd = -1;
+    free(t->owned);
+    t->owned = NULL;
 }
 
 /* The outputs written, for the summary line: "a.json, a.pftrace" and "json,perfetto". */
@@ -593,17 +533,16 @@ static int write_targets(cli *a, const job *jb, tc_conv *conv, target *t)
     for (size_t i = 0; i < a->n_formats; i++) {
         int r = 0;
         if (outs[i].status != TC_OK) {
-            abandon_target(&t[i], (int)i);
+            abandon_target(&t[i]);
             const char *why = outs[i].error && outs[i].error[0] ? outs[i].error : tc_conv_error(conv);
             if (why[0])
-                fprintf(stderr, "traceconv: %s\n", why);
+                cli_say("traceconv: %s", why);
             r = outs[i].status == TC_ERR_USAGE ? EXIT_USAGE : EXIT_CONVERT;
         } else {
-            r = commit_target(&t[i], (int)i);
+            r = commit_target(&t[i]);
         }
-        struct stat st_out;
-        if (r == 0 && !t[i].to_stdout && !stat(t[i].path, &st_out) && a->n_written < 64)
-            a->written[a->n_written++] = st_out;
+        if (r == 0 && !t[i].to_stdout)
+            note_written(a, &t[i]);
         ok[i] = r == 0;
         n_ok += r == 0;
         if (r && !rc)
@@ -621,6 +560,8 @@ static int convert(cli *a, const job *jb, tc_conv *conv)
 {
     target t[MAX_OUTPUTS];
     memset(t, 0, sizeof t);
+    for (size_t i = 0; i < MAX_OUTPUTS; i++)
+        t[i].dirfd = -1;
     int rc = plan_targets(a, jb, t);
     if (rc == 0)
         rc = check_targets(a, jb, t);
@@ -628,16 +569,14 @@ static int convert(cli *a, const job *jb, tc_conv *conv)
         int orc = jb->data_half ? tc_conv_open_pair(conv, jb->input, jb->data_half)
                                 : tc_conv_open(conv, jb->input, a->in_format);
         if (orc != TC_OK) {
-            fprintf(stderr, "traceconv: %s\n", tc_conv_error(conv)[0] ? tc_conv_error(conv) : "cannot open the input");
+            cli_say("traceconv: %s", tc_conv_error(conv)[0] ? tc_conv_error(conv) : "cannot open the input");
             rc = orc == TC_ERR_USAGE ? EXIT_USAGE : EXIT_CONVERT;
         }
     }
     if (rc == 0)
         rc = write_targets(a, jb, conv, t);
-    for (size_t i = 0; i < a->n_formats; i++) {
-        abandon_target(&t[i], (int)i); /* what open_targets made before it failed */
-        free(t[i].owned);
-    }
+    for (size_t i = 0; i < a->n_formats; i++)
+        release_target(&t[i]);
     return rc;
 }
 
@@ -646,12 +585,12 @@ static int run_job(cli *a, const job *jb)
 {
     tc_conv *conv = tc_conv_new();
     if (!conv) {
-        fprintf(stderr, "traceconv: %s: out of memory\n", jb->input);
+        cli_say("traceconv: %s: out of memory", jb->input);
         return EXIT_CONVERT;
     }
     for (size_t i = 0; i < a->n_settings; i++) {
         if (tc_conv_set_option(conv, a->settings[i].key, a->settings[i].value) != TC_OK) {
-            fprintf(stderr, "traceconv: %s\n", tc_conv_error(conv));
+            cli_say("traceconv: %s", tc_conv_error(conv));
             tc_conv_free(conv);
             return EXIT_USAGE;
         }
@@ -667,11 +606,11 @@ static int run_job(cli *a, const job *jb)
 static int set(cli *a, tc_conv *check, const char *key, const char *value)
 {
     if (a->n_settings == sizeof a->settings / sizeof *a->settings) {
-        fprintf(stderr, "traceconv: too many options\n");
+        cli_say("traceconv: too many options");
         return -1;
     }
     if (tc_conv_set_option(check, key, value) != TC_OK) {
-        fprintf(stderr, "traceconv: %s\n", tc_conv_error(check));
+        cli_say("traceconv: %s", tc_conv_error(check));
         return -1;
     }
     a->settings[a->n_settings++] = (setting){key, value};
@@ -679,10 +618,10 @@ static int set(cli *a, tc_conv *check, const char *key, const char *value)
 }
 
 /* Whether path would be the OUTPUT operand of one of the formats. */
-static int names_some_output(const cli *a, const char *path)
+static int names_some_output(const cli *a, const char *path, const char *first)
 {
     for (size_t i = 0; i < a->n_formats; i++)
-        if (names_output(path, a->formats[i]))
+        if (names_output(path, a->formats[i], a->force, first))
             return 1;
     return 0;
 }
@@ -692,15 +631,14 @@ static int several_formats_refuse(const cli *a, char **ops, int n, int pair)
 {
     for (int i = 0; i < n; i++) {
         if (!strcmp(ops[i], "-")) {
-            fprintf(stderr, "traceconv: several output formats (-o %s,...) cannot read stdin or write stdout ('-')\n",
+            cli_say("traceconv: several output formats (-o %s,...) cannot read stdin or write stdout ('-')",
                     a->formats[0]);
             return -1;
         }
     }
-    if (pair ? n == 3 : n == 2 && names_some_output(a, ops[1])) {
-        fprintf(stderr,
-                "traceconv: %s: several output formats are written beside the INPUT under their default names; "
-                "an OUTPUT operand cannot be given\n",
+    if (pair ? n == 3 : n == 2 && names_some_output(a, ops[1], ops[0])) {
+        cli_say("traceconv: %s: several output formats are written beside the INPUT under their default names; "
+                "an OUTPUT operand cannot be given",
                 ops[n - 1]);
         return -1;
     }
@@ -712,7 +650,7 @@ static size_t plan_jobs(const cli *a, char **ops, int n, job *jobs)
 {
     int pair = n >= 2 && is_pair(ops[0], ops[1]);
     if (!n || (pair && n > 3)) {
-        fputs(n ? "traceconv: expected NAME.key NAME.data [OUTPUT]\n" : "traceconv: expected INPUT [OUTPUT]\n", stderr);
+        cli_say(n ? "traceconv: expected NAME.key NAME.data [OUTPUT]" : "traceconv: expected INPUT [OUTPUT]");
         return 0;
     }
     if (a->n_formats > 1 && several_formats_refuse(a, ops, n, pair))
@@ -721,7 +659,7 @@ static size_t plan_jobs(const cli *a, char **ops, int n, job *jobs)
         jobs[0] = (job){ops[0], ops[1], n == 3 ? ops[2] : NULL};
         return 1;
     }
-    if (n == 2 && names_output(ops[1], a->formats[0])) {
+    if (n == 2 && names_output(ops[1], a->formats[0], a->force, ops[0])) {
         jobs[0] = (job){ops[0], NULL, ops[1]};
         return 1;
     }
@@ -730,12 +668,13 @@ static size_t plan_jobs(const cli *a, char **ops, int n, job *jobs)
     return (size_t)n;
 }
 
-/* -o FORMAT[,FORMAT...]: each a known writer, none twice. 0, or -1 after the message. */
+/* -o FORMAT[,FORMAT...]: each a known writer in any case (kept under its registry name),
+ * none twice. 0, or -1 after the message. */
 static int parse_formats(cli *a, const char *arg)
 {
     static char text[1024];
     if (strlen(arg) >= sizeof text) {
-        fprintf(stderr, "traceconv: -o: too long\n");
+        cli_say("traceconv: -o: too long");
         return -1;
     }
     strcpy(text, arg);
@@ -745,24 +684,35 @@ static int parse_formats(cli *a, const char *arg)
         if (next)
             *next++ = 0;
         if (!*p) {
-            fprintf(stderr, "traceconv: -o %s: an empty format in the list\n", arg);
+            cli_say("traceconv: -o %s: an empty format in the list", arg);
             return -1;
         }
-        if (!tc_writer_extension(p)) {
-            fprintf(stderr, "traceconv: unknown output format '%s' (see --list-formats)\n", p);
+        const char *name = cli_format_name(p, 0);
+        if (!name) {
+            cli_say("traceconv: unknown output format '%s' (writers: %s)", p, cli_format_list(0));
             return -1;
         }
         for (size_t i = 0; i < a->n_formats; i++) {
-            if (!strcmp(a->formats[i], p)) {
-                fprintf(stderr, "traceconv: -o %s: output format '%s' is given twice\n", arg, p);
+            if (!strcmp(a->formats[i], name)) {
+                cli_say("traceconv: -o %s: output format '%s' is given twice", arg, name);
                 return -1;
             }
         }
         if (a->n_formats == MAX_OUTPUTS) {
-            fprintf(stderr, "traceconv: -o %s: more than %d formats\n", arg, MAX_OUTPUTS);
+            cli_say("traceconv: -o %s: more than %d formats", arg, MAX_OUTPUTS);
             return -1;
         }
-        a->formats[a->n_formats++] = p;
+        a->formats[a->n_formats++] = name;
+    }
+    return 0;
+}
+
+/* -i FORMAT: a known reader in any case, under its registry name. 0, or -1 after the message. */
+static int parse_reader(cli *a, const char *arg)
+{
+    if (!(a->in_format = cli_format_name(arg, 1))) {
+        cli_say("traceconv: unknown input format '%s' (readers: %s)", arg, cli_format_list(1));
+        return -1;
     }
     return 0;
 }
@@ -804,7 +754,7 @@ static char *diff_default_output(const char *format, const char *next)
 {
     if (strcmp(format, "flamegraph") || !strcmp(next, "-"))
         return strdup("-");
-    return default_output(next, "diff.svg"); /* b.trace -> b.diff.svg */
+    return of_output_name(next, of_stem_len(next), next, "diff", "diff.svg"); /* b.trace -> b.diff.svg */
 }
 
 /* side: 0 BASE, 1 NEW. Two release builds have two mappings: --base-deobfuscate and
@@ -814,17 +764,17 @@ static int diff_open(cli *a, tc_conv *c, const char *path, int side)
     const char *label = side ? "NEW" : "BASE";
     for (size_t i = 0; i < a->n_settings; i++) {
         if (tc_conv_set_option(c, a->settings[i].key, a->settings[i].value) != TC_OK) {
-            fprintf(stderr, "traceconv: %s\n", tc_conv_error(c));
+            cli_say("traceconv: %s", tc_conv_error(c));
             return EXIT_USAGE;
         }
     }
     if (a->side_mapping[side] && tc_conv_set_option(c, "deobfuscate", a->side_mapping[side]) != TC_OK) {
-        fprintf(stderr, "traceconv: %s\n", tc_conv_error(c));
+        cli_say("traceconv: %s", tc_conv_error(c));
         return EXIT_USAGE;
     }
     int rc = tc_conv_open(c, path, a->in_format);
     if (rc != TC_OK) {
-        fprintf(stderr, "traceconv: %s: %s\n", label, tc_conv_error(c));
+        cli_say("traceconv: %s: %s", label, tc_conv_error(c));
         return rc == TC_ERR_USAGE ? EXIT_USAGE : EXIT_CONVERT;
     }
     return 0;
@@ -838,82 +788,104 @@ static void diff_summary(tc_conv *base, tc_conv *next, const char *b, const char
     for (int k = 0; k < 2; k++) {
         const char *w;
         for (size_t i = 0; (w = tc_conv_warning_at(convs[k], i)); i++)
-            fprintf(stderr, "traceconv: warning: %s: %s\n", label[k], w);
+            cli_say("traceconv: warning: %s: %s", label[k], w);
     }
-    fprintf(stderr, "traceconv: diff %s (%s) -> %s (%s) -> %s (%s)\n", b, tc_conv_input_summary(base), n,
+    cli_say("traceconv: diff %s (%s) -> %s (%s) -> %s (%s)", b, tc_conv_input_summary(base), n,
             tc_conv_input_summary(next), strcmp(out, "-") ? out : "stdout", format);
 }
 
-static int run_diff(cli *a, const char *format, char **ops, int n)
+/* diff's -o, in any case: its registry-like name, or NULL. */
+static const char *diff_format(const char *given)
 {
-    if (strcmp(format, "text") && strcmp(format, "csv") && strcmp(format, "flamegraph")) {
-        fprintf(stderr, "traceconv: diff: unknown output format '%s' (text, csv or flamegraph)\nTry 'traceconv diff --help'.\n", format);
+    static const char *const formats[] = {"text", "csv", "flamegraph"};
+    for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
+        if (!strcasecmp(given, formats[i]))
+            return formats[i];
+    return NULL;
+}
+
+static int run_diff(cli *a, const char *given, char **ops, int n)
+{
+    const char *format = diff_format(given);
+    if (!format) {
+        cli_say("traceconv: diff: unknown output format '%s' (text, csv or flamegraph)", given);
+        cli_say("Try 'traceconv diff --help'.");
         return EXIT_USAGE;
     }
     if (n < 2 || n > 3) {
-        fputs("traceconv: diff: expected BASE NEW [OUTPUT]\nTry 'traceconv diff --help'.\n", stderr);
+        cli_say("traceconv: diff: expected BASE NEW [OUTPUT]");
+        cli_say("Try 'traceconv diff --help'.");
         return EXIT_USAGE;
     }
     if (!strcmp(ops[0], "-") && !strcmp(ops[1], "-")) {
-        fputs("traceconv: diff: BASE and NEW cannot both be stdin\n", stderr);
+        cli_say("traceconv: diff: BASE and NEW cannot both be stdin");
         return EXIT_USAGE;
     }
     job jb = {ops[0], ops[1], NULL}; /* both inputs: the output must be neither */
-    target t = {.format = format};
+    target t = {.format = format, .dirfd = -1};
     t.path = t.owned = n == 3 ? strdup(ops[2]) : diff_default_output(format, ops[1]);
     if (!t.path) {
-        fprintf(stderr, "traceconv: out of memory\n");
+        cli_say("traceconv: out of memory");
         return EXIT_CONVERT;
     }
-    t.to_stdout = !strcmp(t.path, "-");
-    struct stat st_out;
-    int rc = 0;
-    if (!t.to_stdout && !stat(t.path, &st_out)) {
-        t.special = !S_ISREG(st_out.st_mode);
-        rc = refuse_existing(a, &jb, t.path, &st_out);
-    }
+    t.to_stdout = is_stdout(t.path);
+    int rc = t.to_stdout ? 0 : check_target(a, &jb, &t);
     tc_conv *base = rc ? NULL : tc_conv_new(), *next = rc ? NULL : tc_conv_new();
     if (!rc && (!base || !next)) {
-        fprintf(stderr, "traceconv: out of memory\n");
+        cli_say("traceconv: out of memory");
         rc = EXIT_CONVERT;
     }
     if (!rc)
         rc = diff_open(a, base, ops[0], 0);
     if (!rc)
         rc = diff_open(a, next, ops[1], 1);
-    if (!rc && !(t.fp = t.to_stdout ? stdout : t.special ? fopen(t.path, "wb") : open_temp_beside(0, t.path))) {
-        fprintf(stderr, "traceconv: %s: cannot create the output: %s\n", t.path, strerror(errno));
-        rc = EXIT_CONVERT;
+    if (!rc) {
+        if (t.to_stdout) {
+            t.fp = stdout;
+        } else if (of_begin(&t.file, t.dirfd, t.leaf, t.how) == 0) {
+            t.fp = t.file.fp;
+        } else {
+            cli_say("traceconv: %s: cannot create the output: %s", t.path, of_strerror(errno));
+            rc = EXIT_CONVERT;
+        }
     }
     if (!rc) {
         int st = tc_diff_write(base, next, format, t.fp);
         if (st != TC_OK) {
-            fprintf(stderr, "traceconv: %s\n", tc_conv_error(next));
+            cli_say("traceconv: %s", tc_conv_error(next));
             rc = st == TC_ERR_USAGE ? EXIT_USAGE : EXIT_CONVERT;
         } else {
-            rc = commit_target(&t, 0);
+            rc = commit_target(&t);
         }
         if (!rc && !a->quiet)
             diff_summary(base, next, ops[0], ops[1], t.path, format);
     }
-    abandon_target(&t, 0);
-    free(t.owned);
+    release_target(&t);
     tc_conv_free(base);
     tc_conv_free(next);
     return rc;
 }
 
+/* `traceconv SUB ...`: the subcommand sees "traceconv SUB" as its argv[0], the name its
+ * messages start with (never the binary's full path). */
+static int run_subcommand(int (*sub)(int, char **), const char *name, int argc, char **argv)
+{
+    argv[1] = (char *)name;
+    return sub(argc - 1, argv + 1);
+}
+
 int main(int argc, char **argv)
 {
+    of_init();
     int diff_mode = argc > 1 && !strcmp(argv[1], "diff");
     if (diff_mode) { /* the same options as a conversion, read for both inputs */
         argc--;
         argv++;
     }
     if (argc > 1 && !strcmp(argv[1], "batch"))
-        return batch_main(argc - 1, argv + 1);
+        return run_subcommand(batch_main, "traceconv batch", argc, argv);
     if (argc > 1 && !strcmp(argv[1], "serve"))
-        return serve_main(argc - 1, argv + 1);
+        return run_subcommand(serve_main, "traceconv serve", argc, argv);
     enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST, O_MERGE, O_LIMIT, O_TEXT,
            O_FLAG, O_HTML, O_BASE_DEOBF, O_NEW_DEOBF };
     static const struct option longopts[] = {
@@ -940,17 +912,18 @@ int main(int argc, char **argv)
         {"base-deobfuscate", required_argument, 0, O_BASE_DEOBF},
         {"new-deobfuscate", required_argument, 0, O_NEW_DEOBF},
         {0, 0, 0, 0}};
-    static cli a;
-    read_umask();
+    static cli a = {.written = {.exact = 1}};
     tc_conv *check = tc_conv_new(); /* options are validated here, then applied to each input's own */
     if (!check)
         return EXIT_CONVERT;
+    const char *prog = diff_mode ? "traceconv diff" : "traceconv";
     int opt, status = 0;
-    int li = 0;
+    int li = 0, before = optind;
     const char *out_list = NULL;
-    while (status == 0 && (opt = getopt_long(argc, argv, "i:o:fqhV", longopts, &li)) != -1) {
+    opterr = 0; /* our messages (cli_option_error), not getopt's: escaped, without the binary's path */
+    while (status == 0 && (opt = getopt_long(argc, argv, ":i:o:fqhV", longopts, &li)) != -1) {
         switch (opt) {
-        case 'i': a.in_format = optarg; break;
+        case 'i': status = parse_reader(&a, optarg); break;
         case 'o': out_list = optarg; break;
         case 'f': a.force = 1; break;
         case 'q': a.quiet = 1; break;
@@ -968,7 +941,7 @@ int main(int argc, char **argv)
         case O_BASE_DEOBF:
         case O_NEW_DEOBF:
             if (!diff_mode) {
-                fprintf(stderr, "traceconv: --%s is an option of traceconv diff\n", longopts[li].name);
+                cli_say("traceconv: --%s is an option of traceconv diff", longopts[li].name);
                 status = -1;
             } else {
                 a.side_mapping[opt == O_NEW_DEOBF] = optarg;
@@ -978,44 +951,46 @@ int main(int argc, char **argv)
         case O_LIST: tc_conv_free(check); return list_formats();
         case 'h': fputs(diff_mode ? diff_usage_text : usage_text, stdout); tc_conv_free(check); return 0;
         case 'V': printf("traceconv %s\n", TC_VERSION_STRING); tc_conv_free(check); return 0;
-        default: status = -1;
+        default: cli_option_error(prog, opt, before, argv); status = -1;
         }
+        before = optind;
     }
     tc_conv_free(check);
     int nargs = argc - optind;
     if (diff_mode) {
         if (status != 0) {
-            fputs("Try 'traceconv diff --help'.\n", stderr);
+            cli_say("Try 'traceconv diff --help'.");
             return EXIT_USAGE;
         }
-        install_signal_cleanup();
+        of_remove_temps_on_signals();
         return run_diff(&a, out_list ? out_list : "text", argv + optind, nargs);
     }
     job *jobs = nargs > 0 ? calloc((size_t)nargs, sizeof *jobs) : NULL;
     size_t n_jobs = 0;
     if (status == 0 && !out_list) {
-        fputs("traceconv: missing -o FORMAT\n", stderr);
+        cli_say("traceconv: missing -o FORMAT");
         status = -1;
     } else if (status == 0 && parse_formats(&a, out_list) != 0) {
         status = -1;
     } else if (status == 0 && nargs > 0 && !jobs) {
-        fputs("traceconv: out of memory\n", stderr);
+        cli_say("traceconv: out of memory");
         return EXIT_CONVERT;
     } else if (status == 0 && !(n_jobs = plan_jobs(&a, argv + optind, nargs, jobs))) {
         status = -1;
     }
     if (status != 0) {
-        fputs("Try 'traceconv --help'.\n", stderr);
+        cli_say("Try 'traceconv --help'.");
         free(jobs);
         return EXIT_USAGE;
     }
-    install_signal_cleanup();
+    of_remove_temps_on_signals();
     int rc = 0, failed = 0;
     for (size_t i = 0; i < n_jobs; i++) {
         rc = run_job(&a, &jobs[i]);
         failed += rc != 0;
     }
     free(jobs);
+    of_names_free(&a.written);
     if (n_jobs == 1)
         return rc;
     return failed ? EXIT_CONVERT : 0;

@@ -77,6 +77,7 @@ const char *tc_status_string(int status)
     case TC_ERR_STRICT: return "a warning under strict";
     case TC_ERR_STATE: return "call not allowed in this state";
     case TC_ERR_CANCELED: return "canceled";
+    case TC_ERR_NO_TRACE: return "no trace in the input";
     default: return "unknown status";
     }
 }
@@ -387,6 +388,37 @@ static int apply_option(tc_conv *c, const char *key, const char *value)
     return TC_ERR_USAGE;
 }
 
+/* What an option takes, for the message that refuses a bad value: the choices of every
+ * enumerated option, the form of the others. */
+static const char *option_expects(const char *key)
+{
+    static const struct {
+        const char *key, *expects;
+    } table[] = {
+        {"weight", "one of: wall, cpu"},
+        {"sort", "one of: incl, excl, calls, name"},
+        {"colors", "one of: java, hot, mem, io, red, green, blue, yellow, purple, aqua, orange"}, /* flamesvg.c */
+        {"width", "pixels, 200 to 100000"},
+        {"minwidth", "pixels (0.1) or a percentage of the total (0.5%)"},
+        {"threshold", "a percentage from 0 to 100, at most 4 decimals"},
+        {"max-depth", "a count from 1 to 1000000"},
+        {"read-chunk", "bytes, 1 to 16M"},
+        {"deobfuscate", "the path of a mapping.txt"},
+        {"max-output", "bytes, K/M/G suffixes allowed, or N times the input's size: Nx"},
+    };
+    static const char *const flags[] = {"strict", "no-thread", "merge-threads", "text", "inverted",
+                                        "hash", "negate", "csv", "html"};
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++)
+        if (!strcmp(key, table[i].key))
+            return table[i].expects;
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
+        if (!strcmp(key, flags[i]))
+            return "one of: 1, 0, true, false, yes, no";
+    if (!strncmp(key, "max-", 4))
+        return "a count above 0, K/M/G suffixes allowed";
+    return "see the option's documentation";
+}
+
 static int set_option(tc_conv *c, const char *key, const char *value)
 {
     if (!key)
@@ -405,8 +437,8 @@ static int set_option(tc_conv *c, const char *key, const char *value)
         return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX,
                          "options 'csv' and 'html' cannot be used together: the report is CSV rows or an HTML page");
     if (rc != TC_OK)
-        return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX, "bad value '%s' for option '%s'",
-                         value ? value : "", key);
+        return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX, "bad value '%s' for option '%s' (%s)",
+                         value ? value : "", key, option_expects(key));
     tci_options_given(&c->opt, key);
     return TC_OK;
 }
@@ -482,9 +514,15 @@ static int open_prepare(tc_conv *c, const char *name, const char *format)
     c->trace.max_string = c->opt.max_string;
     c->trace.max_threads = c->opt.max_threads;
     c->trace.max_methods = c->opt.max_methods;
-    if (format && !(c->reader = tci_find_reader(format)))
-        return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX,
-                         "unknown input format '%s' (see --list-formats)", format);
+    if (format && !(c->reader = tci_find_reader(format))) {
+        char names[256];
+        size_t len = 0;
+        names[0] = 0;
+        for (size_t i = 0; i < tci_reader_count() && len < sizeof names; i++)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", tci_reader_at(i)->name);
+        return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX, "unknown input format '%s' (readers: %s)",
+                         format, names);
+    }
     return TC_OK;
 }
 
@@ -669,6 +707,14 @@ static int describe_limit(output *o, tci_diag *d)
     return tci_error(d, TC_ERR_LIMIT, o->w->name, UINT64_MAX, "output larger than --max-output (%s)", size);
 }
 
+void tci_write_error_text(int errnum, char *why, size_t len)
+{
+    if (errnum == EFBIG) /* past `ulimit -f` (SIGXFSZ ignored) or the file system's largest file */
+        snprintf(why, len, "file size limit exceeded");
+    else if (strerror_r(errnum, why, len) != 0)
+        snprintf(why, len, "error %d", errnum);
+}
+
 /* The one error message of a failed output: its cause, whichever step saw it. */
 static int describe_failure(output *o, int rc)
 {
@@ -686,8 +732,7 @@ static int describe_failure(output *o, int rc)
     }
     if (o->sink.err) { /* writers return a bare TC_ERR_IO (or worse) after the sink failed: say why */
         char why[256];
-        if (strerror_r(o->sink.errnum, why, sizeof why) != 0)
-            snprintf(why, sizeof why, "error %d", o->sink.errnum);
+        tci_write_error_text(o->sink.errnum, why, sizeof why);
         d->error[0] = 0;
         return tci_error(d, TC_ERR_IO, name, UINT64_MAX, "cannot write the output: %s", why);
     }

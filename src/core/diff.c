@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 
 const char tci_diff_options[] = "weight sort merge-threads title width minwidth inverted colors hash negate";
 
@@ -379,7 +380,7 @@ static int check_call(tc_conv *base, tc_conv *next, const char *format, int *whi
     int rc = TC_OK;
     *which = -1;
     for (int i = 0; i < (int)(sizeof diff_formats / sizeof *diff_formats); i++)
-        if (format && !strcmp(format, diff_formats[i].name))
+        if (format && !strcasecmp(format, diff_formats[i].name)) /* format names in any case, as the registry's */
             *which = i;
     if (base == next)
         rc = tci_error(e, TC_ERR_USAGE, "api", UINT64_MAX, "tc_diff_write: BASE and NEW are one tc_conv; open each input in its own");
@@ -425,8 +426,7 @@ static int finish_sink(tc_conv *next, tci_sink *out, int rc)
         tci_diag *e = tci_conv_error_slot(next);
         e->error[0] = 0;
         char why[256];
-        if (strerror_r(out->errnum ? out->errnum : EIO, why, sizeof why) != 0)
-            snprintf(why, sizeof why, "error %d", out->errnum);
+        tci_write_error_text(out->errnum ? out->errnum : EIO, why, sizeof why);
         rc = tci_error(e, TC_ERR_IO, "diff", UINT64_MAX, "cannot write the output: %s", why);
     }
     return rc;

@@ -2,6 +2,7 @@
 #include "tc_internal.h"
 
 #include <pthread.h>
+#include <strings.h>
 
 static const tci_reader *const readers[] = {
 #define TCI_READER(sym) &sym,
@@ -24,10 +25,11 @@ static const tci_writer *const writers[] = {
 size_t tci_reader_count(void) { return COUNT(readers); }
 const tci_reader *tci_reader_at(size_t i) { return i < COUNT(readers) ? readers[i] : NULL; }
 
+/* Format names are matched in any case ("JSON"): users type them. */
 const tci_reader *tci_find_reader(const char *name)
 {
     for (size_t i = 0; i < COUNT(readers); i++)
-        if (strcmp(readers[i]->name, name) == 0)
+        if (strcasecmp(readers[i]->name, name) == 0)
             return readers[i];
     return NULL;
 }
@@ -35,7 +37,7 @@ const tci_reader *tci_find_reader(const char *name)
 const tci_writer *tci_find_writer(const char *name)
 {
     for (size_t i = 0; i < COUNT(writers); i++)
-        if (strcmp(writers[i]->name, name) == 0)
+        if (strcasecmp(writers[i]->name, name) == 0)
             return writers[i];
     return NULL;
 }
@@ -77,7 +79,7 @@ const char *tc_writer_extension(const char *name)
     if (!name)
         return NULL;
     for (size_t i = 0; i < COUNT(writers); i++) {
-        if (strcmp(writers[i]->name, name) == 0) {
+        if (strcasecmp(writers[i]->name, name) == 0) {
             pthread_once(&table_once, build_table);
             return table.writer_ext[i];
         }

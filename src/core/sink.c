@@ -44,7 +44,8 @@ static int sink_init(tci_sink *s, bool gzip)
     s->emitted = 0;
     s->limit = UINT64_MAX;
     s->cancel = NULL;
-    s->script_data = s->script_lt = false;
+    s->script_data = s->script_lt = s->script_at_start = false;
+    s->n_switches = 0;
     s->z = NULL;
     s->zbuf = NULL;
     if (!gzip)
@@ -127,6 +128,17 @@ static void out_script(void *sink, const char *p, size_t n)
         (void)out(s, p, n);
 }
 
+/* n buffered bytes out, under the script-data rule or as they are */
+static int out_segment(tci_sink *s, const uint8_t *p, size_t n, bool script)
+{
+    if (!n)
+        return 0;
+    if (!script)
+        return out(s, p, n);
+    tci_esc_script_data(out_script, s, (const char *)p, n, &s->script_lt);
+    return s->err ? -1 : 0;
+}
+
 int tci_sink_flush_buf(tci_sink *s)
 {
     if (s->err)
@@ -135,27 +147,39 @@ int tci_sink_flush_buf(tci_sink *s)
         tci_sink_stop(s, TC_ERR_CANCELED);
         return -1;
     }
+    int bad = 0;
     if (s->len) {
-        int bad;
-        if (s->script_data) {
-            tci_esc_script_data(out_script, s, (const char *)s->buf, s->len, &s->script_lt);
-            bad = s->err != 0;
-        } else {
-            bad = out(s, s->buf, s->len);
+        bool script = s->script_at_start;
+        size_t from = 0;
+        for (unsigned k = 0; k < s->n_switches && !bad; k++) {
+            bad = out_segment(s, s->buf + from, s->switch_at[k] - from, script);
+            from = s->switch_at[k];
+            script = !script;
+            s->script_lt = false; /* a block's '<' does not pair with the next block's '/' */
         }
+        if (!bad)
+            bad = out_segment(s, s->buf + from, s->len - from, script);
         s->written += s->len;
         s->len = 0;
-        if (bad)
-            return -1;
     }
-    return 0;
+    s->n_switches = 0;
+    s->script_at_start = s->script_data;
+    return bad ? -1 : 0;
 }
 
 void tci_sink_script_data(tci_sink *s, bool on)
 {
-    (void)tci_sink_flush_buf(s); /* what came before is written under the rule it was written under */
+    if (on == s->script_data)
+        return;
+    if (s->n_switches == sizeof s->switch_at / sizeof *s->switch_at)
+        (void)tci_sink_flush_buf(s); /* more blocks than noted in one buffer: rare, write them */
+    if (s->len == 0) {
+        s->script_at_start = on;
+        s->script_lt = false;
+    } else {
+        s->switch_at[s->n_switches++] = (uint32_t)s->len;
+    }
     s->script_data = on;
-    s->script_lt = false;
 }
 
 static void release_gzip(tci_sink *s)

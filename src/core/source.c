@@ -78,6 +78,9 @@ enum { FEED_OK = 0, FEED_WRITE_ERROR = -1, FEED_GZIP_ERROR = -2, FEED_TOO_BIG = 
  * refused: real traces compress 5-20x, zlib's ceiling is ~1000x. */
 #define TCI_BOMB_RATIO 200
 #define TCI_BOMB_FLOOR ((uint64_t)256 << 20)
+/* The guard's messages, the same for every decompression (tc_check_expansion too). */
+#define TCI_BOMB_MESSAGE "%s expands more than %d:1 (%llu bytes from %llu): refused as a decompression bomb"
+#define TCI_EXPANDS_MESSAGE "%s expands beyond max-input (%llu bytes); raise it with --max-input"
 
 /* Compressed bytes inflate has taken (it may hold back part of the last chunk). */
 static uint64_t consumed(const spool_state *st)
@@ -201,13 +204,10 @@ static int spool_error(spool_state *st, int fr, tci_diag *d)
             return tci_error(d, TC_ERR_LIMIT, "input", st->in_total,
                              "input is larger than max-input (%llu bytes); raise it with --max-input",
                              (unsigned long long)st->max_total);
-        return tci_error(d, TC_ERR_LIMIT, mod, at,
-                         "%s expands beyond max-input (%llu bytes); raise it with --max-input", what,
-                         (unsigned long long)st->max_total);
+        return tci_error(d, TC_ERR_LIMIT, mod, at, TCI_EXPANDS_MESSAGE, what, (unsigned long long)st->max_total);
     default:
-        return tci_error(d, TC_ERR_LIMIT, mod, at,
-                         "%s expands more than %d:1 (%llu bytes from %llu): refused as a decompression bomb", what,
-                         TCI_BOMB_RATIO, (unsigned long long)st->total, (unsigned long long)consumed(st));
+        return tci_error(d, TC_ERR_LIMIT, mod, at, TCI_BOMB_MESSAGE, what, TCI_BOMB_RATIO, (unsigned long long)st->total,
+                         (unsigned long long)consumed(st));
     }
 }
 
@@ -400,4 +400,34 @@ void tci_source_close(tci_source *s)
         munmap((void *)s->data, s->size);
     free(s->owned);
     memset(s, 0, sizeof *s);
+}
+
+/* The guard above for a decompression the library does not make itself (an application's
+ * archive members): one rule and one message for every decompression. */
+int tc_check_expansion(uint64_t expanded, uint64_t consumed_bytes, uint64_t max_input, const char *what, char *err,
+                       size_t errlen)
+{
+    spool_state st;
+    memset(&st, 0, sizeof st);
+    st.mode = consumed_bytes < expanded ? 2 : 1; /* 2: inside a compressed stream */
+    st.total = expanded;
+    st.in_total = consumed_bytes;
+    st.max_total = max_input ? max_input : TCI_DEFAULT_MAX_INPUT;
+    if (!what)
+        what = "the input";
+    switch (check_growth(&st)) {
+    case FEED_OK:
+        return TC_OK;
+    case FEED_TOO_BIG:
+        if (st.mode < 2)
+            snprintf(err, errlen, "%s is larger than max-input (%llu bytes); raise it with --max-input", what,
+                     (unsigned long long)st.max_total);
+        else
+            snprintf(err, errlen, TCI_EXPANDS_MESSAGE, what, (unsigned long long)st.max_total);
+        return TC_ERR_LIMIT;
+    default:
+        snprintf(err, errlen, TCI_BOMB_MESSAGE, what, TCI_BOMB_RATIO, (unsigned long long)st.total,
+                 (unsigned long long)consumed(&st));
+        return TC_ERR_LIMIT;
+    }
 }

@@ -519,6 +519,9 @@ typedef struct tci_sink {
     tci_cancel *cancel;    /* asked at flushes (NULL: none) */
     bool script_data;      /* inside a <script> that readers take raw: escape.h's rule at flush */
     bool script_lt;        /* the last byte flushed in it was '<' */
+    bool script_at_start;  /* script_data as it was for buf[0] */
+    uint8_t n_switches;    /* offsets in buf where script_data flips, not yet flushed: */
+    uint32_t switch_at[8]; /* a switch does not flush, so nothing leaves before it must */
     uint8_t buf[1 << 16];
 } tci_sink;
 
@@ -537,7 +540,9 @@ void tci_sink_stop(tci_sink *s, int status);
 static inline bool tci_sink_failed(const tci_sink *s) { return s->err != 0; }
 /* From here on (on) or no longer (off), the bytes written are the contents of a <script>
  * element read raw (systrace's trace-data): escape.h's script-data rule is applied to them as
- * they leave the sink, so it holds for the final bytes whatever wrote them. Flushes first. */
+ * they leave the sink, so it holds for the final bytes whatever wrote them. The switch is
+ * noted at its offset in the buffer, not flushed: nothing is written earlier than without it
+ * (a conversion canceled before its first 64 KiB writes nothing). */
 void tci_sink_script_data(tci_sink *s, bool on);
 
 static inline void tci_sink_write(tci_sink *s, const void *p, size_t n)
@@ -966,8 +971,10 @@ void tci_writer_dropped(tci_wctx *w, uint64_t n, const char *what);
 #undef TCI_READER
 #undef TCI_WRITER
 
-const tci_reader *tci_find_reader(const char *name);
+const tci_reader *tci_find_reader(const char *name); /* in any case */
 const tci_writer *tci_find_writer(const char *name);
+/* A failed write's cause for a message: strerror, but EFBIG is "file size limit exceeded" (conv.c). */
+void tci_write_error_text(int errnum, char *why, size_t len);
 size_t tci_reader_count(void);
 const tci_reader *tci_reader_at(size_t i);
 

@@ -675,7 +675,7 @@ static int read_events(tci_rctx *r, jreader *j, jscan *sc)
         return nomem(r);
     }
     int rc = TC_OK;
-    uint64_t order = 0;
+    uint64_t order = 0, events = 0; /* events: objects with a "ph", whatever the reader keeps of them */
     sc->pos++;
     skip_ws(sc);
     bool more = sc->pos < sc->n && sc->s[sc->pos] != ']';
@@ -683,6 +683,7 @@ static int read_events(tci_rctx *r, jreader *j, jscan *sc)
         skip_ws(sc);
         if (sc->pos < sc->n && sc->s[sc->pos] == '{') {
             cJSON *e = parse_one(r, sc, &rc);
+            events += e && string_of(e, "ph") && string_of(e, "ph")[0];
             if (e)
                 rc = one_event(r, j, &w, e, order++);
             cJSON_Delete(e);
@@ -705,6 +706,8 @@ static int read_events(tci_rctx *r, jreader *j, jscan *sc)
     }
     if (rc == TC_OK && sc->pos >= sc->n)
         rc = bad_json(r, sc->pos);
+    if (rc == TC_OK && !events)
+        rc = tci_error(r->diag, TC_ERR_NO_TRACE, "json", 0, "no trace events: the events array holds no event (an object with \"ph\")");
     sc->pos++; /* past ']' */
     if (rc == TC_OK)
         rc = flush_open(r, &w);
@@ -729,6 +732,9 @@ static void settle_times(tci_trace *t, const cJSON *other)
     t->has_wall = true;
     t->clock = t->has_cpu ? TCI_CLOCK_DUAL : TCI_CLOCK_WALL;
 }
+
+/* Valid JSON that is no trace (package.json, a facts file): TC_ERR_NO_TRACE, which batch skips. */
+#define NO_TRACE_EVENTS "no trace events: neither an array of events nor an object with \"traceEvents\""
 
 /* {"traceEvents": [...], "otherData": {...}, ...}: the first of each key counts (as a
  * lookup in a parsed tree would find it); every other value is only checked. */
@@ -767,7 +773,7 @@ static int read_object(tci_rctx *r, jreader *j, jscan *sc, cJSON **other)
                 return bad_json(r, sc->pos);
         }
     if (!have_events)
-        return tci_error(r->diag, TC_ERR_FORMAT, "json", 0, "neither an array of events nor an object with \"traceEvents\"");
+        return tci_error(r->diag, TC_ERR_NO_TRACE, "json", 0, NO_TRACE_EVENTS);
     return TC_OK;
 }
 
@@ -783,7 +789,7 @@ static int json_open(tci_rctx *r)
     else if (sc.pos < sc.n && sc.s[sc.pos] == '{')
         rc = read_object(r, j, &sc, &other);
     else if (skip_value(&sc, false))
-        rc = tci_error(r->diag, TC_ERR_FORMAT, "json", 0, "neither an array of events nor an object with \"traceEvents\"");
+        rc = tci_error(r->diag, TC_ERR_NO_TRACE, "json", 0, NO_TRACE_EVENTS);
     else
         rc = bad_json(r, sc.pos);
     if (rc == TC_OK)

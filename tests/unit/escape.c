@@ -168,10 +168,11 @@ static void test_sink_script_data(void)
     CHECK_EQ_INT(tci_sink_open_fn(&s, to_mem, &b, false), TC_OK);
     TCI_PUT_LIT(&s, "<script>");
     tci_sink_script_data(&s, true);
+    CHECK_EQ_INT(b.len, 0); /* a switch is noted, not flushed: nothing leaves earlier for it */
     static char fill[sizeof s.buf];
     memset(fill, 'x', sizeof fill);
-    tci_sink_write(&s, fill, sizeof fill - 1); /* turning the mode on flushed "<script>": the buffer is this */
-    tci_sink_putc(&s, '<');                    /* and its last byte */
+    tci_sink_write(&s, fill, sizeof fill - 1 - strlen("<script>")); /* after "<script>", up to */
+    tci_sink_putc(&s, '<');                                          /* the buffer's last byte */
     CHECK_EQ_INT(s.len, sizeof s.buf);
     TCI_PUT_LIT(&s, "/script><!"); /* flushed before these */
     tci_sink_putc(&s, '-');
@@ -183,6 +184,25 @@ static void test_sink_script_data(void)
     CHECK_EQ_STR(tail, "x<\\/script><\\!--</script>");
 }
 
+/* More blocks in one buffer than the sink notes switches for: each block under the rule, the
+ * text between them as it is, and the '<' that ends one block never pairs with the next's '/' */
+static void test_sink_many_blocks(void)
+{
+    static tci_sink s;
+    static buf b;
+    CHECK_EQ_INT(tci_sink_open_fn(&s, to_mem, &b, false), TC_OK);
+    char want[1024] = "";
+    for (int i = 0; i < 20; i++) {
+        tci_sink_script_data(&s, true);
+        TCI_PUT_LIT(&s, "a</b<");
+        tci_sink_script_data(&s, false);
+        TCI_PUT_LIT(&s, "/c</d>");
+        strcat(want, "a<\\/b</c</d>");
+    }
+    CHECK_EQ_INT(tci_sink_close(&s), TC_OK);
+    CHECK_EQ_STR(b.p, want);
+}
+
 int main(void)
 {
     UNIT_RUN(test_markup);
@@ -191,5 +211,6 @@ int main(void)
     UNIT_RUN(test_dot);
     UNIT_RUN(test_script_data);
     UNIT_RUN(test_sink_script_data);
+    UNIT_RUN(test_sink_many_blocks);
     return UNIT_DONE();
 }
