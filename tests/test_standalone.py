@@ -3,7 +3,8 @@
 
 1. No test, script, CMake or make file names a path into the team's shared notes
    folder (the sibling directory the project was developed next to), whatever the form
-   (relative to the source, or its oracle/, tools/ or corpus/ folders).
+   (relative to the source, or its oracle/, tools/ or corpus/ folders), nor uses the
+   tclib helpers that looked for it (gone; TC_EXTRA_CORPUS replaces them).
 2. What the tests use instead is here: the upstream schemas protoc decodes our
    protobuf with (third_party/, each with its LICENSE) and the checkers
    (tests/checkers/); each checker imports only the standard library, so it shares
@@ -25,7 +26,9 @@ import tclib  # noqa: E402
 
 # the sibling folder's name, spelled so that this file does not match its own search
 NOTES = "sha" + "red"
-FORBIDDEN = re.compile(r"\.\./" + NOTES + r"\b|\b" + NOTES + r"/(oracle|tools|corpus)\b")
+FORBIDDEN = re.compile(r"\.\./" + NOTES + r"\b|\b" + NOTES + r"/(oracle|tools|corpus)\b"
+                       # and tclib's helpers that found it, gone: Ctx.extra_corpus takes TC_EXTRA_CORPUS
+                       r"|\bctx\." + NOTES + r"\b|\b(need_)?" + NOTES + r"_corpus\(")
 SCANNED = ("tests", "scripts", "cmake", "bench", "corpus", "third_party", "CMakeLists.txt", "Makefile")
 SKIP_DIRS = {"node_modules", "__pycache__", ".git"}
 
