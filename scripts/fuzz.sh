@@ -30,9 +30,11 @@ seed_files() {
   for sub in systrace rhea; do   # the traces, side files and non-traces, not the generator and facts
     find "$root/corpus/$sub" -maxdepth 1 -type f ! -name gen.py ! -name facts.json ! -name '*.md' | sort
   done
+  local extra=${TC_EXTRA_CORPUS:-}
+  [ -z "$extra" ] || [ "${extra#/}" != "$extra" ] || extra=$root/$extra   # relative: to the source dir, as the tests take it
   for sub in art systrace rhea; do
-    [ -n "${TC_EXTRA_CORPUS:-}" ] && [ -d "$TC_EXTRA_CORPUS/$sub" ] || continue
-    find "$TC_EXTRA_CORPUS/$sub" -maxdepth 1 -type f ! -name '*.md' ! -name '*.py' ! -name 'LICENSE*' | sort
+    [ -n "$extra" ] && [ -d "$extra/$sub" ] || continue
+    find "$extra/$sub" -maxdepth 1 -type f ! -name '*.md' ! -name '*.py' ! -name 'LICENSE*' | sort
   done
 }
 

@@ -86,9 +86,11 @@ class Ctx:
 
     def extra_corpus(self, sub):
         """TC_EXTRA_CORPUS/<sub> (art, rhea, systrace): real traces to run the corpus tests
-        on as well, when that variable names them; None otherwise. Never found by itself."""
+        on as well, when that variable names them; None otherwise. Never found by itself.
+        A relative TC_EXTRA_CORPUS is taken from the source directory (where make runs;
+        ctest runs each test elsewhere)."""
         root = os.environ.get("TC_EXTRA_CORPUS")
-        d = os.path.join(root, sub) if root else None
+        d = os.path.join(self.source, root, sub) if root else None
         return d if d and os.path.isdir(d) else None
 
     def extra_files(self, sub):
