@@ -72,6 +72,9 @@ class Ctx:
         self.failures = 0
         self.checks = 0
         self.oracles_reused = 0
+        extra = os.environ.get("TC_EXTRA_CORPUS")
+        if extra and not os.path.isdir(os.path.join(self.source, extra)):  # asked for: never left out unsaid
+            self.fail(f"TC_EXTRA_CORPUS={extra}: no such directory (absolute, or relative to {self.source})")
 
     # -- locations -------------------------------------------------------
     def schema_dir(self, proto):
