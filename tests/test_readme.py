@@ -15,7 +15,8 @@
    heading of the README; no path points into the team's shared notes folder (a clone
    has none), here or in the man page.
 5. Serve: the multipart fields and API options that a running `traceconv serve` lists
-   (GET /api/formats) are exactly the ones the Serve section names.
+   (GET /api/formats) are exactly the ones the Serve section names; the man page's
+   SERVE section names every field too.
 """
 import json
 import os
@@ -212,6 +213,10 @@ def serve_fields(ctx, readme):
     ctx.eq(sorted(backticked(m.group(2))), sorted(formats["fields"]), "Serve: the multipart fields the README names")
     for field in formats["fields"]:
         ctx.check(f"-F {field}=@" in body or field == "trace", f"Serve: an example sends the `{field}` field")
+    man = read(ctx, "doc", "traceconv.1")
+    serve = man[man.index(".SH SERVE"):].split("\n.SH ", 1)[0] if ".SH SERVE" in man else ""
+    for field in formats["fields"]:
+        ctx.check(f"\\fB{field}\\fR" in serve, f"man page SERVE: the multipart field {field} is named")
 
 
 def main():
