@@ -1,4 +1,5 @@
-# traceconv: the two commands of the quick start are `make demo` and `make test`.
+# traceconv: the two commands of the quick start are `make demo` and `make test`;
+# `make check` is the quick loop while working (build, unit tests, the fast tests).
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
@@ -10,7 +11,7 @@ ASAN_MUTATIONS ?= 800
 ASAN_DEOBF_MUTATIONS ?= 200
 CMAKE_GEN   = cmake -S . -B
 
-.PHONY: all build demo test test-asan test-tsan bench fuzz install clean corpus
+.PHONY: all build demo check test test-asan test-tsan bench fuzz install clean corpus
 
 all: build
 
@@ -19,8 +20,25 @@ build:
 	@$(CMAKE_GEN) $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
-demo: build
+# The demo prints its results only: setup and build output go to $(BUILD)/demo.log,
+# printed when they fail.
+DEMO_LOG = $(BUILD)/demo.log
+demo:
+	@mkdir -p $(BUILD)
+	@{ scripts/setup.sh build && $(CMAKE_GEN) $(BUILD) -DCMAKE_BUILD_TYPE=Release && \
+	   cmake --build $(BUILD) -j$(JOBS); } > $(DEMO_LOG) 2>&1 || \
+	   { cat $(DEMO_LOG); echo "make demo: the build failed (its log: $(DEMO_LOG))" >&2; exit 1; }
 	@scripts/demo.sh $(BUILD)
+
+# The quick loop (well under a minute on 2 cores once built): the normal build, the C
+# unit tests and the Python tests labelled `quick` (tests/CMakeLists.txt: the fast ones,
+# chosen by measured time, that still reach every reader and writer). No sanitizer pass,
+# no browser: make test runs everything.
+check:
+	@scripts/setup.sh test
+	@$(CMAKE_GEN) $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTC_WERROR=ON >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -L quick
 
 # The whole suite, warnings as errors, then once more under ASan+UBSan, then
 # the threaded API test under ThreadSanitizer. The two passes share one oracle

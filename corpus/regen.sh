@@ -1,6 +1,8 @@
 #!/bin/sh
 # Rebuild tracegen (plain gcc, into a temporary directory) and regenerate
-# every committed corpus trace and its facts file from its scenario.
+# every committed corpus trace and its facts file from its scenario; then
+# the RheaTrace/btrace and systrace inputs from their generators (rhea/gen.py,
+# systrace/gen.py: Python 3, from the models they state).
 # millions.scn is skipped: its trace is too big to commit; tests generate it.
 # The generator is deterministic: running this twice gives identical files.
 set -eu
@@ -17,3 +19,5 @@ for scn in "$here"/*.scn; do
     n=$((n + 1))
 done
 echo "regen.sh: regenerated $n traces in $here"
+${PYTHON:-python3} "$here/rhea/gen.py" "$here/rhea"
+${PYTHON:-python3} "$here/systrace/gen.py" "$here/systrace"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make fuzz: runs every libFuzzer target for FUZZ_SECONDS (default 600), one
-# process at a time, with the project corpus (and ../shared/corpus when
-# present) as seeds and the format dictionaries. Prints executions and
-# coverage per target.
+# process at a time, with the project corpus (corpus/ and its rhea and
+# systrace folders; and TC_EXTRA_CORPUS's art, rhea and systrace folders when
+# that variable names a directory) as seeds and the format dictionaries.
+# Prints executions and coverage per target.
 #
 # A fuzz input starts with a control block (tests/fuzz/fuzz_target.h: byte 0
 # picks the writer, byte 1 the options), so each seed is given twice, behind
@@ -26,9 +27,14 @@ mkdir -p "$regressions"
 seed_files() {
   ls "$root"/corpus/*.trace "$root"/tests/ir/*.ir.txt "$root"/tests/json/*.json 2>/dev/null || true
   ls "$root"/tests/fuzz/deobf-seeds/* 2>/dev/null || true   # mappings (fuzz_deobf's input)
+  for sub in systrace rhea; do   # the traces, side files and non-traces, not the generator and facts
+    find "$root/corpus/$sub" -maxdepth 1 -type f ! -name gen.py ! -name facts.json ! -name '*.md' | sort
+  done
+  local extra=${TC_EXTRA_CORPUS:-}
+  [ -z "$extra" ] || [ "${extra#/}" != "$extra" ] || extra=$root/$extra   # relative: to the source dir, as the tests take it
   for sub in art systrace rhea; do
-    [ -d "$root/../shared/corpus/$sub" ] || continue
-    find "$root/../shared/corpus/$sub" -maxdepth 1 -type f ! -name '*.md' ! -name '*.py' ! -name 'LICENSE*' | sort
+    [ -n "$extra" ] && [ -d "$extra/$sub" ] || continue
+    find "$extra/$sub" -maxdepth 1 -type f ! -name '*.md' ! -name '*.py' ! -name 'LICENSE*' | sort
   done
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages traceconv needs, and only those that are missing.
 #   scripts/setup.sh build   compiler, cmake, protobuf-c, cJSON, zlib, libarchive, libmicrohttpd, xxhash
-#   scripts/setup.sh test    build + the oracles of ../shared/docs/ORACLES.md
+#   scripts/setup.sh test    build + the oracles the tests run (protoc, go, flamegraph.pl, Graphviz,
+#                            xmllint, chromium; the schemas and checkers they use are in the repository)
 #   scripts/setup.sh fuzz    test + clang and its fuzzer/sanitizer runtime
 #   scripts/setup.sh demo    build + chromium (the demo's screenshots)
 # test also needs node and npm (Debian's nodejs and npm when no node is on PATH) and runs

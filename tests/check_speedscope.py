@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Strict checker of speedscope's file format, written from
-../shared/docs/outputs/SPEEDSCOPE.md (speedscope 1.25.0's file-format-spec.ts and its
+"""Strict checker of speedscope's file format, written from the speedscope notes
+(docs/outputs/SPEEDSCOPE.md in the team's shared notes: speedscope 1.25.0's file-format-spec.ts and its
 importer's rules), independently of traceconv's writer.
 
     python3 check_speedscope.py FILE.speedscope.json [...]

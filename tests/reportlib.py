@@ -229,13 +229,13 @@ def facts_calls_blocks(facts, clock):
 
 
 def corpus_inputs(ctx):
-    """Every reader's inputs for the report tests: tests/json, tests/ir and the shared corpus's
-    traces (not its docs, scripts or licences; nothing when it is absent)."""
+    """Every reader's inputs for the report tests: tests/json, tests/ir, the project corpus's
+    traces (art, dalvik, rhea, systrace) and those of TC_EXTRA_CORPUS when it is set."""
     out = sorted(glob.glob(os.path.join(ctx.source, "tests", "json", "*.json")))
     out += sorted(glob.glob(os.path.join(ctx.source, "tests", "ir", "*.ir.txt")))
+    out += [p for _, p, _ in ctx.project_cases()]
+    for sub in ("rhea", "systrace"):
+        out += [p for _, p, _ in ctx.corpus_inputs(sub)]
     for sub in ("art", "rhea", "systrace"):
-        d = ctx.shared_corpus(sub)
-        for p in sorted(glob.glob(os.path.join(d, "*"))) if d else ():
-            if not p.endswith((".md", ".py")) and "LICENSE" not in p:
-                out.append(p)
+        out += [p for _, p in ctx.extra_files(sub)]
     return out

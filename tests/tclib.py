@@ -2,9 +2,17 @@
 
 Every test script takes the same arguments (see tests/CMakeLists.txt), runs
 the real `traceconv` command, and checks its output with readers we did not
-write (../shared/docs/ORACLES.md). A test that needs ../shared/corpus skips
-with exit code 77 and says so when that folder is absent; a missing oracle
-program is a failure, never a skip (make test installs the oracles).
+write: protoc with the upstream schemas (third_party/), go tool pprof, Python's
+json, flamegraph.pl, Graphviz, headless Chromium, and our independent checkers
+(tests/checkers/). Everything a test reads is in the repository or installed by
+scripts/setup.sh: a missing oracle program is a failure, never a skip (make test
+installs the oracles), and no test skips on a fresh clone.
+
+Inputs: the project's corpus (corpus/: ART traces from tracegen, corpus/rhea and
+corpus/systrace from their gen.py, each with facts computed from the model it was
+written from), tests/json, tests/ir, and what a test generates. More real traces
+can be added to the corpus tests with TC_EXTRA_CORPUS=DIR (its art/, rhea/ and
+systrace/ subfolders: Ctx.extra_corpus); they are never looked for elsewhere.
 """
 import argparse
 import hashlib
@@ -54,7 +62,6 @@ class Ctx:
         self.traceconv = a.traceconv
         self.tracegen = a.tracegen
         self.source = a.source
-        self.shared = os.path.normpath(os.path.join(a.source, "..", "shared"))
         self.corpus = os.path.join(a.source, "corpus")
         self.work = a.work
         # every run starts from an empty scratch dir: an output left by an earlier run would
@@ -65,18 +72,58 @@ class Ctx:
         self.failures = 0
         self.checks = 0
         self.oracles_reused = 0
+        extra = os.environ.get("TC_EXTRA_CORPUS")
+        if extra and not os.path.isdir(os.path.join(self.source, extra)):  # asked for: never left out unsaid
+            self.fail(f"TC_EXTRA_CORPUS={extra}: no such directory (absolute, or relative to {self.source})")
 
     # -- locations -------------------------------------------------------
-    def shared_corpus(self, sub):
-        d = os.path.join(self.shared, "corpus", sub)
-        return d if os.path.isdir(d) else None
+    def schema_dir(self, proto):
+        """The folder holding an upstream schema for protoc's --proto_path: perfetto_trace.proto
+        or profile.proto (third_party/, vendored with their licenses)."""
+        return os.path.join(self.source, "third_party", SCHEMA_DIRS[proto])
 
-    def need_shared_corpus(self, sub):
-        d = self.shared_corpus(sub)
+    def checker(self, name):
+        """An independent checker (tests/checkers/): check_chrome_json.py, check_folded.py,
+        check_systrace_html.py, artrace_inspect.py."""
+        return os.path.join(self.source, "tests", "checkers", name)
+
+    def extra_corpus(self, sub):
+        """TC_EXTRA_CORPUS/<sub> (art, rhea, systrace): real traces to run the corpus tests
+        on as well, when that variable names them; None otherwise. Never found by itself.
+        A relative TC_EXTRA_CORPUS is taken from the source directory (where make runs;
+        ctest runs each test elsewhere)."""
+        root = os.environ.get("TC_EXTRA_CORPUS")
+        d = os.path.join(self.source, root, sub) if root else None
+        return d if d and os.path.isdir(d) else None
+
+    def extra_files(self, sub):
+        """(label, path) of every file of TC_EXTRA_CORPUS/<sub>, its notes and licenses left out."""
+        d = self.extra_corpus(sub)
         if not d:
-            print(f"SKIP: {os.path.join(self.shared, 'corpus', sub)} is absent")
-            sys.exit(SKIP)
-        return d
+            return []
+        return [(f"extra/{sub}/{f}", os.path.join(d, f)) for f in sorted(os.listdir(d))
+                if os.path.isfile(os.path.join(d, f)) and not f.startswith("LICENSE")
+                and not f.endswith((".md", ".py"))]
+
+    def corpus_facts(self, sub):
+        """{file name: facts} of the project's corpus/<sub> (rhea, systrace): written by its
+        gen.py from the model each file was made from."""
+        with open(os.path.join(self.corpus, sub, "facts.json"), encoding="utf-8") as f:
+            return json.load(f)
+
+    def corpus_files(self, sub):
+        """Every file of the project's corpus/<sub> (rhea, systrace) but its generator and facts:
+        the traces, the side files (mappings) and the inputs that are not traces at all."""
+        d = os.path.join(self.corpus, sub)
+        return [os.path.join(d, f) for f in sorted(os.listdir(d))
+                if f not in ("gen.py", "facts.json", "README.md")]
+
+    def corpus_inputs(self, sub, refused=False):
+        """(label, path, facts) of the project's corpus/<sub> traces: every file whose facts say
+        "input", without those the reader must refuse unless refused=True."""
+        return [(f"corpus/{sub}/{name}", os.path.join(self.corpus, sub, name), facts)
+                for name, facts in sorted(self.corpus_facts(sub).items())
+                if facts.get("input") and (refused or "refused" not in facts)]
 
     def project_cases(self):
         """(name, trace path, facts path or None) for every generated corpus trace."""
@@ -200,6 +247,9 @@ def run_measured(argv):
     _, status, usage = os.wait4(p.pid, 0)
     return os.waitstatus_to_exitcode(status), err.decode(errors="replace"), usage.ru_maxrss
 
+
+# The upstream schemas protoc decodes our protobuf output with (third_party/README.md).
+SCHEMA_DIRS = {"perfetto_trace.proto": "perfetto", "profile.proto": "pprof"}
 
 # Each writer's default extension (traceconv --list-formats).
 WRITER_EXT = {"json": "json", "folded": "folded", "perfetto": "pftrace", "pprof": "pb.gz",

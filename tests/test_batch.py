@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""`traceconv batch`: archives, directories and stdin built here from the project's and
-../shared/corpus traces; every output byte-identical to the single-file conversion of the
+"""`traceconv batch`: archives, directories and stdin built here from the project's traces
+(corpus/ with its rhea and systrace folders, tests/json, tests/ir; TC_EXTRA_CORPUS's too when
+set); every output byte-identical to the single-file conversion of the
 same member (extracted alone, so no side file is found); the summary lists exactly the
 members with the statuses the test expects from how it built them; hostile archives never
 write outside OUTDIR; -j 1 == -j 4; shards partition the members; SIGINT leaves nothing
@@ -40,11 +41,10 @@ def sources():
     for pat in ("tests/json/*.json", "tests/ir/*.ir.txt"):
         for p in sorted(glob.glob(os.path.join(ctx.source, pat))):
             out.append(("project/" + os.path.basename(p), p))
-    shared = os.path.join(ctx.shared, "corpus")
+    for sub in ("systrace", "rhea"):  # every file there, side files and non-traces too
+        out += [(f"project/{sub}/" + os.path.basename(p), p) for p in ctx.corpus_files(sub)]
     for sub in ("art", "systrace", "rhea"):
-        for p in sorted(glob.glob(os.path.join(shared, sub, "*"))):
-            if os.path.isfile(p) and not p.endswith((".py", ".md")) and "LICENSE" not in p:
-                out.append((f"shared/{sub}/" + os.path.basename(p), p))
+        out += [(label, p) for label, p in ctx.extra_files(sub)]
     return out
 
 

@@ -90,7 +90,7 @@ def main():
         if fmt in ("folded", "pprof"):
             ctx.check(figs.get("saturated-sum", 0) >= 1, f"{label}: saturated-sum counted: {err[-600:]}")
         if fmt == "folded":
-            r = ctx.oracle(["python3", os.path.join(ctx.shared, "tools", "check_folded.py"), out])
+            r = ctx.oracle(["python3", ctx.checker("check_folded.py"), out])
             if r is not None:
                 ctx.eq(r.returncode, 0, f"{label}: check_folded.py ({r.stdout.decode(errors='replace')[-400:]})")
             # the sums under one root stay within the call tree's cap (2^62 ns): a writer may add them up

@@ -33,12 +33,15 @@ def no_stray(ctx, d, what):
 
 def main():
     ctx = tclib.Ctx()
-    art = ctx.need_shared_corpus("art")
-    basic = os.path.join(art, "perflib-basic.trace")
+    basic = corpus_trace(ctx, "v3-dual")
     w = ctx.work
     for n in os.listdir(w):
         p = os.path.join(w, n)
         shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
+    # a key section and no data: where the binary part should start there is text
+    header_only = os.path.join(w, "header-only.trace")
+    with open(basic, "rb") as f, open(header_only, "wb") as out:
+        out.write(f.read().split(b"*end\n", 1)[0] + b"*end\ndata section follows..\n")
 
     # --help / --version / --list-formats / --probe
     r = ctx.run(["--help"], check_rc=0)
@@ -83,7 +86,7 @@ def main():
     # a failed conversion with -f leaves the existing output as it was
     with open(xj, "wb") as f:
         f.write(b"sentinel\n")
-    ctx.run(["-f", "-o", "json", os.path.join(art, "perflib-header.trace"), xj], check_rc=1)
+    ctx.run(["-f", "-o", "json", header_only, xj], check_rc=1)
     with open(xj, "rb") as f:
         ctx.eq(f.read(), b"sentinel\n", "failed conversion with -f must leave the existing output unchanged")
     no_stray(ctx, d, "failed conversion with -f")
@@ -129,8 +132,8 @@ def main():
     ctx.check("unknown input format" in s(r.stderr), f"random bytes: want 'unknown input format', got {s(r.stderr)!r}")
     ctx.check(not os.path.exists(out), "random bytes left an output file")
 
-    # --strict on unknown method ids (CORPUS.md: firefox-art-trace-regular has 18)
-    ff = os.path.join(art, "firefox-art-trace-regular.trace")
+    # --strict on unknown method ids (the facts: unknown-method-ids has 3)
+    ff = corpus_trace(ctx, "unknown-method-ids")
     out = os.path.join(w, "ff.json")
     ctx.run(["-o", "json", ff, out], check_rc=0)
     ctx.check(os.path.exists(out), "without --strict: no output")
@@ -142,10 +145,12 @@ def main():
     no_stray(ctx, w, "--strict failure")
 
     # truncated copy, cut mid-record: dropping the last 3 bytes cuts the last record
-    # (records are >= 6 bytes), so one record fewer than CORPUS.md's count decodes.
-    big = os.path.join(art, "studio-perflib-char_2_bytes.trace")
+    # (records are >= 6 bytes), so one record fewer than the facts' count decodes.
+    big = corpus_trace(ctx, "app-startup")
     with open(big, "rb") as f:
         data = f.read()
+    with open(os.path.join(ctx.corpus, "app-startup.facts.json")) as f:
+        records = json.load(f)["records"]
     tr = os.path.join(w, "trunc.trace")
     with open(tr, "wb") as f:
         f.write(data[:-3])
@@ -153,7 +158,7 @@ def main():
     r = ctx.run(["-o", "json", tr, out], check_rc=0)
     ctx.check("truncated" in s(r.stderr), f"truncated input: no 'truncated' warning: {s(r.stderr)!r}")
     figs = tclib.parse_figures(s(r.stderr))
-    ctx.eq(figs.get("records"), 70341 - 1, "truncated input: records (CORPUS.md 70341 minus the cut one)")
+    ctx.eq(figs.get("records"), records - 1, f"truncated input: records (the facts' {records} minus the cut one)")
 
     # --quiet
     out = os.path.join(w, "quiet.json")

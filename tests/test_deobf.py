@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Deobfuscation (issue 13, ../shared/docs/formats/DEOBFUSCATION.md) end to end.
+"""Deobfuscation (issue 13; the format spec: docs/formats/DEOBFUSCATION.md in the team's
+shared notes) end to end.
 
 The truth is a scenario's own names: tracegen writes, from one scenario, the
 plain trace and (--obfuscate) the trace an R8-minified build would record plus

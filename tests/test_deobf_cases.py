@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Deobfuscation cases written from ../shared/docs/formats/DEOBFUSCATION.md, each
+"""Deobfuscation cases written from the format spec (docs/formats/DEOBFUSCATION.md in the
+team's shared notes), each
 with its expected result taken from the spec, not from traceconv:
   * the three worked examples of §11 (overloads told apart by the descriptor,
     a pre-2.2 map with renamed parameter and return types, a 2.2 map with an

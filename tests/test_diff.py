@@ -3,8 +3,8 @@
 
 1. A trace diffed with itself shows zero everywhere: every method on both sides,
    every change 0 (text, csv) and every tooltip "; 0.00%" in the flame graph, for
-   every project corpus trace, tests/json and tests/ir input, and every shared
-   corpus trace (art, rhea, systrace; skipped, saying so, when ../shared is absent).
+   every project corpus trace (art, rhea, systrace), tests/json and tests/ir input,
+   and every trace of TC_EXTRA_CORPUS when it is set.
 2. A generated pair (two scenarios written here, run through tracegen) whose only
    change is known: one method made slower by D µs per call (3 calls). The model is
    the scenario: that method ranks first with inclusive and exclusive change 3*D

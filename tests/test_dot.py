@@ -12,7 +12,8 @@
    quotes, backslashes, braces, '|', a newline, control bytes, '&' entities,
    invalid UTF-8: dot warns about nothing and draws each as text, as the HTML
    report shows it (test_hostile_markup.py: U+FFFF, C1 and the rest).
-3. Every input of ../shared/corpus, tests/json and tests/ir that converts:
+3. Every input of the project corpus (art, rhea, systrace), tests/json and tests/ir
+   (and TC_EXTRA_CORPUS when set) that converts:
    dot accepts the output without a warning.
 4. --threshold refuses values that are not a percentage.
 """

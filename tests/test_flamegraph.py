@@ -3,8 +3,8 @@
 
 Oracle: Debian's flamegraph.pl (libdevel-nytprof-perl) run on `-o folded` of the
 same input with the same options. For every project corpus trace, tests/json and
-tests/ir input, and every shared corpus trace (art, rhea, systrace; skipped,
-saying so, when ../shared/corpus is absent): the multiset of frames (name,
+tests/ir input (corpus/ holds art, rhea and systrace traces), and every trace of
+TC_EXTRA_CORPUS when it is set: the multiset of frames (name,
 count, percentage, x, width) parsed from the <title>s and <rect>s of our SVG
 equals that of flamegraph.pl's SVG, and y differs by one constant (the Debian
 copy's top pad is 48 px, upstream's 36, plus our subtitle). Known differences of
@@ -427,21 +427,20 @@ def debian_fill_frames(svg_bytes):
 
 
 def corpus_inputs(ctx, verb):
-    """The inputs the flamegraph.pl oracle runs on (here and in test_diff): the project's cases,
-    tests/json and tests/ir, and the shared corpus without BROKEN (a note, not a skip, when absent)."""
+    """The inputs the flamegraph.pl oracle runs on (here and in test_diff): the project's cases
+    (art, rhea, systrace), tests/json and tests/ir; and TC_EXTRA_CORPUS's traces without BROKEN
+    when it is set."""
     inputs = [p for _, p, _ in ctx.project_cases()]
+    for sub in ("rhea", "systrace"):
+        inputs += [p for _, p, _ in ctx.corpus_inputs(sub)]
     for sub in ("json", "ir"):
         d = os.path.join(ctx.source, "tests", sub)
         inputs += sorted(os.path.join(d, f) for f in os.listdir(d))
-    shared = []
-    for sub in ("art", "rhea", "systrace"):
-        d = ctx.shared_corpus(sub)
-        if not d:
-            print(f"note: {os.path.join(ctx.shared, 'corpus', sub)} is absent: its traces are not {verb}")
-            continue
-        shared += sorted(os.path.join(d, f) for f in os.listdir(d)
-                         if f not in BROKEN and "LICENSE" not in f and not f.endswith(".py"))
-    return inputs, shared
+    extra = [p for sub in ("art", "rhea", "systrace") for _, p in ctx.extra_files(sub)
+             if os.path.basename(p) not in BROKEN]
+    if not extra:
+        print(f"note: TC_EXTRA_CORPUS is not set: only the project's traces are {verb}")
+    return inputs, extra
 
 
 def main():

@@ -64,7 +64,7 @@ def check(ctx, src, label):
         stack, _, n = l.rpartition(" ")
         got[stack] = got.get(stack, 0) + int(n)
     ctx.eq(got, WANT, f"{label}: counts of the merged stacks")
-    r = ctx.oracle(["python3", os.path.join(ctx.shared, "tools", "check_folded.py"), out])
+    r = ctx.oracle(["python3", ctx.checker("check_folded.py"), out])
     if r is not None:
         m = re.search(r"(\d+) warnings", r.stdout.decode(errors="replace"))
         ctx.check(m is not None and m.group(1) == "0", f"{label}: check_folded.py warns: {r.stdout.decode()[-400:]}")

@@ -24,17 +24,10 @@ def main():
     seeds += sorted(glob.glob(os.path.join(ctx.source, "tests", "ir", "*.ir.txt")))
     seeds += sorted(glob.glob(os.path.join(ctx.source, "tests", "json", "*.json")))
     seeds += sorted(glob.glob(os.path.join(ctx.source, "tests", "fuzz", "deobf-seeds", "*")))  # mappings: replay_deobf
-    shared = ctx.shared_corpus("art")
-    if shared:
-        seeds += sorted(glob.glob(os.path.join(shared, "*")))
-        systrace = ctx.shared_corpus("systrace")
-        if systrace:
-            seeds += sorted(f for f in glob.glob(os.path.join(systrace, "*")) if "LICENSE" not in f)
-    else:
-        print(f"note: {os.path.join(ctx.shared, 'corpus')} is absent: replaying the project corpus only")
-    rhea = ctx.shared_corpus("rhea")
-    if rhea:
-        seeds += sorted(glob.glob(os.path.join(rhea, "*")))
+    for sub in ("systrace", "rhea"):
+        seeds += ctx.corpus_files(sub)
+    for sub in ("art", "systrace", "rhea"):
+        seeds += [p for _, p in ctx.extra_files(sub)]
     regressions = os.path.join(ctx.source, "tests", "fuzz", "regressions")
     mappings = [s for s in seeds if "deobf-seeds" in s]
     for exe in replays:

@@ -29,12 +29,9 @@ def main():
     regen = "--regen" in sys.argv
     golden_dir = os.path.join(ctx.source, "tests", "golden")
     cases = ctx.project_cases()
-    art = ctx.shared_corpus("art")
-    if not cases and not art:
-        print("SKIP: no project corpus cases and ../shared/corpus/art is absent")
-        sys.exit(tclib.SKIP)
-    if not cases:
-        print("note: project corpus/ has no cases yet; no goldens to compare")
+    art = ctx.extra_corpus("art")
+    if not ctx.check(cases, f"{ctx.corpus} holds the project's traces"):
+        ctx.done()
 
     # 1. goldens
     for name, trace, _facts in cases:
@@ -66,7 +63,7 @@ def main():
     # 2. identity across input paths
     inputs = [("corpus/" + n + tclib.known_bug(n), t) for n, t, _ in cases]
     if art:
-        inputs += [("shared/" + f, os.path.join(art, f)) for f in sorted(os.listdir(art))
+        inputs += [("extra/art/" + f, os.path.join(art, f)) for f in sorted(os.listdir(art))
                    if f.endswith(".trace") and f not in BROKEN]
     big_chunk1 = 0
     for label, src in inputs:
@@ -105,9 +102,9 @@ def main():
             ref = ctx.run(["-o", "ir", src, "-"])
             for c in (1, 7, 4096):
                 r = ctx.run(["-o", "ir", "--read-chunk", str(c), src, "-"])
-                ctx.eq((r.returncode, r.stderr), (ref.returncode, ref.stderr), f"shared/{f} --read-chunk {c}: failure")
-                ctx.eq(r.stdout, b"", f"shared/{f} --read-chunk {c}: stdout on failure")
-            ctx.eq(ref.returncode, 1, f"shared/{f}: exit")
+                ctx.eq((r.returncode, r.stderr), (ref.returncode, ref.stderr), f"extra/art/{f} --read-chunk {c}: failure")
+                ctx.eq(r.stdout, b"", f"extra/art/{f} --read-chunk {c}: stdout on failure")
+            ctx.eq(ref.returncode, 1, f"extra/art/{f}: exit")
     ctx.done()
 
 

@@ -22,7 +22,7 @@ def check_json(ctx):
     out, figs = ctx.convert(IR, "json", os.path.join(ctx.work, "system.json"))
     if not out:
         return
-    r = ctx.oracle(["python3", os.path.join(ctx.shared, "tools", "check_chrome_json.py"), out])
+    r = ctx.oracle(["python3", ctx.checker("check_chrome_json.py"), out])
     ctx.check(r is not None and r.returncode == 0, f"check_chrome_json: {r and r.stdout.decode()[-800:]}")
     doc = json.load(open(out))
     ev = doc["traceEvents"]
@@ -76,7 +76,7 @@ def check_perfetto(ctx):
     if not out:
         return
     with open(out, "rb") as f:
-        r = ctx.oracle(["protoc", f"--proto_path={os.path.join(ctx.shared, 'oracle')}",
+        r = ctx.oracle(["protoc", "--proto_path=" + ctx.schema_dir("perfetto_trace.proto"),
                         "--decode=perfetto.protos.Trace", "perfetto_trace.proto"], stdin=f)
     ctx.check(r is not None and r.returncode == 0, "protoc decodes the Perfetto output")
     text = r.stdout.decode() if r else ""

@@ -47,11 +47,11 @@ WANT_FOLDED = {"CrRendererMain-5;Task": 14, "CrRendererMain-5;Task;child;grandch
 
 def round_trip(ctx):
     sources = [p for _, p, _ in ctx.project_cases()]
-    shared = ctx.shared_corpus("art")
-    if shared:
-        for f in sorted(os.listdir(shared)):
+    extra = ctx.extra_corpus("art")
+    if extra:
+        for f in sorted(os.listdir(extra)):
             if f not in ("perflib-header.trace", "studio-perflib-basic-special_char.trace"):
-                sources.append(os.path.join(shared, f))
+                sources.append(os.path.join(extra, f))
     for src in sources:
         name = os.path.basename(src)
         j = os.path.join(ctx.work, name + ".json")
@@ -82,7 +82,7 @@ def hand_written(ctx):
     js = os.path.join(ctx.work, "hand.out.json")
     ctx.run(["-f", "-o", "json", path, js], check_rc=0)
     if os.path.exists(js):
-        chk = ctx.oracle(["python3", os.path.join(ctx.shared, "tools", "check_chrome_json.py"), js])
+        chk = ctx.oracle(["python3", ctx.checker("check_chrome_json.py"), js])
         ctx.check(chk is not None and chk.returncode == 0, f"re-written JSON passes the lint: {chk and chk.stdout[-500:]}")
         ev = json.load(open(js))["traceEvents"]
         names = {e["args"]["name"] for e in ev if e.get("name") == "process_name"}

@@ -1,5 +1,5 @@
-"""Seeded mutation test: every trace of the project corpus, tests/json,
-tests/ir and ../shared/corpus (art, rhea, systrace) is mutated: bit flips,
+"""Seeded mutation test: every trace of the project corpus (art, rhea, systrace),
+tests/json, tests/ir and TC_EXTRA_CORPUS when set is mutated: bit flips,
 truncations, cut ranges, random bytes, and the bytes that break text formats
 (NUL, 0xFF, quotes, backslashes, '|', '\\n', '\\r') inserted or written over
 one, lines duplicated; one to three of these per mutant. Each mutant is
@@ -209,13 +209,11 @@ def sources(ctx):
     out = [p for _, p, _ in ctx.project_cases()]
     out += sorted(glob.glob(os.path.join(ctx.source, "tests", "json", "*.json")))
     out += sorted(glob.glob(os.path.join(ctx.source, "tests", "ir", "*.ir.txt")))
-    if ctx.shared_corpus("art"):  # every input there, whatever its format: unknown ones must be refused cleanly too
-        for sub in ("art", "rhea", "systrace"):
-            for p in sorted(glob.glob(os.path.join(ctx.shared, "corpus", sub, "*"))):
-                if not p.endswith((".md", ".py")) and "LICENSE" not in p:
-                    out.append(p)
-    else:
-        print("note: ../shared/corpus is absent: mutating the project's traces only")
+    # every file there, whatever its format: unknown ones must be refused cleanly too
+    for sub in ("rhea", "systrace"):
+        out += ctx.corpus_files(sub)
+    for sub in ("art", "rhea", "systrace"):
+        out += [p for _, p in ctx.extra_files(sub)]
     return out
 
 

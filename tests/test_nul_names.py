@@ -10,7 +10,7 @@ perfetto wrote) past them.
 
 Inputs: an atrace text built here (B|42|a\\0b, B|42|a\\0c), a Rhea text built
 here, an ART trace whose method, class and thread names carry a NUL, and the
-shared Rhea corpus file with one byte of a name turned into NUL. Expected names
+project's Rhea dump (corpus/rhea) with one byte of a name turned into NUL. Expected names
 and counts come from how each input is built.
 Oracles: Python json + check_chrome_json.py, check_folded.py, go tool pprof +
 protoc (profile.proto), protoc (perfetto_trace.proto), check_systrace_html.py,
@@ -80,14 +80,11 @@ def build_art(path):
 
 
 def corrupt_rhea_corpus(ctx, path):
-    """The shared Rhea text with the 'i' of 'initSdk' (its first B: marker) turned into NUL."""
-    d = ctx.shared_corpus("rhea")
-    if not d:
-        return None
-    with open(os.path.join(d, "rhea-v1-allthreads.rhea-atrace.txt"), "rb") as f:
+    """The project's Rhea text with the 'i' of 'initDb' (its first B: marker) turned into NUL."""
+    with open(os.path.join(ctx.corpus, "rhea", "v1-allthreads.rhea-atrace.txt"), "rb") as f:
         data = f.read()
-    i = data.index(b"B:RheaApplication:initSdk")
-    data = data[:i + 20] + b"\0" + data[i + 21:]
+    i = data.index(b"B:NotesApp:initDb")
+    data = data[:i + len("B:NotesApp:")] + b"\0" + data[i + len("B:NotesApp:") + 1:]
     with open(path, "wb") as f:
         f.write(data)
     return {}
@@ -112,7 +109,7 @@ def check_json(ctx, label, path, want):
     except ValueError as e:
         ctx.fail(f"{label}: json output does not load: {e}")
         return
-    r = ctx.oracle(["python3", os.path.join(ctx.shared, "tools", "check_chrome_json.py"), path])
+    r = ctx.oracle(["python3", ctx.checker("check_chrome_json.py"), path])
     if r is not None:
         ctx.eq(r.returncode, 0, f"{label}: check_chrome_json.py ({r.stdout.decode(errors='replace')[-400:]})")
     for name, n in want.items():
@@ -127,7 +124,7 @@ def short_names(want):
 
 
 def check_folded(ctx, label, path, want):
-    r = ctx.oracle(["python3", os.path.join(ctx.shared, "tools", "check_folded.py"), path])
+    r = ctx.oracle(["python3", ctx.checker("check_folded.py"), path])
     if r is not None:
         ctx.eq(r.returncode, 0, f"{label}: check_folded.py ({r.stdout.decode(errors='replace')[-400:]})")
     with open(path, "rb") as f:
@@ -147,7 +144,7 @@ def check_pprof(ctx, env, label, path, want):
             ctx.check(name in raw, f"{label}: pprof names {name!r}")
     with open(path, "rb") as f:
         body = gzip.decompress(f.read())
-    r = ctx.oracle(["protoc", "--proto_path=" + os.path.join(ctx.shared, "oracle"),
+    r = ctx.oracle(["protoc", "--proto_path=" + ctx.schema_dir("profile.proto"),
                     "--decode=perftools.profiles.Profile", "profile.proto"], input=body)
     if r is not None:
         ctx.eq(r.returncode, 0, f"{label}: protoc decodes the profile ({r.stderr.decode(errors='replace')[-300:]})")
@@ -155,7 +152,7 @@ def check_pprof(ctx, env, label, path, want):
 
 def check_perfetto(ctx, label, path, want):
     with open(path, "rb") as f:
-        r = ctx.oracle(["protoc", "--proto_path=" + os.path.join(ctx.shared, "oracle"),
+        r = ctx.oracle(["protoc", "--proto_path=" + ctx.schema_dir("perfetto_trace.proto"),
                         "--decode=perfetto.protos.Trace", "perfetto_trace.proto"], stdin=f)
     if r is None:
         return
@@ -167,7 +164,7 @@ def check_perfetto(ctx, label, path, want):
 
 
 def check_systrace(ctx, label, path, want):
-    r = ctx.oracle(["python3", os.path.join(ctx.shared, "tools", "check_systrace_html.py"), path])
+    r = ctx.oracle(["python3", ctx.checker("check_systrace_html.py"), path])
     if r is None:
         return
     errs = [l for l in r.stdout.decode(errors="replace").splitlines() if l.startswith("ERROR:")]
@@ -197,11 +194,7 @@ def main():
         path = os.path.join(ctx.work, name)
         inputs.append((name, path, build(path)))
     path = os.path.join(ctx.work, "rhea-corpus-nul.rhea-atrace.txt")
-    want = corrupt_rhea_corpus(ctx, path)
-    if want is not None:
-        inputs.append(("rhea corpus with a NUL", path, want))
-    else:
-        print("note: ../shared/corpus/rhea is absent; the corpus case is not run")
+    inputs.append(("rhea corpus with a NUL", path, corrupt_rhea_corpus(ctx, path)))
 
     for label, src, want in inputs:
         for fmt in WRITERS:

@@ -2,7 +2,8 @@
 """JSON and folded outputs pass third-party readers (Python json,
 check_chrome_json.py, check_folded.py, flamegraph.pl), and per thread the folded
 total equals the summed top-level slice durations of the JSON output.
-Inputs: every valid trace in ../shared/corpus/art and every project corpus case."""
+Inputs: every project corpus case (art, and the rhea and systrace traces), and every valid
+trace of TC_EXTRA_CORPUS when it is set."""
 import json
 import os
 import sys
@@ -27,7 +28,7 @@ def meant_to_fail(name, facts):
 
 
 def check_folded_oracles(ctx, label, path):
-    r = ctx.oracle(["python3", os.path.join(ctx.shared, "tools", "check_folded.py"), path])
+    r = ctx.oracle(["python3", ctx.checker("check_folded.py"), path])
     if r is not None:
         ctx.eq(r.returncode, 0, f"{label}: check_folded.py exit ({r.stdout.decode(errors='replace')[-600:]})")
     if not ctx.check(os.path.exists(FLAMEGRAPH), f"oracle {FLAMEGRAPH} is not installed (libdevel-nytprof-perl)"):
@@ -59,7 +60,7 @@ def check_input(ctx, label, src):
     except ValueError as e:
         ctx.fail(f"{label}: json output does not load with Python json: {e}")
         return
-    r = ctx.oracle(["python3", os.path.join(ctx.shared, "tools", "check_chrome_json.py"), js])
+    r = ctx.oracle(["python3", ctx.checker("check_chrome_json.py"), js])
     if r is not None:
         ctx.eq(r.returncode, 0, f"{label}: check_chrome_json.py exit ({r.stdout.decode(errors='replace')[-600:]}"
                f"{r.stderr.decode(errors='replace')[-300:]})")
@@ -100,7 +101,7 @@ def check_input(ctx, label, src):
 def clock_of(stderr):
     for line in stderr.splitlines():
         if " -> " in line and "clock " in line:
-            return line.split("clock ", 1)[1].split()[0]
+            return line.split("clock ", 1)[1].split()[0].rstrip(",")  # "clock wall, gzip -> ..."
     return None
 
 
@@ -128,19 +129,18 @@ def check_cpu_weight(ctx, label, src):
 
 def main():
     ctx = tclib.Ctx()
-    art = ctx.need_shared_corpus("art")
-    inputs = []
-    for f in sorted(os.listdir(art)):
-        if f.endswith(".trace") and f not in BROKEN:
-            inputs.append(("shared/" + f, os.path.join(art, f)))
+    inputs = [(label, p) for label, p in ctx.extra_files("art") if p.endswith(".trace")
+              and os.path.basename(p) not in BROKEN]
     cases = ctx.project_cases()
-    if not cases:
-        print("note: project corpus/ has no cases yet; checking the shared corpus only")
+    ctx.check(cases, f"{ctx.corpus} holds the project's traces")
     for name, trace, facts in cases:
         if meant_to_fail(name, facts):
             print(f"note: corpus/{name} is meant to fail; not checked here")
             continue
         inputs.append(("corpus/" + name + tclib.known_bug(name), trace))
+    for sub in ("rhea", "systrace"):  # with slices: the JSON of a sampling dump has samples, no slices
+        inputs += [(label, p) for label, p, f in ctx.corpus_inputs(sub)
+                   if not f.get("sched_only") and f.get("variant") != "v3-sampling"]
     for label, src in inputs:
         check_input(ctx, label, src)
         check_cpu_weight(ctx, label, src)

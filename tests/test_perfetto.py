@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Perfetto writer: protoc decodes every output with the upstream schema, and
 the decoded packets obey the rules trace processor imports by
-(shared/docs/outputs/PERFETTO-PROTO.md, PERFETTO-IMPORT.md):
+(the Perfetto notes, docs/outputs/PERFETTO-PROTO.md and PERFETTO-IMPORT.md in the team's
+shared notes):
 sequences start by clearing incremental state, iids are defined before use,
 thread tracks are described before use, begins and ends balance per track,
 thread time is present on dual-clock input, and per thread the slices agree
@@ -354,9 +355,8 @@ def check_packets(ctx, name, packets, dual):
 
 
 def decode(ctx, path):
-    oracle_dir = os.path.join(ctx.shared, "oracle")
     with open(path, "rb") as f:
-        r = ctx.oracle(["protoc", f"--proto_path={oracle_dir}", "--decode=perfetto.protos.Trace",
+        r = ctx.oracle(["protoc", "--proto_path=" + ctx.schema_dir("perfetto_trace.proto"), "--decode=perfetto.protos.Trace",
                         "perfetto_trace.proto"], stdin=f)
     if r is None:
         return None
@@ -541,7 +541,7 @@ def main():
     check_system(ctx)
     for stem, path, _facts in ctx.project_cases():
         check_input(ctx, path)
-    art = ctx.shared_corpus("art")
+    art = ctx.extra_corpus("art")
     if art:
         for f in sorted(os.listdir(art)):
             if not f.endswith(".trace"):
@@ -551,8 +551,6 @@ def main():
                 ctx.check(r.returncode != 0, f"{f}: must fail, exit {r.returncode}")
                 continue
             check_input(ctx, os.path.join(art, f))
-    else:
-        print("note: shared/corpus/art is absent; only generated inputs checked")
     ctx.done()
 
 

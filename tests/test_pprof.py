@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""pprof writer, checked by `go tool pprof` and protoc (../shared/docs/ORACLES.md).
+"""pprof writer, checked by `go tool pprof` and protoc with the upstream profile.proto
+(third_party/pprof).
 
-For every valid input (a small trace built here, ../shared/corpus/art/ and
-the project corpus):
+For every valid input (a small trace built here, the project corpus, and the ART
+traces of TC_EXTRA_CORPUS when it is set):
   * the file starts with the gzip magic and `go tool pprof -raw` accepts it;
   * per-thread wall and cpu sums of pprof's samples equal the summed
     top-level slice durations of the JSON output of the same input, and the
@@ -145,7 +146,7 @@ def check_input(ctx, env, src, name):
     # protoc with the upstream schema decodes the wire format
     with open(out, "rb") as f:
         body = gzip.decompress(f.read())
-    r = ctx.oracle(["protoc", "--proto_path=" + os.path.join(ctx.shared, "oracle"),
+    r = ctx.oracle(["protoc", "--proto_path=" + ctx.schema_dir("profile.proto"),
                     "--decode=perftools.profiles.Profile", "profile.proto"], input=body)
     if r is not None:
         ctx.check(r.returncode == 0, f"{name}: protoc --decode: {r.stderr.decode(errors='replace')}")
@@ -259,7 +260,7 @@ def main():
     home = tempfile.mkdtemp(prefix="pprof-home-", dir=ctx.work)
     env = dict(os.environ, HOME=home, GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
     check_small(ctx, env)
-    art = ctx.shared_corpus("art")
+    art = ctx.extra_corpus("art")
     inputs = []
     if art:
         inputs += [(f[:-len(".trace")], os.path.join(art, f)) for f in sorted(os.listdir(art))

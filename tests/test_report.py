@@ -13,7 +13,8 @@
 2. DMTRACEDUMP-REPORT.md §7: the trace of its worked example, written here byte
    by byte, gives dmtracedump's numbers wherever dmtracedump is right, and
    differs exactly where the spec says it is wrong (listed in EXPECTED_DIFFS).
-3. Every input of ../shared/corpus, tests/json and tests/ir that a reader
+3. Every input of the project corpus (art, rhea, systrace), tests/json, tests/ir
+   (and TC_EXTRA_CORPUS when set) that a reader
    converts (the ir writer succeeds) converts to report, --csv and dot, with
    sane figures; the others fail the same way. Each reader reaches the report.
 4. Hostile names (control bytes, quotes, commas, newlines, invalid UTF-8) stay
@@ -355,8 +356,6 @@ def sane(ctx, src, text, rows):
 
 def check_every_reader(ctx):
     inputs = rl.corpus_inputs(ctx)
-    if not ctx.shared_corpus("art"):
-        print("note: ../shared/corpus is absent: the readers are checked on tests/json and tests/ir only")
     readers = set()
     for src in inputs:
         base = os.path.basename(src)
@@ -373,7 +372,7 @@ def check_every_reader(ctx):
         readers.add(line.split("(", 1)[1].split()[0] if "(" in line else "?")
         _, rows = rl.read_csv(outs["csv"])
         sane(ctx, src, read(outs["report"]), rows)
-    want = {"art", "json", "ir"} | ({"dalvik", "rhea", "systrace"} if ctx.shared_corpus("art") else set())
+    want = {"art", "dalvik", "json", "ir", "rhea", "systrace"}
     ctx.check(want <= readers, f"readers that reached the report: {sorted(readers)}, want {sorted(want)}")
 
 

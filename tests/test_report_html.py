@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """report --html: the self-contained HTML profile report.
 
-For every input (the project corpus, tests/json, tests/ir, ../shared/corpus), read by
+For every input (the project corpus, tests/json, tests/ir, TC_EXTRA_CORPUS), read by
 parsers we did not write:
 
 - the page is well-formed XML (xmllint --noout) and balanced HTML (Python's html.parser,
@@ -304,7 +304,7 @@ def convert(ctx, src, out, *opts):
 
 
 def inputs(ctx):
-    return [p for _, p, _ in ctx.project_cases()] + rl.corpus_inputs(ctx)
+    return rl.corpus_inputs(ctx)
 
 
 def check_every_input(ctx):

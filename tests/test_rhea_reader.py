@@ -1,16 +1,20 @@
-"""The RheaTrace / btrace reader (-i rhea), on ../shared/corpus/rhea/ (synthetic
-dumps made by gen_and_check.py there from RHEA.md's layouts).
+"""The RheaTrace / btrace reader (-i rhea), on the project's corpus/rhea/ (dumps written
+by its gen.py from a model of the calls each thread made, with the layouts of the format
+notes; facts.json comes from the same model) and on TC_EXTRA_CORPUS/rhea when it is set.
 1. Every dump converts to every writer; JSON passes check_chrome_json.py and
-   folded passes check_folded.py.
-2. 1.x marker repair: the slices in the JSON equal what RHEA.md §1.4/§4.2 say
-   the markers mean (expectations written here from the dump lines, not from
-   traceconv): the method whose end was lost to an exception ends with its
-   caller's end; T: ends a method; the name with spaces pairs (the Python
-   script's bug does not happen); monotonic_time is no slice.
+   folded passes check_folded.py; the side files (mappings, binder table) are claimed
+   by no reader.
+2. 1.x marker repair: the slices in the JSON equal the facts (the model's calls, ended
+   as RHEA.md §1.4/§4.2 say the markers mean): the method whose exception propagated
+   ends with its caller's end; T: ends a method; a throw caught inside a method (T:x,
+   a call, E:x) is dropped; a recursive method pairs with its own ends; the name with
+   spaces pairs (the Python script's bug does not happen); monotonic_time is no
+   slice; a method still running at TRACE_END ends there. 2.x text: 9-digit times,
+   bare E, the <rhea-draft> prefix removed.
    A hand-made dump: a throw caught inside the method (T:x ... E:x) is dropped.
 3. 2.x binary: with its mapping (found beside the input, or --mapping) and
-   without one (a warning, names method#<id>); folded from gen_and_check's records.
-4. 3.x sampling: folded and pprof stacks and weights from gen_and_check's records.
+   without one (a warning, names method#<id>); folded equals the model's.
+4. 3.x sampling: folded and pprof stacks and weights equal the model's.
 5. A mapping asked for that does not exist: one clear error.
 6. Linear time on hostile marker shapes: 1.x markers n deep followed by n ends
    of methods not on the stack, n vs 4n: CPU time(4n) <= 6 x time(n) (floor 0.3 s).
@@ -27,28 +31,10 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 import tclib  # noqa: E402
 
-DUMPS = ["rhea-v1-allthreads.rhea-atrace.txt", "rhea-v1-allthreads.rhea-atrace.gz",
-         "rhea-v1-mainthread.rhea-atrace.txt", "rhea-v2-atrace.gz", "rhea-v2-appTrace.bin",
-         "btrace-v3-sampling.bin"]
 WRITERS = ["json", "folded", "perfetto", "pprof", "ir"]
+# TC_EXTRA_CORPUS/rhea: the dumps of the team's notes (gen_and_check.py there), by name
+EXTRA_SIDE_FILES = ("rhea-v2-methodMapping.txt", "btrace-v3-sampling-mapping.bin", "rhea-v2-binder.txt")
 
-# 1.x all-threads dump: TRACE_START at 948220.911000 s; times below in µs from it.
-# 18557: B:onCreate 912000, B:initSdk 912100, B:SdkA:init 912200 (no exit: its exception
-# propagated), E:initSdk 912900 -> SdkA:init ends there too; B:parse 913000, T:parse
-# 913400 (ends parse: nothing of parse follows), E:onCreate 914000; framework
-# Choreographer#doFrame 917000-917500. 18601: B:Worker:run 915000, IO open 915100-915300,
-# E:Worker:run 916000.
-WANT_V1_ALL = {
-    18557: sorted([("RheaApplication:onCreate", 1000, 3000), ("RheaApplication:initSdk", 1100, 1900),
-                   ("SdkA:init", 1200, 1900), ("Parser:parse", 2000, 2400),
-                   ("Choreographer#doFrame", 6000, 6500)]),
-    18601: sorted([("Worker:run", 4000, 5000), ("open:/data/user/0/x/files/a.db", 4100, 4300)]),
-}
-# main-thread-only dump: TRACE_START 601868.050000; tid = pid 3920.
-WANT_V1_MAIN = {
-    3920: sorted([("MainActivity:onCreate", 600, 1200), ("MainActivity:setupViews[1, true]", 900, 1000),
-                  ("inflate", 2000, 2100)]),
-}
 # Hand-made: x throws and catches inside itself (T:x, a call to y, E:x): x lasts to E:x;
 # z throws out of itself (T:z then its caller's E:w): z ends at T:z. Times µs from 100.000000.
 HAND = """1|TRACE_START|100000000000|7|2147483647|2|18316
@@ -64,29 +50,6 @@ HAND = """1|TRACE_START|100000000000|7|2147483647|2|18316
 2|TRACE_END|100000000100000|7|2147483647|2|18316
 """
 WANT_HAND = {7: sorted([("W:w", 10, 90), ("X:x", 20, 60), ("Y:y", 40, 50), ("Z:z", 70, 80)])}
-
-# 2.x binary (gen_and_check.make_v2_bin): onCreate [2,5) ms inside attachBaseContext [1,7)
-# on 18557, onClick [8,8.5) on 18601, id 77 (not in the mapping) [9,9.1) on 18557. folded µs.
-APP = "rhea.sample.android.app."
-WANT_BIN_MAPPED = {
-    f"main-18557;{APP}RheaApplication.attachBaseContext": 3000,
-    f"main-18557;{APP}RheaApplication.attachBaseContext;{APP}RheaApplication.onCreate": 3000,
-    "main-18557;method#77": 100,
-    f"Thread-18601-18601;{APP}FirstFragment$onViewCreated$1.onClick": 500,
-}
-WANT_BIN_UNMAPPED = {"main-18557;method#2": 3000, "main-18557;method#2;method#3": 3000,
-                     "main-18557;method#77": 100, "Thread-18601-18601;method#1": 500}
-
-# 3.x (gen_and_check.make_v3): samples at 1.000 s [A,B,C] and 1.001 s [A,B] (no end: weight =
-# gap to the thread's next sample, 1 ms), 1.002-1.004 s [A,C] (weight = its 2 ms duration).
-A = "android.app.ActivityThread.main"
-B = f"{APP}MainActivity.onCreate"
-C = f"{APP}Tasks.run"
-WANT_SAMPLES = {f"sample.android-18557;{A};{B};{C}": 1000, f"sample.android-18557;{A};{B}": 1000,
-                f"sample.android-18557;{A};{C}": 2000}
-WANT_SAMPLES_UNMAPPED = {"sample.android-18557;method#0x70001000;method#0x70002000;method#0x70003000": 1000,
-                         "sample.android-18557;method#0x70001000;method#0x70002000": 1000,
-                         "sample.android-18557;method#0x70001000;method#0x70003000": 2000}
 
 
 def json_slices(path):
@@ -110,71 +73,64 @@ def lint(ctx, fmt, path):
     tool = {"json": "check_chrome_json.py", "folded": "check_folded.py"}.get(fmt)
     if not tool:
         return
-    r = ctx.oracle(["python3", os.path.join(ctx.shared, "tools", tool), path])
+    r = ctx.oracle(["python3", ctx.checker(tool), path])
     ctx.check(r is not None and r.returncode == 0,
               f"{tool} {os.path.basename(path)}: {r and (r.stdout + r.stderr).decode(errors='replace')[-800:]}")
 
 
-def every_writer(ctx, corpus):
-    for d in DUMPS:
-        src = os.path.join(corpus, d)
+def every_writer(ctx, dumps, side_files):
+    """dumps, side_files: paths."""
+    for src in dumps:
+        d = os.path.basename(src)
         for fmt in WRITERS:
             out, figs = ctx.convert(src, fmt, os.path.join(ctx.work, f"{d}.{fmt}"))
             if out:
                 lint(ctx, fmt, out)
     # probing: rhea wins on the dumps and says nothing about the side files
-    for d in DUMPS:
-        r = ctx.run(["--probe", os.path.join(corpus, d)])
+    for src in dumps:
+        r = ctx.run(["--probe", src])
         scores = dict(l.split()[:2] for l in r.stdout.decode().splitlines() if len(l.split()) >= 2)
         best = max(scores, key=lambda k: int(scores[k]))
-        ctx.eq(best, "rhea", f"{d}: best probe score")
-    for side in ("rhea-v2-methodMapping.txt", "btrace-v3-sampling-mapping.bin", "rhea-v2-binder.txt"):
-        r = ctx.run(["--probe", os.path.join(corpus, side)])
+        ctx.eq(best, "rhea", f"{os.path.basename(src)}: best probe score")
+    for side in side_files:
+        r = ctx.run(["--probe", side])
         ctx.check(" 0" in next((l for l in r.stdout.decode().splitlines() if l.startswith("rhea")), ""),
-                  f"{side}: rhea does not claim it: {r.stdout.decode()}")
+                  f"{os.path.basename(side)}: rhea does not claim it: {r.stdout.decode()}")
 
 
-def repair(ctx, corpus):
-    for d, want in (("rhea-v1-allthreads.rhea-atrace.txt", WANT_V1_ALL),
-                    ("rhea-v1-allthreads.rhea-atrace.gz", WANT_V1_ALL),
-                    ("rhea-v1-mainthread.rhea-atrace.txt", WANT_V1_MAIN)):
+def repair(ctx, facts):
+    """The text dumps' slices (converted by every_writer) against the model's."""
+    for d, f in sorted(facts.items()):
+        if f.get("variant") not in ("v1-text", "v2-text"):
+            continue
         out = os.path.join(ctx.work, f"{d}.json")
-        if os.path.exists(out):
+        want = {int(tid): sorted((n, round(s), round(e)) for n, s, e in sl) for tid, sl in f["slices"].items()}
+        if ctx.check(os.path.exists(out), f"{d}: converted to JSON"):
             ctx.eq(json_slices(out), want, f"{d}: repaired slices")
-    hand = os.path.join(ctx.work, "hand.rhea-atrace")
-    with open(hand, "w") as f:
-        f.write(HAND)
-    out, figs = ctx.convert(hand, "json", os.path.join(ctx.work, "hand.json"))
-    if out:
-        ctx.eq(json_slices(out), WANT_HAND, "hand-made dump: caught throw dropped, uncaught throw ends")
-        lint(ctx, "json", out)
-    # a dump without TRACE_END was cut: a warning
-    cut = os.path.join(ctx.work, "cut.rhea-atrace")
-    with open(cut, "w") as f:
-        f.write(HAND.rsplit("2|TRACE_END", 1)[0])
-    r = ctx.run(["-f", "-o", "json", cut, os.path.join(ctx.work, "cut.json")], check_rc=0)
-    ctx.check("no TRACE_END" in r.stderr.decode(), f"cut dump warns: {r.stderr.decode()}")
 
 
-def binary(ctx, corpus):
-    src = os.path.join(corpus, "rhea-v2-appTrace.bin")
+def binary(ctx, corpus, facts):
+    src = os.path.join(corpus, "v2-appTrace.bin")
     out, figs = ctx.convert(src, "folded", os.path.join(ctx.work, "bin.folded"))
     if out:
-        ctx.eq(tclib.read_folded(out), WANT_BIN_MAPPED, "2.x binary, mapping found beside it")
-    out, figs = ctx.convert(src, "folded", os.path.join(ctx.work, "bin2.folded"),
-                            extra=["--mapping", os.path.join(corpus, "rhea-v2-methodMapping.txt")])
-    if out:
-        ctx.eq(tclib.read_folded(out), WANT_BIN_MAPPED, "2.x binary, --mapping")
+        ctx.eq(tclib.read_folded(out), facts["folded"], "2.x binary, mapping found beside it")
+        ctx.eq(figs.get("unknown-method-id"), facts["unknown_ids"], "2.x binary: the ids the mapping lacks")
+    moved = os.path.join(ctx.work, "elsewhere", "mapping.txt")  # not beside it: found only by --mapping
+    os.makedirs(os.path.dirname(moved), exist_ok=True)
+    shutil.copy(os.path.join(corpus, "v2-methodMapping.txt"), moved)
     alone = os.path.join(ctx.work, "alone", "appTrace.bin")
     os.makedirs(os.path.dirname(alone), exist_ok=True)
     shutil.copy(src, alone)
+    out, figs = ctx.convert(alone, "folded", os.path.join(ctx.work, "bin2.folded"), extra=["--mapping", moved])
+    if out:
+        ctx.eq(tclib.read_folded(out), facts["folded"], "2.x binary, --mapping")
     r = ctx.run(["-f", "-o", "folded", alone, os.path.join(ctx.work, "bin3.folded")], check_rc=0)
     if r.returncode == 0:
-        ctx.eq(tclib.read_folded(os.path.join(ctx.work, "bin3.folded")), WANT_BIN_UNMAPPED,
+        ctx.eq(tclib.read_folded(os.path.join(ctx.work, "bin3.folded")), facts["folded_unmapped"],
                "2.x binary without a mapping: method#<id>")
         err = r.stderr.decode()
         ctx.check("no methodMapping.txt" in err and "method#<id>" in err, f"a warning says why: {err}")
-        ctx.eq(tclib.parse_figures(err).get("unknown-method-id"), 4, "four ids without a name")
+        ctx.eq(tclib.parse_figures(err).get("unknown-method-id"), facts["unknown_ids_unmapped"], "every id without a name")
     r = ctx.run(["-f", "-o", "json", "--mapping", os.path.join(ctx.work, "nope.txt"), src,
                  os.path.join(ctx.work, "nope.json")], check_rc=1)
     err = r.stderr.decode()
@@ -183,19 +139,17 @@ def binary(ctx, corpus):
     ctx.check(not os.path.exists(os.path.join(ctx.work, "nope.json")), "no output after the error")
 
 
-def sampling(ctx, corpus):
-    src = os.path.join(corpus, "btrace-v3-sampling.bin")
+def sampling(ctx, corpus, facts):
+    src = os.path.join(corpus, "v3-sampling.bin")
     out, figs = ctx.convert(src, "folded", os.path.join(ctx.work, "samp.folded"))
     if out:
-        ctx.eq(tclib.read_folded(out), WANT_SAMPLES, "3.x sampling: folded stacks and weights")
-        ctx.eq(figs.get("samples"), 3, "three samples")
+        ctx.eq(tclib.read_folded(out), facts["folded"], "3.x sampling: folded stacks and weights")
+        ctx.eq(figs.get("samples"), facts["samples"], "samples")
     alone = os.path.join(ctx.work, "alone", "sampling")
     shutil.copy(src, alone)
     out, figs = ctx.convert(alone, "folded", os.path.join(ctx.work, "samp2.folded"))
     if out:
-        got = {k.replace("Thread-18557-18557", "sample.android-18557").replace("main-18557", "sample.android-18557"): v
-               for k, v in tclib.read_folded(out).items()}
-        ctx.eq(got, WANT_SAMPLES_UNMAPPED, "3.x sampling without a mapping: method#0x<ptr>")
+        ctx.eq(tclib.read_folded(out), facts["folded_unmapped"], "3.x sampling without a mapping: method#0x<ptr>")
     pp = os.path.join(ctx.work, "samp.pb.gz")
     out, _ = ctx.convert(src, "pprof", pp)
     if out:
@@ -204,8 +158,13 @@ def sampling(ctx, corpus):
         r = ctx.oracle(["go", "tool", "pprof", "-raw", pp], env=dict(os.environ, HOME=home))
         ctx.check(r is not None and r.returncode == 0, f"go tool pprof -raw: {r and r.stderr.decode()[-500:]}")
         _, samples, locs = tclib.pprof_raw(r.stdout.decode() if r else "")
-        got = {";".join(locs.get(i, "?") for i in reversed(s[2])): s[0] for s in samples}
-        want = {k.split(";", 1)[1]: v * 1000 for k, v in WANT_SAMPLES.items()}
+        got = {}
+        for s in samples:  # threads are labels in pprof, not frames: stacks of every thread add up
+            key = ";".join(locs.get(i, "?") for i in reversed(s[2]))
+            got[key] = got.get(key, 0) + s[0]
+        want = {}
+        for k, v in facts["folded"].items():
+            want[k.split(";", 1)[1]] = want.get(k.split(";", 1)[1], 0) + v * 1000
         ctx.eq(got, want, "3.x sampling: pprof stacks (root first) and wall ns")
 
 
@@ -290,13 +249,38 @@ def big_binary(ctx):
     ctx.eq(tclib.read_folded(out), want, "big binary dump: folded totals from how it was built")
 
 
+def hand(ctx):
+    """A hand-made dump: caught and uncaught throws; the same cut before TRACE_END."""
+    path = os.path.join(ctx.work, "hand.rhea-atrace")
+    with open(path, "w") as f:
+        f.write(HAND)
+    out, figs = ctx.convert(path, "json", os.path.join(ctx.work, "hand.json"))
+    if out:
+        ctx.eq(json_slices(out), WANT_HAND, "hand-made dump: caught throw dropped, uncaught throw ends")
+        lint(ctx, "json", out)
+    # a dump without TRACE_END was cut: a warning
+    cut = os.path.join(ctx.work, "cut.rhea-atrace")
+    with open(cut, "w") as f:
+        f.write(HAND.rsplit("2|TRACE_END", 1)[0])
+    r = ctx.run(["-f", "-o", "json", cut, os.path.join(ctx.work, "cut.json")], check_rc=0)
+    ctx.check("no TRACE_END" in r.stderr.decode(), f"cut dump warns: {r.stderr.decode()}")
+
+
 def main():
     ctx = tclib.Ctx()
-    corpus = ctx.need_shared_corpus("rhea")
-    every_writer(ctx, corpus)
-    repair(ctx, corpus)
-    binary(ctx, corpus)
-    sampling(ctx, corpus)
+    facts = ctx.corpus_facts("rhea")
+    corpus = os.path.join(ctx.corpus, "rhea")
+    every_writer(ctx, [p for _, p, _ in ctx.corpus_inputs("rhea")],
+                 [os.path.join(corpus, n) for n, f in sorted(facts.items()) if not f["input"]])
+    extra = ctx.extra_files("rhea")
+    if extra:
+        every_writer(ctx, [p for _, p in extra if os.path.basename(p) not in EXTRA_SIDE_FILES
+                           and not p.endswith(".html")],  # minimal-systrace.html: the systrace reader's
+                     [p for _, p in extra if os.path.basename(p) in EXTRA_SIDE_FILES])
+    repair(ctx, facts)
+    hand(ctx)
+    binary(ctx, corpus, facts["v2-appTrace.bin"])
+    sampling(ctx, corpus, facts["v3-sampling.bin"])
     big_binary(ctx)  # first: the RSS of a forked child starts from this process's
     linear_markers(ctx)
     ctx.done()

@@ -155,7 +155,7 @@ def check_perfetto(ctx, srv, src):
     if not ctx.eq(st, 200, f"{name} -> perfetto: status"):
         return
     ctx.eq(h.get("content-type"), "application/octet-stream", f"{name}: perfetto content type")
-    r = ctx.oracle(["protoc", "--proto_path=" + os.path.join(ctx.shared, "oracle"),
+    r = ctx.oracle(["protoc", "--proto_path=" + ctx.schema_dir("perfetto_trace.proto"),
                     "--decode=perfetto.protos.Trace", "perfetto_trace.proto"], input=body)
     if r is None or not ctx.check(r.returncode == 0, f"{name}: protoc --decode: {r.stderr[-300:]!r}"):
         return
@@ -307,21 +307,18 @@ def check_display_name(ctx, srv, env, src):
 def check_rhea_mapping(ctx, srv):
     """The Rhea method mapping is the explicit option: the upload is opened from memory,
     and no side file is looked for beside it."""
-    rhea = ctx.shared_corpus("rhea")
-    if not rhea:
-        print("note: ../shared/corpus/rhea is absent: the Rhea mapping upload is not checked")
-        return
-    trace = os.path.join(rhea, "rhea-v2-appTrace.bin")
-    mapping = os.path.join(rhea, "rhea-v2-methodMapping.txt")
-    want = cli_folded(ctx, trace)  # the CLI finds rhea-v2-methodMapping.txt beside it
-    ctx.check(want and b"RheaApplication" in want, "the CLI names Rhea methods through the mapping beside it")
+    rhea = os.path.join(ctx.corpus, "rhea")
+    trace = os.path.join(rhea, "v2-appTrace.bin")
+    mapping = os.path.join(rhea, "v2-methodMapping.txt")
+    want = cli_folded(ctx, trace)  # the CLI finds v2-methodMapping.txt beside it
+    ctx.check(want and b"NotesApp" in want, "the CLI names Rhea methods through the mapping beside it")
     body = open(trace, "rb").read()
     st, _, out = api(srv, "to=folded", *multipart([("trace", os.path.basename(trace), body),
                                                     ("mapping", "methodMapping.txt", open(mapping, "rb").read())]))
     ctx.eq(st, 200, "rhea + mapping: status")
     ctx.check(out == want, "rhea + mapping field: folded equals the CLI's")
     st, _, out = api(srv, "to=folded", *multipart([("trace", os.path.basename(trace), body)]))
-    ctx.check(st == 200 and b"method#" in out and b"RheaApplication" not in out,
+    ctx.check(st == 200 and b"method#" in out and b"NotesApp" not in out,
               f"rhea without the mapping field: methods by id, no side file read: {out[:120]!r}")
 
 

@@ -91,7 +91,7 @@ def main():
     r = ctx.oracle(["go", "tool", "pprof", "-symbolize=none", "-raw", pprof], env=env)
     ctx.check(r is not None and r.returncode == 0, "go tool pprof accepts the page's pprof download")
     pf = base64.b64decode(dl["perfetto"]["base64"])
-    r = ctx.oracle(["protoc", "--proto_path=" + os.path.join(ctx.shared, "oracle"), "--decode=perfetto.protos.Trace",
+    r = ctx.oracle(["protoc", "--proto_path=" + ctx.schema_dir("perfetto_trace.proto"), "--decode=perfetto.protos.Trace",
                     "perfetto_trace.proto"], input=pf)
     ctx.check(r is not None and r.returncode == 0 and b'thread_name: "main"' in r.stdout,
               "protoc decodes the page's Perfetto download")

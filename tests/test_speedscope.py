@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """The speedscope writer (-o speedscope), checked by check_speedscope.py (written from
-../shared/docs/outputs/SPEEDSCOPE.md, not from our writer) and against models computed
+the speedscope notes, docs/outputs/SPEEDSCOPE.md in the team's shared notes, not from our
+writer) and against models computed
 here from other outputs of the same input.
 
 1. The checker itself: the spec's minimal file passes; each rule broken on purpose fails.
-2. Every project corpus trace, every shared corpus trace (art, rhea incl. the 3.x
-   sampling dump, systrace), tests/json and tests/ir converts, passes the checker, and:
+2. Every project corpus trace (art, rhea incl. the 3.x sampling dump, systrace), every
+   trace of TC_EXTRA_CORPUS when it is set, tests/json and tests/ir converts, passes the
+   checker, and:
    - top level: "$schema", "exporter" = traceconv@<version>, "name" = the input's file name;
    - profiles: one per thread with calls or samples (two with both: " samples" second), in
      thread order, named "<thread> (tid N)", "activeProfileIndex" the main thread's
@@ -41,12 +43,11 @@ import check_speedscope  # noqa: E402
 import tclib  # noqa: E402
 from test_oracles_json_folded import meant_to_fail  # noqa: E402
 
+# TC_EXTRA_CORPUS: the files that are no traces, or that every reader refuses, by name
 ART_BROKEN = ("perflib-header.trace", "studio-perflib-basic-special_char.trace")
-RHEA = ["rhea-v1-allthreads.rhea-atrace.txt", "rhea-v1-allthreads.rhea-atrace.gz",
-        "rhea-v1-mainthread.rhea-atrace.txt", "rhea-v2-atrace.gz", "rhea-v2-appTrace.bin",
-        "btrace-v3-sampling.bin", "minimal-systrace.html"]
-SYSTRACE_NOT_TRACES = ("LICENSE.catapult", "LICENSE.perfetto", "catapult-systrace-atrace_procfs_dump",
-                       "catapult-tracing-counter_tracks.html", "catapult-tracing-trivial_systrace.html")
+EXTRA_NOT_TRACES = ("rhea-v2-methodMapping.txt", "btrace-v3-sampling-mapping.bin", "rhea-v2-binder.txt",
+                    "catapult-systrace-atrace_procfs_dump",
+                    "catapult-tracing-counter_tracks.html", "catapult-tracing-trivial_systrace.html")
 LIMIT_KB = 64 * 1024
 
 MINIMAL = {"$schema": "https://www.speedscope.app/file-format-schema.json",
@@ -614,14 +615,11 @@ def inputs(ctx):
     for name, trace, facts in ctx.project_cases():
         if not meant_to_fail(name, facts):
             out.append(("corpus/" + name, trace))
-    art = ctx.need_shared_corpus("art")
-    out += [("shared/art/" + f, os.path.join(art, f)) for f in sorted(os.listdir(art))
-            if f.endswith(".trace") and f not in ART_BROKEN]
-    rhea = ctx.need_shared_corpus("rhea")
-    out += [("shared/rhea/" + f, os.path.join(rhea, f)) for f in RHEA]
-    sy = ctx.need_shared_corpus("systrace")
-    out += [("shared/systrace/" + f, os.path.join(sy, f)) for f in sorted(os.listdir(sy))
-            if f not in SYSTRACE_NOT_TRACES]
+    for sub in ("rhea", "systrace"):
+        out += [(label, p) for label, p, _ in ctx.corpus_inputs(sub)]
+    for sub in ("art", "rhea", "systrace"):
+        out += [(label, p) for label, p in ctx.extra_files(sub)
+                if os.path.basename(p) not in ART_BROKEN + EXTRA_NOT_TRACES]
     for sub in ("json", "ir"):
         d = os.path.join(ctx.source, "tests", sub)
         out += [(f"tests/{sub}/" + f, os.path.join(d, f)) for f in sorted(os.listdir(d))]

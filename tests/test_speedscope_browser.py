@@ -209,9 +209,8 @@ def main():
     if not os.path.exists(index_html):
         ctx.fail(f"{index_html} is missing (npm ci in tests/speedscope; make test runs it)")
         ctx.done()
-    art = ctx.need_shared_corpus("art")
-    rhea = ctx.need_shared_corpus("rhea")
-    systrace = ctx.need_shared_corpus("systrace")
+    rhea = os.path.join(ctx.corpus, "rhea")
+    systrace = os.path.join(ctx.corpus, "systrace")
     hostile = os.path.join(ctx.work, "hostile.systrace")
     ts.write_hostile(hostile)
     cases = [
@@ -219,13 +218,17 @@ def main():
         ("app-startup-cpu", os.path.join(ctx.corpus, "app-startup.trace"), ("--weight", "cpu")),
         ("recursion-10000", os.path.join(ctx.corpus, "recursion-10000.trace"), ()),
         ("names-utf8", os.path.join(ctx.corpus, "names-utf8-nullsource-dupthreads-unknownkeys.trace"), ()),
-        ("studio-char_2_bytes", os.path.join(art, "studio-perflib-char_2_bytes.trace"), ()),
-        ("btrace-v3-sampling", os.path.join(rhea, "btrace-v3-sampling.bin"), ()),
-        ("rhea-v1-allthreads", os.path.join(rhea, "rhea-v1-allthreads.rhea-atrace.txt"), ()),
-        ("atrace", os.path.join(systrace, "catapult-systrace-decompressed_atrace_data.txt"), ()),
+        ("android14-chunked", os.path.join(ctx.corpus, "android14-chunked.trace"), ()),
+        ("btrace-v3-sampling", os.path.join(rhea, "v3-sampling.bin"), ()),
+        ("rhea-v1-allthreads", os.path.join(rhea, "v1-allthreads.rhea-atrace.txt"), ()),
+        ("rhea-v2-binary", os.path.join(rhea, "v2-appTrace.bin"), ()),
+        ("atrace", os.path.join(systrace, "capture.txt"), ()),
         ("json-system", os.path.join(ctx.source, "tests", "json", "system.json"), ()),
         ("hostile", hostile, ()),
     ]
+    art = ctx.extra_corpus("art")  # a large real trace, when TC_EXTRA_CORPUS holds it
+    if art and os.path.exists(os.path.join(art, "studio-perflib-char_2_bytes.trace")):
+        cases.append(("studio-char_2_bytes", os.path.join(art, "studio-perflib-char_2_bytes.trace"), ()))
     for label, src, extra in cases:
         check_file(ctx, browser, index_html, label, src, extra)
     ctx.done()

@@ -1,15 +1,18 @@
 """The systrace reader (-i systrace): atrace/ftrace text, TRACE: + zlib, systrace HTML.
-1. Every file of ../shared/corpus/systrace converts to every writer (JSON outputs pass
-   check_chrome_json.py), except: the legacy `var linuxPerfData` HTML files fail with
-   one clear line and no output; catapult-systrace-atrace_procfs_dump is a /proc listing
-   (input of catapult's TGID repair), not a trace: no reader claims it.
-2. The real catapult capture: per pid, B slices, C samples and S async slices in our
-   JSON equal the input lines of each kind, counted here with a regex over the input;
-   the zlib-compressed copy gives the same -o ir dump (the trace line, which names the
-   compression, aside).
-3. Facts checked by hand on small inputs: perfetto-atrace-bad_print.systrace and
-   hand-written text/HTML (`<...>` tasks, `(-----)` TGIDs, bare E, 9-digit times,
-   PROCESS DUMP names, CRLF, instants, decimal counters).
+1. Every file of the project's corpus/systrace (made by its gen.py from a model, with
+   facts from the same model) converts to every writer (JSON outputs pass
+   check_chrome_json.py), except: the legacy `var linuxPerfData` HTML fails with one
+   clear line and no output; procfs-dump is a /proc listing (input of catapult's TGID
+   repair), not a trace: no reader claims it. The same for every file of
+   TC_EXTRA_CORPUS/systrace when it is set (catapult's and Perfetto's files, by name).
+2. The captures: per pid, B slices, C samples and S async slices in our JSON equal the
+   input lines of each kind, counted here with a regex over the input and in the facts;
+   thread names and processes equal the facts; the zlib-compressed copy gives the same
+   -o ir dump (the trace line, which names the compression, aside).
+3. Facts checked by hand on small inputs: corpus/systrace/bad-lines.systrace (with
+   Perfetto's bad_print test file when TC_EXTRA_CORPUS holds it) and hand-written
+   text/HTML (`<...>` tasks, `(-----)` TGIDs, bare E, 9-digit times, PROCESS DUMP names,
+   CRLF, instants, decimal counters).
 4. Probing: ART and JSON inputs are never claimed."""
 import collections
 import json
@@ -21,6 +24,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import tclib  # noqa: E402
 
 WRITERS = ("json", "folded", "perfetto", "pprof", "ir")
+# TC_EXTRA_CORPUS/systrace: catapult's and Perfetto's files, known by name
 LEGACY = ("catapult-tracing-counter_tracks.html", "catapult-tracing-trivial_systrace.html")
 NOT_A_TRACE = ("catapult-systrace-atrace_procfs_dump",)
 CAPTURE = "catapult-systrace-decompressed_atrace_data.txt"
@@ -32,16 +36,21 @@ def stderr_of(r):
 
 
 def lint_json(ctx, path):
-    chk = ctx.oracle(["python3", os.path.join(ctx.shared, "tools", "check_chrome_json.py"), path])
+    chk = ctx.oracle(["python3", ctx.checker("check_chrome_json.py"), path])
     ctx.check(chk is not None and chk.returncode == 0,
               f"{path}: check_chrome_json.py: {chk and (chk.stdout + chk.stderr)[-600:]}")
 
 
-def every_file(ctx, corpus):
-    for f in sorted(os.listdir(corpus)):
-        if f.startswith("LICENSE"):
-            continue
-        src = os.path.join(corpus, f)
+def refusal(facts):
+    """What the one-line error of a file the facts say must fail holds; None for a trace."""
+    if not facts["input"]:
+        return "unknown input format"  # no reader claims it
+    return facts.get("refused")
+
+
+def every_file(ctx, files):
+    """files: (name, path, refusal: None for a trace, else the words its one-line error holds)."""
+    for f, src, refusal in files:
         for w in WRITERS:
             out = os.path.join(ctx.work, f"{f}.{w}")
             if os.path.exists(out):
@@ -49,12 +58,11 @@ def every_file(ctx, corpus):
             r = ctx.run(["-f", "-o", w, src, out])
             err = stderr_of(r)
             lines = [l for l in err.splitlines() if l.strip()]
-            if f in LEGACY or f in NOT_A_TRACE:
+            if refusal:
                 ctx.eq(r.returncode, 1, f"{f} -> {w}: exit status ({err.strip()[:200]})")
                 ctx.eq(len(lines), 1, f"{f} -> {w}: one line on stderr")
                 ctx.check(not os.path.exists(out), f"{f} -> {w}: no output file")
-                want = "linuxPerfData" if f in LEGACY else "unknown input format"
-                ctx.check(want in err, f"{f} -> {w}: the message says '{want}': {err.strip()}")
+                ctx.check(refusal in err, f"{f} -> {w}: the message says '{refusal}': {err.strip()}")
                 continue
             if not ctx.check(r.returncode == 0, f"{f} -> {w}: exit {r.returncode}: {err.strip()[-400:]}"):
                 continue
@@ -81,21 +89,26 @@ def json_counts(path):
     return collections.Counter((kinds[e["ph"]], int(e["pid"])) for e in ev if e.get("ph") in kinds)
 
 
-def capture_counts(ctx, corpus):
-    want = input_counts(os.path.join(corpus, CAPTURE))
-    ctx.eq(sum(v for (k, _), v in want.items() if k == "B"), 463, "the capture's B lines (CORPUS.md)")
-    ctx.eq(sum(v for (k, _), v in want.items() if k == "C"), 88, "the capture's C lines (CORPUS.md)")
-    ctx.eq(sum(v for (k, _), v in want.items() if k == "S"), 17, "the capture's S lines (CORPUS.md)")
+def capture_counts(ctx, text, compressed, facts=None, totals=None):
+    """text and compressed: one capture as text and as TRACE: + zlib; facts: its model's counts
+    (project corpus); totals: {kind: lines} known for it (catapult's capture: CORPUS.md)."""
+    want = input_counts(text)
+    for kind, n in (totals or {}).items():
+        ctx.eq(sum(v for (k, _), v in want.items() if k == kind), n, f"{os.path.basename(text)}: {kind} lines")
     want = collections.Counter({k: v for k, v in want.items() if k[0] != "F"})
+    if facts is not None:
+        model = {(k, int(pid)): n for k, per in facts["counts"].items() if k in "BCS" for pid, n in per.items()}
+        ctx.eq(dict(want), model, f"{os.path.basename(text)}: B, C and S lines per pid vs the facts")
     irs = []
-    for f in (CAPTURE, COMPRESSED):
+    for src in (text, compressed):
+        f = os.path.basename(src)
         js = os.path.join(ctx.work, f + ".counts.json")
-        ctx.run(["-q", "-f", "-o", "json", os.path.join(corpus, f), js], check_rc=0)
+        ctx.run(["-q", "-f", "-o", "json", src, js], check_rc=0)
         if os.path.exists(js):
             got = json_counts(js)
             ctx.eq(dict(got), dict(want), f"{f}: B, C and b events per pid in the JSON vs lines in the input")
         ir = os.path.join(ctx.work, f + ".cmp.ir")
-        ctx.run(["-q", "-f", "--process-name", "capture", "-o", "ir", os.path.join(corpus, f), ir], check_rc=0)
+        ctx.run(["-q", "-f", "--process-name", "capture", "-o", "ir", src, ir], check_rc=0)
         with open(ir) as fh:
             irs.append([l for l in fh if not l.startswith("trace ")])
     ctx.check(irs[0] == irs[1] and len(irs[0]) > 1000,
@@ -128,6 +141,40 @@ def threads_of(ir):
     for m in re.finditer(r'^thread \d+ tid=(\d+) records=\d+(?: process=(\d+))? name=(".*")$', ir, re.M):
         out[int(m.group(1))] = (json.loads(m.group(3)), procs.get(int(m.group(2) or 0), None))
     return out
+
+
+def corpus_facts(ctx, label, src, facts):
+    """A project capture's threads (name, process), slices and open frames equal its facts."""
+    ir, err = ir_dump(ctx, src)
+    if ir is None:
+        return
+    th = threads_of(ir)
+    for tid, (name, pid) in facts.get("threads", {}).items():
+        ctx.eq(th.get(int(tid)), (name, pid), f"{label}: thread {tid}: name and process")
+    begins = collections.Counter(int(m) for m in re.findall(r"^B t=(\d+) ", ir, re.M))
+    tids = {int(m.group(1)): int(m.group(2)) for m in re.finditer(r"^thread (\d+) tid=(\d+) ", ir, re.M)}
+    got = {str(tids[t]): n for t, n in sorted(begins.items())}
+    ctx.eq(got, facts["slices"], f"{label}: slices per thread")
+    ctx.eq(tclib.parse_figures(err).get("open-at-end", 0), facts.get("open_at_end", 0), f"{label}: open-at-end figure")
+    for pid, name in facts.get("processes", {}).items():
+        ctx.check(re.search(rf'^process \d+ pid={pid} name={re.escape(json.dumps(name))}$', ir, re.M) is not None or
+                  (re.search(rf"^trace .* pid={pid} ", ir, re.M) and f"\nprocess {json.dumps(name)}\n" in ir),
+                  f"{label}: process {pid} named {name!r} by PROCESS DUMP")
+
+
+def bad_lines(ctx, label, src, facts):
+    """corpus/systrace/bad-lines.systrace: a kernel event's details run over lines that are no
+    ftrace lines: each is a bad-line warning, the first named by its offset, the rest is read."""
+    ir, err = ir_dump(ctx, src)
+    if ir is None:
+        return
+    figs = tclib.parse_figures(err)
+    ctx.eq(figs.get("bad-line"), facts["bad_lines"], f"{label}: the continuation lines are bad-line warnings")
+    ctx.check(f"offset 0x{facts['first_bad_offset']:x}:" in err,
+              f"{label}: the first bad line is named by its offset 0x{facts['first_bad_offset']:x}: {err}")
+    for tid, (name, pid) in facts["threads"].items():
+        ctx.eq(threads_of(ir).get(int(tid)), (name, pid), f"{label}: thread {tid} named by its task")
+    ctx.eq(len(re.findall(r"^B ", ir, re.M)), facts["slices"]["620"], f"{label}: the slice after them is read")
 
 
 def bad_print(ctx, corpus):
@@ -257,13 +304,23 @@ def main():
     hand_text(ctx)
     hand_html(ctx)
     probes(ctx)
-    corpus = ctx.shared_corpus("systrace")
-    if not corpus:
-        print(f"note: {os.path.join(ctx.shared, 'corpus', 'systrace')} is absent: corpus checks skipped")
-    else:
-        every_file(ctx, corpus)
-        capture_counts(ctx, corpus)
-        bad_print(ctx, corpus)
+    facts = ctx.corpus_facts("systrace")
+    every_file(ctx, [(os.path.basename(p), p, refusal(facts[os.path.basename(p)])) for p in ctx.corpus_files("systrace")])
+    ours = os.path.join(ctx.corpus, "systrace")
+    capture_counts(ctx, os.path.join(ours, "capture.txt"), os.path.join(ours, "capture.ctrace"), facts["capture.txt"])
+    for label, src, f in ctx.corpus_inputs("systrace"):
+        if "threads" in f and "bad_lines" not in f:
+            corpus_facts(ctx, label, src, f)
+    bad_lines(ctx, "bad-lines.systrace", os.path.join(ours, "bad-lines.systrace"), facts["bad-lines.systrace"])
+    extra = ctx.extra_corpus("systrace")
+    if extra:  # catapult's and Perfetto's files: what CORPUS.md says of them
+        every_file(ctx, [(f, p, "linuxPerfData" if f in LEGACY else "unknown input format" if f in NOT_A_TRACE
+                          else None) for f, p in ((os.path.basename(p), p) for _, p in ctx.extra_files("systrace"))])
+        if os.path.exists(os.path.join(extra, CAPTURE)):
+            capture_counts(ctx, os.path.join(extra, CAPTURE), os.path.join(extra, COMPRESSED),
+                           totals={"B": 463, "C": 88, "S": 17})
+        if os.path.exists(os.path.join(extra, "perfetto-atrace-bad_print.systrace")):
+            bad_print(ctx, extra)
     ctx.done()
 
 

@@ -1,13 +1,17 @@
 """Issue 5's cross-format checks that need both the systrace reader and writer.
 1. ART -> systrace -> (our systrace reader) -> folded equals ART -> folded, stack
-   by stack, for every project corpus trace and every valid shared ART trace.
-2. The catapult capture converted to Perfetto shows, per process, as many slice
+   by stack, for every project corpus trace and every valid ART trace of
+   TC_EXTRA_CORPUS when it is set.
+2. The project's atrace captures (corpus/systrace, and catapult's real one when
+   TC_EXTRA_CORPUS holds it) converted to Perfetto show, per process, as many slice
    begins, counter values and async slices as the input has B, C and S lines for
-   that pid (counted with a regex over the input, not by traceconv)."""
+   that pid: counted with a regex over the input, not by traceconv, and equal to
+   the counts in the capture's facts (its generator's model)."""
 import collections
 import os
 import re
 import sys
+import zlib
 
 sys.path.insert(0, os.path.dirname(__file__))
 import tclib  # noqa: E402
@@ -19,9 +23,9 @@ PAYLOAD = re.compile(r": (?:tracing_mark_write|0|print): ([BCS])\|(\d+)\|", re.M
 
 def round_trip(ctx):
     sources = [p for _, p, _ in ctx.project_cases()]
-    shared = ctx.shared_corpus("art")
-    if shared:
-        sources += [os.path.join(shared, f) for f in sorted(os.listdir(shared))
+    extra = ctx.extra_corpus("art")
+    if extra:
+        sources += [os.path.join(extra, f) for f in sorted(os.listdir(extra))
                     if f not in ("perflib-header.trace", "studio-perflib-basic-special_char.trace")]
     for src in sources:
         name = os.path.basename(src)
@@ -74,20 +78,27 @@ def perfetto_counts(packets):
 
 
 def capture_to_perfetto(ctx):
-    corpus = ctx.shared_corpus("systrace")
-    if not corpus:
-        print("note: ../shared/corpus/systrace is absent: the capture check is skipped")
-        return
-    src = os.path.join(corpus, CAPTURE)
-    with open(src, encoding="utf-8", errors="replace") as f:
-        want = collections.Counter((k, int(pid)) for k, pid in PAYLOAD.findall(f.read()))
-    out, _ = ctx.convert(src, "perfetto", os.path.join(ctx.work, "capture.pftrace"))
-    packets = test_perfetto.decode(ctx, out) if out else None
-    if packets is None:
-        return
-    got = perfetto_counts(packets)
-    ctx.eq(dict(sorted(got.items())), dict(sorted(want.items())),
-           "per process: B/C/S lines in the capture vs slices, counter values and async slices in Perfetto")
+    captures = [(label, path, facts) for label, path, facts in ctx.corpus_inputs("systrace")
+                if facts.get("counts", {}).get("B")]
+    ctx.check(len(captures) >= 3, f"corpus/systrace holds captures with slices: {[c[0] for c in captures]}")
+    captures += [(label, p, None) for label, p in ctx.extra_files("systrace") if os.path.basename(p) == CAPTURE]
+    for label, src, facts in captures:
+        with open(src, "rb") as f:
+            raw = f.read()
+        if raw.startswith(b"TRACE:\n") and raw[7:8] == b"\x78":  # atrace -z: the regex reads the text
+            raw = zlib.decompress(raw[7:])
+        want = collections.Counter((k, int(pid)) for k, pid in PAYLOAD.findall(raw.decode("utf-8", "replace")))
+        if facts is not None:
+            model = collections.Counter({(k, int(pid)): n for k, per in facts["counts"].items() if k in "BCS"
+                                         for pid, n in per.items()})
+            ctx.eq(dict(sorted(want.items())), dict(sorted(model.items())), f"{label}: B/C/S lines vs the facts")
+        out, _ = ctx.convert(src, "perfetto", os.path.join(ctx.work, os.path.basename(src) + ".pftrace"))
+        packets = test_perfetto.decode(ctx, out) if out else None
+        if packets is None:
+            continue
+        got = perfetto_counts(packets)
+        ctx.eq(dict(sorted(got.items())), dict(sorted(want.items())),
+               f"{label}: per process: B/C/S lines vs slices, counter values and async slices in Perfetto")
 
 
 def main():

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""systrace writer: every corpus trace (ours and ../shared/corpus/art) and the
-hand-made system trace convert to systrace HTML that passes
-../shared/tools/check_systrace_html.py, and --text to ftrace text that passes
+"""systrace writer: every corpus trace (ours, and TC_EXTRA_CORPUS's ART traces when it
+is set) and the hand-made system trace convert to systrace HTML that passes
+tests/checkers/check_systrace_html.py, and --text to ftrace text that passes
 it once wrapped in the same container. The lines are in global time order
 (corpus/android14-chunked.trace has per-thread chunks), and per thread the
 B/E sequence and times (µs) are the json writer's. The merge behind the
@@ -31,7 +31,7 @@ PERFETTO = re.compile(r"-(\d+)\s+\(?\s*(\d+|-+)?\)?\s?\[(\d+)\]\s*([a-zA-Z.]{3}[
 
 def checker(ctx, path):
     """Runs the oracle; returns its unexpected error lines (or a one-line reason)."""
-    r = ctx.oracle(["python3", os.path.join(ctx.shared, "tools", "check_systrace_html.py"), path])
+    r = ctx.oracle(["python3", ctx.checker("check_systrace_html.py"), path])
     if r is None:
         return ["checker not run"]
     errs = [l for l in r.stdout.decode(errors="replace").splitlines() if l.startswith("ERROR:")]
@@ -228,13 +228,11 @@ def main():
     check_samples(ctx)
     for stem, path, _facts in ctx.project_cases():
         check_input(ctx, path, chunked=stem == "android14-chunked")
-    art = ctx.shared_corpus("art")
+    art = ctx.extra_corpus("art")
     if art:
         for f in sorted(os.listdir(art)):
             if f.endswith(".trace") and f not in MUST_FAIL:
                 check_input(ctx, os.path.join(art, f))
-    else:
-        print("note: shared/corpus/art is absent; only generated inputs checked")
     check_memory(ctx)
     ctx.done()
 

@@ -89,7 +89,7 @@ def pprof_header(ctx, src, name, extra=()):
         return None
     with open(out, "rb") as f:
         body = gzip.decompress(f.read())
-    r = ctx.oracle(["protoc", "--proto_path=" + os.path.join(ctx.shared, "oracle"),
+    r = ctx.oracle(["protoc", "--proto_path=" + ctx.schema_dir("profile.proto"),
                     "--decode=perftools.profiles.Profile", "profile.proto"], input=body)
     if r is None or not ctx.check(r.returncode == 0, f"{name}: protoc: {r.stderr.decode(errors='replace')}"):
         return None

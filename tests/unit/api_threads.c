@@ -6,8 +6,9 @@
  * Public API only. Built with ThreadSanitizer by `make test-tsan`, which then
  * also reports any data race inside the library.
  *
- * Inputs: corpus/ *.trace (art), tests/json (json), tests/ir (ir), and, when
- * the shared corpus is there, ../shared/corpus/systrace and ../shared/corpus/rhea.
+ * Inputs: corpus/ *.trace (art), corpus/systrace and corpus/rhea (every file
+ * but their generator and facts: traces, side files and non-traces), tests/json
+ * (json), tests/ir (ir).
  */
 #include <traceconv.h>
 
@@ -102,7 +103,7 @@ static int skip_name(const char *name)
 {
     size_t n = strlen(name);
     return name[0] == '.' || !strncmp(name, "LICENSE", 7) || (n > 3 && !strcmp(name + n - 3, ".py")) ||
-           (n > 3 && !strcmp(name + n - 3, ".md"));
+           (n > 3 && !strcmp(name + n - 3, ".md")) || !strcmp(name, "facts.json");
 }
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -193,10 +194,8 @@ int main(void)
     add_dir(TC_SOURCE_DIR "/tests/ir", NULL);
     generate_json("api_threads_1.json", 6000, 1);
     generate_json("api_threads_2.json", 6000, 2);
-    if (!add_dir(TC_SOURCE_DIR "/../shared/corpus/systrace", NULL))
-        printf("../shared/corpus/systrace is absent: no systrace inputs\n");
-    if (!add_dir(TC_SOURCE_DIR "/../shared/corpus/rhea", NULL))
-        printf("../shared/corpus/rhea is absent: no rhea inputs\n");
+    CHECK(add_dir(TC_SOURCE_DIR "/corpus/systrace", NULL) > 0);
+    CHECK(add_dir(TC_SOURCE_DIR "/corpus/rhea", NULL) > 0);
     n_jobs = n_paths * N_WRITERS;
     jobs = calloc(n_jobs, sizeof *jobs);
     for (size_t i = 0; i < n_paths; i++)

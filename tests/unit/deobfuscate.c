@@ -1,7 +1,8 @@
 /*
  * deobfuscate.c - the mapping parser and resolver (src/core/deobfuscate.c)
  * on mappings written here, each expected name following from
- * ../shared/docs/formats/DEOBFUSCATION.md's rules (§3 grammar, §5 JSON,
+ * the format spec's rules (docs/formats/DEOBFUSCATION.md in the team's
+ * shared notes: §3 grammar, §5 JSON,
  * §7 resolution), not from the code: the index errors with their line
  * numbers, the method table renamed (ART methods and text names), the
  * figures counted.

@@ -1,0 +1,395 @@
+#!/usr/bin/env python3
+"""Writes the project's systrace / atrace inputs (corpus/systrace/) and their facts.
+
+Each capture is built from a model written below: processes, their threads (tid,
+kernel comm), and what each thread traced (nested atrace slices, counters, async
+slices, instants), plus the kernel's own events (sched_switch, sched_wakeup,
+cpu_idle, cpu_frequency) that a method-trace converter ignores. The files are
+written from the model with the layouts of the systrace notes (ftrace/atrace text
+with and without the TGID column, `TRACE:` + zlib, catapult's systrace HTML, the
+pre-2015 `linuxPerfData` HTML; docs/formats/SYSTRACE.md in the team's shared notes);
+facts.json comes from the same model, never from decoding a file and never from
+traceconv. Deterministic (a fixed-seed generator, no clock): running it twice gives
+identical files.
+
+    python3 corpus/systrace/gen.py [OUTDIR]      (default: the directory of this script)
+
+facts.json maps each file name to its facts:
+  "input": false for a file that is not a trace at all (no reader may claim it);
+  "refused": the words the one-line error must contain, for a file the systrace
+             reader must refuse (exit 1, no output);
+  "counts": {"B"|"C"|"S"|"I": {pid: lines}}: slice begins, counter values, async
+            begins and instants the capture holds per process;
+  "threads": {tid: [name, pid]}: each thread's name (its kernel comm, or its PROCESS
+             DUMP name when only `<...>` shows it) and process;
+  "processes": {pid: name} of processes with events that a PROCESS DUMP names;
+  "slices": {tid: n}: thread slices; "open_at_end": slices never closed;
+  "bad_lines", "first_bad_offset": lines no ftrace parser can read, and where the
+             first one starts.
+"""
+import json
+import os
+import sys
+import zlib
+
+T0_NS = 20417000000000  # 20417.000000 s, CLOCK_BOOTTIME of the first event
+
+
+class Rng:
+    """xorshift64*: the same numbers on every Python."""
+
+    def __init__(self, seed):
+        self.s = seed
+
+    def below(self, n):
+        self.s ^= (self.s >> 12)
+        self.s ^= (self.s << 25) & 0xFFFFFFFFFFFFFFFF
+        self.s ^= (self.s >> 27)
+        return ((self.s * 0x2545F4914F6CDD1D) & 0xFFFFFFFFFFFFFFFF) % n
+
+
+# processes (pid, name) and threads (tid, pid, kernel comm as ftrace prints it)
+PROCS = [(4242, "com.example.notes"), (1100, "system_server"), (620, "/system/bin/surfaceflinger")]
+THREADS = [
+    (4242, 4242, "m.example.notes"),   # ART's SetThreadName: the last 15 chars of the package
+    (4270, 4242, "RenderThread"),
+    (4281, 4242, "pool-1-thread-1"),
+    (4290, 4242, "OkHttp Dispatch"),   # a comm with a space
+    (1100, 1100, "system_server"),
+    (1120, 1100, "binder:1100_2"),
+    (620, 620, "surfaceflinger"),
+    (655, 620, "app"),
+]
+COMM = {tid: comm for tid, _, comm in THREADS}
+PID_OF = {tid: pid for tid, pid, _ in THREADS}
+CPU_OF = {4242: 1, 4270: 2, 4281: 3, 4290: 3, 1100: 0, 1120: 0, 620: 2, 655: 0}
+
+
+class Model:
+    """Events of one capture: (ns, seq, tid, kind, text). kind: the atrace payload letter,
+    or 'k' for a kernel event (text = "event: details")."""
+
+    def __init__(self):
+        self.ev = []
+        self.stack = {}
+        self.slices = {}
+        self.open = {}
+        self.async_open = set()
+
+    def add(self, ns, tid, kind, text):
+        self.ev.append((ns, len(self.ev), tid, kind, text))
+
+    def begin(self, ns, tid, name):
+        self.add(ns, tid, "B", f"B|{PID_OF[tid]}|{name}")
+        self.stack.setdefault(tid, []).append(name)
+        self.slices[tid] = self.slices.get(tid, 0) + 1
+
+    def end(self, ns, tid, form="E|pid"):
+        name = self.stack[tid].pop()
+        text = {"E": "E", "E|pid": f"E|{PID_OF[tid]}", "E|pid|name": f"E|{PID_OF[tid]}|{name}"}[form]
+        self.add(ns, tid, "E", text)
+
+    def slice(self, ns, tid, name, dur, form="E|pid", body=None):
+        """A slice from ns lasting dur; body(ns) adds its children."""
+        self.begin(ns, tid, name)
+        if body:
+            body(ns)
+        self.end(ns + dur, tid, form)
+
+    def counter(self, ns, tid, name, value):
+        self.add(ns, tid, "C", f"C|{PID_OF[tid]}|{name}|{value}")
+
+    def async_begin(self, ns, tid, name, cookie):
+        self.add(ns, tid, "S", f"S|{PID_OF[tid]}|{name}|{cookie}")
+
+    def async_end(self, ns, tid, name, cookie):
+        self.add(ns, tid, "F", f"F|{PID_OF[tid]}|{name}|{cookie}")
+
+    def instant(self, ns, tid, name):
+        self.add(ns, tid, "I", f"I|{PID_OF[tid]}|{name}")
+
+    def kernel(self, ns, tid, text):
+        self.add(ns, tid, "k", text)
+
+    def facts(self):
+        counts = {}
+        for _, _, tid, kind, _ in self.ev:
+            if kind in "BCSI":
+                per = counts.setdefault(kind, {})
+                per[str(PID_OF[tid])] = per.get(str(PID_OF[tid]), 0) + 1
+        return {"counts": counts, "slices": {str(t): n for t, n in sorted(self.slices.items())},
+                "open_at_end": sum(len(s) for s in self.stack.values())}
+
+
+def app_capture(frames, seed):
+    """An app start-up, then `frames` vsync frames of the app, its RenderThread and
+    surfaceflinger; background work on the pool, OkHttp and binder threads."""
+    m, rng = Model(), Rng(seed)
+    us = 1000
+    m.async_begin(0, 1100, "launching: com.example.notes", 0)
+
+    def startup(t):
+        m.slice(t + 100 * us, 4242, "bindApplication", 9000 * us, body=lambda t2: (
+            m.slice(t2 + 200 * us, 4242, "OpenDexFilesFromOat", 3000 * us),
+            m.slice(t2 + 4000 * us, 4242, "NotesApp.onCreate", 4500 * us, body=lambda t3: (
+                m.slice(t3 + 100 * us, 4242, "Room.open", 2000 * us)))))
+        m.slice(t + 10000 * us, 4242, "activityStart", 14000 * us, body=lambda t2: (
+            m.slice(t2 + 500 * us, 4242, "inflate", 8000 * us, body=lambda t3: (
+                m.slice(t3 + 100 * us, 4242, "Inflate: activity_main", 6000 * us),)),
+            m.slice(t2 + 9000 * us, 4242, "activityResume", 4000 * us)))
+    m.slice(0, 4242, "activityStart-process", 25000 * us, body=startup)
+    m.async_end(30000 * us, 1100, "launching: com.example.notes", 0)
+    m.slice(2000 * us, 1120, "binder reply", 300 * us, form="E", body=lambda t: (
+        m.slice(t + 50 * us, 1120, "AIDL::java::IActivityManager::attachApplication::server", 200 * us, form="E"),))
+
+    t = 31000 * us
+    for i in range(frames):
+        vsync = t + i * 16667 * us
+        m.counter(vsync, 655, "VSYNC-app", i % 2)
+        m.slice(vsync + 20 * us, 620, "onMessageReceived", (900 + rng.below(400)) * us, form="E",
+                body=lambda s: m.slice(s + 30 * us, 620, "handleMessageRefresh", 500 * us, form="E"))
+        if i % 5 == 0:
+            m.async_begin(vsync + 100 * us, 4242, "deliverInputEvent", 1000 + i)
+        work = 3000 + rng.below(9000)
+
+        def frame(s, i=i, work=work):
+            if i % 5 == 0:
+                m.slice(s + 40 * us, 4242, "input", 400 * us)
+            m.slice(s + 500 * us, 4242, "animation", 300 * us)
+            m.slice(s + 900 * us, 4242, "traversal", work * us, body=lambda s2: (
+                m.slice(s2 + 10 * us, 4242, "measure", work // 4 * us),
+                m.slice(s2 + (20 + work // 4) * us, 4242, "layout", work // 4 * us),
+                m.slice(s2 + (30 + work // 2) * us, 4242, "draw", work // 3 * us, body=lambda s3: (
+                    m.slice(s3 + 5 * us, 4242, "Record View#draw()", work // 4 * us),))))
+        m.slice(vsync + 200 * us, 4242, f"Choreographer#doFrame {1000 + i}", (1200 + work) * us, body=frame)
+        if i % 5 == 0:
+            m.async_end(vsync + 1100 * us, 4242, "deliverInputEvent", 1000 + i)
+        draw = vsync + (1500 + work) * us
+        m.slice(draw, 4270, "DrawFrames", 2500 * us, body=lambda s: (
+            m.slice(s + 10 * us, 4270, "syncFrameState", 300 * us),
+            m.slice(s + 400 * us, 4270, "flush commands", 1500 * us, body=lambda s2: (
+                m.slice(s2 + 1000 * us, 4270, "queueBuffer", 200 * us),))))
+        m.counter(draw + 2600 * us, 620, "BufferTX - com.example.notes", 1 + i % 3)
+        if i % 4 == 1:  # vendor-style ends carry the name
+            m.slice(vsync + 3000 * us, 4281, "SQLiteDatabase.query", (400 + rng.below(800)) * us, form="E|pid|name")
+        if i % 7 == 3:
+            m.slice(vsync + 5000 * us, 4290, "http request", 6000 * us)
+            m.counter(vsync + 11000 * us, 4290, "bytesReceived", 1000 * (i + 1) + rng.below(1000))
+        if i % 9 == 0:
+            m.instant(vsync + 150 * us, 4242, "frameDeadline")
+        # the scheduler around the frame: ignored events, but they name threads too
+        m.kernel(vsync + 190 * us, 4242, f"sched_wakeup: comm={COMM[4242]} pid=4242 prio=110 target_cpu=001")
+        m.kernel(vsync + 195 * us, 4242, "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 "
+                                         f"prev_state=R ==> next_comm={COMM[4242]} next_pid=4242 next_prio=110")
+        m.kernel(vsync + 15000 * us, 4242, "cpu_idle: state=0 cpu_id=1")
+        if i % 8 == 0:
+            m.kernel(vsync + 16000 * us, 620, "cpu_frequency: state=1708800 cpu_id=2")
+    # the last frame is still running when tracing stops
+    last = t + frames * 16667 * us
+    m.begin(last + 200 * us, 4242, f"Choreographer#doFrame {1000 + frames}")
+    m.begin(last + 300 * us, 4242, "traversal")
+    m.counter(last + 400 * us, 655, "VSYNC-app", frames % 2)
+    return m
+
+
+# ---- writing ftrace text ---------------------------------------------------------------------
+
+HEADER_TGID = """# tracer: nop
+#
+# entries-in-buffer/entries-written: {n}/{n}   #P:4
+#
+#                                      _-----=> irqs-off
+#                                     / _----=> need-resched
+#                                    | / _---=> hardirq/softirq
+#                                    || / _--=> preempt-depth
+#                                    ||| /     delay
+#           TASK-PID    TGID   CPU#  ||||    TIMESTAMP  FUNCTION
+#              | |        |      |   ||||       |         |
+"""
+HEADER_PLAIN = """# tracer: nop
+#
+# entries-in-buffer/entries-written: {n}/{n}   #P:4
+#
+#                              _-----=> irqs-off
+#                             / _----=> need-resched
+#                            | / _---=> hardirq/softirq
+#                            || / _--=> preempt-depth
+#                            ||| /     delay
+#           TASK-PID   CPU#  ||||    TIMESTAMP  FUNCTION
+#              | |       |   ||||       |         |
+"""
+
+
+def ftrace_line(ns, tid, kind, text, tgid=True, unknown_task=False, tgid_unknown=False, symbol="tracing_mark_write"):
+    """kernel/trace/trace_output.c: "%16s-%-5d (%5d) [%03d] %s %5lu.%06lu: event: details"."""
+    task = "<...>" if unknown_task else COMM[tid]
+    prefix = f"{task:>16}-{tid:<5} "
+    if tgid:
+        prefix += "(-----) " if tgid_unknown else f"({PID_OF[tid]:>5}) "
+    flags = "d..2" if kind == "k" else "...1"
+    stamp = f"{ns // 10**9}.{ns % 10**9 // 1000:06d}"
+    body = text if kind == "k" else f"{symbol}: {text}"
+    return f"{prefix}[{CPU_OF[tid]:03d}] {flags} {stamp}: {body}\n"
+
+
+def capture_text(m, tgid=True, seed=7, sync=True):
+    """The model as `atrace` prints it: time order (ties in the order written), some lines
+    with `<...>` for the task (comm not in saved_cmdlines) or `(-----)` for the TGID."""
+    rng = Rng(seed)
+    lines = []
+    if sync:  # systrace's clock-sync markers come first: print events that are no slice
+        t = T0_NS - 20000
+        lines.append(ftrace_line(t, 4242, "M", f"trace_event_clock_sync: parent_ts={(t + 21000000) // 10**9}."
+                                 f"{(t + 21000000) % 10**9 // 1000:06d}", tgid, True, True))
+        lines.append(ftrace_line(t + 18000, 4242, "M", "trace_event_clock_sync: realtime_ts=1754392110123",
+                                 tgid, True, True))
+    seen = set()
+    for ns, _, tid, kind, text in sorted(m.ev):
+        # the first line of each thread shows its comm (the reader learns the name there)
+        hide = tid in seen and rng.below(6) == 0
+        seen.add(tid)
+        lines.append(ftrace_line(T0_NS + ns, tid, kind, text, tgid, hide, hide and rng.below(2) == 0))
+    header = (HEADER_TGID if tgid else HEADER_PLAIN).format(n=len(lines))
+    return (header + "".join(lines)).encode()
+
+
+def thread_facts(names=None):
+    names = names or COMM
+    return {str(tid): [names[tid], PID_OF[tid]] for tid in COMM}
+
+
+def capture_facts(m):
+    f = m.facts()
+    used = {e[2] for e in m.ev}
+    f["threads"] = {k: v for k, v in thread_facts().items() if int(k) in used}
+    return dict(f, input=True)
+
+
+# ---- other shapes ----------------------------------------------------------------------------
+
+def sched_only():
+    """A capture with the scheduler's events only (catapult's `atrace_data` shape): nothing
+    a method-trace converter draws."""
+    m, rng = Model(), Rng(11)
+    for i in range(120):
+        t = i * 2100000
+        a, b = (4242, 4270) if i % 2 else (620, 655)
+        m.kernel(t, a, f"sched_switch: prev_comm={COMM[a]} prev_pid={a} prev_prio=120 prev_state=S ==> "
+                       f"next_comm={COMM[b]} next_pid={b} next_prio=120")
+        m.kernel(t + 500000 + rng.below(1000) * 1000, b, f"sched_wakeup: comm={COMM[a]} pid={a} prio=120 target_cpu=002")
+    text = capture_text(m, tgid=False, seed=3, sync=False)
+    return text, {"input": True, "sched_only": True, "counts": {}, "slices": {}}
+
+
+def procfs_dump():
+    """The /proc listing catapult's TGID repair reads (`ls -d /proc/*/task/*`): not a trace."""
+    rows = []
+    for pid in sorted({p for _, p, _ in THREADS} | {1, 2, 300, 301, 302}, key=str):
+        for tid in sorted([t for t, p, _ in THREADS if p == pid] or [pid], key=str):
+            rows.append(f"/proc/{pid}/task/{tid}\n")
+    return "".join(rows).encode(), {"input": False}
+
+
+def legacy_html(m):
+    """Generation A (old systrace.py, before 2015): the ftrace text inside a JS string, each line
+    ending in `\\n\\` (a string continuation). Only catapult reads it; the reader refuses it."""
+    text = capture_text(m, tgid=False).decode()
+    body = "".join(line + "\\n\\\n" for line in text.splitlines())
+    html = ("<!DOCTYPE html>\n<html>\n<head i18n-values=\"dir:textdirection;\">\n<title>Android System Trace</title>\n"
+            "<script>\n  var linuxPerfData = \"\\\n" + body + "\";\n</script>\n</head>\n<body>\n</body>\n</html>\n")
+    return html.encode(), {"input": True, "refused": "linuxPerfData"}
+
+
+PS_HEAD = "USER           PID  PPID     VSZ    RSS WCHAN  PC S NAME                        COMM\n"
+PST_HEAD = "USER           PID   TID CMD\n"
+THREAD_CMD = COMM  # `ps -T` prints each thread's comm
+
+
+def process_dump():
+    out = "PROCESS DUMP\n"
+    for _ in range(2):  # the start and the stop snapshot
+        out += PS_HEAD
+        for pid, name in PROCS:
+            user = "u0_a123" if pid == 4242 else "system"
+            out += f"{user:<12} {pid:>5} {1:>5} {0:>7} {0:>6} {0:<6} {0:>2} S {name:<27} {name.rsplit('/', 1)[-1]}\n"
+        out += PST_HEAD
+        for tid, pid, _ in THREADS:
+            user = "u0_a123" if pid == 4242 else "system"
+            out += f"{user:<12} {pid:>5} {tid:>5} {THREAD_CMD[tid]}\n"
+    return out
+
+
+def systrace_html():
+    """Generation B, as catapult's systrace.py writes it (output_generator.py): a viewer prefix
+    (here a stub), then PROCESS DUMP, the ftrace text and the controller's JSON, each in a
+    trace-data block. The ftrace text names the pool thread only as `<...>`: PROCESS DUMP does."""
+    m = Model()
+    m.slice(1000000, 4242, "activityStart", 5000000, body=lambda t: m.slice(t + 1000000, 4242, "inflate", 2000000))
+    m.slice(2000000, 4281, "SQLiteDatabase.query", 1500000)
+    m.counter(7000000, 4242, "aq:pending", 3)
+    m.async_begin(7100000, 4242, "launch", 7)
+    m.async_end(8100000, 4242, "launch", 7)
+    lines = []
+    for ns, _, tid, kind, text in sorted(m.ev):
+        lines.append(ftrace_line(T0_NS + ns, tid, kind, text, True, tid == 4281, tid == 4281))
+    ftrace = HEADER_TGID.format(n=len(lines)) + "".join(lines)
+    html = ("<!DOCTYPE html>\n<html>\n<head i18n-values=\"dir:textdirection;\">\n<meta charset=\"utf-8\"/>\n"
+            "<title>Android System Trace</title>\n<script>/* the trace viewer would be here */</script>\n</head>\n"
+            "<body>\n<!-- BEGIN TRACE -->\n"
+            "  <script class=\"trace-data\" type=\"application/text\">\n" + process_dump() + "  </script>\n"
+            "  <script class=\"trace-data\" type=\"application/text\">\n" + ftrace + "  </script>\n"
+            "  <script class=\"trace-data\" type=\"application/text\">\n"
+            "{\"traceEvents\": [{\"cat\": \"__metadata\", \"pid\": 0, \"tid\": 0, \"ts\": 0, \"ph\": \"M\", "
+            "\"name\": \"clock_sync\", \"args\": {\"sync_id\": \"9f6c1a77\"}}], "
+            "\"metadata\": {\"clock-domain\": \"SYSTRACE\"}}\n  </script>\n"
+            "<!-- END TRACE -->\n</body>\n</html>\n")
+    f = m.facts()
+    f["threads"] = {k: v for k, v in thread_facts(THREAD_CMD).items() if int(k) in (4242, 4281)}
+    f["processes"] = {str(pid): name for pid, name in PROCS if pid == 4242}  # the one with events
+    return html.encode(), dict(f, input=True)
+
+
+def bad_lines():
+    """A kernel event whose details run over three lines (a driver printing newlines): the two
+    continuation lines match no ftrace line; the slice after them is read."""
+    head = HEADER_TGID.format(n=3)
+    lines = [ftrace_line(T0_NS + 100000, 620, "k", "mdss_fb_dump: panel state: on"),
+             "  bl = 255, mode = 0x2\n",
+             "dsi0: ok\n"]
+    m = Model()
+    m.slice(300000, 620, "commit", 4000, form="E")
+    for ns, _, tid, kind, text in sorted(m.ev):
+        lines.append(ftrace_line(T0_NS + ns, tid, kind, text))
+    data = head + "".join(lines)
+    f = m.facts()
+    f.update(input=True, bad_lines=2, first_bad_offset=len((head + lines[0]).encode()),
+             threads={"620": ["surfaceflinger", 620]})
+    return data.encode(), f
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    files, facts = {}, {}
+    m = app_capture(frames=40, seed=2024)
+    files["capture.txt"], facts["capture.txt"] = capture_text(m), capture_facts(m)
+    # `atrace -z` as adb prints it: TRACE: then the zlib stream of the same text
+    files["capture.ctrace"] = b"TRACE:\n" + zlib.compress(files["capture.txt"], 9)
+    facts["capture.ctrace"] = facts["capture.txt"]
+    small = app_capture(frames=12, seed=99)
+    files["capture-notgid.txt"], facts["capture-notgid.txt"] = capture_text(small, tgid=False, seed=5), capture_facts(small)
+    files["sched-only.txt"], facts["sched-only.txt"] = sched_only()
+    files["procfs-dump"], facts["procfs-dump"] = procfs_dump()
+    files["legacy-linuxperfdata.html"], facts["legacy-linuxperfdata.html"] = legacy_html(small)
+    files["systrace.html"], facts["systrace.html"] = systrace_html()
+    files["bad-lines.systrace"], facts["bad-lines.systrace"] = bad_lines()
+    for name, data in files.items():
+        with open(os.path.join(out, name), "wb") as fh:
+            fh.write(data)
+    with open(os.path.join(out, "facts.json"), "w") as fh:
+        fh.write("{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v, sort_keys=True)}"
+                                    for k, v in sorted(facts.items())) + "\n}\n")
+    print(f"systrace/gen.py: wrote {len(files)} files and facts.json in {out}")
+
+
+if __name__ == "__main__":
+    main()
