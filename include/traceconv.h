@@ -331,6 +331,49 @@ TC_API int tc_probe_file(const char *path, tc_probe_score *out, size_t max, char
 TC_API int tc_probe_memory(const void *data, size_t size, const char *name, tc_probe_score *out, size_t max,
                            char *err, size_t errlen);
 
+/* ---- mapped input that changes while it is read (SIGBUS) ------------------ */
+
+/*
+ * A file that shrinks while it is mapped and read raises SIGBUS when a page
+ * past its new end is touched; by default that kills the process. The
+ * library therefore installs one SIGBUS handler (SA_SIGINFO, process-wide,
+ * once: on the first tc_conv_open of a regular file, tc_probe_file or
+ * tc_guard_mapping), keeping the action that was installed before it. A
+ * fault inside a mapping it watches gets zero pages mapped over the rest of
+ * that mapping (the reading goes on over zeros; nothing unwinds), and the
+ * call that read it fails with TC_ERR_IO "input changed while reading"
+ * (offset: where the bytes were gone) and no output; other conversions go
+ * on. A fault anywhere else goes to the previous action (a handler, or the
+ * default: the process dies of SIGBUS as it would have without the library).
+ * An application that installs its own SIGBUS handler after that must pass
+ * the faults it does not handle to the action sigaction() returned as the
+ * old one (call its sa_sigaction with the same arguments), or the library's
+ * guard stops working. The library watches the files it maps itself (inputs
+ * opened by path, a deobfuscation mapping); a caller that maps input itself
+ * and hands it over with tc_conv_open_memory / tc_probe_memory registers the
+ * mapping for as long as the bytes are read:
+ *
+ *     void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+ *     tc_guard_mapping(p, len);               // before the first read
+ *     ... tc_probe_memory / tc_conv_open_memory(c, p, ...) / tc_conv_write ...
+ *     if (tc_unguard_mapping(p) == 1) ...     // it changed; before the munmap
+ *     munmap(p, len);
+ *
+ * tc_guard_mapping: addr and len describe (part of) one read-only mapping of
+ * a file; TC_OK, TC_ERR_LIMIT when 1024 mappings are already watched (the
+ * mapping is then not watched), TC_ERR_USAGE for NULL or 0. Any pointer into
+ * a watched mapping given to tc_conv_open_memory or tc_probe_memory is
+ * watched for that conversion. tc_mapping_changed(addr): 1 when a fault
+ * replaced part of the mapping registered at addr, 0 when not.
+ * tc_unguard_mapping(addr): the same answer, and stops watching (call it
+ * before munmap: the address may be reused at once). Both return
+ * TC_ERR_USAGE for an address that was not registered. Thread-safe and
+ * lock-free; callable from any thread.
+ */
+TC_API int tc_guard_mapping(const void *addr, size_t len);
+TC_API int tc_mapping_changed(const void *addr);
+TC_API int tc_unguard_mapping(const void *addr);
+
 #ifdef __cplusplus
 }
 #endif

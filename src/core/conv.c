@@ -516,9 +516,18 @@ static int open_legacy_pair(tc_conv *c, const char *path, const char *sibling)
     return tci_source_open_concat(&c->src, is_key ? path : sibling, is_key ? sibling : path, &c->opt, &c->diag);
 }
 
+/* A mapped input that shrank while it was read (guard.c): whatever the reader
+ * made of the zero pages that replaced it, the call fails with this. */
+static int check_unchanged(tci_source *src, tci_diag *d, int rc)
+{
+    uint64_t fault = tci_source_changed(src);
+    return fault ? tci_guard_error(d, fault - 1) : rc;
+}
+
 /* The end of every open: OPEN on success; a failure forgets the input (NEW). */
 static int open_finish(tc_conv *c, int rc)
 {
+    rc = check_unchanged(&c->src, &c->diag, rc);
     if (rc == TC_OK)
         c->state = ST_OPEN;
     call_end(c, rc);
@@ -908,6 +917,7 @@ static int run_pipeline(tc_conv *c, tc_output *pub, size_t n, const tci_writer *
                                c->progress ? conv_progress : NULL, c);
     if (c->canceled) /* also when the last progress call (after pass 2) asked to stop */
         rc = TC_ERR_CANCELED;
+    rc = check_unchanged(&c->src, &c->diag, rc);
     if (rc != TC_OK) {
         fail_group(&p, 0, rc, c->diag.error); /* the input failed (or was canceled): every output with it */
     } else {
@@ -1104,8 +1114,9 @@ int tc_probe_file(const char *path, tc_probe_score *out, size_t max, char *err, 
     if (rc != TC_OK)
         return probe_failed(&diag, rc, err, errlen);
     int n = probe_source(&src, path, out, max);
+    rc = check_unchanged(&src, &diag, TC_OK);
     tci_source_close(&src);
-    return n;
+    return rc == TC_OK ? n : probe_failed(&diag, rc, err, errlen);
 }
 
 int tc_probe_memory(const void *data, size_t size, const char *name, tc_probe_score *out, size_t max, char *err,
@@ -1121,6 +1132,7 @@ int tc_probe_memory(const void *data, size_t size, const char *name, tc_probe_sc
     if (rc != TC_OK)
         return probe_failed(&diag, rc, err, errlen);
     int n = probe_source(&src, name, out, max);
+    rc = check_unchanged(&src, &diag, TC_OK);
     tci_source_close(&src);
-    return n;
+    return rc == TC_OK ? n : probe_failed(&diag, rc, err, errlen);
 }

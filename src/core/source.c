@@ -24,7 +24,9 @@
 
 static const uint8_t empty_input[1];
 
-static int map_fd(tci_source *s, int fd, uint64_t size, tci_diag *d)
+/* guard: the file is the user's and may shrink under the mapping (guard.c);
+ * our own unlinked spool files cannot. */
+static int map_fd(tci_source *s, int fd, uint64_t size, bool guard, tci_diag *d)
 {
     if (size == 0) {
         s->data = empty_input;
@@ -42,6 +44,10 @@ static int map_fd(tci_source *s, int fd, uint64_t size, tci_diag *d)
     s->data = p;
     s->size = (size_t)size;
     s->mapped = true;
+    if (guard) {
+        s->guard = tci_guard_add(p, (size_t)size, true) + 1;
+        s->guard_owned = s->guard > 0;
+    }
     return TC_OK;
 }
 
@@ -219,7 +225,7 @@ static int spool_finish(tci_source *s, spool_state *st, int fr, tci_diag *d)
     if (st->mode == 2)
         return tci_error(d, TC_ERR_FORMAT, st->kind->module, st->base + st->in_total,
                          "%s ends early: the compressed stream is cut (truncated file?)", st->kind->what);
-    return map_fd(s, st->out, st->total, d);
+    return map_fd(s, st->out, st->total, false, d);
 }
 
 /* Copy (and inflate if gzip) everything from the inputs, one after the
@@ -340,6 +346,7 @@ int tci_source_open_memory(tci_source *s, const uint8_t *data, size_t size, cons
     }
     s->data = size ? data : empty_input; /* borrowed: the caller keeps it alive */
     s->size = size;
+    s->guard = size ? tci_guard_find(data, size) + 1 : 0; /* a mapping the caller guards (tc_guard_mapping) */
     return TC_OK;
 }
 
@@ -362,7 +369,7 @@ int tci_source_open(tci_source *s, const char *path, const tci_options *o, tci_d
                            "input is larger than max-input (%llu bytes); raise it with --max-input",
                            (unsigned long long)o->max_input);
         else
-            rc = map_fd(s, fd, (uint64_t)st.st_size, d);
+            rc = map_fd(s, fd, (uint64_t)st.st_size, true, d);
         if (rc == TC_OK && s->size >= 2 && s->data[0] == 0x1f && s->data[1] == 0x8b) {
             tci_source_close(s); /* gzip: inflate into a spool file, then map that */
             if (lseek(fd, 0, SEEK_SET) != 0)
@@ -388,14 +395,23 @@ void tci_source_release(tci_source *s, uint64_t upto)
         return;
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     uint64_t end = (upto - keep) / page * page;
+    if (end + (8u << 20) < s->released)
+        s->released = 0; /* read again from the front (the next pass): its pages go back again */
     if (end >= s->released + (1u << 20)) { /* a call per MiB, however often readers ask */
         madvise((uint8_t *)s->data + s->released, (size_t)(end - s->released), MADV_DONTNEED);
         s->released = end;
     }
 }
 
+uint64_t tci_source_changed(const tci_source *s)
+{
+    return s && s->guard ? tci_guard_fault(s->guard - 1, s->data) : 0;
+}
+
 void tci_source_close(tci_source *s)
 {
+    if (s->guard_owned)
+        tci_guard_remove(s->guard - 1); /* before the munmap: the address may be reused at once */
     if (s->mapped)
         munmap((void *)s->data, s->size);
     free(s->owned);

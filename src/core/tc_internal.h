@@ -913,6 +913,8 @@ typedef struct tci_source {
     bool gzipped;     /* the input was gzip-compressed */
     void *owned;      /* heap copy when mmap is impossible */
     uint64_t released; /* pages before this offset were given back (tci_source_release) */
+    int guard;        /* 1 + the guard.c slot watching the mapping (ours or the caller's); 0 none */
+    bool guard_owned; /* the slot is ours: released by tci_source_close */
 } tci_source;
 
 /* Open path ("-" = stdin): mmap regular files, spool streams and gzip to a temp file. */
@@ -931,8 +933,29 @@ int tci_source_open_memory(tci_source *s, const uint8_t *data, size_t size, cons
 int tci_source_inflate(tci_source *s, const uint8_t *data, size_t len, const char *module, uint64_t base,
                        const tci_options *o, tci_diag *d);
 void tci_source_close(tci_source *s);
-/* Readers move forward: drop mapped pages before `upto` so peak memory stays flat on huge inputs. */
+/* Readers move forward: drop mapped pages before `upto` so peak memory stays flat on huge inputs.
+ * A reader that starts again from the front (pass 2) is noticed: its pages go back again. */
 void tci_source_release(tci_source *s, uint64_t upto);
+/* 0 while the mapped input is intact; else 1 + the offset at which its bytes
+ * were found gone (the file shrank under the mapping: guard.c). */
+uint64_t tci_source_changed(const tci_source *s);
+
+/* ---- guard.c: a mapped input that shrinks while it is read (SIGBUS) ---------- */
+
+/* Watch [addr, addr+len) of a file mapping: a SIGBUS there maps zero pages
+ * over the rest of it and marks it changed (the process-wide handler is
+ * installed on the first call). The slot, or -1 (table full, no handler: the
+ * mapping is then read unguarded). owned: the library's own mapping, which
+ * tc_unguard_mapping must not release. Remove the slot before the munmap. */
+int tci_guard_add(const void *addr, size_t len, bool owned);
+void tci_guard_remove(int slot);
+/* The slot watching all of [addr, addr+len) (a caller's mapping), or -1. */
+int tci_guard_find(const void *addr, size_t len);
+/* 0 while the slot's mapping is intact; else 1 + the offset, counted from data, of the first fault. */
+uint64_t tci_guard_fault(int slot, const void *data);
+/* The error of a conversion whose input changed under it ("input changed while
+ * reading", TC_ERR_IO), replacing whatever the reader said about the zeros. */
+int tci_guard_error(tci_diag *d, uint64_t offset);
 
 /* ---- external sort: readers that reorder more records than memory should hold (extsort.c) ---- */
 
