@@ -71,7 +71,6 @@
 #define _GNU_SOURCE /* memrchr */
 #include "tc_internal.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1092,11 +1091,14 @@ static int sampling_open(tci_rctx *r, rhea *x)
     if (extra > 0) {
         if ((size_t)extra > size - off)
             return tci_error(r->diag, TC_ERR_FORMAT, MOD, 24, "extra header of %d bytes past the end", extra);
-        cJSON *j = cJSON_ParseWithLength((const char *)d + off, (size_t)extra);
-        const cJSON *pid = cJSON_GetObjectItemCaseSensitive(j, "processId");
-        if (cJSON_IsNumber(pid) && pid->valuedouble >= 0 && pid->valuedouble < 4294967296.0)
-            set_pid(t, x, (int64_t)pid->valuedouble);
-        cJSON_Delete(j);
+        /* {"processId": N, ...}: read where it lies (a tree of a 2 GB header would not fit) */
+        static const char *const keys[] = {"processId"};
+        tci_jspan pid;
+        double v;
+        tci_jscan sc = {(const char *)d + off, (size_t)extra, 0, r->source, 0};
+        if (tci_jscan_object(&sc, keys, 1, &pid) && pid.p && pid.p[0] != '"' && tci_jspan_number(pid, &v) &&
+            v >= 0 && v < 4294967296.0)
+            set_pid(t, x, (int64_t)v);
         off += (size_t)extra;
     }
     /* the mapping: the option, <stem>-mapping<ext>, sampling-mapping[.bin] */
