@@ -441,12 +441,12 @@ static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void
                 return rc;
         }
         count += got;
+        tci_source_release(n->r->source, n->r->pos); /* text formats: 256k records can be 20 MiB */
         if (TCI_UNLIKELY(count >= 0x40000)) {
             count = 0;
             uint64_t fault = tci_source_changed(n->r->source);
             if (fault) /* the file shrank under us: no point reading the zeros that replaced it */
                 return tci_guard_error(n->d, fault - 1);
-            tci_source_release(n->r->source, n->r->pos);
             if (progress && progress(pu, (n->pass == 1 ? 0 : n->r->size / 2) + n->r->pos / 2, n->r->size))
                 return TC_ERR_CANCELED; /* the caller's callback asked to stop */
         }

@@ -390,17 +390,27 @@ int tci_source_open(tci_source *s, const char *path, const tci_options *o, tci_d
 
 void tci_source_release(tci_source *s, uint64_t upto)
 {
-    const uint64_t keep = 4u << 20; /* readers may look back a little */
+    const uint64_t keep = 4u << 20, step = 1u << 20; /* readers may look back a little; a call per MiB */
     if (!s || !s->mapped || upto <= keep)
         return;
-    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    uint64_t end = (upto - keep) / page * page;
+    uint64_t end = upto - keep;
     if (end + (8u << 20) < s->released)
         s->released = 0; /* read again from the front (the next pass): its pages go back again */
-    if (end >= s->released + (1u << 20)) { /* a call per MiB, however often readers ask */
-        madvise((uint8_t *)s->data + s->released, (size_t)(end - s->released), MADV_DONTNEED);
-        s->released = end;
-    }
+    if (end < s->released + step)
+        return; /* cheap enough to be asked after every batch of records */
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    end = end / page * page;
+    madvise((uint8_t *)s->data + s->released, (size_t)(end - s->released), MADV_DONTNEED);
+    s->released = end;
+}
+
+void tci_source_drop(tci_source *s, uint64_t from, uint64_t to)
+{
+    if (!s || !s->mapped || to > s->size)
+        return;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), a = (from + page - 1) / page * page, b = to / page * page;
+    if (a < b)
+        madvise((uint8_t *)s->data + a, (size_t)(b - a), MADV_DONTNEED);
 }
 
 uint64_t tci_source_changed(const tci_source *s)

@@ -939,6 +939,8 @@ void tci_source_close(tci_source *s);
 /* Readers move forward: drop mapped pages before `upto` so peak memory stays flat on huge inputs.
  * A reader that starts again from the front (pass 2) is noticed: its pages go back again. */
 void tci_source_release(tci_source *s, uint64_t upto);
+/* Give back the whole pages of [from, to) now (a reader that scanned them out of order). */
+void tci_source_drop(tci_source *s, uint64_t from, uint64_t to);
 /* 0 while the mapped input is intact; else 1 + the offset at which its bytes
  * were found gone (the file shrank under the mapping: guard.c). */
 uint64_t tci_source_changed(const tci_source *s);

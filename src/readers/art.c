@@ -16,6 +16,7 @@
  * truncated last record converts what is there, with a warning.
  * Clock unwrap, pairing and every other rule live in normalize.c.
  */
+#define _GNU_SOURCE /* memrchr */
 #include "tc_internal.h"
 
 #include <stdio.h>
@@ -371,18 +372,43 @@ static void settle_clock(tci_rctx *r, art *a)
     t->wrap_bits = 32;
 }
 
-/* The summary item of a stream ends the file: 00 00 03, u32 length, text. */
+/* Is the summary item (00 00 03, u32 length, "*version..." text) at p, ending the file? */
+static bool summary_at(const tci_rctx *r, size_t p)
+{
+    const uint8_t *b = r->data;
+    return p + 7 + 9 <= r->size && b[p] == 0 && b[p + 1] == 0 && b[p + 2] == 3 &&
+           tci_le32(b + p + 3) == r->size - p - 7 && memcmp(b + p + 7, "*version", 8) == 0;
+}
+
+static bool text_byte(uint8_t c) { return c >= 0x20 || c == '\t' || c == '\n' || c == '\r'; }
+
+/* The summary item of a stream ends the file: 00 00 03, u32 length, text. It is
+ * looked for from the end without reading the records: a summary's text starts
+ * right after the last byte that text never holds (its item header; the length's
+ * high bytes may look like text). Only when that fails (no summary, or one whose
+ * text holds a control byte) is every "*version" a candidate, from the end, a
+ * MiB at a time, each MiB's pages given back once looked at: a stream without a
+ * summary no longer stays whole in memory before the first pass begins. */
 static size_t find_stream_summary(const tci_rctx *r, size_t from)
 {
     const uint8_t *b = r->data;
     if (r->size < from + 7 + 9)
         return SIZE_MAX;
-    for (size_t p = r->size - 7 - 9; p + 1 > from; p--) {
-        if (b[p] == 0 && b[p + 1] == 0 && b[p + 2] == 3 && tci_le32(b + p + 3) == r->size - p - 7 &&
-            memcmp(b + p + 7, "*version", 8) == 0)
-            return p;
-        if (p == 0)
-            break;
+    size_t q = r->size;
+    while (q > from && text_byte(b[q - 1]))
+        q--;
+    for (size_t k = 3; k <= 7; k++)
+        if (q >= from + k && summary_at(r, q - k))
+            return q - k;
+    const size_t chunk = 1u << 20;
+    for (size_t hi = r->size - 9 + 1; hi > from + 7;) { /* the text's '*' is at p + 7, p + 16 <= size */
+        size_t lo = hi - from - 7 > chunk ? hi - chunk : from + 7;
+        for (const uint8_t *star = memrchr(b + lo, '*', hi - lo); star;
+             star = star > b + lo ? memrchr(b + lo, '*', (size_t)(star - (b + lo))) : NULL)
+            if (summary_at(r, (size_t)(star - b) - 7))
+                return (size_t)(star - b) - 7;
+        tci_source_drop(r->source, lo, hi);
+        hi = lo;
     }
     return SIZE_MAX;
 }

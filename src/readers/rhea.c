@@ -734,6 +734,7 @@ static int text_open(tci_rctx *r, rhea *x)
     sscan sc;
     memset(&sc, 0, sizeof sc);
     int rc = (x->drop_t = tci_extsort_new(sizeof(uint64_t), cmp_offset, 0)) ? TC_OK : nomem(r);
+    uint64_t lines = 0, bodies = 0;
     pos = x->body;
     while (rc == TC_OK && next_line(r->data, r->size, &pos, &l)) {
         int hk = header_kind(&l);
@@ -743,8 +744,12 @@ static int text_open(tci_rctx *r, rhea *x)
                 end_hdr = v;
         }
         body b;
+        lines += l.n && !hk;
         if (!l.n || hk || parse_body(&l, &b) != 0)
             continue;
+        bodies++;
+        if ((bodies & 0xFFFF) == 0)
+            tci_source_release(r->source, l.off); /* read once here, front to back */
         if (!x->version) {
             x->version = b.frac_digits <= 6 ? 1 : 2;
             x->main_only = !b.has_tid;
@@ -783,6 +788,12 @@ static int text_open(tci_rctx *r, rhea *x)
         rc = sort_error(r, "sort");
     if (rc != TC_OK)
         return rc;
+    if (!bodies && lines) /* -i rhea on any text: refused, not an empty trace */
+        return tci_error(r->diag, TC_ERR_FORMAT, MOD, x->body,
+                         "no trace events found: none of the %llu lines is a RheaTrace line "
+                         "(\"<seconds>.<fraction>[ <tid>]: <atrace payload>\")", (unsigned long long)lines);
+    if (!bodies)
+        return tci_error(r->diag, TC_ERR_FORMAT, MOD, x->body, "no trace events found: no line after the header");
     if (!x->version)
         x->version = 1;
     if (!x->has_end)

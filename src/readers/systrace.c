@@ -498,6 +498,22 @@ static const char *first_line(const systrace *s, size_t start, size_t end, size_
     return NULL;
 }
 
+/* find() over the HTML a MiB at a time, giving back the pages looked at: the blocks
+ * are found before any is read, so a large file was otherwise whole in memory. */
+static const char *find_releasing(tci_rctx *r, const systrace *s, size_t from, const char *needle)
+{
+    size_t nn = strlen(needle), win = (size_t)1 << 20;
+    for (size_t at = from; at < s->len;) {
+        size_t end = s->len - at > win + nn ? at + win + nn : s->len;
+        const char *q = find(s->text + at, end - at, needle);
+        if (q || end == s->len)
+            return q;
+        at = end - nn + 1; /* a match across the boundary is still found */
+        tci_source_release(r->source, at);
+    }
+    return NULL;
+}
+
 static int scan_html(tci_rctx *r, systrace *s)
 {
     static const char open_tag[] = "<script class=\"trace-data\"";
@@ -505,11 +521,11 @@ static int scan_html(tci_rctx *r, systrace *s)
     size_t at = 0;
     uint32_t n_found = 0;
     const char *q;
-    while ((q = find(p + at, s->len - at, open_tag)) != NULL) {
+    while ((q = find_releasing(r, s, at, open_tag)) != NULL) {
         n_found++;
         const char *gt = memchr(q, '>', s->len - (size_t)(q - p));
         size_t start = gt ? (size_t)(gt - p) + 1 : s->len;
-        const char *close = find(p + start, s->len - start, "</script");
+        const char *close = find_releasing(r, s, start, "</script");
         size_t end = close ? (size_t)(close - p) : s->len;
         if (!close)
             tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, (uint64_t)(q - p),
@@ -528,11 +544,11 @@ static int scan_html(tci_rctx *r, systrace *s)
             return rc;
     }
     if (n_found == 0) {
-        if ((q = find(p, s->len, "linuxPerfData")) != NULL)
+        if ((q = find_releasing(r, s, 0, "linuxPerfData")) != NULL)
             return tci_error(r->diag, TC_ERR_UNSUPPORTED, MOD, (uint64_t)(q - p),
                              "legacy systrace HTML (var linuxPerfData, systrace before 2015) is not supported "
                              "(Perfetto cannot read it either); open it in catapult's trace viewer or capture again");
-        if ((q = find(p, s->len, "id=\"viewer-data\"")) != NULL)
+        if ((q = find_releasing(r, s, 0, "id=\"viewer-data\"")) != NULL)
             return tci_error(r->diag, TC_ERR_UNSUPPORTED, MOD, (uint64_t)(q - p),
                              "trace2html HTML (viewer-data, gzip+base64) is not supported; "
                              "convert the original trace instead");
