@@ -63,6 +63,8 @@ typedef struct tci_arena {
     struct tci_arena_block *head;
 } tci_arena;
 void *tci_arena_alloc(tci_arena *a, size_t n);
+/* p, the latest allocation, keeps only its first n bytes: a worst-case reservation given back. */
+void tci_arena_trim(tci_arena *a, void *p, size_t n);
 char *tci_arena_strndup(tci_arena *a, const char *s, size_t n);
 char *tci_arena_printf(tci_arena *a, const char *fmt, ...) TCI_PRINTF(2, 3);
 void tci_arena_free(tci_arena *a);
