@@ -181,7 +181,8 @@ TC_API void tc_conv_set_progress(tc_conv *c, tc_progress_fn fn, void *user);
 TC_API int tc_conv_open(tc_conv *c, const char *path, const char *format);
 
 /* A legacy split trace given as both halves (name.key, name.data). tc_conv_open
- * finds the other half by itself when given one of them. */
+ * finds the other half by itself when given one of them. The half that begins
+ * with the key section ("*version") is read first, in whichever order they come. */
 TC_API int tc_conv_open_pair(tc_conv *c, const char *key_path, const char *data_path);
 
 /* The same for input already in memory (borrowed until tc_conv_free). name is

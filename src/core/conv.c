@@ -3,9 +3,11 @@
 #include "tc_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct tc_conv {
     tci_options opt;
@@ -552,6 +554,17 @@ int tc_conv_open(tc_conv *c, const char *path, const char *format)
     return open_finish(c, rc == TC_OK ? open_reader(c, path) : rc);
 }
 
+/* Does the file begin with a key section ("*version")? */
+static bool starts_with_key(const char *path)
+{
+    char head[8];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool key = fd >= 0 && read(fd, head, sizeof head) == (ssize_t)sizeof head && !memcmp(head, "*version", 8);
+    if (fd >= 0)
+        close(fd);
+    return key;
+}
+
 int tc_conv_open_pair(tc_conv *c, const char *key_path, const char *data_path)
 {
     if (!c)
@@ -559,6 +572,11 @@ int tc_conv_open_pair(tc_conv *c, const char *key_path, const char *data_path)
     call_begin(c);
     if (!key_path || !data_path)
         return call_end(c, null_argument(c, "tc_conv_open_pair"));
+    if (!starts_with_key(key_path) && starts_with_key(data_path)) { /* the halves given the other way round */
+        const char *key = data_path;
+        data_path = key_path;
+        key_path = key;
+    }
     int rc = open_prepare(c, key_path, "art");
     if (rc == TC_OK)
         rc = tci_source_open_concat(&c->src, key_path, data_path, &c->opt, &c->diag);

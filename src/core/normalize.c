@@ -453,10 +453,33 @@ static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void
     }
 }
 
+/* An input in which the reader found nothing it converts or reports is refused,
+ * whichever reader it is (-i rhea on any text made an empty output, exit 0). The
+ * ftrace events that systrace only counts are reported (a scheduler-only capture
+ * says what it left out), so they are not nothing. */
+static int nothing_found(norm *n)
+{
+    const tci_diag *d = n->d;
+    if (d->fig[TCI_FIG_RECORDS] || d->fig[TCI_FIG_FTRACE_IGNORED])
+        return TC_OK;
+    const char *mod = n->t->reader ? n->t->reader : "normalize";
+    if (d->n_kept) { /* why, as the reader said it (a cut item, lines it could not read): without the file name */
+        const char *why = d->kept[0];
+        size_t skip = d->input ? strlen(d->input) : 0;
+        if (skip && !strncmp(why, d->input, skip) && !strncmp(why + skip, ": ", 2))
+            why += skip + 2;
+        return tci_error(n->d, TC_ERR_FORMAT, mod, UINT64_MAX, "no trace events found (%s)", why);
+    }
+    return tci_error(n->d, TC_ERR_FORMAT, mod, UINT64_MAX, "no trace events found");
+}
+
 /* After pass 1: trace start and end, thread and method figures, names. */
 static int between_passes(norm *n)
 {
     tci_trace *t = n->t;
+    int rc = nothing_found(n);
+    if (rc != TC_OK)
+        return rc;
     int64_t end = TCI_NO_TIME, first = TCI_NO_TIME;
     uint32_t with_events = 0;
     for (uint32_t i = 0; i < t->n_threads; i++) {

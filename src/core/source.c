@@ -66,7 +66,8 @@ static const inflate_kind gzip_kind = {"gzip", "gzip data", 15 + 32, true};
 /* Spool state: plain copy or inflate into the temporary file. */
 typedef struct spool_state {
     int out;
-    int mode; /* 0 undecided, 1 plain, 2 inside a stream, 3 between members, 4 after the one stream */
+    int mode; /* 0 undecided, 1 plain, 2 inside a stream, 3 between members, 4 after the one stream,
+               * 5 zero padding after the last member */
     const inflate_kind *kind;
     uint64_t base;          /* input offset of the compressed bytes, for messages */
     z_stream z;
@@ -76,9 +77,11 @@ typedef struct spool_state {
     size_t nhead;
     uint64_t in_total;      /* compressed bytes given to feed() so far */
     uint64_t max_total;     /* option max-input */
+    uint64_t padding;       /* zero bytes after the last member */
+    uint64_t trailing_at;   /* FEED_TRAILING: input offset of the first byte that is not */
 } spool_state;
 
-enum { FEED_OK = 0, FEED_WRITE_ERROR = -1, FEED_GZIP_ERROR = -2, FEED_TOO_BIG = -3, FEED_BOMB = -4 };
+enum { FEED_OK = 0, FEED_WRITE_ERROR = -1, FEED_GZIP_ERROR = -2, FEED_TOO_BIG = -3, FEED_BOMB = -4, FEED_TRAILING = -5 };
 
 /* Compressed data that expands more than this beyond TCI_BOMB_FLOOR bytes is
  * refused: real traces compress 5-20x, zlib's ceiling is ~1000x. */
@@ -108,6 +111,33 @@ static int start_inflate(spool_state *st)
     return FEED_OK;
 }
 
+/* After a gzip member: another one (1f 8b, as `gzip -c a b` makes), or zero bytes to
+ * the end (tape and block devices pad a file to their block size; gzip -d accepts
+ * them), or trailing garbage: refused, it is not what was compressed. A member's
+ * second byte may come in the next read: inflate then checks it. */
+static int after_member(spool_state *st)
+{
+    const uint8_t *p = st->z.next_in;
+    size_t n = st->z.avail_in;
+    uint64_t at = st->in_total - n; /* the input offset of p[0] */
+    if (st->mode == 3 && p[0] == 0x1f && (n == 1 || p[1] == 0x8b)) {
+        if (inflateReset(&st->z) != Z_OK)
+            return FEED_GZIP_ERROR;
+        st->mode = 2;
+        return FEED_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (p[i]) {
+            st->trailing_at = at + i;
+            return FEED_TRAILING;
+        }
+    }
+    st->mode = 5;
+    st->padding += n;
+    st->z.avail_in = 0;
+    return FEED_OK;
+}
+
 /* The one guarded inflate: n compressed bytes into the spool, refusing
  * output beyond max-input and bombs as it goes (never after the fact). */
 static int feed_inflate(spool_state *st, const uint8_t *p, size_t n)
@@ -115,10 +145,10 @@ static int feed_inflate(spool_state *st, const uint8_t *p, size_t n)
     st->z.next_in = (Bytef *)(uintptr_t)p;
     st->z.avail_in = (uInt)n;
     while (st->z.avail_in && st->mode != 4) {
-        if (st->mode == 3) { /* concatenated members, as `gzip -c a b` makes */
-            if (inflateReset(&st->z) != Z_OK)
-                return FEED_GZIP_ERROR;
-            st->mode = 2;
+        if (st->mode == 3 || st->mode == 5) {
+            int rc = after_member(st);
+            if (rc != FEED_OK || st->mode == 5)
+                return rc;
         }
         st->z.next_out = st->zout;
         st->z.avail_out = 1 << 16;
@@ -202,6 +232,10 @@ static int spool_error(spool_state *st, int fr, tci_diag *d)
         return tci_error(d, TC_ERR_IO, "input", UINT64_MAX, "cannot write the temporary spool file: %s", strerror(errno));
     case FEED_GZIP_ERROR:
         return tci_error(d, TC_ERR_FORMAT, mod, at, "corrupt %s: %s", what, st->z.msg ? st->z.msg : "inflate failed");
+    case FEED_TRAILING:
+        return tci_error(d, TC_ERR_FORMAT, mod, st->trailing_at,
+                         "trailing garbage: the %s ends before here, and what follows is neither another gzip member "
+                         "nor zero padding", what);
     case FEED_TOO_BIG:
         if (st->mode < 2)
             return tci_error(d, TC_ERR_LIMIT, "input", st->in_total,
@@ -225,6 +259,8 @@ static int spool_finish(tci_source *s, spool_state *st, int fr, tci_diag *d)
     if (st->mode == 2)
         return tci_error(d, TC_ERR_FORMAT, st->kind->module, st->base + st->in_total,
                          "%s ends early: the compressed stream is cut (truncated file?)", st->kind->what);
+    if (st->padding) /* a note, not a defect: gzip -d accepts it too */
+        tci_count(d, TCI_FIG_GZIP_PADDING, 1);
     return map_fd(s, st->out, st->total, false, d);
 }
 

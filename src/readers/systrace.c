@@ -16,7 +16,10 @@
  * the same as the Rhea reader's.
  * Other ftrace events (sched_switch, ...) name threads (their task column,
  * and the comms of scheduler events) and give them their process (TGID
- * column) but make no records; they are counted in the trace metadata. Lines that do not parse are skipped with a bad-line warning.
+ * column) but make no records: they are counted (ftrace-events-ignored, a
+ * warning that names the commonest kinds, also in the trace metadata), so a
+ * capture of scheduler events only is not taken for an empty file. Lines that
+ * do not parse are skipped with a bad-line warning.
  *
  * Quirks:
  * - Timestamps are fixed-point `secs.frac` (6 digits native, up to 9 kept,
@@ -97,6 +100,14 @@ typedef struct async_key {
     bool used;          /* false: an empty slot */
 } async_key;
 
+/* Ftrace events of one kind (sched_switch, ...) that make no record, for the warning. */
+#define IGNORED_KINDS 6
+typedef struct ignored_kind {
+    char name[32];
+    size_t len;
+    uint64_t count;
+} ignored_kind;
+
 typedef struct systrace {
     const char *text;      /* what lines are read from: the input or the inflated data */
     size_t len;
@@ -122,6 +133,8 @@ typedef struct systrace {
     async_key *async;      /* open-addressed set of (pid, name, cookie) with open async slices */
     uint32_t cap_async, n_async;
     uint64_t lines_ok, lines_bad, other_events;
+    ignored_kind ignored[IGNORED_KINDS]; /* the first kinds met; the others are only counted */
+    uint64_t first_ignored;              /* offset of the first such line */
     bool tables_done;      /* end of pass 1 seen */
 } systrace;
 
@@ -854,6 +867,58 @@ static int finish_tables(tci_rctx *r, systrace *s)
     return TC_OK;
 }
 
+/* ---- ftrace events that make no record ---------------------------------------------- */
+
+static void note_ignored(systrace *s, const fline *f, uint64_t off)
+{
+    if (!s->other_events++)
+        s->first_ignored = off;
+    for (int k = 0; k < IGNORED_KINDS && f->event_len < sizeof s->ignored[k].name; k++) {
+        ignored_kind *g = &s->ignored[k];
+        if (!g->count) {
+            memcpy(g->name, f->event, f->event_len);
+            g->len = f->event_len;
+        } else if (g->len != f->event_len || memcmp(g->name, f->event, g->len)) {
+            continue;
+        }
+        g->count++;
+        return;
+    }
+}
+
+static int by_count(const void *a, const void *b)
+{
+    const ignored_kind *x = a, *y = b;
+    return x->count != y->count ? (x->count < y->count ? 1 : -1) : 0;
+}
+
+/* Until scheduler data is converted, say what was left out: "116 ftrace events not
+ * converted (sched_switch 80, sched_wakeup 36)". Counted, so that a capture of them
+ * alone is reported rather than refused as holding nothing (normalize). */
+static void report_ignored(tci_rctx *r, systrace *s)
+{
+    if (!s->other_events)
+        return;
+    ignored_kind k[IGNORED_KINDS];
+    memcpy(k, s->ignored, sizeof k);
+    qsort(k, IGNORED_KINDS, sizeof *k, by_count);
+    char list[256];
+    size_t n = 0;
+    uint64_t named = 0;
+    for (int i = 0; i < IGNORED_KINDS && k[i].count && n < sizeof list - 64; i++) {
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%.*s %llu", n ? ", " : "", (int)k[i].len, k[i].name,
+                              (unsigned long long)k[i].count);
+        named += k[i].count;
+    }
+    if (named < s->other_events)
+        snprintf(list + n, sizeof list - n, "%s%llu of other kinds", n ? ", " : "",
+                 (unsigned long long)(s->other_events - named));
+    tci_warn(r->diag, TCI_FIG_FTRACE_IGNORED, MOD, s->first_ignored,
+             "%llu ftrace events not converted (%s): only atrace events (tracing_mark_write) become slices, counters "
+             "and instants%s", (unsigned long long)s->other_events, list, s->inflated ? " (offset in the decompressed text)" : "");
+    tci_count(r->diag, TCI_FIG_FTRACE_IGNORED, s->other_events - 1);
+}
+
 /* ---- records ------------------------------------------------------------------------ */
 
 /* The slot of an async key: its entry, or the empty slot where it goes. */
@@ -998,7 +1063,7 @@ static int systrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
             return rc;
         if (!is_print(&f)) {
             if (r->pass == 1) {
-                s->other_events++;
+                note_ignored(s, &f, off);
                 if ((rc = sched_names(r, s, &f, off)) != TC_OK)
                     return rc;
             }
@@ -1017,6 +1082,7 @@ static int systrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
         s->tables_done = true;
         if ((rc = finish_tables(r, s)) != TC_OK)
             return rc;
+        report_ignored(r, s);
     }
     *got = k;
     return k ? TC_OK : TC_EOF;
