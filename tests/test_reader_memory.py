@@ -12,6 +12,11 @@ methods, threads and call paths, and converted; peak RSS (wait4's ru_maxrss) mus
   rhea       1.x text; 2.x binary method trace
   ir         traceconv's own text dump
   gzip       a gzip-compressed ART trace (inflated to a spool file)
+and shapes that grew the readers' own stacks and sets per record: JSON B events never
+closed and X events nested ever deeper, Rhea B: markers never closed and binary slices
+nested ever deeper (past max-depth they are dropped, as normalize drops them, with the
+warning depth-limit), and systrace async slices each with a cookie of its own (a finished
+slice now leaves the set).
 
 Skipped under sanitizers (their shadow memory is not the program's)."""
 import gzip
@@ -169,6 +174,59 @@ def art_gzip(ctx, path, n):
     os.remove(plain)
 
 
+# -- hostile shapes: nesting that never closes, cookies never reused ---------------------------
+
+def json_unclosed(path, n):
+    per = MIB // 48
+    write_chunks(path, b'{"traceEvents":[', lambda i: b"".join(
+        b'{"ph":"B","pid":1,"tid":1,"ts":%d,"name":"a"},' % (i * per + k) for k in range(per)), n,
+        b'{"ph":"i","pid":1,"tid":1,"ts":0,"name":"x"}]}')
+
+
+def json_nested(path, n):
+    per = MIB // 64
+    total = n * per
+    write_chunks(path, b'{"traceEvents":[', lambda i: b"".join(
+        b'{"ph":"X","pid":1,"tid":1,"ts":%d,"dur":%d,"name":"a"},' % (i * per + k, 2 * (total - i * per - k))
+        for k in range(per)), n, b'{"ph":"i","pid":1,"tid":1,"ts":0,"name":"x"}]}')
+
+
+def rhea_unclosed(path, n):
+    per = MIB // 40
+    write_chunks(path, b"1|TRACE_START|5000000000|77|2147483647|2|18316\n", lambda i: b"".join(
+        b"%d.%09d 77: B|77|B:a.B.m%d\n" % (5 + (i * per + k) // 10**6, (i * per + k) % 10**6 * 1000, k % 7)
+        for k in range(per)), n)
+
+
+def rhea_nested(path, n):
+    pid, mono = 77, 1_000_000_000
+    per = MIB // 16
+    total = n * per
+    rec = struct.Struct("<QQ")
+    buf = bytearray(per * 16)
+
+    def chunk(i):
+        for k in range(per):
+            j = i * per + k
+            start, dur, mid = j * 10, (2 * (total - j)) * 10, 1 + k % 7
+            rec.pack_into(buf, k * 16, start << 19 | dur >> 26, (dur & 0x3FFFFFF) << 38 | 77 << 23 | mid)
+        return buf
+    write_chunks(path, struct.pack("<IIQQQ", 5, pid, 2_000_000_000, mono, mono), chunk, n)
+
+
+def systrace_cookies(path, n):
+    def chunk(i):
+        out = []
+        for k in range(6000):
+            j = i * 6000 + k
+            us = j * 10
+            for kind, d in ((b"S", 0), (b"F", 5)):
+                out.append(b"     app-1000  (  999) [001] ...1 %d.%06d: tracing_mark_write: %s|999|job|%d\n"
+                           % (100 + us // 10**6, us % 10**6 + d, kind, j))
+        return b"".join(out)
+    write_chunks(path, SYSTRACE_HEAD, chunk, n)
+
+
 CASES = [  # name, reader (-i), generator, chunks for N, output format
     ("art streaming without summary", "art", art_stream, 25, "folded"),
     ("art non-streaming", "art", art_bench, 25, "json"),
@@ -181,6 +239,11 @@ CASES = [  # name, reader (-i), generator, chunks for N, output format
     ("rhea binary", "rhea", rhea_bin2, 25, "folded"),
     ("ir", "ir", ir_dump, 25, "folded"),
     ("gzip art", "art", art_gzip, 25, "json"),
+    ("json B never closed", "json", json_unclosed, 20, "folded"),
+    ("json X nested ever deeper", "json", json_nested, 20, "folded"),
+    ("rhea B: markers never closed", "rhea", rhea_unclosed, 20, "folded"),
+    ("rhea binary nested ever deeper", "rhea", rhea_nested, 20, "folded"),
+    ("systrace async, a cookie each", "systrace", systrace_cookies, 20, "folded"),
 ]
 
 

@@ -115,7 +115,19 @@ static int64_t id_of_text(const char *p, size_t n)
 typedef struct open_stack {
     jslice *s;
     size_t n, cap;
+    uint64_t deeper; /* B events past max-depth, dropped: the next ends close them first */
 } open_stack;
+
+/* Frames deeper than this are dropped (option max-depth), as normalize drops them; the
+ * reader's own stacks stop there too, so that no nesting grows them per event. */
+static uint32_t max_depth(const tci_rctx *r) { return r->opt->max_depth ? r->opt->max_depth : 10000; }
+
+static void depth_warning(tci_rctx *r, uint32_t thread, uint64_t at)
+{
+    tci_warn(r->diag, TCI_FIG_DEPTH_LIMIT, "json", at,
+             "thread %llu: slices nested deeper than %u; the deeper ones are dropped (option max-depth)",
+             (unsigned long long)r->trace->threads[thread].tid, max_depth(r));
+}
 
 typedef struct jwalk {
     tci_idmap process_of;     /* pid -> process (exact: the pid is the key) */
@@ -298,9 +310,14 @@ static int metadata_event(tci_rctx *r, jwalk *w, const jevent *e, const jtext *n
 
 /* ---- slices: B/E pairs and X events become intervals, per thread ----------------- */
 
-static int slice_begin(tci_rctx *r, jwalk *w, const jslice *s)
+static int slice_begin(tci_rctx *r, jwalk *w, const jslice *s, uint64_t at)
 {
     open_stack *st = &w->open[s->thread];
+    if (st->n >= max_depth(r)) { /* B events that are never closed must not grow memory per event */
+        if (!st->deeper++)
+            depth_warning(r, s->thread, at);
+        return TC_OK;
+    }
     if (tci_grow_n((void **)&st->s, &st->cap, st->n, sizeof *st->s) != 0)
         return nomem(r);
     st->s[st->n++] = *s;
@@ -311,6 +328,10 @@ static int slice_begin(tci_rctx *r, jwalk *w, const jslice *s)
 static int slice_end(tci_rctx *r, jreader *j, jwalk *w, uint32_t thread, int64_t ts, int64_t cpu, uint32_t method)
 {
     open_stack *st = &w->open[thread];
+    if (st->deeper) { /* it closes a dropped one */
+        st->deeper--;
+        return TC_OK;
+    }
     if (!st->n) { /* closes nothing here: the conversion rules decide */
         jrec rec = {.ts = ts, .cpu = cpu, .thread = thread, .method = method, .action = TCI_ACT_EXIT};
         return add_rec(r, j, w, rec);
@@ -372,6 +393,7 @@ static int slices_to_records(tci_rctx *r, jreader *j, jwalk *w)
 {
     open_stack stack = {0};
     jslice s;
+    uint32_t warned = TCI_NONE;
     int rc = tci_extsort_done(w->slices) == 0 ? TC_OK : sort_error(r, "sort");
     for (;;) {
         int k = rc == TC_OK ? tci_extsort_next(w->slices, &s) : 0;
@@ -383,6 +405,12 @@ static int slices_to_records(tci_rctx *r, jreader *j, jwalk *w)
             break;
         if ((rc = close_before(r, j, w, &stack, &s)) != TC_OK)
             break;
+        if (stack.n >= max_depth(r)) { /* inside max-depth open slices: dropped, and what nests in it */
+            if (warned != s.thread)
+                depth_warning(r, s.thread, UINT64_MAX);
+            warned = s.thread;
+            continue;
+        }
         jrec b = {.ts = s.start, .cpu = s.cpu_start, .thread = s.thread, .method = s.method, .action = TCI_ACT_ENTER};
         if ((rc = add_rec(r, j, w, b)) != TC_OK)
             break;
@@ -545,7 +573,7 @@ static int one_event(tci_rctx *r, jreader *j, jwalk *w, const jevent *e, uint64_
     switch (ph) {
     case 'B': {
         jslice s = {ts, NO_END, cpu, TCI_NO_TIME, order, th, method};
-        return slice_begin(r, w, &s);
+        return slice_begin(r, w, &s, e->at);
     }
     case 'E':
         return slice_end(r, j, w, th, ts, cpu, method);

@@ -120,6 +120,7 @@ typedef struct rhea {
     bslice bnext;
     bslice *stack;           /* 2.x replay: the current thread's open slices */
     size_t depth, stack_cap;
+    uint32_t deep_warned;    /* 2.x replay: the thread last warned about max-depth */
     ssample snext;           /* 3.x: the next sample (look-ahead for weights) */
     uint32_t last_thread;    /* 3.x: thread of the sample read last */
     int64_t prev_gap;
@@ -614,7 +615,12 @@ typedef struct sframe {
 typedef struct sstack {
     sframe *f;
     uint32_t n, cap;
+    uint64_t deeper; /* B: markers past max-depth, not kept: the next ends close them first */
 } sstack;
+
+/* Frames deeper than this are dropped (option max-depth), as normalize drops them; the
+ * reader's own stacks stop there too, so that a dump of opens never closed does not grow them. */
+static uint32_t max_depth(const tci_rctx *r) { return r->opt->max_depth ? r->opt->max_depth : 10000; }
 
 typedef struct sscan {
     tci_idmap name_ids;   /* hash(name, seed) -> index into names */
@@ -678,6 +684,14 @@ static int scan_marker(tci_rctx *r, rhea *x, sscan *sc, uint32_t th, char mk, co
     if (name == TCI_NONE)
         return nomem(r);
     uint32_t at = tci_idmap_get(&sc->top, top_key(th, name));
+    if (mk == 'B' && st->n >= max_depth(r)) {
+        st->deeper++;
+        return TC_OK;
+    }
+    if (mk != 'B' && st->deeper) { /* the end of one not kept, as normalize pops its dropped frames first */
+        st->deeper--;
+        return TC_OK;
+    }
     if (mk == 'B') {
         if (st->n == UINT32_MAX - 1 || tci_grow((void **)&st->f, &st->cap, st->n, sizeof *st->f) != 0 ||
             tci_idmap_put(&sc->top, top_key(th, name), st->n + 1) != 0)
@@ -955,6 +969,15 @@ static int bin2_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
         }
         if (!s)
             break;
+        if (x->depth >= max_depth(r)) { /* inside max-depth open slices: dropped, and all that nests in it */
+            if (r->pass == 1 && x->deep_warned != s->thread)
+                tci_warn(r->diag, TCI_FIG_DEPTH_LIMIT, MOD, s->offset,
+                         "thread %llu: slices nested deeper than %u; the deeper ones are dropped (option max-depth)",
+                         (unsigned long long)r->trace->threads[s->thread].tid, max_depth(r));
+            x->deep_warned = s->thread;
+            x->ahead = false;
+            continue;
+        }
         if (tci_grow_n((void **)&x->stack, &x->stack_cap, x->depth, sizeof *x->stack) != 0)
             return nomem(r);
         bslice *in = &x->stack[x->depth++];
@@ -1244,7 +1267,7 @@ static int rhea_open(tci_rctx *r)
     rhea *x = r->priv;
     tci_trace *t = r->trace;
     x->pid = -1;
-    x->last_thread = TCI_NONE;
+    x->last_thread = x->deep_warned = TCI_NONE;
     t->time_unit_ns = 1;
     t->wrap_bits = 0;
     t->has_wall = true;

@@ -921,14 +921,18 @@ static void report_ignored(tci_rctx *r, systrace *s)
 
 /* ---- records ------------------------------------------------------------------------ */
 
-/* The slot of an async key: its entry, or the empty slot where it goes. */
-static async_key *async_slot(systrace *s, uint64_t owner, uint32_t name, int64_t cookie)
+static uint32_t async_hash(uint64_t owner, uint32_t name, int64_t cookie)
 {
     uint64_t h = (uint64_t)cookie ^ (owner * 0x9E3779B97F4A7C15ull + name) * 0xC2B2AE3D27D4EB4Full;
     h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull; /* splitmix64's finalizer: every bit moves the low ones */
     h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
-    h ^= h >> 31;
-    for (uint32_t i = (uint32_t)h & (s->cap_async - 1);; i = (i + 1) & (s->cap_async - 1)) {
+    return (uint32_t)(h ^ (h >> 31));
+}
+
+/* The slot of an async key: its entry, or the empty slot where it goes. */
+static async_key *async_slot(systrace *s, uint64_t owner, uint32_t name, int64_t cookie)
+{
+    for (uint32_t i = async_hash(owner, name, cookie) & (s->cap_async - 1);; i = (i + 1) & (s->cap_async - 1)) {
         async_key *k = &s->async[i];
         if (!k->used || (k->owner == owner && k->name == name && k->cookie == cookie))
             return k;
@@ -945,10 +949,28 @@ static uint64_t async_owner(const tci_rctx *r, const systrace *s, uint32_t th, c
     return a->has_pid ? a->pid : 0;
 }
 
+/* A key whose last slice ended leaves the set (linear probing: the entries after
+ * it that would not be found past the hole move back), so the set holds the
+ * slices open at a time, not every cookie ever used (one per line in a capture
+ * that numbers its slices). */
+static void async_remove(systrace *s, async_key *k)
+{
+    uint32_t mask = s->cap_async - 1, hole = (uint32_t)(k - s->async);
+    for (uint32_t j = (hole + 1) & mask; s->async[j].used; j = (j + 1) & mask) {
+        uint32_t home = async_hash(s->async[j].owner, s->async[j].name, s->async[j].cookie) & mask;
+        bool stays = hole <= j ? home > hole && home <= j : home > hole || home <= j; /* home in (hole, j] */
+        if (!stays) {
+            s->async[hole] = s->async[j];
+            hole = j;
+        }
+    }
+    s->async[hole].used = false;
+    s->n_async--;
+}
+
 /* An async begin (S, G) opens its (owner, name, cookie); an end (F, H) closes
  * one: false when none is open. Both passes replay the same lines from an
- * empty set, so they drop the same ends. Entries stay (open 0) once made:
- * the set grows with distinct keys, at most one per line. */
+ * empty set, so they drop the same ends. */
 static int async_track(tci_rctx *r, systrace *s, uint64_t owner, const tci_raw *ev, bool *matched)
 {
     if (s->n_async + 1 > s->cap_async / 2) { /* keep it at most half full */
@@ -977,6 +999,8 @@ static int async_track(tci_rctx *r, systrace *s, uint64_t owner, const tci_raw *
         k->open--;
     else
         *matched = false;
+    if (!k->open)
+        async_remove(s, k);
     return TC_OK;
 }
 
@@ -1012,7 +1036,7 @@ static int payload(tci_rctx *r, systrace *s, const fline *f, uint32_t th, uint64
     if ((ev->method = tci_trace_timeline_name(r->trace, name, len)) == TCI_NONE)
         return tci_trace_fail(r->trace, r->diag, MOD, off);
     if (a.action == TCI_ACT_ASYNC_BEGIN || a.action == TCI_ACT_ASYNC_END) {
-        bool matched;
+        bool matched = false;
         if ((rc = async_track(r, s, async_owner(r, s, th, &a, off), ev, &matched)) != TC_OK)
             return rc;
         if (!matched) { /* no writer can show an end without its begin: one rule for all of them */
@@ -1094,8 +1118,9 @@ static int systrace_rewind(tci_rctx *r)
     s->block = 0;
     s->pos = s->n_blocks ? s->blocks[0].start : 0;
     s->spool.released = 0; /* pages come back as pass 2 touches them */
-    for (uint32_t i = 0; i < s->cap_async; i++) /* pass 2 replays the async matching */
-        s->async[i].open = 0;
+    for (uint32_t i = 0; i < s->cap_async; i++) /* pass 2 replays the async matching from an empty set */
+        s->async[i].used = false;
+    s->n_async = 0;
     return TC_OK;
 }
 
