@@ -131,7 +131,7 @@ TC_API void tc_conv_free(tc_conv *c);
  *     "max-string"   bytes in one name; default 64K
  *     "max-threads"  default 1000000
  *     "max-methods"  default 50000000
- *     "max-json"     bytes of JSON input (parsed in memory); default 256M
+ *     "max-json"     bytes of one JSON event (read where it lies); default 256M
  *     "max-events"   input records; default none
  *     "read-chunk"   bytes per read when spooling a stream (for tests)
  *     "deobfuscate"  path of a ProGuard/R8 mapping.txt: every method of the

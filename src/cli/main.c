@@ -100,7 +100,7 @@ static const char usage_text[] =
     "      --max-threads N        threads (default 1000000)\n"
     "      --max-methods N        methods (default 50000000)\n"
     "      --max-events N         input records (default: no limit)\n"
-    "      --max-json BYTES       one JSON event, which is parsed in memory (default 256M)\n"
+    "      --max-json BYTES       one JSON event (default 256M)\n"
     "      --probe INPUT          print every reader's score for INPUT\n"
     "      --list-formats         list readers and writers\n"
     "  -h, --help                 this text\n"
