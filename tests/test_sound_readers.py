@@ -5,7 +5,8 @@ built (file sizes, counts written), not taken from traceconv's output.
 13. An ART file cut at a record boundary (the key says num-method-calls=3807, the file holds
     1000): a warning "truncated: 1000 of 3807 records" (figure truncated-input), exit 0;
     an error under --strict. Cut inside a record: the same, saying so. The counts come from
-    the key section and the file size.
+    the key section and the file size. A stream whose summary states the count is checked
+    after the first pass.
 14. Every reader refuses input in which it finds nothing it converts: -i rhea on text, -i
     json on a document without trace events, -i art on a key section with no record, -i ir
     on a header only: exit 1, one line saying "no trace events found", no output.
@@ -25,6 +26,7 @@ import json
 import os
 import random
 import re
+import struct
 import subprocess
 import sys
 
@@ -83,6 +85,28 @@ def check_art_truncated(ctx):
     r = ctx.run(["--strict", "-f", "-o", "json", os.path.join(ctx.corpus, "app-startup.trace"),
                  os.path.join(ctx.work, "whole.json")])
     ctx.eq(r.returncode, 0, f"the whole file under --strict ({s(r.stderr).strip()[:300]})")
+
+
+def check_stream_count(ctx):
+    """A stream whose summary states num-method-calls (as a V2 summary does) and holds fewer."""
+    rec = struct.Struct("<HIII")
+    line = b"0x4\tcom.example.A\trun\t()V\tA.java\n"
+    body = (b"SLOW" + struct.pack("<HHQH", 0xF3, 32, 1000, 14) + b"\0" * 14
+            + b"\0\0\x01" + struct.pack("<H", len(line)) + line
+            + b"\0\0\x02" + struct.pack("<HH", 1, 4) + b"main")
+    records = [rec.pack(1, 4, 10 * i, 10 * i) + rec.pack(1, 5, 10 * i + 5, 10 * i + 5) for i in range(3)]
+    body += b"".join(records)
+    for declared, warn in ((6, False), (9, True)):
+        summary = (b"*version\n3\nclock=dual\nnum-method-calls=%d\nvm=art\npid=1\n*threads\n1\tmain\n*methods\n*end\n"
+                   % declared)
+        path = os.path.join(ctx.work, f"stream-{declared}.trace")
+        with open(path, "wb") as f:
+            f.write(body + b"\0\0\x03" + struct.pack("<I", len(summary)) + summary)
+        r = ctx.run(["-f", "-o", "json", path, path + ".json"])
+        err = s(r.stderr)
+        ctx.eq(r.returncode, 0, f"stream of 6 records saying {declared}: converts ({err.strip()[:300]})")
+        ctx.eq("truncated: 6 of 9 records" in err, warn,
+               f"stream of 6 records saying {declared}: warned only when fewer: {err.strip()[:300]}")
 
 
 # -- 14: nothing found ------------------------------------------------------------------------
@@ -237,6 +261,7 @@ def check_sched_only(ctx):
 def main():
     ctx = tclib.Ctx()
     check_art_truncated(ctx)
+    check_stream_count(ctx)
     check_nothing_found(ctx)
     check_json_ids(ctx)
     check_json_strings(ctx)
