@@ -88,8 +88,10 @@ typedef enum tc_status {
     TC_ERR_STRICT = -7,      /* a warning under --strict */
     TC_ERR_STATE = -8,       /* the call is not allowed in the object's state (see above) */
     TC_ERR_CANCELED = -9,    /* the progress callback asked to stop */
-    TC_ERR_NO_TRACE = -10    /* well-formed input that holds no trace (a JSON document with no
-                                trace events): a batch of files skips it, where a conversion fails */
+    TC_ERR_NO_TRACE = -10    /* input in which the reader finds nothing it converts or reports
+                                ("no trace events found": a JSON document with no trace events,
+                                text with no line of the format, an ART trace with no record): a
+                                batch of files skips it, where a conversion fails */
 } tc_status;
 
 /* A short English description of a status ("no space", ...); never NULL. */
@@ -133,7 +135,7 @@ TC_API void tc_conv_free(tc_conv *c);
  *     "max-string"   bytes in one name; default 64K
  *     "max-threads"  default 1000000
  *     "max-methods"  default 50000000
- *     "max-json"     bytes of JSON input (parsed in memory); default 256M
+ *     "max-json"     bytes of one JSON event (read where it lies); default 256M
  *     "max-events"   input records; default none
  *     "read-chunk"   bytes per read when spooling a stream (for tests)
  *     "deobfuscate"  path of a ProGuard/R8 mapping.txt: every method of the
@@ -191,7 +193,8 @@ TC_API void tc_conv_set_progress(tc_conv *c, tc_progress_fn fn, void *user);
 TC_API int tc_conv_open(tc_conv *c, const char *path, const char *format);
 
 /* A legacy split trace given as both halves (name.key, name.data). tc_conv_open
- * finds the other half by itself when given one of them. */
+ * finds the other half by itself when given one of them. The half that begins
+ * with the key section ("*version") is read first, in whichever order they come. */
 TC_API int tc_conv_open_pair(tc_conv *c, const char *key_path, const char *data_path);
 
 /* The same for input already in memory (borrowed until tc_conv_free). name is
@@ -354,6 +357,49 @@ TC_API int tc_probe_memory(const void *data, size_t size, const char *name, tc_p
  * stored data, "<what> is larger than max-input ...". what NULL: "the input". */
 TC_API int tc_check_expansion(uint64_t expanded, uint64_t consumed, uint64_t max_input, const char *what, char *err,
                               size_t errlen);
+
+/* ---- mapped input that changes while it is read (SIGBUS) ------------------ */
+
+/*
+ * A file that shrinks while it is mapped and read raises SIGBUS when a page
+ * past its new end is touched; by default that kills the process. The
+ * library therefore installs one SIGBUS handler (SA_SIGINFO, process-wide,
+ * once: on the first tc_conv_open of a regular file, tc_probe_file or
+ * tc_guard_mapping), keeping the action that was installed before it. A
+ * fault inside a mapping it watches gets zero pages mapped over the rest of
+ * that mapping (the reading goes on over zeros; nothing unwinds), and the
+ * call that read it fails with TC_ERR_IO "input changed while reading"
+ * (offset: where the bytes were gone) and no output; other conversions go
+ * on. A fault anywhere else goes to the previous action (a handler, or the
+ * default: the process dies of SIGBUS as it would have without the library).
+ * An application that installs its own SIGBUS handler after that must pass
+ * the faults it does not handle to the action sigaction() returned as the
+ * old one (call its sa_sigaction with the same arguments), or the library's
+ * guard stops working. The library watches the files it maps itself (inputs
+ * opened by path, a deobfuscation mapping); a caller that maps input itself
+ * and hands it over with tc_conv_open_memory / tc_probe_memory registers the
+ * mapping for as long as the bytes are read:
+ *
+ *     void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+ *     tc_guard_mapping(p, len);               // before the first read
+ *     ... tc_probe_memory / tc_conv_open_memory(c, p, ...) / tc_conv_write ...
+ *     if (tc_unguard_mapping(p) == 1) ...     // it changed; before the munmap
+ *     munmap(p, len);
+ *
+ * tc_guard_mapping: addr and len describe (part of) one read-only mapping of
+ * a file; TC_OK, TC_ERR_LIMIT when 1024 mappings are already watched (the
+ * mapping is then not watched), TC_ERR_USAGE for NULL or 0. Any pointer into
+ * a watched mapping given to tc_conv_open_memory or tc_probe_memory is
+ * watched for that conversion. tc_mapping_changed(addr): 1 when a fault
+ * replaced part of the mapping registered at addr, 0 when not.
+ * tc_unguard_mapping(addr): the same answer, and stops watching (call it
+ * before munmap: the address may be reused at once). Both return
+ * TC_ERR_USAGE for an address that was not registered. Thread-safe and
+ * lock-free; callable from any thread.
+ */
+TC_API int tc_guard_mapping(const void *addr, size_t len);
+TC_API int tc_mapping_changed(const void *addr);
+TC_API int tc_unguard_mapping(const void *addr);
 
 #ifdef __cplusplus
 }

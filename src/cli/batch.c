@@ -813,7 +813,16 @@ static const uint8_t *map_content(const member *m, void **base, size_t *len)
     size_t lead = (size_t)(m->data_off - start);
     *len = lead + (size_t)m->size;
     *base = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, m->data_fd, (off_t)start);
-    return *base == MAP_FAILED ? NULL : (const uint8_t *)*base + lead;
+    if (*base == MAP_FAILED)
+        return NULL;
+    tc_guard_mapping(*base, *len); /* an archive cut under us: "input changed while reading", not SIGBUS */
+    return (const uint8_t *)*base + lead;
+}
+
+static void unmap_content(void *base, size_t len)
+{
+    tc_unguard_mapping(base); /* before the munmap: the address may be reused at once */
+    munmap(base, len);
 }
 
 /* A small member's bytes, read into the worker's buffer (mapping and unmapping each of
@@ -900,9 +909,9 @@ static void process_member(batch *b, member *m, worker_slot *w)
     if (data && !m->hashed) { /* in place: the reader never read it, so the hash is the worker's */
         m->hash = XXH3_64bits(data, (size_t)m->size);
         m->hashed = 1;
-        if (reuse_previous(b, m)) {
+        if ((!map || tc_mapping_changed(map) != 1) && reuse_previous(b, m)) {
             if (map)
-                munmap(map, map_len);
+                unmap_content(map, map_len);
             finish_member(b, m, ST_OK, NULL);
             return;
         }
@@ -910,7 +919,7 @@ static void process_member(batch *b, member *m, worker_slot *w)
     int best = probe_member(m, data, err, sizeof err);
     if (best < 0) {
         if (map)
-            munmap(map, map_len);
+            unmap_content(map, map_len);
         finish_member(b, m, best == -1 ? ST_SKIPPED : ST_FAILED, best == -1 ? "no reader recognizes the content" : err);
         return;
     }
@@ -924,7 +933,7 @@ static void process_member(batch *b, member *m, worker_slot *w)
     w->size = m->size;
     int rc = convert_formats(b, m, w, &in, m->detail, err, sizeof err);
     if (map)
-        munmap(map, map_len);
+        unmap_content(map, map_len);
     atomic_store(&w->done, 0); /* its bytes count as done from here */
     if (rc == -1 && atomic_load(&interrupted)) {
         rc = -2;

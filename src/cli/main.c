@@ -109,7 +109,7 @@ static const char usage_text[] =
     "      --max-threads N        threads (default 1000000)\n"
     "      --max-methods N        methods (default 50000000)\n"
     "      --max-events N         input records (default: no limit)\n"
-    "      --max-json BYTES       one JSON event, which is parsed in memory (default 256M)\n"
+    "      --max-json BYTES       one JSON event (default 256M)\n"
     "      --max-output BYTES|Nx  each output at most BYTES, or N times the input's size\n"
     "                             (at least 4M); larger fails, nothing left (default: none)\n"
     "      --probe INPUT          print every reader's score for INPUT\n"

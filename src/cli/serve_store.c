@@ -783,6 +783,7 @@ static int map_upload(srv_job *job)
             return -1;
         }
         job->trace_data = map;
+        tc_guard_mapping(map, job->trace_size); /* cut under us: a 422 "input changed while reading", not SIGBUS */
     }
     close(fd);
     return 0;
@@ -790,8 +791,10 @@ static int map_upload(srv_job *job)
 
 static void unmap_upload(srv_job *job)
 {
-    if (job->trace_data)
+    if (job->trace_data) {
+        tc_unguard_mapping(job->trace_data); /* before the munmap: the address may be reused at once */
         munmap((void *)job->trace_data, job->trace_size);
+    }
     job->trace_data = NULL;
 }
 

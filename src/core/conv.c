@@ -3,9 +3,11 @@
 #include "tc_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct tc_conv {
     tci_options opt;
@@ -577,9 +579,18 @@ static int open_legacy_pair(tc_conv *c, const char *path, const char *sibling)
     return tci_source_open_concat(&c->src, is_key ? path : sibling, is_key ? sibling : path, &c->opt, &c->diag);
 }
 
+/* A mapped input that shrank while it was read (guard.c): whatever the reader
+ * made of the zero pages that replaced it, the call fails with this. */
+static int check_unchanged(tci_source *src, tci_diag *d, int rc)
+{
+    uint64_t fault = tci_source_changed(src);
+    return fault ? tci_guard_error(d, fault - 1) : rc;
+}
+
 /* The end of every open: OPEN on success; a failure forgets the input (NEW). */
 static int open_finish(tc_conv *c, int rc)
 {
+    rc = check_unchanged(&c->src, &c->diag, rc);
     if (rc == TC_OK)
         c->state = ST_OPEN;
     call_end(c, rc);
@@ -604,6 +615,17 @@ int tc_conv_open(tc_conv *c, const char *path, const char *format)
     return open_finish(c, rc == TC_OK ? open_reader(c, path) : rc);
 }
 
+/* Does the file begin with a key section ("*version")? */
+static bool starts_with_key(const char *path)
+{
+    char head[8];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool key = fd >= 0 && read(fd, head, sizeof head) == (ssize_t)sizeof head && !memcmp(head, "*version", 8);
+    if (fd >= 0)
+        close(fd);
+    return key;
+}
+
 int tc_conv_open_pair(tc_conv *c, const char *key_path, const char *data_path)
 {
     if (!c)
@@ -611,6 +633,11 @@ int tc_conv_open_pair(tc_conv *c, const char *key_path, const char *data_path)
     call_begin(c);
     if (!key_path || !data_path)
         return call_end(c, null_argument(c, "tc_conv_open_pair"));
+    if (!starts_with_key(key_path) && starts_with_key(data_path)) { /* the halves given the other way round */
+        const char *key = data_path;
+        data_path = key_path;
+        key_path = key;
+    }
     int rc = open_prepare(c, key_path, "art");
     if (rc == TC_OK)
         rc = tci_source_open_concat(&c->src, key_path, data_path, &c->opt, &c->diag);
@@ -1045,6 +1072,7 @@ static int run_pipeline(tc_conv *c, tc_output *pub, size_t n, const tci_writer *
                                c->progress ? conv_progress : NULL, c);
     if (c->canceled) /* also when the last progress call (after pass 2) asked to stop */
         rc = TC_ERR_CANCELED;
+    rc = check_unchanged(&c->src, &c->diag, rc);
     if (rc != TC_OK) {
         fail_group(&p, 0, rc, c->diag.error); /* the input failed (or was canceled): every output with it */
     } else {
@@ -1243,8 +1271,9 @@ int tc_probe_file(const char *path, tc_probe_score *out, size_t max, char *err, 
     if (rc != TC_OK)
         return probe_failed(&diag, rc, err, errlen);
     int n = probe_source(&src, path, out, max);
+    rc = check_unchanged(&src, &diag, TC_OK);
     tci_source_close(&src);
-    return n;
+    return rc == TC_OK ? n : probe_failed(&diag, rc, err, errlen);
 }
 
 int tc_probe_memory(const void *data, size_t size, const char *name, tc_probe_score *out, size_t max, char *err,
@@ -1260,6 +1289,7 @@ int tc_probe_memory(const void *data, size_t size, const char *name, tc_probe_sc
     if (rc != TC_OK)
         return probe_failed(&diag, rc, err, errlen);
     int n = probe_source(&src, name, out, max);
+    rc = check_unchanged(&src, &diag, TC_OK);
     tci_source_close(&src);
-    return n;
+    return rc == TC_OK ? n : probe_failed(&diag, rc, err, errlen);
 }

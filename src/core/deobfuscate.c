@@ -546,6 +546,20 @@ static int open_source(tci_deobf *m, const char *path, const tci_options *o, tci
     return TC_OK;
 }
 
+/* The mapping file shrank under its mapping (guard.c): what was read from the zeros is not its. */
+static int check_unchanged(const tci_deobf *m, tci_diag *d, int rc)
+{
+    uint64_t fault = tci_source_changed(&m->src);
+    if (!fault)
+        return rc;
+    const char *input = d->input;
+    d->input = m->path;
+    d->error[0] = 0;
+    tci_error(d, TC_ERR_IO, MOD, fault - 1, "the mapping changed while reading (the file shrank or was rewritten)");
+    d->input = input;
+    return TC_ERR_IO;
+}
+
 static int deobf_index(tci_deobf **out, tci_deobf *m, const tci_options *o, tci_diag *d)
 {
     const char *input = d->input;
@@ -555,6 +569,7 @@ static int deobf_index(tci_deobf **out, tci_deobf *m, const tci_options *o, tci_
     m->max_line = o->max_string ? o->max_string : TCI_DEFAULT_MAX_STRING;
     int rc = index_lines(m, d);
     d->input = input;
+    rc = check_unchanged(m, d, rc);
     if (rc != TC_OK) {
         tci_deobf_free(m);
         return rc;
@@ -1683,6 +1698,7 @@ int tci_deobf_apply(tci_deobf *m, tci_trace *t, tci_diag *d)
         check_match(&a, items, n);
         report(&a);
     }
+    rc = check_unchanged(m, d, rc);
     applier_free(&a);
     free(items);
     release_all(m);

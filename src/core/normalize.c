@@ -441,19 +441,45 @@ static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void
                 return rc;
         }
         count += got;
+        tci_source_release(n->r->source, n->r->pos); /* text formats: 256k records can be 20 MiB */
         if (TCI_UNLIKELY(count >= 0x40000)) {
             count = 0;
-            tci_source_release(n->r->source, n->r->pos);
+            uint64_t fault = tci_source_changed(n->r->source);
+            if (fault) /* the file shrank under us: no point reading the zeros that replaced it */
+                return tci_guard_error(n->d, fault - 1);
             if (progress && progress(pu, (n->pass == 1 ? 0 : n->r->size / 2) + n->r->pos / 2, n->r->size))
                 return TC_ERR_CANCELED; /* the caller's callback asked to stop */
         }
     }
 }
 
+/* An input in which the reader found nothing it converts or reports is refused,
+ * whichever reader it is (-i rhea on any text made an empty output, exit 0). The
+ * ftrace events that systrace only counts are reported (a scheduler-only capture
+ * says what it left out), so they are not nothing. */
+static int nothing_found(norm *n)
+{
+    const tci_diag *d = n->d;
+    if (d->fig[TCI_FIG_RECORDS] || d->fig[TCI_FIG_FTRACE_IGNORED])
+        return TC_OK;
+    const char *mod = n->t->reader ? n->t->reader : "normalize";
+    if (d->n_kept) { /* why, as the reader said it (a cut item, lines it could not read): without the file name */
+        const char *why = d->kept[0];
+        size_t skip = d->input ? strlen(d->input) : 0;
+        if (skip && !strncmp(why, d->input, skip) && !strncmp(why + skip, ": ", 2))
+            why += skip + 2;
+        return tci_error(n->d, TC_ERR_NO_TRACE, mod, UINT64_MAX, "no trace events found (%s)", why);
+    }
+    return tci_error(n->d, TC_ERR_NO_TRACE, mod, UINT64_MAX, "no trace events found");
+}
+
 /* After pass 1: trace start and end, thread and method figures, names. */
 static int between_passes(norm *n)
 {
     tci_trace *t = n->t;
+    int rc = nothing_found(n);
+    if (rc != TC_OK)
+        return rc;
     int64_t end = TCI_NO_TIME, first = TCI_NO_TIME;
     uint32_t with_events = 0;
     for (uint32_t i = 0; i < t->n_threads; i++) {

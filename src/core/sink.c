@@ -380,8 +380,10 @@ char *tci_json_quote(tci_arena *a, const char *str, size_t *len)
 {
     size_t n = strlen(str);
     char *buf = tci_arena_alloc(a, 6 * n + 2);
-    if (buf)
+    if (buf) {
         *len = json_escape(buf, str, n);
+        tci_arena_trim(a, buf, *len); /* the room for escapes that were not needed: 80 bytes a name */
+    }
     return buf;
 }
 

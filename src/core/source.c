@@ -24,7 +24,9 @@
 
 static const uint8_t empty_input[1];
 
-static int map_fd(tci_source *s, int fd, uint64_t size, tci_diag *d)
+/* guard: the file is the user's and may shrink under the mapping (guard.c);
+ * our own unlinked spool files cannot. */
+static int map_fd(tci_source *s, int fd, uint64_t size, bool guard, tci_diag *d)
 {
     if (size == 0) {
         s->data = empty_input;
@@ -42,6 +44,10 @@ static int map_fd(tci_source *s, int fd, uint64_t size, tci_diag *d)
     s->data = p;
     s->size = (size_t)size;
     s->mapped = true;
+    if (guard) {
+        s->guard = tci_guard_add(p, (size_t)size, true) + 1;
+        s->guard_owned = s->guard > 0;
+    }
     return TC_OK;
 }
 
@@ -60,7 +66,8 @@ static const inflate_kind gzip_kind = {"gzip", "gzip data", 15 + 32, true};
 /* Spool state: plain copy or inflate into the temporary file. */
 typedef struct spool_state {
     int out;
-    int mode; /* 0 undecided, 1 plain, 2 inside a stream, 3 between members, 4 after the one stream */
+    int mode; /* 0 undecided, 1 plain, 2 inside a stream, 3 between members, 4 after the one stream,
+               * 5 zero padding after the last member */
     const inflate_kind *kind;
     uint64_t base;          /* input offset of the compressed bytes, for messages */
     z_stream z;
@@ -70,9 +77,11 @@ typedef struct spool_state {
     size_t nhead;
     uint64_t in_total;      /* compressed bytes given to feed() so far */
     uint64_t max_total;     /* option max-input */
+    uint64_t padding;       /* zero bytes after the last member */
+    uint64_t trailing_at;   /* FEED_TRAILING: input offset of the first byte that is not */
 } spool_state;
 
-enum { FEED_OK = 0, FEED_WRITE_ERROR = -1, FEED_GZIP_ERROR = -2, FEED_TOO_BIG = -3, FEED_BOMB = -4 };
+enum { FEED_OK = 0, FEED_WRITE_ERROR = -1, FEED_GZIP_ERROR = -2, FEED_TOO_BIG = -3, FEED_BOMB = -4, FEED_TRAILING = -5 };
 
 /* Compressed data that expands more than this beyond TCI_BOMB_FLOOR bytes is
  * refused: real traces compress 5-20x, zlib's ceiling is ~1000x. */
@@ -105,6 +114,33 @@ static int start_inflate(spool_state *st)
     return FEED_OK;
 }
 
+/* After a gzip member: another one (1f 8b, as `gzip -c a b` makes), or zero bytes to
+ * the end (tape and block devices pad a file to their block size; gzip -d accepts
+ * them), or trailing garbage: refused, it is not what was compressed. A member's
+ * second byte may come in the next read: inflate then checks it. */
+static int after_member(spool_state *st)
+{
+    const uint8_t *p = st->z.next_in;
+    size_t n = st->z.avail_in;
+    uint64_t at = st->in_total - n; /* the input offset of p[0] */
+    if (st->mode == 3 && p[0] == 0x1f && (n == 1 || p[1] == 0x8b)) {
+        if (inflateReset(&st->z) != Z_OK)
+            return FEED_GZIP_ERROR;
+        st->mode = 2;
+        return FEED_OK;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (p[i]) {
+            st->trailing_at = at + i;
+            return FEED_TRAILING;
+        }
+    }
+    st->mode = 5;
+    st->padding += n;
+    st->z.avail_in = 0;
+    return FEED_OK;
+}
+
 /* The one guarded inflate: n compressed bytes into the spool, refusing
  * output beyond max-input and bombs as it goes (never after the fact). */
 static int feed_inflate(spool_state *st, const uint8_t *p, size_t n)
@@ -112,10 +148,10 @@ static int feed_inflate(spool_state *st, const uint8_t *p, size_t n)
     st->z.next_in = (Bytef *)(uintptr_t)p;
     st->z.avail_in = (uInt)n;
     while (st->z.avail_in && st->mode != 4) {
-        if (st->mode == 3) { /* concatenated members, as `gzip -c a b` makes */
-            if (inflateReset(&st->z) != Z_OK)
-                return FEED_GZIP_ERROR;
-            st->mode = 2;
+        if (st->mode == 3 || st->mode == 5) {
+            int rc = after_member(st);
+            if (rc != FEED_OK || st->mode == 5)
+                return rc;
         }
         st->z.next_out = st->zout;
         st->z.avail_out = 1 << 16;
@@ -199,6 +235,10 @@ static int spool_error(spool_state *st, int fr, tci_diag *d)
         return tci_error(d, TC_ERR_IO, "input", UINT64_MAX, "cannot write the temporary spool file: %s", strerror(errno));
     case FEED_GZIP_ERROR:
         return tci_error(d, TC_ERR_FORMAT, mod, at, "corrupt %s: %s", what, st->z.msg ? st->z.msg : "inflate failed");
+    case FEED_TRAILING:
+        return tci_error(d, TC_ERR_FORMAT, mod, st->trailing_at,
+                         "trailing garbage: the %s ends before here, and what follows is neither another gzip member "
+                         "nor zero padding", what);
     case FEED_TOO_BIG:
         if (st->mode < 2)
             return tci_error(d, TC_ERR_LIMIT, "input", st->in_total,
@@ -219,7 +259,9 @@ static int spool_finish(tci_source *s, spool_state *st, int fr, tci_diag *d)
     if (st->mode == 2)
         return tci_error(d, TC_ERR_FORMAT, st->kind->module, st->base + st->in_total,
                          "%s ends early: the compressed stream is cut (truncated file?)", st->kind->what);
-    return map_fd(s, st->out, st->total, d);
+    if (st->padding) /* a note, not a defect: gzip -d accepts it too */
+        tci_count(d, TCI_FIG_GZIP_PADDING, 1);
+    return map_fd(s, st->out, st->total, false, d);
 }
 
 /* Copy (and inflate if gzip) everything from the inputs, one after the
@@ -340,6 +382,7 @@ int tci_source_open_memory(tci_source *s, const uint8_t *data, size_t size, cons
     }
     s->data = size ? data : empty_input; /* borrowed: the caller keeps it alive */
     s->size = size;
+    s->guard = size ? tci_guard_find(data, size) + 1 : 0; /* a mapping the caller guards (tc_guard_mapping) */
     return TC_OK;
 }
 
@@ -362,7 +405,7 @@ int tci_source_open(tci_source *s, const char *path, const tci_options *o, tci_d
                            "input is larger than max-input (%llu bytes); raise it with --max-input",
                            (unsigned long long)o->max_input);
         else
-            rc = map_fd(s, fd, (uint64_t)st.st_size, d);
+            rc = map_fd(s, fd, (uint64_t)st.st_size, true, d);
         if (rc == TC_OK && s->size >= 2 && s->data[0] == 0x1f && s->data[1] == 0x8b) {
             tci_source_close(s); /* gzip: inflate into a spool file, then map that */
             if (lseek(fd, 0, SEEK_SET) != 0)
@@ -383,19 +426,38 @@ int tci_source_open(tci_source *s, const char *path, const tci_options *o, tci_d
 
 void tci_source_release(tci_source *s, uint64_t upto)
 {
-    const uint64_t keep = 4u << 20; /* readers may look back a little */
+    const uint64_t keep = 4u << 20, step = 1u << 20; /* readers may look back a little; a call per MiB */
     if (!s || !s->mapped || upto <= keep)
         return;
+    uint64_t end = upto - keep;
+    if (end + (8u << 20) < s->released)
+        s->released = 0; /* read again from the front (the next pass): its pages go back again */
+    if (end < s->released + step)
+        return; /* cheap enough to be asked after every batch of records */
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    uint64_t end = (upto - keep) / page * page;
-    if (end >= s->released + (1u << 20)) { /* a call per MiB, however often readers ask */
-        madvise((uint8_t *)s->data + s->released, (size_t)(end - s->released), MADV_DONTNEED);
-        s->released = end;
-    }
+    end = end / page * page;
+    madvise((uint8_t *)s->data + s->released, (size_t)(end - s->released), MADV_DONTNEED);
+    s->released = end;
+}
+
+void tci_source_drop(tci_source *s, uint64_t from, uint64_t to)
+{
+    if (!s || !s->mapped || to > s->size)
+        return;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), a = (from + page - 1) / page * page, b = to / page * page;
+    if (a < b)
+        madvise((uint8_t *)s->data + a, (size_t)(b - a), MADV_DONTNEED);
+}
+
+uint64_t tci_source_changed(const tci_source *s)
+{
+    return s && s->guard ? tci_guard_fault(s->guard - 1, s->data) : 0;
 }
 
 void tci_source_close(tci_source *s)
 {
+    if (s->guard_owned)
+        tci_guard_remove(s->guard - 1); /* before the munmap: the address may be reused at once */
     if (s->mapped)
         munmap((void *)s->data, s->size);
     free(s->owned);

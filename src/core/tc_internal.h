@@ -64,6 +64,8 @@ typedef struct tci_arena {
     struct tci_arena_block *head;
 } tci_arena;
 void *tci_arena_alloc(tci_arena *a, size_t n);
+/* p, the latest allocation, keeps only its first n bytes: a worst-case reservation given back. */
+void tci_arena_trim(tci_arena *a, void *p, size_t n);
 char *tci_arena_strndup(tci_arena *a, const char *s, size_t n);
 char *tci_arena_printf(tci_arena *a, const char *fmt, ...) TCI_PRINTF(2, 3);
 void tci_arena_free(tci_arena *a);
@@ -114,7 +116,10 @@ void tci_idmap_free(tci_idmap *m);
     X(DEOBF_AMBIGUOUS, "deobf-ambiguous", TC_FIG_WARNING)               \
     X(DEOBF_FALLBACK, "deobf-fallback", TC_FIG_WARNING)                 \
     X(DEOBF_MISMATCH, "deobf-mismatch", TC_FIG_WARNING)                 \
-    X(DEOBF_BAD_LINE, "deobf-bad-line", TC_FIG_WARNING)
+    X(DEOBF_BAD_LINE, "deobf-bad-line", TC_FIG_WARNING)                 \
+    X(LONE_SURROGATE, "unpaired-surrogate", TC_FIG_WARNING)             \
+    X(FTRACE_IGNORED, "ftrace-events-ignored", TC_FIG_WARNING)         \
+    X(GZIP_PADDING, "gzip-zero-padding", TC_FIG_NOTE)
 
 enum tci_figure_id {
 #define TCI_FIG_ENUM(id, name, kind) TCI_FIG_##id,
@@ -995,6 +1000,8 @@ typedef struct tci_source {
     bool gzipped;     /* the input was gzip-compressed */
     void *owned;      /* heap copy when mmap is impossible */
     uint64_t released; /* pages before this offset were given back (tci_source_release) */
+    int guard;        /* 1 + the guard.c slot watching the mapping (ours or the caller's); 0 none */
+    bool guard_owned; /* the slot is ours: released by tci_source_close */
 } tci_source;
 
 /* Open path ("-" = stdin): mmap regular files, spool streams and gzip to a temp file. */
@@ -1013,8 +1020,62 @@ int tci_source_open_memory(tci_source *s, const uint8_t *data, size_t size, cons
 int tci_source_inflate(tci_source *s, const uint8_t *data, size_t len, const char *module, uint64_t base,
                        const tci_options *o, tci_diag *d);
 void tci_source_close(tci_source *s);
-/* Readers move forward: drop mapped pages before `upto` so peak memory stays flat on huge inputs. */
+/* Readers move forward: drop mapped pages before `upto` so peak memory stays flat on huge inputs.
+ * A reader that starts again from the front (pass 2) is noticed: its pages go back again. */
 void tci_source_release(tci_source *s, uint64_t upto);
+/* Give back the whole pages of [from, to) now (a reader that scanned them out of order). */
+void tci_source_drop(tci_source *s, uint64_t from, uint64_t to);
+/* 0 while the mapped input is intact; else 1 + the offset at which its bytes
+ * were found gone (the file shrank under the mapping: guard.c). */
+uint64_t tci_source_changed(const tci_source *s);
+
+/* ---- guard.c: a mapped input that shrinks while it is read (SIGBUS) ---------- */
+
+/* Watch [addr, addr+len) of a file mapping: a SIGBUS there maps zero pages
+ * over the rest of it and marks it changed (the process-wide handler is
+ * installed on the first call). The slot, or -1 (table full, no handler: the
+ * mapping is then read unguarded). owned: the library's own mapping, which
+ * tc_unguard_mapping must not release. Remove the slot before the munmap. */
+int tci_guard_add(const void *addr, size_t len, bool owned);
+void tci_guard_remove(int slot);
+/* The slot watching all of [addr, addr+len) (a caller's mapping), or -1. */
+int tci_guard_find(const void *addr, size_t len);
+/* 0 while the slot's mapping is intact; else 1 + the offset, counted from data, of the first fault. */
+uint64_t tci_guard_fault(int slot, const void *data);
+/* The error of a conversion whose input changed under it ("input changed while
+ * reading", TC_ERR_IO), replacing whatever the reader said about the zeros. */
+int tci_guard_error(tci_diag *d, uint64_t offset);
+
+/* ---- jscan.c: JSON read without a tree (readers of JSON input) -------------- */
+
+/* A scanner over s[0, n): pos is the next byte; after a failure, where it went wrong.
+ * src (or NULL): the mapped input s lies in, whose pages are given back as the
+ * scanner moves on, also inside one large value. */
+typedef struct tci_jscan {
+    const char *s;
+    size_t n, pos;
+    struct tci_source *src;
+    size_t release_at;
+} tci_jscan;
+/* A raw value in the text (a string with its quotes); p NULL: absent. */
+typedef struct tci_jspan {
+    const char *p;
+    size_t n;
+} tci_jspan;
+void tci_jscan_ws(tci_jscan *sc);
+/* Skip the value at pos, validated as cJSON would (nesting depth 1000), without allocating. */
+bool tci_jscan_value(tci_jscan *sc);
+/* An object's "key" and its colon; key, len: the raw bytes between the quotes. */
+bool tci_jscan_key(tci_jscan *sc, const char **key, size_t *len);
+/* The object at pos, validated and skipped; vals[i]: the first member named keys[i] (short keys). */
+bool tci_jscan_object(tci_jscan *sc, const char *const *keys, size_t n_keys, tci_jspan *vals);
+/* The string literal raw[0, n) (between its quotes, validated) decoded into out[0, cap):
+ * returns the decoded length (bytes past cap are counted, not written). A \u escape
+ * of half a surrogate pair becomes U+FFFD and is counted in *lone. */
+size_t tci_json_unescape(const char *raw, size_t n, char *out, size_t cap, uint64_t *lone);
+bool tci_jspan_is_string(tci_jspan v);
+/* A number, or a string that holds exactly one (as some writers quote them); finite only. */
+bool tci_jspan_number(tci_jspan v, double *out);
 
 /* ---- external sort: readers that reorder more records than memory should hold (extsort.c) ---- */
 

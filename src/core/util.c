@@ -85,28 +85,40 @@ struct tci_arena_block {
     max_align_t data[];
 };
 
-void *tci_arena_alloc(tci_arena *a, size_t n)
+/* n bytes at a multiple of align (1 for text: a name costs its length, not a 16-byte multiple). */
+static void *arena_take(tci_arena *a, size_t n, size_t align)
 {
-    n = (n + 15) & ~(size_t)15;
     struct tci_arena_block *b = a->head;
-    if (!b || b->cap - b->used < n) {
+    size_t at = b ? (b->used + align - 1) & ~(align - 1) : 0;
+    if (!b || at > b->cap || b->cap - at < n) {
         size_t cap = n > 60000 ? n : 60000;
+        if (cap > SIZE_MAX - sizeof *b)
+            return NULL;
         b = malloc(sizeof *b + cap);
         if (!b)
             return NULL;
-        b->used = 0;
         b->cap = cap;
         b->next = a->head;
         a->head = b;
+        at = 0;
     }
-    void *p = (char *)b->data + b->used;
-    b->used += n;
-    return p;
+    b->used = at + n;
+    return (char *)b->data + at;
+}
+
+void *tci_arena_alloc(tci_arena *a, size_t n) { return arena_take(a, n, 16); }
+
+void tci_arena_trim(tci_arena *a, void *p, size_t n)
+{
+    struct tci_arena_block *b = a->head;
+    size_t at = b ? (size_t)((char *)p - (char *)b->data) : 0;
+    if (b && (char *)p >= (char *)b->data && at <= b->used && b->used - at >= n)
+        b->used = at + n; /* p was the last allocation: the rest of it is free again */
 }
 
 char *tci_arena_strndup(tci_arena *a, const char *s, size_t n)
 {
-    char *p = tci_arena_alloc(a, n + 1);
+    char *p = n < SIZE_MAX ? arena_take(a, n + 1, 1) : NULL;
     if (p) {
         if (n)
             memcpy(p, s, n);
@@ -123,7 +135,7 @@ char *tci_arena_printf(tci_arena *a, const char *fmt, ...)
     va_end(ap);
     if (n < 0)
         return NULL;
-    char *p = tci_arena_alloc(a, (size_t)n + 1);
+    char *p = arena_take(a, (size_t)n + 1, 1);
     if (!p)
         return NULL;
     va_start(ap, fmt);

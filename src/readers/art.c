@@ -16,6 +16,7 @@
  * truncated last record converts what is there, with a warning.
  * Clock unwrap, pairing and every other rule live in normalize.c.
  */
+#define _GNU_SOURCE /* memrchr */
 #include "tc_internal.h"
 
 #include <stdio.h>
@@ -37,6 +38,10 @@ typedef struct art {
     int ntimes;           /* time fields per record */
     bool first_is_cpu;    /* single time field: thread-cpu rather than wall */
     bool truncation_seen;
+    uint64_t declared;    /* records the key or summary says were written (num-method-calls); 0: not said */
+    uint64_t declared_at; /* offset of that line */
+    uint64_t read_pass1;  /* records decoded in pass 1 (a stream's count is known only there) */
+    size_t cut_at, cut_need, cut_have; /* where the input ends inside a record or item */
     uint32_t tid_map[65536]; /* record thread id -> thread index */
     tci_idmap listed;     /* full tid as listed -> thread index (a list of 100,000 threads stays linear) */
     uint32_t *direct;     /* method id >> 2 -> method index: ART >= 6 ids are dense */
@@ -133,7 +138,7 @@ static uint32_t thread_for_record(tci_rctx *r, art *a, uint16_t id)
 
 enum section { SEC_NONE, SEC_VERSION, SEC_THREADS, SEC_METHODS };
 
-static int key_value(tci_rctx *r, span line, uint64_t off)
+static int key_value(tci_rctx *r, art *a, span line, uint64_t off)
 {
     tci_trace *t = r->trace;
     const char *eq = memchr(line.p, '=', line.n);
@@ -157,6 +162,9 @@ static int key_value(tci_rctx *r, span line, uint64_t off)
     } else if (span_eq(k, "elapsed-time-usec") && parse_u64(v, 10, &n) && n < INT64_MAX / 1000) {
         t->elapsed_ns = (int64_t)n * 1000; /* normalize checks it against the start time */
         t->elapsed_offset = off + k.n + 1;
+    } else if (span_eq(k, "num-method-calls") && parse_u64(v, 10, &n)) {
+        a->declared = n; /* the number of records written, not of calls (ART.md §3.1) */
+        a->declared_at = off;
     } else if (span_eq(k, "data-file-overflow") && span_eq(v, "true")) {
         tci_warn(r->diag, TCI_FIG_OVERFLOW, "art", off,
                  "data-file-overflow=true: the trace buffer filled up and later records were dropped");
@@ -253,7 +261,7 @@ static int parse_key_text(tci_rctx *r, art *a, const char *text, size_t len, uin
             continue;
         }
         switch (sec) {
-        case SEC_VERSION: rc = key_value(r, line, off); break;
+        case SEC_VERSION: rc = key_value(r, a, line, off); break;
         case SEC_THREADS: rc = thread_line(r, a, line, off, rank); break;
         case SEC_METHODS: rc = method_line(r, line, off); break;
         default:
@@ -371,18 +379,43 @@ static void settle_clock(tci_rctx *r, art *a)
     t->wrap_bits = 32;
 }
 
-/* The summary item of a stream ends the file: 00 00 03, u32 length, text. */
+/* Is the summary item (00 00 03, u32 length, "*version..." text) at p, ending the file? */
+static bool summary_at(const tci_rctx *r, size_t p)
+{
+    const uint8_t *b = r->data;
+    return p + 7 + 9 <= r->size && b[p] == 0 && b[p + 1] == 0 && b[p + 2] == 3 &&
+           tci_le32(b + p + 3) == r->size - p - 7 && memcmp(b + p + 7, "*version", 8) == 0;
+}
+
+static bool text_byte(uint8_t c) { return c >= 0x20 || c == '\t' || c == '\n' || c == '\r'; }
+
+/* The summary item of a stream ends the file: 00 00 03, u32 length, text. It is
+ * looked for from the end without reading the records: a summary's text starts
+ * right after the last byte that text never holds (its item header; the length's
+ * high bytes may look like text). Only when that fails (no summary, or one whose
+ * text holds a control byte) is every "*version" a candidate, from the end, a
+ * MiB at a time, each MiB's pages given back once looked at: a stream without a
+ * summary no longer stays whole in memory before the first pass begins. */
 static size_t find_stream_summary(const tci_rctx *r, size_t from)
 {
     const uint8_t *b = r->data;
     if (r->size < from + 7 + 9)
         return SIZE_MAX;
-    for (size_t p = r->size - 7 - 9; p + 1 > from; p--) {
-        if (b[p] == 0 && b[p + 1] == 0 && b[p + 2] == 3 && tci_le32(b + p + 3) == r->size - p - 7 &&
-            memcmp(b + p + 7, "*version", 8) == 0)
-            return p;
-        if (p == 0)
-            break;
+    size_t q = r->size;
+    while (q > from && text_byte(b[q - 1]))
+        q--;
+    for (size_t k = 3; k <= 7; k++)
+        if (q >= from + k && summary_at(r, q - k))
+            return q - k;
+    const size_t chunk = 1u << 20;
+    for (size_t hi = r->size - 9 + 1; hi > from + 7;) { /* the text's '*' is at p + 7, p + 16 <= size */
+        size_t lo = hi - from - 7 > chunk ? hi - chunk : from + 7;
+        for (const uint8_t *star = memrchr(b + lo, '*', hi - lo); star;
+             star = star > b + lo ? memrchr(b + lo, '*', (size_t)(star - (b + lo))) : NULL)
+            if (summary_at(r, (size_t)(star - b) - 7))
+                return (size_t)(star - b) - 7;
+        tci_source_drop(r->source, lo, hi);
+        hi = lo;
     }
     return SIZE_MAX;
 }
@@ -410,6 +443,31 @@ static int open_streaming(tci_rctx *r, art *a)
     return TC_OK;
 }
 
+/* A non-streaming file holds whole records to its end, as many as
+ * num-method-calls says: fewer means it was cut (at a record boundary too,
+ * which nothing else would show), a tail means it was cut inside one. Said
+ * once, at open, as the figure truncated-input (an error under --strict).
+ * No record at all is nothing to convert: refused. */
+static int check_record_count(tci_rctx *r, art *a)
+{
+    uint64_t whole = (a->end - a->data_off) / a->rec_size, tail = (a->end - a->data_off) % a->rec_size;
+    uint64_t at = a->data_off + whole * a->rec_size;
+    if (!whole)
+        return tci_error(r->diag, TC_ERR_NO_TRACE, "art", at, "no trace events found: the data section holds no record%s",
+                         a->declared ? " (the key section says num-method-calls is not 0: the file was cut)" : "");
+    if (a->declared > whole)
+        tci_warn(r->diag, TCI_FIG_TRUNCATED, "art", at,
+                 "truncated: %llu of %llu records (num-method-calls=%llu in the key section)%s; converting what is there",
+                 (unsigned long long)whole, (unsigned long long)a->declared, (unsigned long long)a->declared,
+                 tail ? ", the file ends inside the next one" : "");
+    else if (tail)
+        tci_warn(r->diag, TCI_FIG_TRUNCATED, "art", at,
+                 "input ends inside a record (need %zu bytes, have %llu); converting what is there", a->rec_size,
+                 (unsigned long long)tail);
+    a->truncation_seen = a->declared > whole || tail;
+    return TC_OK;
+}
+
 static int art_open_tables(tci_rctx *r)
 {
     art *a = r->priv;
@@ -422,8 +480,9 @@ static int art_open_tables(tci_rctx *r)
         if ((rc = check_not_reencoded(r, 4)) != TC_OK || (rc = parse_slow_header(r, a, 0)) != TC_OK)
             return rc;
         if (!a->streaming)
-            return tci_error(r->diag, TC_ERR_UNSUPPORTED, "art", 0,
-                             "a bare data file without its key section (legacy .key/.data pairs are not supported yet)");
+            return tci_error(r->diag, TC_ERR_FORMAT, "art", 0,
+                             "a data file (SLOW header) without its key section: a legacy split trace is read from "
+                             "both halves, NAME.key and NAME.data (give both, or keep NAME.key beside it)");
         a->pos = a->data_off;
         return open_streaming(r, a);
     }
@@ -443,18 +502,42 @@ static int art_open_tables(tci_rctx *r)
     a->pos = a->data_off;
     settle_clock(r, a);
     snprintf(t->detail, sizeof t->detail, "v%d non-streaming", a->version);
-    return TC_OK;
+    return check_record_count(r, a);
 }
 
 /* ---- records ------------------------------------------------------------- */
 
+/* A stream's summary may say how many records were written too (a V2 summary
+ * does): checked when pass 1 has read them all. */
+static void check_stream_count(tci_rctx *r, art *a)
+{
+    if (a->declared > a->read_pass1 && !a->truncation_seen)
+        tci_warn(r->diag, TCI_FIG_TRUNCATED, "art", a->end, "truncated: %llu of %llu records (num-method-calls=%llu in the summary)",
+                 (unsigned long long)a->read_pass1, (unsigned long long)a->declared, (unsigned long long)a->declared);
+}
+
 static void truncated(tci_rctx *r, art *a, size_t need)
 {
-    if (!a->truncation_seen)
+    if (!a->truncation_seen) {
         tci_warn(r->diag, TCI_FIG_TRUNCATED, "art", a->pos,
                  "input ends inside a record or item (need %zu bytes, have %zu); converting what is there",
                  need, a->end - a->pos);
+        a->cut_at = a->pos, a->cut_need = need, a->cut_have = a->end - a->pos;
+    }
     a->truncation_seen = true;
+}
+
+/* The end of pass 1 over a stream: a stream that held no record is refused, saying why. */
+static int stream_read(tci_rctx *r, art *a)
+{
+    check_stream_count(r, a);
+    if (a->read_pass1)
+        return TC_OK;
+    if (a->cut_need)
+        return tci_error(r->diag, TC_ERR_FORMAT, "art", a->cut_at,
+                         "no trace events found: the input ends inside a record or item (need %zu bytes, have %zu)",
+                         a->cut_need, a->cut_have);
+    return tci_error(r->diag, TC_ERR_NO_TRACE, "art", a->end, "no trace events found: the stream holds no record");
 }
 
 /* An inline item of a stream: new method, new thread (the summary ends the records). */
@@ -622,6 +705,11 @@ static int art_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *n)
     }
     r->pos = a->pos;
     *n = k;
+    if (r->pass == 1) {
+        a->read_pass1 += k;
+        if (!k && a->streaming && (rc = stream_read(r, a)) != TC_OK)
+            return rc;
+    }
     return k ? TC_OK : TC_EOF;
 }
 

@@ -15,7 +15,7 @@
  *   P t= m=- ts= id=<stack> value=<ns>  a sample
  *   figure ...                          ignored
  *
- * Quirks: names are JSON string literals (parsed with cJSON); method lines
+ * Quirks: names are JSON string literals (read by the core's scanner, jscan.c); method lines
  * become plain names (their text is shown as is, nothing is re-split);
  * depth and S/U/F flags are ignored, since normalize derives them again.
  */
@@ -23,7 +23,6 @@
 
 #include <errno.h>
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -90,6 +89,22 @@ static bool field_i64(const line *l, const char *key, int64_t *out)
     return true;
 }
 
+/* A JSON string literal at p (what follows it on the line is ignored), decoded into
+ * a new string *out: TC_OK, or an error naming what is wrong at offset `at`. */
+static int string_literal(tci_rctx *r, const char *p, size_t n, uint64_t at, const char *what, char **out)
+{
+    tci_jscan sc = {p, n, 0, NULL, 0};
+    if (!n || p[0] != '"' || !tci_jscan_value(&sc))
+        return tci_error(r->diag, TC_ERR_FORMAT, "ir", at, "%s is not a JSON string literal", what);
+    uint64_t lone = 0;
+    size_t len = tci_json_unescape(p + 1, sc.pos - 2, NULL, 0, &lone);
+    if (!(*out = malloc(len + 1)))
+        return tci_error(r->diag, TC_ERR_NOMEM, "ir", at, "out of memory");
+    tci_json_unescape(p + 1, sc.pos - 2, *out, len, &lone);
+    (*out)[len] = 0; /* a \u0000 ends the name, as it did when cJSON read it */
+    return TC_OK;
+}
+
 /* name="..." is the rest of the line: a JSON string literal. */
 static int field_name(tci_rctx *r, const line *l, char **out)
 {
@@ -97,16 +112,7 @@ static int field_name(tci_rctx *r, const line *l, char **out)
     const char *v = field(l, "name", &n);
     if (!v)
         return tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "line has no name=\"...\"");
-    size_t rest = (size_t)(l->p + l->n - v);
-    cJSON *j = cJSON_ParseWithLength(v, rest);
-    if (!j || !cJSON_IsString(j)) {
-        cJSON_Delete(j);
-        return tci_error(r->diag, TC_ERR_FORMAT, "ir", (uint64_t)(l->off + (size_t)(v - l->p)),
-                         "name is not a JSON string literal");
-    }
-    *out = strdup(j->valuestring);
-    cJSON_Delete(j);
-    return *out ? TC_OK : tci_error(r->diag, TC_ERR_NOMEM, "ir", l->off, "out of memory");
+    return string_literal(r, v, (size_t)(l->p + l->n - v), l->off + (size_t)(v - l->p), "name", out);
 }
 
 /* The event letters, in the order of event_actions; -1 for anything else
@@ -166,6 +172,9 @@ static int table_line(tci_rctx *r, const line *l)
         uint32_t th;
         if (!field_i64(l, "tid", &tid))
             rc = tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "thread line without tid=");
+        else if (tid < 0) /* thread ids are unsigned in the tables: it would wrap */
+            rc = tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "thread tid=%lld is negative: a thread id never is",
+                           (long long)tid);
         else if ((th = tci_trace_add_thread(t, (uint64_t)tid)) == TCI_NONE ||
                  tci_trace_name_thread(t, th, name, strlen(name), 1) != TC_OK)
             rc = tci_trace_fail(t, r->diag, "ir", l->off);
@@ -206,13 +215,11 @@ static int stack_line(tci_rctx *r, const line *l)
 /* process "<name>": the input's own process (index 0) */
 static int process0_line(tci_rctx *r, const line *l)
 {
-    cJSON *j = cJSON_ParseWithLength(l->p + 8, l->n - 8);
-    int rc = TC_OK;
-    if (!j || !cJSON_IsString(j))
-        rc = tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off + 8, "process name is not a JSON string literal");
-    else if (tci_trace_name_process(r->trace, 0, j->valuestring, strlen(j->valuestring), 1) != TC_OK)
+    char *name = NULL;
+    int rc = string_literal(r, l->p + 8, l->n - 8, l->off + 8, "process name", &name);
+    if (rc == TC_OK && tci_trace_name_process(r->trace, 0, name, strlen(name), 1) != TC_OK)
         rc = tci_trace_fail(r->trace, r->diag, "ir", l->off);
-    cJSON_Delete(j);
+    free(name);
     return rc;
 }
 

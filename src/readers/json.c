@@ -3,11 +3,13 @@
  * so that any Chrome trace reaches pprof, folded, Perfetto and systrace.
  *
  * Object form {"traceEvents":[...]} or a bare array; phases B/E, X, i/I, C,
- * b/e, M (process_name, thread_name). Streamed: a validating scanner walks
- * the document (mmapped) and finds each event's bytes, and only that one
- * event is parsed with cJSON, then freed, so memory never grows with the
- * input (the whole document as a cJSON tree took 8 times the file). The
- * option max-json bounds the one value parsed at a time (default 256 MiB).
+ * b/e, M (process_name, thread_name). Streamed: a validating scanner
+ * (jscan.c) walks the document (mmapped) and, in each event, decodes only
+ * the members the reader uses (ph, name, ts, tts, dur, tdur, pid, tid, id,
+ * and args for M and C events), where they lie: no tree is built, so memory
+ * depends neither on the file nor on the size of one event (a 60 MB event
+ * made a 2.4 GB cJSON tree), and running out of it is never taken for bad
+ * JSON. The option max-json still bounds one event (default 256 MiB).
  * Slices and records go through tci_extsort (runs spilled to a temporary
  * file), so the reader keeps no per-event array of its own.
  *
@@ -19,12 +21,13 @@
  * conversion rules; a B never closed stays open (closed at the end).
  * ts/dur/tts are µs doubles in JSON; they become integer ns with llround,
  * exact for the three-decimal form viewers (and our writer) use. pid/tid
- * may be strings; a non-numeric one gets an id of its own.
+ * may be strings; a non-numeric one gets an id of its own; a negative one is
+ * refused (no viewer keeps it: Perfetto reads it as 0), never wrapped. A \u
+ * escape of half a surrogate pair becomes U+FFFD, counted (unpaired-surrogate).
  */
 #define _GNU_SOURCE /* memmem */
 #include "tc_internal.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -58,51 +61,32 @@ typedef struct jreader {
     bool done;
 } jreader;
 
-/* ---- small helpers ------------------------------------------------------------ */
+/* ---- an event's members, decoded where they lie ------------------------------ */
 
-static bool number_of(const cJSON *o, const char *key, double *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (cJSON_IsNumber(v)) {
-        *out = v->valuedouble;
-        return isfinite(*out);
-    }
-    if (cJSON_IsString(v) && v->valuestring[0]) { /* some writers quote numbers */
-        char *end;
-        *out = strtod(v->valuestring, &end);
-        return !*end && isfinite(*out);
-    }
-    return false;
-}
+/* The members one_event reads; the first of each counts, as a lookup in a parsed object finds it. */
+enum { EV_PH, EV_NAME, EV_TS, EV_TTS, EV_DUR, EV_TDUR, EV_PID, EV_TID, EV_ID, EV_ID2, EV_ARGS, EV__N };
+static const char *const event_keys[EV__N] = {"ph", "name", "ts", "tts", "dur", "tdur", "pid", "tid", "id", "id2", "args"};
+
+typedef struct jevent {
+    tci_jspan v[EV__N];
+    uint64_t at; /* input offset of the event */
+} jevent;
+
+/* A decoded string; grown as needed, never past max-string + 1 bytes. */
+typedef struct jtext {
+    char *p;
+    size_t len, cap;
+} jtext;
 
 /* µs (JSON) -> ns, or false when absent or out of range. 146 years at most,
  * so that ts + dur and tts + tdur stay within int64. */
-static bool ns_of(const cJSON *o, const char *key, int64_t *out)
+static bool ns_of(tci_jspan v, int64_t *out)
 {
     double us;
-    if (!number_of(o, key, &us) || fabs(us) > 4.6e15)
+    if (!tci_jspan_number(v, &us) || fabs(us) > 4.6e15)
         return false;
     *out = llround(us * 1000.0);
     return true;
-}
-
-/* pid/tid: a number, a numeric string, or any string (then a stable id of its own). */
-static int64_t id_of(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && fabs(v->valuedouble) < 9.0e18)
-        return (int64_t)v->valuedouble;
-    if (cJSON_IsString(v)) {
-        char *end;
-        long long x = strtoll(v->valuestring, &end, 10);
-        if (!*end && v->valuestring[0])
-            return x;
-        uint64_t h = 1469598103934665603ull; /* FNV-1a, kept positive and away from real ids */
-        for (const char *p = v->valuestring; *p; p++)
-            h = (h ^ (uint8_t)*p) * 1099511628211ull;
-        return (int64_t)(h >> 2) | ((int64_t)1 << 60);
-    }
-    return 0;
 }
 
 /* A numeric async id: itself when it is a whole number in range, else the
@@ -116,26 +100,13 @@ static uint64_t id_of_number(double v)
     return bits;
 }
 
-static const char *string_of(const cJSON *o, const char *key)
+/* FNV-1a of a text that is not a number: a stable id of its own, kept positive and away from real ids. */
+static int64_t id_of_text(const char *p, size_t n)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* The cookie of a b/e event: "id", or "id2": {"local": ...} / {"global": ...} (our writer
- * scopes its async slices to their process with id2.local); a string or a number. The IR
- * scopes every async slice to its thread's process. */
-static uint64_t async_id_of(const cJSON *e)
-{
-    const cJSON *o = e, *id2 = cJSON_GetObjectItemCaseSensitive(e, "id2");
-    const char *key = "id";
-    if (cJSON_IsObject(id2)) {
-        o = id2;
-        key = cJSON_GetObjectItemCaseSensitive(id2, "local") ? "local" : "global";
-    }
-    const char *id = string_of(o, key);
-    double idn;
-    return id ? strtoull(id, NULL, 0) : number_of(o, key, &idn) ? id_of_number(idn) : 0;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)p[i]) * 1099511628211ull;
+    return (int64_t)(h >> 2) | ((int64_t)1 << 60);
 }
 
 /* ---- the open() walk's state --------------------------------------------------------- */
@@ -144,7 +115,19 @@ static uint64_t async_id_of(const cJSON *e)
 typedef struct open_stack {
     jslice *s;
     size_t n, cap;
+    uint64_t deeper; /* B events past max-depth, dropped: the next ends close them first */
 } open_stack;
+
+/* Frames deeper than this are dropped (option max-depth), as normalize drops them; the
+ * reader's own stacks stop there too, so that no nesting grows them per event. */
+static uint32_t max_depth(const tci_rctx *r) { return r->opt->max_depth ? r->opt->max_depth : 10000; }
+
+static void depth_warning(tci_rctx *r, uint32_t thread, uint64_t at)
+{
+    tci_warn(r->diag, TCI_FIG_DEPTH_LIMIT, "json", at,
+             "thread %llu: slices nested deeper than %u; the deeper ones are dropped (option max-depth)",
+             (unsigned long long)r->trace->threads[thread].tid, max_depth(r));
+}
 
 typedef struct jwalk {
     tci_idmap process_of;     /* pid -> process (exact: the pid is the key) */
@@ -157,9 +140,77 @@ typedef struct jwalk {
     uint64_t seq;             /* records made so far */
     char *name;               /* counter series names: "name.series" */
     size_t name_cap;
+    jtext text[3];            /* decoded strings: an event's name, a pid or tid, one other member */
+    uint64_t lone;            /* unpaired surrogates replaced so far */
+    uint64_t lone_at;         /* the event of the first one */
 } jwalk;
 
 static int nomem(tci_rctx *r) { return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory"); }
+
+/* The string member v decoded into t: 1 (t->p, t->len; NUL-terminated), 0 when v is
+ * absent or not a string, or an error: a string longer than max-string is refused
+ * here, as the tables would refuse it, before more than that is decoded. */
+static int text_of(tci_rctx *r, jwalk *w, tci_jspan v, jtext *t, uint64_t at)
+{
+    if (!tci_jspan_is_string(v))
+        return 0;
+    size_t max = r->opt->max_string ? r->opt->max_string : TCI_DEFAULT_MAX_STRING;
+    size_t raw = v.n - 2, keep = raw < max + 1 ? raw : max + 1;
+    if (keep + 1 > t->cap) {
+        char *p = realloc(t->p, keep + 1);
+        if (!p)
+            return nomem(r);
+        t->p = p;
+        t->cap = keep + 1;
+    }
+    uint64_t lone = w->lone;
+    t->len = tci_json_unescape(v.p + 1, raw, t->p, keep, &w->lone);
+    if (w->lone > lone && !w->lone_at)
+        w->lone_at = at + 1;
+    if (t->len > max)
+        return tci_error(r->diag, TC_ERR_LIMIT, "json", at, "a string of %zu bytes is above the limit of %zu (option --max-string)",
+                         t->len, max);
+    t->p[t->len] = 0;
+    return 1;
+}
+
+/* pid/tid: a number, a numeric string, or any string (then a stable id of its own);
+ * absent: 0. A negative one is refused: no viewer keeps it, and it must not wrap. */
+static int id_of(tci_rctx *r, jwalk *w, const jevent *e, int which, int64_t *id)
+{
+    tci_jspan v = e->v[which];
+    const char *key = event_keys[which];
+    double d;
+    *id = 0;
+    if (v.p && v.p[0] != '"' && tci_jspan_number(v, &d)) {
+        if (fabs(d) < 9.0e18)
+            *id = (int64_t)d;
+    } else if (tci_jspan_is_string(v)) {
+        jtext *t = &w->text[1];
+        int rc = text_of(r, w, v, t, e->at);
+        if (rc < 0)
+            return rc;
+        char *end;
+        errno = 0;
+        long long x = strtoll(t->p, &end, 10);
+        bool number = t->len && end == t->p + t->len && errno != ERANGE;
+        *id = number ? x : id_of_text(t->p, t->len);
+    }
+    if (*id < 0)
+        return tci_error(r->diag, TC_ERR_FORMAT, "json", e->at,
+                         "\"%s\" is %lld: a %s id is never negative (Perfetto reads it as 0); refused rather than "
+                         "changed", key, (long long)*id, which == EV_PID ? "process" : "thread");
+    return TC_OK;
+}
+
+/* The members of the object v (an event's args) named in keys, as tci_jscan_object finds them. */
+static void members_of(tci_rctx *r, tci_jspan v, const char *const *keys, size_t n, tci_jspan *out)
+{
+    tci_jscan sc = {v.p, v.p ? v.n : 0, 0, r->source, 0};
+    if (!v.p || !tci_jscan_object(&sc, keys, n, out))
+        for (size_t i = 0; i < n; i++)
+            out[i] = (tci_jspan){NULL, 0};
+}
 
 static int sort_error(tci_rctx *r, const char *what)
 {
@@ -226,31 +277,47 @@ static uint32_t thread_of(tci_rctx *r, jwalk *w, int64_t pid, int64_t tid)
     return th;
 }
 
-static int metadata_event(tci_rctx *r, jwalk *w, const cJSON *e, const char *name)
+static bool text_is(const jtext *t, const char *lit) { return t->len == strlen(lit) && !memcmp(t->p, lit, t->len); }
+
+/* M events that name a process or a thread (args.name); the others are not in the IR. */
+static int metadata_event(tci_rctx *r, jwalk *w, const jevent *e, const jtext *name)
 {
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
-    const char *value = args ? string_of(args, "name") : NULL;
-    if (!value)
+    bool process = text_is(name, "process_name");
+    if (!process && !text_is(name, "thread_name"))
         return TC_OK;
+    static const char *const keys[] = {"name"};
+    tci_jspan value;
+    members_of(r, e->v[EV_ARGS], keys, 1, &value);
+    jtext *v = &w->text[2];
+    int rc = text_of(r, w, value, v, e->at);
+    if (rc <= 0)
+        return rc; /* no args.name: nothing to name it */
     tci_trace *t = r->trace;
-    int64_t pid = id_of(e, "pid");
-    if (!strcmp(name, "process_name")) {
+    int64_t pid, tid = 0;
+    if ((rc = id_of(r, w, e, EV_PID, &pid)) != TC_OK || (!process && (rc = id_of(r, w, e, EV_TID, &tid)) != TC_OK))
+        return rc;
+    if (process) {
         uint32_t p = process_of(r, w, pid);
-        if (p == TCI_NONE || tci_trace_name_process(t, p, value, strlen(value), 2) != TC_OK)
-            return tci_trace_fail(t, r->diag, "json", UINT64_MAX);
-    } else if (!strcmp(name, "thread_name")) {
-        uint32_t th = thread_of(r, w, pid, id_of(e, "tid"));
-        if (th == TCI_NONE || tci_trace_name_thread(t, th, value, strlen(value), 2) != TC_OK)
-            return tci_trace_fail(t, r->diag, "json", UINT64_MAX);
+        if (p == TCI_NONE || tci_trace_name_process(t, p, v->p, v->len, 2) != TC_OK)
+            return tci_trace_fail(t, r->diag, "json", e->at);
+    } else {
+        uint32_t th = thread_of(r, w, pid, tid);
+        if (th == TCI_NONE || tci_trace_name_thread(t, th, v->p, v->len, 2) != TC_OK)
+            return tci_trace_fail(t, r->diag, "json", e->at);
     }
     return TC_OK;
 }
 
 /* ---- slices: B/E pairs and X events become intervals, per thread ----------------- */
 
-static int slice_begin(tci_rctx *r, jwalk *w, const jslice *s)
+static int slice_begin(tci_rctx *r, jwalk *w, const jslice *s, uint64_t at)
 {
     open_stack *st = &w->open[s->thread];
+    if (st->n >= max_depth(r)) { /* B events that are never closed must not grow memory per event */
+        if (!st->deeper++)
+            depth_warning(r, s->thread, at);
+        return TC_OK;
+    }
     if (tci_grow_n((void **)&st->s, &st->cap, st->n, sizeof *st->s) != 0)
         return nomem(r);
     st->s[st->n++] = *s;
@@ -261,6 +328,10 @@ static int slice_begin(tci_rctx *r, jwalk *w, const jslice *s)
 static int slice_end(tci_rctx *r, jreader *j, jwalk *w, uint32_t thread, int64_t ts, int64_t cpu, uint32_t method)
 {
     open_stack *st = &w->open[thread];
+    if (st->deeper) { /* it closes a dropped one */
+        st->deeper--;
+        return TC_OK;
+    }
     if (!st->n) { /* closes nothing here: the conversion rules decide */
         jrec rec = {.ts = ts, .cpu = cpu, .thread = thread, .method = method, .action = TCI_ACT_EXIT};
         return add_rec(r, j, w, rec);
@@ -322,6 +393,7 @@ static int slices_to_records(tci_rctx *r, jreader *j, jwalk *w)
 {
     open_stack stack = {0};
     jslice s;
+    uint32_t warned = TCI_NONE;
     int rc = tci_extsort_done(w->slices) == 0 ? TC_OK : sort_error(r, "sort");
     for (;;) {
         int k = rc == TC_OK ? tci_extsort_next(w->slices, &s) : 0;
@@ -333,6 +405,12 @@ static int slices_to_records(tci_rctx *r, jreader *j, jwalk *w)
             break;
         if ((rc = close_before(r, j, w, &stack, &s)) != TC_OK)
             break;
+        if (stack.n >= max_depth(r)) { /* inside max-depth open slices: dropped, and what nests in it */
+            if (warned != s.thread)
+                depth_warning(r, s.thread, UINT64_MAX);
+            warned = s.thread;
+            continue;
+        }
         jrec b = {.ts = s.start, .cpu = s.cpu_start, .thread = s.thread, .method = s.method, .action = TCI_ACT_ENTER};
         if ((rc = add_rec(r, j, w, b)) != TC_OK)
             break;
@@ -350,22 +428,71 @@ static int slices_to_records(tci_rctx *r, jreader *j, jwalk *w)
 
 /* ---- the events ------------------------------------------------------------------ */
 
+/* The members of args (an object, or an array whose elements have no key) one at a
+ * time: 1 with the member's raw key (NULL in an array) and value, 0 at the end. */
+typedef struct jmembers {
+    tci_jscan sc;
+    bool object;
+} jmembers;
+
+static void members_start(tci_rctx *r, jmembers *m, tci_jspan v)
+{
+    m->sc = (tci_jscan){v.p, v.p ? v.n : 0, 1, r->source, 0}; /* past the '{' or '[' (validated with the event) */
+    m->object = v.p && v.p[0] == '{';
+    tci_jscan_ws(&m->sc);
+}
+
+static int members_next(jmembers *m, tci_jspan *key, tci_jspan *value)
+{
+    tci_jscan *sc = &m->sc;
+    if (sc->pos >= sc->n || sc->s[sc->pos] == '}' || sc->s[sc->pos] == ']')
+        return 0;
+    *key = (tci_jspan){NULL, 0};
+    const char *k;
+    size_t len;
+    if (m->object) {
+        if (!tci_jscan_key(sc, &k, &len))
+            return 0;
+        *key = (tci_jspan){k - 1, len + 2}; /* with its quotes, as a string value is */
+    }
+    tci_jscan_ws(sc);
+    size_t start = sc->pos;
+    if (!tci_jscan_value(sc))
+        return 0;
+    *value = (tci_jspan){sc->s + start, sc->pos - start};
+    tci_jscan_ws(sc);
+    if (sc->pos < sc->n && sc->s[sc->pos] == ',')
+        sc->pos++;
+    tci_jscan_ws(sc);
+    return 1;
+}
+
 /* A counter event: one counter per numeric series, "name" alone or "name.series". */
-static int counter_event(tci_rctx *r, jreader *j, jwalk *w, const cJSON *e, const char *name, jrec rec)
+static int counter_event(tci_rctx *r, jreader *j, jwalk *w, const jevent *e, const jtext *name, jrec rec)
 {
     tci_trace *t = r->trace;
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args"), *a;
-    if (!name)
-        name = "[unnamed]";
-    size_t name_len = strlen(name);
-    bool several = args && args->child && args->child->next; /* counted once, not per series */
+    tci_jspan args = e->v[EV_ARGS], key, value;
+    if (!args.p || (args.p[0] != '{' && args.p[0] != '['))
+        return TC_OK;
+    const char *nm = name ? name->p : "[unnamed]";
+    size_t name_len = name ? name->len : 9;
+    jmembers m;
+    members_start(r, &m, args);
+    int n = 0;
+    while (n < 2 && members_next(&m, &key, &value))
+        n++;
+    bool several = n > 1; /* counted once, not per series */
     rec.action = TCI_ACT_COUNTER;
-    cJSON_ArrayForEach(a, args) {
-        if (!cJSON_IsNumber(a) || !isfinite(a->valuedouble))
-            continue;
-        rec.value = a->valuedouble;
+    members_start(r, &m, args);
+    while (members_next(&m, &key, &value)) {
+        if (value.p[0] == '"' || !tci_jspan_number(value, &rec.value))
+            continue; /* numbers only, not numeric strings */
         if (several) {
-            size_t series = a->string ? strlen(a->string) : 0, len = name_len + 1 + series;
+            jtext *series = &w->text[2];
+            int rc = key.p ? text_of(r, w, key, series, e->at) : 0;
+            if (rc < 0)
+                return rc;
+            size_t k = rc ? series->len : 0, len = name_len + 1 + k;
             if (len + 1 > w->name_cap) {
                 char *p = realloc(w->name, len + 1);
                 if (!p)
@@ -373,11 +500,11 @@ static int counter_event(tci_rctx *r, jreader *j, jwalk *w, const cJSON *e, cons
                 w->name = p;
                 w->name_cap = len + 1;
             }
-            memcpy(w->name, name, name_len);
+            memcpy(w->name, nm, name_len);
             w->name[name_len] = '.';
-            memcpy(w->name + name_len + 1, a->string ? a->string : "", series);
+            memcpy(w->name + name_len + 1, rc ? series->p : "", k);
             if ((rec.method = tci_trace_name(t, w->name, len)) == TCI_NONE)
-                return tci_trace_fail(t, r->diag, "json", UINT64_MAX);
+                return tci_trace_fail(t, r->diag, "json", e->at);
         }
         int rc = add_rec(r, j, w, rec);
         if (rc != TC_OK)
@@ -386,54 +513,101 @@ static int counter_event(tci_rctx *r, jreader *j, jwalk *w, const cJSON *e, cons
     return TC_OK;
 }
 
-static int one_event(tci_rctx *r, jreader *j, jwalk *w, const cJSON *e, uint64_t order)
+/* The cookie of a b/e event: "id2": {"local": ...} or {"global": ...} (our writer scopes its
+ * async slices to their process with id2.local, as Chrome and Perfetto read it), else "id".
+ * The IR scopes every async slice to its thread's process. */
+static tci_jspan cookie_of(const jevent *e)
+{
+    static const char *const scopes[2] = {"local", "global"};
+    tci_jspan id2 = e->v[EV_ID2], in[2] = {{0}};
+    if (!id2.p || id2.p[0] != '{')
+        return e->v[EV_ID];
+    tci_jscan sc = {.s = id2.p, .n = id2.n}; /* validated when the event was scanned */
+    if (!tci_jscan_object(&sc, scopes, 2, in))
+        return e->v[EV_ID];
+    return in[0].p ? in[0] : in[1];
+}
+
+/* An async slice's id: a number, or a string that is one (decimal or 0x hex), else an id of its own. */
+static int async_id(tci_rctx *r, jwalk *w, const jevent *e, uint64_t *id)
+{
+    tci_jspan v = cookie_of(e);
+    double d;
+    *id = 0;
+    if (tci_jspan_is_string(v)) {
+        jtext *t = &w->text[2];
+        int rc = text_of(r, w, v, t, e->at);
+        if (rc < 0)
+            return rc;
+        char *end;
+        *id = strtoull(t->p, &end, 0);
+        if (!t->len || end != t->p + t->len)
+            *id = (uint64_t)id_of_text(t->p, t->len);
+    } else if (tci_jspan_number(v, &d)) {
+        *id = id_of_number(d);
+    }
+    return TC_OK;
+}
+
+static int one_event(tci_rctx *r, jreader *j, jwalk *w, const jevent *e, uint64_t order)
 {
     tci_trace *t = r->trace;
-    const char *ph = string_of(e, "ph");
-    if (!ph || !ph[0])
+    char ph = 0;
+    uint64_t lone = 0;
+    if (tci_jspan_is_string(e->v[EV_PH]))
+        tci_json_unescape(e->v[EV_PH].p + 1, e->v[EV_PH].n - 2, &ph, 1, &lone);
+    if (!ph)
         return TC_OK;
-    const char *name = string_of(e, "name");
-    if (ph[0] == 'M')
+    jtext *name = &w->text[0];
+    int rc = text_of(r, w, e->v[EV_NAME], name, e->at);
+    if (rc < 0)
+        return rc;
+    if (!rc)
+        name = NULL;
+    if (ph == 'M')
         return name ? metadata_event(r, w, e, name) : TC_OK;
-    if (!strchr("BEXiICbe", ph[0]))
+    if (!strchr("BEXiICbe", ph))
         return TC_OK; /* flows, samples, objects, marks: not in the IR */
-    int64_t ts, cpu = TCI_NO_TIME, dur;
-    if (!ns_of(e, "ts", &ts)) {
-        tci_warn(r->diag, TCI_FIG_BAD_LINE, "json", UINT64_MAX, "a \"%c\" event without a numeric ts; skipped", ph[0]);
+    int64_t ts, cpu = TCI_NO_TIME, dur, pid, tid;
+    if (!ns_of(e->v[EV_TS], &ts)) {
+        tci_warn(r->diag, TCI_FIG_BAD_LINE, "json", e->at, "a \"%c\" event without a numeric ts; skipped", ph);
         return TC_OK;
     }
-    uint32_t th = thread_of(r, w, id_of(e, "pid"), id_of(e, "tid"));
+    if ((rc = id_of(r, w, e, EV_PID, &pid)) != TC_OK || (rc = id_of(r, w, e, EV_TID, &tid)) != TC_OK)
+        return rc;
+    uint32_t th = thread_of(r, w, pid, tid);
     if (th == TCI_NONE)
-        return tci_trace_fail(t, r->diag, "json", UINT64_MAX);
-    if (ns_of(e, "tts", &cpu))
+        return tci_trace_fail(t, r->diag, "json", e->at);
+    if (ns_of(e->v[EV_TTS], &cpu))
         t->has_cpu = true;
     uint32_t method = TCI_NONE;
-    if (name && (method = tci_trace_timeline_name(t, name, strlen(name))) == TCI_NONE)
-        return tci_trace_fail(t, r->diag, "json", UINT64_MAX);
-    if (method == TCI_NONE && ph[0] != 'E' && (method = tci_trace_name(t, "[unnamed]", 9)) == TCI_NONE)
-        return tci_trace_fail(t, r->diag, "json", UINT64_MAX);
-    switch (ph[0]) {
+    if (name && (method = tci_trace_timeline_name(t, name->p, name->len)) == TCI_NONE)
+        return tci_trace_fail(t, r->diag, "json", e->at);
+    if (method == TCI_NONE && ph != 'E' && (method = tci_trace_name(t, "[unnamed]", 9)) == TCI_NONE)
+        return tci_trace_fail(t, r->diag, "json", e->at);
+    switch (ph) {
     case 'B': {
         jslice s = {ts, NO_END, cpu, TCI_NO_TIME, order, th, method};
-        return slice_begin(r, w, &s);
+        return slice_begin(r, w, &s, e->at);
     }
     case 'E':
         return slice_end(r, j, w, th, ts, cpu, method);
     case 'X': {
         int64_t tdur;
-        if (!ns_of(e, "dur", &dur) || dur < 0)
+        if (!ns_of(e->v[EV_DUR], &dur) || dur < 0)
             dur = 0;
-        jslice s = {ts, ts + dur, cpu, cpu != TCI_NO_TIME && ns_of(e, "tdur", &tdur) ? cpu + tdur : cpu, order,
+        jslice s = {ts, ts + dur, cpu, cpu != TCI_NO_TIME && ns_of(e->v[EV_TDUR], &tdur) ? cpu + tdur : cpu, order,
                     th, method};
         return add_slice(r, w, &s);
     }
     default: {
         jrec rec = {.ts = ts, .cpu = cpu, .thread = th, .method = method};
-        if (ph[0] == 'C')
+        if (ph == 'C')
             return counter_event(r, j, w, e, name, rec);
-        if (ph[0] == 'b' || ph[0] == 'e') {
-            rec.id = async_id_of(e);
-            rec.action = ph[0] == 'b' ? TCI_ACT_ASYNC_BEGIN : TCI_ACT_ASYNC_END;
+        if (ph == 'b' || ph == 'e') {
+            if ((rc = async_id(r, w, e, &rec.id)) != TC_OK)
+                return rc;
+            rec.action = ph == 'b' ? TCI_ACT_ASYNC_BEGIN : TCI_ACT_ASYNC_END;
         } else {
             rec.action = TCI_ACT_INSTANT;
         }
@@ -458,179 +632,12 @@ static void free_walk(jwalk *w)
         free(w->open[i].s);
     free(w->open);
     free(w->name);
+    for (size_t i = 0; i < sizeof w->text / sizeof *w->text; i++)
+        free(w->text[i].p);
     tci_extsort_free(w->slices);
     tci_idmap_free(&w->process_of);
     tci_idmap_free(&w->tid_index);
     tci_idmap_free(&w->thread_of);
-}
-
-/* ---- the scanner: the extent of one JSON value, validated ------------------------------ */
-
-/* As deep as cJSON goes (CJSON_NESTING_LIMIT): what one accepts, the other does. */
-#define JSON_MAX_DEPTH 1000
-
-typedef struct jscan {
-    const char *s;
-    size_t n, pos;       /* pos: the next byte; on failure, where it went wrong */
-} jscan;
-
-/* Whitespace as cJSON has it (any byte up to ' '), so the scanner and the parser of each
- * event never disagree on where a value starts. */
-static void skip_ws(jscan *sc)
-{
-    while (sc->pos < sc->n && (unsigned char)sc->s[sc->pos] <= ' ')
-        sc->pos++;
-}
-
-static bool is_hex(char c) { return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'); }
-
-/* A string at pos (on its opening quote); escapes checked as cJSON does. Linear: the
- * next quote is searched for again only once an escape has gone past it. */
-static bool skip_string(jscan *sc)
-{
-    const char *s = sc->s, *q = NULL;
-    size_t i = sc->pos + 1;
-    for (;;) {
-        if (!q || q < s + i)
-            q = i < sc->n ? memchr(s + i, '"', sc->n - i) : NULL;
-        if (!q) {
-            sc->pos = sc->n;
-            return false;
-        }
-        const char *b = memchr(s + i, '\\', (size_t)(q - (s + i)));
-        if (!b) { /* no escape before the closing quote */
-            sc->pos = (size_t)(q - s) + 1;
-            return true;
-        }
-        i = (size_t)(b - s) + 1; /* the escaped character (b < q: there is one) */
-        if (!s[i] || !strchr("\"\\/bfnrtu", s[i])) {
-            sc->pos = i;
-            return false;
-        }
-        if (s[i] == 'u') {
-            for (int k = 1; k <= 4; k++)
-                if (i + k >= sc->n || !is_hex(s[i + k])) {
-                    sc->pos = i;
-                    return false;
-                }
-            i += 4;
-        }
-        i++;
-    }
-}
-
-static bool skip_literal(jscan *sc, const char *word)
-{
-    size_t len = strlen(word);
-    if (sc->n - sc->pos < len || memcmp(sc->s + sc->pos, word, len))
-        return false;
-    sc->pos += len;
-    return true;
-}
-
-/* A number as cJSON reads one: the run of [0-9+-.eE], of which strtod takes what it can.
- * A run of 1024 characters or more is refused (no allocation for a hostile number).
- * parsed_after: cJSON parses this value next and checks the number itself, so the run is
- * enough (in valid JSON it is the number: what follows one is never in the run). */
-static bool skip_number(jscan *sc, bool parsed_after)
-{
-    char num[1024], *end;
-    size_t k = 0;
-    while (sc->pos + k < sc->n && sc->s[sc->pos + k] && strchr("0123456789+-.eE", sc->s[sc->pos + k]))
-        if (++k == sizeof num)
-            return false;
-    if (parsed_after) {
-        sc->pos += k;
-        return k > 0;
-    }
-    memcpy(num, sc->s + sc->pos, k);
-    num[k] = 0;
-    (void)strtod(num, &end);
-    sc->pos += (size_t)(end - num);
-    return end > num;
-}
-
-/* An object's key and its colon; key, len: the key's raw bytes (between its quotes). */
-static bool skip_key_at(jscan *sc, const char **key, size_t *len)
-{
-    skip_ws(sc);
-    size_t start = sc->pos + 1;
-    if (sc->pos >= sc->n || sc->s[sc->pos] != '"' || !skip_string(sc))
-        return false;
-    *key = sc->s + start;
-    *len = sc->pos - 1 - start;
-    skip_ws(sc);
-    if (sc->pos >= sc->n || sc->s[sc->pos] != ':')
-        return false;
-    sc->pos++;
-    return true;
-}
-
-static bool skip_key(jscan *sc)
-{
-    const char *key;
-    size_t len;
-    return skip_key_at(sc, &key, &len);
-}
-
-/* One value (objects and arrays iteratively: depth is bounded, the stack is not used);
- * parsed_after: see skip_number. */
-static bool skip_value(jscan *sc, bool parsed_after)
-{
-    char open[JSON_MAX_DEPTH]; /* the containers we are in: '{' or '[' */
-    int depth = 0;
-    for (;;) {
-        skip_ws(sc);
-        if (sc->pos >= sc->n)
-            return false;
-        char c = sc->s[sc->pos];
-        bool scalar = true;
-        if (c == '{' || c == '[') {
-            if (depth == JSON_MAX_DEPTH)
-                return false;
-            open[depth++] = c;
-            sc->pos++;
-            skip_ws(sc);
-            if (sc->pos < sc->n && sc->s[sc->pos] == (c == '{' ? '}' : ']')) {
-                sc->pos++;
-                depth--;
-            } else {
-                scalar = false;
-            }
-        } else if (c == '"') {
-            if (!skip_string(sc))
-                return false;
-        } else if (c == 't' || c == 'f' || c == 'n') {
-            if (!skip_literal(sc, c == 't' ? "true" : c == 'f' ? "false" : "null"))
-                return false;
-        } else if (!skip_number(sc, parsed_after)) {
-            return false;
-        }
-        if (!scalar) { /* the first member of a container: an object's starts with its key */
-            if (open[depth - 1] == '{' && !skip_key(sc))
-                return false;
-            continue;
-        }
-        /* after a value: a comma and the next member, or the end of containers */
-        for (;;) {
-            if (!depth)
-                return true;
-            skip_ws(sc);
-            if (sc->pos >= sc->n)
-                return false;
-            char d = sc->s[sc->pos];
-            if (d == ',') {
-                sc->pos++;
-                if (open[depth - 1] == '{' && !skip_key(sc))
-                    return false;
-                break;
-            }
-            if (d != (open[depth - 1] == '{' ? '}' : ']'))
-                return false;
-            sc->pos++;
-            depth--;
-        }
-    }
 }
 
 /* ---- the document, streamed ------------------------------------------------------------ */
@@ -640,31 +647,40 @@ static int bad_json(tci_rctx *r, size_t off)
     return tci_error(r->diag, TC_ERR_FORMAT, "json", off, "not valid JSON here");
 }
 
-/* The value at sc->pos parsed on its own (at most max-json bytes), sc->pos past it; NULL with
- * the error reported. */
-static cJSON *parse_one(tci_rctx *r, jscan *sc, int *rc)
+/* The event object at sc->pos: its members found, sc->pos past it. */
+static int scan_event(tci_rctx *r, tci_jscan *sc, jevent *e)
 {
     size_t start = sc->pos;
-    if (!skip_value(sc, true)) {
-        *rc = bad_json(r, sc->pos);
-        return NULL;
-    }
+    e->at = start;
+    if (!tci_jscan_object(sc, event_keys, EV__N, e->v))
+        return bad_json(r, sc->pos);
     uint64_t max = r->opt->max_json ? r->opt->max_json : TCI_DEFAULT_MAX_JSON;
-    if (sc->pos - start > max) {
-        *rc = tci_error(r->diag, TC_ERR_LIMIT, "json", start,
-                        "a JSON value of %zu bytes is held in memory to parse; the limit is %llu (option --max-json)",
-                        sc->pos - start, (unsigned long long)max);
-        return NULL;
+    if (sc->pos - start > max)
+        return tci_error(r->diag, TC_ERR_LIMIT, "json", start,
+                         "an event of %zu bytes is above the limit of %llu for one event (option --max-json)",
+                         sc->pos - start, (unsigned long long)max);
+    return TC_OK;
+}
+
+/* After the events: what was replaced, and whether anything was found at all. */
+static int events_read(tci_rctx *r, jreader *j, const jwalk *w, uint64_t events)
+{
+    if (w->lone) {
+        tci_warn(r->diag, TCI_FIG_LONE_SURROGATE, "json", w->lone_at - 1,
+                 "%llu \\u escapes of half a surrogate pair (not a character) in the strings read; each shown as U+FFFD",
+                 (unsigned long long)w->lone);
+        tci_count(r->diag, TCI_FIG_LONE_SURROGATE, w->lone - 1);
     }
-    const char *end = NULL;
-    cJSON *v = cJSON_ParseWithLengthOpts(sc->s + start, sc->pos - start, &end, false);
-    if (!v)
-        *rc = bad_json(r, end ? (size_t)(end - sc->s) : start);
-    return v;
+    if (!tci_extsort_count(j->recs)) /* names alone (M events) show nothing either */
+        return tci_error(r->diag, TC_ERR_NO_TRACE, "json", UINT64_MAX,
+                         "no trace events found (%llu array elements, none a B, E, X, i, I, C, b or e event with a "
+                         "numeric ts)",
+                         (unsigned long long)events);
+    return TC_OK;
 }
 
 /* The elements of the events array at sc->pos ('['), one at a time. */
-static int read_events(tci_rctx *r, jreader *j, jscan *sc)
+static int read_events(tci_rctx *r, jreader *j, tci_jscan *sc)
 {
     jwalk w;
     memset(&w, 0, sizeof w);
@@ -675,28 +691,27 @@ static int read_events(tci_rctx *r, jreader *j, jscan *sc)
         return nomem(r);
     }
     int rc = TC_OK;
-    uint64_t order = 0, events = 0; /* events: objects with a "ph", whatever the reader keeps of them */
+    uint64_t order = 0, elements = 0;
     sc->pos++;
-    skip_ws(sc);
+    tci_jscan_ws(sc);
     bool more = sc->pos < sc->n && sc->s[sc->pos] != ']';
     while (more && rc == TC_OK) {
-        skip_ws(sc);
+        tci_jscan_ws(sc);
+        elements++;
         if (sc->pos < sc->n && sc->s[sc->pos] == '{') {
-            cJSON *e = parse_one(r, sc, &rc);
-            events += e && string_of(e, "ph") && string_of(e, "ph")[0];
-            if (e)
-                rc = one_event(r, j, &w, e, order++);
-            cJSON_Delete(e);
+            jevent e;
+            if ((rc = scan_event(r, sc, &e)) == TC_OK)
+                rc = one_event(r, j, &w, &e, order++);
             if (rc == TC_OK && r->opt->max_events && order > r->opt->max_events)
                 rc = tci_error(r->diag, TC_ERR_LIMIT, "json", sc->pos, "more than %llu events (option --max-events)",
                                (unsigned long long)r->opt->max_events);
-        } else if (!skip_value(sc, false)) { /* not an event: skipped, as viewers do */
+        } else if (!tci_jscan_value(sc)) { /* not an event: skipped, as viewers do */
             rc = bad_json(r, sc->pos);
         }
         if (rc != TC_OK)
             break;
         tci_source_release(r->source, sc->pos); /* read once, front to back */
-        skip_ws(sc);
+        tci_jscan_ws(sc);
         if (sc->pos < sc->n && sc->s[sc->pos] == ',')
             sc->pos++;
         else if (sc->pos < sc->n && sc->s[sc->pos] == ']')
@@ -706,8 +721,6 @@ static int read_events(tci_rctx *r, jreader *j, jscan *sc)
     }
     if (rc == TC_OK && sc->pos >= sc->n)
         rc = bad_json(r, sc->pos);
-    if (rc == TC_OK && !events)
-        rc = tci_error(r->diag, TC_ERR_NO_TRACE, "json", 0, "no trace events: the events array holds no event (an object with \"ph\")");
     sc->pos++; /* past ']' */
     if (rc == TC_OK)
         rc = flush_open(r, &w);
@@ -715,6 +728,8 @@ static int read_events(tci_rctx *r, jreader *j, jscan *sc)
         rc = slices_to_records(r, j, &w);
     if (rc == TC_OK && tci_extsort_done(j->recs) != 0)
         rc = sort_error(r, "sort");
+    if (rc == TC_OK)
+        rc = events_read(r, j, &w, elements);
     free_walk(&w);
     return rc;
 }
@@ -722,10 +737,14 @@ static int read_events(tci_rctx *r, jreader *j, jscan *sc)
 /* ---- the reader ---------------------------------------------------------------------- */
 
 /* JSON times are µs from any origin; our own writer says which in otherData. */
-static void settle_times(tci_trace *t, const cJSON *other)
+static void settle_times(tci_rctx *r, tci_jspan other)
 {
+    tci_trace *t = r->trace;
+    static const char *const keys[] = {"start_time_ns"};
+    tci_jspan v;
     double start;
-    t->start_given = cJSON_IsObject(other) && number_of(other, "start_time_ns", &start) && fabs(start) < 9.0e18;
+    members_of(r, other, keys, 1, &v);
+    t->start_given = tci_jspan_number(v, &start) && fabs(start) < 9.0e18;
     t->start_ns = t->start_given ? (int64_t)start : 0;
     t->time_unit_ns = 1;
     t->wrap_bits = 0;
@@ -738,35 +757,35 @@ static void settle_times(tci_trace *t, const cJSON *other)
 
 /* {"traceEvents": [...], "otherData": {...}, ...}: the first of each key counts (as a
  * lookup in a parsed tree would find it); every other value is only checked. */
-static int read_object(tci_rctx *r, jreader *j, jscan *sc, cJSON **other)
+static int read_object(tci_rctx *r, jreader *j, tci_jscan *sc, tci_jspan *other)
 {
     bool have_events = false;
     int rc = TC_OK;
     sc->pos++;
-    skip_ws(sc);
+    tci_jscan_ws(sc);
     if (sc->pos < sc->n && sc->s[sc->pos] == '}')
         sc->pos++;
     else
         for (bool more = true; more && rc == TC_OK;) {
             const char *key;
             size_t len;
-            if (!skip_key_at(sc, &key, &len))
+            if (!tci_jscan_key(sc, &key, &len))
                 return bad_json(r, sc->pos);
+            tci_jscan_ws(sc);
+            size_t start = sc->pos;
             if (len == 11 && !memcmp(key, "traceEvents", 11) && !have_events) {
-                skip_ws(sc);
                 if (sc->pos >= sc->n || sc->s[sc->pos] != '[')
                     return tci_error(r->diag, TC_ERR_FORMAT, "json", sc->pos, "\"traceEvents\" is not an array");
                 have_events = true;
                 rc = read_events(r, j, sc);
-            } else if (len == 9 && !memcmp(key, "otherData", 9) && !*other) {
-                skip_ws(sc);
-                *other = parse_one(r, sc, &rc);
-            } else if (!skip_value(sc, false)) {
+            } else if (!tci_jscan_value(sc)) {
                 return bad_json(r, sc->pos);
+            } else if (len == 9 && !memcmp(key, "otherData", 9) && !other->p) {
+                *other = (tci_jspan){sc->s + start, sc->pos - start};
             }
             if (rc != TC_OK)
                 return rc;
-            skip_ws(sc);
+            tci_jscan_ws(sc);
             if (sc->pos < sc->n && (sc->s[sc->pos] == ',' || sc->s[sc->pos] == '}'))
                 more = sc->s[sc->pos++] == ',';
             else
@@ -780,23 +799,21 @@ static int read_object(tci_rctx *r, jreader *j, jscan *sc, cJSON **other)
 static int json_open(tci_rctx *r)
 {
     jreader *j = r->priv;
-    jscan sc = {(const char *)r->data, r->size, 0};
-    cJSON *other = NULL;
+    tci_jscan sc = {(const char *)r->data, r->size, 0, r->source, 0};
+    tci_jspan other = {NULL, 0};
     int rc;
-    skip_ws(&sc);
+    tci_jscan_ws(&sc);
     if (sc.pos < sc.n && sc.s[sc.pos] == '[')
         rc = read_events(r, j, &sc);
     else if (sc.pos < sc.n && sc.s[sc.pos] == '{')
         rc = read_object(r, j, &sc, &other);
-    else if (skip_value(&sc, false))
+    else if (tci_jscan_value(&sc))
         rc = tci_error(r->diag, TC_ERR_NO_TRACE, "json", 0, NO_TRACE_EVENTS);
     else
         rc = bad_json(r, sc.pos);
-    if (rc == TC_OK)
-        settle_times(r->trace, other);
-    cJSON_Delete(other);
     if (rc != TC_OK)
         return rc;
+    settle_times(r, other);
     snprintf(r->trace->detail, sizeof r->trace->detail, "Chrome trace JSON");
     return TC_OK;
 }

@@ -71,7 +71,6 @@
 #define _GNU_SOURCE /* memrchr */
 #include "tc_internal.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +120,7 @@ typedef struct rhea {
     bslice bnext;
     bslice *stack;           /* 2.x replay: the current thread's open slices */
     size_t depth, stack_cap;
+    uint32_t deep_warned;    /* 2.x replay: the thread last warned about max-depth */
     ssample snext;           /* 3.x: the next sample (look-ahead for weights) */
     uint32_t last_thread;    /* 3.x: thread of the sample read last */
     int64_t prev_gap;
@@ -615,7 +615,12 @@ typedef struct sframe {
 typedef struct sstack {
     sframe *f;
     uint32_t n, cap;
+    uint64_t deeper; /* B: markers past max-depth, not kept: the next ends close them first */
 } sstack;
+
+/* Frames deeper than this are dropped (option max-depth), as normalize drops them; the
+ * reader's own stacks stop there too, so that a dump of opens never closed does not grow them. */
+static uint32_t max_depth(const tci_rctx *r) { return r->opt->max_depth ? r->opt->max_depth : 10000; }
 
 typedef struct sscan {
     tci_idmap name_ids;   /* hash(name, seed) -> index into names */
@@ -679,6 +684,14 @@ static int scan_marker(tci_rctx *r, rhea *x, sscan *sc, uint32_t th, char mk, co
     if (name == TCI_NONE)
         return nomem(r);
     uint32_t at = tci_idmap_get(&sc->top, top_key(th, name));
+    if (mk == 'B' && st->n >= max_depth(r)) {
+        st->deeper++;
+        return TC_OK;
+    }
+    if (mk != 'B' && st->deeper) { /* the end of one not kept, as normalize pops its dropped frames first */
+        st->deeper--;
+        return TC_OK;
+    }
     if (mk == 'B') {
         if (st->n == UINT32_MAX - 1 || tci_grow((void **)&st->f, &st->cap, st->n, sizeof *st->f) != 0 ||
             tci_idmap_put(&sc->top, top_key(th, name), st->n + 1) != 0)
@@ -735,6 +748,7 @@ static int text_open(tci_rctx *r, rhea *x)
     sscan sc;
     memset(&sc, 0, sizeof sc);
     int rc = (x->drop_t = tci_extsort_new(sizeof(uint64_t), cmp_offset, 0)) ? TC_OK : nomem(r);
+    uint64_t lines = 0, bodies = 0;
     pos = x->body;
     while (rc == TC_OK && next_line(r->data, r->size, &pos, &l)) {
         int hk = header_kind(&l);
@@ -744,8 +758,12 @@ static int text_open(tci_rctx *r, rhea *x)
                 end_hdr = v;
         }
         body b;
+        lines += l.n && !hk;
         if (!l.n || hk || parse_body(&l, &b) != 0)
             continue;
+        bodies++;
+        if ((bodies & 0xFFFF) == 0)
+            tci_source_release(r->source, l.off); /* read once here, front to back */
         if (!x->version) {
             x->version = b.frac_digits <= 6 ? 1 : 2;
             x->main_only = !b.has_tid;
@@ -784,6 +802,12 @@ static int text_open(tci_rctx *r, rhea *x)
         rc = sort_error(r, "sort");
     if (rc != TC_OK)
         return rc;
+    if (!bodies && lines) /* -i rhea on any text: refused, not an empty trace */
+        return tci_error(r->diag, TC_ERR_NO_TRACE, MOD, x->body,
+                         "no trace events found: none of the %llu lines is a RheaTrace line "
+                         "(\"<seconds>.<fraction>[ <tid>]: <atrace payload>\")", (unsigned long long)lines);
+    if (!bodies)
+        return tci_error(r->diag, TC_ERR_NO_TRACE, MOD, x->body, "no trace events found: no line after the header");
     if (!x->version)
         x->version = 1;
     if (!x->has_end)
@@ -945,6 +969,15 @@ static int bin2_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
         }
         if (!s)
             break;
+        if (x->depth >= max_depth(r)) { /* inside max-depth open slices: dropped, and all that nests in it */
+            if (r->pass == 1 && x->deep_warned != s->thread)
+                tci_warn(r->diag, TCI_FIG_DEPTH_LIMIT, MOD, s->offset,
+                         "thread %llu: slices nested deeper than %u; the deeper ones are dropped (option max-depth)",
+                         (unsigned long long)r->trace->threads[s->thread].tid, max_depth(r));
+            x->deep_warned = s->thread;
+            x->ahead = false;
+            continue;
+        }
         if (tci_grow_n((void **)&x->stack, &x->stack_cap, x->depth, sizeof *x->stack) != 0)
             return nomem(r);
         bslice *in = &x->stack[x->depth++];
@@ -1092,11 +1125,14 @@ static int sampling_open(tci_rctx *r, rhea *x)
     if (extra > 0) {
         if ((size_t)extra > size - off)
             return tci_error(r->diag, TC_ERR_FORMAT, MOD, 24, "extra header of %d bytes past the end", extra);
-        cJSON *j = cJSON_ParseWithLength((const char *)d + off, (size_t)extra);
-        const cJSON *pid = cJSON_GetObjectItemCaseSensitive(j, "processId");
-        if (cJSON_IsNumber(pid) && pid->valuedouble >= 0 && pid->valuedouble < 4294967296.0)
-            set_pid(t, x, (int64_t)pid->valuedouble);
-        cJSON_Delete(j);
+        /* {"processId": N, ...}: read where it lies (a tree of a 2 GB header would not fit) */
+        static const char *const keys[] = {"processId"};
+        tci_jspan pid;
+        double v;
+        tci_jscan sc = {(const char *)d + off, (size_t)extra, 0, r->source, 0};
+        if (tci_jscan_object(&sc, keys, 1, &pid) && pid.p && pid.p[0] != '"' && tci_jspan_number(pid, &v) &&
+            v >= 0 && v < 4294967296.0)
+            set_pid(t, x, (int64_t)v);
         off += (size_t)extra;
     }
     /* the mapping: the option, <stem>-mapping<ext>, sampling-mapping[.bin] */
@@ -1231,7 +1267,7 @@ static int rhea_open(tci_rctx *r)
     rhea *x = r->priv;
     tci_trace *t = r->trace;
     x->pid = -1;
-    x->last_thread = TCI_NONE;
+    x->last_thread = x->deep_warned = TCI_NONE;
     t->time_unit_ns = 1;
     t->wrap_bits = 0;
     t->has_wall = true;

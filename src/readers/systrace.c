@@ -16,7 +16,10 @@
  * the same as the Rhea reader's.
  * Other ftrace events (sched_switch, ...) name threads (their task column,
  * and the comms of scheduler events) and give them their process (TGID
- * column) but make no records; they are counted in the trace metadata. Lines that do not parse are skipped with a bad-line warning.
+ * column) but make no records: they are counted (ftrace-events-ignored, a
+ * warning that names the commonest kinds, also in the trace metadata), so a
+ * capture of scheduler events only is not taken for an empty file. Lines that
+ * do not parse are skipped with a bad-line warning.
  *
  * Quirks:
  * - Timestamps are fixed-point `secs.frac` (6 digits native, up to 9 kept,
@@ -97,6 +100,14 @@ typedef struct async_key {
     bool used;          /* false: an empty slot */
 } async_key;
 
+/* Ftrace events of one kind (sched_switch, ...) that make no record, for the warning. */
+#define IGNORED_KINDS 6
+typedef struct ignored_kind {
+    char name[32];
+    size_t len;
+    uint64_t count;
+} ignored_kind;
+
 typedef struct systrace {
     const char *text;      /* what lines are read from: the input or the inflated data */
     size_t len;
@@ -122,6 +133,8 @@ typedef struct systrace {
     async_key *async;      /* open-addressed set of (pid, name, cookie) with open async slices */
     uint32_t cap_async, n_async;
     uint64_t lines_ok, lines_bad, other_events;
+    ignored_kind ignored[IGNORED_KINDS]; /* the first kinds met; the others are only counted */
+    uint64_t first_ignored;              /* offset of the first such line */
     bool tables_done;      /* end of pass 1 seen */
 } systrace;
 
@@ -498,6 +511,22 @@ static const char *first_line(const systrace *s, size_t start, size_t end, size_
     return NULL;
 }
 
+/* find() over the HTML a MiB at a time, giving back the pages looked at: the blocks
+ * are found before any is read, so a large file was otherwise whole in memory. */
+static const char *find_releasing(tci_rctx *r, const systrace *s, size_t from, const char *needle)
+{
+    size_t nn = strlen(needle), win = (size_t)1 << 20;
+    for (size_t at = from; at < s->len;) {
+        size_t end = s->len - at > win + nn ? at + win + nn : s->len;
+        const char *q = find(s->text + at, end - at, needle);
+        if (q || end == s->len)
+            return q;
+        at = end - nn + 1; /* a match across the boundary is still found */
+        tci_source_release(r->source, at);
+    }
+    return NULL;
+}
+
 static int scan_html(tci_rctx *r, systrace *s)
 {
     static const char open_tag[] = "<script class=\"trace-data\"";
@@ -505,11 +534,11 @@ static int scan_html(tci_rctx *r, systrace *s)
     size_t at = 0;
     uint32_t n_found = 0;
     const char *q;
-    while ((q = find(p + at, s->len - at, open_tag)) != NULL) {
+    while ((q = find_releasing(r, s, at, open_tag)) != NULL) {
         n_found++;
         const char *gt = memchr(q, '>', s->len - (size_t)(q - p));
         size_t start = gt ? (size_t)(gt - p) + 1 : s->len;
-        const char *close = find(p + start, s->len - start, "</script");
+        const char *close = find_releasing(r, s, start, "</script");
         size_t end = close ? (size_t)(close - p) : s->len;
         if (!close)
             tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, (uint64_t)(q - p),
@@ -528,11 +557,11 @@ static int scan_html(tci_rctx *r, systrace *s)
             return rc;
     }
     if (n_found == 0) {
-        if ((q = find(p, s->len, "linuxPerfData")) != NULL)
+        if ((q = find_releasing(r, s, 0, "linuxPerfData")) != NULL)
             return tci_error(r->diag, TC_ERR_UNSUPPORTED, MOD, (uint64_t)(q - p),
                              "legacy systrace HTML (var linuxPerfData, systrace before 2015) is not supported "
                              "(Perfetto cannot read it either); open it in catapult's trace viewer or capture again");
-        if ((q = find(p, s->len, "id=\"viewer-data\"")) != NULL)
+        if ((q = find_releasing(r, s, 0, "id=\"viewer-data\"")) != NULL)
             return tci_error(r->diag, TC_ERR_UNSUPPORTED, MOD, (uint64_t)(q - p),
                              "trace2html HTML (viewer-data, gzip+base64) is not supported; "
                              "convert the original trace instead");
@@ -838,16 +867,72 @@ static int finish_tables(tci_rctx *r, systrace *s)
     return TC_OK;
 }
 
+/* ---- ftrace events that make no record ---------------------------------------------- */
+
+static void note_ignored(systrace *s, const fline *f, uint64_t off)
+{
+    if (!s->other_events++)
+        s->first_ignored = off;
+    for (int k = 0; k < IGNORED_KINDS && f->event_len < sizeof s->ignored[k].name; k++) {
+        ignored_kind *g = &s->ignored[k];
+        if (!g->count) {
+            memcpy(g->name, f->event, f->event_len);
+            g->len = f->event_len;
+        } else if (g->len != f->event_len || memcmp(g->name, f->event, g->len)) {
+            continue;
+        }
+        g->count++;
+        return;
+    }
+}
+
+static int by_count(const void *a, const void *b)
+{
+    const ignored_kind *x = a, *y = b;
+    return x->count != y->count ? (x->count < y->count ? 1 : -1) : 0;
+}
+
+/* Until scheduler data is converted, say what was left out: "116 ftrace events not
+ * converted (sched_switch 80, sched_wakeup 36)". Counted, so that a capture of them
+ * alone is reported rather than refused as holding nothing (normalize). */
+static void report_ignored(tci_rctx *r, systrace *s)
+{
+    if (!s->other_events)
+        return;
+    ignored_kind k[IGNORED_KINDS];
+    memcpy(k, s->ignored, sizeof k);
+    qsort(k, IGNORED_KINDS, sizeof *k, by_count);
+    char list[256];
+    size_t n = 0;
+    uint64_t named = 0;
+    for (int i = 0; i < IGNORED_KINDS && k[i].count && n < sizeof list - 64; i++) {
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%.*s %llu", n ? ", " : "", (int)k[i].len, k[i].name,
+                              (unsigned long long)k[i].count);
+        named += k[i].count;
+    }
+    if (named < s->other_events)
+        snprintf(list + n, sizeof list - n, "%s%llu of other kinds", n ? ", " : "",
+                 (unsigned long long)(s->other_events - named));
+    tci_warn(r->diag, TCI_FIG_FTRACE_IGNORED, MOD, s->first_ignored,
+             "%llu ftrace events not converted (%s): only atrace events (tracing_mark_write) become slices, counters "
+             "and instants%s", (unsigned long long)s->other_events, list, s->inflated ? " (offset in the decompressed text)" : "");
+    tci_count(r->diag, TCI_FIG_FTRACE_IGNORED, s->other_events - 1);
+}
+
 /* ---- records ------------------------------------------------------------------------ */
 
-/* The slot of an async key: its entry, or the empty slot where it goes. */
-static async_key *async_slot(systrace *s, uint64_t owner, uint32_t name, int64_t cookie)
+static uint32_t async_hash(uint64_t owner, uint32_t name, int64_t cookie)
 {
     uint64_t h = (uint64_t)cookie ^ (owner * 0x9E3779B97F4A7C15ull + name) * 0xC2B2AE3D27D4EB4Full;
     h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull; /* splitmix64's finalizer: every bit moves the low ones */
     h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
-    h ^= h >> 31;
-    for (uint32_t i = (uint32_t)h & (s->cap_async - 1);; i = (i + 1) & (s->cap_async - 1)) {
+    return (uint32_t)(h ^ (h >> 31));
+}
+
+/* The slot of an async key: its entry, or the empty slot where it goes. */
+static async_key *async_slot(systrace *s, uint64_t owner, uint32_t name, int64_t cookie)
+{
+    for (uint32_t i = async_hash(owner, name, cookie) & (s->cap_async - 1);; i = (i + 1) & (s->cap_async - 1)) {
         async_key *k = &s->async[i];
         if (!k->used || (k->owner == owner && k->name == name && k->cookie == cookie))
             return k;
@@ -864,10 +949,28 @@ static uint64_t async_owner(const tci_rctx *r, const systrace *s, uint32_t th, c
     return a->has_pid ? a->pid : 0;
 }
 
+/* A key whose last slice ended leaves the set (linear probing: the entries after
+ * it that would not be found past the hole move back), so the set holds the
+ * slices open at a time, not every cookie ever used (one per line in a capture
+ * that numbers its slices). */
+static void async_remove(systrace *s, async_key *k)
+{
+    uint32_t mask = s->cap_async - 1, hole = (uint32_t)(k - s->async);
+    for (uint32_t j = (hole + 1) & mask; s->async[j].used; j = (j + 1) & mask) {
+        uint32_t home = async_hash(s->async[j].owner, s->async[j].name, s->async[j].cookie) & mask;
+        bool stays = hole <= j ? home > hole && home <= j : home > hole || home <= j; /* home in (hole, j] */
+        if (!stays) {
+            s->async[hole] = s->async[j];
+            hole = j;
+        }
+    }
+    s->async[hole].used = false;
+    s->n_async--;
+}
+
 /* An async begin (S, G) opens its (owner, name, cookie); an end (F, H) closes
  * one: false when none is open. Both passes replay the same lines from an
- * empty set, so they drop the same ends. Entries stay (open 0) once made:
- * the set grows with distinct keys, at most one per line. */
+ * empty set, so they drop the same ends. */
 static int async_track(tci_rctx *r, systrace *s, uint64_t owner, const tci_raw *ev, bool *matched)
 {
     if (s->n_async + 1 > s->cap_async / 2) { /* keep it at most half full */
@@ -896,6 +999,8 @@ static int async_track(tci_rctx *r, systrace *s, uint64_t owner, const tci_raw *
         k->open--;
     else
         *matched = false;
+    if (!k->open)
+        async_remove(s, k);
     return TC_OK;
 }
 
@@ -931,7 +1036,7 @@ static int payload(tci_rctx *r, systrace *s, const fline *f, uint32_t th, uint64
     if ((ev->method = tci_trace_timeline_name(r->trace, name, len)) == TCI_NONE)
         return tci_trace_fail(r->trace, r->diag, MOD, off);
     if (a.action == TCI_ACT_ASYNC_BEGIN || a.action == TCI_ACT_ASYNC_END) {
-        bool matched;
+        bool matched = false;
         if ((rc = async_track(r, s, async_owner(r, s, th, &a, off), ev, &matched)) != TC_OK)
             return rc;
         if (!matched) { /* no writer can show an end without its begin: one rule for all of them */
@@ -982,7 +1087,7 @@ static int systrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
             return rc;
         if (!is_print(&f)) {
             if (r->pass == 1) {
-                s->other_events++;
+                note_ignored(s, &f, off);
                 if ((rc = sched_names(r, s, &f, off)) != TC_OK)
                     return rc;
             }
@@ -1001,6 +1106,7 @@ static int systrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
         s->tables_done = true;
         if ((rc = finish_tables(r, s)) != TC_OK)
             return rc;
+        report_ignored(r, s);
     }
     *got = k;
     return k ? TC_OK : TC_EOF;
@@ -1012,8 +1118,9 @@ static int systrace_rewind(tci_rctx *r)
     s->block = 0;
     s->pos = s->n_blocks ? s->blocks[0].start : 0;
     s->spool.released = 0; /* pages come back as pass 2 touches them */
-    for (uint32_t i = 0; i < s->cap_async; i++) /* pass 2 replays the async matching */
-        s->async[i].open = 0;
+    for (uint32_t i = 0; i < s->cap_async; i++) /* pass 2 replays the async matching from an empty set */
+        s->async[i].used = false;
+    s->n_async = 0;
     return TC_OK;
 }
 

@@ -93,7 +93,8 @@ def make_cases():
     # a stream whose inline method item says 200 bytes, with 20 left
     item = b"\0\0\x01" + struct.pack("<H", 200) + b"0x4\tcom.example.A\trun\t()V\tA.java\n"[:20]
     s = stream_header() + item
-    add("stream-item-past-end", s, exit=0, module="art", offset=32, words="ends inside a record or item")
+    # (nothing else in it: no trace events found, an error since issue 22, that says why)
+    add("stream-item-past-end", s, exit=1, module="art", offset=32, words="ends inside a record or item")
     # the data header is text, not binary (perflib's header-only fixture, made here)
     add("no-data-header", good + b"data section follows\n", exit=1, module="art", offset=end_of_key,
         words="SLOW")
