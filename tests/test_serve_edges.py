@@ -453,6 +453,12 @@ def check_two_parts_and_pipelining(ctx, small, cli_folded):
         st, _, out = http(p, "POST", "/api/convert?to=folded", body, {"Content-Type": ctype})
         ctx.check(st == 400 and says(out, "two 'mapping' parts"), f"two mapping parts: {st} {out[:100]!r}")
         ctx.eq(tmp_files(srv), [], "nothing of the refused uploads kept")
+        # format names in any case, as -o and -i take them (issue 22 item 20): the answer is
+        # the json writer's, with its type
+        st, hdrs, out = http(p, "POST", "/api/convert?to=JSON&from=ART&name=a.trace", small)
+        ctx.check(st == 200 and hdrs.get("content-type", "").startswith("application/json")
+                  and json.loads(out).get("traceEvents"),
+                  f"to=JSON&from=ART: 200, application/json, the trace: {st} {hdrs.get('content-type')}")
 
         def post(body, q="to=folded&name=a.trace"):
             return (f"POST /api/convert?{q} HTTP/1.1\r\nHost: 127.0.0.1:{p}\r\nContent-Length: {len(body)}\r\n\r\n"

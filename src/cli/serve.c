@@ -555,7 +555,8 @@ static enum MHD_Result on_query_arg(void *cls, enum MHD_ValueKind kind, const ch
             fail_request(rq, MHD_HTTP_BAD_REQUEST, "to= and from= take a format name");
             return MHD_NO;
         }
-        snprintf(!strcmp(key, "to") ? job->to : job->from, sizeof job->to, "%s", value);
+        const char *known = cli_format_name(value, !strcmp(key, "from")); /* any case, as -o and -i */
+        snprintf(!strcmp(key, "to") ? job->to : job->from, sizeof job->to, "%s", known ? known : value);
         return MHD_YES;
     }
     if (!strcmp(key, "name")) {
@@ -953,7 +954,7 @@ static int check_max_output(const char *v)
     tc_conv *c = tc_conv_new();
     int ok = c && tc_conv_set_option(c, "max-output", v) == TC_OK;
     if (c && !ok)
-        fprintf(stderr, "traceconv serve: --max-output %s: expected a size (K/M/G suffixes) or a ratio (64x)\n", v);
+        cli_say("traceconv serve: --max-output %s: expected a size (K/M/G suffixes) or a ratio (64x)", v);
     tc_conv_free(c);
     return ok ? 0 : -1;
 }
@@ -1007,15 +1008,16 @@ static int parse_serve_args(int argc, char **argv, serve_args *a)
     a->lim = (srv_limits){.keep_count = 100, .keep_age = 86400, .keep_bytes = 2ull << 30};
     a->max_output = "64x"; /* json is about 11x an ART trace: 64x leaves room, and bounds a hostile one */
     a->guard = (srv_guard_conf){.header_timeout = 10, .min_rate = 16 << 10, .max_conns = 256, .max_per_addr = 64};
-    int opt;
+    int opt, before = 1;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "j:h", longopts, NULL)) != -1) {
+    opterr = 0; /* our messages (cli_option_error): escaped, and naming "traceconv serve" */
+    while ((opt = getopt_long(argc, argv, ":j:h", longopts, NULL)) != -1) {
         char *end;
         long v;
         switch (opt) {
         case 'l':
             if (parse_listen(optarg, a) != 0) {
-                fprintf(stderr, "traceconv serve: --listen %s: expected ADDR:PORT ([::1]:8080 for IPv6)\n", optarg);
+                cli_say("traceconv serve: --listen %s: expected ADDR:PORT ([::1]:8080 for IPv6)", optarg);
                 return -1;
             }
             break;
@@ -1023,7 +1025,7 @@ static int parse_serve_args(int argc, char **argv, serve_args *a)
         case 'Q':
             v = strtol(optarg, &end, 10);
             if (*end || v < 1 || v > (opt == 'j' ? 256 : 100000)) {
-                fprintf(stderr, "traceconv serve: %s %s: expected a number (1-%d)\n", opt == 'j' ? "-j" : "--queue",
+                cli_say("traceconv serve: %s %s: expected a number (1-%d)", opt == 'j' ? "-j" : "--queue",
                         optarg, opt == 'j' ? 256 : 100000);
                 return -1;
             }
@@ -1032,7 +1034,7 @@ static int parse_serve_args(int argc, char **argv, serve_args *a)
         case 'm':
         case 'K':
             if (cli_parse_size(optarg, opt == 'm' ? &a->max_upload : &a->lim.keep_bytes) != 0) {
-                fprintf(stderr, "traceconv serve: %s %s: expected a size (K/M/G suffixes)\n",
+                cli_say("traceconv serve: %s %s: expected a size (K/M/G suffixes)",
                         opt == 'm' ? "--max-upload" : "--keep-size", optarg);
                 return -1;
             }
@@ -1045,7 +1047,7 @@ static int parse_serve_args(int argc, char **argv, serve_args *a)
             break;
         case 'A':
             if (a->n_allow == MAX_ALLOWED_HOSTS || !*optarg || strlen(optarg) > 253 || strpbrk(optarg, ":/[] ")) {
-                fprintf(stderr, "traceconv serve: --allow-host %s: a host name (at most %d of them)\n", optarg,
+                cli_say("traceconv serve: --allow-host %s: a host name (at most %d of them)", optarg,
                         MAX_ALLOWED_HOSTS);
                 return -1;
             }
@@ -1054,30 +1056,31 @@ static int parse_serve_args(int argc, char **argv, serve_args *a)
         case 'T':
             v = strtol(optarg, &end, 10);
             if (*end || v < 1 || v > 3600) {
-                fprintf(stderr, "traceconv serve: --header-timeout %s: expected seconds (1-3600)\n", optarg);
+                cli_say("traceconv serve: --header-timeout %s: expected seconds (1-3600)", optarg);
                 return -1;
             }
             a->guard.header_timeout = (unsigned)v;
             break;
         case 'R':
             if (cli_parse_size(optarg, &a->guard.min_rate) != 0) {
-                fprintf(stderr, "traceconv serve: --min-rate %s: expected bytes a second (K/M suffixes)\n", optarg);
+                cli_say("traceconv serve: --min-rate %s: expected bytes a second (K/M suffixes)", optarg);
                 return -1;
             }
             break;
         case 'k':
             if (parse_keep(optarg, &a->lim) != 0) {
-                fprintf(stderr, "traceconv serve: --keep %s: expected a count (100) or an age (90s, 30m, 1h, 2d)\n",
+                cli_say("traceconv serve: --keep %s: expected a count (100) or an age (90s, 30m, 1h, 2d)",
                         optarg);
                 return -1;
             }
             break;
         case 'h': fputs(usage_text, stdout); return 1;
-        default: return -1;
+        default: cli_option_error("traceconv serve", opt, before, argv); return -1;
         }
+        before = optind;
     }
     if (optind < argc) {
-        fprintf(stderr, "traceconv serve: unexpected operand '%s'\n", argv[optind]);
+        cli_say("traceconv serve: unexpected operand '%s'", argv[optind]);
         return -1;
     }
     return 0;
@@ -1112,7 +1115,7 @@ static int listen_socket(const serve_args *a, struct sockaddr_storage *ss, sockl
     struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM}, *ai = NULL;
     int gai = getaddrinfo(a->host, a->port, &hints, &ai);
     if (gai != 0) {
-        fprintf(stderr, "traceconv serve: --listen %s: %s\n", a->host, gai_strerror(gai));
+        cli_say("traceconv serve: --listen %s: %s", a->host, gai_strerror(gai));
         return -1;
     }
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), on = 1;
@@ -1123,7 +1126,7 @@ static int listen_socket(const serve_args *a, struct sockaddr_storage *ss, sockl
     }
     if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 128) != 0 ||
         getsockname(fd, (struct sockaddr *)ss, sl) != 0) {
-        fprintf(stderr, "traceconv serve: cannot listen on %s:%s: %s\n", a->host, a->port, strerror(errno));
+        cli_say("traceconv serve: cannot listen on %s:%s: %s", a->host, a->port, strerror(errno));
         if (fd >= 0)
             close(fd);
         fd = -1;
@@ -1143,7 +1146,7 @@ static struct MHD_Daemon *start_daemon(server *srv, const serve_args *a, char *u
     if (urllen < sizeof text + 8)
         return NULL;
     if (getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port, sizeof port, NI_NUMERICHOST | NI_NUMERICSERV)) {
-        fprintf(stderr, "traceconv serve: cannot read the listening address\n");
+        cli_say("traceconv serve: cannot read the listening address");
         close(fd);
         return NULL;
     }
@@ -1161,14 +1164,13 @@ static struct MHD_Daemon *start_daemon(server *srv, const serve_args *a, char *u
         (unsigned)60, MHD_OPTION_CONNECTION_LIMIT, (unsigned)(2 * a->guard.max_conns + 16),
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024), MHD_OPTION_END);
     if (!d) {
-        fprintf(stderr, "traceconv serve: cannot listen on %s: %s\n", text, strerror(errno));
+        cli_say("traceconv serve: cannot listen on %s: %s", text, strerror(errno));
         close(fd);
         return NULL;
     }
     if (!loopback)
-        fprintf(stderr,
-                "traceconv serve: warning: %s is not a loopback address: anyone who can reach it can upload "
-                "traces and read the results\n",
+        cli_say("traceconv serve: warning: %s is not a loopback address: anyone who can reach it can upload "
+                "traces and read the results",
                 text);
     return d;
 }
@@ -1198,7 +1200,7 @@ int serve_main(int argc, char **argv)
     srv.max_upload = a.max_upload;
     srv.guard = srv_guard_new(&a.guard);
     if (!srv.guard) {
-        fprintf(stderr, "traceconv serve: out of memory\n");
+        cli_say("traceconv serve: out of memory");
         return EXIT_FAIL;
     }
     srv.caps.report_html = library_knows("html", "1");
@@ -1208,7 +1210,7 @@ int serve_main(int argc, char **argv)
     char err[PATH_MAX + 128];
     srv.store = srv_store_open(a.store, &a.lim, err, sizeof err);
     if (!srv.store) {
-        fprintf(stderr, "traceconv serve: %s\n", err);
+        cli_say("traceconv serve: %s", err);
         return EXIT_FAIL;
     }
     srv.index_html = srv_index_page(&srv.caps);
@@ -1218,7 +1220,7 @@ int serve_main(int argc, char **argv)
     srv.daemon = srv.pool ? start_daemon(&srv, &a, url, sizeof url) : NULL;
     if (!srv.daemon) {
         if (!srv.pool)
-            fprintf(stderr, "traceconv serve: cannot start the workers\n");
+            cli_say("traceconv serve: cannot start the workers");
         srv_pool_free(srv.pool);
         srv_store_close(srv.store);
         srv_guard_free(srv.guard);
@@ -1226,9 +1228,9 @@ int serve_main(int argc, char **argv)
         return EXIT_FAIL;
     }
     if (a.lim.keep_bytes < a.max_upload)
-        fprintf(stderr, "traceconv serve: note: the page refuses traces larger than --keep-size (the API takes "
-                        "them up to --max-upload)\n");
-    fprintf(stderr, "traceconv serve: listening on %s\n", url);
+        cli_say("traceconv serve: note: the page refuses traces larger than --keep-size (the API takes "
+                "them up to --max-upload)");
+    cli_say("traceconv serve: listening on %s", url);
     fflush(stderr);
 
     /* results also leave the disk by age while nobody asks for them (a request for one
@@ -1256,6 +1258,6 @@ int serve_main(int argc, char **argv)
     srv_guard_free(srv.guard);
     free(srv.index_html);
     pthread_mutex_destroy(&srv.done_lock);
-    fprintf(stderr, "traceconv serve: stopped\n");
+    cli_say("traceconv serve: stopped");
     return 0;
 }
