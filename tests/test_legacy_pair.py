@@ -42,6 +42,16 @@ def main():
                 got = f.read()
             body = lambda b: [l for l in b.splitlines() if not l.startswith(b"process ")]  # noqa: E731
             ctx.check(body(got) == body(want), f"{name}: IR from 'KEY DATA OUTPUT' equals the combined file's")
+        # the halves in the other order (DATA KEY), named after the key half, as the library
+        # opens them either way (issue 22 item 14); before, KEY was read as a second INPUT
+        r = ctx.run(["-o", "ir", other, key], check_rc=0)
+        out_key = os.path.join(d, name + ".ir.txt")
+        if ctx.check(os.path.exists(out_key), f"{name}: 'DATA KEY' writes {os.path.basename(out_key)}"):
+            with open(out_key, "rb") as f:
+                ctx.check(body(f.read()) == body(want), f"{name}: IR from 'DATA KEY' equals the combined file's")
+            os.remove(out_key)
+        err = r.stderr.decode(errors="replace")
+        ctx.eq(sum(" -> " in l for l in err.splitlines()), 1, f"{name}: 'DATA KEY': one conversion ({err.strip()})")
         if split == 1:  # the missing-half error, once
             os.remove(key)
             out = os.path.join(d, "out.json")

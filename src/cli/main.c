@@ -222,13 +222,23 @@ static void print_summary(tc_conv *c, const char *in, const char *out, const cha
     free(line);
 }
 
-/* Both halves of a legacy split trace: name.key, then an existing name.data. */
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), k = strlen(tail);
+    return n > k && !strcmp(s + n - k, tail);
+}
+
+/* Both halves of a legacy split trace, in either order (the library reads either order
+ * too): 1 for name.key then an existing name.data, 2 for name.data then an existing
+ * name.key, 0 when the operands are not such a pair. */
 static int is_pair(const char *first, const char *second)
 {
-    size_t a = strlen(first), b = strlen(second);
     struct stat st;
-    return a > 4 && !strcmp(first + a - 4, ".key") && b > 5 && !strcmp(second + b - 5, ".data") &&
-           stat(second, &st) == 0 && S_ISREG(st.st_mode);
+    if (ends_with(first, ".key") && ends_with(second, ".data"))
+        return stat(second, &st) == 0 && S_ISREG(st.st_mode) ? 1 : 0;
+    if (ends_with(first, ".data") && ends_with(second, ".key"))
+        return stat(second, &st) == 0 && S_ISREG(st.st_mode) && stat(first, &st) == 0 && S_ISREG(st.st_mode) ? 2 : 0;
+    return 0;
 }
 
 static const tc_format_info *format_info(const char *name, int reader)
@@ -648,15 +658,16 @@ static int several_formats_refuse(const cli *a, char **ops, int n, int pair)
 /* Operands -> jobs: INPUT [OUTPUT], a legacy pair, or several inputs each beside itself. 0: a usage error (told). */
 static size_t plan_jobs(const cli *a, char **ops, int n, job *jobs)
 {
-    int pair = n >= 2 && is_pair(ops[0], ops[1]);
+    int pair = n >= 2 ? is_pair(ops[0], ops[1]) : 0;
     if (!n || (pair && n > 3)) {
         cli_say(n ? "traceconv: expected NAME.key NAME.data [OUTPUT]" : "traceconv: expected INPUT [OUTPUT]");
         return 0;
     }
     if (a->n_formats > 1 && several_formats_refuse(a, ops, n, pair))
         return 0;
-    if (pair) { /* traceconv -o json a.key b.data [OUTPUT] */
-        jobs[0] = (job){ops[0], ops[1], n == 3 ? ops[2] : NULL};
+    if (pair) { /* traceconv -o json a.key b.data [OUTPUT], or b.data a.key: named after the key half */
+        int key = pair == 1 ? 0 : 1;
+        jobs[0] = (job){ops[key], ops[1 - key], n == 3 ? ops[2] : NULL};
         return 1;
     }
     if (n == 2 && names_output(ops[1], a->formats[0], a->force, ops[0])) {
