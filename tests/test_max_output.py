@@ -86,6 +86,24 @@ def check_bound(ctx):
     ctx.check(not [f for f in os.listdir(d) if f.endswith(".folded")], "folded,json: no folded output")
 
 
+def check_diff(ctx):
+    """diff writes through its own sink: the same bound, the same line, nothing left. The
+    flame graph of two deep traces (every frame a distinct method) is over 500K."""
+    d = os.path.join(ctx.work, "diff")
+    os.makedirs(d, exist_ok=True)
+    a = deep_trace(os.path.join(d, "a.json"), 3000)
+    b = deep_trace(os.path.join(d, "b.json"), 3000, same_name=True)
+    out = os.path.join(d, "ab.svg")
+    r = ctx.run(["diff", "-f", "-o", "flamegraph", "--max-depth", "1000000", "--merge-threads", "--max-output",
+                 "256K", a, b, out])
+    err = r.stderr.decode(errors="replace").strip().splitlines()
+    ctx.eq((r.returncode, err[-1:]), (1, [f"traceconv: {b}: diff: output larger than --max-output (256K)"]),
+           "diff --max-output 256K: exit status and the line")
+    ctx.eq(leftovers(d, ["a.json", "b.json"]), [], "diff --max-output: no output, no temporary file")
+    r = ctx.run(["diff", "-f", "-o", "csv", "--max-output", "1M", a, b, os.path.join(d, "ab.csv")])
+    ctx.eq(r.returncode, 0, f"diff -o csv within the bound ({r.stderr.decode(errors='replace').strip()[-200:]})")
+
+
 def check_fits(ctx):
     src = os.path.join(ctx.corpus, "app-startup.trace")
     a, b = os.path.join(ctx.work, "plain.folded"), os.path.join(ctx.work, "bounded.folded")
@@ -137,6 +155,7 @@ def main():
     ctx = tclib.Ctx()
     check_first_error_stops(ctx)
     check_bound(ctx)
+    check_diff(ctx)
     check_fits(ctx)
     check_batch(ctx)
     ctx.done()

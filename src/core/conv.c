@@ -721,17 +721,21 @@ static void format_size(uint64_t n, char *out, size_t len)
     snprintf(out, len, "%llu bytes", (unsigned long long)n);
 }
 
+int tci_output_limit_error(tci_diag *d, const tci_options *opt, const char *module, uint64_t limit)
+{
+    char size[32];
+    format_size(limit, size, sizeof size);
+    d->error[0] = 0;
+    if (opt->max_output_ratio)
+        return tci_error(d, TC_ERR_LIMIT, module, UINT64_MAX, "output larger than --max-output (%ux the input: %s)",
+                         (unsigned)opt->max_output_ratio, size);
+    return tci_error(d, TC_ERR_LIMIT, module, UINT64_MAX, "output larger than --max-output (%s)", size);
+}
+
 /* max-output was reached: the option as given, and what it came to for an Nx. */
 static int describe_limit(output *o, tci_diag *d)
 {
-    const tci_options *opt = o->wctx.opt;
-    char size[32];
-    format_size(o->sink.limit, size, sizeof size);
-    d->error[0] = 0;
-    if (opt->max_output_ratio)
-        return tci_error(d, TC_ERR_LIMIT, o->w->name, UINT64_MAX,
-                         "output larger than --max-output (%ux the input: %s)", (unsigned)opt->max_output_ratio, size);
-    return tci_error(d, TC_ERR_LIMIT, o->w->name, UINT64_MAX, "output larger than --max-output (%s)", size);
+    return tci_output_limit_error(d, o->wctx.opt, o->w->name, o->sink.limit);
 }
 
 void tci_write_error_text(int errnum, char *why, size_t len)
@@ -982,18 +986,22 @@ static int ask_while_writing(void *user)
     return conv_progress(c, c->src.size, c->src.size);
 }
 
-/* max-output for each output of this input, in bytes (UINT64_MAX: none). */
-static uint64_t output_limit(const tc_conv *c)
+uint64_t tci_output_limit(const tci_options *opt, uint64_t input_size)
 {
-    if (c->opt.max_output)
-        return c->opt.max_output;
-    if (!c->opt.max_output_ratio)
+    if (opt->max_output)
+        return opt->max_output;
+    if (!opt->max_output_ratio)
         return UINT64_MAX;
     uint64_t n;
-    if (__builtin_mul_overflow((uint64_t)c->src.size, (uint64_t)c->opt.max_output_ratio, &n))
+    if (__builtin_mul_overflow(input_size, (uint64_t)opt->max_output_ratio, &n))
         return UINT64_MAX;
     return n < TCI_MIN_RATIO_OUTPUT ? TCI_MIN_RATIO_OUTPUT : n;
 }
+
+uint64_t tci_conv_input_size(const tc_conv *c) { return c->src.size; }
+
+/* max-output for each output of this input, in bytes (UINT64_MAX: none). */
+static uint64_t output_limit(const tc_conv *c) { return tci_output_limit(&c->opt, c->src.size); }
 
 /* Each output's sink and writer state; a failure here is that output's alone. */
 static void outputs_open(pipeline *p, tc_output *pub)

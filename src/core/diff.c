@@ -418,10 +418,20 @@ static int diff_call(tc_conv *base, tc_conv *next, const char *format, tci_sink 
     return rc;
 }
 
+/* max-output, as NEW's output options give it (Nx: of both inputs' bytes). The sizes are
+ * known once both are open, which a diff that starts requires; before that, no bound. */
+static void bound_output(tc_conv *base, tc_conv *next, tci_sink *out)
+{
+    if (base != next && tci_conv_is_open(base) && tci_conv_is_open(next))
+        out->limit = tci_output_limit(tci_conv_options(next), tci_conv_input_size(base) + tci_conv_input_size(next));
+}
+
 /* The sink is closed whatever happened; a write error is the call's when nothing else failed. */
 static int finish_sink(tc_conv *next, tci_sink *out, int rc)
 {
     int closed = tci_sink_close(out);
+    if (out->err && out->status == TC_ERR_LIMIT && (rc == TC_OK || rc == TC_ERR_IO))
+        return tci_output_limit_error(tci_conv_error_slot(next), tci_conv_options(next), "diff", out->limit);
     if (rc == TC_OK && (closed != TC_OK || out->err)) {
         tci_diag *e = tci_conv_error_slot(next);
         e->error[0] = 0;
@@ -449,6 +459,7 @@ int tc_diff_write_to(tc_conv *base, tc_conv *next, const char *format, tc_write_
     int rc = tci_sink_open_fn(&out, fn, user, false);
     if (rc != TC_OK)
         return tci_conv_call_end(next, rc);
+    bound_output(base, next, &out);
     rc = diff_call(base, next, format, &out);
     return tci_conv_call_end(next, finish_sink(next, &out, rc));
 }
@@ -470,6 +481,7 @@ int tc_diff_write(tc_conv *base, tc_conv *next, const char *format, FILE *fp)
     int rc = tci_sink_open(&out, fp, false);
     if (rc != TC_OK)
         return tci_conv_call_end(next, rc);
+    bound_output(base, next, &out);
     rc = diff_call(base, next, format, &out);
     return tci_conv_call_end(next, finish_sink(next, &out, rc));
 }

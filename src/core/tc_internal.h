@@ -928,6 +928,11 @@ struct tci_writer;
 int tci_conv_aggregate(tc_conv *c, const struct tci_writer *w, void *priv, const char *function);
 const tci_options *tci_conv_options(const tc_conv *c);
 const tci_trace *tci_conv_trace_of(const tc_conv *c);
+uint64_t tci_conv_input_size(const tc_conv *c); /* bytes read (gzip inflated) */
+/* max-output in bytes for an output of input_size bytes of input (UINT64_MAX: none), and
+ * the one message of an output that reached it (TC_ERR_LIMIT, in d). */
+uint64_t tci_output_limit(const tci_options *opt, uint64_t input_size);
+int tci_output_limit_error(tci_diag *d, const tci_options *opt, const char *module, uint64_t limit);
 const tci_diag *tci_conv_diag(const tc_conv *c);
 bool tci_conv_is_open(const tc_conv *c);
 void tci_conv_consume(tc_conv *c); /* OPEN -> WRITTEN without reading (the other input of a diff failed) */
