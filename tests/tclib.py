@@ -371,3 +371,33 @@ TEMP_NAME = re.compile(r"\.tc-[A-Za-z0-9]{6}")
 
 def is_temp_name(path):
     return TEMP_NAME.fullmatch(os.path.basename(path)) is not None
+
+
+def terminal_safe(data):
+    """Whether bytes a command wrote to a terminal are all UTF-8 with no control character
+    but the newline (no C0, DEL or C1): what cli_say promises for every message."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return not any((ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f for c in text)
+
+
+def json_slice_names(path):
+    """The B/X slice names of a Chrome JSON file, read by Python's json, sorted ([] when it is not one)."""
+    try:
+        with open(path, "rb") as f:
+            doc = json.load(f)
+        return sorted(e.get("name") for e in doc["traceEvents"] if e.get("ph") in ("B", "X"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def run_limited(argv, cwd=None, limit_fsize=None, env=None):
+    """argv run to completion (output captured), under `ulimit -f` limit_fsize bytes when given."""
+    pre = None
+    if limit_fsize is not None:
+        def pre():
+            import resource
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit_fsize, limit_fsize))
+    return subprocess.run(argv, cwd=cwd, capture_output=True, preexec_fn=pre, env=env)

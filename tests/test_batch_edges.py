@@ -26,7 +26,6 @@ import io
 import json
 import os
 import re
-import resource
 import shutil
 import signal
 import subprocess
@@ -67,11 +66,7 @@ def put(path, data):
 
 
 def batch(args, cwd=None, limit_fsize=None, env=None):
-    pre = None
-    if limit_fsize is not None:
-        def pre():
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limit_fsize, limit_fsize))
-    return subprocess.run([EXE, "batch", *args], cwd=cwd, capture_output=True, preexec_fn=pre, env=env)
+    return tclib.run_limited([EXE, "batch", *args], cwd=cwd, limit_fsize=limit_fsize, env=env)
 
 
 def summary(path):
@@ -84,16 +79,6 @@ def summary(path):
 
 def by_member(s):
     return {e["member"]: e for e in s["members"]}
-
-
-def json_slices(path):
-    """The B/X slice names of a Chrome JSON file, read by Python's json ([] when it is not one)."""
-    try:
-        with open(path, "rb") as f:
-            doc = json.load(f)
-        return sorted(e.get("name") for e in doc["traceEvents"] if e.get("ph") in ("B", "X"))
-    except (OSError, ValueError, KeyError, TypeError):
-        return []
 
 
 def single(data, name, fmt, extra=(), cache={}):
@@ -121,15 +106,6 @@ def tar_bytes(members, mode="w"):
             ti.size = len(data)
             t.addfile(ti, io.BytesIO(data))
     return buf.getvalue()
-
-
-def no_controls(data):
-    """stderr bytes without a control (C0 but newline, DEL, C1) and all UTF-8."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return not any((ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f for c in text)
 
 
 def check_overwrite_rules():
@@ -228,7 +204,7 @@ def check_names_never_collide():
             e = st.get(name, {})
             outs = [os.path.join(out, os.path.dirname(e.get("output", "")), o["name"]) for o in e.get("outputs", [])]
             ctx.check(e.get("status") == "ok" and len(outs) == 1 and os.path.isfile(outs[0]) and
-                      json_slices(outs[0]) == json_slices_of(SMALL), f"{what}: {name} converted into a file of its own: {e}")
+                      tclib.json_slice_names(outs[0]) == json_slices_of(SMALL), f"{what}: {name} converted into a file of its own: {e}")
 
 
 def check_summary_name():
@@ -388,7 +364,7 @@ def check_names_in_messages():
     put(os.path.join(tree, "n" * 246 + ".trace"), SMALL)  # its output name: 246 + ".json" = 251 bytes
     r = batch(["-o", "json", "-O", os.path.join(d, "out"), arc, tree])
     ctx.eq(r.returncode, 1, "hostile names: the bad members fail")
-    ctx.check(no_controls(r.stderr), f"member names reach stderr escaped: {r.stderr!r}")
+    ctx.check(tclib.terminal_safe(r.stderr), f"member names reach stderr escaped: {r.stderr!r}")
     ctx.check(b"\\x1b]0;pwned\\x07" in r.stderr, f"the escape is shown, visibly: {r.stderr!r}")
     st = by_member(summary(os.path.join(d, "out", "traceconv-batch.json")))
     e = st.get("cut.trace.gz", {})
@@ -399,14 +375,14 @@ def check_names_in_messages():
     e = st.get(long_name, {})
     ctx.eq(e.get("status"), "ok", f"a member whose output name has 251 bytes is converted ({e.get('error')})")
     p = os.path.join(d, "out", "tree", "n" * 246 + ".json")
-    ctx.check(os.path.exists(p) and json_slices(p) == json_slices_of(SMALL), "the 251-byte output is its conversion")
+    ctx.check(os.path.exists(p) and tclib.json_slice_names(p) == json_slices_of(SMALL), "the 251-byte output is its conversion")
 
 
 def json_slices_of(data):
     d = fresh("slices")
     src = put(os.path.join(d, "x.trace"), data)
     subprocess.run([EXE, "-q", "-o", "json", src], capture_output=True)
-    return json_slices(os.path.join(d, "x.json"))
+    return tclib.json_slice_names(os.path.join(d, "x.json"))
 
 
 def progress_lines(stderr):

@@ -55,21 +55,7 @@ def fresh(name):
 
 
 def run(args, cwd=None, limit_fsize=None):
-    pre = None
-    if limit_fsize is not None:
-        def pre():
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limit_fsize, limit_fsize))
-    return subprocess.run([EXE, *args], cwd=cwd, capture_output=True, preexec_fn=pre)
-
-
-def json_slices(path):
-    """The B/E slice names of a Chrome JSON file, read by Python's json ([] when it is not one)."""
-    try:
-        with open(path, "rb") as f:
-            doc = json.load(f)
-        return sorted(e.get("name") for e in doc["traceEvents"] if e.get("ph") in ("B", "X"))
-    except (OSError, ValueError, KeyError, TypeError):
-        return []
+    return tclib.run_limited([EXE, *args], cwd=cwd, limit_fsize=limit_fsize)
 
 
 def temps(d):
@@ -92,7 +78,7 @@ def check_default_name_never_the_input():
     r = run(["-f", "-o", "json,report,ir", "cap.txt"], cwd=d)
     ctx.eq(r.returncode, 0, f"-f -o json,report,ir cap.txt: exit status ({s(r.stderr).strip()})")
     ctx.eq(sorted(os.listdir(d)), ["cap.ir.txt", "cap.json", "cap.report.txt", "cap.txt"], "several formats: the names")
-    ctx.eq(json_slices(os.path.join(d, "cap.json")), ["draw"], "cap.json holds the capture's slice")
+    ctx.eq(tclib.json_slice_names(os.path.join(d, "cap.json")), ["draw"], "cap.json holds the capture's slice")
     # systrace.py's own HTML, converted to systrace HTML
     html = os.path.join(d, "x.html")
     with open(html, "w") as f:
@@ -116,7 +102,7 @@ def check_long_name():
     r = run(["-o", "json", APP, name], cwd=d)
     ctx.eq(r.returncode, 0, f"a 250-byte OUTPUT: exit status ({s(r.stderr).strip()[:200]})")
     p = os.path.join(d, name)
-    ctx.check(os.path.exists(p) and len(json_slices(p)) > 0, "a 250-byte OUTPUT is written, a JSON trace")
+    ctx.check(os.path.exists(p) and len(tclib.json_slice_names(p)) > 0, "a 250-byte OUTPUT is written, a JSON trace")
     ctx.eq(temps(d), [], "a 250-byte OUTPUT: no temporary file left")
 
 
@@ -131,7 +117,7 @@ def check_symlinks():
     ctx.check("symbolic link" in s(r.stderr) and "-f" in s(r.stderr), f"the refusal says why: {s(r.stderr)!r}")
     r = run(["-f", "-o", "json", APP, link])
     ctx.eq(r.returncode, 0, f"with -f: exit status ({s(r.stderr).strip()})")
-    ctx.check(not os.path.islink(link) and len(json_slices(link)) > 0, "with -f the link itself is replaced by the output")
+    ctx.check(not os.path.islink(link) and len(tclib.json_slice_names(link)) > 0, "with -f the link itself is replaced by the output")
     ctx.check(not os.path.exists(os.path.join(d, "nowhere")), "with -f nothing is written where the link pointed")
     # a link to a regular file: with -f the link is replaced, its target never written
     target = os.path.join(d, "kept.txt")
@@ -185,15 +171,6 @@ def check_file_size_limit():
     ctx.eq(temps(d) + [n for n in os.listdir(d) if n.endswith(".csv")], [], "diff past ulimit -f: nothing left")
 
 
-def no_controls(data):
-    """stderr bytes without a control (C0 but newline, DEL, C1 in UTF-8) or invalid UTF-8."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return not any((ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f for c in text)
-
-
 def check_hostile_names():
     d = fresh("hostile")
     names = ["\x1b]0;pwned\x07.trace", "\x1b[2Jclear.trace", "bel\x07\x7f.trace", "c1\u009b31m.trace",
@@ -206,11 +183,11 @@ def check_hostile_names():
     args = [os.path.join(d, n).encode("utf-8", "surrogateescape") for n in names]
     r = subprocess.run([EXE, "-o", "json", *args, good.encode()], capture_output=True)
     ctx.eq(r.returncode, 1, "hostile names: the bad inputs fail")
-    ctx.check(no_controls(r.stderr), f"hostile file names: stderr holds no control byte: {r.stderr!r}")
+    ctx.check(tclib.terminal_safe(r.stderr), f"hostile file names: stderr holds no control byte: {r.stderr!r}")
     ctx.check(r.stderr.count(b"\n") == len(names) + 1, f"one line per input: {r.stderr!r}")
     ctx.check(b"\\x1b]0;pwned\\x07" in r.stderr, f"the escape is shown, visibly: {r.stderr!r}")
     r = subprocess.run([EXE, b"--\x1b]0;x\x07", b"-o", b"json"], capture_output=True)
-    ctx.check(r.returncode == 2 and no_controls(r.stderr), f"a hostile option: escaped in the message: {r.stderr!r}")
+    ctx.check(r.returncode == 2 and tclib.terminal_safe(r.stderr), f"a hostile option: escaped in the message: {r.stderr!r}")
 
 
 def check_messages():
@@ -293,7 +270,7 @@ def check_force_output_operand():
         before = open(os.path.join(g, second), "rb").read()
         r = run(["-f", "-o", "json", "a.trace", second], cwd=g)
         ctx.eq(open(os.path.join(g, second), "rb").read(), before, f"-f -o json a.trace {second}: {second} untouched")
-        ctx.check(len(json_slices(os.path.join(g, "a.json"))) > 0, f"-f -o json a.trace {second}: a.json beside a.trace")
+        ctx.check(len(tclib.json_slice_names(os.path.join(g, "a.json"))) > 0, f"-f -o json a.trace {second}: a.json beside a.trace")
         ctx.eq(r.returncode, 0 if second == "b.trace" else 1, f"-f -o json a.trace {second}: exit status")
 
 
