@@ -36,7 +36,8 @@ FIELD_STARTS = b'|:" =,(\t'
 BIG = 200_000  # bytes: a source this size costs several small ones per conversion
 # Options each writer uses (the CLI may warn about, or refuse under --strict, an
 # option the writer ignores); every writer takes the core's options.
-CORE_OPTIONS = (("--max-depth", "3"), ("--max-string", "16"))
+CORE_OPTIONS = (("--max-depth", "3"), ("--max-string", "16"),
+                ("--max-output", "2K"))  # every writer (and diff) stopping at its first failed write
 WRITER_OPTIONS = {
     "folded": (("--weight", "cpu"), ("--no-thread",)),
     "pprof": (("--merge-threads",),),

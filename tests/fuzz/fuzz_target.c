@@ -56,6 +56,7 @@ static const struct choice choices[] = {
     {FUZZ_OPT_TEXT, FUZZ_OPT_TEXT, "text", {"text"}, {"1"}},
     {FUZZ_OPT_MAX_DEPTH, FUZZ_OPT_MAX_DEPTH, "max-depth=3", {"max-depth"}, {"3"}},
     {FUZZ_LIMIT_STRICT, 7u << FUZZ_LIMIT_SHIFT, "strict", {"strict"}, {"1"}},
+    {FUZZ_LIMIT_MAX_OUTPUT, 7u << FUZZ_LIMIT_SHIFT, "max-output=2K", {"max-output"}, {"2K"}},
     {FUZZ_LIMIT_MAX_STRING, 7u << FUZZ_LIMIT_SHIFT, "max-string=16", {"max-string"}, {"16"}},
     {FUZZ_LIMIT_TIGHT, 7u << FUZZ_LIMIT_SHIFT, "max-threads=4,max-methods=64,max-events=512",
      {"max-threads", "max-methods", "max-events"}, {"4", "64", "512"}},

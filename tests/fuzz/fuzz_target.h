@@ -9,8 +9,8 @@
  *            then the diff's formats ("diff:text", "diff:csv", "diff:flamegraph":
  *            the first half of the trace diffed against all of it), modulo their
  *            number, so a new writer is fuzzed without a change here
- *   byte 1   options: bits 0-4 are FUZZ_OPT_*; bits 5-7 one limit, FUZZ_LIMIT_* (5-7),
- *            or a set of writer options, FUZZ_VARIANT_* (1-3; 0 and 4 none): a limit stops
+ *   byte 1   options: bits 0-4 are FUZZ_OPT_*; bits 5-7 one limit, FUZZ_LIMIT_* (4-7),
+ *            or a set of writer options, FUZZ_VARIANT_* (1-3; 0 none): a limit stops
  *            most inputs early, so most go without. A variant sets the options of
  *            several writers at once; the others count them as unused (never
  *            strict, which is a limit value)
@@ -39,6 +39,7 @@ enum fuzz_option {
     FUZZ_VARIANT_2 = 2 << 5,         /* flamegraph: hash, minwidth=5%, width=200; report: sort=calls,
                                       * html; dot: threshold=100 */
     FUZZ_VARIANT_3 = 3 << 5,         /* report: sort=excl; dot: threshold=0.5; diff: negate */
+    FUZZ_LIMIT_MAX_OUTPUT = 4 << 5,  /* max-output=2K: every writer stops at its first failed write */
     FUZZ_LIMIT_STRICT = 5 << 5,      /* strict: every warning is an error */
     FUZZ_LIMIT_MAX_STRING = 6 << 5,  /* max-string=16: names hit the limit */
     FUZZ_LIMIT_TIGHT = 7 << 5        /* max-threads=4, max-methods=64, max-events=512 */
@@ -51,7 +52,8 @@ enum fuzz_option {
 #define FUZZ_SEED_OPTION_SETS                                                                                  \
     {0u, FUZZ_OPT_WEIGHT_CPU | FUZZ_OPT_MERGE_THREADS | FUZZ_OPT_TEXT | FUZZ_OPT_MAX_DEPTH,                    \
      FUZZ_OPT_NO_THREAD | FUZZ_LIMIT_MAX_STRING, FUZZ_OPT_MAX_DEPTH | FUZZ_LIMIT_STRICT, FUZZ_LIMIT_TIGHT,      \
-     FUZZ_OPT_MERGE_THREADS | FUZZ_VARIANT_1, FUZZ_OPT_WEIGHT_CPU | FUZZ_VARIANT_2, FUZZ_VARIANT_3}
+     FUZZ_OPT_MERGE_THREADS | FUZZ_VARIANT_1, FUZZ_OPT_WEIGHT_CPU | FUZZ_VARIANT_2, FUZZ_VARIANT_3,              \
+     FUZZ_OPT_MAX_DEPTH | FUZZ_LIMIT_MAX_OUTPUT}
 
 /* The reader a target fuzzes ("art"); NULL: detect it from content, as the command does. */
 extern const char *const fuzz_reader;
