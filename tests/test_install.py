@@ -116,6 +116,23 @@ def main():
     ctx.eq(m.group(1) if m else None, version, "CMake's package version equals the header's version")
     ctx.eq(run([ctx.traceconv, "--version"]).stdout.split()[-1:], [version], "traceconv --version")
 
+    # the installed command runs its subcommands, which are programs of their own in
+    # LIBEXECDIR/traceconv (src/cli/subcommand.c), and its conversions load no archive or
+    # HTTP library
+    exe = os.path.join(prefix, "bin", "traceconv")
+    for sub in ("batch", "serve"):
+        r = run([exe, sub, "--help"])
+        ctx.check(r.returncode == 0 and f"usage: traceconv {sub}" in r.stdout,
+                  f"installed traceconv {sub} --help: {r.returncode} {r.stdout[:80]!r} {r.stderr.strip()[:200]}")
+    src = os.path.join(ctx.corpus, "app-startup.trace")
+    outdir = os.path.join(ctx.work, "batch-out")
+    r = run([exe, "batch", "-q", "-o", "folded", "-O", outdir, src])
+    ctx.check(r.returncode == 0 and os.path.exists(os.path.join(outdir, "app-startup.folded")),
+              f"installed traceconv batch converts: {r.returncode} {r.stderr.strip()[:200]}")
+    linked = run(["ldd", exe]).stdout
+    ctx.check("libarchive" not in linked and "libmicrohttpd" not in linked,
+              f"traceconv itself links neither libarchive nor libmicrohttpd:\n{linked}")
+
     cflags = run(["pkg-config", "--cflags", "traceconv"], env=env).stdout.split()
     ctx.eq([os.path.realpath(f[2:]) for f in cflags], [os.path.realpath(os.path.join(prefix, "include"))],
            f"pkg-config --cflags names only the install's include directory: {cflags}")

@@ -24,10 +24,8 @@
  */
 #define _GNU_SOURCE
 #include "traceconv.h"
-#include "batch.h"
 #include "cli_util.h"
 #include "outfile.h"
-#include "serve.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -877,12 +875,34 @@ static int run_diff(cli *a, const char *given, char **ops, int n)
     return rc;
 }
 
-/* `traceconv SUB ...`: the subcommand sees "traceconv SUB" as its argv[0], the name its
- * messages start with (never the binary's full path). */
-static int run_subcommand(int (*sub)(int, char **), const char *name, int argc, char **argv)
+/* `traceconv SUB ARGS...` is the program traceconv-SUB run with ARGS (subcommand.c says
+ * why it is a program of its own): beside this one (a build tree), else where `make
+ * install` puts it (LIBEXECDIR/traceconv, TC_BIN_TO_LIBEXEC from the bin directory).
+ * Returns only when it could not be run. */
+static int run_subcommand(const char *sub, char **argv)
 {
-    argv[1] = (char *)name;
-    return sub(argc - 1, argv + 1);
+    char dir[PATH_MAX], path[PATH_MAX + 64];
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+    if (n <= 0) { /* no /proc: the name it was started by, when it has a directory */
+        const char *slash = strrchr(argv[0], '/');
+        n = slash ? (ssize_t)(slash - argv[0]) + 1 : 0;
+        if (n >= (ssize_t)sizeof dir)
+            n = 0;
+        memcpy(dir, argv[0], (size_t)n);
+    }
+    dir[n] = 0;
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[1] = 0;
+    const char *const places[] = {"", TC_BIN_TO_LIBEXEC "/"};
+    int err = ENOENT;
+    for (size_t i = 0; i < sizeof places / sizeof *places && err == ENOENT; i++) {
+        snprintf(path, sizeof path, "%s%straceconv-%s", dir, places[i], sub);
+        execv(path, argv + 1);
+        err = errno; /* not there: the next place; there but not runnable: that is the answer */
+    }
+    cli_say("traceconv: %s: cannot run %s: %s (is traceconv installed whole?)", sub, path, strerror(err));
+    return EXIT_CONVERT;
 }
 
 int main(int argc, char **argv)
@@ -893,10 +913,8 @@ int main(int argc, char **argv)
         argc--;
         argv++;
     }
-    if (argc > 1 && !strcmp(argv[1], "batch"))
-        return run_subcommand(batch_main, "traceconv batch", argc, argv);
-    if (argc > 1 && !strcmp(argv[1], "serve"))
-        return run_subcommand(serve_main, "traceconv serve", argc, argv);
+    if (argc > 1 && (!strcmp(argv[1], "batch") || !strcmp(argv[1], "serve")))
+        return run_subcommand(argv[1], argv);
     enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST, O_MERGE, O_LIMIT, O_TEXT,
            O_FLAG, O_HTML, O_BASE_DEOBF, O_NEW_DEOBF };
     static const struct option longopts[] = {
