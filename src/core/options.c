@@ -153,7 +153,7 @@ const tci_option_def tci_core_options[] = {
              "\"Deobfuscation\")",
      .expects = "the path of a mapping.txt", TCI_OPT_FIELD(deobfuscate)},
     {.key = "max-input", .type = TCI_OPT_SIZE, .flags = TCI_OPTF_OPEN | TCI_OPTF_LIMIT, .def = "64G", .arg = "BYTES",
-     .help = "input size after decompression (gzip expanding more than 200:1 beyond 256M is refused)",
+     .help = "input size after decompression; gzip expanding more than 200:1 beyond 256M is refused",
      TCI_OPT_FIELD(max_input)},
     {.key = "max-string", .type = TCI_OPT_SIZE, .flags = TCI_OPTF_OPEN | TCI_OPTF_LIMIT, .def = "64K",
      .arg = "BYTES", .help = "one name or metadata value", TCI_OPT_FIELD(max_string)},
