@@ -146,6 +146,7 @@ typedef struct tc_option_info {
     int type;                   /* tc_option_type */
     const char *type_name;      /* "bool", "int", "float", "size", "duration", "enum", "string", "path" */
     const char *const *choices; /* enum: the values, NULL-terminated; else NULL */
+    uint64_t min, max;          /* int, size: the range (max 0: what the type holds, min 1) */
     const char *default_value;  /* as text for display ("wall", "10000", "64G"); NULL: none, or off */
     const char *arg;            /* how --help names the value ("N", "wall|cpu", "PX|N%"); NULL for a bool */
     const char *help;           /* one line */

@@ -391,6 +391,8 @@ static void json_options(FILE *fp, const tc_format_info *f)
             }
             fputc(']', fp);
         }
+        if (o->max)
+            fprintf(fp, ",\"min\":%llu,\"max\":%llu", (unsigned long long)o->min, (unsigned long long)o->max);
         fputs(",\"arg\":", fp);
         json_string(fp, o->arg);
         fputs(",\"help\":", fp);

@@ -150,6 +150,7 @@ static void add_options(const tci_option_def *rows, size_t slot)
     for (const tci_option_def *d = rows; d && d->key && n < MAX_OPTION_ROWS; d++, n++)
         table.options[n] = (tc_option_info){
             .name = d->key, .type = d->type, .type_name = type_names[d->type], .choices = d->choices,
+            .min = d->min, .max = d->max,
             .default_value = d->def, .arg = d->arg ? d->arg : default_arg(d), .help = d->help,
             .open_time = (d->flags & TCI_OPTF_OPEN) != 0, .limit = (d->flags & TCI_OPTF_LIMIT) != 0,
             .repeatable = (d->flags & TCI_OPTF_REPEATABLE) != 0, .hidden = (d->flags & TCI_OPTF_HIDDEN) != 0};
