@@ -172,12 +172,14 @@ enum tci_report_sort { TCI_SORT_INCL = 0, TCI_SORT_EXCL, TCI_SORT_CALLS, TCI_SOR
 
 #define TCI_MAX_OPTION_KEYS 64 /* distinct keys of every table together (options.c checks) */
 
+/* Where each option is stored: which formats read one is their tables' word (its rows:
+ * weight's are six writers'), not these comments'. */
 typedef struct tci_options {
     const char *process_name;
     bool strict;
-    bool no_thread;      /* folded: merge threads */
-    bool weight_cpu;     /* folded: weight by thread CPU time */
-    bool merge_threads;  /* pprof: one tree for all threads, no thread labels */
+    bool no_thread;      /* merge threads (no thread frame) */
+    bool weight_cpu;     /* weight: cpu (index 1 of tci_weight_choices) */
+    bool merge_threads;  /* one tree for all threads, no thread labels or frames */
     bool text;           /* systrace: plain ftrace text instead of HTML */
     uint32_t max_depth;  /* normalize: deeper frames are dropped (default 10000) */
     size_t read_chunk;   /* source: bytes per read() when spooling (0 = 64 KiB) */
