@@ -44,9 +44,10 @@
  * ---- threads ----
  *
  * Distinct tc_conv objects may be used from different threads at once; the
- * functions without a tc_conv (tc_format_at, tc_writer_extension,
- * tc_status_string, tc_version_*, tc_probe_file, tc_probe_memory) may be called from any
- * thread. One tc_conv must not be used by two threads at the same time.
+ * functions without a tc_conv (tc_format_at, tc_diff_format_at, tc_option_at,
+ * tc_variant_at, tc_writer_extension, tc_status_string, tc_version_*, tc_probe_file,
+ * tc_probe_memory) may be called from any thread. One tc_conv must not be used by two
+ * threads at the same time.
  */
 #ifndef TRACECONV_H
 #define TRACECONV_H
@@ -62,7 +63,7 @@ extern "C" {
 /* The version: the single source of truth; CMake's project(VERSION) reads
  * these three lines. NUMBER is MAJOR*10000 + MINOR*100 + PATCH. */
 #define TC_VERSION_MAJOR 0
-#define TC_VERSION_MINOR 1
+#define TC_VERSION_MINOR 2
 #define TC_VERSION_PATCH 0
 #define TC_VERSION_STR_(x) #x
 #define TC_VERSION_XSTR_(x) TC_VERSION_STR_(x)
@@ -103,6 +104,8 @@ TC_API const char *tc_version_string(void);
 
 /* ---- the format registry ------------------------------------------------ */
 
+typedef struct tc_conv tc_conv; /* a conversion (below) */
+
 typedef struct tc_format_info {
     const char *name;        /* "art", "json", ... */
     const char *description; /* "Android ART/Dalvik method trace" */
@@ -114,67 +117,106 @@ typedef struct tc_format_info {
 /* Readers first, then writers; NULL past the end. */
 TC_API const tc_format_info *tc_format_at(size_t index);
 
-/* ---- a conversion ------------------------------------------------------- */
+/* The formats of tc_diff_write ("text", "csv", "flamegraph"; is_reader 0), NULL past the
+ * end. Since 0.2. */
+TC_API const tc_format_info *tc_diff_format_at(size_t index);
 
-typedef struct tc_conv tc_conv;
+/* ---- what each format takes and makes (since 0.2) ---------------------------
+ *
+ * Every option is a row of a table: the options every conversion takes (the core's)
+ * and those of each reader, writer and diff format, which the command's --help and
+ * `traceconv --list-formats --json` print. An option of a writer that changes the kind
+ * of its output selects one of the writer's variants: the report's csv and html, the
+ * systrace writer's text. A variant's own name may be given to tc_conv_write (and -o)
+ * instead: "report-html" is the report writer with html set for that output alone.
+ */
+typedef enum tc_option_type {
+    TC_OPT_BOOL,     /* "1", "0", "true", "false", "yes", "no"; NULL means "1" */
+    TC_OPT_INT,      /* a count, K/M/G suffixes allowed, within the row's range */
+    TC_OPT_FLOAT,    /* a number (the row's help says its form: "PX|N%", a percentage) */
+    TC_OPT_SIZE,     /* bytes, K/M/G suffixes allowed */
+    TC_OPT_DURATION, /* a time (none yet) */
+    TC_OPT_ENUM,     /* one of the row's choices */
+    TC_OPT_STRING,   /* any text; NULL unsets it */
+    TC_OPT_PATH      /* a file's path */
+} tc_option_type;
+
+typedef struct tc_option_info {
+    const char *name;           /* the key of tc_conv_set_option, and the command's --NAME */
+    int type;                   /* tc_option_type */
+    const char *type_name;      /* "bool", "int", "float", "size", "duration", "enum", "string", "path" */
+    const char *const *choices; /* enum: the values, NULL-terminated; else NULL */
+    uint64_t min, max;          /* int, size: the range (max 0: what the type holds, min 1) */
+    const char *default_value;  /* as text for display ("wall", "10000", "64G"); NULL: none, or off */
+    const char *arg;            /* how --help names the value ("N", "wall|cpu", "PX|N%"); NULL for a bool */
+    const char *help;           /* one line */
+    int open_time;              /* 1: read by the open, so set before tc_conv_open (else TC_ERR_STATE) */
+    int limit;                  /* 1: a resource limit (what a server keeps for itself) */
+    int repeatable;             /* 1: each use adds a value (none yet) */
+    int hidden;                 /* 1: for tests, left out of --help */
+} tc_option_info;
+
+/* The options of format (from tc_format_at or tc_diff_format_at), in order; format NULL:
+ * those every conversion takes. NULL past the end, or for a pointer of neither. A key may
+ * be an option of several formats (weight): its rows differ only in help and default. */
+TC_API const tc_option_info *tc_option_at(const tc_format_info *format, size_t index);
+
+typedef struct tc_variant_info {
+    const char *name;      /* what tc_conv_write and -o take ("report-html"); a format's first
+                              variant, its default output, has the format's own name */
+    const char *format;    /* the writer (or diff format) it is an output of: "report" */
+    const char *extension; /* of a default output name ("report.html"); no two variants of the
+                              writers share one, so one input's outputs never share a name */
+    const char *mime;      /* its media type: "text/html; charset=utf-8" */
+    const char *mark;      /* text that every such output holds in its first or last 8 KiB, by
+                              which a file is known as traceconv's own (NULL: none) */
+    const char *option;    /* the bool option that selects it when the writer is named ("html");
+                              NULL for the first */
+    int inline_view;       /* 1: a browser shows it (a page, an image) rather than saves it */
+    int is_binary;         /* 1: not text */
+} tc_variant_info;
+
+/* The output variants of a writer or diff format, in order, the default first; NULL past
+ * the end (and for a reader). */
+TC_API const tc_variant_info *tc_variant_at(const tc_format_info *format, size_t index);
+
+/* The variant tc_conv_write(c, writer, ...) writes with c's options (c may be NULL: the
+ * defaults): "report" with html set is report-html, a variant's own name is itself. Any
+ * case; NULL for a name that is no writer's nor variant's. */
+TC_API const tc_variant_info *tc_output_variant(const tc_conv *c, const char *writer);
+
+/* ---- a conversion ------------------------------------------------------- */
 
 TC_API tc_conv *tc_conv_new(void);
 TC_API void tc_conv_free(tc_conv *c);
 
 /*
- * Options are key/value strings so that new writers do not change the ABI.
- * Unknown keys and bad values are TC_ERR_USAGE; a NULL value means "1" for
- * the 0/1 keys. What reads an option decides when it may be set:
+ * Options are key/value strings so that new writers do not change the ABI. The keys,
+ * their types, ranges or choices, defaults and help are the tables of tc_option_at
+ * (`traceconv --help` prints them). An unknown key is TC_ERR_USAGE naming the keys, a
+ * bad value TC_ERR_USAGE saying what the option takes; a NULL value means "1" for a
+ * bool. What reads an option decides when it may be set:
  *
- *   open-time (NEW only; after an open: TC_ERR_STATE naming the option)
- *     "mapping"      path of a RheaTrace/btrace method mapping file (default:
- *                    looked for beside an input opened by path, never for
- *                    tc_conv_open_memory or stdin; a given file that cannot
- *                    be read is an error)
- *     "max-input"    bytes of (decompressed) input, K/M/G suffixes; default 64G
- *     "max-string"   bytes in one name; default 64K
- *     "max-threads"  default 1000000
- *     "max-methods"  default 50000000
- *     "max-json"     bytes of one JSON event (read where it lies); default 256M
- *     "max-events"   input records; default none
- *     "read-chunk"   bytes per read when spooling a stream (for tests)
- *     "deobfuscate"  path of a ProGuard/R8 mapping.txt: every method of the
- *                    input (any reader) is renamed back to its source name
- *                    before any writer sees it. Open-time because the mapping
- *                    is read and indexed by the open: a mapping that cannot be
- *                    read or does not parse fails the open (file, offset and
- *                    line in the message), before any output is begun. Never
- *                    looked for beside the input. Figures deobf-* (README,
- *                    "Deobfuscation")
+ *   open-time (tc_option_info.open_time; NEW only: after an open, TC_ERR_STATE naming it)
+ *     the limits max-input, max-string, max-threads, max-methods, max-json, max-events;
+ *     "read-chunk" (tests); "mapping", the rhea reader's method mapping (default: looked
+ *     for beside an input opened by path, never for tc_conv_open_memory or stdin; a given
+ *     file that cannot be read is an error); "deobfuscate", the path of a ProGuard/R8
+ *     mapping.txt: every method of the input (any reader) is renamed back to its source
+ *     name before any writer sees it; open-time because the open reads and indexes the
+ *     mapping: one that cannot be read or does not parse fails the open (file, offset
+ *     and line in the message), before any output is begun; never looked for beside the
+ *     input; figures deobf-* (README, "Deobfuscation")
  *
- *   write-time (NEW or OPEN, until the write)
- *     "process-name" (string) the process shown for the input
- *     "strict"       (0/1) a warning is an error (TC_ERR_STRICT)
- *     "max-depth"    (integer) deeper frames are dropped; default 10000
- *     "max-output"   bytes of each output (K/M/G suffixes; compressed bytes for
- *                    gzip writers), or "Nx": N times the input's size after gzip
- *                    is inflated, never less than 4M; default none. An output
- *                    that would pass it fails alone with TC_ERR_LIMIT ("output
- *                    larger than --max-output (64M)"); nothing more is computed
+ *   write-time (NEW or OPEN, until the write): the others, such as
+ *     "strict"       a warning is an error (TC_ERR_STRICT)
+ *     "max-output"   bytes of each output (compressed bytes for gzip writers), or "Nx":
+ *                    N times the input's size after gzip is inflated, never less than
+ *                    4M. An output that would pass it fails alone with TC_ERR_LIMIT
+ *                    ("output larger than --max-output (64M)"); nothing more is computed
  *                    for it
- *     "weight"       (wall|cpu) folded/flamegraph weights; report/dot: the clock of sorting,
- *                    percentages and the dot threshold
- *     "no-thread"    (0/1) folded: merge threads
- *     "merge-threads" (0/1) pprof, flamegraph: one tree for all threads
- *     "title"        (string) flamegraph: the title (default "Flame Graph")
- *     "width"        (integer, 200..100000) flamegraph: image width in px; default 1200
- *     "minwidth"     (PX or N%) flamegraph: frames narrower are omitted; default 0.1 (px)
- *     "inverted"     (0/1) flamegraph: icicle graph
- *     "colors"       (java|hot|mem|io|red|green|blue|yellow|purple|aqua|orange)
- *                    flamegraph palette; default java
- *     "hash"         (0/1) flamegraph: colours from a hash of the name
- *     "text"         (0/1) systrace writes plain ftrace text instead of HTML
- *     "sort"         (incl|excl|calls|name) report: the order of the methods
- *     "csv"          (0/1) report: CSV rows instead of the text report
- *     "html"         (0/1) report: a self-contained HTML page instead of the text
- *                    report; csv and html together are TC_ERR_USAGE
- *     "threshold"    (percent, 0-100, up to 4 decimals) dot: edges below this
- *                    share of the total time are hidden; default 1
+ *     and each writer's own (weight, title, sort, threshold, ...). Two options that
+ *     select two variants of one writer (report's "csv" and "html") are TC_ERR_USAGE.
  */
 TC_API int tc_conv_set_option(tc_conv *c, const char *key, const char *value);
 
@@ -235,10 +277,10 @@ TC_API int tc_conv_write_to(tc_conv *c, const char *writer, tc_write_fn fn, void
  *
  * The same writer may appear more than once (each gets its own state; the
  * sinks must be distinct). Write-time options are the call's and each writer
- * reads its own (weight and no-thread: folded, merge-threads: pprof, text:
- * systrace, title, width, minwidth, inverted, colors, hash, weight and
- * merge-threads: flamegraph); an option is "used" when the reader or any writer of the call
- * reads it.
+ * reads its own (tc_option_at); an output named by a variant ("report-html")
+ * has that variant's option set for itself alone, so "report" and
+ * "report-html" may be outputs of one call. An option is "used" when the reader
+ * or any writer of the call reads it.
  *
  * State: like tc_conv_write, one call converts once (OPEN -> WRITTEN; before
  * an open or after a conversion: TC_ERR_STATE). A call refused before it
@@ -264,7 +306,8 @@ TC_API const char *tc_conv_error(const tc_conv *c);
 /* The reader chosen by tc_conv_open ("art"), or NULL. */
 TC_API const char *tc_conv_reader_name(const tc_conv *c);
 
-/* The default file extension of a writer ("json"), or NULL. */
+/* The default file extension of a writer ("json") or of a variant ("report-html":
+ * "report.html"), or NULL. */
 TC_API const char *tc_writer_extension(const char *writer);
 
 /*

@@ -254,7 +254,9 @@ SCHEMA_DIRS = {"perfetto_trace.proto": "perfetto", "profile.proto": "pprof"}
 # Each writer's default extension (traceconv --list-formats).
 WRITER_EXT = {"json": "json", "folded": "folded", "perfetto": "pftrace", "pprof": "pb.gz",
               "systrace": "html", "ir": "ir.txt", "flamegraph": "svg", "report": "txt", "dot": "dot",
-              "speedscope": "speedscope.json"}
+              "speedscope": "speedscope.json",
+              # the writers' other output variants (-o report-html, or -o report --html)
+              "report-csv": "csv", "report-html": "report.html", "systrace-text": "systrace.txt"}
 
 FIG_RE = re.compile(r"(\d+) ([a-z][a-z0-9-]*)")
 

@@ -324,18 +324,24 @@ def test_man_and_completion():
     offers exactly the writers of --list-formats."""
     import re
     helptext = ctx.run(["batch", "--help"], check_rc=0).stdout.decode()
-    opts = set(re.findall(r"(--[a-z][a-z-]+)", helptext))
+    opts = set(re.findall(r"^ +(?:-\w, )?(--[a-z][a-z-]+)", helptext, re.M))  # the options it defines
     man = open(os.path.join(ctx.source, "doc", "traceconv.1")).read().replace("\\-", "-")
     comp = os.path.join(ctx.source, "doc", "traceconv.bash-completion")
-    comp_text = open(comp).read()
+
+    def complete(*words):  # the completion asks the program it completes for its tables
+        r = subprocess.run(["bash", "-c", f'source "{comp}"; COMP_WORDS=("{ctx.traceconv}" {" ".join(words)}); '
+                            f'COMP_CWORD={len(words)}; _traceconv; printf "%s\\n" "${{COMPREPLY[@]}}"'],
+                           capture_output=True, text=True)
+        return r.stdout.split()
+    offered = set(complete("batch", "--"))
     for o in sorted(opts):
         ctx.check(o in man, f"man page lacks {o}")
-        ctx.check(o in comp_text, f"bash completion lacks {o}")
+        ctx.check(o in offered, f"bash completion lacks {o}")
     listed = ctx.run(["--list-formats"], check_rc=0).stdout.decode().split("writers")[1]
     writers = sorted(line.split()[0] for line in listed.splitlines()[1:] if line.strip())
-    r = subprocess.run(["bash", "-c", f'source "{comp}"; COMP_WORDS=(traceconv batch -o json,); COMP_CWORD=3; '
-                        '_traceconv; printf "%s\\n" "${COMPREPLY[@]}"'], capture_output=True, text=True)
-    ctx.eq(sorted(w.split(",", 1)[1] for w in r.stdout.split()), writers, "completion: writers after a comma")
+    variants = sorted(re.findall(r"(?:also -o |, )([a-z]+-[a-z]+) \(", listed))
+    ctx.eq(sorted(w.split(",", 1)[1] for w in complete("batch", "-o", "json,")), sorted(writers + variants),
+           "completion: writers and their variants after a comma")
 
 
 def test_nested():

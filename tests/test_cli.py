@@ -551,8 +551,9 @@ def check_several_formats(ctx):
     r = ctx.run(["--strict", "--weight", "cpu", "--merge-threads", "--text", "-o", "folded,pprof,systrace", src])
     ctx.eq(r.returncode, 0, f"--strict --weight cpu --merge-threads --text -o folded,pprof,systrace: exit status "
                             f"({s(r.stderr).strip()})")
-    for fmt, opts in (("folded", ["--weight", "cpu"]), ("pprof", ["--merge-threads"]), ("systrace", ["--text"])):
-        out = os.path.join(d, stem(src) + "." + EXT[fmt])
+    for fmt, opts, variant in (("folded", ["--weight", "cpu"], "folded"), ("pprof", ["--merge-threads"], "pprof"),
+                               ("systrace", ["--text"], "systrace-text")):  # its default name is the variant's
+        out = os.path.join(d, stem(src) + "." + EXT[variant])
         single = os.path.join(ref, "opt." + EXT[fmt])
         ctx.run(["-q", *opts, "-o", fmt, src, single], check_rc=0)
         ctx.check(os.path.exists(out) and os.path.exists(single) and read(out) == read(single),

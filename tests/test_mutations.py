@@ -3,11 +3,13 @@ tests/json, tests/ir and TC_EXTRA_CORPUS when set is mutated: bit flips,
 truncations, cut ranges, random bytes, and the bytes that break text formats
 (NUL, 0xFF, quotes, backslashes, '|', '\\n', '\\r') inserted or written over
 one, lines duplicated; one to three of these per mutant. Each mutant is
-converted with a writer taken in turn from `traceconv --list-formats` (so a
-new writer is covered by itself), or diffed against its original (`traceconv
-diff -o text|csv|flamegraph ORIGINAL MUTANT`, in the same rotation) and a random set of the options that writer
-uses (--weight cpu, --no-thread, --merge-threads, --text, --csv, --sort,
---threshold, --max-depth, --max-string, --strict). Each conversion must end in success (exit 0) or one
+converted with a writer taken in turn from `traceconv --list-formats --json`
+(so a new writer is covered by itself), or diffed against its original
+(`traceconv diff -o FORMAT ORIGINAL MUTANT` for each of the diff's formats, in
+the same rotation), with a random set of the options that writer reads, their
+values from the option's row (each enum choice, a range's ends, a hostile
+title...: a new option is mutated with by itself), one of --max-depth,
+--max-string, --max-output at most, and --strict. Each conversion must end in success (exit 0) or one
 clean error (exit 1, one line, no output file) - never a signal, a sanitizer
 report or a hang.
 
@@ -19,6 +21,7 @@ run, so every CI run tries mutants no earlier run tried. A failure prints the se
 the mutations, the command, and keeps the mutant in the work dir."""
 import concurrent.futures
 import glob
+import json
 import os
 import random
 import shlex
@@ -34,42 +37,50 @@ SPECIAL = (b"\0", b"\xff", b'"', b"\\", b"|", b"\n", b"\r")
 # a random place.
 FIELD_STARTS = b'|:" =,(\t'
 BIG = 200_000  # bytes: a source this size costs several small ones per conversion
-# Options each writer uses (the CLI may warn about, or refuse under --strict, an
-# option the writer ignores); every writer takes the core's options.
-CORE_OPTIONS = (("--max-depth", "3"), ("--max-string", "16"),
-                ("--max-output", "2K"))  # every writer (and diff) stopping at its first failed write
-WRITER_OPTIONS = {
-    "folded": (("--weight", "cpu"), ("--no-thread",)),
-    "pprof": (("--merge-threads",),),
-    "systrace": (("--text",),),
-    "flamegraph": (("--weight", "cpu"), ("--merge-threads",), ("--inverted",), ("--minwidth", "0"),
-                   ("--minwidth", "2%"), ("--width", "300"), ("--title", "<&>]]>"), ("--colors", "hot"),
-                   ("--hash",)),
-    "report": (("--weight", "cpu"), ("--csv",), ("--sort", "calls"), ("--sort", "name"), ("--sort", "excl"),
-               ("--html",)),
-    "dot": (("--weight", "cpu"), ("--threshold", "0"), ("--threshold", "0.5")),
-    "speedscope": (("--weight", "cpu"),),
-    # `traceconv diff ORIGINAL MUTANT`: the mutant against the trace it was made from
-    "diff:text": (("--weight", "cpu"), ("--sort", "excl"), ("--sort", "calls")),
-    "diff:csv": (("--sort", "name"),),
-    "diff:flamegraph": (("--negate",), ("--merge-threads",), ("--minwidth", "0"), ("--weight", "cpu")),
-}
-# Options of which a command takes one at most (report: CSV rows or an HTML page; the
-# pair is a usage error, tested in unused_options and test_report_html).
-EXCLUSIVE = {"--csv", "--html"}
-DIFF_FORMATS = ("diff:text", "diff:csv", "diff:flamegraph")
+# Every writer and the diff take the core's options: one of these small bounds at most
+# (a limit stops most inputs early). --max-output: every writer (and diff) stopping at
+# its first failed write.
+CORE_LIMITS = (("--max-depth", "3"), ("--max-string", "16"), ("--max-output", "2K"))
+HOSTILE_TEXT = "<&>]]>"
 
 
-def writers(ctx):
-    """The writers `traceconv --list-formats` lists, in its order."""
-    r = ctx.run(["--list-formats"], check_rc=0)
-    out, section = [], None
-    for line in r.stdout.decode(errors="replace").splitlines():
-        if line and not line[0].isspace():
-            section = line.split()[0].lower()
-        elif section == "writers" and line.split():
-            out.append(line.split()[0])
-    return out
+def option_values(o):
+    """The values a mutant is converted with for one option, from its row of the tables: a
+    flag, each choice of an enum, the ends of a range, a hostile text; none for a path (a
+    file to give) or a number without a range (the core's limits, above)."""
+    t = o["type"]
+    if t == "bool":
+        return [None]
+    if t == "enum":
+        return o["choices"]
+    if t in ("int", "size") and "max" in o:
+        return [str(o["min"]), str(o["max"])]
+    if t == "float":
+        return ["0", o["default"] or "1"]
+    if t == "string":
+        return [HOSTILE_TEXT]
+    return []
+
+
+def tables(ctx):
+    """From `traceconv --list-formats --json`: the writers in order, then the diff's formats
+    ("diff:text": `traceconv diff -o text ORIGINAL MUTANT`); per each, the options it reads
+    with their values (an option a writer ignores is an unused-option warning, an error
+    under --strict, so each gets its own), and the options of which one conversion takes one
+    at most (those that pick two variants of one writer: report's csv and html)."""
+    d = json.loads(ctx.run(["--list-formats", "--json"], check_rc=0).stdout)
+    names = {o["name"] for o in d["options"]}
+    ctx.check(all(k[2:] in names for k, _ in CORE_LIMITS), f"the core limits are options of every conversion: {names}")
+    outs, options, exclusive = [], {}, set()
+    for kind, prefix in (("writers", ""), ("diff", "diff:")):
+        for f in d[kind]:
+            outs.append(prefix + f["name"])
+            options[prefix + f["name"]] = [(o["name"], option_values(o)) for o in f["options"]
+                                           if option_values(o)]
+            picks = [v["option"] for v in f.get("variants", ()) if v["option"]]
+            if len(picks) > 1:
+                exclusive |= set(picks)
+    return outs, options, exclusive
 
 
 def line_spans(d):
@@ -134,14 +145,19 @@ def mutate_once(d, rnd):
     return f"duplicated the line at {s} ({e - s} bytes) {times}x"
 
 
-def make_job(seed, idx, src, data, writer, rnd, work):
+def make_job(seed, idx, src, data, writer, tabs, rnd, work):
+    _, options, exclusive = tabs
     d = bytearray(data)
     what = [mutate_once(d, rnd) for _ in range(rnd.choice((1, 1, 1, 2, 3)))]
-    opts = []
+    opts, picked = [], set()
     if rnd.random() < 0.6:
-        for opt in CORE_OPTIONS + WRITER_OPTIONS.get(writer, ()):
-            if rnd.random() < 0.35 and not (set(opt) & EXCLUSIVE and set(opts) & EXCLUSIVE):
-                opts += opt
+        if rnd.random() < 0.35:
+            opts += rnd.choice(CORE_LIMITS)
+        for name, values in options[writer]:
+            if rnd.random() < 0.35 and not (name in exclusive and picked & exclusive):
+                value = rnd.choice(values)
+                opts += [f"--{name}"] + ([] if value is None else [value])
+                picked.add(name)
         if rnd.random() < 0.25:  # rarely: most mutants carry a warning, and --strict stops at the first
             opts.append("--strict")
     # the source's name stays at the end: some readers probe by extension
@@ -224,9 +240,9 @@ def main():
     seed = int(env_seed) if env_seed else random.SystemRandom().randrange(1 << 32)
     total = int(os.environ.get("TC_MUTATIONS", "3000"))
     print(f"mutation seed: {seed} (replay with TC_MUTATION_SEED={seed})", flush=True)
-    outs = writers(ctx)
-    ctx.check(len(outs) >= 6 and "systrace" in outs, f"writers listed by --list-formats: {outs}")
-    outs += DIFF_FORMATS
+    tabs = tables(ctx)
+    outs = tabs[0]
+    ctx.check(len(outs) >= 6 and "systrace" in outs and "diff:text" in outs, f"--list-formats --json: {outs}")
     srcs = sources(ctx)
     blobs = []
     for src in srcs:
@@ -238,7 +254,7 @@ def main():
     jobs = []
     for k in range(total):  # every writer in turn; the sources by weight, from the seed alone
         i = rnd.choices(range(len(srcs)), weights)[0]
-        jobs.append(make_job(seed, k, srcs[i], blobs[i], outs[k % len(outs)], rnd, ctx.work))
+        jobs.append(make_job(seed, k, srcs[i], blobs[i], outs[k % len(outs)], tabs, rnd, ctx.work))
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         results = list(pool.map(lambda j: run_one(ctx, seed, j), jobs))
     bad = [r for r in results if r]

@@ -209,6 +209,7 @@ def serve_fields(ctx, readme):
                   r"(.*?)\.\s+The\s+trace", body, re.S)
     if not ctx.check(m, "the Serve section lists the API's options and the body's fields"):
         return
+    formats = formats["serve"]  # the rest is `traceconv --list-formats --json`
     ctx.eq(sorted(backticked(m.group(1))), sorted(formats["options"]), "Serve: the API options the README lists")
     ctx.eq(sorted(backticked(m.group(2))), sorted(formats["fields"]), "Serve: the multipart fields the README names")
     for field in formats["fields"]:

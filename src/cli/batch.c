@@ -72,7 +72,8 @@ static const char usage_text[] =
     "An existing file is not overwritten without -f (that member fails, saying so), and\n"
     "an original trace never is.\n"
     "\n"
-    "  -o, --output-format LIST  writers, comma separated (see traceconv --list-formats)\n"
+    "  -o, --output-format LIST  writers or their variants (report-html), comma separated\n"
+    "                            (see traceconv --list-formats)\n"
     "  -O, --output-dir DIR      where the outputs go (created if missing)\n"
     "  -f, --force               replace existing outputs (never an original trace; a\n"
     "                            symbolic link is replaced itself, not followed)\n"
@@ -87,14 +88,18 @@ static const char usage_text[] =
     "                            same member: same size and mtime, or same content in an\n"
     "                            archive; a member converted again replaces its own outputs\n"
     "  -q, --quiet               no progress, no per-member messages\n"
-    "      --strict, --weight, --no-thread, --merge-threads, --text, --max-depth,\n"
-    "      --title, --width, --minwidth, --inverted, --colors, --hash,\n"
-    "      --sort, --csv, --html, --threshold,\n"
-    "      --max-input, --max-string, --max-threads, --max-methods, --max-events,\n"
-    "      --max-json, --max-output, --deobfuscate MAPPING\n"
-    "                            as for a single conversion (traceconv --help)\n"
+    "  -h, --help                this text\n";
+
+static const char usage_tail[] =
     "\n"
     "Exit status: 0 every member converted (or skipped), 1 some failed, 2 usage error.\n";
+
+static void usage(void)
+{
+    fputs(usage_text, stdout);
+    cli_print_options(stdout, CLI_CONVERT);
+    fputs(usage_tail, stdout);
+}
 
 /* On a termination signal the run winds down: no new member, conversions
  * under way are canceled (their progress callback says so), the summary of
@@ -173,8 +178,9 @@ typedef struct worker_slot {
 } worker_slot;
 
 struct batch {
-    const char *formats[MAX_FORMATS]; /* the registry's names */
-    const char *exts[MAX_FORMATS];    /* each one's output extension */
+    const char *formats[MAX_FORMATS]; /* the registry's names, as given: a writer or a variant (report-html) */
+    const char *writers[MAX_FORMATS]; /* each one's writer */
+    const char *exts[MAX_FORMATS];    /* the extension of what each writes with the options (report --html: report.html) */
     size_t n_formats;
     const char *outdir, *summary_path;
     int outdir_fd;
@@ -186,7 +192,6 @@ struct batch {
     setting settings[MAX_SETTINGS];
     size_t n_settings;
     uint64_t max_input;
-    int report_html; /* --html: the report's outputs end in .report.html */
     of_names used;   /* every output name given (the reader thread's) */
     int summary_dirfd;
     const char *summary_leaf;
@@ -542,7 +547,7 @@ static member *admit_shown(batch *b, const char *source, const char *shown, cons
         if (take_directories(b, want) != 0) {
             unnamed = "not converted: its output directory would have the name of an earlier member's output file";
             unnamed_status = ST_FAILED;
-        } else if (!(rel = of_plan_stem(&b->used, want, clean, b->formats, b->exts, b->n_formats))) {
+        } else if (!(rel = of_plan_stem(&b->used, want, clean, b->writers, b->exts, b->n_formats))) {
             cli_say("traceconv: out of memory");
             exit(EXIT_SOME_FAILED);
         }
@@ -705,7 +710,7 @@ static int check_outputs(batch *b, const member *m, int dirfd, const char *stem,
     rules.n_inputs = m->file && stat(m->file, &input) == 0;
     size_t dir_len = (size_t)(strrchr(m->out_rel, '/') ? strrchr(m->out_rel, '/') - m->out_rel + 1 : 0);
     for (size_t i = 0; i < b->n_formats; i++) {
-        o->names[i] = of_output_name(stem, strlen(stem), m->clean, b->formats[i], b->exts[i]);
+        o->names[i] = of_output_name(stem, strlen(stem), m->clean, b->writers[i], b->exts[i]);
         if (!o->names[i]) {
             snprintf(err, errlen, "out of memory");
             return -1;
@@ -1129,7 +1134,7 @@ static int outputs_still_there(const batch *b, const member *m, const cJSON *e)
             if (f && !strcmp(f, b->formats[i]))
                 found = o;
         }
-        char *path = of_output_name(m->out_rel, strlen(m->out_rel), m->clean, b->formats[i], b->exts[i]);
+        char *path = of_output_name(m->out_rel, strlen(m->out_rel), m->clean, b->writers[i], b->exts[i]);
         struct stat st;
         int there = found && path && fstatat(b->outdir_fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                     S_ISREG(st.st_mode) && (double)st.st_size == number_of(found, "size");
@@ -1887,26 +1892,30 @@ static int write_summary(batch *b, double seconds)
 
 /* ---- options ---- */
 
-static int parse_formats(batch *b, char *list)
+/* -o LIST: writers or variants in any case, each once (a name given twice, or two that write
+ * one variant with the options, count once), and what each writes. */
+static int parse_formats(batch *b, char *list, const tc_conv *check)
 {
+    const tc_variant_info *variants[MAX_FORMATS];
     for (char *save = NULL, *f = strtok_r(list, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
-        const char *name = cli_format_name(f, 0);
-        if (!name) {
+        const tc_variant_info *v = tc_output_variant(check, f);
+        if (!v) {
             cli_say("traceconv batch: unknown output format '%s' (writers: %s)", f, cli_format_list(0));
             return -1;
         }
         for (size_t i = 0; i < b->n_formats; i++)
-            if (!strcmp(b->formats[i], name))
+            if (variants[i] == v)
                 goto next;
         if (b->n_formats == MAX_FORMATS) {
             cli_say("traceconv batch: too many output formats");
             return -1;
         }
-        b->formats[b->n_formats++] = name;
+        variants[b->n_formats] = v;
+        b->formats[b->n_formats] = tc_output_variant(NULL, f)->name;
+        b->writers[b->n_formats] = v->format;
+        b->exts[b->n_formats++] = v->extension;
     next:;
     }
-    for (size_t i = 0; i < b->n_formats; i++)
-        b->exts[i] = of_extension(b->formats[i], b->report_html);
     return 0;
 }
 
@@ -1919,37 +1928,28 @@ static int add_setting(batch *b, tc_conv *check, const char *key, const char *va
     b->settings[b->n_settings++] = (setting){key, value};
     if (!strcmp(key, "max-input") && cli_parse_size(value, &b->max_input) != 0)
         return -1;
-    if (!strcmp(key, "html"))
-        b->report_html = 1;
     return 0;
 }
 
 static int parse_args(batch *b, int argc, char **argv)
 {
-    enum { O_INCLUDE = 256, O_EXCLUDE, O_FAILFAST, O_SUMMARY, O_SHARD, O_PROGRESS, O_FLAG, O_VALUE, O_SKIP };
-    static const struct option longopts[] = {
+    /* batch's own options, then every option of a conversion (the library's tables, cli_util.c) */
+    enum { O_INCLUDE = 256, O_EXCLUDE, O_FAILFAST, O_SUMMARY, O_SHARD, O_PROGRESS, O_SKIP, O_LIBRARY };
+    static struct option longopts[160] = {
         {"output-format", required_argument, 0, 'o'}, {"output-dir", required_argument, 0, 'O'},
         {"jobs", required_argument, 0, 'j'},          {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},                {"include", required_argument, 0, O_INCLUDE},
         {"exclude", required_argument, 0, O_EXCLUDE}, {"fail-fast", no_argument, 0, O_FAILFAST},
         {"summary", required_argument, 0, O_SUMMARY}, {"shard", required_argument, 0, O_SHARD},
-        {"progress", no_argument, 0, O_PROGRESS},     {"strict", no_argument, 0, O_FLAG},
-        {"no-thread", no_argument, 0, O_FLAG},        {"merge-threads", no_argument, 0, O_FLAG},
-        {"text", no_argument, 0, O_FLAG},             {"weight", required_argument, 0, O_VALUE},
-        {"max-depth", required_argument, 0, O_VALUE}, {"max-input", required_argument, 0, O_VALUE},
-        {"max-string", required_argument, 0, O_VALUE}, {"max-threads", required_argument, 0, O_VALUE},
-        {"max-methods", required_argument, 0, O_VALUE}, {"max-events", required_argument, 0, O_VALUE},
-        {"max-json", required_argument, 0, O_VALUE},  {"skip-existing", no_argument, 0, O_SKIP},
-        {"max-output", required_argument, 0, O_VALUE},
-        {"title", required_argument, 0, O_VALUE},     {"width", required_argument, 0, O_VALUE},
-        {"minwidth", required_argument, 0, O_VALUE},  {"colors", required_argument, 0, O_VALUE},
-        {"inverted", no_argument, 0, O_FLAG},         {"hash", no_argument, 0, O_FLAG},
-        {"deobfuscate", required_argument, 0, O_VALUE},
-        {"sort", required_argument, 0, O_VALUE},      {"threshold", required_argument, 0, O_VALUE},
-        {"csv", no_argument, 0, O_FLAG},
-        {"html", no_argument, 0, O_FLAG},
-        {"force", no_argument, 0, 'f'},
-        {0, 0, 0, 0}};
+        {"progress", no_argument, 0, O_PROGRESS},     {"skip-existing", no_argument, 0, O_SKIP},
+        {"force", no_argument, 0, 'f'}};
+    size_t n_longopts = 13;
+    const tc_option_info *keys[128];
+    size_t n_keys = cli_option_keys(CLI_CONVERT, keys, 128);
+    if (cli_longopts(longopts, &n_longopts, sizeof longopts / sizeof *longopts, keys, n_keys, O_LIBRARY) != 0) {
+        cli_say("traceconv batch: too many options");
+        return -1;
+    }
     tc_conv *check = tc_conv_new();
     if (!check)
         return -1;
@@ -1972,7 +1972,7 @@ static int parse_args(batch *b, int argc, char **argv)
             b->jobs = (int)n;
             break;
         case 'q': b->quiet = 1; break;
-        case 'h': fputs(usage_text, stdout); tc_conv_free(check); exit(0);
+        case 'h': usage(); tc_conv_free(check); exit(0);
         case O_INCLUDE:
         case O_EXCLUDE:
             if ((opt == O_INCLUDE ? b->n_include : b->n_exclude) == MAX_GLOBS) {
@@ -1995,18 +1995,22 @@ static int parse_args(batch *b, int argc, char **argv)
             break;
         case O_PROGRESS: force_progress = 1; break;
         case O_SKIP: b->skip_existing = 1; break;
-        case O_FLAG: rc = add_setting(b, check, longopts[li].name, "1"); break;
-        case O_VALUE: rc = add_setting(b, check, longopts[li].name, optarg); break;
-        default: cli_option_error("traceconv batch", opt, before, argv); rc = -1;
+        default:
+            if (opt >= O_LIBRARY && opt < O_LIBRARY + (int)n_keys) { /* a flag's NULL value reads as true */
+                rc = add_setting(b, check, keys[opt - O_LIBRARY]->name, optarg);
+            } else {
+                cli_option_error("traceconv batch", opt, before, argv);
+                rc = -1;
+            }
         }
         before = optind;
     }
-    tc_conv_free(check);
-    if (rc == 0 && (!formats || parse_formats(b, formats) != 0 || !b->n_formats)) {
+    if (rc == 0 && (!formats || parse_formats(b, formats, check) != 0 || !b->n_formats)) {
         if (!formats)
             cli_say("traceconv batch: missing -o FORMAT[,FORMAT...]");
         rc = -1;
     }
+    tc_conv_free(check);
     if (rc == 0 && !b->outdir) {
         cli_say("traceconv batch: missing -O OUTDIR");
         rc = -1;

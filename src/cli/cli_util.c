@@ -196,6 +196,281 @@ const char *cli_format_list(int reader)
     return out;
 }
 
+/* ---- the library's options ---- */
+
+/* The format handles whose tables a command takes, in order: readers, writers, diff formats. */
+static size_t table_formats(int tables, const tc_format_info **out, size_t max)
+{
+    const tc_format_info *f;
+    size_t n = 0;
+    for (size_t i = 0; (f = tc_format_at(i)) && n < max; i++)
+        if (tables & (f->is_reader ? CLI_READERS : CLI_WRITERS))
+            out[n++] = f;
+    for (size_t i = 0; (tables & CLI_DIFF) && (f = tc_diff_format_at(i)) && n < max; i++)
+        out[n++] = f;
+    return n;
+}
+
+static int has_key(const tc_option_info *const *keys, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(keys[i]->name, name))
+            return 1;
+    return 0;
+}
+
+size_t cli_option_keys(int tables, const tc_option_info **out, size_t max)
+{
+    const tc_format_info *formats[64];
+    size_t n_formats = table_formats(tables, formats, 64), n = 0;
+    const tc_option_info *o;
+    for (size_t i = 0; (tables & CLI_CORE) && (o = tc_option_at(NULL, i)) && n < max; i++)
+        out[n++] = o;
+    for (size_t k = 0; k < n_formats; k++)
+        for (size_t i = 0; (o = tc_option_at(formats[k], i)) && n < max; i++)
+            if (!has_key(out, n, o->name))
+                out[n++] = o;
+    return n;
+}
+
+int cli_longopts(struct option *longopts, size_t *n, size_t max, const tc_option_info *const *keys, size_t n_keys,
+                 int first_val)
+{
+    if (*n + n_keys + 1 > max)
+        return -1;
+    for (size_t i = 0; i < n_keys; i++)
+        longopts[(*n)++] = (struct option){keys[i]->name, keys[i]->type == TC_OPT_BOOL ? no_argument : required_argument,
+                                           NULL, first_val + (int)i};
+    longopts[*n] = (struct option){0, 0, 0, 0};
+    return 0;
+}
+
+enum { HELP_COLUMN = 29, HELP_WIDTH = 90 };
+
+void cli_help_entry(FILE *fp, const char *left, const char *text, int column)
+{
+    int col = fprintf(fp, "%s", left);
+    if (col >= column) {
+        fputc('\n', fp);
+        col = 0;
+    }
+    fprintf(fp, "%*s", column - col, "");
+    col = column;
+    for (const char *p = text; *p;) {
+        int word = (int)strcspn(p, " ");
+        if (col > column && col + 1 + word > HELP_WIDTH) {
+            fprintf(fp, "\n%*s", column, "");
+            col = column;
+        } else if (col > column) {
+            fputc(' ', fp);
+            col++;
+        }
+        fwrite(p, 1, (size_t)word, fp);
+        col += word;
+        p += word;
+        p += strspn(p, " ");
+    }
+    fputc('\n', fp);
+}
+
+/* "      --weight wall|cpu      weigh stacks by ... (default wall)" */
+static void put_option(FILE *fp, const tc_option_info *o)
+{
+    char left[128], text[512];
+    const char *q = o->type == TC_OPT_STRING ? "\"" : "";
+    snprintf(left, sizeof left, "      --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+    if (o->default_value)
+        snprintf(text, sizeof text, "%s (default %s%s%s)", o->help, q, o->default_value, q);
+    else
+        snprintf(text, sizeof text, "%s", o->help);
+    cli_help_entry(fp, left, text, HELP_COLUMN);
+}
+
+/* The rows of one table that are (limit 1) or are not (limit 0) limits, without the hidden ones. */
+static void put_rows(FILE *fp, const tc_format_info *f, int limit, const tc_option_info *const *skip, size_t n_skip)
+{
+    const tc_option_info *o;
+    for (size_t i = 0; (o = tc_option_at(f, i)); i++)
+        if (!o->hidden && o->limit == limit && !has_key(skip, n_skip, o->name))
+            put_option(fp, o);
+}
+
+void cli_print_options(FILE *fp, int tables)
+{
+    if (tables & CLI_CORE) {
+        fputs("Options of every conversion:\n", fp);
+        put_rows(fp, NULL, 0, NULL, 0);
+        fputs("Limits (an input beyond one is refused with a clear error; K/M/G suffixes):\n", fp);
+        put_rows(fp, NULL, 1, NULL, 0);
+    }
+    const tc_format_info *formats[64];
+    size_t n = table_formats(tables & (CLI_READERS | CLI_WRITERS), formats, 64);
+    if (n)
+        fputs("Options of one reader or writer (given with others, a warning: unused-option):\n", fp);
+    for (size_t k = 0; k < n; k++) {
+        if (!tc_option_at(formats[k], 0))
+            continue;
+        fprintf(fp, "  %s %s:\n", formats[k]->name, formats[k]->is_reader ? "reader" : "writer");
+        put_rows(fp, formats[k], 0, NULL, 0);
+    }
+    const tc_option_info *seen[64];
+    size_t n_seen = 0;
+    n = table_formats(tables & CLI_DIFF, formats, 64);
+    if (n)
+        fputs("Options of the diff (for any -o):\n", fp);
+    for (size_t k = 0; k < n; k++) { /* the formats share their rows: each once */
+        put_rows(fp, formats[k], 0, seen, n_seen);
+        const tc_option_info *o;
+        for (size_t i = 0; (o = tc_option_at(formats[k], i)) && n_seen < 64; i++)
+            if (!has_key(seen, n_seen, o->name))
+                seen[n_seen++] = o;
+    }
+}
+
+int cli_api_option(const char *key)
+{
+    const tc_option_info *keys[128];
+    size_t n = cli_option_keys(CLI_WRITERS, keys, 128);
+    if (has_key(keys, n, key))
+        return 1;
+    const tc_option_info *o;
+    for (size_t i = 0; (o = tc_option_at(NULL, i)); i++)
+        if (!strcmp(o->name, key))
+            return !o->open_time && !o->limit && !o->hidden;
+    return 0;
+}
+
+/* ---- --list-formats --json ---- */
+
+static void json_string(FILE *fp, const char *s)
+{
+    if (!s) {
+        fputs("null", fp);
+        return;
+    }
+    fputc('"', fp);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(fp, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(fp, "\\u%04x", *p);
+        else
+            fputc(*p, fp);
+    }
+    fputc('"', fp);
+}
+
+/* ["a","b"] from "a,b". */
+static void json_list(FILE *fp, const char *commas)
+{
+    fputc('[', fp);
+    for (const char *e = commas; *e;) {
+        size_t k = strcspn(e, ",");
+        fprintf(fp, "%s\"%.*s\"", e == commas ? "" : ",", (int)k, e);
+        e += k + (e[k] == ',');
+    }
+    fputc(']', fp);
+}
+
+static void json_options(FILE *fp, const tc_format_info *f)
+{
+    const tc_option_info *o;
+    fputs("\"options\":[", fp);
+    for (size_t i = 0; (o = tc_option_at(f, i)); i++) {
+        fputs(i ? ",\n  {\"name\":" : "\n  {\"name\":", fp);
+        json_string(fp, o->name);
+        fputs(",\"type\":", fp);
+        json_string(fp, o->type_name);
+        fputs(",\"default\":", fp);
+        json_string(fp, o->default_value);
+        if (o->choices) {
+            fputs(",\"choices\":[", fp);
+            for (size_t k = 0; o->choices[k]; k++) {
+                fputs(k ? "," : "", fp);
+                json_string(fp, o->choices[k]);
+            }
+            fputc(']', fp);
+        }
+        if (o->max)
+            fprintf(fp, ",\"min\":%llu,\"max\":%llu", (unsigned long long)o->min, (unsigned long long)o->max);
+        fputs(",\"arg\":", fp);
+        json_string(fp, o->arg);
+        fputs(",\"help\":", fp);
+        json_string(fp, o->help);
+        const struct { int on; const char *name; } flags[] = {
+            {o->open_time, "open_time"}, {o->limit, "limit"}, {o->repeatable, "repeatable"}, {o->hidden, "hidden"}};
+        for (size_t k = 0; k < sizeof flags / sizeof *flags; k++)
+            if (flags[k].on)
+                fprintf(fp, ",\"%s\":true", flags[k].name);
+        fputc('}', fp);
+    }
+    fputc(']', fp);
+}
+
+static void json_variant(FILE *fp, const tc_variant_info *v)
+{
+    fputs("{\"name\":", fp);
+    json_string(fp, v->name);
+    fputs(",\"extension\":", fp);
+    json_string(fp, v->extension);
+    fputs(",\"mime\":", fp);
+    json_string(fp, v->mime);
+    fputs(",\"option\":", fp);
+    json_string(fp, v->option);
+    fprintf(fp, ",\"inline\":%s,\"binary\":%s}", v->inline_view ? "true" : "false", v->is_binary ? "true" : "false");
+}
+
+static void json_format(FILE *fp, const tc_format_info *f)
+{
+    fputs("{\"name\":", fp);
+    json_string(fp, f->name);
+    fputs(",\"description\":", fp);
+    json_string(fp, f->description);
+    fputs(",\"extensions\":", fp);
+    json_list(fp, f->extensions);
+    const tc_variant_info *v = tc_variant_at(f, 0);
+    if (v) {
+        fputs(",\"mime\":", fp);
+        json_string(fp, v->mime);
+        fprintf(fp, ",\"binary\":%s,\"variants\":[", f->is_binary ? "true" : "false");
+        for (size_t i = 0; (v = tc_variant_at(f, i)); i++) {
+            fputs(i ? "," : "", fp);
+            json_variant(fp, v);
+        }
+        fputc(']', fp);
+    }
+    fputc(',', fp);
+    json_options(fp, f);
+    fputc('}', fp);
+}
+
+void cli_formats_json(FILE *fp, const char *serve_member)
+{
+    const tc_format_info *f;
+    fputs("{\"version\":", fp);
+    json_string(fp, tc_version_string());
+    for (int readers = 1; readers >= 0; readers--) {
+        fprintf(fp, ",\n\"%s\":[", readers ? "readers" : "writers");
+        int n = 0;
+        for (size_t i = 0; (f = tc_format_at(i)); i++)
+            if (f->is_reader == readers) {
+                fputs(n++ ? ",\n" : "\n", fp);
+                json_format(fp, f);
+            }
+        fputc(']', fp);
+    }
+    fputs(",\n\"diff\":[", fp);
+    for (size_t i = 0; (f = tc_diff_format_at(i)); i++) {
+        fputs(i ? ",\n" : "\n", fp);
+        json_format(fp, f);
+    }
+    fputs("],\n", fp);
+    json_options(fp, NULL);
+    if (serve_member)
+        fprintf(fp, ",\n\"serve\":%s", serve_member);
+    fputs("}\n", fp);
+}
+
 /* ---- option errors ---- */
 
 void cli_option_error(const char *prog, int ret, int before, char **argv)

@@ -3,9 +3,12 @@
 #ifndef TRACECONV_CLI_UTIL_H
 #define TRACECONV_CLI_UTIL_H
 
+#include "traceconv.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* A size in bytes with an optional K, M, G or T suffix (powers of 1024, either case).
  * 0, or -1 when s is not such a size or it overflows 64 bits. */
@@ -38,6 +41,34 @@ void cli_escape(const char *s, char *out, size_t cap);
 const char *cli_format_name(const char *name, int reader);
 /* "json, folded, perfetto, ...": every reader's or writer's name, for messages. */
 const char *cli_format_list(int reader);
+
+/* ---- the library's options, as the commands take them ----
+ *
+ * Every option of the library's tables (tc_option_at) is a long option of the commands
+ * (--weight cpu; a bool is a flag, --strict), described in their --help by its row: the
+ * commands list none by hand. Which tables a command takes: */
+enum { CLI_CORE = 1, CLI_READERS = 2, CLI_WRITERS = 4, CLI_DIFF = 8, CLI_CONVERT = CLI_CORE | CLI_READERS | CLI_WRITERS };
+/* Each key once (its first row), in the tables' order: the core's, the readers', the
+ * writers', the diff formats'. Returns how many went into out (at most max). */
+size_t cli_option_keys(int tables, const tc_option_info **out, size_t max);
+/* The keys as getopt long options appended to longopts at *n (max entries in all, the
+ * terminating zero entry included): has_arg from the type, val = first_val + the key's
+ * index in keys. 0, or -1 when they do not fit. */
+struct option;
+int cli_longopts(struct option *longopts, size_t *n, size_t max, const tc_option_info *const *keys, size_t n_keys,
+                 int first_val);
+/* The options part of --help for those tables: the core's, its limits, then each
+ * reader's, writer's or (CLI_DIFF) the diff's, each row one entry with its default. */
+void cli_print_options(FILE *fp, int tables);
+/* One entry of a --help: left, then text from column on, its words wrapped at 90 columns
+ * (on the next line when left reaches column). */
+void cli_help_entry(FILE *fp, const char *left, const char *text, int column);
+/* Whether `traceconv serve`'s API takes the key in its query: a writer's option, or the
+ * core's that is neither read by the open, a limit nor hidden (the server sets those). */
+int cli_api_option(const char *key);
+/* `traceconv --list-formats --json`: the formats, their variants and options, the core's
+ * options. serve_member, when not NULL, is added as the member "serve" (GET /api/formats). */
+void cli_formats_json(FILE *fp, const char *serve_member);
 
 /* ---- option errors ----
  * The commands parse with opterr = 0 and an optstring that starts with ':', so that

@@ -39,7 +39,7 @@
 
 enum { EXIT_CONVERT = 1, EXIT_USAGE = 2 };
 
-static const char usage_text[] =
+static const char usage_head[] =
     "usage: traceconv [-i FORMAT] -o FORMAT [options] INPUT [OUTPUT]\n"
     "       traceconv [-i FORMAT] -o FORMAT [options] INPUT INPUT...\n"
     "       traceconv [-i FORMAT] -o FORMAT,FORMAT... [options] INPUT...\n"
@@ -66,54 +66,20 @@ static const char usage_text[] =
     "An original trace (not written by traceconv) is never overwritten, even with -f.\n"
     "\n"
     "  -i, --input-format FORMAT  input format (default: detected from content)\n"
-    "  -o, --output-format FORMAT output format: json, folded, ... (see --list-formats; a\n"
-    "                             format name may be given in any case: JSON);\n"
-    "                             several, comma-separated: json,perfetto,pprof\n"
+    "  -o, --output-format FORMAT output format: json, folded, ... or a writer's variant:\n"
+    "                             report-html, ... (see --list-formats; a format name may\n"
+    "                             be given in any case: JSON); several, comma-separated:\n"
+    "                             json,perfetto,pprof\n"
     "  -f, --force                overwrite an existing OUTPUT (never an original trace;\n"
     "                             a symbolic link is replaced itself, not followed)\n"
-    "      --strict               treat warnings about the input, and options the\n"
-    "                             chosen reader or writer does not use, as errors\n"
     "  -q, --quiet                print nothing but errors\n"
-    "      --process-name NAME    process name shown in timelines (default: input file stem)\n"
-    "      --no-thread            folded: merge all threads (no thread frame)\n"
-    "      --merge-threads        pprof, flamegraph: merge all threads (no thread labels/frames)\n"
-    "      --text                 systrace: plain ftrace text instead of HTML\n"
-    "      --weight wall|cpu      folded, flamegraph: weigh stacks by wall or thread-CPU time\n"
-    "                             (default wall); report, dot: the clock of the order,\n"
-    "                             percentages and threshold; speedscope: timelines on the\n"
-    "                             wall or each thread's CPU clock\n"
-    "      --title TEXT           flamegraph: the title (default \"Flame Graph\")\n"
-    "      --width PX             flamegraph: image width (default 1200)\n"
-    "      --minwidth PX|N%       flamegraph: omit frames narrower than PX pixels or N% of\n"
-    "                             the total (default 0.1)\n"
-    "      --inverted             flamegraph: icicle graph (root at the top)\n"
-    "      --colors PALETTE       flamegraph: java (default), hot, mem, io, red, green, blue,\n"
-    "                             yellow, purple, aqua, orange\n"
-    "      --hash                 flamegraph: colours from a hash of the name\n"
-    "      --sort incl|excl|calls|name  report: the order of the methods (default incl)\n"
-    "      --csv                  report: CSV rows instead of the text report\n"
-    "      --html                 report: a self-contained HTML page (sortable tables, flame\n"
-    "                             graph); default OUTPUT INPUT-stem.report.html\n"
-    "      --threshold PCT        dot: hide edges below PCT % of the total time (default 1)\n"
-    "      --max-depth N          drop frames deeper than N (default 10000)\n"
-    "      --mapping FILE         rhea: method mapping (methodMapping.txt, sampling-mapping;\n"
-    "                             default: looked for beside INPUT)\n"
-    "      --deobfuscate MAPPING  rename methods back to source names with a ProGuard/R8\n"
-    "                             mapping.txt (any reader; see README \"Deobfuscation\")\n"
-    "Limits (an input beyond one is refused with a clear error; K/M/G suffixes):\n"
-    "      --max-input BYTES      input size after decompression (default 64G; gzip\n"
-    "                             expanding more than 200:1 beyond 256M is refused)\n"
-    "      --max-string BYTES     one name or metadata value (default 64K)\n"
-    "      --max-threads N        threads (default 1000000)\n"
-    "      --max-methods N        methods (default 50000000)\n"
-    "      --max-events N         input records (default: no limit)\n"
-    "      --max-json BYTES       one JSON event (default 256M)\n"
-    "      --max-output BYTES|Nx  each output at most BYTES, or N times the input's size\n"
-    "                             (at least 4M); larger fails, nothing left (default: none)\n"
     "      --probe INPUT          print every reader's score for INPUT\n"
-    "      --list-formats         list readers and writers\n"
+    "      --list-formats         list readers and writers (with --json: also their options\n"
+    "                             and output variants, as JSON)\n"
     "  -h, --help                 this text\n"
-    "  -V, --version              version\n"
+    "  -V, --version              version\n";
+
+static const char usage_tail[] =
     "\n"
     "Exit status: 0 success, 1 conversion failed, 2 usage error; with several\n"
     "INPUTs, 1 if any failed (the others are still converted).\n";
@@ -145,17 +111,28 @@ static void end_progress(void)
 
 /* ---- commands ---- */
 
-static int list_formats(void)
+/* --list-formats: one line per format; a writer's variants (-o report-html) on its line. */
+static int list_formats(int json)
 {
+    if (json) {
+        cli_formats_json(stdout, NULL);
+        return 0;
+    }
     const tc_format_info *f;
     printf("readers (-i):\n");
     for (size_t i = 0; (f = tc_format_at(i)); i++)
         if (f->is_reader)
             printf("  %-10s %s (.%s)\n", f->name, f->description, f->extensions);
     printf("writers (-o):\n");
-    for (size_t i = 0; (f = tc_format_at(i)); i++)
-        if (!f->is_reader)
-            printf("  %-10s %s (.%s)\n", f->name, f->description, f->extensions);
+    for (size_t i = 0; (f = tc_format_at(i)); i++) {
+        if (f->is_reader)
+            continue;
+        printf("  %-10s %s (.%s)", f->name, f->description, f->extensions);
+        const tc_variant_info *v;
+        for (size_t k = 1; (v = tc_variant_at(f, k)); k++)
+            printf("%s%s (.%s)", k == 1 ? "; also -o " : ", ", v->name, v->extension);
+        printf("\n");
+    }
     return 0;
 }
 
@@ -263,11 +240,13 @@ static int ends_in_one_of(const char *path, const char *exts)
     return 0;
 }
 
-/* Whether path ends in ".EXT" for one of the writer's extensions (".pb.gz" for pprof). */
+/* Whether path ends in ".EXT" for one of the writer's extensions (".pb.gz" for pprof), or
+ * the variant's (".systrace.txt" for -o systrace-text). */
 static int has_writer_extension(const char *path, const char *writer)
 {
-    const tc_format_info *f = format_info(writer, 0);
-    return f && ends_in_one_of(path, f->extensions);
+    const tc_variant_info *v = tc_output_variant(NULL, writer);
+    const tc_format_info *f = v ? format_info(v->format, 0) : NULL;
+    return f && (ends_in_one_of(path, f->extensions) || ends_in_one_of(path, v->extension));
 }
 
 /* An existing file that -f may take as the OUTPUT operand: nothing says it is an input.
@@ -323,8 +302,8 @@ static int names_output(const char *path, const char *writer, int force, const c
 
 static int writer_is_binary(const char *name)
 {
-    const tc_format_info *f = format_info(name, 0);
-    return f && f->is_binary;
+    const tc_variant_info *v = tc_output_variant(NULL, name);
+    return v && v->is_binary;
 }
 
 /* An option as given, applied again to each input's tc_conv. */
@@ -339,10 +318,10 @@ typedef struct job {
 
 typedef struct cli {
     const char *in_format;
-    const char *formats[MAX_OUTPUTS]; /* -o, split at commas, the registry's names */
+    const char *formats[MAX_OUTPUTS]; /* -o, split at commas, the registry's names (a writer or a variant) */
+    const tc_variant_info *variants[MAX_OUTPUTS]; /* what each writes with the options (report + --html: report-html) */
     size_t n_formats;
     int force, quiet;
-    int report_html; /* --html: the report's default name ends in .report.html */
     const char *side_mapping[2]; /* diff: --base-deobfuscate, --new-deobfuscate (one input's build) */
     setting settings[64];
     size_t n_settings;
@@ -433,9 +412,8 @@ static int plan_targets(const cli *a, const job *jb, target *t)
             t[i].path = jb->output; /* one format only (plan_jobs) */
         else if (!strcmp(jb->input, "-"))
             t[i].path = "-";
-        else if (!(t[i].path = t[i].owned =
-                       of_output_name(jb->input, of_stem_len(jb->input), jb->input, a->formats[i],
-                                      of_extension(a->formats[i], a->report_html)))) {
+        else if (!(t[i].path = t[i].owned = of_output_name(jb->input, of_stem_len(jb->input), jb->input,
+                                                            a->variants[i]->format, a->variants[i]->extension))) {
             cli_say("traceconv: %s: out of memory", jb->input);
             return EXIT_CONVERT;
         }
@@ -677,9 +655,10 @@ static size_t plan_jobs(const cli *a, char **ops, int n, job *jobs)
     return (size_t)n;
 }
 
-/* -o FORMAT[,FORMAT...]: each a known writer in any case (kept under its registry name),
- * none twice. 0, or -1 after the message. */
-static int parse_formats(cli *a, const char *arg)
+/* -o FORMAT[,FORMAT...]: each a known writer or variant in any case (kept under its registry
+ * name), none twice, and what each writes with the options (report with --html: report-html).
+ * 0, or -1 after the message. */
+static int parse_formats(cli *a, const char *arg, const tc_conv *check)
 {
     static char text[1024];
     if (strlen(arg) >= sizeof text) {
@@ -696,14 +675,14 @@ static int parse_formats(cli *a, const char *arg)
             cli_say("traceconv: -o %s: an empty format in the list", arg);
             return -1;
         }
-        const char *name = cli_format_name(p, 0);
-        if (!name) {
+        const tc_variant_info *v = tc_output_variant(check, p);
+        if (!v) {
             cli_say("traceconv: unknown output format '%s' (writers: %s)", p, cli_format_list(0));
             return -1;
         }
         for (size_t i = 0; i < a->n_formats; i++) {
-            if (!strcmp(a->formats[i], name)) {
-                cli_say("traceconv: -o %s: output format '%s' is given twice", arg, name);
+            if (a->variants[i] == v) {
+                cli_say("traceconv: -o %s: output format '%s' is given twice", arg, v->name);
                 return -1;
             }
         }
@@ -711,7 +690,8 @@ static int parse_formats(cli *a, const char *arg)
             cli_say("traceconv: -o %s: more than %d formats", arg, MAX_OUTPUTS);
             return -1;
         }
-        a->formats[a->n_formats++] = name;
+        a->variants[a->n_formats] = v;
+        a->formats[a->n_formats++] = tc_output_variant(NULL, p)->name; /* as given: report, report-html */
     }
     return 0;
 }
@@ -728,42 +708,68 @@ static int parse_reader(cli *a, const char *arg)
 
 /* ---- traceconv diff BASE NEW [OUTPUT] ---- */
 
-static const char diff_usage_text[] =
-    "usage: traceconv diff [-o text|csv|flamegraph] [options] BASE NEW [OUTPUT]\n"
+static const char diff_usage_head[] =
     "\n"
     "Compare two inputs per method: calls, inclusive and exclusive wall time (and\n"
     "thread-CPU time when both have it) in BASE and NEW, the signed change and the\n"
     "change in % of BASE, sorted by the largest change of inclusive time. BASE and\n"
     "NEW may be of different formats; methods are matched by name (README \"Diff\").\n"
-    "\n"
-    "  -o text        the table (default), written to stdout unless OUTPUT is given\n"
-    "  -o csv         the table as CSV rows, to stdout unless OUTPUT is given\n"
-    "  -o flamegraph  a differential flame graph SVG: widths from NEW, red where NEW\n"
-    "                 is slower, blue where faster; OUTPUT defaults to NEW's name\n"
-    "                 with .diff.svg (b.trace -> b.diff.svg)\n"
+    "\n";
+
+static const char diff_usage_options[] =
     "  -i FORMAT      input format of both inputs (default: detected for each)\n"
     "  -f, --force    overwrite an existing OUTPUT (never an input or an original trace)\n"
     "  -q, --quiet    print nothing but errors\n"
-    "      --strict   warnings about either input, and unused options, are errors\n"
-    "      --weight wall|cpu        the clock of the order (and of the flame graph)\n"
-    "      --sort incl|excl|calls|name  order by |change| of inclusive (default) or\n"
-    "                 exclusive time, of calls, or by name\n"
-    "      --negate   flamegraph: swap red and blue (see README for the negated pair)\n"
-    "      --title, --width, --minwidth, --inverted, --colors, --hash: as for -o flamegraph\n"
-    "      --deobfuscate MAPPING    a ProGuard/R8 mapping.txt for both inputs\n"
     "      --base-deobfuscate MAPPING, --new-deobfuscate MAPPING\n"
-    "                 one input's own mapping (two release builds: two mappings)\n"
-    "      --max-depth N, --max-input ... and the other limits: as for a conversion\n"
+    "                 one input's own ProGuard/R8 mapping.txt (two release builds: two\n"
+    "                 mappings; --deobfuscate gives both inputs one)\n";
+
+static const char diff_usage_tail[] =
     "\n"
     "Exit status: 0 success, 1 an input could not be read or the output written,\n"
     "2 usage error.\n";
 
-/* A diff format's default output: stdout for the tables, NEW-stem.diff.svg for the graph. */
-static char *diff_default_output(const char *format, const char *next)
+/* Whether a diff format goes to a file by default: what a browser shows (the graph) does,
+ * a table goes to stdout. */
+static int diff_to_file(const tc_format_info *f) { return tc_variant_at(f, 0)->inline_view; }
+
+static void diff_usage(void)
 {
-    if (strcmp(format, "flamegraph") || !strcmp(next, "-"))
+    const tc_format_info *f;
+    printf("usage: traceconv diff [-o ");
+    for (size_t i = 0; (f = tc_diff_format_at(i)); i++)
+        printf("%s%s", i ? "|" : "", f->name);
+    printf("] [options] BASE NEW [OUTPUT]\n%s", diff_usage_head);
+    for (size_t i = 0; (f = tc_diff_format_at(i)); i++) {
+        const tc_variant_info *v = tc_variant_at(f, 0);
+        char left[64], text[512];
+        snprintf(left, sizeof left, "  -o %s", f->name);
+        if (diff_to_file(f))
+            snprintf(text, sizeof text, "%s%s; OUTPUT defaults to NEW's name with .%s", f->description,
+                     i ? "" : " (the default)", v->extension);
+        else
+            snprintf(text, sizeof text, "%s%s; to stdout unless OUTPUT is given", f->description,
+                     i ? "" : " (the default)");
+        cli_help_entry(stdout, left, text, 17);
+    }
+    fputs(diff_usage_options, stdout);
+    cli_print_options(stdout, CLI_CORE | CLI_DIFF);
+    fputs(diff_usage_tail, stdout);
+}
+
+static void usage(void)
+{
+    fputs(usage_head, stdout);
+    cli_print_options(stdout, CLI_CONVERT);
+    fputs(usage_tail, stdout);
+}
+
+/* A diff format's default output: stdout for the tables, NEW-stem.diff.svg for the graph. */
+static char *diff_default_output(const tc_format_info *format, const char *next)
+{
+    if (!diff_to_file(format) || !strcmp(next, "-"))
         return strdup("-");
-    return of_output_name(next, of_stem_len(next), next, "diff", "diff.svg"); /* b.trace -> b.diff.svg */
+    return of_output_name(next, of_stem_len(next), next, "diff", tc_variant_at(format, 0)->extension);
 }
 
 /* side: 0 BASE, 1 NEW. Two release builds have two mappings: --base-deobfuscate and
@@ -803,21 +809,35 @@ static void diff_summary(tc_conv *base, tc_conv *next, const char *b, const char
             tc_conv_input_summary(next), strcmp(out, "-") ? out : "stdout", format);
 }
 
-/* diff's -o, in any case: its registry-like name, or NULL. */
-static const char *diff_format(const char *given)
+/* diff's -o, in any case: its format, or NULL. */
+static const tc_format_info *diff_format(const char *given)
 {
-    static const char *const formats[] = {"text", "csv", "flamegraph"};
-    for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
-        if (!strcasecmp(given, formats[i]))
-            return formats[i];
+    const tc_format_info *f;
+    for (size_t i = 0; (f = tc_diff_format_at(i)); i++)
+        if (!strcasecmp(given, f->name))
+            return f;
     return NULL;
+}
+
+/* "text, csv or flamegraph" */
+static const char *diff_format_list(void)
+{
+    static char list[256];
+    const tc_format_info *f;
+    size_t len = 0, n = 0;
+    while (tc_diff_format_at(n))
+        n++;
+    for (size_t i = 0; (f = tc_diff_format_at(i)) && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+                                f->name);
+    return list;
 }
 
 static int run_diff(cli *a, const char *given, char **ops, int n)
 {
-    const char *format = diff_format(given);
-    if (!format) {
-        cli_say("traceconv: diff: unknown output format '%s' (text, csv or flamegraph)", given);
+    const tc_format_info *f = diff_format(given);
+    if (!f) {
+        cli_say("traceconv: diff: unknown output format '%s' (%s)", given, diff_format_list());
         cli_say("Try 'traceconv diff --help'.");
         return EXIT_USAGE;
     }
@@ -830,9 +850,10 @@ static int run_diff(cli *a, const char *given, char **ops, int n)
         cli_say("traceconv: diff: BASE and NEW cannot both be stdin");
         return EXIT_USAGE;
     }
+    const char *format = f->name;
     job jb = {ops[0], ops[1], NULL}; /* both inputs: the output must be neither */
     target t = {.format = format, .dirfd = -1};
-    t.path = t.owned = n == 3 ? strdup(ops[2]) : diff_default_output(format, ops[1]);
+    t.path = t.owned = n == 3 ? strdup(ops[2]) : diff_default_output(f, ops[1]);
     if (!t.path) {
         cli_say("traceconv: out of memory");
         return EXIT_CONVERT;
@@ -915,38 +936,28 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && (!strcmp(argv[1], "batch") || !strcmp(argv[1], "serve")))
         return run_subcommand(argv[1], argv);
-    enum { O_STRICT = 256, O_PROCESS, O_NOTHREAD, O_WEIGHT, O_DEPTH, O_CHUNK, O_PROBE, O_LIST, O_MERGE, O_LIMIT, O_TEXT,
-           O_FLAG, O_HTML, O_BASE_DEOBF, O_NEW_DEOBF };
-    static const struct option longopts[] = {
+    /* the command's own options, then every option of the library's tables (cli_util.c) */
+    enum { O_PROBE = 256, O_LIST, O_JSON, O_BASE_DEOBF, O_NEW_DEOBF, O_LIBRARY };
+    static struct option longopts[192] = {
         {"input-format", required_argument, 0, 'i'}, {"output-format", required_argument, 0, 'o'},
         {"force", no_argument, 0, 'f'},              {"quiet", no_argument, 0, 'q'},
-        {"strict", no_argument, 0, O_STRICT},        {"process-name", required_argument, 0, O_PROCESS},
-        {"no-thread", no_argument, 0, O_NOTHREAD},   {"weight", required_argument, 0, O_WEIGHT},
-        {"max-depth", required_argument, 0, O_DEPTH}, {"read-chunk", required_argument, 0, O_CHUNK},
-        {"max-input", required_argument, 0, O_LIMIT}, {"max-string", required_argument, 0, O_LIMIT},
-        {"max-threads", required_argument, 0, O_LIMIT}, {"max-methods", required_argument, 0, O_LIMIT},
-        {"max-events", required_argument, 0, O_LIMIT}, {"max-json", required_argument, 0, O_LIMIT},
-        {"max-output", required_argument, 0, O_LIMIT},
         {"probe", required_argument, 0, O_PROBE},    {"list-formats", no_argument, 0, O_LIST},
-        {"help", no_argument, 0, 'h'},               {"version", no_argument, 0, 'V'},
-        {"merge-threads", no_argument, 0, O_MERGE},  {"mapping", required_argument, 0, O_LIMIT},
-        {"text", no_argument, 0, O_TEXT},           {"deobfuscate", required_argument, 0, O_LIMIT},
-        {"title", required_argument, 0, O_LIMIT},     {"width", required_argument, 0, O_LIMIT},
-        {"minwidth", required_argument, 0, O_LIMIT},  {"colors", required_argument, 0, O_LIMIT},
-        {"inverted", no_argument, 0, O_FLAG},         {"hash", no_argument, 0, O_FLAG},
-        {"sort", required_argument, 0, O_LIMIT},    {"threshold", required_argument, 0, O_LIMIT},
-        {"csv", no_argument, 0, O_LIMIT}, /* a flag: its NULL value reads as true */
-        {"html", no_argument, 0, O_HTML},
-        {"negate", no_argument, 0, O_FLAG},
-        {"base-deobfuscate", required_argument, 0, O_BASE_DEOBF},
-        {"new-deobfuscate", required_argument, 0, O_NEW_DEOBF},
-        {0, 0, 0, 0}};
+        {"json", no_argument, 0, O_JSON},            {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, 'V'},            {"base-deobfuscate", required_argument, 0, O_BASE_DEOBF},
+        {"new-deobfuscate", required_argument, 0, O_NEW_DEOBF}};
+    size_t n_longopts = 11;
+    const tc_option_info *keys[128]; /* a conversion takes the diff's options too (unused: a warning) */
+    size_t n_keys = cli_option_keys(CLI_CONVERT | CLI_DIFF, keys, 128);
+    if (cli_longopts(longopts, &n_longopts, sizeof longopts / sizeof *longopts, keys, n_keys, O_LIBRARY) != 0) {
+        cli_say("traceconv: too many options");
+        return EXIT_CONVERT;
+    }
     static cli a = {.written = {.exact = 1}};
     tc_conv *check = tc_conv_new(); /* options are validated here, then applied to each input's own */
     if (!check)
         return EXIT_CONVERT;
     const char *prog = diff_mode ? "traceconv diff" : "traceconv";
-    int opt, status = 0;
+    int opt, status = 0, list = 0, json = 0;
     int li = 0, before = optind;
     const char *out_list = NULL;
     opterr = 0; /* our messages (cli_option_error), not getopt's: escaped, without the binary's path */
@@ -956,17 +967,6 @@ int main(int argc, char **argv)
         case 'o': out_list = optarg; break;
         case 'f': a.force = 1; break;
         case 'q': a.quiet = 1; break;
-        case O_STRICT: status = set(&a, check, "strict", "1"); break;
-        case O_PROCESS: status = set(&a, check, "process-name", optarg); break;
-        case O_NOTHREAD: status = set(&a, check, "no-thread", "1"); break;
-        case O_WEIGHT: status = set(&a, check, "weight", optarg); break;
-        case O_MERGE: status = set(&a, check, "merge-threads", "1"); break;
-        case O_TEXT: status = set(&a, check, "text", "1"); break;
-        case O_DEPTH: status = set(&a, check, "max-depth", optarg); break;
-        case O_CHUNK: status = set(&a, check, "read-chunk", optarg); break;
-        case O_LIMIT: status = set(&a, check, longopts[li].name, optarg); break; /* the option is the library key */
-        case O_FLAG: status = set(&a, check, longopts[li].name, "1"); break;
-        case O_HTML: status = set(&a, check, "html", "1"); a.report_html = 1; break;
         case O_BASE_DEOBF:
         case O_NEW_DEOBF:
             if (!diff_mode) {
@@ -977,36 +977,53 @@ int main(int argc, char **argv)
             }
             break;
         case O_PROBE: tc_conv_free(check); return probe(optarg);
-        case O_LIST: tc_conv_free(check); return list_formats();
-        case 'h': fputs(diff_mode ? diff_usage_text : usage_text, stdout); tc_conv_free(check); return 0;
+        case O_LIST: list = 1; break;
+        case O_JSON: json = 1; break;
+        case 'h': diff_mode ? diff_usage() : usage(); tc_conv_free(check); return 0;
         case 'V': printf("traceconv %s\n", TC_VERSION_STRING); tc_conv_free(check); return 0;
-        default: cli_option_error(prog, opt, before, argv); status = -1;
+        default:
+            if (opt >= O_LIBRARY && opt < O_LIBRARY + (int)n_keys) /* a flag's NULL value reads as true */
+                status = set(&a, check, keys[opt - O_LIBRARY]->name, optarg);
+            else {
+                cli_option_error(prog, opt, before, argv);
+                status = -1;
+            }
         }
         before = optind;
     }
-    tc_conv_free(check);
+    if (status == 0 && (list || json)) {
+        tc_conv_free(check);
+        if (list)
+            return list_formats(json);
+        cli_say("traceconv: --json goes with --list-formats");
+        cli_say("Try 'traceconv --help'.");
+        return EXIT_USAGE;
+    }
     int nargs = argc - optind;
     if (diff_mode) {
+        tc_conv_free(check);
         if (status != 0) {
             cli_say("Try 'traceconv diff --help'.");
             return EXIT_USAGE;
         }
         of_remove_temps_on_signals();
-        return run_diff(&a, out_list ? out_list : "text", argv + optind, nargs);
+        return run_diff(&a, out_list ? out_list : tc_diff_format_at(0)->name, argv + optind, nargs);
     }
     job *jobs = nargs > 0 ? calloc((size_t)nargs, sizeof *jobs) : NULL;
     size_t n_jobs = 0;
     if (status == 0 && !out_list) {
         cli_say("traceconv: missing -o FORMAT");
         status = -1;
-    } else if (status == 0 && parse_formats(&a, out_list) != 0) {
+    } else if (status == 0 && parse_formats(&a, out_list, check) != 0) {
         status = -1;
     } else if (status == 0 && nargs > 0 && !jobs) {
         cli_say("traceconv: out of memory");
+        tc_conv_free(check);
         return EXIT_CONVERT;
     } else if (status == 0 && !(n_jobs = plan_jobs(&a, argv + optind, nargs, jobs))) {
         status = -1;
     }
+    tc_conv_free(check);
     if (status != 0) {
         cli_say("Try 'traceconv --help'.");
         free(jobs);

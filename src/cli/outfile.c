@@ -219,11 +219,6 @@ size_t of_stem_len(const char *path)
     return dot && dot != base ? (size_t)(dot - path) : strlen(path);
 }
 
-const char *of_extension(const char *writer, int report_html)
-{
-    return report_html && !strcmp(writer, "report") ? "report.html" : tc_writer_extension(writer);
-}
-
 static const char *last_component(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -373,16 +368,34 @@ char *of_plan_stem(of_names *s, const char *want, const char *input, const char 
 
 /* ---- the overwrite rules ---- */
 
-/* Did traceconv write this file? Its text outputs carry a mark near the start (ir,
- * systrace, report --html, speedscope's exporter, the CSV headers) or in the trailing
- * otherData object (json). */
+/* Whether s holds the mark of an output variant of format f (the library's tables). */
+static int has_mark(const char *s, const tc_format_info *f)
+{
+    const tc_variant_info *v;
+    for (size_t i = 0; (v = tc_variant_at(f, i)); i++)
+        if (v->mark && strstr(s, v->mark))
+            return 1;
+    return 0;
+}
+
+/* Whether s holds the mark of any output of a writer or of the diff. */
+static int has_any_mark(const char *s)
+{
+    const tc_format_info *f;
+    for (size_t i = 0; (f = tc_format_at(i)); i++)
+        if (!f->is_reader && has_mark(s, f))
+            return 1;
+    for (size_t i = 0; (f = tc_diff_format_at(i)); i++)
+        if (has_mark(s, f))
+            return 1;
+    return 0;
+}
+
+/* Did traceconv write this file? Each of its text outputs that a reader may take for a
+ * trace carries a mark (tc_variant_info.mark) near the start (ir, systrace, the reports,
+ * speedscope's exporter, the CSV headers) or in the trailing otherData object (json). */
 static int written_by_traceconv(int dirfd, const char *leaf)
 {
-    static const char *const marks[] = {"\"generator\":\"traceconv ", "traceconv-ir ", "# traceconv ",
-                                        " (traceconv)</title>",
-                                        "thread,tid,method,calls,incl_wall_us,", /* report --csv: its exact header */
-                                        "\"exporter\":\"traceconv@",             /* speedscope */
-                                        "method,status,calls_base,calls_new,"};  /* diff -o csv: its exact header */
     char buf[2][8192 + 1];
     size_t got[2] = {0, 0};
     int fd = openat(dirfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -401,9 +414,8 @@ static int written_by_traceconv(int dirfd, const char *leaf)
             if (!buf[part][i])
                 buf[part][i] = ' '; /* a binary byte must not end the search */
         buf[part][got[part]] = 0;
-        for (size_t m = 0; m < sizeof marks / sizeof *marks; m++)
-            if (strstr(buf[part], marks[m]))
-                return 1;
+        if (has_any_mark(buf[part]))
+            return 1;
     }
     return 0;
 }

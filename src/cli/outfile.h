@@ -6,8 +6,10 @@
  * never sees an output's name.
  *
  * The rules, the same for every command:
- *   - a default name never names the input: "cap.txt" with -o report is cap.report.txt,
- *     "x.html" with -o systrace is x.systrace.html (of_output_name);
+ *   - a default name is the input's stem and the output variant's extension (the library's
+ *     tc_variant_info: report-html's ".report.html", so that no two outputs of one input
+ *     share a name), and never names the input: "cap.txt" with -o report is
+ *     cap.report.txt, "x.html" with -o systrace is x.systrace.html (of_output_name);
  *   - no two outputs of one run get one name: batch picks the first free stem, "x",
  *     "x-1", "x-2", for all of a member's outputs at once (of_plan_stem); a conversion of
  *     several inputs refuses an output an earlier input of the command was given;
@@ -57,9 +59,6 @@ const char *of_strerror(int err);
  * "x.trace.gz" -> "x" (a compressed input's own extension goes too); a leading dot is
  * part of the name (".hidden" stays). */
 size_t of_stem_len(const char *path);
-/* A writer's output extension: its default one, but "report.html" for report --html
- * (never systrace's ".html" beside it in -o systrace,report --html). */
-const char *of_extension(const char *writer, int report_html);
 /* The output name stem[0, stem_len) + "." + ext; when that is the input's own name (its
  * last component, compared without case), stem + "." + writer + "." + ext instead:
  * cap.txt -> cap.report.txt, x.html -> x.systrace.html. input may be NULL (stdin).

@@ -80,12 +80,21 @@ static const char usage_text[] =
     "SIGINT or SIGTERM stops the server: running conversions are canceled, temporary\n"
     "files (and the default store) removed; the exit status is then 0.\n";
 
-/* The options the API takes in its query, and the library keys they are. "html" only
- * when the library has it (srv_caps). Flags may come without a value (&merge-threads). */
-static const char *const api_options[] = {"weight",   "merge-threads", "no-thread",    "text",      "title",
-                                          "width",    "minwidth",      "inverted",     "colors",    "hash",
-                                          "sort",     "csv",           "threshold",    "process-name", "max-depth",
-                                          "html"};
+/* The options the API takes in its query are the library's of the same name that a client
+ * may choose (cli_api_option: not the limits, which the server sets, nor what the open
+ * reads); flags may come without a value (&merge-threads). "weight, ...": for messages. */
+static const char *api_option_list(void)
+{
+    static char list[1024];
+    if (!list[0]) {
+        const tc_option_info *keys[128];
+        size_t n = cli_option_keys(CLI_CORE | CLI_WRITERS, keys, 128), len = 0;
+        for (size_t i = 0; i < n && len < sizeof list; i++)
+            if (cli_api_option(keys[i]->name))
+                len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", keys[i]->name);
+    }
+    return list;
+}
 
 typedef struct server {
     struct MHD_Daemon *daemon;
@@ -267,44 +276,25 @@ static void download_name(const char *display, const char *ext, char *out, size_
 
 /* ---- GET ---- */
 
+/* `traceconv --list-formats --json`, and what only the server has: the options its API
+ * takes and the fields of an upload. */
 static enum MHD_Result send_formats(struct MHD_Connection *conn, const server *srv)
 {
-    char *buf = NULL;
-    size_t len = 0;
+    char *buf = NULL, member[2048];
+    size_t len = 0, m = (size_t)snprintf(member, sizeof member, "{\"options\":[");
+    for (const char *p = api_option_list(); *p && m < sizeof member;) {
+        size_t k = strcspn(p, ",");
+        m += (size_t)snprintf(member + m, sizeof member - m, "%s\"%.*s\"", m > 12 ? "," : "", (int)k, p);
+        p += k;
+        p += strspn(p, ", ");
+    }
+    if (m < sizeof member)
+        snprintf(member + m, sizeof member - m, "],\"fields\":[\"trace\",\"mapping\"%s]}",
+                 srv->caps.deobfuscate ? ",\"deobfuscate\"" : "");
     FILE *fp = open_memstream(&buf, &len);
     if (!fp)
         return MHD_NO;
-    fprintf(fp, "{\"version\":\"%s\"", tc_version_string());
-    for (int readers = 1; readers >= 0; readers--) {
-        fprintf(fp, ",\"%s\":[", readers ? "readers" : "writers");
-        const tc_format_info *f;
-        int n = 0;
-        for (size_t i = 0; (f = tc_format_at(i)); i++) {
-            if (f->is_reader != readers)
-                continue;
-            fputs(n++ ? ",{\"name\":" : "{\"name\":", fp);
-            json_string(fp, f->name);
-            fputs(",\"description\":", fp);
-            json_string(fp, f->description);
-            fputs(",\"extensions\":[", fp);
-            for (const char *e = f->extensions; *e;) {
-                size_t k = strcspn(e, ",");
-                fprintf(fp, "%s\"%.*s\"", e == f->extensions ? "" : ",", (int)k, e);
-                e += k + (e[k] == ',');
-            }
-            fputc(']', fp);
-            if (!readers)
-                fprintf(fp, ",\"binary\":%s", f->is_binary ? "true" : "false");
-            fputc('}', fp);
-        }
-        fputc(']', fp);
-    }
-    fputs(",\"options\":[", fp);
-    int n = 0;
-    for (size_t i = 0; i < sizeof api_options / sizeof *api_options; i++)
-        if (strcmp(api_options[i], "html") || srv->caps.report_html)
-            fprintf(fp, "%s\"%s\"", n++ ? "," : "", api_options[i]);
-    fprintf(fp, "],\"fields\":[\"trace\",\"mapping\"%s]}\n", srv->caps.deobfuscate ? ",\"deobfuscate\"" : "");
+    cli_formats_json(fp, member);
     if (fclose(fp) != 0) {
         free(buf);
         return MHD_NO;
@@ -366,13 +356,13 @@ static enum MHD_Result send_result(struct MHD_Connection *conn, server *srv, con
     if (!o)
         return send_fd(conn, fd, (uint64_t)st.st_size, "text/html; charset=utf-8", csp_page, NULL);
     const char *dl = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "download");
-    int viewable = !strcmp(o->writer, "flamegraph") || !strcmp(o->file, "report.html");
-    if (viewable && !dl)
-        return send_fd(conn, fd, (uint64_t)st.st_size, o->type, csp_document, NULL);
+    const tc_variant_info *v = tc_output_variant(NULL, o->output);
+    if (v->inline_view && !dl) /* a flame graph, the HTML report: shown in the page's sandboxed frame */
+        return send_fd(conn, fd, (uint64_t)st.st_size, v->mime, csp_document, NULL);
     char display[SRV_NAME_MAX], name[SRV_NAME_MAX + 32];
     result_display(dir, display, sizeof display);
     download_name(display, o->ext, name, sizeof name);
-    return send_fd(conn, fd, (uint64_t)st.st_size, o->type, csp_data, name);
+    return send_fd(conn, fd, (uint64_t)st.st_size, v->mime, csp_data, name);
 }
 
 static enum MHD_Result handle_get(struct MHD_Connection *conn, server *srv, const char *url, void **con_cls)
@@ -563,11 +553,8 @@ static enum MHD_Result on_query_arg(void *cls, enum MHD_ValueKind kind, const ch
         clean_display(value, job->display, sizeof job->display);
         return MHD_YES;
     }
-    size_t i = 0, n = sizeof api_options / sizeof *api_options;
-    while (i < n && strcmp(api_options[i], key))
-        i++;
-    if (i == n || (!strcmp(key, "html") && !q->srv->caps.report_html)) {
-        snprintf(msg, sizeof msg, "unknown option '%.100s'", key);
+    if (!cli_api_option(key)) {
+        snprintf(msg, sizeof msg, "unknown option '%.100s' (options: %.380s)", key, api_option_list());
         fail_request(rq, MHD_HTTP_BAD_REQUEST, msg);
         return MHD_NO;
     }
@@ -675,23 +662,16 @@ static enum MHD_Result answer_failure(struct MHD_Connection *conn, request *rq, 
     return send_error_page(conn, status, msg);
 }
 
-static const char *api_type(const srv_job *job)
+/* What the job wrote: its writer's variant with the job's options (report with html=1:
+ * report-html), whose type and extension the response has. */
+static const tc_variant_info *api_variant(const srv_job *job)
 {
-    int csv = 0, html = 0, text = 0;
-    for (size_t i = 0; i < job->n_settings; i++) {
-        int on = strcmp(job->settings[i].value, "0") != 0;
-        csv = !strcmp(job->settings[i].key, "csv") ? on : csv;
-        html = !strcmp(job->settings[i].key, "html") ? on : html;
-        text = !strcmp(job->settings[i].key, "text") ? on : text;
-    }
-    if (!strcmp(job->to, "report"))
-        return html ? "text/html; charset=utf-8" : csv ? "text/csv; charset=utf-8" : "text/plain; charset=utf-8";
-    if (!strcmp(job->to, "systrace") && text)
-        return "text/plain; charset=utf-8";
-    for (size_t i = 0; srv_output_at(i); i++)
-        if (!strcmp(srv_output_at(i)->writer, job->to))
-            return srv_output_at(i)->type;
-    return !strcmp(job->to, "ir") ? "text/plain; charset=utf-8" : "application/octet-stream";
+    tc_conv *c = tc_conv_new();
+    for (size_t i = 0; c && i < job->n_settings; i++)
+        tc_conv_set_option(c, job->settings[i].key, job->settings[i].value); /* checked with the query */
+    const tc_variant_info *v = tc_output_variant(c, job->to);
+    tc_conv_free(c);
+    return v;
 }
 
 static enum MHD_Result answer_job(struct MHD_Connection *conn, request *rq)
@@ -701,11 +681,12 @@ static enum MHD_Result answer_job(struct MHD_Connection *conn, request *rq)
         return answer_failure(conn, rq, (unsigned)job->status, job->error);
     if (rq->kind == REQ_API || rq->kind == REQ_DOWNLOAD) {
         char name[SRV_NAME_MAX + 32];
-        const char *ext = rq->output ? rq->output->ext : tc_writer_extension(job->to);
+        const tc_variant_info *v = api_variant(job);
+        const char *ext = rq->output ? rq->output->ext : v ? v->extension : NULL;
         download_name(job->display, ext ? ext : "out", name, sizeof name);
         int fd = job->out_fd;
         job->out_fd = -1; /* the response owns it now */
-        return send_fd(conn, fd, job->out_size, api_type(job), csp_data, name);
+        return send_fd(conn, fd, job->out_size, v ? v->mime : "application/octet-stream", csp_data, name);
     }
     char where[8 + SRV_ID_HEX];
     snprintf(where, sizeof where, "/r/%s", job->id);
@@ -843,7 +824,7 @@ static enum MHD_Result start_download(struct MHD_Connection *conn, server *srv, 
         rq->fd[i] = -1;
     job->out_fd = -1;
     job->api = 1;
-    snprintf(job->to, sizeof job->to, "%s", o->writer);
+    snprintf(job->to, sizeof job->to, "%s", o->output);
     result_display(dir, job->display, sizeof job->display);
     if (srv_store_link_inputs(srv->store, dir, job) != 0) {
         free_request(rq);
@@ -1086,15 +1067,14 @@ static int parse_serve_args(int argc, char **argv, serve_args *a)
     return 0;
 }
 
-/* What the library can do, asked by key: an unknown key is refused as such. */
-static int library_knows(const char *key, const char *value)
+/* What the library can do: whether every conversion takes the option key. */
+static int library_knows(const char *key)
 {
-    tc_conv *c = tc_conv_new();
-    if (!c)
-        return 0;
-    int known = tc_conv_set_option(c, key, value) == TC_OK || !strstr(tc_conv_error(c), "unknown option");
-    tc_conv_free(c);
-    return known;
+    const tc_option_info *o;
+    for (size_t i = 0; (o = tc_option_at(NULL, i)); i++)
+        if (!strcmp(o->name, key))
+            return 1;
+    return 0;
 }
 
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
@@ -1203,8 +1183,7 @@ int serve_main(int argc, char **argv)
         cli_say("traceconv serve: out of memory");
         return EXIT_FAIL;
     }
-    srv.caps.report_html = library_knows("html", "1");
-    srv.caps.deobfuscate = library_knows("deobfuscate", "/dev/null");
+    srv.caps.deobfuscate = library_knows("deobfuscate");
     srv.caps.max_upload = a.max_upload;
     srv.caps.keep_bytes = a.lim.keep_bytes;
     char err[PATH_MAX + 128];

@@ -16,7 +16,6 @@ enum { SRV_ID_HEX = 32, SRV_MAX_SETTINGS = 24, SRV_ERROR_MAX = 1024, SRV_NAME_MA
 
 /* What the library this binary runs with can do (probed at start, see serve.c). */
 typedef struct srv_caps {
-    int report_html; /* the report writer takes option "html" */
     int deobfuscate; /* open-time option "deobfuscate" (a ProGuard/R8 mapping) exists */
     uint64_t max_upload; /* --max-upload: the page checks a file before sending it */
     uint64_t keep_bytes; /* --keep-size: a larger trace cannot be kept for its page */
@@ -164,12 +163,13 @@ void srv_html_escape(FILE *fp, const char *s);
 /* The file names a result directory may hold, and what they are (a fixed grammar:
  * nothing the client sends becomes a path). */
 typedef struct srv_output {
-    const char *file;   /* in the result directory */
-    const char *writer; /* library writer */
-    const char *label;  /* on the page */
-    const char *type;   /* Content-Type */
-    const char *ext;    /* the download's extension after the upload's stem */
-    int on_demand;      /* converted when downloaded (from the result's upload), not kept */
+    const char *file;     /* in the result directory */
+    const char *output;   /* the library's writer or variant ("report-html"): its Content-Type,
+                             and whether a browser shows it in the page (tc_variant_info) */
+    const char *label;    /* on the page */
+    const char *ext;      /* the download's extension after the upload's stem */
+    int on_demand;        /* converted when downloaded (from the result's upload), not kept */
+    const char *const *options; /* key, value, ..., NULL: the library options it is converted with */
 } srv_output;
 const srv_output *srv_output_at(size_t i);
 const srv_output *srv_output_find(const char *file);

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "serve.h"
 #include "../core/escape.h" /* the library's escaping rules, compiled in (CMakeLists.txt) */
+#include "traceconv.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -447,7 +448,7 @@ int srv_result_page(FILE *fp, const srv_result_facts *f)
         if (!o)
             continue;
         fprintf(fp, "<li><a href=\"/r/%s/%s?download=1\" data-writer=\"%s\">%s</a> <span class=\"hint\">.%s</span></li>\n",
-                f->id, o->file, o->writer, o->label, o->ext);
+                f->id, o->file, tc_output_variant(NULL, o->output)->format, o->label, o->ext);
     }
     fputs("</ul></section>\n</main></body></html>\n", fp);
     return ferror(fp) ? -1 : 0;

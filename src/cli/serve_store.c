@@ -42,25 +42,33 @@
 
 /* ---- the outputs of a result (a fixed grammar of file names) ---- */
 
+/* What a result holds (kept, converted at upload) or converts when downloaded (on demand):
+ * each a library writer or variant, and the options its flame graph variants take. The page
+ * finds its parts here by their output, never by their place: the text report it quotes
+ * ("report"), the HTML report ("report-html"), its flame graph tabs (every "flamegraph", in
+ * this order: serve_page.c's tabs). */
+static const char *const flame_cpu[] = {"weight", "cpu", "title", "Flame Graph (CPU time)", NULL};
+static const char *const flame_merged[] = {"merge-threads", "1", "title", "Flame Graph (threads merged)", NULL};
+static const char *const flame_cpu_merged[] = {"weight", "cpu", "merge-threads", "1",
+                                               "title", "Flame Graph (CPU time, threads merged)", NULL};
 static const srv_output outputs[] = {
-    {"trace.pftrace", "perfetto", "Perfetto trace", "application/octet-stream", "pftrace", 1},
-    {"trace.json", "json", "Chrome trace JSON", "application/json", "json", 1},
-    {"trace.pb.gz", "pprof", "pprof profile", "application/gzip", "pb.gz", 1},
-    {"trace.folded", "folded", "folded stacks", "text/plain; charset=utf-8", "folded", 1},
-    {"trace.systrace.html", "systrace", "systrace HTML", "text/html; charset=utf-8", "systrace.html", 1},
-    {"trace.speedscope.json", "speedscope", "speedscope JSON", "application/json", "speedscope.json", 1},
-    {"report.txt", "report", "report (text)", "text/plain; charset=utf-8", "report.txt", 0},
-    {"report.html", "report", "report (HTML)", "text/html; charset=utf-8", "report.html", 0},
-    {"trace.dot", "dot", "call graph (Graphviz dot)", "text/vnd.graphviz; charset=utf-8", "dot", 1},
-    {"flame-wall.svg", "flamegraph", "flame graph, wall time", "image/svg+xml", "wall.svg", 0},
-    {"flame-cpu.svg", "flamegraph", "flame graph, CPU time", "image/svg+xml", "cpu.svg", 0},
-    {"flame-wall-merged.svg", "flamegraph", "flame graph, wall time, threads merged", "image/svg+xml",
-     "wall-merged.svg", 0},
-    {"flame-cpu-merged.svg", "flamegraph", "flame graph, CPU time, threads merged", "image/svg+xml",
-     "cpu-merged.svg", 0},
+    {"trace.pftrace", "perfetto", "Perfetto trace", "pftrace", 1, NULL},
+    {"trace.json", "json", "Chrome trace JSON", "json", 1, NULL},
+    {"trace.pb.gz", "pprof", "pprof profile", "pb.gz", 1, NULL},
+    {"trace.folded", "folded", "folded stacks", "folded", 1, NULL},
+    {"trace.systrace.html", "systrace", "systrace HTML", "systrace.html", 1, NULL},
+    {"trace.speedscope.json", "speedscope", "speedscope JSON", "speedscope.json", 1, NULL},
+    {"report.txt", "report", "report (text)", "report.txt", 0, NULL},
+    {"report.html", "report-html", "report (HTML)", "report.html", 0, NULL},
+    {"trace.dot", "dot", "call graph (Graphviz dot)", "dot", 1, NULL},
+    {"flame-wall.svg", "flamegraph", "flame graph, wall time", "wall.svg", 0, NULL},
+    {"flame-cpu.svg", "flamegraph", "flame graph, CPU time", "cpu.svg", 0, flame_cpu},
+    {"flame-wall-merged.svg", "flamegraph", "flame graph, wall time, threads merged", "wall-merged.svg", 0,
+     flame_merged},
+    {"flame-cpu-merged.svg", "flamegraph", "flame graph, CPU time, threads merged", "cpu-merged.svg", 0,
+     flame_cpu_merged},
 };
 enum { N_OUTPUTS = sizeof outputs / sizeof *outputs };
-enum { OUT_REPORT_TEXT = 6, OUT_REPORT_HTML = 7, OUT_FLAME0 = 9 };
 
 /* The inputs a result keeps for its downloads (not in the URL grammar: never served). */
 static const char *const kept_input[] = {"upload", "rhea-mapping", "deobf-mapping"};
@@ -484,7 +492,7 @@ static int http_status_of(int tc)
 }
 
 /* A tc_conv with the job's inputs and options, opened. NULL after set_error. */
-static tc_conv *open_job(srv_pool *p, srv_job *job, const srv_setting *extra, size_t n_extra)
+static tc_conv *open_job(srv_pool *p, srv_job *job, const char *const *extra)
 {
     tc_conv *c = tc_conv_new();
     if (!c) {
@@ -499,8 +507,8 @@ static tc_conv *open_job(srv_pool *p, srv_job *job, const srv_setting *extra, si
         rc = tc_conv_set_option(c, "deobfuscate", job->deobf_path);
     for (size_t i = 0; rc == TC_OK && i < job->n_settings; i++)
         rc = tc_conv_set_option(c, job->settings[i].key, job->settings[i].value);
-    for (size_t i = 0; rc == TC_OK && i < n_extra; i++)
-        rc = tc_conv_set_option(c, extra[i].key, extra[i].value);
+    for (size_t i = 0; rc == TC_OK && extra && extra[i]; i += 2)
+        rc = tc_conv_set_option(c, extra[i], extra[i + 1]);
     if (rc == TC_OK)
         rc = tc_conv_open_memory(c, job->trace_data, job->trace_size, job->display, job->from[0] ? job->from : NULL);
     if (rc != TC_OK) {
@@ -521,7 +529,7 @@ static void run_api_job(srv_pool *p, srv_job *job)
     }
     unlink(path); /* lives as long as the response reading it */
     FILE *fp = fdopen(dup(fd), "wb");
-    tc_conv *c = fp ? open_job(p, job, NULL, 0) : NULL;
+    tc_conv *c = fp ? open_job(p, job, NULL) : NULL;
     int rc = c ? tc_conv_write(c, job->to, fp) : TC_ERR_NOMEM;
     if (c && rc != TC_OK)
         set_error(job, http_status_of(rc), tc_conv_error(c));
@@ -542,30 +550,29 @@ static void run_api_job(srv_pool *p, srv_job *job)
     }
 }
 
-/* One read of the input written by several writers into the part directory. */
+/* Each output of a result as the page job wrote it (planned[i] is outputs[i]'s). */
 typedef struct planned {
-    size_t output; /* index in outputs[] */
     FILE *fp;
     int ok;
     char why[256];
 } planned;
 
-static void write_planned(tc_conv *c, const char *dir, planned *pl, size_t n)
+/* One read of the input written into the part directory by the outputs at[0..n). */
+static void write_planned(tc_conv *c, const char *dir, planned *pl, const size_t *at, size_t n)
 {
-    tc_output outs[16];
-    size_t k = 0;
+    tc_output outs[N_OUTPUTS];
+    size_t k = 0, map[N_OUTPUTS];
     for (size_t i = 0; i < n; i++) {
         char path[PATH_MAX];
-        (void)srv_path(path, sizeof path, dir, outputs[pl[i].output].file);
-        pl[i].fp = fopen(path, "wbx");
-        if (!pl[i].fp)
-            snprintf(pl[i].why, sizeof pl[i].why, "%s", strerror(errno));
+        (void)srv_path(path, sizeof path, dir, outputs[at[i]].file);
+        pl[at[i]].fp = fopen(path, "wbx");
+        if (!pl[at[i]].fp)
+            snprintf(pl[at[i]].why, sizeof pl[at[i]].why, "%s", strerror(errno));
     }
-    size_t map[16];
     for (size_t i = 0; i < n; i++)
-        if (pl[i].fp) {
-            map[k] = i;
-            outs[k++] = (tc_output){.writer = outputs[pl[i].output].writer, .fp = pl[i].fp};
+        if (pl[at[i]].fp) {
+            map[k] = at[i];
+            outs[k++] = (tc_output){.writer = outputs[at[i]].output, .fp = pl[at[i]].fp};
         }
     if (k)
         tc_conv_write_many(c, outs, k);
@@ -576,7 +583,7 @@ static void write_planned(tc_conv *c, const char *dir, planned *pl, size_t n)
         q->ok = outs[j].status == TC_OK && closed == 0;
         if (!q->ok) {
             char path[PATH_MAX];
-            (void)srv_path(path, sizeof path, dir, outputs[q->output].file);
+            (void)srv_path(path, sizeof path, dir, outputs[map[j]].file);
             unlink(path);
             snprintf(q->why, sizeof q->why, "%s", outs[j].error && *outs[j].error ? outs[j].error : "write failed");
         }
@@ -609,18 +616,35 @@ static void describe_figures(tc_conv *c, char *out, size_t len)
     }
 }
 
-/* The other flame graphs (and the HTML report): each a read of its own, its options. */
-static void write_variant(srv_pool *p, srv_job *job, const char *dir, planned *pl, const srv_setting *opts,
-                          size_t n_opts)
+/* An output with options of its own (the other flame graphs): a read of its own. */
+static void write_variant(srv_pool *p, srv_job *job, const char *dir, planned *pl, size_t at)
 {
     srv_job scratch = *job; /* an error here is this variant's, not the job's */
-    tc_conv *c = open_job(p, &scratch, opts, n_opts);
+    tc_conv *c = open_job(p, &scratch, outputs[at].options);
     if (!c) {
-        snprintf(pl->why, sizeof pl->why, "%.200s", scratch.error);
+        snprintf(pl[at].why, sizeof pl[at].why, "%.200s", scratch.error);
         return;
     }
-    write_planned(c, dir, pl, 1);
+    write_planned(c, dir, pl, &at, 1);
     tc_conv_free(c);
+}
+
+/* The page's parts from what was written: the reports and the flame graph tabs. */
+static void page_parts(const planned *pl, const char *dir, char *report, size_t len, srv_result_facts *f)
+{
+    size_t n_flames = 0;
+    for (size_t i = 0; i < N_OUTPUTS; i++) {
+        if (outputs[i].on_demand)
+            continue;
+        if (!strcmp(outputs[i].output, "report") && pl[i].ok && srv_path(report, len, dir, outputs[i].file) == 0)
+            f->report_text_path = report;
+        else if (!strcmp(outputs[i].output, "report-html"))
+            f->have_report_html = pl[i].ok;
+        else if (!strcmp(outputs[i].output, "flamegraph") && n_flames < sizeof f->flames / sizeof *f->flames) {
+            f->flames[n_flames] = pl[i].ok ? outputs[i].file : NULL;
+            f->flame_why[n_flames++] = pl[i].why;
+        }
+    }
 }
 
 /* The job's inputs linked into the part directory: the result keeps them for its downloads. */
@@ -671,37 +695,32 @@ static void run_page_job(srv_pool *p, srv_job *job)
         remove_flat_dir(dir);
         return;
     }
-    tc_conv *c = open_job(p, job, NULL, 0);
+    tc_conv *c = open_job(p, job, NULL);
     if (!c) {
         remove_flat_dir(dir);
         return;
     }
-    /* what the page shows, in one read: the text report it quotes and the wall flame graph
-     * per thread; the other outputs are converted when they are downloaded */
-    planned main_pl[] = {{.output = OUT_REPORT_TEXT}, {.output = OUT_FLAME0}};
-    const size_t n_main = sizeof main_pl / sizeof *main_pl;
-    write_planned(c, dir, main_pl, n_main);
-    size_t n_ok = 0;
-    for (size_t i = 0; i < n_main; i++)
-        n_ok += main_pl[i].ok;
+    /* what the page shows, in one read: the kept outputs without options of their own (the
+     * text report it quotes, the HTML report, the wall flame graph per thread); the other
+     * flame graphs each in a read with its options; the rest when they are downloaded */
+    planned pl[N_OUTPUTS];
+    memset(pl, 0, sizeof pl);
+    size_t first[N_OUTPUTS], n_first = 0, n_ok = 0;
+    for (size_t i = 0; i < N_OUTPUTS; i++)
+        if (!outputs[i].on_demand && !outputs[i].options)
+            first[n_first++] = i;
+    write_planned(c, dir, pl, first, n_first);
+    for (size_t i = 0; i < n_first; i++)
+        n_ok += pl[first[i]].ok;
     if (!n_ok) { /* the input itself failed: the CLI's line */
         set_error(job, http_status_of(TC_ERR_FORMAT), tc_conv_error(c));
         tc_conv_free(c);
         remove_flat_dir(dir);
         return;
     }
-    static const srv_setting cpu[] = {{"weight", "cpu"}, {"title", "Flame Graph (CPU time)"}};
-    static const srv_setting merged[] = {{"merge-threads", "1"}, {"title", "Flame Graph (threads merged)"}};
-    static const srv_setting cpu_merged[] = {
-        {"weight", "cpu"}, {"merge-threads", "1"}, {"title", "Flame Graph (CPU time, threads merged)"}};
-    static const srv_setting html[] = {{"html", "1"}};
-    planned var[4] = {{.output = OUT_FLAME0 + 1}, {.output = OUT_FLAME0 + 2}, {.output = OUT_FLAME0 + 3},
-                      {.output = OUT_REPORT_HTML}};
-    write_variant(p, job, dir, &var[0], cpu, 2);
-    write_variant(p, job, dir, &var[1], merged, 2);
-    write_variant(p, job, dir, &var[2], cpu_merged, 3);
-    if (p->caps.report_html)
-        write_variant(p, job, dir, &var[3], html, 1);
+    for (size_t i = 0; i < N_OUTPUTS; i++)
+        if (!outputs[i].on_demand && outputs[i].options)
+            write_variant(p, job, dir, pl, i);
 
     char figures[2048], report[PATH_MAX], index[PATH_MAX];
     describe_figures(c, figures, sizeof figures);
@@ -712,21 +731,13 @@ static void run_page_job(srv_pool *p, srv_job *job)
     warnings[nw] = NULL;
     const char *downloads[N_OUTPUTS + 1];
     size_t nd = 0;
-    for (size_t i = 0; i < N_OUTPUTS; i++) { /* the page's order: the converted-on-demand ones, then what it holds */
-        int held = (i == OUT_REPORT_TEXT && main_pl[0].ok) || (i == OUT_FLAME0 && main_pl[1].ok) ||
-                   (i == OUT_REPORT_HTML && var[3].ok) || (i > OUT_FLAME0 && var[i - OUT_FLAME0 - 1].ok);
-        if (outputs[i].on_demand || held)
+    for (size_t i = 0; i < N_OUTPUTS; i++) /* the page's order: the converted-on-demand ones, then what it holds */
+        if (outputs[i].on_demand || pl[i].ok)
             downloads[nd++] = outputs[i].file;
-    }
     downloads[nd] = NULL;
-    (void)srv_path(report, sizeof report, dir, outputs[OUT_REPORT_TEXT].file);
-    srv_result_facts f = {
-        .id = id, .display = job->display, .summary = tc_conv_input_summary(c), .figures = figures,
-        .warnings = warnings, .report_text_path = main_pl[0].ok ? report : NULL, .have_report_html = var[3].ok,
-        .flames = {main_pl[1].ok ? outputs[OUT_FLAME0].file : NULL, var[0].ok ? outputs[OUT_FLAME0 + 1].file : NULL,
-                   var[1].ok ? outputs[OUT_FLAME0 + 2].file : NULL, var[2].ok ? outputs[OUT_FLAME0 + 3].file : NULL},
-        .flame_why = {main_pl[1].why, var[0].why, var[1].why, var[2].why},
-        .downloads = downloads};
+    srv_result_facts f = {.id = id, .display = job->display, .summary = tc_conv_input_summary(c), .figures = figures,
+                          .warnings = warnings, .downloads = downloads};
+    page_parts(pl, dir, report, sizeof report, &f);
     (void)srv_path(index, sizeof index, dir, "name"); /* the downloads' names */
     FILE *fp = fopen(index, "wbx");
     int page_ok = fp && fputs(job->display, fp) >= 0;

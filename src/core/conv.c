@@ -21,11 +21,8 @@ struct tc_conv {
     bool canceled;      /* the progress callback asked to stop */
     char *path;
     const char *input_file; /* path when the input is a real file (side files beside it), else NULL */
-    char *process_name;
-    char *mapping;
-    char *deobf_path;   /* option deobfuscate */
-    tci_deobf *deobf;   /* its index, from the open */
-    char *title;        /* flamegraph: the title */
+    char *strings[TCI_MAX_OPTION_KEYS]; /* the string options' values (options.c) */
+    tci_deobf *deobf;   /* option deobfuscate's index, from the open */
     char summary[192];
     tc_progress_fn progress;
     void *progress_user;
@@ -142,307 +139,24 @@ void tc_conv_free(tc_conv *c)
     for (size_t i = 0; i < c->diag.n_kept; i++)
         free(c->diag.kept[i]);
     free(c->path);
-    free(c->process_name);
-    free(c->mapping);
-    free(c->deobf_path);
-    free(c->title);
+    tci_option_strings_free(c->strings);
     free(c->out_errors);
     free(c);
 }
 
-static int parse_bool(const char *v, bool *out)
-{
-    if (!v || !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes"))
-        *out = true;
-    else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no"))
-        *out = false;
-    else
-        return -1;
-    return 0;
-}
-
-/* A positive count, with an optional K, M or G suffix (powers of 1024). */
-static int parse_size(const char *v, uint64_t max, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    if (!v || *v < '0' || *v > '9')
-        return -1;
-    unsigned long long x = strtoull(v, &end, 10);
-    int shift = 0;
-    if (*end == 'K' || *end == 'k') shift = 10;
-    else if (*end == 'M' || *end == 'm') shift = 20;
-    else if (*end == 'G' || *end == 'g') shift = 30;
-    if (shift)
-        end++;
-    if (*end || errno || x == 0 || x > (max >> shift))
-        return -1;
-    *out = (uint64_t)x << shift;
-    return 0;
-}
-
-/* max-output: a size (K/M/G), or "Nx": N times the input's size (after gzip is inflated). */
-static int parse_max_output(const char *v, tci_options *o)
-{
-    size_t n = v ? strlen(v) : 0;
-    if (n > 1 && n < 12 && (v[n - 1] == 'x' || v[n - 1] == 'X')) {
-        char digits[12];
-        uint64_t ratio;
-        memcpy(digits, v, n - 1);
-        digits[n - 1] = 0;
-        if (parse_size(digits, 1000000, &ratio) || strpbrk(digits, "KkMmGg"))
-            return -1;
-        o->max_output = 0;
-        o->max_output_ratio = (uint32_t)ratio;
-        return 0;
-    }
-    if (parse_size(v, UINT64_MAX, &o->max_output))
-        return -1;
-    o->max_output_ratio = 0;
-    return 0;
-}
-
-/* flamegraph's minwidth: px ("0.1") or a percentage of the total ("0.5%"). */
-static int parse_minwidth(const char *v, tci_options *o)
-{
-    char *end;
-    if (!v || !((*v >= '0' && *v <= '9') || *v == '.'))
-        return -1;
-    errno = 0;
-    double x = strtod(v, &end);
-    bool pct = *end == '%';
-    if (pct)
-        end++;
-    if (*end || errno || !(x >= 0) || x > (pct ? 100 : 1e9))
-        return -1;
-    o->minwidth = x;
-    o->minwidth_pct = pct;
-    o->minwidth_given = true;
-    return 0;
-}
-
-/* report's row order: incl, excl, calls or name. */
-static int parse_sort(const char *v, uint8_t *out)
-{
-    static const char *const keys[] = {[TCI_SORT_INCL] = "incl", [TCI_SORT_EXCL] = "excl",
-                                       [TCI_SORT_CALLS] = "calls", [TCI_SORT_NAME] = "name"};
-    for (uint8_t i = 0; v && i < sizeof keys / sizeof *keys; i++) {
-        if (!strcmp(v, keys[i])) {
-            *out = i;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-enum { OPTIONS_CONFLICT = -100 }; /* apply_option: a value that contradicts an option already set */
-
-/* report's csv or html: one form or the other, never both (each would silently win). */
-static int parse_report_form(tc_conv *c, const char *key, const char *value)
-{
-    bool html = !strcmp(key, "html"), on;
-    if (parse_bool(value, &on))
-        return -1;
-    if (on && (html ? c->opt.csv : c->opt.html))
-        return OPTIONS_CONFLICT;
-    *(html ? &c->opt.html : &c->opt.csv) = on;
-    return TC_OK;
-}
-
-/* A percentage from 0 to 100 with at most 4 decimals ("1", "0.5", "0.0001"),
- * kept exactly in millionths so that a threshold compares without rounding. */
-static int parse_percent(const char *v, uint32_t *ppm)
-{
-    uint64_t whole = 0, frac = 0;
-    int digits = 0, decimals = 0;
-    if (!v)
-        return -1;
-    for (; *v >= '0' && *v <= '9' && whole <= 100; v++, digits++)
-        whole = whole * 10 + (uint64_t)(*v - '0');
-    if (*v == '.')
-        for (v++; *v >= '0' && *v <= '9' && decimals < 5; v++, decimals++, digits++)
-            frac = frac * 10 + (uint64_t)(*v - '0');
-    if (*v || !digits || decimals > 4)
-        return -1;
-    for (; decimals < 4; decimals++)
-        frac *= 10;
-    uint64_t x = whole * 10000 + frac;
-    if (x > 1000000)
-        return -1;
-    *ppm = (uint32_t)x;
-    return 0;
-}
-
-/* Options read when the input is opened (source, readers' open, table limits):
- * after an open they could not take effect. The rest are read by the write. */
-static const char *const open_time_options[] = {"mapping", "max-input", "max-string", "max-threads",
-                                                 "max-methods", "max-json", "max-events", "read-chunk",
-                                                 "deobfuscate"};
-
-static bool is_open_time(const char *key)
-{
-    for (size_t i = 0; i < sizeof open_time_options / sizeof *open_time_options; i++)
-        if (!strcmp(key, open_time_options[i]))
-            return true;
-    return false;
-}
-
-static int replace_string(char **slot, const char **opt, const char *value)
-{
-    char *copy = value ? strdup(value) : NULL;
-    if (value && !copy)
-        return TC_ERR_NOMEM;
-    free(*slot);
-    *slot = copy;
-    *opt = copy;
-    return TC_OK;
-}
-
-/* Parse and store one known option: TC_OK, -1 for a bad value, or an error status. */
-static int apply_option(tc_conv *c, const char *key, const char *value)
-{
-    uint64_t n;
-    if (!strcmp(key, "process-name"))
-        return replace_string(&c->process_name, &c->opt.process_name, value);
-    if (!strcmp(key, "mapping"))
-        return replace_string(&c->mapping, &c->opt.mapping, value);
-    if (!strcmp(key, "deobfuscate"))
-        return value ? replace_string(&c->deobf_path, &c->opt.deobfuscate, value) : -1;
-    if (!strcmp(key, "strict")) {
-        int bad = parse_bool(value, &c->opt.strict);
-        c->diag.strict = c->opt.strict;
-        return bad;
-    }
-    if (!strcmp(key, "no-thread"))
-        return parse_bool(value, &c->opt.no_thread);
-    if (!strcmp(key, "merge-threads"))
-        return parse_bool(value, &c->opt.merge_threads);
-    if (!strcmp(key, "text"))
-        return parse_bool(value, &c->opt.text);
-    if (!strcmp(key, "weight")) {
-        if (value && (!strcmp(value, "wall") || !strcmp(value, "cpu"))) {
-            c->opt.weight_cpu = !strcmp(value, "cpu");
-            return TC_OK;
-        }
-        return -1;
-    }
-    if (!strcmp(key, "title"))
-        return replace_string(&c->title, &c->opt.title, value);
-    if (!strcmp(key, "width")) {
-        if (parse_size(value, 100000, &n) || n < 200)
-            return -1;
-        c->opt.width = (uint32_t)n;
-        return TC_OK;
-    }
-    if (!strcmp(key, "minwidth"))
-        return parse_minwidth(value, &c->opt);
-    if (!strcmp(key, "inverted"))
-        return parse_bool(value, &c->opt.inverted);
-    if (!strcmp(key, "hash"))
-        return parse_bool(value, &c->opt.hash);
-    if (!strcmp(key, "negate"))
-        return parse_bool(value, &c->opt.negate);
-    if (!strcmp(key, "colors")) {
-        int p = tci_flame_palette(value);
-        if (p < 0)
-            return -1;
-        c->opt.palette = p;
-        c->opt.colors_given = true;
-        return TC_OK;
-    }
-    if (!strcmp(key, "sort"))
-        return parse_sort(value, &c->opt.sort);
-    if (!strcmp(key, "csv") || !strcmp(key, "html"))
-        return parse_report_form(c, key, value);
-    if (!strcmp(key, "threshold")) {
-        if (parse_percent(value, &c->opt.threshold_ppm))
-            return -1;
-        c->opt.threshold_set = true;
-        return TC_OK;
-    }
-    if (!strcmp(key, "max-depth")) {
-        if (parse_size(value, 1000000, &n))
-            return -1;
-        c->opt.max_depth = (uint32_t)n;
-        return TC_OK;
-    }
-    if (!strcmp(key, "max-input"))
-        return parse_size(value, UINT64_MAX, &c->opt.max_input);
-    if (!strcmp(key, "max-string") || !strcmp(key, "max-threads") || !strcmp(key, "max-methods")) {
-        if (parse_size(value, UINT32_MAX, &n))
-            return -1;
-        *(key[4] == 's' ? &c->opt.max_string : key[4] == 't' ? &c->opt.max_threads : &c->opt.max_methods) =
-            (uint32_t)n;
-        return TC_OK;
-    }
-    if (!strcmp(key, "max-json"))
-        return parse_size(value, UINT64_MAX, &c->opt.max_json);
-    if (!strcmp(key, "max-output"))
-        return parse_max_output(value, &c->opt);
-    if (!strcmp(key, "max-events"))
-        return parse_size(value, UINT64_MAX, &c->opt.max_events);
-    if (!strcmp(key, "read-chunk")) {
-        if (parse_size(value, 1 << 24, &n))
-            return -1;
-        c->opt.read_chunk = (size_t)n;
-        return TC_OK;
-    }
-    return TC_ERR_USAGE;
-}
-
-/* What an option takes, for the message that refuses a bad value: the choices of every
- * enumerated option, the form of the others. */
-static const char *option_expects(const char *key)
-{
-    static const struct {
-        const char *key, *expects;
-    } table[] = {
-        {"weight", "one of: wall, cpu"},
-        {"sort", "one of: incl, excl, calls, name"},
-        {"colors", "one of: java, hot, mem, io, red, green, blue, yellow, purple, aqua, orange"}, /* flamesvg.c */
-        {"width", "pixels, 200 to 100000"},
-        {"minwidth", "pixels (0.1) or a percentage of the total (0.5%)"},
-        {"threshold", "a percentage from 0 to 100, at most 4 decimals"},
-        {"max-depth", "a count from 1 to 1000000"},
-        {"read-chunk", "bytes, 1 to 16M"},
-        {"deobfuscate", "the path of a mapping.txt"},
-        {"max-output", "bytes, K/M/G suffixes allowed, or N times the input's size: Nx"},
-    };
-    static const char *const flags[] = {"strict", "no-thread", "merge-threads", "text", "inverted",
-                                        "hash", "negate", "csv", "html"};
-    for (size_t i = 0; i < sizeof table / sizeof *table; i++)
-        if (!strcmp(key, table[i].key))
-            return table[i].expects;
-    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
-        if (!strcmp(key, flags[i]))
-            return "one of: 1, 0, true, false, yes, no";
-    if (!strncmp(key, "max-", 4))
-        return "a count above 0, K/M/G suffixes allowed";
-    return "see the option's documentation";
-}
-
+/* The checks of the object's state, then the option's row (options.c). */
 static int set_option(tc_conv *c, const char *key, const char *value)
 {
     if (!key)
         return null_argument(c, "tc_conv_set_option");
-    bool open_time = is_open_time(key);
+    const tci_option_def *def = tci_option_find(key);
     if (c->state == ST_WRITTEN)
         return state_error(c, "option '%s' is set after the conversion; a tc_conv converts once", key);
-    if (c->state == ST_OPEN && open_time)
+    if (c->state == ST_OPEN && def && (def->flags & TCI_OPTF_OPEN))
         return state_error(c, "option '%s' is read when the input is opened; set it before tc_conv_open", key);
-    int rc = apply_option(c, key, value);
-    if (rc == TC_ERR_USAGE)
-        return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX, "unknown option '%s'", key);
-    if (rc == TC_ERR_NOMEM)
-        return tci_error(&c->diag, TC_ERR_NOMEM, "options", UINT64_MAX, "out of memory");
-    if (rc == OPTIONS_CONFLICT)
-        return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX,
-                         "options 'csv' and 'html' cannot be used together: the report is CSV rows or an HTML page");
-    if (rc != TC_OK)
-        return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX, "bad value '%s' for option '%s' (%s)",
-                         value ? value : "", key, option_expects(key));
-    tci_options_given(&c->opt, key);
-    return TC_OK;
+    int rc = tci_option_set(&c->opt, c->strings, key, value, &c->diag);
+    c->diag.strict = c->opt.strict;
+    return rc;
 }
 
 int tc_conv_set_option(tc_conv *c, const char *key, const char *value)
@@ -674,6 +388,7 @@ int tc_conv_open_memory(tc_conv *c, const void *data, size_t size, const char *n
 typedef struct output {
     tc_output *pub;
     const tci_writer *w;
+    tci_options opt;                /* the conversion's, with the variant an output's name gives (report-html) */
     tci_wctx wctx;
     tci_diag diag;
     uint64_t given[TCI_FIG__COUNT]; /* figures handed to the writer so far: it added diag.fig - given */
@@ -1010,11 +725,15 @@ static void outputs_open(pipeline *p, tc_output *pub)
     for (size_t i = 0; i < p->n; i++) {
         output *o = &p->outs[i];
         o->pub = &pub[i];
-        o->w = p->internal ? p->internal : tci_find_writer(pub[i].writer);
+        int variant = -1;
+        o->w = p->internal ? p->internal : tci_find_output(pub[i].writer, &variant);
+        o->opt = c->opt;
+        if (variant >= 0)
+            tci_variant_force(&o->opt, o->w, variant);
         o->direct = !wants(o, TCI_WF_GLOBAL_ORDER) && o->w->event;
         o->diag.input = c->diag.input;
         o->diag.strict = c->diag.strict;
-        o->wctx = (tci_wctx){.writer_name = o->w->name, .out = &o->sink, .trace = &c->trace, .opt = &c->opt,
+        o->wctx = (tci_wctx){.writer_name = o->w->name, .out = &o->sink, .trace = &c->trace, .opt = &o->opt,
                              .diag = &o->diag};
         bool gzip = wants(o, TCI_WF_GZIP);
         int rc = pub[i].fn ? tci_sink_open_fn(&o->sink, pub[i].fn, pub[i].user, gzip)
@@ -1113,7 +832,8 @@ static int check_write(tc_conv *c, const tc_output *outs, size_t n, const char *
         if (outs[i].fp && outs[i].fn)
             return tci_error(&c->diag, TC_ERR_USAGE, "api", UINT64_MAX,
                              "%s: output %zu has both a FILE and a write function; give one", function, i);
-        if (!tci_find_writer(outs[i].writer))
+        int variant;
+        if (!tci_find_output(outs[i].writer, &variant))
             return tci_error(&c->diag, TC_ERR_USAGE, "options", UINT64_MAX,
                              "unknown output format '%s' (see --list-formats)", outs[i].writer);
     }
@@ -1127,8 +847,9 @@ static int check_options(tc_conv *c, const tc_output *outs, size_t n)
     const tci_writer **list = n <= 16 ? ws : tci_malloc(n * sizeof *list);
     if (!list)
         return tci_error(&c->diag, TC_ERR_NOMEM, "api", UINT64_MAX, "out of memory");
+    int variant;
     for (size_t i = 0; i < n; i++)
-        list[i] = tci_find_writer(outs[i].writer);
+        list[i] = tci_find_output(outs[i].writer, &variant);
     int rc = tci_options_check_used(&c->opt, c->reader, list, n, &c->diag);
     if (list != ws)
         free(list);

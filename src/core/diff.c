@@ -31,9 +31,18 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <strings.h>
 
-const char tci_diff_options[] = "weight sort merge-threads title width minwidth inverted colors hash negate";
+/* What the diff reads, whichever its format: the unused-option check takes them all for
+ * every format, as a user gives them (a --title with -o text is not an error). */
+const tci_option_def tci_diff_options[] = {
+    TCI_OPTION_WEIGHT("the clock of the order (and the flame graph's widths)"),
+    TCI_OPTION_SORT("order by |change| of inclusive (incl) or exclusive time, of calls, or by name"),
+    TCI_OPTION_MERGE_THREADS("flamegraph: one tree for all threads (0: a tower per name-tid)", "1"),
+    TCI_OPTIONS_FLAME("Differential Flame Graph"),
+    {.key = "negate", .type = TCI_OPT_BOOL, .help = "flamegraph: swap red and blue (flamegraph.pl --negate)",
+     TCI_OPT_FIELD(negate)},
+    {0},
+};
 
 static const char *const side_label[2] = {"BASE", "NEW"};
 
@@ -297,16 +306,6 @@ static int order_rows(tci_diff *d)
 
 typedef int (*render_fn)(const tci_diff *d, tci_sink *o);
 
-static const struct {
-    const char *name;
-    render_fn render;
-    bool flame;
-} diff_formats[] = {
-    {"text", tci_diff_text, false},
-    {"csv", tci_diff_csv, false},
-    {"flamegraph", tci_diff_flamegraph, true},
-};
-
 /* "BASE: a.trace: art: offset 0x10: truncated record" into NEW's message slot. */
 static int side_failed(tc_conv *next, int side, const char *why, int rc)
 {
@@ -372,21 +371,18 @@ static int diff_run(tc_conv *base, tc_conv *next, render_fn render, tci_diff *d,
 }
 
 /* Refusals before anything is read: both convs stay OPEN. */
-static int check_call(tc_conv *base, tc_conv *next, const char *format, int *which)
+static int check_call(tc_conv *base, tc_conv *next, const char *format, const tci_diff_format **which)
 {
     tci_diag *e = tci_conv_error_slot(next);
     const char *input = e->input;
     e->input = NULL; /* about the call, not an input */
     int rc = TC_OK;
-    *which = -1;
-    for (int i = 0; i < (int)(sizeof diff_formats / sizeof *diff_formats); i++)
-        if (format && !strcasecmp(format, diff_formats[i].name)) /* format names in any case, as the registry's */
-            *which = i;
+    *which = tci_find_diff_format(format); /* format names in any case, as the registry's */
     if (base == next)
         rc = tci_error(e, TC_ERR_USAGE, "api", UINT64_MAX, "tc_diff_write: BASE and NEW are one tc_conv; open each input in its own");
-    else if (*which < 0)
-        rc = tci_error(e, TC_ERR_USAGE, "options", UINT64_MAX, "unknown diff format '%s' (text, csv or flamegraph)",
-                       format ? format : "");
+    else if (!*which)
+        rc = tci_error(e, TC_ERR_USAGE, "options", UINT64_MAX, "unknown diff format '%s' (%s)", format ? format : "",
+                       tci_diff_format_names());
     else if (!tci_conv_is_open(base) || !tci_conv_is_open(next))
         rc = tci_error(e, TC_ERR_STATE, "api", UINT64_MAX,
                        "tc_diff_write: %s is not an opened, unconverted input (open each with tc_conv_open first)",
@@ -397,18 +393,18 @@ static int check_call(tc_conv *base, tc_conv *next, const char *format, int *whi
 
 static int diff_call(tc_conv *base, tc_conv *next, const char *format, tci_sink *out)
 {
-    int which;
+    const tci_diff_format *which;
     int rc = check_call(base, next, format, &which);
     if (rc != TC_OK)
         return rc;
     tci_diff d = {.opt = tci_conv_options(next)};
     d.merge_threads = true; /* runs of an app have other tids: towers per "name-tid" would never match */
-    if (!d.opt->merge_threads && strstr(d.opt->given, "merge-threads")) /* merge-threads=0 given: per thread */
+    if (!d.opt->merge_threads && tci_option_given(d.opt, "merge-threads")) /* merge-threads=0 given: per thread */
         d.merge_threads = false;
-    if (diff_formats[which].flame && !(d.flame = tci_flame_new(true)))
+    if (which->flame && !(d.flame = tci_flame_new(true)))
         rc = tci_error(tci_conv_error_slot(next), TC_ERR_NOMEM, "diff", UINT64_MAX, "out of memory");
     if (rc == TC_OK)
-        rc = diff_run(base, next, diff_formats[which].render, &d, out);
+        rc = diff_run(base, next, which->render, &d, out);
     for (int s = 0; s < 2; s++)
         if (d.side[s].built)
             tci_profile_free(&d.side[s].profile);

@@ -170,12 +170,16 @@ const char *tci_figures_text(const tci_diag *d, int kind, char *buf, size_t size
 /* report: the order of the method rows (option sort). */
 enum tci_report_sort { TCI_SORT_INCL = 0, TCI_SORT_EXCL, TCI_SORT_CALLS, TCI_SORT_NAME };
 
+#define TCI_MAX_OPTION_KEYS 64 /* distinct keys of every table together (options.c checks) */
+
+/* Where each option is stored: which formats read one is their tables' word (its rows:
+ * weight's are six writers'), not these comments'. */
 typedef struct tci_options {
     const char *process_name;
     bool strict;
-    bool no_thread;      /* folded: merge threads */
-    bool weight_cpu;     /* folded: weight by thread CPU time */
-    bool merge_threads;  /* pprof: one tree for all threads, no thread labels */
+    bool no_thread;      /* merge threads (no thread frame) */
+    bool weight_cpu;     /* weight: cpu (index 1 of tci_weight_choices) */
+    bool merge_threads;  /* one tree for all threads, no thread labels or frames */
     bool text;           /* systrace: plain ftrace text instead of HTML */
     uint32_t max_depth;  /* normalize: deeper frames are dropped (default 10000) */
     size_t read_chunk;   /* source: bytes per read() when spooling (0 = 64 KiB) */
@@ -205,8 +209,73 @@ typedef struct tci_options {
     bool html;            /* report: a self-contained HTML page instead of the text report (not with csv) */
     bool threshold_set;   /* dot: threshold given (else the writer's default) */
     uint32_t threshold_ppm; /* dot: edges below this share of the total are hidden, in millionths (1% = 10000) */
-    char given[448];      /* keys set explicitly, space-separated (options.c) */
+    uint8_t given[TCI_MAX_OPTION_KEYS]; /* the keys set explicitly, in the order given (options.c) */
+    uint8_t n_given;
 } tci_options;
+
+/*
+ * An option is a row of a table (options.c parses every one from its row): the core's
+ * table holds what every conversion reads, each reader's and writer's descriptor the
+ * options it reads. A key may be a row of several tables (weight: six writers): the rows
+ * agree on type and storage, and differ only in their help and default. A writer's
+ * option that changes the kind of its output selects a variant (tci_variant.option).
+ */
+enum tci_option_type { /* the words of traceconv.h's tc_option_info.type */
+    TCI_OPT_BOOL, TCI_OPT_INT, TCI_OPT_FLOAT, TCI_OPT_SIZE, TCI_OPT_DURATION, TCI_OPT_ENUM, TCI_OPT_STRING, TCI_OPT_PATH
+};
+enum tci_option_flags {
+    TCI_OPTF_OPEN = 1,       /* read by the open: refused once an input is open */
+    TCI_OPTF_LIMIT = 2,      /* a resource limit: what a server sets for its clients */
+    TCI_OPTF_HIDDEN = 4,     /* for tests: not in --help, the man page or serve's API */
+    TCI_OPTF_REPEATABLE = 8, /* each use adds a value (none yet: the selection options to come) */
+    TCI_OPTF_NEEDS_VALUE = 16 /* string or path: NULL is a bad value (else it unsets) */
+};
+typedef struct tci_option_def {
+    const char *key;            /* "weight": tc_conv_set_option's key, the command's --weight */
+    uint8_t type;               /* enum tci_option_type */
+    uint8_t flags;              /* enum tci_option_flags */
+    uint16_t offset, size;      /* the field of tci_options it is stored in (TCI_OPT_FIELD) */
+    uint64_t min, max;          /* int, size: the range (max 0: what the field holds) */
+    const char *const *choices; /* enum: NULL-terminated; the index of the one given is stored */
+    const char *def;            /* the default, as text for display (NULL: none, or off) */
+    const char *arg;            /* its value in --help ("N", "PX|N%"); NULL: from the type */
+    const char *help;           /* one line, without the default */
+    const char *expects;        /* what a bad value is told it should be (NULL: from the type) */
+    /* The few with a form of their own (PX|N%, Nx, a percentage, a palette): parse and
+     * store value, 0, or -1 for a bad value; float and duration rows always have one. */
+    int (*parse)(tci_options *o, const char *value);
+} tci_option_def;
+#define TCI_OPT_FIELD(f) .offset = (uint16_t)offsetof(tci_options, f), .size = (uint16_t)sizeof(((tci_options *)0)->f)
+
+/* The rows several formats share (the flame graph's are also the differential graph's). */
+extern const char *const tci_weight_choices[], *const tci_sort_choices[], *const tci_palette_choices[];
+int tci_option_parse_minwidth(tci_options *o, const char *value);
+int tci_option_parse_colors(tci_options *o, const char *value);
+int tci_option_parse_threshold(tci_options *o, const char *value); /* dot's PCT, kept in millionths */
+#define TCI_OPTION_WEIGHT(help_)                                                                               \
+    {.key = "weight", .type = TCI_OPT_ENUM, .choices = tci_weight_choices, .def = "wall", .help = help_,       \
+     TCI_OPT_FIELD(weight_cpu)}
+#define TCI_OPTION_MERGE_THREADS(help_, def_)                                                                  \
+    {.key = "merge-threads", .type = TCI_OPT_BOOL, .def = def_, .help = help_, TCI_OPT_FIELD(merge_threads)}
+#define TCI_OPTION_SORT(help_)                                                                                 \
+    {.key = "sort", .type = TCI_OPT_ENUM, .choices = tci_sort_choices, .def = "incl", .help = help_,          \
+     TCI_OPT_FIELD(sort)}
+#define TCI_OPTIONS_FLAME(title_default)                                                                       \
+    {.key = "title", .type = TCI_OPT_STRING, .def = title_default, .arg = "TEXT", .help = "the title",         \
+     TCI_OPT_FIELD(title)},                                                                                    \
+    {.key = "width", .type = TCI_OPT_INT, .min = 200, .max = 100000, .def = "1200", .arg = "PX",               \
+     .help = "image width", .expects = "pixels, 200 to 100000", TCI_OPT_FIELD(width)},                        \
+    {.key = "minwidth", .type = TCI_OPT_FLOAT, .def = "0.1", .arg = "PX|N%",                                   \
+     .help = "omit frames narrower than PX pixels or N% of the total",                                        \
+     .expects = "pixels (0.1) or a percentage of the total (0.5%)", TCI_OPT_FIELD(minwidth),                   \
+     .parse = tci_option_parse_minwidth},                                                                     \
+    {.key = "inverted", .type = TCI_OPT_BOOL, .help = "icicle graph (root at the top)", TCI_OPT_FIELD(inverted)}, \
+    {.key = "colors", .type = TCI_OPT_ENUM, .choices = tci_palette_choices, .def = "java", .help = "the palette", \
+     TCI_OPT_FIELD(palette), .parse = tci_option_parse_colors},                                               \
+    {.key = "hash", .type = TCI_OPT_BOOL, .help = "colours from a hash of the name", TCI_OPT_FIELD(hash)}
+
+/* The options every conversion reads (options.c), NULL-key terminated like every table. */
+extern const tci_option_def tci_core_options[];
 
 #define TCI_DEFAULT_MAX_INPUT ((uint64_t)64 << 30)
 #define TCI_DEFAULT_MAX_STRING (64u << 10)
@@ -465,7 +534,7 @@ typedef struct tci_rctx {
 
 typedef struct tci_reader {
     const char *name, *description, *extensions;
-    const char *options; /* option keys this reader reads, space-separated (options.c); NULL: none */
+    const tci_option_def *options; /* the options it reads (NULL-key terminated); NULL: none */
     size_t priv_size;
     /* 0..100 from the first bytes (len may be short) and the file name; pure. */
     int (*probe)(const uint8_t *buf, size_t len, const char *filename);
@@ -914,12 +983,8 @@ static inline int64_t tci_dfig_time(const tci_dfig *f, bool incl, bool cpu)
 {
     return incl ? (cpu ? f->incl_cpu : f->incl_wall) : (cpu ? f->excl_cpu : f->excl_wall);
 }
-/* The renderers: each writes the whole output into o (write errors stay in the sink). */
-int tci_diff_text(const tci_diff *d, tci_sink *o);
-int tci_diff_csv(const tci_diff *d, tci_sink *o);
-int tci_diff_flamegraph(const tci_diff *d, tci_sink *o);
-/* The option keys the diff reads (options.c counts them as a format's). */
-extern const char tci_diff_options[];
+/* The options the diff reads, whatever its format (diff.c): each diff format's table. */
+extern const tci_option_def tci_diff_options[];
 
 /* conv.c, for diff.c: convert c into one writer that is not registered
  * (priv: its state, the caller's); the same pipeline, options check
@@ -958,9 +1023,25 @@ typedef struct tci_wctx {
     tci_diag *diag;
 } tci_wctx;
 
+/*
+ * What a writer (or a diff format) makes: its first variant is its default output, named
+ * after it; an option of its own may select another (report's html: report-html), and the
+ * other's name selects it for one output (-o report-html). The command names outputs,
+ * serves them and tells its own outputs from original traces by these rows.
+ */
+typedef struct tci_variant {
+    const char *name;      /* what -o and tc_conv_write take; the first is the format's own name */
+    const char *extension; /* of a default output name ("report.html"); unique among all variants */
+    const char *mime;      /* its media type ("text/html; charset=utf-8") */
+    const char *mark;      /* text in the first or last 8 KiB of every such output (NULL: none) */
+    const char *option;    /* the bool option that selects it (NULL: the first, the default) */
+    bool inline_view;      /* a browser shows it as a page or an image (not a download) */
+} tci_variant;
+
 typedef struct tci_writer {
     const char *name, *description, *extensions;
-    const char *options; /* option keys this writer reads, space-separated (options.c); NULL: none */
+    const tci_option_def *options; /* the options it reads (NULL-key terminated); NULL: none */
+    const tci_variant *variants;   /* at least one (NULL-name terminated) */
     size_t priv_size;
     unsigned flags;
     int (*begin)(tci_wctx *w);                          /* tables are final here */
@@ -968,6 +1049,16 @@ typedef struct tci_writer {
     int (*finish)(tci_wctx *w, const tci_calltree *ct); /* ct NULL unless TCI_WF_AGGREGATE */
     void (*close)(tci_wctx *w);                         /* always called */
 } tci_writer;
+
+/* A format of traceconv diff (diff_*.c): the same description as a writer's, and a
+ * renderer that writes the whole output into o (write errors stay in the sink). */
+typedef struct tci_diff_format {
+    const char *name, *description, *extensions;
+    const tci_option_def *options; /* tci_diff_options */
+    const tci_variant *variants;   /* one: its output */
+    int (*render)(const tci_diff *d, tci_sink *o);
+    bool flame;                    /* it draws diff.c's differential flame tree */
+} tci_diff_format;
 
 /* For finish(): n events this writer could not show, counted with one kept
  * message (the diagnostics are muted while events flow). */
@@ -977,22 +1068,53 @@ void tci_writer_dropped(tci_wctx *w, uint64_t n, const char *what);
 
 #define TCI_READER(sym) extern const tci_reader sym;
 #define TCI_WRITER(sym) extern const tci_writer sym;
+#define TCI_DIFF(sym) extern const tci_diff_format sym;
 #include "formats.def"
 #undef TCI_READER
 #undef TCI_WRITER
+#undef TCI_DIFF
 
 const tci_reader *tci_find_reader(const char *name); /* in any case */
 const tci_writer *tci_find_writer(const char *name);
+/* The writer of an output name in any case: a writer's ("report"; *variant -1: the one its
+ * options select) or one of its variants' ("report-html"; *variant its index). NULL: none. */
+const tci_writer *tci_find_output(const char *name, int *variant);
+const tci_diff_format *tci_find_diff_format(const char *name); /* in any case */
 /* A failed write's cause for a message: strerror, but EFBIG is "file size limit exceeded" (conv.c). */
 void tci_write_error_text(int errnum, char *why, size_t len);
 size_t tci_reader_count(void);
 const tci_reader *tci_reader_at(size_t i);
+size_t tci_writer_count(void);
+const tci_writer *tci_writer_at(size_t i);
+size_t tci_diff_format_count(void);
+const tci_diff_format *tci_diff_format_at(size_t i);
+/* "text, csv or flamegraph": the diff formats' names, for messages. */
+const char *tci_diff_format_names(void);
 
-/* options.c: note a key set by tc_conv_set_option; at write time, warn about
- * each given key that is a format's option (listed by some reader or writer
- * descriptor) but used by neither rd nor any of the n_ws writers ws: counted
- * unused-option warnings, TC_ERR_STRICT under strict. */
-void tci_options_given(tci_options *o, const char *key);
+/* ---- options.c: every option parsed from its row ---------------------------
+ *
+ * The key's row is the first of the core's table, then the readers', writers' and diff
+ * formats' tables in registry order (the rows of one key agree). */
+const tci_option_def *tci_option_find(const char *key);
+/* How many distinct keys the tables hold (more than TCI_MAX_OPTION_KEYS: some are lost). */
+size_t tci_option_key_count(void);
+/* Parse value for key into o (strings: a copy in strings[], indexed by the key, which the
+ * caller frees with tci_option_strings_free): TC_OK, else TC_ERR_USAGE (an unknown key,
+ * listing the keys; a bad value, saying what it takes; two options that choose two variants
+ * of one writer) or TC_ERR_NOMEM, with the message in d. The key is noted as given. */
+int tci_option_set(tci_options *o, char **strings, const char *key, const char *value, tci_diag *d);
+void tci_option_strings_free(char **strings);
+/* Whether key was set explicitly (to any value). */
+bool tci_option_given(const tci_options *o, const char *key);
+/* The value of a bool option (false for a key that is not one). */
+bool tci_option_bool(const tci_options *o, const char *key);
+/* The variant of writer w that o selects: the first whose option is set, else 0. */
+int tci_variant_selected(const tci_options *o, const tci_writer *w);
+/* o for one output of w's variant v given by name: its option set, its siblings' cleared. */
+void tci_variant_force(tci_options *o, const tci_writer *w, int v);
+/* At write time, warn about each given key that is a format's option (in some reader's,
+ * writer's or diff format's table) but read by neither rd nor any of the n_ws writers ws:
+ * counted unused-option warnings, TC_ERR_STRICT under strict. */
 int tci_options_check_used(const tci_options *o, const tci_reader *rd, const tci_writer *const *ws, size_t n_ws,
                            tci_diag *d);
 

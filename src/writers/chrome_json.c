@@ -197,6 +197,8 @@ const tci_writer tci_writer_json = {
     .name = "json",
     .description = "Chrome trace JSON (chrome://tracing, ui.perfetto.dev, speedscope)",
     .extensions = "json",
+    .variants = (const tci_variant[]){{.name = "json", .extension = "json", .mime = "application/json",
+                                       .mark = "\"generator\":\"traceconv "}, {0}},
     .priv_size = sizeof(json_w),
     .begin = json_begin,
     .event = json_event,

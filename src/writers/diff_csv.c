@@ -40,7 +40,7 @@ static void time_triple(tci_sink *o, const tci_drow *r, bool incl, bool cpu, boo
     triple(o, r, tci_us_of(b), tci_us_of(n), tci_us_of(n - b), shown);
 }
 
-int tci_diff_csv(const tci_diff *d, tci_sink *o)
+static int diff_csv(const tci_diff *d, tci_sink *o)
 {
     TCI_PUT_LIT(o, "method,status,calls_base,calls_new,calls_delta,"
                    "incl_wall_us_base,incl_wall_us_new,incl_wall_us_delta,"
@@ -61,3 +61,14 @@ int tci_diff_csv(const tci_diff *d, tci_sink *o)
     }
     return TC_OK;
 }
+
+const tci_diff_format tci_diff_csv = {
+    .name = "csv",
+    .description = "the table's rows as CSV, under a fixed header",
+    .extensions = "csv",
+    .options = tci_diff_options,
+    .variants = (const tci_variant[]){{.name = "csv", .extension = "csv", .mime = "text/csv; charset=utf-8",
+                                       .mark = "method,status,calls_base,calls_new,"},
+                                      {0}},
+    .render = diff_csv,
+};

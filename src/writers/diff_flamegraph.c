@@ -14,7 +14,7 @@
  */
 #include "tc_internal.h"
 
-int tci_diff_flamegraph(const tci_diff *d, tci_sink *o)
+static int diff_flamegraph(const tci_diff *d, tci_sink *o)
 {
     const tci_options *opt = d->opt;
     const tci_trace *b = d->side[TCI_DIFF_BASE].trace, *n = d->side[TCI_DIFF_NEW].trace;
@@ -36,3 +36,14 @@ int tci_diff_flamegraph(const tci_diff *d, tci_sink *o)
     tci_arena_free(&a);
     return rc;
 }
+
+const tci_diff_format tci_diff_flamegraph = {
+    .name = "flamegraph",
+    .description = "a differential flame graph SVG: widths from NEW, red where NEW is slower, blue where faster",
+    .extensions = "svg",
+    .options = tci_diff_options,
+    .variants = (const tci_variant[]){{.name = "flamegraph", .extension = "diff.svg", .mime = "image/svg+xml",
+                                       .inline_view = true}, {0}},
+    .render = diff_flamegraph,
+    .flame = true,
+};

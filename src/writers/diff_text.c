@@ -171,7 +171,7 @@ static void table_row(const tci_diff *d, tci_sink *o, const tci_drow *r)
     tci_sink_putc(o, '\n');
 }
 
-int tci_diff_text(const tci_diff *d, tci_sink *o)
+static int diff_text(const tci_diff *d, tci_sink *o)
 {
     header(d, o);
     if (!d->n_rows) {
@@ -183,3 +183,13 @@ int tci_diff_text(const tci_diff *d, tci_sink *o)
         table_row(d, o, &d->rows[i]);
     return TC_OK;
 }
+
+const tci_diff_format tci_diff_text = {
+    .name = "text",
+    .description = "the change per method as a table: calls, inclusive and exclusive time, BASE, NEW, change",
+    .extensions = "txt",
+    .options = tci_diff_options,
+    .variants = (const tci_variant[]){{.name = "text", .extension = "txt", .mime = "text/plain; charset=utf-8",
+                                       .mark = "# traceconv "}, {0}},
+    .render = diff_text,
+};

@@ -104,6 +104,8 @@ const tci_writer tci_writer_ir = {
     .name = "ir",
     .description = "text dump of the normalized events (for tests and debugging)",
     .extensions = "ir.txt",
+    .variants = (const tci_variant[]){{.name = "ir", .extension = "ir.txt", .mime = "text/plain; charset=utf-8",
+                                       .mark = "traceconv-ir "}, {0}},
     .begin = ir_begin,
     .event = ir_event,
     .finish = ir_finish,

@@ -849,6 +849,8 @@ const tci_writer tci_writer_perfetto = {
     .name = "perfetto",
     .description = "Perfetto protobuf trace (ui.perfetto.dev, trace processor)",
     .extensions = "pftrace",
+    .variants = (const tci_variant[]){{.name = "perfetto", .extension = "pftrace",
+                                       .mime = "application/octet-stream"}, {0}},
     .priv_size = sizeof(pf_w),
     .flags = TCI_WF_BINARY,
     .begin = pf_begin,

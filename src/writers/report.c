@@ -6,10 +6,10 @@
  * figures as one self-contained page (report_html.c).
  *
  * The figures are the profile module's (profile.c; the rules are in
- * tc_internal.h and the README). Here they are put in order (a view) and
- * rendered. The view is renderer-neutral: rows in report order, each with
- * its report index, so that another renderer (an HTML report) shows the
- * same rows without sorting again.
+ * tc_internal.h and the README). report_view.c puts them in order (a view)
+ * and here they are rendered. The view is renderer-neutral: rows in report
+ * order, each with its report index, so that another renderer (the HTML
+ * report) shows the same rows without sorting again.
  *
  * The text keeps dmtracedump's layout where the two share columns (the
  * parents/children blocks of its inclusive section: index, %/total,
@@ -112,63 +112,9 @@ static void put_method_csv(tci_sink *o, const tci_method *m)
         tci_sink_putc(o, '"');
 }
 
-/* ---- the view ---------------------------------------------------------------- */
-
-static int64_t sort_key(const report_w *r, const tci_pmethod *m, uint8_t sort)
-{
-    switch (sort) {
-    case TCI_SORT_EXCL: return r->cpu ? m->excl_cpu : m->excl_wall;
-    case TCI_SORT_CALLS: return tci_clamp_calls(m->calls + m->recursive_calls >= m->calls ? m->calls + m->recursive_calls
-                                                                                      : UINT64_MAX);
-    case TCI_SORT_NAME: return 0;
-    default: return r->cpu ? m->incl_cpu : m->incl_wall;
-    }
-}
-
-int tci_report_view(tci_wctx *w, const tci_profile *p, rview *v)
-{
-    report_w *r = w->priv;
-    uint32_t n = p->n_methods;
-    if (tci_grow((void **)&r->items, &r->cap_items, n, sizeof *r->items) != 0 ||
-        tci_grow((void **)&r->index, &r->cap_index, n, sizeof *r->index) != 0)
-        return TC_ERR_NOMEM;
-    for (uint32_t i = 0; i < n; i++)
-        r->items[i] = (tci_psort_item){.key = sort_key(r, &p->methods[i], w->opt->sort), .row = i, .tag = i};
-    tci_profile_sort(p, r->items, n);
-    for (uint32_t i = 0; i < n; i++)
-        r->index[r->items[i].row] = i + 1;
-    *v = (rview){p, r->items, r->index};
-    return TC_OK;
-}
-
 static int64_t total_of(const report_w *r, const tci_profile *p) { return r->cpu ? p->span_cpu : p->span_wall; }
 
 /* ---- text: the facts --------------------------------------------------------- */
-
-const char *tci_report_clock_text(const report_w *r)
-{
-    if (r->has_wall && r->has_cpu)
-        return "wall and thread CPU";
-    if (r->has_wall)
-        return "wall only: no thread-CPU clock, the cpu columns show -";
-    return "thread CPU only: no wall clock, the wall columns show -; the timeline is each thread's CPU time";
-}
-
-void tci_report_figures(tci_sink *o, const tci_diag *d, int kind)
-{
-    char text[TCI_FIGURES_TEXT_MAX];
-    tci_sink_puts(o, tci_figures_text(d, kind, text, sizeof text));
-}
-
-const char *tci_report_sort_text(uint8_t sort)
-{
-    switch (sort) {
-    case TCI_SORT_EXCL: return "exclusive";
-    case TCI_SORT_CALLS: return "calls";
-    case TCI_SORT_NAME: return "name";
-    default: return "inclusive";
-    }
-}
 
 static void text_header(tci_wctx *w)
 {
@@ -298,45 +244,6 @@ static void method_table(tci_wctx *w, const rview *v)
 
 /* ---- text: parents and children (dmtracedump's inclusive section) ---------------- */
 
-/* The part of an edge a list shows: outer (the normal list) or the nested rest. */
-tci_pcost tci_report_edge_part(const tci_pedge *e, int side, bool nested)
-{
-    const tci_pcost *outer = side == TCI_REPORT_PARENTS ? &e->callee_outer : &e->caller_outer;
-    if (!nested)
-        return *outer;
-    return (tci_pcost){e->all.calls - outer->calls, e->all.wall - outer->wall, e->all.cpu - outer->cpu};
-}
-
-static bool part_shown(const tci_pcost *c) { return c->calls || c->wall || c->cpu; }
-
-int tci_report_list(tci_wctx *w, const tci_profile *p, const uint32_t *at, uint32_t n, int side, bool nested,
-                      uint32_t *count)
-{
-    report_w *r = w->priv;
-    if (tci_grow((void **)&r->list, &r->cap_list, n, sizeof *r->list) != 0)
-        return TC_ERR_NOMEM;
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        const tci_pedge *e = &p->edges[at[i]];
-        tci_pcost c = tci_report_edge_part(e, side, nested);
-        if (!part_shown(&c))
-            continue;
-        r->list[k++] = (tci_psort_item){.key = r->cpu ? c.cpu : c.wall, .row = side == TCI_REPORT_PARENTS ? e->caller : e->callee,
-                                        .tag = at[i]};
-    }
-    tci_profile_sort(p, r->list, k);
-    *count = k;
-    return TC_OK;
-}
-
-uint64_t tci_report_total_calls(const tci_profile *p, uint32_t row)
-{
-    if (row == TCI_NONE)
-        return 0;
-    const tci_pmethod *m = &p->methods[row];
-    return m->calls + m->recursive_calls >= m->calls ? m->calls + m->recursive_calls : UINT64_MAX;
-}
-
 /* "%6s %5s   %5.1f%% %6s %6d/%-6d %9llu NAME": one parent or child row. */
 static void edge_row(tci_wctx *w, const rview *v, const tci_psort_item *it, int side, bool nested, uint32_t self,
                      int64_t self_incl)
@@ -434,14 +341,6 @@ static int calls_section(tci_wctx *w, const rview *v)
 }
 
 /* ---- text: sections ------------------------------------------------------------ */
-
-void tci_report_saturation_note(tci_wctx *w, const tci_profile *p)
-{
-    if (p->saturated)
-        tci_warn(w->diag, TCI_FIG_SATURATED, "report", UINT64_MAX,
-                 "%llu sums of the profile went beyond %lld ns and were capped there; those figures are lower bounds",
-                 (unsigned long long)p->saturated, (long long)TCI_SUM_MAX);
-}
 
 static int text_all(tci_wctx *w, const tci_calltree *ct)
 {
@@ -587,7 +486,24 @@ const tci_writer tci_writer_report = {
     .name = "report",
     .description = "profile report: per-method calls, inclusive/exclusive wall and CPU time, callers and callees (text; CSV with --csv; a self-contained page with --html)",
     .extensions = "txt,csv,html",
-    .options = "weight sort csv html",
+    .options = (const tci_option_def[]){TCI_OPTION_WEIGHT("the clock of the order and the percentages"),
+                                        TCI_OPTION_SORT("the order of the methods"),
+                                        {.key = "csv", .type = TCI_OPT_BOOL,
+                                         .help = "CSV rows instead of the text report (-o report-csv)",
+                                         TCI_OPT_FIELD(csv)},
+                                        {.key = "html", .type = TCI_OPT_BOOL,
+                                         .help = "a self-contained HTML page: sortable tables, flame graphs "
+                                                 "(-o report-html)",
+                                         TCI_OPT_FIELD(html)},
+                                        {0}},
+    .variants = (const tci_variant[]){{.name = "report", .extension = "txt", .mime = "text/plain; charset=utf-8",
+                                       .mark = "# traceconv "},
+                                      {.name = "report-csv", .extension = "csv", .mime = "text/csv; charset=utf-8",
+                                       .mark = "thread,tid,method,calls,incl_wall_us,", .option = "csv"},
+                                      {.name = "report-html", .extension = "report.html",
+                                       .mime = "text/html; charset=utf-8", .mark = " (traceconv)</title>",
+                                       .option = "html", .inline_view = true},
+                                      {0}},
     .priv_size = sizeof(report_w),
     .flags = TCI_WF_AGGREGATE,
     .begin = report_begin,

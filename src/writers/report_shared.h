@@ -1,8 +1,10 @@
 /*
- * report_shared.h - what the report writer's two renderers share: the text
- * report and CSV (report.c) and the HTML report (report_html.c). The figures
- * are the profile module's; report.c puts them in order (a view) once, and
- * both renderers show the same rows, lists and totals from it.
+ * report_shared.h - what the report writer's renderers share: the text report
+ * and CSV (report.c, the writer, which picks the renderer of its variant) and
+ * the HTML report (report_html.c). The figures are the profile module's;
+ * report_view.c puts them in order (a view) once, and every renderer shows the
+ * same rows, lists and totals from it. report_html.c uses report_view.c only:
+ * no renderer calls another.
  */
 #ifndef TC_REPORT_SHARED_H
 #define TC_REPORT_SHARED_H
@@ -53,7 +55,7 @@ static inline bool tci_report_thread_has_calls(const tci_calltree *ct, uint32_t 
     return ct->spans[t].first_ts != TCI_NO_TIME;
 }
 
-/* The HTML report (report_html.c), from report's finish. */
+/* ---- report_view.c: above; report_html.c: the HTML report, from report's finish ---- */
 int tci_report_html(tci_wctx *w, const tci_calltree *ct);
 
 #endif

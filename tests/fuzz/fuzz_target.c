@@ -11,11 +11,11 @@
 
 /* The registry's writers, looked up once: the registry lists readers first
  * and is fixed at build time, so a new writer joins the rotation by itself.
- * After them, the diff's formats (tc_diff_write), as "diff:FORMAT": the
+ * After them, the diff's formats (tc_diff_format_at), as "diff:FORMAT": the
  * input's first half is BASE, the whole input NEW. */
 static const char *writers[64];
 static size_t n_writers;
-static const char *const diff_formats[] = {"diff:text", "diff:csv", "diff:flamegraph"};
+static char diff_names[16][48];
 
 static void find_writers(void)
 {
@@ -23,9 +23,11 @@ static void find_writers(void)
     for (size_t i = 0; (f = tc_format_at(i)) && n_writers < sizeof writers / sizeof *writers; i++)
         if (!f->is_reader)
             writers[n_writers++] = f->name;
-    for (size_t i = 0; n_writers && i < sizeof diff_formats / sizeof *diff_formats; i++)
-        if (n_writers < sizeof writers / sizeof *writers)
-            writers[n_writers++] = diff_formats[i];
+    for (size_t i = 0; n_writers && (f = tc_diff_format_at(i)) && i < 16; i++)
+        if (n_writers < sizeof writers / sizeof *writers) {
+            snprintf(diff_names[i], sizeof diff_names[i], "diff:%s", f->name);
+            writers[n_writers++] = diff_names[i];
+        }
     if (!n_writers) {
         fprintf(stderr, "fuzz: the registry lists no writer\n");
         abort();
@@ -60,9 +62,11 @@ static const struct choice choices[] = {
     {FUZZ_LIMIT_MAX_STRING, 7u << FUZZ_LIMIT_SHIFT, "max-string=16", {"max-string"}, {"16"}},
     {FUZZ_LIMIT_TIGHT, 7u << FUZZ_LIMIT_SHIFT, "max-threads=4,max-methods=64,max-events=512",
      {"max-threads", "max-methods", "max-events"}, {"4", "64", "512"}},
+    {FUZZ_LIMIT_TIGHT, 7u << FUZZ_LIMIT_SHIFT, "max-json=4K", {"max-json"}, {"4K"}},
     {FUZZ_VARIANT_1, 7u << FUZZ_LIMIT_SHIFT, "inverted,minwidth=0,colors=hot", {"inverted", "minwidth", "colors"},
      {"1", "0", "hot"}},
-    {FUZZ_VARIANT_1, 7u << FUZZ_LIMIT_SHIFT, "title=markup", {"title"}, {"<&>\"]]></script>\xff"}},
+    {FUZZ_VARIANT_1, 7u << FUZZ_LIMIT_SHIFT, "title=markup,process-name=markup", {"title", "process-name"},
+     {"<&>\"]]></script>\xff", "</title><!--\x1b[2J\xff"}},
     {FUZZ_VARIANT_2, 7u << FUZZ_LIMIT_SHIFT, "hash,minwidth=5%,width=200", {"hash", "minwidth", "width"},
      {"1", "5%", "200"}},
     {FUZZ_VARIANT_1, 7u << FUZZ_LIMIT_SHIFT, "csv,sort=name,threshold=0", {"csv", "sort", "threshold"}, {"1", "name", "0"}},
@@ -72,6 +76,28 @@ static const struct choice choices[] = {
     {FUZZ_VARIANT_3, 7u << FUZZ_LIMIT_SHIFT, "negate", {"negate"}, {"1"}},
 };
 #define N_CHOICES (sizeof choices / sizeof *choices)
+
+/* The options no choice sets, on purpose: each is fuzzed elsewhere or means nothing here. */
+static const struct {
+    const char *key, *why;
+} not_chosen[] = {
+    {"max-input", "set for every input (64M: keeps one input fast; a bomb is still refused)"},
+    {"deobfuscate", "fuzz_deobf.c's input is the mapping it names"},
+    {"mapping", "a side file named by path; the input is one buffer (tests/unit/rhea_side_files.c)"},
+    {"read-chunk", "the read size of a spooled stream; the input is in memory"},
+};
+
+const char *fuzz_option_reached(const char *key)
+{
+    for (size_t i = 0; i < N_CHOICES; i++)
+        for (size_t k = 0; k < 3 && choices[i].keys[k]; k++)
+            if (!strcmp(choices[i].keys[k], key))
+                return choices[i].label;
+    for (size_t i = 0; i < sizeof not_chosen / sizeof *not_chosen; i++)
+        if (!strcmp(not_chosen[i].key, key))
+            return not_chosen[i].why;
+    return NULL;
+}
 
 void fuzz_describe(char *buf, size_t len, size_t writer, unsigned options)
 {

@@ -35,14 +35,15 @@ enum fuzz_option {
     FUZZ_OPT_MAX_DEPTH = 1 << 4,     /* max-depth=3: frames get dropped */
     FUZZ_LIMIT_SHIFT = 5,
     FUZZ_VARIANT_1 = 1 << 5,         /* flamegraph: inverted, minwidth=0, colors=hot, a title with markup;
-                                      * report: csv, sort=name; dot: threshold=0 (every edge) */
+                                      * a process name with markup; report: csv, sort=name; dot:
+                                      * threshold=0 (every edge) */
     FUZZ_VARIANT_2 = 2 << 5,         /* flamegraph: hash, minwidth=5%, width=200; report: sort=calls,
                                       * html; dot: threshold=100 */
     FUZZ_VARIANT_3 = 3 << 5,         /* report: sort=excl; dot: threshold=0.5; diff: negate */
     FUZZ_LIMIT_MAX_OUTPUT = 4 << 5,  /* max-output=2K: every writer stops at its first failed write */
     FUZZ_LIMIT_STRICT = 5 << 5,      /* strict: every warning is an error */
     FUZZ_LIMIT_MAX_STRING = 6 << 5,  /* max-string=16: names hit the limit */
-    FUZZ_LIMIT_TIGHT = 7 << 5        /* max-threads=4, max-methods=64, max-events=512 */
+    FUZZ_LIMIT_TIGHT = 7 << 5        /* max-threads=4, max-methods=64, max-events=512, max-json=4K */
 };
 
 /* Option sets a plain trace (a seed, without a control block) is replayed
@@ -76,6 +77,11 @@ const char *fuzz_writer_name(size_t index);
  * error is the sanitizers' to report. Whether the input opened (read and
  * normalized) at all: false when the reader refuses it. */
 bool fuzz_convert_one(const uint8_t *trace, size_t size, size_t writer, unsigned options);
+
+/* How the fuzzers reach a library option: the label of a choice of byte 1 that sets it
+ * ("inverted,minwidth=0,colors=hot"), or why none does; NULL: not reached (replay
+ * --check-options fails, so a new option of the tables gets a choice). */
+const char *fuzz_option_reached(const char *key);
 
 /* "writer=pprof options=weight-cpu,strict" for messages. */
 void fuzz_describe(char *buf, size_t len, size_t writer, unsigned options);

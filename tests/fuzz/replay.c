@@ -13,6 +13,10 @@
  * options only (replay_convert: the readers' own replays give the seeds every
  * option set; what it adds is the probe, which options do not reach).
  *
+ * --check-options: every option of the library's tables (tc_option_at) is
+ * set by some choice of the control block (or is said why not): exit 1 with
+ * the ones that are not, so a new option cannot go unfuzzed.
+ *
  * Each file runs in a child process, so a crash or a hang is reported with
  * its file, writer and options, and the files after it still run. Exit 1 when
  * any failed; every failure is listed at the end. REPLAY_TIMEOUT (seconds,
@@ -20,6 +24,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "fuzz_target.h"
+#include "traceconv.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -178,8 +183,36 @@ static int replay(const char *path, int seeds, struct tally *t)
     return rc;
 }
 
+/* Each option of a table the fuzzers reach; 1 when one is not. */
+static int unreached(const tc_format_info *f)
+{
+    const tc_option_info *o;
+    int bad = 0;
+    for (size_t i = 0; (o = tc_option_at(f, i)); i++)
+        if (!fuzz_option_reached(o->name)) {
+            fprintf(stderr, "replay: option --%s (%s) is set by no choice of the control block "
+                            "(tests/fuzz/fuzz_target.c)\n", o->name, f ? f->name : "every conversion");
+            bad = 1;
+        }
+    return bad;
+}
+
+static int check_options(void)
+{
+    const tc_format_info *f;
+    int bad = unreached(NULL);
+    for (size_t i = 0; (f = tc_format_at(i)); i++)
+        bad |= unreached(f);
+    for (size_t i = 0; (f = tc_diff_format_at(i)); i++)
+        bad |= unreached(f);
+    printf("replay: %s\n", bad ? "options unreached" : "every option of the tables is reached");
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "--check-options"))
+        return check_options();
     shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) {
         perror("replay: mmap");

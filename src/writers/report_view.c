@@ -1,0 +1,111 @@
+/*
+ * report_view.c - what the report's renderers share: the rows of a profile in report
+ * order (a view, sorted once), the parents and children lists, and the texts of its
+ * facts. The text and CSV report (report.c) and the HTML report (report_html.c) show the
+ * same rows, lists and totals from it; neither calls the other's code (report.c picks the
+ * renderer of the variant it writes).
+ */
+#include "report_shared.h"
+
+static int64_t sort_key(const report_w *r, const tci_pmethod *m, uint8_t sort)
+{
+    switch (sort) {
+    case TCI_SORT_EXCL: return r->cpu ? m->excl_cpu : m->excl_wall;
+    case TCI_SORT_CALLS: return tci_clamp_calls(m->calls + m->recursive_calls >= m->calls ? m->calls + m->recursive_calls
+                                                                                      : UINT64_MAX);
+    case TCI_SORT_NAME: return 0;
+    default: return r->cpu ? m->incl_cpu : m->incl_wall;
+    }
+}
+
+int tci_report_view(tci_wctx *w, const tci_profile *p, rview *v)
+{
+    report_w *r = w->priv;
+    uint32_t n = p->n_methods;
+    if (tci_grow((void **)&r->items, &r->cap_items, n, sizeof *r->items) != 0 ||
+        tci_grow((void **)&r->index, &r->cap_index, n, sizeof *r->index) != 0)
+        return TC_ERR_NOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        r->items[i] = (tci_psort_item){.key = sort_key(r, &p->methods[i], w->opt->sort), .row = i, .tag = i};
+    tci_profile_sort(p, r->items, n);
+    for (uint32_t i = 0; i < n; i++)
+        r->index[r->items[i].row] = i + 1;
+    *v = (rview){p, r->items, r->index};
+    return TC_OK;
+}
+
+/* ---- the facts ----------------------------------------------------------------- */
+
+const char *tci_report_clock_text(const report_w *r)
+{
+    if (r->has_wall && r->has_cpu)
+        return "wall and thread CPU";
+    if (r->has_wall)
+        return "wall only: no thread-CPU clock, the cpu columns show -";
+    return "thread CPU only: no wall clock, the wall columns show -; the timeline is each thread's CPU time";
+}
+
+void tci_report_figures(tci_sink *o, const tci_diag *d, int kind)
+{
+    char text[TCI_FIGURES_TEXT_MAX];
+    tci_sink_puts(o, tci_figures_text(d, kind, text, sizeof text));
+}
+
+const char *tci_report_sort_text(uint8_t sort)
+{
+    switch (sort) {
+    case TCI_SORT_EXCL: return "exclusive";
+    case TCI_SORT_CALLS: return "calls";
+    case TCI_SORT_NAME: return "name";
+    default: return "inclusive";
+    }
+}
+
+/* ---- parents and children ----------------------------------------------------- */
+
+/* The part of an edge a list shows: outer (the normal list) or the nested rest. */
+tci_pcost tci_report_edge_part(const tci_pedge *e, int side, bool nested)
+{
+    const tci_pcost *outer = side == TCI_REPORT_PARENTS ? &e->callee_outer : &e->caller_outer;
+    if (!nested)
+        return *outer;
+    return (tci_pcost){e->all.calls - outer->calls, e->all.wall - outer->wall, e->all.cpu - outer->cpu};
+}
+
+static bool part_shown(const tci_pcost *c) { return c->calls || c->wall || c->cpu; }
+
+int tci_report_list(tci_wctx *w, const tci_profile *p, const uint32_t *at, uint32_t n, int side, bool nested,
+                      uint32_t *count)
+{
+    report_w *r = w->priv;
+    if (tci_grow((void **)&r->list, &r->cap_list, n, sizeof *r->list) != 0)
+        return TC_ERR_NOMEM;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const tci_pedge *e = &p->edges[at[i]];
+        tci_pcost c = tci_report_edge_part(e, side, nested);
+        if (!part_shown(&c))
+            continue;
+        r->list[k++] = (tci_psort_item){.key = r->cpu ? c.cpu : c.wall, .row = side == TCI_REPORT_PARENTS ? e->caller : e->callee,
+                                        .tag = at[i]};
+    }
+    tci_profile_sort(p, r->list, k);
+    *count = k;
+    return TC_OK;
+}
+
+uint64_t tci_report_total_calls(const tci_profile *p, uint32_t row)
+{
+    if (row == TCI_NONE)
+        return 0;
+    const tci_pmethod *m = &p->methods[row];
+    return m->calls + m->recursive_calls >= m->calls ? m->calls + m->recursive_calls : UINT64_MAX;
+}
+
+void tci_report_saturation_note(tci_wctx *w, const tci_profile *p)
+{
+    if (p->saturated)
+        tci_warn(w->diag, TCI_FIG_SATURATED, "report", UINT64_MAX,
+                 "%llu sums of the profile went beyond %lld ns and were capped there; those figures are lower bounds",
+                 (unsigned long long)p->saturated, (long long)TCI_SUM_MAX);
+}
