@@ -465,8 +465,8 @@ static int decode_name(const char *s, size_t n, cpbuf *b)
     b->n = 0;
     for (size_t i = 0; i < n;) {
         uint32_t cp;
-        i += tci_esc_next((const uint8_t *)s + i, n - i, &cp);
-        if (tci_esc_unsafe(cp))
+        i += tci_utf8_next((const uint8_t *)s + i, n - i, &cp);
+        if (cp == TCI_UTF8_INVALID || tci_esc_unsafe(cp))
             cp = 0xFFFD;
         if (b->n == b->cap) {
             size_t cap = b->cap ? b->cap * 2 : 256;

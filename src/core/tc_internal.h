@@ -584,8 +584,6 @@ void tci_sink_milli(tci_sink *s, int64_t v);
 void tci_sink_printf(tci_sink *s, const char *fmt, ...) TCI_PRINTF(2, 3);
 /* A JSON string literal with quotes; invalid UTF-8 bytes become U+FFFD. */
 void tci_sink_json_string(tci_sink *s, const char *str);
-/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 if it is not one. */
-size_t tci_utf8_len(const uint8_t *p, size_t n);
 /* The same literal in the arena, for writers that repeat names (len set, not NUL-terminated). */
 char *tci_json_quote(tci_arena *a, const char *str, size_t *len);
 
