@@ -660,6 +660,19 @@ void tci_calltree_finish(tci_calltree *ct);
 void tci_calltree_free(tci_calltree *ct);
 /* A one-root tree where equal call paths of all threads are summed (after finish). */
 int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out);
+/* The one walk over a tree (calltree.c): every node under root, depth-first, parents before
+ * children, siblings in order; iterative, no memory of its own (stacks can be 10000 deep).
+ * enter(user, node, depth) (depth 0: a child of root) returns TC_OK to go on into the node's
+ * children, TCI_WALK_PRUNE to leave the node and its subtree out (no leave for it), or an
+ * error, which stops the walk and is returned. leave(user, node, depth) follows a node's
+ * subtree. A cancel (ct->cancel) stops the walk with TC_ERR_CANCELED. */
+#define TCI_WALK_PRUNE 1
+typedef struct tci_ctvisit {
+    int (*enter)(void *user, uint32_t node, uint32_t depth);
+    void (*leave)(void *user, uint32_t node, uint32_t depth);
+    void *user;
+} tci_ctvisit;
+int tci_calltree_walk(const tci_calltree *ct, uint32_t root, const tci_ctvisit *v);
 
 /* ---- folding: the folded writer's stacks, shared with the flame graph (folding.c) ---- */
 
