@@ -270,6 +270,8 @@ typedef struct tci_trace {
     const char *input_path;   /* as given */
     const char *input_name;   /* base name */
     const char *reader;       /* "art" */
+    const char *format_name;  /* what the input is called when not its reader's name: "dalvik" (an
+                               * ART-format file Dalvik wrote); set by the reader, NULL: none */
     char detail[96];          /* "v3 non-streaming" */
     enum tci_clock clock;
     bool has_wall, has_cpu;   /* which timestamps events carry */
@@ -363,8 +365,9 @@ int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o);
 /* End of pass 1 (normalize, before the writers' begin()): no entry is created or changed after this. */
 void tci_trace_freeze(tci_trace *t);
 /* What the input is, as the CLI summary and every output's metadata call it: the reader's name,
- * except "dalvik" for an ART-format file that Dalvik wrote (vm=dalvik); and that name with the
- * reader's detail ("dalvik v1 non-streaming") in buf (TCI_FORMAT_TEXT_MAX bytes), returned. */
+ * or the one the reader gave (format_name: "dalvik" for an ART-format file that Dalvik wrote);
+ * and that name with the reader's detail ("dalvik v1 non-streaming") in buf
+ * (TCI_FORMAT_TEXT_MAX bytes), returned. */
 #define TCI_FORMAT_TEXT_MAX 128
 const char *tci_trace_format_name(const tci_trace *t);
 const char *tci_trace_format(const tci_trace *t, char *buf, size_t size);
@@ -474,7 +477,15 @@ typedef struct tci_reader {
     int (*read)(tci_rctx *r, tci_raw *ev, size_t max, size_t *n);
     int (*rewind)(tci_rctx *r);              /* back to the first record for pass 2 */
     void (*close)(tci_rctx *r);              /* always called; tolerates a partial open */
+    /* An input kept in two files, read as one source: parts[0], then parts[1] (ART's legacy
+     * pairs: name.key, then name.data). Given one path (other NULL: tc_conv_open), the other
+     * part is found beside it, never elsewhere (DESIGN.md §5b); given both
+     * (tc_conv_open_pair), they are put in order. TC_OK with parts[] malloc'd; an error,
+     * reported in d; or TCI_NOT_A_PAIR (other NULL only): path is an input of its own.
+     * NULL: the format has no such inputs. */
+    int (*pair_parts)(const char *path, const char *other, char *parts[2], tci_diag *d);
 } tci_reader;
+#define TCI_NOT_A_PAIR 1
 
 /* ---- stopping while the outputs are written ------------------------------ */
 

@@ -20,8 +20,11 @@
 #include "tc_internal.h"
 #include "text.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define ART_MAGIC 0x574F4C53u
 #define TID_AMBIGUOUS (TCI_NONE - 1)
@@ -131,6 +134,7 @@ static int key_value(tci_rctx *r, art *a, tci_span line, uint64_t off)
         t->pid = (int64_t)n;
     } else if (tci_span_is(k, "vm")) {
         t->vm = tci_trace_meta(t, "vm");
+        t->format_name = t->vm && !strcmp(t->vm, "dalvik") ? "dalvik" : NULL; /* called what wrote it */
     } else if (tci_span_is(k, "elapsed-time-usec") && tci_parse_u64(v.p, v.n, UINT64_MAX, &n) &&
                n < INT64_MAX / 1000) {
         t->elapsed_ns = (int64_t)n * 1000; /* normalize checks it against the start time */
@@ -723,6 +727,67 @@ static int art_probe(const uint8_t *buf, size_t len, const char *filename)
     return 0;
 }
 
+/* ---- legacy split pairs (pre-1.0 SDK, ART.md §7): name.key, then name.data ---- */
+
+/* Does the file begin with a key section ("*version")? */
+static bool starts_with_key(const char *path)
+{
+    char head[8];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool key = fd >= 0 && read(fd, head, sizeof head) == (ssize_t)sizeof head && !memcmp(head, "*version", 8);
+    if (fd >= 0)
+        close(fd);
+    return key;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && !strcmp(s + n - k, suffix);
+}
+
+/* The path with its last `from` (an extension it ends with) replaced by `to`; malloc'd. */
+static char *with_extension(const char *path, const char *from, const char *to)
+{
+    size_t stem = strlen(path) - strlen(from);
+    char *s = malloc(stem + strlen(to) + 1);
+    if (s) {
+        memcpy(s, path, stem);
+        strcpy(s + stem, to);
+    }
+    return s;
+}
+
+static int art_pair_parts(const char *path, const char *other, char *parts[2], tci_diag *d)
+{
+    parts[0] = parts[1] = NULL;
+    if (other) { /* both given: the half that begins with the key section first, whichever order they came in */
+        bool swap = !starts_with_key(path) && starts_with_key(other);
+        parts[0] = strdup(swap ? other : path);
+        parts[1] = strdup(swap ? path : other);
+    } else if (ends_with(path, ".key") || ends_with(path, ".data")) {
+        bool key = ends_with(path, ".key");
+        char *sibling = key ? with_extension(path, ".key", ".data") : with_extension(path, ".data", ".key");
+        struct stat st;
+        if (sibling && stat(sibling, &st) != 0) {
+            tci_error(d, TC_ERR_IO, "art", UINT64_MAX, "a legacy split trace needs both halves: %s is missing",
+                      sibling);
+            free(sibling);
+            return TC_ERR_IO;
+        }
+        parts[0] = key ? strdup(path) : sibling;
+        parts[1] = key ? sibling : strdup(path);
+    } else {
+        return TCI_NOT_A_PAIR;
+    }
+    if (parts[0] && parts[1])
+        return TC_OK;
+    free(parts[0]);
+    free(parts[1]);
+    parts[0] = parts[1] = NULL;
+    return tci_error(d, TC_ERR_NOMEM, "art", UINT64_MAX, "out of memory");
+}
+
 const tci_reader tci_reader_art = {
     .name = "art",
     .description = "Android ART/Dalvik method trace (.trace: v1-v3, streaming)",
@@ -733,4 +798,5 @@ const tci_reader tci_reader_art = {
     .read = art_read,
     .rewind = art_rewind,
     .close = art_close,
+    .pair_parts = art_pair_parts,
 };
