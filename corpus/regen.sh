@@ -7,7 +7,7 @@
 # The generator is deterministic: running this twice gives identical files.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-src="$here/../src/tracegen/tracegen.c"
+src="$here/../tools/tracegen/tracegen.c"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -o "$tmp/tracegen" "$src"

@@ -521,6 +521,10 @@ def check_store_option(ctx, src):
     ctx.eq(request(srv, "GET", locs[1])[0], 200, "--store: a result survives a restart")
     ctx.eq(srv.stop(), 0, "--store: exit status (2)")
     ctx.eq(os.listdir(store), [locs[1][3:]], "--store: the result, and no tmp, after the stop")
+    kept = os.path.join(store, locs[1][3:])
+    ctx.eq(sorted((f, oct(os.stat(os.path.join(kept, f)).st_mode & 0o777)) for f in os.listdir(kept)
+                  if f.startswith(".tc-") or os.stat(os.path.join(kept, f)).st_mode & 0o077),
+           [], "--store: every file of a result private (0600), no temporary file left")
 
 
 def check_keep_age(ctx, src):

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "cli_util.h"
 #include "traceconv.h"
+#include "../core/utf8.h" /* the library's UTF-8 decoder, compiled in (CMakeLists.txt) */
 
 #include <ctype.h>
 #include <errno.h>
@@ -34,32 +35,6 @@ int cli_parse_size(const char *s, uint64_t *out)
 
 /* ---- escaping for the terminal ---- */
 
-/* The length of the valid UTF-8 sequence at s[0..n) (1-4), or 0 when it is not one
- * (a stray continuation byte, an overlong form, a surrogate, beyond U+10FFFF, cut short). */
-static size_t utf8_length(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    if (!len || len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] > 0x9F) || (c == 0xF0 && s[1] < 0x90) ||
-        (c == 0xF4 && s[1] > 0x8F))
-        return 0;
-    return len;
-}
-
-static unsigned code_point(const unsigned char *s, size_t len)
-{
-    static const unsigned char lead_mask[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
-    unsigned cp = s[0] & lead_mask[len];
-    for (size_t i = 1; i < len; i++)
-        cp = cp << 6 | (s[i] & 0x3F);
-    return cp;
-}
-
 /* Code points a terminal acts on rather than shows: C1 controls (U+009B is CSI) and
  * the bidi overrides and isolates, which reorder what follows them on the line. */
 static int is_invisible_control(unsigned cp)
@@ -86,8 +61,10 @@ static void escape_into(outbuf *o, const char *text, size_t n)
     const unsigned char *s = (const unsigned char *)text;
     char esc[16];
     for (size_t i = 0; i < n;) {
-        size_t len = utf8_length(s + i, n - i);
-        unsigned cp = len ? code_point(s + i, len) : 0;
+        uint32_t cp;
+        size_t len = tci_utf8_next(s + i, n - i, &cp);
+        if (cp == TCI_UTF8_INVALID)
+            len = 0; /* not UTF-8: shown byte by byte */
         if (len == 1 && cp >= 0x20 && cp != 0x7F) {
             put(o, (const char *)s + i, 1);
         } else if (len > 1 && !is_invisible_control(cp)) {

@@ -27,6 +27,12 @@ void of_init(void)
     signal(SIGXFSZ, SIG_IGN);
 }
 
+void of_private_outputs(void)
+{
+    umask(077);
+    output_mode = 0600;
+}
+
 const char *of_strerror(int err)
 {
     return err == EFBIG ? "file size limit exceeded" : strerror(err);

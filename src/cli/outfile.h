@@ -2,8 +2,9 @@
  * is the model): the default names, a registry that keeps the names of one run apart, the
  * overwrite rules, the temporary file beside the target, the atomic rename, and the
  * removal of temporary files on error and on signals. A conversion (main.c: one input or
- * several, several formats, diff) and batch (batch.c) both go through it; the library
- * never sees an output's name.
+ * several, several formats, diff), batch (batch.c) and serve's store (serve_store.c: the
+ * files of a result, the API's unlinked outputs) go through it; the library never sees
+ * an output's name.
  *
  * The rules, the same for every command:
  *   - a default name is the input's stem and the output variant's extension (the library's
@@ -38,6 +39,9 @@
 /* Once, first thing: reads the umask (outputs get 0666 & ~umask, as any file a program
  * creates) and ignores SIGXFSZ. */
 void of_init(void);
+/* The outputs of this process are private (serve's store: uploads and results are the
+ * uploader's): the umask becomes 077, and output files get 0600. After of_init. */
+void of_private_outputs(void);
 /* A single-threaded command: SIGINT, SIGTERM, SIGHUP and SIGPIPE remove every temporary
  * file, then the process dies of the signal. */
 void of_remove_temps_on_signals(void);

@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include "serve.h"
 #include "cli_util.h"
+#include "outfile.h"
 #include "../core/escape.h" /* the library's escaping rules, compiled in (CMakeLists.txt) */
 #include "traceconv.h"
 
@@ -1173,7 +1174,7 @@ int serve_main(int argc, char **argv)
     sigaddset(&stop, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
-    umask(077); /* uploads and results are the uploader's: nobody else on the machine reads them */
+    of_private_outputs(); /* uploads and results are the uploader's: nobody else on the machine reads them */
 
     static server srv;
     pthread_mutex_init(&srv.done_lock, NULL);

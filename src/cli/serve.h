@@ -102,8 +102,10 @@ int srv_path(char *out, size_t len, const char *dir, const char *name);
 srv_store *srv_store_open(const char *dir, const srv_limits *lim, char *err, size_t errlen);
 void srv_store_close(srv_store *s);
 const char *srv_store_root(const srv_store *s);
-/* A new private file in the store's tmp directory: its fd (0600), its path in path. */
+/* A new private file in the store's tmp directory (an upload): its fd (0600), its path in path. */
 int srv_store_temp(srv_store *s, const char *suffix, char *path, size_t pathlen);
+/* An unlinked private file in the store's tmp directory (an API output): its fd, or -1 (errno). */
+int srv_store_scratch(srv_store *s);
 /* Whether the result id (32 lower-case hex) exists; its directory in dir. */
 int srv_store_result_dir(srv_store *s, const char *id, char *dir, size_t dirlen);
 void srv_store_expire(srv_store *s);

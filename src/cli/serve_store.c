@@ -2,11 +2,14 @@
  * serve_store.c - the result store and the worker pool of `traceconv serve`.
  *
  * The store is one private directory (0700): tmp/ holds the uploads being
- * received and the API's outputs (files named by random ids, 0600, removed
- * as soon as they are done with), and each result is a directory named by
- * its 128-bit random id holding a fixed set of file names (srv_output_at).
- * A result is converted in tmp/<id>.part and renamed into place whole, so a
- * result that exists is complete. Results expire by count, age and total
+ * received (files named by random ids, 0600, removed as soon as they are
+ * done with) and the API's outputs (unlinked), and each result is a directory
+ * named by its 128-bit random id holding a fixed set of file names
+ * (srv_output_at). A result is converted in tmp/<id>.part and renamed into
+ * place whole, so a result that exists is complete. Every output file, the
+ * files of a result and the API's, is written by the command's one module
+ * for output files (outfile.c: a temporary file renamed when complete, or an
+ * unlinked one; removed on failure). Results expire by count, age and total
  * size, oldest first.
  *
  * A page upload is converted at once into what the result page shows (the
@@ -26,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include "serve.h"
+#include "outfile.h"
 #include "traceconv.h"
 
 #include <dirent.h>
@@ -111,6 +115,7 @@ typedef struct result_entry {
 struct srv_store {
     char root[PATH_MAX];
     char tmp[PATH_MAX];
+    int tmpfd; /* tmp, opened (O_PATH): the API's outputs are unlinked files in it */
     int owned; /* made by us: removed whole at close */
     srv_limits lim;
     pthread_mutex_t lock;
@@ -280,7 +285,7 @@ srv_store *srv_store_open(const char *dir, const srv_limits *lim, char *err, siz
     }
     (void)srv_path(s->tmp, sizeof s->tmp, s->root, "tmp");
     remove_flat_dir(s->tmp); /* an earlier run's leftovers, if it was killed */
-    if (mkdir(s->tmp, 0700) != 0) {
+    if (mkdir(s->tmp, 0700) != 0 || (s->tmpfd = open(s->tmp, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
         snprintf(err, errlen, "%s: %s", s->tmp, strerror(errno));
         goto fail;
     }
@@ -298,6 +303,7 @@ void srv_store_close(srv_store *s)
 {
     if (!s)
         return;
+    close(s->tmpfd);
     remove_flat_dir(s->tmp);
     if (s->owned) {
         for (size_t i = 0; i < s->n; i++) {
@@ -328,6 +334,11 @@ int srv_store_temp(srv_store *s, const char *suffix, char *path, size_t pathlen)
         return -1;
     }
     return open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+}
+
+int srv_store_scratch(srv_store *s)
+{
+    return of_scratch_at(s->tmpfd);
 }
 
 static void evict_locked(srv_store *s, time_t now, int adding, uint64_t extra);
@@ -521,13 +532,11 @@ static tc_conv *open_job(srv_pool *p, srv_job *job, const char *const *extra)
 
 static void run_api_job(srv_pool *p, srv_job *job)
 {
-    char path[PATH_MAX];
-    int fd = srv_store_temp(p->store, ".out", path, sizeof path);
+    int fd = srv_store_scratch(p->store); /* lives as long as the response reading it */
     if (fd < 0) {
-        set_error(job, 500, strerror(errno));
+        set_error(job, 500, of_strerror(errno));
         return;
     }
-    unlink(path); /* lives as long as the response reading it */
     FILE *fp = fdopen(dup(fd), "wb");
     tc_conv *c = fp ? open_job(p, job, NULL) : NULL;
     int rc = c ? tc_conv_write(c, job->to, fp) : TC_ERR_NOMEM;
@@ -536,7 +545,7 @@ static void run_api_job(srv_pool *p, srv_job *job)
     else if (!fp)
         set_error(job, 500, "out of memory");
     if (fp && fclose(fp) != 0 && rc == TC_OK) {
-        set_error(job, 500, strerror(errno));
+        set_error(job, 500, of_strerror(errno));
         rc = TC_ERR_IO;
     }
     tc_conv_free(c);
@@ -550,42 +559,39 @@ static void run_api_job(srv_pool *p, srv_job *job)
     }
 }
 
-/* Each output of a result as the page job wrote it (planned[i] is outputs[i]'s). */
+/* Each output of a result as the page job wrote it (planned[i] is outputs[i]'s): complete or
+ * not there (outfile.c). */
 typedef struct planned {
-    FILE *fp;
+    of_file file;
     int ok;
     char why[256];
 } planned;
 
-/* One read of the input written into the part directory by the outputs at[0..n). */
-static void write_planned(tc_conv *c, const char *dir, planned *pl, const size_t *at, size_t n)
+/* One read of the input written into the part directory (dirfd) by the outputs at[0..n). */
+static void write_planned(tc_conv *c, int dirfd, planned *pl, const size_t *at, size_t n)
 {
     tc_output outs[N_OUTPUTS];
     size_t k = 0, map[N_OUTPUTS];
     for (size_t i = 0; i < n; i++) {
-        char path[PATH_MAX];
-        (void)srv_path(path, sizeof path, dir, outputs[at[i]].file);
-        pl[at[i]].fp = fopen(path, "wbx");
-        if (!pl[at[i]].fp)
-            snprintf(pl[at[i]].why, sizeof pl[at[i]].why, "%s", strerror(errno));
-    }
-    for (size_t i = 0; i < n; i++)
-        if (pl[at[i]].fp) {
-            map[k] = at[i];
-            outs[k++] = (tc_output){.writer = outputs[at[i]].output, .fp = pl[at[i]].fp};
+        planned *q = &pl[at[i]];
+        if (of_begin(&q->file, dirfd, outputs[at[i]].file, OF_ABSENT) != 0) {
+            snprintf(q->why, sizeof q->why, "%s", of_strerror(errno));
+            continue;
         }
+        map[k] = at[i];
+        outs[k++] = (tc_output){.writer = outputs[at[i]].output, .fp = q->file.fp};
+    }
     if (k)
         tc_conv_write_many(c, outs, k);
     for (size_t j = 0; j < k; j++) {
         planned *q = &pl[map[j]];
-        int closed = fclose(q->fp);
-        q->fp = NULL;
-        q->ok = outs[j].status == TC_OK && closed == 0;
-        if (!q->ok) {
-            char path[PATH_MAX];
-            (void)srv_path(path, sizeof path, dir, outputs[map[j]].file);
-            unlink(path);
+        if (outs[j].status != TC_OK) {
+            of_abandon(&q->file);
             snprintf(q->why, sizeof q->why, "%s", outs[j].error && *outs[j].error ? outs[j].error : "write failed");
+        } else if (of_commit(&q->file) != 0) {
+            snprintf(q->why, sizeof q->why, "%s", of_strerror(errno));
+        } else {
+            q->ok = 1;
         }
     }
 }
@@ -617,7 +623,7 @@ static void describe_figures(tc_conv *c, char *out, size_t len)
 }
 
 /* An output with options of its own (the other flame graphs): a read of its own. */
-static void write_variant(srv_pool *p, srv_job *job, const char *dir, planned *pl, size_t at)
+static void write_variant(srv_pool *p, srv_job *job, int dirfd, planned *pl, size_t at)
 {
     srv_job scratch = *job; /* an error here is this variant's, not the job's */
     tc_conv *c = open_job(p, &scratch, outputs[at].options);
@@ -625,7 +631,7 @@ static void write_variant(srv_pool *p, srv_job *job, const char *dir, planned *p
         snprintf(pl[at].why, sizeof pl[at].why, "%.200s", scratch.error);
         return;
     }
-    write_planned(c, dir, pl, &at, 1);
+    write_planned(c, dirfd, pl, &at, 1);
     tc_conv_free(c);
 }
 
@@ -672,6 +678,30 @@ static void too_large(srv_pool *p, srv_job *job, uint64_t need)
     set_error(job, 413, line);
 }
 
+/* A part directory given up: what is in it, then it. */
+static void discard_part(const char *dir, int dirfd)
+{
+    if (dirfd >= 0)
+        close(dirfd);
+    remove_flat_dir(dir);
+}
+
+/* A small file of the result (its page, the upload's name), complete or not there. */
+static int write_file(int dirfd, const char *leaf, int (*put)(FILE *fp, const void *arg), const void *arg)
+{
+    of_file f;
+    if (of_begin(&f, dirfd, leaf, OF_ABSENT) != 0)
+        return -1;
+    if (put(f.fp, arg) != 0) {
+        of_abandon(&f);
+        return -1;
+    }
+    return of_commit(&f);
+}
+
+static int put_name(FILE *fp, const void *display) { return fputs(display, fp) >= 0 ? 0 : -1; }
+static int put_page(FILE *fp, const void *facts) { return srv_result_page(fp, facts); }
+
 static void run_page_job(srv_pool *p, srv_job *job)
 {
     char id[SRV_ID_HEX + 1], dir[PATH_MAX];
@@ -690,14 +720,15 @@ static void run_page_job(srv_pool *p, srv_job *job)
         set_error(job, 500, strerror(errno));
         return;
     }
-    if (keep_inputs(job, dir) != 0) {
+    int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0 || keep_inputs(job, dir) != 0) {
         set_error(job, 500, "cannot keep the upload");
-        remove_flat_dir(dir);
+        discard_part(dir, dirfd);
         return;
     }
     tc_conv *c = open_job(p, job, NULL);
     if (!c) {
-        remove_flat_dir(dir);
+        discard_part(dir, dirfd);
         return;
     }
     /* what the page shows, in one read: the kept outputs without options of their own (the
@@ -709,20 +740,20 @@ static void run_page_job(srv_pool *p, srv_job *job)
     for (size_t i = 0; i < N_OUTPUTS; i++)
         if (!outputs[i].on_demand && !outputs[i].options)
             first[n_first++] = i;
-    write_planned(c, dir, pl, first, n_first);
+    write_planned(c, dirfd, pl, first, n_first);
     for (size_t i = 0; i < n_first; i++)
         n_ok += pl[first[i]].ok;
     if (!n_ok) { /* the input itself failed: the CLI's line */
         set_error(job, http_status_of(TC_ERR_FORMAT), tc_conv_error(c));
         tc_conv_free(c);
-        remove_flat_dir(dir);
+        discard_part(dir, dirfd);
         return;
     }
     for (size_t i = 0; i < N_OUTPUTS; i++)
         if (!outputs[i].on_demand && outputs[i].options)
-            write_variant(p, job, dir, pl, i);
+            write_variant(p, job, dirfd, pl, i);
 
-    char figures[2048], report[PATH_MAX], index[PATH_MAX];
+    char figures[2048], report[PATH_MAX];
     describe_figures(c, figures, sizeof figures);
     const char *warnings[33];
     size_t nw = 0;
@@ -738,17 +769,10 @@ static void run_page_job(srv_pool *p, srv_job *job)
     srv_result_facts f = {.id = id, .display = job->display, .summary = tc_conv_input_summary(c), .figures = figures,
                           .warnings = warnings, .downloads = downloads};
     page_parts(pl, dir, report, sizeof report, &f);
-    (void)srv_path(index, sizeof index, dir, "name"); /* the downloads' names */
-    FILE *fp = fopen(index, "wbx");
-    int page_ok = fp && fputs(job->display, fp) >= 0;
-    if (fp && fclose(fp) != 0)
-        page_ok = 0;
-    (void)srv_path(index, sizeof index, dir, "index.html");
-    fp = page_ok ? fopen(index, "wbx") : NULL;
-    page_ok = fp && srv_result_page(fp, &f) == 0;
-    if (fp && fclose(fp) != 0)
-        page_ok = 0;
+    int page_ok = write_file(dirfd, "name", put_name, job->display) == 0 && /* the downloads' names */
+                  write_file(dirfd, "index.html", put_page, &f) == 0;
     tc_conv_free(c);
+    close(dirfd);
     if (atomic_load(&p->stopping) || srv_client_gone(job->client_fd)) {
         set_error(job, 503, "the server is stopping, or the client left");
         remove_flat_dir(dir);

@@ -24,6 +24,7 @@
  * One left-to-right pass: linear in the payload's length whatever it holds.
  */
 #include "tc_internal.h"
+#include "text.h"
 
 #define EMPTY_SLICE "[empty slice name]"
 
@@ -40,43 +41,11 @@ static bool next_field(const char *p, size_t n, size_t *at, const char **f, size
     return true;
 }
 
-static inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-/* Unsigned decimal, the whole of [p, p+n), at most max. */
-static bool parse_unsigned(const char *p, size_t n, uint64_t max, uint64_t *out)
-{
-    if (n == 0 || n > 20)
-        return false;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!is_digit(p[i]))
-            return false;
-        uint64_t d = (uint64_t)(p[i] - '0');
-        if (v > (max - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return true;
-}
-
-/* Optional sign, then digits: the whole of [p, p+n) as an int64. */
-static bool parse_int64(const char *p, size_t n, int64_t *out)
-{
-    bool neg = n > 0 && p[0] == '-';
-    size_t s = n > 0 && (p[0] == '-' || p[0] == '+');
-    uint64_t v;
-    if (!parse_unsigned(p + s, n - s, neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, &v))
-        return false;
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return true;
-}
-
 /* A counter value: int64, or `[sign]digits.digits` whose integer part is an int64. */
 static bool parse_value(const char *p, size_t n, double *out)
 {
     int64_t i;
-    if (parse_int64(p, n, &i)) {
+    if (tci_parse_i64(p, n, &i)) {
         *out = (double)i;
         return true;
     }
@@ -88,13 +57,13 @@ static bool parse_value(const char *p, size_t n, double *out)
     size_t s = ni > 0 && (p[0] == '-' || p[0] == '+');
     if (ni - s == 0 && nf == 0)
         return false; /* "." or "-." */
-    if (ni - s > 0 && !parse_int64(p + s, ni - s, &i))
+    if (ni - s > 0 && !tci_parse_i64(p + s, ni - s, &i))
         return false;
     if (ni - s == 0)
         i = 0;
     uint64_t frac = 0, scale = 1;
     for (size_t k = 0; k < nf; k++) {
-        if (!is_digit(dot[1 + k]))
+        if (!tci_is_digit(dot[1 + k]))
             return false;
         if (scale < 1000000000000000000ull) { /* further digits are below a double's precision */
             frac = frac * 10 + (uint64_t)(dot[1 + k] - '0');
@@ -115,7 +84,7 @@ static int bad(tci_atrace *a, const char *why)
 static int parse_pid(tci_atrace *a, const char *f, size_t fn)
 {
     uint64_t v;
-    if (!parse_unsigned(f, fn, UINT32_MAX, &v))
+    if (!tci_parse_u64(f, fn, UINT32_MAX, &v))
         return bad(a, fn ? "its pid is not a number (a uint32)" : "it has no pid");
     a->has_pid = true;
     a->pid = (uint32_t)v;
@@ -124,7 +93,7 @@ static int parse_pid(tci_atrace *a, const char *f, size_t fn)
 
 static int parse_cookie(tci_atrace *a, const char *f, size_t fn)
 {
-    if (!parse_int64(f, fn, &a->cookie))
+    if (!tci_parse_i64(f, fn, &a->cookie))
         return bad(a, fn ? "its cookie is not a number (an int64)" : "it has no cookie");
     return TCI_ATRACE_OK;
 }

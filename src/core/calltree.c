@@ -322,3 +322,34 @@ int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out)
     tci_idmap_free(&out->child_index); /* complete, as after tci_calltree_finish */
     return rc;
 }
+
+/* ---- the walk ---------------------------------------------------------------- */
+
+int tci_calltree_walk(const tci_calltree *ct, uint32_t root, const tci_ctvisit *v)
+{
+    const tci_ctnode *nodes = ct->nodes;
+    uint32_t depth = 0, node = nodes[root].first_child;
+    while (node != TCI_NONE) {
+        if (TCI_UNLIKELY(tci_cancel_step(ct->cancel, TCI_CANCEL_NODE)))
+            return TC_ERR_CANCELED;
+        int rc = v->enter(v->user, node, depth);
+        if (rc < 0)
+            return rc;
+        if (rc == TC_OK && nodes[node].first_child != TCI_NONE) {
+            node = nodes[node].first_child;
+            depth++;
+            continue;
+        }
+        if (rc == TC_OK)
+            v->leave(v->user, node, depth); /* a leaf: its subtree is done */
+        /* up (leaving each finished node) until a node has a next sibling */
+        while (nodes[node].next_sibling == TCI_NONE) {
+            if (!depth)
+                return TC_OK;
+            node = nodes[node].parent;
+            v->leave(v->user, node, --depth);
+        }
+        node = nodes[node].next_sibling;
+    }
+    return TC_OK;
+}

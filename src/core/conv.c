@@ -3,11 +3,8 @@
 #include "tc_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 struct tc_conv {
     tci_options opt;
@@ -264,33 +261,26 @@ static int open_reader(tc_conv *c, const char *name)
     return rc;
 }
 
-/* name.key or name.data of a legacy split pair (pre-1.0 SDK, ART.md §7): the
- * sibling's path, or NULL when path is not one of them. */
-static char *legacy_sibling(const char *path)
+/* An input kept in two files (tci_reader.pair_parts: ART's legacy pairs), when path names
+ * a part of one: the named reader's, else any reader's that has such inputs. The parts are
+ * opened as one source; TCI_NOT_A_PAIR when path is an input of its own. */
+static int open_parts(tc_conv *c, const char *path)
 {
-    size_t n = strlen(path);
-    const char *ext = n > 5 && !strcmp(path + n - 5, ".data") ? ".key"
-                      : n > 4 && !strcmp(path + n - 4, ".key") ? ".data" : NULL;
-    if (!ext)
-        return NULL;
-    size_t stem = n - (ext[1] == 'k' ? 5 : 4);
-    char *s = malloc(stem + strlen(ext) + 1);
-    if (s) {
-        memcpy(s, path, stem);
-        strcpy(s + stem, ext);
+    size_t n = c->reader ? 1 : tci_reader_count();
+    for (size_t i = 0; i < n; i++) {
+        const tci_reader *rd = c->reader ? c->reader : tci_reader_at(i);
+        char *parts[2];
+        int rc = rd->pair_parts ? rd->pair_parts(path, NULL, parts, &c->diag) : TCI_NOT_A_PAIR;
+        if (rc == TCI_NOT_A_PAIR)
+            continue;
+        if (rc == TC_OK) {
+            rc = tci_source_open_concat(&c->src, parts[0], parts[1], &c->opt, &c->diag);
+            free(parts[0]);
+            free(parts[1]);
+        }
+        return rc;
     }
-    return s;
-}
-
-/* A legacy pair is its key section followed by its data: read them as one file. */
-static int open_legacy_pair(tc_conv *c, const char *path, const char *sibling)
-{
-    struct stat st;
-    if (stat(sibling, &st) != 0)
-        return tci_error(&c->diag, TC_ERR_IO, "art", UINT64_MAX,
-                         "a legacy split trace needs both halves: %s is missing", sibling);
-    bool is_key = strcmp(path + strlen(path) - 4, ".key") == 0;
-    return tci_source_open_concat(&c->src, is_key ? path : sibling, is_key ? sibling : path, &c->opt, &c->diag);
+    return TCI_NOT_A_PAIR;
 }
 
 /* A mapped input that shrank while it was read (guard.c): whatever the reader
@@ -322,22 +312,18 @@ int tc_conv_open(tc_conv *c, const char *path, const char *format)
         return call_end(c, null_argument(c, "tc_conv_open"));
     int rc = open_prepare(c, path, format);
     c->input_file = rc == TC_OK && strcmp(path, "-") ? c->path : NULL;
-    char *sibling = rc == TC_OK && (!format || !strcmp(format, "art")) ? legacy_sibling(path) : NULL;
-    if (rc == TC_OK)
-        rc = sibling ? open_legacy_pair(c, path, sibling) : tci_source_open(&c->src, path, &c->opt, &c->diag);
-    free(sibling);
+    if (rc == TC_OK && (rc = open_parts(c, path)) == TCI_NOT_A_PAIR)
+        rc = tci_source_open(&c->src, path, &c->opt, &c->diag);
     return open_finish(c, rc == TC_OK ? open_reader(c, path) : rc);
 }
 
-/* Does the file begin with a key section ("*version")? */
-static bool starts_with_key(const char *path)
+/* The reader of inputs kept in two files (tci_reader.pair_parts). */
+static const tci_reader *pair_reader(void)
 {
-    char head[8];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    bool key = fd >= 0 && read(fd, head, sizeof head) == (ssize_t)sizeof head && !memcmp(head, "*version", 8);
-    if (fd >= 0)
-        close(fd);
-    return key;
+    for (size_t i = 0; i < tci_reader_count(); i++)
+        if (tci_reader_at(i)->pair_parts)
+            return tci_reader_at(i);
+    return NULL;
 }
 
 int tc_conv_open_pair(tc_conv *c, const char *key_path, const char *data_path)
@@ -347,15 +333,17 @@ int tc_conv_open_pair(tc_conv *c, const char *key_path, const char *data_path)
     call_begin(c);
     if (!key_path || !data_path)
         return call_end(c, null_argument(c, "tc_conv_open_pair"));
-    if (!starts_with_key(key_path) && starts_with_key(data_path)) { /* the halves given the other way round */
-        const char *key = data_path;
-        data_path = key_path;
-        key_path = key;
-    }
-    int rc = open_prepare(c, key_path, "art");
+    const tci_reader *rd = pair_reader();
+    char *parts[2] = {NULL, NULL}; /* in their order, whichever order they were given in */
+    int rc = rd ? rd->pair_parts(key_path, data_path, parts, &c->diag) : TC_ERR_USAGE;
     if (rc == TC_OK)
-        rc = tci_source_open_concat(&c->src, key_path, data_path, &c->opt, &c->diag);
-    return open_finish(c, rc == TC_OK ? open_reader(c, key_path) : rc);
+        rc = open_prepare(c, parts[0], rd->name);
+    if (rc == TC_OK)
+        rc = tci_source_open_concat(&c->src, parts[0], parts[1], &c->opt, &c->diag);
+    rc = rc == TC_OK ? open_reader(c, parts[0]) : rc;
+    free(parts[0]);
+    free(parts[1]);
+    return open_finish(c, rc);
 }
 
 int tc_conv_open_memory(tc_conv *c, const void *data, size_t size, const char *name, const char *format)

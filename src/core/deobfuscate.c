@@ -51,6 +51,7 @@
  */
 #define _GNU_SOURCE /* memmem, memrchr */
 #include "tc_internal.h"
+#include "text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,16 +62,12 @@
 #include <unistd.h>
 
 #define MOD "deobfuscate"
+#define MAX_LINE_NUMBER 9999999999ull     /* ten digits: R8 writes ints; more is not a line number */
 #define RELEASE_EVERY ((uint64_t)8 << 20) /* bytes touched before the mapping's pages are given back */
 #define MAX_SHOWN 8                        /* alternatives of an ambiguous name that are listed */
 #define REMOVED_PREFIX "R8$$REMOVED$$CLASS$$"
 
 enum map_version { MAPV_NONE = 0, MAPV_1_0 = 10, MAPV_2_0 = 20, MAPV_2_1 = 21, MAPV_2_2 = 22, MAPV_EXPERIMENTAL = 99 };
-
-typedef struct span {
-    const char *p;
-    size_t n;
-} span;
 
 /* A class line. Its original name starts the line (class lines never start with whitespace). */
 typedef struct dclass {
@@ -92,29 +89,14 @@ struct tci_deobf {
     dclass *classes;
     uint32_t n_classes, cap_classes;
     tci_idmap by_obf, by_orig; /* hash of a dotted name (seeded: collisions try the next seed) -> class */
-    span map_id;           /* "# pg_map_id: <id>" */
+    tci_span map_id;           /* "# pg_map_id: <id>" */
     uint32_t max_line;     /* option max-string */
     uint64_t touched;      /* bytes read since the pages were last given back */
 };
 
-/* ---- small text helpers ------------------------------------------------------ */
+/* ---- small text helpers (and text.h's: lines, spaces, numbers) ---------------- */
 
-static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
-static bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-static span trim(span s)
-{
-    while (s.n && is_ws(*s.p))
-        s.p++, s.n--;
-    while (s.n && is_ws(s.p[s.n - 1]))
-        s.n--;
-    return s;
-}
-
-static bool span_eq(span a, span b) { return a.n == b.n && (!a.n || !memcmp(a.p, b.p, a.n)); }
-static bool span_is(span a, const char *lit) { return span_eq(a, (span){lit, strlen(lit)}); }
-
-static int span_cmp(span a, span b)
+static int span_cmp(tci_span a, tci_span b)
 {
     size_t n = a.n < b.n ? a.n : b.n;
     int c = n ? memcmp(a.p, b.p, n) : 0;
@@ -122,7 +104,7 @@ static int span_cmp(span a, span b)
 }
 
 /* The last occurrence of "->" in s, or NULL. */
-static const char *last_arrow(span s)
+static const char *last_arrow(tci_span s)
 {
     for (size_t i = s.n; i >= 2; i--)
         if (s.p[i - 2] == '-' && s.p[i - 1] == '>')
@@ -161,15 +143,15 @@ static void put(dbuf *b, const char *s, size_t n)
     memcpy(b->p + b->n, s, n);
     b->n += n;
 }
-static void put_span(dbuf *b, span s) { put(b, s.p, s.n); }
+static void put_span(dbuf *b, tci_span s) { put(b, s.p, s.n); }
 static void put_ch(dbuf *b, char c) { put(b, &c, 1); }
 static void put_lit(dbuf *b, const char *s) { put(b, s, strlen(s)); }
 
 /* ---- diagnostics about the mapping: its own file name, offset and line ---------- */
 
-static int map_error(const tci_deobf *m, tci_diag *d, uint64_t at, uint64_t line, span text, const char *fmt, ...)
+static int map_error(const tci_deobf *m, tci_diag *d, uint64_t at, uint64_t line, tci_span text, const char *fmt, ...)
     TCI_PRINTF(6, 7);
-static int map_error(const tci_deobf *m, tci_diag *d, uint64_t at, uint64_t line, span text, const char *fmt, ...)
+static int map_error(const tci_deobf *m, tci_diag *d, uint64_t at, uint64_t line, tci_span text, const char *fmt, ...)
 {
     char why[256];
     va_list ap;
@@ -234,7 +216,7 @@ static uint64_t name_hash(const char *s, size_t n, uint64_t seed)
     return h;
 }
 
-static bool dotted_eq(span map_name, const char *s, size_t n)
+static bool dotted_eq(tci_span map_name, const char *s, size_t n)
 {
     if (map_name.n != n)
         return false;
@@ -246,14 +228,14 @@ static bool dotted_eq(span map_name, const char *s, size_t n)
     return true;
 }
 
-static span orig_name(const tci_deobf *m, uint32_t i)
+static tci_span orig_name(const tci_deobf *m, uint32_t i)
 {
-    return (span){m->text + m->classes[i].at, m->classes[i].orig_len};
+    return (tci_span){m->text + m->classes[i].at, m->classes[i].orig_len};
 }
 
-static span obf_name(const tci_deobf *m, uint32_t i)
+static tci_span obf_name(const tci_deobf *m, uint32_t i)
 {
-    return (span){m->text + m->classes[i].at + m->classes[i].obf, m->classes[i].obf_len};
+    return (tci_span){m->text + m->classes[i].at + m->classes[i].obf, m->classes[i].obf_len};
 }
 
 /* The class whose (original or obfuscated) name is s, or TCI_NONE with *free_key
@@ -274,21 +256,21 @@ static uint32_t find_in(tci_deobf *m, const tci_idmap *map, bool orig, const cha
     }
 }
 
-static uint32_t find_obf(tci_deobf *m, span s) { return find_in(m, &m->by_obf, false, s.p, s.n, NULL); }
-static uint32_t find_orig(tci_deobf *m, span s) { return find_in(m, &m->by_orig, true, s.p, s.n, NULL); }
+static uint32_t find_obf(tci_deobf *m, tci_span s) { return find_in(m, &m->by_obf, false, s.p, s.n, NULL); }
+static uint32_t find_orig(tci_deobf *m, tci_span s) { return find_in(m, &m->by_orig, true, s.p, s.n, NULL); }
 
 /* Map version of a version line's value; unknown newer versions read as 2.2 (with a warning). */
-static uint8_t parse_version(span v, bool *newer)
+static uint8_t parse_version(tci_span v, bool *newer)
 {
     *newer = false;
-    if (span_is(v, "experimental"))
+    if (tci_span_is(v, "experimental"))
         return MAPV_EXPERIMENTAL;
     unsigned major = 0, minor = 0;
     size_t i = 0;
-    while (i < v.n && is_digit(v.p[i]) && major < 1000)
+    while (i < v.n && tci_is_digit(v.p[i]) && major < 1000)
         major = major * 10 + (unsigned)(v.p[i++] - '0');
     if (i < v.n && v.p[i] == '.')
-        for (i++; i < v.n && is_digit(v.p[i]) && minor < 1000; i++)
+        for (i++; i < v.n && tci_is_digit(v.p[i]) && minor < 1000; i++)
             minor = minor * 10 + (unsigned)(v.p[i] - '0');
     unsigned x = major * 10 + (minor < 10 ? minor : 9);
     if (!i || i < v.n)
@@ -303,18 +285,18 @@ static uint8_t parse_version(span v, bool *newer)
 /* ---- lenient JSON of mapping information (§5): "…", '…' or bare keys ------------ */
 
 typedef struct jinfo {
-    span id, version, file, signature;
+    tci_span id, version, file, signature;
 } jinfo;
 
 static const char *skip_ws(const char *p, const char *e)
 {
-    while (p < e && (is_ws(*p) || *p == '\n'))
+    while (p < e && (tci_is_space(*p) || *p == '\n'))
         p++;
     return p;
 }
 
 /* A string ('…' or "…") or a bare token at p: its text (escapes kept) and the end. NULL if malformed. */
-static const char *json_atom(const char *p, const char *e, span *out)
+static const char *json_atom(const char *p, const char *e, tci_span *out)
 {
     if (p < e && (*p == '"' || *p == '\'')) {
         char q = *p++;
@@ -323,13 +305,13 @@ static const char *json_atom(const char *p, const char *e, span *out)
             p += *p == '\\' && p + 1 < e ? 2 : 1;
         if (p >= e)
             return NULL;
-        *out = (span){s, (size_t)(p - s)};
+        *out = (tci_span){s, (size_t)(p - s)};
         return p + 1;
     }
     const char *s = p;
-    while (p < e && !is_ws(*p) && *p != ',' && *p != ':' && *p != '}' && *p != ']' && *p != '{' && *p != '[')
+    while (p < e && !tci_is_space(*p) && *p != ',' && *p != ':' && *p != '}' && *p != ']' && *p != '{' && *p != '[')
         p++;
-    *out = (span){s, (size_t)(p - s)};
+    *out = (tci_span){s, (size_t)(p - s)};
     return p > s ? p : NULL;
 }
 
@@ -340,7 +322,7 @@ static const char *json_skip_nested(const char *p, const char *e)
     while (p < e) {
         char c = *p;
         if (c == '"' || c == '\'') {
-            span s;
+            tci_span s;
             if (!(p = json_atom(p, e, &s)))
                 return NULL;
             continue;
@@ -365,7 +347,7 @@ static bool json_info(const char *p, const char *e, jinfo *j)
         p = skip_ws(p, e);
         if (p < e && *p == '}')
             return true;
-        span key, val = {NULL, 0};
+        tci_span key, val = {NULL, 0};
         if (!(p = json_atom(p, e, &key)))
             return false;
         p = skip_ws(p, e);
@@ -378,13 +360,13 @@ static bool json_info(const char *p, const char *e, jinfo *j)
             p = json_atom(p, e, &val);
         if (!p)
             return false;
-        if (span_is(key, "id"))
+        if (tci_span_is(key, "id"))
             j->id = val;
-        else if (span_is(key, "version"))
+        else if (tci_span_is(key, "version"))
             j->version = val;
-        else if (span_is(key, "fileName"))
+        else if (tci_span_is(key, "fileName"))
             j->file = val;
-        else if (span_is(key, "signature"))
+        else if (tci_span_is(key, "signature"))
             j->signature = val;
         p = skip_ws(p, e);
         if (p < e && *p == ',')
@@ -395,19 +377,19 @@ static bool json_info(const char *p, const char *e, jinfo *j)
 }
 
 /* A comment line "# {…}" (any indentation): its mapping information, or false. */
-static bool info_line(span line, jinfo *j)
+static bool info_line(tci_span line, jinfo *j)
 {
-    span s = trim(line);
+    tci_span s = tci_span_trim(line);
     if (!s.n || s.p[0] != '#')
         return false;
     s.p++, s.n--;
-    s = trim(s);
+    s = tci_span_trim(s);
     return s.n && s.p[0] == '{' && json_info(s.p, s.p + s.n, j);
 }
 
 /* ---- pass 1: the index of class lines ------------------------------------------- */
 
-static int add_class(tci_deobf *m, tci_diag *d, uint64_t at, span orig, span obf, uint64_t line, uint64_t body,
+static int add_class(tci_deobf *m, tci_diag *d, uint64_t at, tci_span orig, tci_span obf, uint64_t line, uint64_t body,
                      uint8_t version)
 {
     if (tci_grow((void **)&m->classes, &m->cap_classes, m->n_classes, sizeof *m->classes) != 0)
@@ -441,39 +423,39 @@ static int add_class(tci_deobf *m, tci_diag *d, uint64_t at, span orig, span obf
 }
 
 /* "original -> obfuscated:" (§3.1): split at the first "->", the trailing ':' required. */
-static int class_line(tci_deobf *m, tci_diag *d, span line, uint64_t at, uint64_t body, uint64_t no,
+static int class_line(tci_deobf *m, tci_diag *d, tci_span line, uint64_t at, uint64_t body, uint64_t no,
                       uint8_t version)
 {
     if (memchr(line.p, 0, line.n))
-        return map_error(m, d, at, no, (span){NULL, 0}, "a NUL byte in a class line");
+        return map_error(m, d, at, no, (tci_span){NULL, 0}, "a NUL byte in a class line");
     const char *arrow = memmem(line.p, line.n, "->", 2);
     if (!arrow)
         return map_error(m, d, at, no, line, "a class line must be 'original -> obfuscated:' (no '->')");
-    span orig = trim((span){line.p, (size_t)(arrow - line.p)});
-    span right = trim((span){arrow + 2, (size_t)(line.p + line.n - arrow - 2)});
+    tci_span orig = tci_span_trim((tci_span){line.p, (size_t)(arrow - line.p)});
+    tci_span right = tci_span_trim((tci_span){arrow + 2, (size_t)(line.p + line.n - arrow - 2)});
     const char *colon = memchr(right.p, ':', right.n);
     if (!colon)
         return map_error(m, d, at, no, line, "a class line must end in ':' after the obfuscated name");
-    span obf = trim((span){right.p, (size_t)(colon - right.p)});
+    tci_span obf = tci_span_trim((tci_span){right.p, (size_t)(colon - right.p)});
     if (!orig.n || !obf.n)
         return map_error(m, d, at, no, line, "an empty class name");
-    span junk = trim((span){colon + 1, (size_t)(right.p + right.n - colon - 1)});
+    tci_span junk = tci_span_trim((tci_span){colon + 1, (size_t)(right.p + right.n - colon - 1)});
     if (junk.n)
         map_warn(m, d, at, no, "text after the class line's ':' is ignored");
     return add_class(m, d, at, orig, obf, no, body, version);
 }
 
 /* A comment at the start of a line: the map version, pg_map_id. */
-static void global_comment(tci_deobf *m, tci_diag *d, span line, uint64_t at, uint64_t no, uint8_t *version)
+static void global_comment(tci_deobf *m, tci_diag *d, tci_span line, uint64_t at, uint64_t no, uint8_t *version)
 {
     static const char id_key[] = "# pg_map_id:";
     if (line.n > sizeof id_key - 1 && !memcmp(line.p, id_key, sizeof id_key - 1)) {
-        m->map_id = trim((span){line.p + sizeof id_key - 1, line.n - (sizeof id_key - 1)});
+        m->map_id = tci_span_trim((tci_span){line.p + sizeof id_key - 1, line.n - (sizeof id_key - 1)});
         return;
     }
     jinfo j;
     if (!memmem(line.p, line.n, "tools.r8.mapping", 16) || !info_line(line, &j) ||
-        !span_is(j.id, "com.android.tools.r8.mapping"))
+        !tci_span_is(j.id, "com.android.tools.r8.mapping"))
         return;
     bool newer;
     *version = parse_version(j.version, &newer);
@@ -486,25 +468,28 @@ static void global_comment(tci_deobf *m, tci_diag *d, span line, uint64_t at, ui
 static int index_lines(tci_deobf *m, tci_diag *d)
 {
     const char *t = m->text;
-    uint64_t pos = 0, no = 0;
+    size_t pos = 0;
+    uint64_t no = 0;
     uint8_t version = MAPV_NONE;
     if (m->size >= 3 && !memcmp(t, "\xEF\xBB\xBF", 3)) /* a byte-order mark some editors write */
         pos = 3;
     while (pos < m->size) {
-        size_t room = m->size - pos, lim = room <= m->max_line ? room : (size_t)m->max_line + 1;
-        const char *p = t + pos, *nl = memchr(p, '\n', lim);
+        /* the line is looked for in max_line + 1 bytes only: a binary file is refused without
+         * reading it all */
+        size_t room = m->size - pos, lim = room <= m->max_line ? room : (size_t)m->max_line + 1, next = pos;
+        tci_line l;
+        tci_next_line(t, pos + lim, &next, &l);
         no++;
-        if (!nl && room > m->max_line)
-            return map_error(m, d, pos, no, (span){NULL, 0},
+        if (room > m->max_line && t[next - 1] != '\n')
+            return map_error(m, d, pos, no, (tci_span){NULL, 0},
                              "a line longer than %u bytes (option --max-string): not a mapping", m->max_line);
-        span line = {p, nl ? (size_t)(nl - p) : room};
-        uint64_t next = pos + line.n + (nl != NULL);
-        while (line.n && is_ws(line.p[line.n - 1]))
+        tci_span line = {l.p, l.n};
+        while (line.n && tci_is_space(line.p[line.n - 1]))
             line.n--;
         if (!line.n) {
             /* blank */
-        } else if (is_ws(line.p[0])) {
-            span s = trim(line);
+        } else if (tci_is_space(line.p[0])) {
+            tci_span s = tci_span_trim(line);
             if (!m->n_classes && s.p[0] != '#')
                 return map_error(m, d, pos, no, line, "a member line before the first class line");
         } else if (line.p[0] == '#') {
@@ -519,7 +504,7 @@ static int index_lines(tci_deobf *m, tci_diag *d)
         pos = next;
     }
     if (!m->n_classes)
-        return map_error(m, d, 0, m->size ? no : 0, (span){NULL, 0},
+        return map_error(m, d, 0, m->size ? no : 0, (tci_span){NULL, 0},
                          m->size ? "no class line ('original -> obfuscated:'): not a ProGuard/R8 mapping"
                                  : "the mapping is empty");
     return TC_OK;
@@ -652,7 +637,7 @@ static size_t type_len(const char *p, size_t n, bool ret)
 }
 
 /* Whether d is a method descriptor "(types)ret"; its parameter count. */
-static bool desc_valid(span d, uint32_t *params)
+static bool desc_valid(tci_span d, uint32_t *params)
 {
     if (d.n < 3 || d.p[0] != '(')
         return false;
@@ -679,7 +664,7 @@ static bool desc_valid(span d, uint32_t *params)
 /* ---- a class's block: its member lines (§3.3), parsed only for classes the trace uses ---- */
 
 typedef struct dmember {
-    span ret, qual, name, args, newname, residual;
+    tci_span ret, qual, name, args, newname, residual;
     int64_t min_a, min_b;   /* minified range (when has_min) */
     bool has_min, synthesized, outline;
 } dmember;
@@ -687,27 +672,22 @@ typedef struct dmember {
 typedef struct dblock {
     dmember *mem;
     uint32_t n, cap;
-    span file;              /* the class's sourceFile information */
+    tci_span file;              /* the class's sourceFile information */
     bool synthesized;
 } dblock;
 
 /* A decimal line number. */
-static bool line_number(span s, int64_t *out)
+static bool line_number(tci_span s, int64_t *out)
 {
-    if (!s.n || s.n > 10)
+    uint64_t v;
+    if (!tci_parse_u64(s.p, s.n, MAX_LINE_NUMBER, &v))
         return false;
-    int64_t v = 0;
-    for (size_t i = 0; i < s.n; i++) {
-        if (!is_digit(s.p[i]))
-            return false;
-        v = v * 10 + (s.p[i] - '0');
-    }
-    *out = v;
+    *out = (int64_t)v;
     return true;
 }
 
 /* "a:b" or "a" (single allowed: original ranges), descending bounds fixed as R8 does (§3.3). */
-static bool line_range(span s, bool single_ok, int64_t *a, int64_t *b)
+static bool line_range(tci_span s, bool single_ok, int64_t *a, int64_t *b)
 {
     const char *colon = memchr(s.p, ':', s.n);
     if (!colon) {
@@ -716,8 +696,8 @@ static bool line_range(span s, bool single_ok, int64_t *a, int64_t *b)
         *b = *a;
         return true;
     }
-    if (!line_number((span){s.p, (size_t)(colon - s.p)}, a) ||
-        !line_number((span){colon + 1, (size_t)(s.p + s.n - colon - 1)}, b))
+    if (!line_number((tci_span){s.p, (size_t)(colon - s.p)}, a) ||
+        !line_number((tci_span){colon + 1, (size_t)(s.p + s.n - colon - 1)}, b))
         return false;
     if (*a > *b) { /* R8 ed98ca17: to 0 means the singleton from, else the bounds are swapped */
         int64_t lo = *b ? *b : *a;
@@ -728,15 +708,15 @@ static bool line_range(span s, bool single_ok, int64_t *a, int64_t *b)
 }
 
 /* Java type names of a parameter list, "int,java.lang.String[]" or "int, int" (§3.3: spaces allowed). */
-static bool args_valid(span args)
+static bool args_valid(tci_span args)
 {
-    span s = trim(args);
+    tci_span s = tci_span_trim(args);
     if (!s.n)
         return true;
     for (const char *p = s.p, *e = s.p + s.n; p <= e;) {
         const char *comma = memchr(p, ',', (size_t)(e - p));
         const char *end = comma ? comma : e;
-        if (!trim((span){p, (size_t)(end - p)}).n)
+        if (!tci_span_trim((tci_span){p, (size_t)(end - p)}).n)
             return false;
         p = end + 1;
     }
@@ -749,24 +729,24 @@ static bool args_valid(span args)
  *   [a:b:]ret [qualifier.]name(args)[:u[:v]] -> newname
  * split from the right: the last "->", then the first '(' (§3.3).
  */
-static int member_line(tci_deobf *m, tci_diag *d, span s, uint64_t at, uint64_t no, dmember *out, bool *method)
+static int member_line(tci_deobf *m, tci_diag *d, tci_span s, uint64_t at, uint64_t no, dmember *out, bool *method)
 {
     *method = false;
     if (memchr(s.p, 0, s.n))
-        return map_error(m, d, at, no, (span){NULL, 0}, "a NUL byte in a member line");
+        return map_error(m, d, at, no, (tci_span){NULL, 0}, "a NUL byte in a member line");
     const char *arrow = last_arrow(s);
     if (!arrow)
         return map_error(m, d, at, no, s, "a member line must be '... -> new-name' (no '->')");
-    span right = trim((span){arrow + 2, (size_t)(s.p + s.n - arrow - 2)});
+    tci_span right = tci_span_trim((tci_span){arrow + 2, (size_t)(s.p + s.n - arrow - 2)});
     size_t k = 0;
-    while (k < right.n && !is_ws(right.p[k]))
+    while (k < right.n && !tci_is_space(right.p[k]))
         k++;
-    span newname = {right.p, k};
+    tci_span newname = {right.p, k};
     if (!newname.n)
         return map_error(m, d, at, no, s, "no new name after '->'");
-    if (trim((span){right.p + k, right.n - k}).n)
+    if (tci_span_trim((tci_span){right.p + k, right.n - k}).n)
         map_warn(m, d, at, no, "text after the new name is ignored");
-    span left = trim((span){s.p, (size_t)(arrow - s.p)});
+    tci_span left = tci_span_trim((tci_span){s.p, (size_t)(arrow - s.p)});
     if (!left.n)
         return map_error(m, d, at, no, s, "nothing before '->'");
     const char *paren = memchr(left.p, '(', left.n);
@@ -775,37 +755,37 @@ static int member_line(tci_deobf *m, tci_diag *d, span s, uint64_t at, uint64_t 
     memset(out, 0, sizeof *out);
     out->newname = newname;
     const char *p = left.p, *e = paren;
-    if (is_digit(*p)) { /* the minified range "a:b:" */
+    if (tci_is_digit(*p)) { /* the minified range "a:b:" */
         const char *c1 = memchr(p, ':', (size_t)(e - p));
         const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(e - c1 - 1)) : NULL;
-        if (!c2 || !line_range((span){p, (size_t)(c2 - p)}, false, &out->min_a, &out->min_b))
+        if (!c2 || !line_range((tci_span){p, (size_t)(c2 - p)}, false, &out->min_a, &out->min_b))
             return map_error(m, d, at, no, s, "a minified line range must be 'a:b:'");
         out->has_min = true;
         p = c2 + 1;
     }
     const char *sp = p;
-    while (sp < e && !is_ws(*sp))
+    while (sp < e && !tci_is_space(*sp))
         sp++;
     if (sp == p || sp == e)
         return map_error(m, d, at, no, s, "a method line needs 'return-type name(...)'");
-    out->ret = (span){p, (size_t)(sp - p)};
-    span full = trim((span){sp, (size_t)(e - sp)});
+    out->ret = (tci_span){p, (size_t)(sp - p)};
+    tci_span full = tci_span_trim((tci_span){sp, (size_t)(e - sp)});
     if (!full.n)
         return map_error(m, d, at, no, s, "a method without a name");
     const char *dot = memrchr(full.p, '.', full.n);
-    out->qual = dot ? (span){full.p, (size_t)(dot - full.p)} : (span){NULL, 0};
-    out->name = dot ? (span){dot + 1, (size_t)(full.p + full.n - dot - 1)} : full;
+    out->qual = dot ? (tci_span){full.p, (size_t)(dot - full.p)} : (tci_span){NULL, 0};
+    out->name = dot ? (tci_span){dot + 1, (size_t)(full.p + full.n - dot - 1)} : full;
     if (!out->name.n || (dot && !out->qual.n))
         return map_error(m, d, at, no, s, "a method without a name");
     const char *close = memchr(paren, ')', (size_t)(left.p + left.n - paren));
     if (!close)
         return map_error(m, d, at, no, s, "the parameter list is not closed");
-    out->args = (span){paren + 1, (size_t)(close - paren - 1)};
+    out->args = (tci_span){paren + 1, (size_t)(close - paren - 1)};
     if (!args_valid(out->args))
         return map_error(m, d, at, no, s, "an empty parameter type");
-    span tail = {close + 1, (size_t)(left.p + left.n - close - 1)};
+    tci_span tail = {close + 1, (size_t)(left.p + left.n - close - 1)};
     int64_t u, v;
-    if (tail.n && (tail.p[0] != ':' || !line_range((span){tail.p + 1, tail.n - 1}, true, &u, &v)))
+    if (tail.n && (tail.p[0] != ':' || !line_range((tci_span){tail.p + 1, tail.n - 1}, true, &u, &v)))
         return map_error(m, d, at, no, s, "after the parameter list only ':line' or ':a:b' may follow");
     *method = true;
     return TC_OK;
@@ -815,20 +795,20 @@ static int member_line(tci_deobf *m, tci_diag *d, span s, uint64_t at, uint64_t 
 static void block_info(tci_deobf *m, tci_diag *d, const dclass *c, dblock *b, int64_t last, const jinfo *j,
                        uint64_t at, uint64_t no)
 {
-    if (span_is(j->id, "sourceFile")) {
+    if (tci_span_is(j->id, "sourceFile")) {
         if (!b->n && last < 0)
             b->file = j->file;
         return;
     }
     dmember *mb = last >= 0 ? &b->mem[last] : NULL;
-    if (span_is(j->id, "com.android.tools.r8.synthesized") && c->version >= MAPV_1_0) {
+    if (tci_span_is(j->id, "com.android.tools.r8.synthesized") && c->version >= MAPV_1_0) {
         if (mb)
             mb->synthesized = true;
         else if (!b->n)
             b->synthesized = true;
-    } else if (span_is(j->id, "com.android.tools.r8.outline") && c->version >= MAPV_2_0 && mb) {
+    } else if (tci_span_is(j->id, "com.android.tools.r8.outline") && c->version >= MAPV_2_0 && mb) {
         mb->outline = true;
-    } else if (span_is(j->id, "com.android.tools.r8.residualsignature") && c->version >= MAPV_2_2 && mb) {
+    } else if (tci_span_is(j->id, "com.android.tools.r8.residualsignature") && c->version >= MAPV_2_2 && mb) {
         if (desc_valid(j->signature, NULL)) /* R8 ignores an invalid one with a warning (§5.7) */
             mb->residual = j->signature;
         else
@@ -842,18 +822,17 @@ static int parse_block(tci_deobf *m, tci_diag *d, uint32_t ci, dblock *b)
 {
     const dclass *c = &m->classes[ci];
     b->n = 0;
-    b->file = (span){NULL, 0};
+    b->file = (tci_span){NULL, 0};
     b->synthesized = false;
-    uint64_t pos = c->body, no = c->line;
+    size_t pos = c->body;
+    uint64_t no = c->line;
     touch(m, c->end - pos + 4096);
     int64_t last = -1; /* the member line directly above (member-level information) */
-    while (pos < c->end) {
-        const char *p = m->text + pos, *nl = memchr(p, '\n', (size_t)(c->end - pos));
-        span line = {p, nl ? (size_t)(nl - p) : (size_t)(c->end - pos)};
-        uint64_t at = pos;
-        pos += line.n + (nl != NULL);
+    tci_line line;
+    while (tci_next_line(m->text, c->end, &pos, &line)) {
+        uint64_t at = line.off;
         no++;
-        span s = trim(line);
+        tci_span s = tci_span_trim((tci_span){line.p, line.n});
         if (!s.n)
             continue;
         jinfo j;
@@ -880,24 +859,22 @@ static int parse_block(tci_deobf *m, tci_diag *d, uint32_t ci, dblock *b)
 }
 
 /* Where the sourceFile of another class (an inlined method's) is: its block's first comment lines. */
-static span class_file(tci_deobf *m, uint32_t ci)
+static tci_span class_file(tci_deobf *m, uint32_t ci)
 {
     const dclass *c = &m->classes[ci];
     touch(m, 4096);
-    for (uint64_t pos = c->body; pos < c->end;) {
-        const char *p = m->text + pos, *nl = memchr(p, '\n', (size_t)(c->end - pos));
-        size_t len = nl ? (size_t)(nl - p) : (size_t)(c->end - pos);
-        pos += len + (nl != NULL);
-        span s = trim((span){p, len});
+    tci_line line;
+    for (size_t pos = c->body; tci_next_line(m->text, c->end, &pos, &line);) {
+        tci_span s = tci_span_trim((tci_span){line.p, line.n});
         jinfo j;
         if (!s.n)
             continue;
         if (s.p[0] != '#')
             break; /* class-level information comes before the members */
-        if (info_line(s, &j) && span_is(j.id, "sourceFile"))
+        if (info_line(s, &j) && tci_span_is(j.id, "sourceFile"))
             return j.file;
     }
-    return (span){NULL, 0};
+    return (tci_span){NULL, 0};
 }
 
 static const struct {
@@ -907,16 +884,16 @@ static const struct {
                   {"long", 'J'},    {"float", 'F'}, {"double", 'D'}, {"void", 'V'}};
 
 /* Java type -> descriptor into b; rename: class names through original -> obfuscated (§7.4 rule 2). */
-static void java_to_desc(tci_deobf *m, dbuf *b, span type, bool rename)
+static void java_to_desc(tci_deobf *m, dbuf *b, tci_span type, bool rename)
 {
-    span t = trim(type);
+    tci_span t = tci_span_trim(type);
     while (t.n >= 2 && t.p[t.n - 2] == '[' && t.p[t.n - 1] == ']') {
         put_ch(b, '[');
         t.n -= 2;
-        t = trim(t);
+        t = tci_span_trim(t);
     }
     for (size_t i = 0; i < sizeof primitives / sizeof *primitives; i++)
-        if (span_is(t, primitives[i].java)) {
+        if (tci_span_is(t, primitives[i].java)) {
             put_ch(b, primitives[i].code);
             return;
         }
@@ -932,22 +909,22 @@ static void java_to_desc(tci_deobf *m, dbuf *b, span type, bool rename)
 }
 
 /* Each type of a Java parameter list, in turn. */
-static bool next_arg(span *rest, span *arg)
+static bool next_arg(tci_span *rest, tci_span *arg)
 {
-    span s = trim(*rest);
+    tci_span s = tci_span_trim(*rest);
     if (!s.n)
         return false;
     const char *comma = memchr(s.p, ',', s.n);
-    *arg = trim((span){s.p, comma ? (size_t)(comma - s.p) : s.n});
-    *rest = comma ? (span){comma + 1, (size_t)(s.p + s.n - comma - 1)} : (span){NULL, 0};
+    *arg = tci_span_trim((tci_span){s.p, comma ? (size_t)(comma - s.p) : s.n});
+    *rest = comma ? (tci_span){comma + 1, (size_t)(s.p + s.n - comma - 1)} : (tci_span){NULL, 0};
     return true;
 }
 
 /* "(args)ret" as a descriptor. */
-static void sig_to_desc(tci_deobf *m, dbuf *b, span ret, span args, bool rename)
+static void sig_to_desc(tci_deobf *m, dbuf *b, tci_span ret, tci_span args, bool rename)
 {
     put_ch(b, '(');
-    span a, rest = args;
+    tci_span a, rest = args;
     while (next_arg(&rest, &a))
         java_to_desc(m, b, a, rename);
     put_ch(b, ')');
@@ -956,7 +933,7 @@ static void sig_to_desc(tci_deobf *m, dbuf *b, span ret, span args, bool rename)
 
 /* A trace descriptor with each obfuscated class renamed (§7.6); '.' in L…; read as '/'.
  * One that is not a descriptor (a trace can name anything) is kept as it is. */
-static void rename_desc(tci_deobf *m, dbuf *b, span d)
+static void rename_desc(tci_deobf *m, dbuf *b, tci_span d)
 {
     if (!desc_valid(d, NULL)) {
         put_span(b, d);
@@ -968,9 +945,9 @@ static void rename_desc(tci_deobf *m, dbuf *b, span d)
             continue;
         }
         const char *semi = memchr(d.p + i, ';', d.n - i);
-        span name = {d.p + i + 1, (size_t)(semi - d.p - i - 1)};
+        tci_span name = {d.p + i + 1, (size_t)(semi - d.p - i - 1)};
         uint32_t ci = find_obf(m, name);
-        span to = ci != TCI_NONE ? orig_name(m, ci) : name;
+        tci_span to = ci != TCI_NONE ? orig_name(m, ci) : name;
         put_ch(b, 'L');
         for (size_t k = 0; k < to.n; k++)
             put_ch(b, to.p[k] == '.' ? '/' : to.p[k]);
@@ -980,12 +957,12 @@ static void rename_desc(tci_deobf *m, dbuf *b, span d)
 }
 
 /* A Java type name with an obfuscated class renamed ("a.b[]" -> "com.x.User[]"). */
-static void rename_java(tci_deobf *m, dbuf *b, span type)
+static void rename_java(tci_deobf *m, dbuf *b, tci_span type)
 {
-    span t = trim(type), base = t;
+    tci_span t = tci_span_trim(type), base = t;
     while (base.n >= 2 && base.p[base.n - 2] == '[' && base.p[base.n - 1] == ']')
         base.n -= 2;
-    base = trim(base);
+    base = tci_span_trim(base);
     uint32_t ci = find_obf(m, base);
     put_span(b, ci != TCI_NONE ? orig_name(m, ci) : base);
     put(b, base.p + base.n, (size_t)(t.p + t.n - base.p - base.n));
@@ -1004,19 +981,19 @@ typedef struct item {
     uint32_t method;   /* index in the trace's table */
     uint32_t cls;      /* class of the mapping, TCI_NONE: not in it */
     uint8_t form;
-    span c, n, s;      /* class, method name, signature ("" when none) */
+    tci_span c, n, s;      /* class, method name, signature ("" when none) */
 } item;
 
 /* A Java identifier path segment (R8 names, Kotlin's mangled '-', '$'; UTF-8 letters). */
-static bool segment_ok(span s)
+static bool segment_ok(tci_span s)
 {
-    if (!s.n || is_digit(s.p[0]))
+    if (!s.n || tci_is_digit(s.p[0]))
         return false;
-    if (span_is(s, "<init>") || span_is(s, "<clinit>"))
+    if (tci_span_is(s, "<init>") || tci_span_is(s, "<clinit>"))
         return true;
     for (size_t i = 0; i < s.n; i++) {
         unsigned char c = (unsigned char)s.p[i];
-        if (!(c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit((char)c) || c == '_' ||
+        if (!(c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || tci_is_digit((char)c) || c == '_' ||
               c == '$' || c == '-'))
             return false;
     }
@@ -1024,20 +1001,20 @@ static bool segment_ok(span s)
 }
 
 /* "a.b.C.m": class "a.b.C", method "m"; every segment a Java name. */
-static bool qualified(span s, span *cls, span *name)
+static bool qualified(tci_span s, tci_span *cls, tci_span *name)
 {
     const char *dot = s.n ? memrchr(s.p, '.', s.n) : NULL;
     if (!dot)
         return false;
-    *cls = (span){s.p, (size_t)(dot - s.p)};
-    *name = (span){dot + 1, (size_t)(s.p + s.n - dot - 1)};
+    *cls = (tci_span){s.p, (size_t)(dot - s.p)};
+    *name = (tci_span){dot + 1, (size_t)(s.p + s.n - dot - 1)};
     if (!segment_ok(*name))
         return false;
     for (const char *p = cls->p, *e = cls->p + cls->n; p <= e;) {
         const char *d2 = memchr(p, '.', (size_t)(e - p));
         const char *end = d2 ? d2 : e;
-        span seg = {p, (size_t)(end - p)};
-        if (!segment_ok(seg) || span_is(seg, "<init>") || span_is(seg, "<clinit>"))
+        tci_span seg = {p, (size_t)(end - p)};
+        if (!segment_ok(seg) || tci_span_is(seg, "<init>") || tci_span_is(seg, "<clinit>"))
             return false;
         p = end + 1;
     }
@@ -1045,24 +1022,24 @@ static bool qualified(span s, span *cls, span *name)
 }
 
 /* A Java type name ("int", "a.b.C$D[][]"). */
-static bool java_type_ok(span t)
+static bool java_type_ok(tci_span t)
 {
-    t = trim(t);
+    t = tci_span_trim(t);
     while (t.n >= 2 && t.p[t.n - 2] == '[' && t.p[t.n - 1] == ']')
         t.n -= 2;
-    span c, n;
+    tci_span c, n;
     return segment_ok(t) || qualified(t, &c, &n);
 }
 
 /* "(a.b, int)void" as Rhea's sampling mapping writes PrettyMethod. */
-static bool java_sig_ok(span s)
+static bool java_sig_ok(tci_span s)
 {
     if (s.n < 3 || s.p[0] != '(')
         return false;
     const char *close = memchr(s.p, ')', s.n);
-    if (!close || !java_type_ok((span){close + 1, (size_t)(s.p + s.n - close - 1)}))
+    if (!close || !java_type_ok((tci_span){close + 1, (size_t)(s.p + s.n - close - 1)}))
         return false;
-    span a, rest = {s.p + 1, (size_t)(close - s.p - 1)};
+    tci_span a, rest = {s.p + 1, (size_t)(close - s.p - 1)};
     while (next_arg(&rest, &a))
         if (!java_type_ok(a))
             return false;
@@ -1070,7 +1047,7 @@ static bool java_sig_ok(span s)
 }
 
 /* Whether a descriptor of a Rhea mapping ("(Landroid.os.Message;)V") is one, '.' read as '/'. */
-static bool dex_sig_ok(span s, uint32_t *params) { return desc_valid(s, params); }
+static bool dex_sig_ok(tci_span s, uint32_t *params) { return desc_valid(s, params); }
 
 /* The item of method i, or false when it is no method name. */
 static bool make_item(const tci_trace *t, uint32_t i, item *it)
@@ -1085,21 +1062,21 @@ static bool make_item(const tci_trace *t, uint32_t i, item *it)
         if (!me->cls || !me->name)
             return false;
         it->form = FORM_ART;
-        it->c = (span){me->cls, strlen(me->cls)};
-        it->n = (span){me->name, strlen(me->name)};
-        it->s = (span){me->sig ? me->sig : "", me->sig ? strlen(me->sig) : 0};
+        it->c = (tci_span){me->cls, strlen(me->cls)};
+        it->n = (tci_span){me->name, strlen(me->name)};
+        it->s = (tci_span){me->sig ? me->sig : "", me->sig ? strlen(me->sig) : 0};
         return true;
     }
-    span all = {me->name, strlen(me->name)};
+    tci_span all = {me->name, strlen(me->name)};
     const char *sig = memmem(all.p, all.n, ": (", 3);
-    span head = sig ? (span){all.p, (size_t)(sig - all.p)} : all;
+    tci_span head = sig ? (tci_span){all.p, (size_t)(sig - all.p)} : all;
     if (!qualified(head, &it->c, &it->n))
         return false;
     if (!sig) {
         it->form = FORM_BARE;
         return true;
     }
-    it->s = (span){sig + 2, (size_t)(all.p + all.n - sig - 2)};
+    it->s = (tci_span){sig + 2, (size_t)(all.p + all.n - sig - 2)};
     if (dex_sig_ok(it->s, NULL))
         it->form = FORM_DEX;
     else if (java_sig_ok(it->s))
@@ -1112,8 +1089,8 @@ static bool make_item(const tci_trace *t, uint32_t i, item *it)
 /* ---- candidates of one class (§7.3-7.5) ----------------------------------------- */
 
 typedef struct dcand {
-    span newname;
-    span cls, name;         /* the original method: class (qualifier or the block's) and name */
+    tci_span newname;
+    tci_span cls, name;         /* the original method: class (qualifier or the block's) and name */
     const dmember *outer;   /* its outermost line */
     const char *res;        /* residual descriptor (in the apply's scratch) */
     size_t res_off, res_len;
@@ -1129,12 +1106,12 @@ static int cand_sig_cmp(const void *pa, const void *pb)
         (c = span_cmp(a->name, b->name)) || (c = span_cmp(a->outer->ret, b->outer->ret)))
         return c;
     /* parameter lists compare without their spaces ("int, int" is "int,int") */
-    span x = a->outer->args, y = b->outer->args;
+    tci_span x = a->outer->args, y = b->outer->args;
     size_t i = 0, j = 0;
     for (;;) {
-        while (i < x.n && is_ws(x.p[i]))
+        while (i < x.n && tci_is_space(x.p[i]))
             i++;
-        while (j < y.n && is_ws(y.p[j]))
+        while (j < y.n && tci_is_space(y.p[j]))
             j++;
         if (i == x.n || j == y.n)
             return (i < x.n) - (j < y.n);
@@ -1148,12 +1125,12 @@ static int cand_res_cmp(const void *pa, const void *pb)
 {
     const dcand *a = pa, *b = pb;
     int c = span_cmp(a->newname, b->newname);
-    return c ? c : span_cmp((span){a->res, a->res_len}, (span){b->res, b->res_len});
+    return c ? c : span_cmp((tci_span){a->res, a->res_len}, (tci_span){b->res, b->res_len});
 }
 
 /* A resolved original ("a | b" alternatives are pairs of these). */
 typedef struct alt {
-    span cls, name;
+    tci_span cls, name;
 } alt;
 
 static int alt_cmp(const void *pa, const void *pb)
@@ -1187,12 +1164,12 @@ static int build_candidates(applier *a, uint32_t ci)
 {
     tci_deobf *m = a->m;
     dblock *b = &a->blk;
-    span own = orig_name(m, ci);
+    tci_span own = orig_name(m, ci);
     a->n_cands = 0;
     for (uint32_t i = 0; i < b->n;) {
         uint32_t j = i; /* an inline group: one minified range, one new name (§3.4) */
         while (j + 1 < b->n && b->mem[i].has_min && b->mem[j + 1].has_min && b->mem[j + 1].min_a == b->mem[i].min_a &&
-               b->mem[j + 1].min_b == b->mem[i].min_b && span_eq(b->mem[j + 1].newname, b->mem[i].newname))
+               b->mem[j + 1].min_b == b->mem[i].min_b && tci_span_eq(b->mem[j + 1].newname, b->mem[i].newname))
             j++;
         const dmember *o = &b->mem[j]; /* the outermost line names the residual method */
         if (tci_grow((void **)&a->cands, &a->cap_cands, a->n_cands, sizeof *a->cands) != 0)
@@ -1217,13 +1194,13 @@ static int build_candidates(applier *a, uint32_t ci)
     for (uint32_t i = 0; i < a->n_cands; i++) {
         dcand *c = &a->cands[i];
         c->res_off = a->res.n;
-        span r = c->outer->residual;
+        tci_span r = c->outer->residual;
         uint32_t params;
         if (r.n && desc_valid(r, &params)) {
             put_span(&a->res, r);
         } else {
             sig_to_desc(m, &a->res, c->outer->ret, c->outer->args, true);
-            span made = {a->res.p ? a->res.p + c->res_off : "", a->res.n - c->res_off};
+            tci_span made = {a->res.p ? a->res.p + c->res_off : "", a->res.n - c->res_off};
             if (!desc_valid(made, &params))
                 params = UINT32_MAX; /* a type the descriptor grammar cannot hold: never equal to a trace's */
         }
@@ -1243,7 +1220,7 @@ static int build_candidates(applier *a, uint32_t ci)
 }
 
 /* The candidates named newname: [*lo, *hi). */
-static void name_range(const applier *a, span newname, uint32_t *lo, uint32_t *hi)
+static void name_range(const applier *a, tci_span newname, uint32_t *lo, uint32_t *hi)
 {
     uint32_t l = 0, h = a->n_cands;
     while (l < h) {
@@ -1266,12 +1243,12 @@ static void name_range(const applier *a, span newname, uint32_t *lo, uint32_t *h
 }
 
 /* Within [lo, hi), the candidates whose residual descriptor is d. */
-static void desc_range(const applier *a, span d, uint32_t lo, uint32_t hi, uint32_t *first, uint32_t *end)
+static void desc_range(const applier *a, tci_span d, uint32_t lo, uint32_t hi, uint32_t *first, uint32_t *end)
 {
     uint32_t l = lo, h = hi;
     while (l < h) {
         uint32_t mid = l + (h - l) / 2;
-        if (span_cmp((span){a->cands[mid].res, a->cands[mid].res_len}, d) < 0)
+        if (span_cmp((tci_span){a->cands[mid].res, a->cands[mid].res_len}, d) < 0)
             l = mid + 1;
         else
             h = mid;
@@ -1280,7 +1257,7 @@ static void desc_range(const applier *a, span d, uint32_t lo, uint32_t hi, uint3
     h = hi;
     while (l < h) {
         uint32_t mid = l + (h - l) / 2;
-        if (span_cmp((span){a->cands[mid].res, a->cands[mid].res_len}, d) <= 0)
+        if (span_cmp((tci_span){a->cands[mid].res, a->cands[mid].res_len}, d) <= 0)
             l = mid + 1;
         else
             h = mid;
@@ -1331,7 +1308,7 @@ static int decide(applier *a, uint32_t lo, uint32_t hi, uint32_t params, bool ex
     me->amb_off = a->amb.n;
     if (distinct == 1) {
         for (uint32_t i = lo; i < hi && me->pick == TCI_NONE; i++)
-            if (span_eq(a->cands[i].cls, a->alts[0].cls) && span_eq(a->cands[i].name, a->alts[0].name))
+            if (tci_span_eq(a->cands[i].cls, a->alts[0].cls) && tci_span_eq(a->cands[i].name, a->alts[0].name))
                 me->pick = i;
     } else {
         for (size_t i = 0; i < distinct && i < MAX_SHOWN; i++) {
@@ -1361,13 +1338,13 @@ static const char *keep(applier *a, const dbuf *b)
 }
 
 /* §7.7: the result class's sourceFile, else retrace's inference from its outermost class name. */
-static const char *result_file(applier *a, span cls, uint32_t block_ci, const char *trace_file)
+static const char *result_file(applier *a, tci_span cls, uint32_t block_ci, const char *trace_file)
 {
     tci_deobf *m = a->m;
     if (trace_file && !strcmp(trace_file, "Native Method"))
         return trace_file;
-    span f = {NULL, 0};
-    if (span_eq(cls, orig_name(m, block_ci))) {
+    tci_span f = {NULL, 0};
+    if (tci_span_eq(cls, orig_name(m, block_ci))) {
         f = a->blk.file;
     } else {
         uint32_t ci = find_orig(m, cls);
@@ -1379,7 +1356,7 @@ static const char *result_file(applier *a, span cls, uint32_t block_ci, const ch
         put_span(&a->tmp, f);
     } else {
         const char *dot = cls.n ? memrchr(cls.p, '.', cls.n) : NULL;
-        span simple = dot ? (span){dot + 1, (size_t)(cls.p + cls.n - dot - 1)} : cls;
+        tci_span simple = dot ? (tci_span){dot + 1, (size_t)(cls.p + cls.n - dot - 1)} : cls;
         const char *dollar = memchr(simple.p, '$', simple.n);
         if (dollar && dollar > simple.p)
             simple.n = (size_t)(dollar - simple.p);
@@ -1395,7 +1372,7 @@ static const char *result_file(applier *a, span cls, uint32_t block_ci, const ch
 typedef struct result {
     const dcand *cand;      /* a single original (exact, or the fallback's one name) */
     bool exact;             /* cand's original descriptor is the method's */
-    span amb;               /* several originals: "a.B.x | a.B.y" */
+    tci_span amb;               /* several originals: "a.B.x | a.B.y" */
 } result;
 
 /* Writes the original descriptor (exact) or the trace's renamed (else) as the form shows it. */
@@ -1405,7 +1382,7 @@ static void put_sig(applier *a, dbuf *b, const item *it, const result *r)
         return;
     if (it->form == FORM_JAVA) { /* PrettyMethod's "(a.b.C, int)void" */
         const char *close = memchr(it->s.p, ')', it->s.n);
-        span rest = r->exact ? r->cand->outer->args : (span){it->s.p + 1, (size_t)(close - it->s.p - 1)}, x;
+        tci_span rest = r->exact ? r->cand->outer->args : (tci_span){it->s.p + 1, (size_t)(close - it->s.p - 1)}, x;
         put_ch(b, '(');
         for (bool first = true; next_arg(&rest, &x); first = false) {
             if (!first)
@@ -1417,9 +1394,9 @@ static void put_sig(applier *a, dbuf *b, const item *it, const result *r)
         }
         put_ch(b, ')');
         if (r->exact)
-            put_span(b, trim(r->cand->outer->ret));
+            put_span(b, tci_span_trim(r->cand->outer->ret));
         else
-            rename_java(a->m, b, (span){close + 1, (size_t)(it->s.p + it->s.n - close - 1)});
+            rename_java(a->m, b, (tci_span){close + 1, (size_t)(it->s.p + it->s.n - close - 1)});
         return;
     }
     if (r->exact)
@@ -1432,8 +1409,8 @@ static void put_sig(applier *a, dbuf *b, const item *it, const result *r)
 static int write_result(applier *a, const item *it, uint32_t ci, const result *r)
 {
     tci_method *me = &a->t->methods[it->method];
-    span cls = r->cand ? r->cand->cls : ci != TCI_NONE ? orig_name(a->m, ci) : it->c;
-    span name = r->cand ? r->cand->name : it->n;
+    tci_span cls = r->cand ? r->cand->cls : ci != TCI_NONE ? orig_name(a->m, ci) : it->c;
+    tci_span name = r->cand ? r->cand->name : it->n;
     dbuf *b = &a->out;
     if (it->form == FORM_ART && !r->amb.p) {
         const char *file = ci == TCI_NONE ? me->file : result_file(a, cls, ci, me->file);
@@ -1483,20 +1460,20 @@ static void note(char *slot, size_t len, const item *it)
 }
 
 /* The trace's descriptor of an item, as a descriptor over obfuscated names (Java forms converted). */
-static bool item_desc(applier *a, const item *it, span *d, uint32_t *params)
+static bool item_desc(applier *a, const item *it, tci_span *d, uint32_t *params)
 {
     if (!it->s.n)
         return false;
     a->tmp.n = 0;
     if (it->form == FORM_JAVA) {
         const char *close = memchr(it->s.p, ')', it->s.n);
-        sig_to_desc(a->m, &a->tmp, (span){close + 1, (size_t)(it->s.p + it->s.n - close - 1)},
-                    (span){it->s.p + 1, (size_t)(close - it->s.p - 1)}, false);
+        sig_to_desc(a->m, &a->tmp, (tci_span){close + 1, (size_t)(it->s.p + it->s.n - close - 1)},
+                    (tci_span){it->s.p + 1, (size_t)(close - it->s.p - 1)}, false);
     } else {
         for (size_t i = 0; i < it->s.n; i++) /* Rhea writes L…; with dots */
             put_ch(&a->tmp, it->s.p[i] == '.' ? '/' : it->s.p[i]);
     }
-    *d = (span){a->tmp.p ? a->tmp.p : "", a->tmp.n};
+    *d = (tci_span){a->tmp.p ? a->tmp.p : "", a->tmp.n};
     return !a->tmp.oom && desc_valid(*d, params);
 }
 
@@ -1509,7 +1486,7 @@ static int resolve(applier *a, const item *it, uint32_t ci)
     a->mapped++;
     if (lo == hi) /* not renamed: only the class (§7.3) */
         return write_result(a, it, ci, &r);
-    span d;
+    tci_span d;
     uint32_t params = UINT32_MAX;
     bool has_desc = item_desc(a, it, &d, &params);
     const struct memo *mo = NULL;
@@ -1532,7 +1509,7 @@ static int resolve(applier *a, const item *it, uint32_t ci)
                 r.cand = &a->cands[mo->pick];
                 r.exact = true;
             } else {
-                r.amb = (span){a->amb.p + mo->amb_off, mo->amb_len};
+                r.amb = (tci_span){a->amb.p + mo->amb_off, mo->amb_len};
             }
             return write_result(a, it, ci, &r);
         }
@@ -1547,7 +1524,7 @@ static int resolve(applier *a, const item *it, uint32_t ci)
             note(a->first_fallback, sizeof a->first_fallback, it);
         }
     } else {
-        r.amb = (span){a->amb.p + mo->amb_off, mo->amb_len};
+        r.amb = (tci_span){a->amb.p + mo->amb_off, mo->amb_len};
         a->ambiguous++;
         a->mapped--;
         note(a->first_ambiguous, sizeof a->first_ambiguous, it);
@@ -1568,7 +1545,7 @@ static int item_cmp(const void *pa, const void *pb)
 }
 
 /* A class name as R8 writes them: short segments ("a.b.c", "b.c$a", "A"). */
-static bool looks_obfuscated(span c)
+static bool looks_obfuscated(tci_span c)
 {
     size_t seg = 0;
     for (size_t i = 0; i <= c.n; i++) {
@@ -1604,7 +1581,8 @@ static void check_match(applier *a, const item *items, size_t n)
     }
     uint64_t looking = 0, found = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i && items[i].cls == items[i - 1].cls && (items[i].cls != TCI_NONE || span_eq(items[i].c, items[i - 1].c)))
+        if (i && items[i].cls == items[i - 1].cls &&
+            (items[i].cls != TCI_NONE || tci_span_eq(items[i].c, items[i - 1].c)))
             continue; /* one class once */
         if (!looks_obfuscated(items[i].c))
             continue;

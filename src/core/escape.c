@@ -49,32 +49,15 @@
 
 /* ---- characters --------------------------------------------------------------------- */
 
-size_t tci_esc_next(const uint8_t *p, size_t n, uint32_t *cp)
+/* The next character of p[0, n) (n >= 1): its length and code point, U+FFFD for the
+ * maximal subpart of an ill-formed sequence (one U+FFFD per subpart, as Python's and the
+ * browsers' decoders count them). */
+static size_t next_char(const uint8_t *p, size_t n, uint32_t *cp)
 {
-    uint8_t c = p[0];
-    *cp = 0xFFFD;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    size_t len;
-    uint8_t lo = 0x80, hi = 0xBF; /* the second byte's range (no overlong form, no surrogate, <= U+10FFFF) */
-    uint32_t v;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; v = c & 0x1F; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; v = c & 0x0F; lo = c == 0xE0 ? 0xA0 : 0x80; hi = c == 0xED ? 0x9F : 0xBF; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; v = c & 0x07; lo = c == 0xF0 ? 0x90 : 0x80; hi = c == 0xF4 ? 0x8F : 0xBF; }
-    else return 1;
-    size_t i = 1;
-    for (; i < len && i < n; i++) {
-        uint8_t b = p[i];
-        if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xBF))
-            return i; /* the maximal subpart ends before b */
-        v = v << 6 | (b & 0x3F);
-    }
-    if (i < len)
-        return i; /* cut short by the end */
-    *cp = v;
-    return len;
+    size_t k = tci_utf8_next(p, n, cp);
+    if (*cp == TCI_UTF8_INVALID)
+        *cp = 0xFFFD;
+    return k;
 }
 
 static bool noncharacter(uint32_t cp) { return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE; }
@@ -216,7 +199,7 @@ static void walk(tci_esc_put put, void *to, const char *s, size_t n, size_t max,
             return;
         }
         uint32_t cp;
-        size_t k = tci_esc_next(p + i, n - i, &cp);
+        size_t k = next_char(p + i, n - i, &cp);
         const char *r = rule(cp, tmp);
         if (r) {
             out_write(&o, s + run, i - run);
@@ -244,30 +227,11 @@ void tci_esc_markup_cp(tci_esc_put put, void *to, const uint32_t *cp, size_t n)
         uint32_t c = cp[i] > 0x10FFFF || (cp[i] >= 0xD800 && cp[i] <= 0xDFFF) ? 0xFFFD : cp[i];
         const char *r = markup_replace(c, tmp);
         char u[4];
-        size_t k;
         if (r) {
             out_str(&o, r);
             continue;
         }
-        if (c < 0x80) {
-            u[0] = (char)c;
-            k = 1;
-        } else if (c < 0x800) {
-            u[0] = (char)(0xC0 | c >> 6);
-            u[1] = (char)(0x80 | (c & 0x3F));
-            k = 2;
-        } else if (c < 0x10000) {
-            u[0] = (char)(0xE0 | c >> 12);
-            u[1] = (char)(0x80 | (c >> 6 & 0x3F));
-            u[2] = (char)(0x80 | (c & 0x3F));
-            k = 3;
-        } else {
-            u[0] = (char)(0xF0 | c >> 18);
-            u[1] = (char)(0x80 | (c >> 12 & 0x3F));
-            u[2] = (char)(0x80 | (c >> 6 & 0x3F));
-            u[3] = (char)(0x80 | (c & 0x3F));
-            k = 4;
-        }
+        size_t k = tci_utf8_encode(c, u);
         out_write(&o, u, k);
     }
     out_flush(&o);

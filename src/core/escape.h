@@ -6,13 +6,16 @@
  * every page of `traceconv serve` escapes through these functions, as the
  * last step before the bytes are written (escape.c states each rule).
  *
- * Self-contained (no other traceconv header, no allocation): the library's
+ * Self-contained (no traceconv header but utf8.h, no allocation): the library's
  * writers use it through the sink adapters of tc_internal.h (textout.c),
  * and the command's serve pages, which see only the public API, compile it
- * in as well.
+ * in as well. Names are read as characters by utf8.h's decoder, and the
+ * bytes of one ill-formed subpart are one U+FFFD in every context.
  */
 #ifndef TC_ESCAPE_H
 #define TC_ESCAPE_H
+
+#include "utf8.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,10 +33,6 @@ enum tci_esc_shown {
                       * and a backslash as \\ so that an escape is unambiguous */
 };
 
-/* The next character of p[0, n) (n >= 1): its length (>= 1) and its code point, or U+FFFD
- * for the maximal subpart of an invalid sequence (one U+FFFD per subpart, as Python's and
- * the browsers' decoders count them; a UTF-8-encoded surrogate is invalid). */
-size_t tci_esc_next(const uint8_t *p, size_t n, uint32_t *cp);
 /* Whether a code point is never shown as itself in markup: C0 (TAB, LF and CR too: a name
  * is one line), DEL, C1, and the noncharacters. */
 bool tci_esc_unsafe(uint32_t cp);

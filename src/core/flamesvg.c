@@ -465,8 +465,8 @@ static int decode_name(const char *s, size_t n, cpbuf *b)
     b->n = 0;
     for (size_t i = 0; i < n;) {
         uint32_t cp;
-        i += tci_esc_next((const uint8_t *)s + i, n - i, &cp);
-        if (tci_esc_unsafe(cp))
+        i += tci_utf8_next((const uint8_t *)s + i, n - i, &cp);
+        if (cp == TCI_UTF8_INVALID || tci_esc_unsafe(cp))
             cp = 0xFFFD;
         if (b->n == b->cap) {
             size_t cap = b->cap ? b->cap * 2 : 256;
@@ -666,178 +666,19 @@ int tci_flame_palette(const char *name)
 
 /* ---- the document ------------------------------------------------------------------------- */
 
-/* The script every graph shares. It must hold neither "]]>" nor "</script" (checked by a test). */
-#define FLAME_SCRIPT \
-    "function tcFlame(svg, pfx) {\n" \
-    "\t\"use strict\";\n" \
-    "\tif (!svg || svg.tcFlame) return svg && svg.tcFlame;\n" \
-    "\tif (pfx === undefined) pfx = svg.getAttribute(\"data-tc-flame\") || \"\";\n" \
-    "\tvar XPAD = 10, FONTSIZE = 12, FONTWIDTH = 0.59, MATCH = \"rgb(230,0,230)\";\n" \
-    "\tvar inverted = svg.getAttribute(\"data-inverted\") === \"1\";\n" \
-    "\tvar standalone = svg.ownerDocument.documentElement === svg;\n" \
-    "\tfunction byId(name) { return svg.querySelector('[id=\"' + pfx + name + '\"]'); }\n" \
-    "\tvar details = byId(\"details\").firstChild, frames = byId(\"frames\"), unzoombtn = byId(\"unzoom\");\n" \
-    "\tvar searchbtn = byId(\"search\"), icbtn = byId(\"ignorecase\"), matchedtxt = byId(\"matched\");\n" \
-    "\tvar searching = false, term = null, ignorecase = false;\n" \
-    "\tfunction child(e, tag) {\n" \
-    "\t\tfor (var c = e.firstElementChild; c; c = c.nextElementSibling) if (c.localName === tag) return c;\n" \
-    "\t\treturn null;\n" \
-    "\t}\n" \
-    "\tfunction frameOf(t) {\n" \
-    "\t\tfor (; t && t !== svg; t = t.parentNode) if (t.parentNode === frames) return t;\n" \
-    "\t\treturn null;\n" \
-    "\t}\n" \
-    "\tfunction tooltip(g) { return child(g, \"title\").textContent; }\n" \
-    "\tfunction num(e, a) { return parseFloat(e.getAttribute(a)); }\n" \
-    "\tfunction save(e, a) { if (!e.hasAttribute(\"_orig_\" + a)) e.setAttribute(\"_orig_\" + a, e.getAttribute(a)); }\n" \
-    "\tfunction restore(e, a) {\n" \
-    "\t\tif (!e.hasAttribute(\"_orig_\" + a)) return;\n" \
-    "\t\te.setAttribute(a, e.getAttribute(\"_orig_\" + a));\n" \
-    "\t\te.removeAttribute(\"_orig_\" + a);\n" \
-    "\t}\n" \
-    "\tfunction svgWidth() { return svg.width.baseVal.value; }\n" \
-    "\t// the label: the name (the tooltip without its final group) cut to the frame's width\n" \
-    "\tfunction updateText(g) {\n" \
-    "\t\tvar r = child(g, \"rect\"), t = child(g, \"text\"), w = num(r, \"width\") - 3;\n" \
-    "\t\tvar txt = tooltip(g).replace(/ \\([^()]*\\)$/, \"\");\n" \
-    "\t\tt.setAttribute(\"x\", (num(r, \"x\") + 3).toFixed(2));\n" \
-    "\t\tif (w < 2 * FONTSIZE * FONTWIDTH || !txt.length) { t.textContent = \"\"; return; }\n" \
-    "\t\tt.textContent = txt;\n" \
-    "\t\tvar full = t.getSubStringLength(0, txt.length);\n" \
-    "\t\tif (full < w) return;\n" \
-    "\t\tfor (var x = Math.floor(w / full * txt.length); x > 0; x -= 2) {\n" \
-    "\t\t\tif (x + 2 <= txt.length && t.getSubStringLength(0, x + 2) <= w) {\n" \
-    "\t\t\t\tt.textContent = txt.substring(0, x) + \"..\";\n" \
-    "\t\t\t\treturn;\n" \
-    "\t\t\t}\n" \
-    "\t\t}\n" \
-    "\t\tt.textContent = \"\";\n" \
-    "\t}\n" \
-    "\tfunction each(fn) { for (var e = frames.firstElementChild; e; e = e.nextElementSibling) fn(e); }\n" \
-    "\tfunction zoom(g) {\n" \
-    "\t\tvar r = child(g, \"rect\"), xmin = num(r, \"x\"), width = num(r, \"width\"), ymin = num(r, \"y\");\n" \
-    "\t\tvar xmax = xmin + width, ratio = (svgWidth() - 2 * XPAD) / width, fudge = 0.0001;\n" \
-    "\t\tunzoombtn.classList.remove(\"hide\");\n" \
-    "\t\teach(function (e) {\n" \
-    "\t\t\tvar a = child(e, \"rect\"), t = child(e, \"text\"), ex = num(a, \"x\"), ew = num(a, \"width\");\n" \
-    "\t\t\tvar upstack = inverted ? num(a, \"y\") < ymin : num(a, \"y\") > ymin;\n" \
-    "\t\t\tif (upstack) {\n" \
-    "\t\t\t\tif (ex <= xmin && ex + ew + fudge >= xmax) { // an ancestor: full width, dimmed\n" \
-    "\t\t\t\t\te.classList.add(\"parent\");\n" \
-    "\t\t\t\t\tsave(a, \"x\"); save(a, \"width\"); save(t, \"x\");\n" \
-    "\t\t\t\t\ta.setAttribute(\"x\", XPAD);\n" \
-    "\t\t\t\t\ta.setAttribute(\"width\", svgWidth() - 2 * XPAD);\n" \
-    "\t\t\t\t\tupdateText(e);\n" \
-    "\t\t\t\t} else e.classList.add(\"hide\");\n" \
-    "\t\t\t} else if (ex < xmin || ex + fudge >= xmax) {\n" \
-    "\t\t\t\te.classList.add(\"hide\");\n" \
-    "\t\t\t} else { // the frame itself and what it called: stretched\n" \
-    "\t\t\t\tsave(a, \"x\"); save(a, \"width\"); save(t, \"x\");\n" \
-    "\t\t\t\ta.setAttribute(\"x\", (ex - xmin) * ratio + XPAD);\n" \
-    "\t\t\t\ta.setAttribute(\"width\", ew * ratio);\n" \
-    "\t\t\t\tupdateText(e);\n" \
-    "\t\t\t}\n" \
-    "\t\t});\n" \
-    "\t}\n" \
-    "\tfunction unzoom() {\n" \
-    "\t\tunzoombtn.classList.add(\"hide\");\n" \
-    "\t\teach(function (e) {\n" \
-    "\t\t\tvar a = child(e, \"rect\"), t = child(e, \"text\");\n" \
-    "\t\t\tif (!a.hasAttribute(\"_orig_x\") && !e.classList.contains(\"hide\")) return;\n" \
-    "\t\t\te.classList.remove(\"parent\", \"hide\");\n" \
-    "\t\t\trestore(a, \"x\"); restore(a, \"width\"); restore(t, \"x\");\n" \
-    "\t\t\tupdateText(e);\n" \
-    "\t\t});\n" \
-    "\t}\n" \
-    "\t// a frame's count: the number that opens its tooltip's final group\n" \
-    "\tfunction countOf(text) {\n" \
-    "\t\tvar m = / \\(([0-9,]+)[^()]*\\)$/.exec(text);\n" \
-    "\t\treturn m ? parseFloat(m[1].replace(/,/g, \"\")) : 0;\n" \
-    "\t}\n" \
-    "\tfunction resetSearch() {\n" \
-    "\t\teach(function (e) { restore(child(e, \"rect\"), \"fill\"); });\n" \
-    "\t\tsearching = false;\n" \
-    "\t\tsearchbtn.classList.remove(\"show\");\n" \
-    "\t\tsearchbtn.firstChild.nodeValue = \"Search\";\n" \
-    "\t\tmatchedtxt.classList.add(\"hide\");\n" \
-    "\t}\n" \
-    "\t// Matched: the counts of the matching frames, a match inside a counted one not counted\n" \
-    "\t// again (frames come in pre-order, so a frame's subtree follows it), over the root's.\n" \
-    "\tfunction search(t) {\n" \
-    "\t\tif (t !== undefined) term = t;\n" \
-    "\t\tif (term === null) return null;\n" \
-    "\t\tvar re;\n" \
-    "\t\ttry { re = new RegExp(term, ignorecase ? \"i\" : \"\"); }\n" \
-    "\t\tcatch (err) { details.nodeValue = \"Search: \" + err.message; return null; }\n" \
-    "\t\tresetSearch();\n" \
-    "\t\tvar total = 0, matched = 0, inside = false, insideKey = 0;\n" \
-    "\t\teach(function (e) {\n" \
-    "\t\t\tvar text = tooltip(e), r = child(e, \"rect\"), count = countOf(text);\n" \
-    "\t\t\tvar key = inverted ? num(r, \"y\") : -num(r, \"y\"), hit = re.test(text);\n" \
-    "\t\t\tif (count > total) total = count;\n" \
-    "\t\t\tif (hit) { save(r, \"fill\"); r.setAttribute(\"fill\", MATCH); searching = true; }\n" \
-    "\t\t\tif (inside && key > insideKey) return;\n" \
-    "\t\t\tinside = hit;\n" \
-    "\t\t\tif (hit) { matched += count; insideKey = key; }\n" \
-    "\t\t});\n" \
-    "\t\tif (!searching) return null;\n" \
-    "\t\tsearchbtn.classList.add(\"show\");\n" \
-    "\t\tsearchbtn.firstChild.nodeValue = \"Reset Search\";\n" \
-    "\t\tvar pct = total ? 100 * matched / total : 0;\n" \
-    "\t\tvar shown = pct === 100 ? \"100\" : pct.toFixed(1);\n" \
-    "\t\tmatchedtxt.classList.remove(\"hide\");\n" \
-    "\t\tmatchedtxt.firstChild.nodeValue = \"Matched: \" + shown + \"%\";\n" \
-    "\t\treturn shown;\n" \
-    "\t}\n" \
-    "\tfunction searchPrompt() {\n" \
-    "\t\tif (searching) { resetSearch(); return; }\n" \
-    "\t\tvar t = prompt(\"Enter a search term (regexp allowed, eg: ^com\\\\.example\\\\.)\" +\n" \
-    "\t\t\t(ignorecase ? \", ignoring case\" : \"\") + \"\\nPress Ctrl-i to toggle case sensitivity\", \"\");\n" \
-    "\t\tif (t != null && t !== \"\") search(t);\n" \
-    "\t}\n" \
-    "\tfunction toggleIgnorecase() {\n" \
-    "\t\tignorecase = !ignorecase;\n" \
-    "\t\ticbtn.classList.toggle(\"show\", ignorecase);\n" \
-    "\t\tif (searching) search();\n" \
-    "\t}\n" \
-    "\tsvg.addEventListener(\"click\", function (e) {\n" \
-    "\t\tvar g = frameOf(e.target);\n" \
-    "\t\tif (g) {\n" \
-    "\t\t\tif (g.classList.contains(\"parent\")) unzoom();\n" \
-    "\t\t\tzoom(g);\n" \
-    "\t\t} else if (e.target === unzoombtn) unzoom();\n" \
-    "\t\telse if (e.target === searchbtn) searchPrompt();\n" \
-    "\t\telse if (e.target === icbtn) toggleIgnorecase();\n" \
-    "\t});\n" \
-    "\tsvg.addEventListener(\"mouseover\", function (e) {\n" \
-    "\t\tvar g = frameOf(e.target);\n" \
-    "\t\tif (g) details.nodeValue = \"Function: \" + tooltip(g);\n" \
-    "\t});\n" \
-    "\tsvg.addEventListener(\"mouseout\", function (e) {\n" \
-    "\t\tif (frameOf(e.target)) details.nodeValue = \" \";\n" \
-    "\t});\n" \
-    "\twindow.addEventListener(\"keydown\", function (e) {\n" \
-    "\t\tif (!standalone && !svg.matches(\":hover\")) return; // the graph under the pointer\n" \
-    "\t\tif (e.keyCode === 114 || (e.ctrlKey && e.keyCode === 70)) { e.preventDefault(); searchPrompt(); }\n" \
-    "\t\telse if (e.ctrlKey && e.keyCode === 73) { e.preventDefault(); toggleIgnorecase(); }\n" \
-    "\t});\n" \
-    "\tsvg.tcFlame = { zoom: zoom, unzoom: unzoom, search: search, resetSearch: resetSearch,\n" \
-    "\t\ttoggleIgnorecase: toggleIgnorecase };\n" \
-    "\treturn svg.tcFlame;\n" \
-    "}\n"
+/* The script every graph shares, src/assets/flamegraph.js. It must hold neither "]]>" nor
+ * "</script" (checked by a test). */
+static const char FLAME_SCRIPT[] = {
+#include "flamegraph.js.h"
+    0};
+/* The same, then src/assets/flamegraph-page.js: run as a page-level script, it binds every
+ * graph of the page. */
+static const char FLAME_SCRIPT_PAGE[] = {
+#include "flamegraph.js.h"
+#include "flamegraph-page.js.h"
+    0};
 
-/* Run as a page-level script: every graph of the page. */
-#define FLAME_SCRIPT_ALL \
-    "(function () {\n" \
-    "\tfunction all() {\n" \
-    "\t\tvar s = document.querySelectorAll(\"svg[data-tc-flame]\");\n" \
-    "\t\tfor (var i = 0; i < s.length; i++) tcFlame(s[i]);\n" \
-    "\t}\n" \
-    "\tif (document.readyState === \"loading\") document.addEventListener(\"DOMContentLoaded\", all);\n" \
-    "\telse all();\n" \
-    "})();\n"
-
-const char *tci_flame_script(void) { return FLAME_SCRIPT FLAME_SCRIPT_ALL; }
+const char *tci_flame_script(void) { return FLAME_SCRIPT_PAGE; }
 
 static bool valid_prefix(const char *p);
 
@@ -1031,7 +872,7 @@ static int put_tail(render *r)
     TCI_PUT_LIT(o, "</g>\n");
     if (r->o->mode != TCI_FLAME_EMBED_NOSCRIPT) {
         TCI_PUT_LIT(o, "<script type=\"text/ecmascript\"><![CDATA[\n");
-        TCI_PUT_LIT(o, FLAME_SCRIPT);
+        tci_sink_write(o, FLAME_SCRIPT, sizeof FLAME_SCRIPT - 1);
         if (r->o->mode == TCI_FLAME_DOCUMENT)
             TCI_PUT_LIT(o, "tcFlame(document.documentElement, \"\");\n");
         else

@@ -142,36 +142,36 @@ static uint32_t path_child(tci_folding *f, uint32_t parent, uint32_t method)
     return f->n_paths++;
 }
 
-/* Depth-first over one tree without recursion (stacks can be 10000 deep),
- * adding each node's self time to its path. */
+/* The walk over one tree (tci_calltree_walk): each node's self time added to its path,
+ * the path of the node being visited kept in path. */
+typedef struct fold_walk {
+    tci_folding *f;
+    const tci_calltree *ct;
+    uint32_t path;
+} fold_walk;
+
+static int fold_enter(void *user, uint32_t node, uint32_t depth)
+{
+    (void)depth;
+    fold_walk *fw = user;
+    const tci_ctnode *n = &fw->ct->nodes[node];
+    if ((fw->path = path_child(fw->f, fw->path, n->method)) == TCI_NONE)
+        return TC_ERR_NOMEM;
+    fw->f->paths[fw->path].self_ns += fw->f->cpu ? n->cpu_self : n->wall_self;
+    return TC_OK;
+}
+
+static void fold_leave(void *user, uint32_t node, uint32_t depth)
+{
+    (void)node, (void)depth;
+    fold_walk *fw = user;
+    fw->path = fw->f->paths[fw->path].parent;
+}
+
 static int walk(tci_folding *f, const tci_calltree *ct, uint32_t root)
 {
-    uint32_t node = ct->nodes[root].first_child, path = 0;
-    while (node != TCI_NONE) {
-        const tci_ctnode *n = &ct->nodes[node];
-        if (TCI_UNLIKELY(tci_cancel_step(ct->cancel, TCI_CANCEL_NODE)))
-            return TC_ERR_CANCELED;
-        if ((path = path_child(f, path, n->method)) == TCI_NONE)
-            return TC_ERR_NOMEM;
-        f->paths[path].self_ns += f->cpu ? n->cpu_self : n->wall_self;
-        if (n->first_child != TCI_NONE) {
-            node = n->first_child;
-            continue;
-        }
-        /* go up until a sibling exists */
-        while (node != root) {
-            const tci_ctnode *m = &ct->nodes[node];
-            path = f->paths[path].parent;
-            if (m->next_sibling != TCI_NONE) {
-                node = m->next_sibling;
-                break;
-            }
-            node = m->parent;
-        }
-        if (node == root)
-            break;
-    }
-    return TC_OK;
+    fold_walk fw = {f, ct, 0};
+    return tci_calltree_walk(ct, root, &(tci_ctvisit){fold_enter, fold_leave, &fw});
 }
 
 /* Rounds cumulatively in path order: the counts of the tree add up to its rounded total. */

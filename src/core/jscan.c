@@ -221,17 +221,7 @@ static unsigned hex4(const char *p)
 static size_t put_utf8(char *out, size_t cap, size_t o, unsigned cp)
 {
     char b[4];
-    size_t k;
-    if (cp < 0x80) {
-        b[0] = (char)cp, k = 1;
-    } else if (cp < 0x800) {
-        b[0] = (char)(0xC0 | cp >> 6), b[1] = (char)(0x80 | (cp & 0x3F)), k = 2;
-    } else if (cp < 0x10000) {
-        b[0] = (char)(0xE0 | cp >> 12), b[1] = (char)(0x80 | ((cp >> 6) & 0x3F)), b[2] = (char)(0x80 | (cp & 0x3F)), k = 3;
-    } else {
-        b[0] = (char)(0xF0 | cp >> 18), b[1] = (char)(0x80 | ((cp >> 12) & 0x3F)), b[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        b[3] = (char)(0x80 | (cp & 0x3F)), k = 4;
-    }
+    size_t k = tci_utf8_encode(cp, b);
     for (size_t i = 0; i < k; i++)
         if (o + i < cap)
             out[o + i] = b[i];

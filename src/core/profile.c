@@ -194,34 +194,24 @@ static void leave_node(builder *b, const pframe *f)
     b->edge_depth[f->edge]--;
 }
 
+/* The walk over one thread's tree (tci_calltree_walk): the path of frames in b->stack. */
+static int profile_enter(void *user, uint32_t node, uint32_t depth)
+{
+    builder *b = user;
+    return enter_node(b, node, depth ? &b->stack[depth - 1] : NULL, depth);
+}
+
+static void profile_leave(void *user, uint32_t node, uint32_t depth)
+{
+    (void)node;
+    builder *b = user;
+    leave_node(b, &b->stack[depth]);
+}
+
 /* Every node under one thread's root, parents before children. */
 static int walk_thread(builder *b, uint32_t root)
 {
-    const tci_ctnode *nodes = b->ct->nodes;
-    uint32_t depth = 0, node = nodes[root].first_child;
-    while (node != TCI_NONE) {
-        if (TCI_UNLIKELY(tci_cancel_step(b->ct->cancel, TCI_CANCEL_NODE)))
-            return TC_ERR_CANCELED;
-        int rc = enter_node(b, node, depth ? &b->stack[depth - 1] : NULL, depth);
-        if (rc != TC_OK)
-            return rc;
-        depth++;
-        if (nodes[node].first_child != TCI_NONE) {
-            node = nodes[node].first_child;
-            continue;
-        }
-        /* leave finished nodes until one has a next sibling */
-        while (depth) {
-            const pframe *f = &b->stack[--depth];
-            leave_node(b, f);
-            if (nodes[f->node].next_sibling != TCI_NONE) {
-                node = nodes[f->node].next_sibling;
-                break;
-            }
-            node = TCI_NONE;
-        }
-    }
-    return TC_OK;
+    return tci_calltree_walk(b->ct, root, &(tci_ctvisit){profile_enter, profile_leave, b});
 }
 
 /* The thread's share of the totals: its span (first to last call event),

@@ -297,30 +297,6 @@ void tci_sink_printf(tci_sink *s, const char *fmt, ...)
     free(big);
 }
 
-/* Length of a valid UTF-8 sequence at p (at most n bytes), or 0 if invalid. */
-static size_t utf8_seq(const uint8_t *p, size_t n)
-{
-    uint8_t c = p[0];
-    size_t len;
-    uint32_t cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
-    else return 0;
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-        return 0;
-    return len;
-}
-
 /* Escape n bytes of str as a JSON string literal into dst (room for 6n+2). */
 static size_t json_escape(char *dst, const char *str, size_t n)
 {
@@ -334,7 +310,7 @@ static size_t json_escape(char *dst, const char *str, size_t n)
             dst[o++] = (char)c;
             i++;
         } else if (c >= 0x80) {
-            size_t k = utf8_seq(p + i, n - i);
+            size_t k = tci_utf8_len(p + i, n - i);
             if (k) {
                 memcpy(dst + o, p + i, k);
                 o += k;
@@ -385,9 +361,4 @@ char *tci_json_quote(tci_arena *a, const char *str, size_t *len)
         tci_arena_trim(a, buf, *len); /* the room for escapes that were not needed: 80 bytes a name */
     }
     return buf;
-}
-
-size_t tci_utf8_len(const uint8_t *p, size_t n)
-{
-    return n ? utf8_seq(p, n) : 0;
 }

@@ -339,6 +339,8 @@ typedef struct tci_trace {
     const char *input_path;   /* as given */
     const char *input_name;   /* base name */
     const char *reader;       /* "art" */
+    const char *format_name;  /* what the input is called when not its reader's name: "dalvik" (an
+                               * ART-format file Dalvik wrote); set by the reader, NULL: none */
     char detail[96];          /* "v3 non-streaming" */
     enum tci_clock clock;
     bool has_wall, has_cpu;   /* which timestamps events carry */
@@ -432,8 +434,9 @@ int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o);
 /* End of pass 1 (normalize, before the writers' begin()): no entry is created or changed after this. */
 void tci_trace_freeze(tci_trace *t);
 /* What the input is, as the CLI summary and every output's metadata call it: the reader's name,
- * except "dalvik" for an ART-format file that Dalvik wrote (vm=dalvik); and that name with the
- * reader's detail ("dalvik v1 non-streaming") in buf (TCI_FORMAT_TEXT_MAX bytes), returned. */
+ * or the one the reader gave (format_name: "dalvik" for an ART-format file that Dalvik wrote);
+ * and that name with the reader's detail ("dalvik v1 non-streaming") in buf
+ * (TCI_FORMAT_TEXT_MAX bytes), returned. */
 #define TCI_FORMAT_TEXT_MAX 128
 const char *tci_trace_format_name(const tci_trace *t);
 const char *tci_trace_format(const tci_trace *t, char *buf, size_t size);
@@ -543,7 +546,15 @@ typedef struct tci_reader {
     int (*read)(tci_rctx *r, tci_raw *ev, size_t max, size_t *n);
     int (*rewind)(tci_rctx *r);              /* back to the first record for pass 2 */
     void (*close)(tci_rctx *r);              /* always called; tolerates a partial open */
+    /* An input kept in two files, read as one source: parts[0], then parts[1] (ART's legacy
+     * pairs: name.key, then name.data). Given one path (other NULL: tc_conv_open), the other
+     * part is found beside it, never elsewhere (DESIGN.md §5b); given both
+     * (tc_conv_open_pair), they are put in order. TC_OK with parts[] malloc'd; an error,
+     * reported in d; or TCI_NOT_A_PAIR (other NULL only): path is an input of its own.
+     * NULL: the format has no such inputs. */
+    int (*pair_parts)(const char *path, const char *other, char *parts[2], tci_diag *d);
 } tci_reader;
+#define TCI_NOT_A_PAIR 1
 
 /* ---- stopping while the outputs are written ------------------------------ */
 
@@ -653,8 +664,6 @@ void tci_sink_milli(tci_sink *s, int64_t v);
 void tci_sink_printf(tci_sink *s, const char *fmt, ...) TCI_PRINTF(2, 3);
 /* A JSON string literal with quotes; invalid UTF-8 bytes become U+FFFD. */
 void tci_sink_json_string(tci_sink *s, const char *str);
-/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 if it is not one. */
-size_t tci_utf8_len(const uint8_t *p, size_t n);
 /* The same literal in the arena, for writers that repeat names (len set, not NUL-terminated). */
 char *tci_json_quote(tci_arena *a, const char *str, size_t *len);
 
@@ -731,6 +740,19 @@ void tci_calltree_finish(tci_calltree *ct);
 void tci_calltree_free(tci_calltree *ct);
 /* A one-root tree where equal call paths of all threads are summed (after finish). */
 int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out);
+/* The one walk over a tree (calltree.c): every node under root, depth-first, parents before
+ * children, siblings in order; iterative, no memory of its own (stacks can be 10000 deep).
+ * enter(user, node, depth) (depth 0: a child of root) returns TC_OK to go on into the node's
+ * children, TCI_WALK_PRUNE to leave the node and its subtree out (no leave for it), or an
+ * error, which stops the walk and is returned. leave(user, node, depth) follows a node's
+ * subtree. A cancel (ct->cancel) stops the walk with TC_ERR_CANCELED. */
+#define TCI_WALK_PRUNE 1
+typedef struct tci_ctvisit {
+    int (*enter)(void *user, uint32_t node, uint32_t depth);
+    void (*leave)(void *user, uint32_t node, uint32_t depth);
+    void *user;
+} tci_ctvisit;
+int tci_calltree_walk(const tci_calltree *ct, uint32_t root, const tci_ctvisit *v);
 
 /* ---- folding: the folded writer's stacks, shared with the flame graph (folding.c) ---- */
 

@@ -569,10 +569,7 @@ int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o)
 
 const char *tci_trace_format_name(const tci_trace *t)
 {
-    /* an ART-format file written by Dalvik (vm=dalvik) is called what it is */
-    if (t->vm && !strcmp(t->vm, "dalvik"))
-        return "dalvik";
-    return t->reader ? t->reader : "?";
+    return t->format_name ? t->format_name : t->reader ? t->reader : "?";
 }
 
 const char *tci_trace_format(const tci_trace *t, char *buf, size_t size)

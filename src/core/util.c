@@ -277,18 +277,6 @@ const char *tci_figures_text(const tci_diag *d, int kind, char *buf, size_t size
     return buf;
 }
 
-/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if invalid. */
-static size_t utf8_seq_len(const unsigned char *p, size_t n)
-{
-    size_t len = p[0] < 0x80 ? 1 : (p[0] & 0xE0) == 0xC0 ? 2 : (p[0] & 0xF0) == 0xE0 ? 3 : (p[0] & 0xF8) == 0xF0 ? 4 : 0;
-    if (!len || len > n || (len == 2 && p[0] < 0xC2))
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    return len;
-}
-
 /* A message is one line on a terminal: input bytes quoted in it (a bad line,
  * a name) must not bring control characters or broken UTF-8 along, so they
  * are shown as \xNN. Copies src into out (outlen > 0), cutting whole escapes. */
@@ -297,7 +285,7 @@ static void copy_printable(char *out, size_t outlen, const char *src)
     const unsigned char *p = (const unsigned char *)src;
     size_t n = strlen(src), o = 0;
     for (size_t i = 0; i < n;) {
-        size_t len = utf8_seq_len(p + i, n - i);
+        size_t len = tci_utf8_len(p + i, n - i); /* 0: not UTF-8, one byte escaped */
         bool plain = len > 1 || (len == 1 && p[i] >= 0x20 && p[i] != 0x7F);
         size_t need = plain ? len : 4;
         if (o + need >= outlen)

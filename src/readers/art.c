@@ -18,9 +18,13 @@
  */
 #define _GNU_SOURCE /* memrchr */
 #include "tc_internal.h"
+#include "text.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define ART_MAGIC 0x574F4C53u
 #define TID_AMBIGUOUS (TCI_NONE - 1)
@@ -48,44 +52,15 @@ typedef struct art {
     uint32_t direct_n;
 } art;
 
-/* ---- small text helpers -------------------------------------------------- */
-
-typedef struct span {
-    const char *p;
-    size_t n;
-} span;
-
-static bool span_eq(span s, const char *lit) { return s.n == strlen(lit) && memcmp(s.p, lit, s.n) == 0; }
-
-static bool parse_u64(span s, int base, uint64_t *out)
-{
-    uint64_t v = 0;
-    size_t i = 0;
-    if (base == 16 && s.n > 2 && s.p[0] == '0' && (s.p[1] == 'x' || s.p[1] == 'X'))
-        i = 2;
-    if (i == s.n)
-        return false;
-    for (; i < s.n; i++) {
-        int c = (unsigned char)s.p[i], d;
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (base == 16 && c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else if (base == 16 && c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        else return false;
-        if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
-            return false;
-        v = v * (uint64_t)base + (uint64_t)d;
-    }
-    *out = v;
-    return true;
-}
+/* ---- key lines' fields (the text rules: text.h) ------------------------- */
 
 /* Split at tabs into at most max fields; the last field keeps any further tabs. */
-static size_t split_tabs(span line, span *f, size_t max)
+static size_t split_tabs(tci_span line, tci_span *f, size_t max)
 {
     size_t n = 0, start = 0;
     for (size_t i = 0; i <= line.n && n < max; i++) {
         if (i == line.n || (line.p[i] == '\t' && n + 1 < max)) {
-            f[n++] = (span){line.p + start, i - start};
+            f[n++] = (tci_span){line.p + start, i - start};
             start = i + 1;
         }
     }
@@ -138,7 +113,7 @@ static uint32_t thread_for_record(tci_rctx *r, art *a, uint16_t id)
 
 enum section { SEC_NONE, SEC_VERSION, SEC_THREADS, SEC_METHODS };
 
-static int key_value(tci_rctx *r, art *a, span line, uint64_t off)
+static int key_value(tci_rctx *r, art *a, tci_span line, uint64_t off)
 {
     tci_trace *t = r->trace;
     const char *eq = memchr(line.p, '=', line.n);
@@ -146,37 +121,39 @@ static int key_value(tci_rctx *r, art *a, span line, uint64_t off)
         tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", off, "key line without '=' ignored");
         return TC_OK;
     }
-    span k = {line.p, (size_t)(eq - line.p)}, v = {eq + 1, line.n - k.n - 1};
+    tci_span k = {line.p, (size_t)(eq - line.p)}, v = {eq + 1, line.n - k.n - 1};
     uint64_t n;
     if (tci_trace_add_meta(t, k.p, k.n, v.p, v.n) != TC_OK)
         return tci_trace_fail(t, r->diag, "art", off);
-    if (span_eq(k, "clock")) {
-        if (span_eq(v, "dual")) t->clock = TCI_CLOCK_DUAL;
-        else if (span_eq(v, "wall") || span_eq(v, "global")) t->clock = TCI_CLOCK_WALL;
-        else if (span_eq(v, "thread-cpu")) t->clock = TCI_CLOCK_THREAD_CPU;
+    if (tci_span_is(k, "clock")) {
+        if (tci_span_is(v, "dual")) t->clock = TCI_CLOCK_DUAL;
+        else if (tci_span_is(v, "wall") || tci_span_is(v, "global")) t->clock = TCI_CLOCK_WALL;
+        else if (tci_span_is(v, "thread-cpu")) t->clock = TCI_CLOCK_THREAD_CPU;
         else tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", off, "unknown clock '%.*s'", (int)v.n, v.p);
-    } else if (span_eq(k, "pid") && parse_u64(v, 10, &n) && n < INT32_MAX) {
+    } else if (tci_span_is(k, "pid") && tci_parse_u64(v.p, v.n, UINT64_MAX, &n) && n < INT32_MAX) {
         t->pid = (int64_t)n;
-    } else if (span_eq(k, "vm")) {
+    } else if (tci_span_is(k, "vm")) {
         t->vm = tci_trace_meta(t, "vm");
-    } else if (span_eq(k, "elapsed-time-usec") && parse_u64(v, 10, &n) && n < INT64_MAX / 1000) {
+        t->format_name = t->vm && !strcmp(t->vm, "dalvik") ? "dalvik" : NULL; /* called what wrote it */
+    } else if (tci_span_is(k, "elapsed-time-usec") && tci_parse_u64(v.p, v.n, UINT64_MAX, &n) &&
+               n < INT64_MAX / 1000) {
         t->elapsed_ns = (int64_t)n * 1000; /* normalize checks it against the start time */
         t->elapsed_offset = off + k.n + 1;
-    } else if (span_eq(k, "num-method-calls") && parse_u64(v, 10, &n)) {
+    } else if (tci_span_is(k, "num-method-calls") && tci_parse_u64(v.p, v.n, UINT64_MAX, &n)) {
         a->declared = n; /* the number of records written, not of calls (ART.md §3.1) */
         a->declared_at = off;
-    } else if (span_eq(k, "data-file-overflow") && span_eq(v, "true")) {
+    } else if (tci_span_is(k, "data-file-overflow") && tci_span_is(v, "true")) {
         tci_warn(r->diag, TCI_FIG_OVERFLOW, "art", off,
                  "data-file-overflow=true: the trace buffer filled up and later records were dropped");
     }
     return TC_OK;
 }
 
-static int thread_line(tci_rctx *r, art *a, span line, uint64_t off, uint8_t rank)
+static int thread_line(tci_rctx *r, art *a, tci_span line, uint64_t off, uint8_t rank)
 {
-    span f[2];
+    tci_span f[2];
     uint64_t tid;
-    if (split_tabs(line, f, 2) != 2 || !parse_u64(f[0], 10, &tid)) {
+    if (split_tabs(line, f, 2) != 2 || !tci_parse_u64(f[0].p, f[0].n, UINT64_MAX, &tid)) {
         tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", off, "thread line is not '<id>\\t<name>'; ignored");
         return TC_OK;
     }
@@ -189,22 +166,22 @@ static int thread_line(tci_rctx *r, art *a, span line, uint64_t off, uint8_t ran
     return TC_OK;
 }
 
-static int method_line(tci_rctx *r, span line, uint64_t off)
+static int method_line(tci_rctx *r, tci_span line, uint64_t off)
 {
-    span f[6];
+    tci_span f[6];
     uint64_t id;
     size_t n = split_tabs(line, f, 6);
-    if (n < 3 || !parse_u64(f[0], 16, &id)) {
+    if (n < 3 || !tci_parse_hex_u64(f[0].p, f[0].n, &id)) {
         tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", off, "method line is not '<id>\\t<class>\\t<name>...'; ignored");
         return TC_OK;
     }
-    span sig = n >= 4 ? f[3] : (span){"", 0}, file = {NULL, 0};
+    tci_span sig = n >= 4 ? f[3] : (tci_span){"", 0}, file = {NULL, 0};
     int64_t lineno = -1;
     if (n == 4 && sig.n && sig.p[0] != '(') { /* legacy "id class path line" */
         file = sig;
-        sig = (span){"", 0};
+        sig = (tci_span){"", 0};
     }
-    if (n >= 5 && !span_eq(f[4], "(null)"))
+    if (n >= 5 && !tci_span_is(f[4], "(null)"))
         file = f[4];
     if (n >= 6) {
         char buf[24];
@@ -233,20 +210,16 @@ static int parse_key_text(tci_rctx *r, art *a, const char *text, size_t len, uin
     bool want_version = false;
     size_t pos = 0;
     *end_off = SIZE_MAX;
-    while (pos < len) {
-        const char *nl = memchr(text + pos, '\n', len - pos);
-        size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
-        span line = {text + pos, n};
-        uint64_t off = file_off + pos;
-        pos += n + (nl != NULL);
-        if (line.n && line.p[line.n - 1] == '\r')
-            line.n--;
+    tci_line l;
+    while (tci_next_line(text, len, &pos, &l)) {
+        tci_span line = {l.p, l.n};
+        uint64_t off = file_off + l.off;
         int rc = TC_OK;
         if (line.n && line.p[0] == '*') {
-            if (span_eq(line, "*version")) { sec = SEC_VERSION; want_version = true; }
-            else if (span_eq(line, "*threads")) sec = SEC_THREADS;
-            else if (span_eq(line, "*methods")) sec = SEC_METHODS;
-            else if (span_eq(line, "*end")) { *end_off = pos; return TC_OK; }
+            if (tci_span_is(line, "*version")) { sec = SEC_VERSION; want_version = true; }
+            else if (tci_span_is(line, "*threads")) sec = SEC_THREADS;
+            else if (tci_span_is(line, "*methods")) sec = SEC_METHODS;
+            else if (tci_span_is(line, "*end")) { *end_off = pos; return TC_OK; }
             else tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", off, "unknown section '%.*s' ignored", (int)(line.n > 40 ? 40 : line.n), line.p);
             continue;
         }
@@ -254,7 +227,7 @@ static int parse_key_text(tci_rctx *r, art *a, const char *text, size_t len, uin
             continue;
         if (want_version) {
             uint64_t v;
-            if (!parse_u64(line, 10, &v) || v > 0xFFFF)
+            if (!tci_parse_u64(line.p, line.n, 0xFFFF, &v))
                 return tci_error(r->diag, TC_ERR_FORMAT, "art", off, "*version is not followed by a version number");
             *version = (int)v;
             want_version = false;
@@ -553,7 +526,7 @@ static int stream_item(tci_rctx *r, art *a)
             return truncated(r, a, left < 5 ? 5 : 5 + (size_t)tci_le16(b + 3)), TC_EOF;
         size_t len = tci_le16(b + 3);
         if (r->pass == 1) {
-            span line = {(const char *)b + 5, len};
+            tci_span line = {(const char *)b + 5, len};
             if (line.n && line.p[line.n - 1] == '\n')
                 line.n--;
             int rc = method_line(r, line, a->pos + 5);
@@ -754,6 +727,67 @@ static int art_probe(const uint8_t *buf, size_t len, const char *filename)
     return 0;
 }
 
+/* ---- legacy split pairs (pre-1.0 SDK, ART.md §7): name.key, then name.data ---- */
+
+/* Does the file begin with a key section ("*version")? */
+static bool starts_with_key(const char *path)
+{
+    char head[8];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool key = fd >= 0 && read(fd, head, sizeof head) == (ssize_t)sizeof head && !memcmp(head, "*version", 8);
+    if (fd >= 0)
+        close(fd);
+    return key;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && !strcmp(s + n - k, suffix);
+}
+
+/* The path with its last `from` (an extension it ends with) replaced by `to`; malloc'd. */
+static char *with_extension(const char *path, const char *from, const char *to)
+{
+    size_t stem = strlen(path) - strlen(from);
+    char *s = malloc(stem + strlen(to) + 1);
+    if (s) {
+        memcpy(s, path, stem);
+        strcpy(s + stem, to);
+    }
+    return s;
+}
+
+static int art_pair_parts(const char *path, const char *other, char *parts[2], tci_diag *d)
+{
+    parts[0] = parts[1] = NULL;
+    if (other) { /* both given: the half that begins with the key section first, whichever order they came in */
+        bool swap = !starts_with_key(path) && starts_with_key(other);
+        parts[0] = strdup(swap ? other : path);
+        parts[1] = strdup(swap ? path : other);
+    } else if (ends_with(path, ".key") || ends_with(path, ".data")) {
+        bool key = ends_with(path, ".key");
+        char *sibling = key ? with_extension(path, ".key", ".data") : with_extension(path, ".data", ".key");
+        struct stat st;
+        if (sibling && stat(sibling, &st) != 0) {
+            tci_error(d, TC_ERR_IO, "art", UINT64_MAX, "a legacy split trace needs both halves: %s is missing",
+                      sibling);
+            free(sibling);
+            return TC_ERR_IO;
+        }
+        parts[0] = key ? strdup(path) : sibling;
+        parts[1] = key ? sibling : strdup(path);
+    } else {
+        return TCI_NOT_A_PAIR;
+    }
+    if (parts[0] && parts[1])
+        return TC_OK;
+    free(parts[0]);
+    free(parts[1]);
+    parts[0] = parts[1] = NULL;
+    return tci_error(d, TC_ERR_NOMEM, "art", UINT64_MAX, "out of memory");
+}
+
 const tci_reader tci_reader_art = {
     .name = "art",
     .description = "Android ART/Dalvik method trace (.trace: v1-v3, streaming)",
@@ -764,4 +798,5 @@ const tci_reader tci_reader_art = {
     .read = art_read,
     .rewind = art_rewind,
     .close = art_close,
+    .pair_parts = art_pair_parts,
 };

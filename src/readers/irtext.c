@@ -20,6 +20,7 @@
  * depth and S/U/F flags are ignored, since normalize derives them again.
  */
 #include "tc_internal.h"
+#include "text.h"
 
 #include <errno.h>
 
@@ -35,29 +36,15 @@ typedef struct irtext {
     uint32_t n_method, cap_method;
 } irtext;
 
-/* ---- one line -------------------------------------------------------------- */
+/* ---- one line (text.h: lines end at LF, CRs before it are not theirs) ------------ */
 
-typedef struct line {
-    const char *p;
-    size_t n;
-    uint64_t off;
-} line;
-
-static bool next_line(const tci_rctx *r, size_t *pos, line *l)
+static bool next_line(const tci_rctx *r, size_t *pos, tci_line *l)
 {
-    if (*pos >= r->size)
-        return false;
-    const char *s = (const char *)r->data + *pos;
-    const char *nl = memchr(s, '\n', r->size - *pos);
-    l->p = s;
-    l->n = nl ? (size_t)(nl - s) : r->size - *pos;
-    l->off = *pos;
-    *pos += l->n + (nl != NULL);
-    return true;
+    return tci_next_line((const char *)r->data, r->size, pos, l);
 }
 
 /* The value after " key=" in the line (to the next space), or NULL. */
-static const char *field(const line *l, const char *key, size_t *len)
+static const char *field(const tci_line *l, const char *key, size_t *len)
 {
     size_t k = strlen(key);
     for (size_t i = 0; i + k + 1 <= l->n; i++) {
@@ -71,7 +58,7 @@ static const char *field(const line *l, const char *key, size_t *len)
     return NULL;
 }
 
-static bool field_i64(const line *l, const char *key, int64_t *out)
+static bool field_i64(const tci_line *l, const char *key, int64_t *out)
 {
     size_t n;
     const char *v = field(l, key, &n);
@@ -106,7 +93,7 @@ static int string_literal(tci_rctx *r, const char *p, size_t n, uint64_t at, con
 }
 
 /* name="..." is the rest of the line: a JSON string literal. */
-static int field_name(tci_rctx *r, const line *l, char **out)
+static int field_name(tci_rctx *r, const tci_line *l, char **out)
 {
     size_t n;
     const char *v = field(l, "name", &n);
@@ -119,7 +106,7 @@ static int field_name(tci_rctx *r, const line *l, char **out)
  * (memchr, not strchr: strchr also "finds" a NUL byte at the end). */
 static const char event_letters[] = {'B', 'E', 'I', 'C', 'S', 'F', 'P'};
 
-static int event_kind(const line *l)
+static int event_kind(const tci_line *l)
 {
     if (l->n < 2 || l->p[1] != ' ')
         return -1;
@@ -129,7 +116,7 @@ static int event_kind(const line *l)
 
 /* ---- the tables -------------------------------------------------------------- */
 
-static int header_line(tci_rctx *r, const line *l)
+static int header_line(tci_rctx *r, const tci_line *l)
 {
     tci_trace *t = r->trace;
     int64_t v;
@@ -153,7 +140,7 @@ static int header_line(tci_rctx *r, const line *l)
     return TC_OK;
 }
 
-static int table_line(tci_rctx *r, const line *l)
+static int table_line(tci_rctx *r, const tci_line *l)
 {
     tci_trace *t = r->trace;
     int64_t v, tid, pid;
@@ -197,7 +184,7 @@ static int table_line(tci_rctx *r, const line *l)
 }
 
 /* stack <i> parent=<j>|- m=<method>: stacks are listed in order, parents first */
-static int stack_line(tci_rctx *r, const line *l)
+static int stack_line(tci_rctx *r, const tci_line *l)
 {
     const irtext *x = r->priv;
     int64_t parent = -1, m;
@@ -213,7 +200,7 @@ static int stack_line(tci_rctx *r, const line *l)
 }
 
 /* process "<name>": the input's own process (index 0) */
-static int process0_line(tci_rctx *r, const line *l)
+static int process0_line(tci_rctx *r, const tci_line *l)
 {
     char *name = NULL;
     int rc = string_literal(r, l->p + 8, l->n - 8, l->off + 8, "process name", &name);
@@ -228,7 +215,7 @@ static int ir_open(tci_rctx *r)
     irtext *x = r->priv;
     tci_trace *t = r->trace;
     size_t pos = 0;
-    line l;
+    tci_line l;
     if (r->size < strlen(IR_MAGIC) || memcmp(r->data, IR_MAGIC, strlen(IR_MAGIC)) != 0)
         return tci_error(r->diag, TC_ERR_FORMAT, "ir", 0, "does not start with \"traceconv-ir 1\"");
     next_line(r, &pos, &l);
@@ -262,7 +249,7 @@ static int ir_open(tci_rctx *r)
 
 /* ---- events ------------------------------------------------------------------ */
 
-static int event_line(tci_rctx *r, const line *l, tci_raw *ev)
+static int event_line(tci_rctx *r, const tci_line *l, tci_raw *ev)
 {
     static const uint8_t actions[] = {TCI_ACT_ENTER, TCI_ACT_EXIT, TCI_ACT_INSTANT, TCI_ACT_COUNTER,
                                       TCI_ACT_ASYNC_BEGIN, TCI_ACT_ASYNC_END, TCI_ACT_SAMPLE};
@@ -309,7 +296,7 @@ static int ir_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
 {
     irtext *x = r->priv;
     size_t k = 0;
-    line l;
+    tci_line l;
     while (k < max && next_line(r, &x->pos, &l)) {
         if (event_kind(&l) < 0)
             continue; /* figure lines, blank lines */

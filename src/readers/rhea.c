@@ -70,12 +70,14 @@
  */
 #define _GNU_SOURCE /* memrchr */
 #include "tc_internal.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #define MOD "rhea"
+#define MAX_MAPPED_ID 999999999999ull /* methodMapping.txt ids, and slice names read as one: 12 digits */
 #define BIN2_HDR 32
 #define BIN2_REC 16
 #define SAMP_MAGIC 0x01020304u
@@ -127,8 +129,6 @@ typedef struct rhea {
 } rhea;
 
 /* ---- small helpers -------------------------------------------------------------- */
-
-static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 static int nomem(tci_rctx *r) { return tci_error(r->diag, TC_ERR_NOMEM, MOD, UINT64_MAX, "out of memory"); }
 
@@ -284,20 +284,17 @@ static int parse_text_mapping(tci_rctx *r, rhea *x, const char *path, const char
     size_t bad = 0, line_no = 0;
     char *name = NULL;
     size_t name_cap = 0;
-    for (size_t pos = 0; pos < len;) {
-        const char *p = s + pos, *nl = memchr(p, '\n', len - pos);
-        size_t n = nl ? (size_t)(nl - p) : len - pos;
-        pos += n + (nl != NULL);
+    tci_line l;
+    for (size_t pos = 0; tci_next_line(s, len, &pos, &l);) {
         line_no++;
-        while (n && (p[n - 1] == '\r' || p[n - 1] == ' '))
-            n--;
+        tci_span line = tci_span_trim((tci_span){l.p, l.n});
+        const char *p = line.p;
+        size_t n = line.n;
         if (!n || p[0] == '#' || (n >= 15 && !memcmp(p, "ignore methods:", 15)))
             continue;
         const char *c1 = memchr(p, ',', n), *c2 = c1 ? memchr(c1 + 1, ',', n - (size_t)(c1 + 1 - p)) : NULL;
         uint64_t id = 0;
-        bool ok = c1 && c2 && c1 > p && c1 - p <= 12;
-        for (const char *q = p; ok && q < c1; q++)
-            ok = is_digit(*q), id = id * 10 + (uint64_t)(*q - '0');
+        bool ok = c1 && c2 && tci_parse_u64(p, (size_t)(c1 - p), MAX_MAPPED_ID, &id);
         const char *rest = c2 ? c2 + 1 : NULL, *end = p + n;
         const char *sp1 = ok ? memchr(rest, ' ', (size_t)(end - rest)) : NULL;
         if (!ok || !sp1 || sp1 == rest) {
@@ -458,32 +455,17 @@ static int load_mapping(tci_rctx *r, rhea *x, const char *const *names, size_t n
 
 /* ---- text dumps ------------------------------------------------------------------- */
 
-typedef struct tline {
-    const char *p;
-    size_t n;
-    uint64_t off;
-} tline;
-
-static bool next_line(const uint8_t *data, size_t size, size_t *pos, tline *l)
+/* A line of the dump (text.h: lines end at LF, the CRs before it are not theirs). */
+static bool next_line(const uint8_t *data, size_t size, size_t *pos, tci_line *l)
 {
-    if (*pos >= size)
-        return false;
-    const char *s = (const char *)data + *pos;
-    const char *nl = memchr(s, '\n', size - *pos);
-    l->p = s;
-    l->n = nl ? (size_t)(nl - s) : size - *pos;
-    l->off = *pos;
-    *pos += l->n + (nl != NULL);
-    while (l->n && l->p[l->n - 1] == '\r')
-        l->n--;
-    return true;
+    return tci_next_line((const char *)data, size, pos, l);
 }
 
 /* "<digits>|TRACE_START|" etc.: which profilo standard entry, or 0. */
-static int header_kind(const tline *l)
+static int header_kind(const tci_line *l)
 {
     size_t i = 0;
-    while (i < l->n && is_digit(l->p[i]))
+    while (i < l->n && tci_is_digit(l->p[i]))
         i++;
     if (!i || i >= l->n || l->p[i] != '|')
         return 0;
@@ -495,7 +477,7 @@ static int header_kind(const tline *l)
 }
 
 /* Field k (0-based) of a '|'-separated header line as an integer. */
-static bool header_field(const tline *l, int k, int64_t *out)
+static bool header_field(const tci_line *l, int k, int64_t *out)
 {
     size_t i = 0;
     for (int f = 0; f < k; f++) {
@@ -504,12 +486,13 @@ static bool header_field(const tline *l, int k, int64_t *out)
             return false;
         i = (size_t)(bar - l->p) + 1;
     }
-    int64_t v = 0;
-    size_t d = 0;
-    for (; i < l->n && is_digit(l->p[i]) && d < 18; i++, d++)
-        v = v * 10 + (l->p[i] - '0');
-    *out = v;
-    return d > 0 && (i == l->n || l->p[i] == '|');
+    const char *bar = memchr(l->p + i, '|', l->n - i);
+    size_t end = bar ? (size_t)(bar - l->p) : l->n;
+    uint64_t v;
+    if (!tci_parse_u64(l->p + i, end - i, INT64_MAX, &v))
+        return false;
+    *out = (int64_t)v;
+    return true;
 }
 
 /* "<sec>.<frac>" as ns, fixed point; returns characters used or 0. */
@@ -517,15 +500,15 @@ static size_t parse_time(const char *p, size_t n, int64_t *ns, int *frac_digits)
 {
     size_t i = 0;
     int64_t sec = 0, frac = 0;
-    while (i < n && is_digit(p[i]) && i < 9)
+    while (i < n && tci_is_digit(p[i]) && i < 9)
         sec = sec * 10 + (p[i++] - '0');
     if (!i || i >= n || p[i] != '.')
         return 0;
     size_t f0 = ++i;
-    while (i < n && is_digit(p[i]) && i - f0 < 9)
+    while (i < n && tci_is_digit(p[i]) && i - f0 < 9)
         frac = frac * 10 + (p[i++] - '0');
     int d = (int)(i - f0);
-    if (!d || (i < n && is_digit(p[i])))
+    if (!d || (i < n && tci_is_digit(p[i])))
         return 0;
     for (int k = d; k < 9; k++)
         frac *= 10;
@@ -547,7 +530,7 @@ typedef struct body {
 } body;
 
 /* A body line. 0 ok, 1 bad timestamp, 2 bad prefix, 3 bad payload. */
-static int parse_body(const tline *l, body *b)
+static int parse_body(const tci_line *l, body *b)
 {
     const char *p = l->p;
     size_t n = l->n, i = parse_time(p, n, &b->ts, &b->frac_digits);
@@ -559,7 +542,7 @@ static int parse_body(const tline *l, body *b)
             i++;
         size_t d = i;
         b->tid = 0;
-        while (i < n && is_digit(p[i]) && i - d < 10)
+        while (i < n && tci_is_digit(p[i]) && i - d < 10)
             b->tid = b->tid * 10 + (uint64_t)(p[i++] - '0');
         if (i == d)
             return 2;
@@ -730,9 +713,9 @@ static int text_open(tci_rctx *r, rhea *x)
 {
     tci_trace *t = r->trace;
     size_t pos = 0;
-    tline l;
+    tci_line l;
     int64_t start_hdr = TCI_NO_TIME, end_hdr = TCI_NO_TIME, first_ts = TCI_NO_TIME, v;
-    l = (tline){NULL, 0, 0}; /* stays empty when the input has no line at all */
+    l = (tci_line){NULL, 0, 0}; /* stays empty when the input has no line at all */
     while (next_line(r->data, r->size, &pos, &l) && !l.n)
         ;
     if (header_kind(&l) == 'S') {
@@ -835,12 +818,9 @@ static uint32_t slice_name(tci_rctx *r, rhea *x, const char *s, size_t n)
 {
     if (n > 12 && !memcmp(s, "<rhea-draft>", 12))
         s += 12, n -= 12;
-    if (x->have_map && n && n <= 12) {
-        uint64_t id = 0;
-        size_t i = 0;
-        while (i < n && is_digit(s[i]))
-            id = id * 10 + (uint64_t)(s[i++] - '0');
-        uint32_t m = i == n ? tci_idmap_get(&x->map, id) : TCI_NONE;
+    uint64_t id;
+    if (x->have_map && tci_parse_u64(s, n, MAX_MAPPED_ID, &id)) {
+        uint32_t m = tci_idmap_get(&x->map, id);
         if (m != TCI_NONE)
             return m;
     }
@@ -877,7 +857,7 @@ static int throw_dropped(tci_rctx *r, rhea *x, uint64_t off)
 static int text_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
 {
     size_t k = 0;
-    tline l;
+    tci_line l;
     static const char *const what[] = {"", "its timestamp is not <seconds>.<fraction>",
                                        "no \"<tid>:\" or \":\" after the timestamp", "not an atrace payload"};
     while (k < max && next_line(r->data, r->size, &x->pos, &l)) {
@@ -1222,18 +1202,19 @@ static int sampling_open(tci_rctx *r, rhea *x)
 static bool text_start(const uint8_t *buf, size_t len)
 {
     size_t i = 0;
-    while (i < len && is_digit((char)buf[i]))
+    while (i < len && tci_is_digit((char)buf[i]))
         i++;
-    return i > 0 && len - i >= 13 && !memcmp(buf + i, "|TRACE_START|", 13) && len - i > 13 && is_digit((char)buf[i + 13]);
+    return i > 0 && len - i >= 13 && !memcmp(buf + i, "|TRACE_START|", 13) && len - i > 13 &&
+           tci_is_digit((char)buf[i + 13]);
 }
 
 /* A first line in the body grammar: "<s>.<frac>[ <tid>]: B|" or "E". */
 static bool text_body(const uint8_t *buf, size_t len)
 {
-    const char *nl = memchr(buf, '\n', len);
-    tline l = {(const char *)buf, nl ? (size_t)(nl - (const char *)buf) : len, 0};
+    size_t pos = 0;
+    tci_line l;
     body b;
-    return parse_body(&l, &b) == 0;
+    return next_line(buf, len, &pos, &l) && parse_body(&l, &b) == 0;
 }
 
 static bool bin2_header(const uint8_t *buf, size_t len)
@@ -1257,7 +1238,7 @@ static int rhea_probe(const uint8_t *buf, size_t len, const char *filename)
         size_t fl = filename ? strlen(filename) : 0;
         return fl > 4 && !strcmp(filename + fl - 4, ".bin") ? 75 : 60;
     }
-    if (len && is_digit((char)buf[0]) && text_body(buf, len))
+    if (len && tci_is_digit((char)buf[0]) && text_body(buf, len))
         return 50;
     return 0;
 }

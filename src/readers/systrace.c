@@ -59,6 +59,7 @@
  *   clamps a thread whose time goes backwards (e.g. several HTML blocks).
  */
 #include "tc_internal.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,34 +141,6 @@ typedef struct systrace {
 
 /* ---- small parsers (pure) ------------------------------------------------------ */
 
-static inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
-static inline bool is_space(char c) { return c == ' ' || c == '\t'; }
-
-/* Unsigned decimal of 1..18 digits, the whole of [p, p+n). */
-static bool parse_u64(const char *p, size_t n, uint64_t *out)
-{
-    if (n == 0 || n > 18)
-        return false;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!is_digit(p[i]))
-            return false;
-        v = v * 10 + (uint64_t)(p[i] - '0');
-    }
-    *out = v;
-    return true;
-}
-
-static bool parse_i64(const char *p, size_t n, int64_t *out)
-{
-    bool neg = n > 0 && (*p == '-' || *p == '+');
-    uint64_t v;
-    if (!parse_u64(p + neg, n - neg, &v))
-        return false;
-    *out = neg && *p == '-' ? -(int64_t)v : (int64_t)v;
-    return true;
-}
-
 /* `secs.frac` -> ns, fixed point: frac digits beyond 9 are truncated. */
 static bool parse_ts(const char *p, size_t n, int64_t *out)
 {
@@ -176,11 +149,11 @@ static bool parse_ts(const char *p, size_t n, int64_t *out)
         return false;
     size_t ns_ = (size_t)(dot - p), nf = n - ns_ - 1;
     uint64_t secs;
-    if (!parse_u64(p, ns_, &secs) || secs > 9000000000ull || nf == 0)
+    if (!tci_parse_u64(p, ns_, 9000000000ull, &secs) || nf == 0)
         return false;
     int64_t frac = 0;
     for (size_t i = 0; i < nf; i++) {
-        if (!is_digit(dot[1 + i]))
+        if (!tci_is_digit(dot[1 + i]))
             return false;
         if (i < 9)
             frac = frac * 10 + (dot[1 + i] - '0');
@@ -206,17 +179,17 @@ typedef struct fline {
 static bool prefix_at(const char *p, size_t n, size_t at, fline *f)
 {
     size_t i = at + 1, d = i;
-    while (i < n && is_digit(p[i]))
+    while (i < n && tci_is_digit(p[i]))
         i++;
-    if (!parse_u64(p + d, i - d, &f->tid) || i >= n || !is_space(p[i]))
+    if (!tci_parse_u64(p + d, i - d, UINT64_MAX, &f->tid) || i >= n || !tci_is_blank(p[i]))
         return false;
-    while (i < n && is_space(p[i]))
+    while (i < n && tci_is_blank(p[i]))
         i++;
     f->tgid = -1;
     f->tgid_column = false;
     if (i < n && p[i] == '(') {
         i++;
-        while (i < n && is_space(p[i]))
+        while (i < n && tci_is_blank(p[i]))
             i++;
         d = i;
         if (i < n && p[i] == '-') {
@@ -224,49 +197,49 @@ static bool prefix_at(const char *p, size_t n, size_t at, fline *f)
                 i++;
         } else {
             uint64_t g;
-            while (i < n && is_digit(p[i]))
+            while (i < n && tci_is_digit(p[i]))
                 i++;
-            if (!parse_u64(p + d, i - d, &g))
+            if (!tci_parse_u64(p + d, i - d, INT64_MAX, &g))
                 return false;
             f->tgid = (int64_t)g;
         }
-        while (i < n && is_space(p[i]))
+        while (i < n && tci_is_blank(p[i]))
             i++;
         if (i >= n || p[i] != ')')
             return false;
         i++;
         f->tgid_column = true;
-        while (i < n && is_space(p[i]))
+        while (i < n && tci_is_blank(p[i]))
             i++;
     }
     if (i >= n || p[i] != '[')
         return false;
     d = ++i;
-    while (i < n && is_digit(p[i]))
+    while (i < n && tci_is_digit(p[i]))
         i++;
     if (i == d || i - d > 6 || i >= n || p[i] != ']')
         return false;
     i++;
     for (int tok = 0; tok < 2; tok++) { /* [flags] timestamp: */
-        while (i < n && is_space(p[i]))
+        while (i < n && tci_is_blank(p[i]))
             i++;
         size_t s = i;
-        while (i < n && !is_space(p[i]))
+        while (i < n && !tci_is_blank(p[i]))
             i++;
         if (i - s >= 2 && p[i - 1] == ':' && parse_ts(p + s, i - s - 1, &f->ts))
             break;
         if (tok == 1 || i - s < 3 || i - s > 6)
             return false;
         for (size_t k = s; k < i; k++) /* irq flags: "d..2", "dNs1.", ... */
-            if (!(p[k] == '.' || is_digit(p[k]) || (p[k] >= 'a' && p[k] <= 'z') || (p[k] >= 'A' && p[k] <= 'Z')))
+            if (!(p[k] == '.' || tci_is_digit(p[k]) || (p[k] >= 'a' && p[k] <= 'z') || (p[k] >= 'A' && p[k] <= 'Z')))
                 return false;
     }
-    if (i >= n || !is_space(p[i]))
+    if (i >= n || !tci_is_blank(p[i]))
         return false;
-    while (i < n && is_space(p[i]))
+    while (i < n && tci_is_blank(p[i]))
         i++;
     size_t s = i;
-    while (i < n && !is_space(p[i]))
+    while (i < n && !tci_is_blank(p[i]))
         i++;
     if (i - s < 2 || p[i - 1] != ':')
         return false;
@@ -277,7 +250,7 @@ static bool prefix_at(const char *p, size_t n, size_t at, fline *f)
     f->details = p + i;
     f->details_len = n - i;
     size_t t0 = 0;
-    while (t0 < at && is_space(p[t0]))
+    while (t0 < at && tci_is_blank(p[t0]))
         t0++;
     f->task = p + t0;
     f->task_len = at - t0;
@@ -292,12 +265,9 @@ static bool parse_line(const char *p, size_t n, fline *f)
     return false;
 }
 
-/* A line without its CR and the literal `\n\` that ends lines of a legacy
- * linuxPerfData JS string. */
-static size_t trim_line(const char *p, size_t n)
+/* A line without the literal `\n\` that ends lines of a legacy linuxPerfData JS string. */
+static size_t without_js_newline(const char *p, size_t n)
 {
-    if (n && p[n - 1] == '\r')
-        n--;
     if (n >= 3 && p[n - 3] == '\\' && p[n - 2] == 'n' && p[n - 1] == '\\')
         n -= 3;
     return n;
@@ -307,23 +277,21 @@ static size_t trim_line(const char *p, size_t n)
 static bool skip_line(const char *p, size_t n)
 {
     size_t i = 0;
-    while (i < n && is_space(p[i]))
+    while (i < n && tci_is_blank(p[i]))
         i++;
     return i == n || p[i] == '#' || (n - i >= 5 && !memcmp(p + i, "cpus=", 5)) ||
            (n - i == 6 && !memcmp(p + i, TRACE_MARK, 6));
 }
 
+/* The line at *pos (text.h: lines end at LF, the CRs before it are not theirs). */
 static bool next_line(const char *text, size_t end, size_t *pos, const char **l, size_t *n, size_t *at)
 {
-    if (*pos >= end)
+    tci_line line;
+    if (!tci_next_line(text, end, pos, &line))
         return false;
-    const char *s = text + *pos;
-    const char *nl = memchr(s, '\n', end - *pos);
-    size_t len = nl ? (size_t)(nl - s) : end - *pos;
-    *l = s;
-    *at = *pos;
-    *n = trim_line(s, len);
-    *pos += len + (nl != NULL);
+    *l = line.p;
+    *at = line.off;
+    *n = without_js_newline(line.p, line.n);
     return true;
 }
 
@@ -463,12 +431,12 @@ static int read_dump(tci_rctx *r, systrace *s, size_t start, size_t end)
         const char *tok[10];
         size_t tlen[10], nt = 0, i = 0;
         while (nt < 10) {
-            while (i < n && is_space(l[i]))
+            while (i < n && tci_is_blank(l[i]))
                 i++;
             if (i == n)
                 break;
             tok[nt] = l + i;
-            while (i < n && !is_space(l[i]))
+            while (i < n && !tci_is_blank(l[i]))
                 i++;
             tlen[nt] = (size_t)(l + i - tok[nt]);
             nt++;
@@ -478,13 +446,14 @@ static int read_dump(tci_rctx *r, systrace *s, size_t start, size_t end)
             continue;
         }
         int64_t pid, tid;
-        if (mode == LONG && nt >= 9 && parse_i64(tok[1], tlen[1], &pid)) {
+        if (mode == LONG && nt >= 9 && tci_parse_i64(tok[1], tlen[1], &pid)) {
             if (tci_grow((void **)&s->procs, &s->cap_procs, s->n_procs, sizeof *s->procs) != 0)
                 return tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "out of memory");
             s->procs[s->n_procs++] = (dump_proc){pid, tok[8], tlen[8]};
-        } else if (mode == SHORT && nt >= 4 && parse_i64(tok[1], tlen[1], &pid) && parse_i64(tok[2], tlen[2], &tid)) {
+        } else if (mode == SHORT && nt >= 4 && tci_parse_i64(tok[1], tlen[1], &pid) &&
+                   tci_parse_i64(tok[2], tlen[2], &tid)) {
             size_t len = (size_t)(l + n - tok[3]);
-            while (len && is_space(tok[3][len - 1]))
+            while (len && tci_is_blank(tok[3][len - 1]))
                 len--;
             if (tci_grow((void **)&s->dthreads, &s->cap_dthreads, s->n_dthreads, sizeof *s->dthreads) != 0)
                 return tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "out of memory");
@@ -501,7 +470,7 @@ static const char *first_line(const systrace *s, size_t start, size_t end, size_
     const char *l;
     while (next_line(s->text, end, &pos, &l, n, &at)) {
         size_t i = 0;
-        while (i < *n && is_space(l[i]))
+        while (i < *n && tci_is_blank(l[i]))
             i++;
         if (i < *n) {
             *n -= i;
@@ -705,7 +674,7 @@ static bool field(const char *p, size_t n, const char *key, const char *until, c
                 return false;
             e = (size_t)(u - p);
         } else {
-            while (e < n && !is_space(p[e]))
+            while (e < n && !tci_is_blank(p[e]))
                 e++;
         }
         *v = p + b;
@@ -719,7 +688,7 @@ static bool field_u64(const char *p, size_t n, const char *key, uint64_t *out)
 {
     const char *v;
     size_t vn;
-    return field(p, n, key, NULL, &v, &vn) && parse_u64(v, vn, out);
+    return field(p, n, key, NULL, &v, &vn) && tci_parse_u64(v, vn, UINT64_MAX, out);
 }
 
 /* Names given by one scheduler event: (tid, comm) pairs, tid 0 (the idle

@@ -331,44 +331,45 @@ static void emit_sample(const tci_wctx *w, walk_state *s, const tci_ctnode *n)
     append_field(w->out, F_SAMPLE, &smp.base);
 }
 
-/* Depth-first over one thread's tree without recursion (stacks can be 10000
- * deep); dead subtrees (no self time anywhere) are skipped. */
+/* The walk over one tree (tci_calltree_walk): each live node's location pushed on the
+ * path, a sample where it has self time; dead subtrees (no self time anywhere) are left out. */
+typedef struct sample_walk {
+    const tci_wctx *w;
+    const tci_calltree *ct;
+    const uint8_t *live;
+    walk_state *s;
+} sample_walk;
+
+static int sample_enter(void *user, uint32_t node, uint32_t depth)
+{
+    (void)depth;
+    sample_walk *sw = user;
+    const pprof_w *p = sw->w->priv;
+    const tci_ctnode *n = &sw->ct->nodes[node];
+    if (tci_sink_failed(sw->w->out)) /* a sample's location list costs its depth */
+        return TC_ERR_IO;
+    if (!sw->live[node])
+        return TCI_WALK_PRUNE;
+    if (path_push(sw->s, p->loc_id[n->method]) != TC_OK)
+        return TC_ERR_NOMEM;
+    if (n->wall_self || n->cpu_self)
+        emit_sample(sw->w, sw->s, n);
+    return TC_OK;
+}
+
+static void sample_leave(void *user, uint32_t node, uint32_t depth)
+{
+    (void)node, (void)depth;
+    sample_walk *sw = user;
+    sw->s->depth--;
+}
+
 static int walk(const tci_wctx *w, const tci_calltree *ct, uint32_t root, const uint8_t *live, walk_state *s)
 {
-    const pprof_w *p = w->priv;
     s->depth = 0;
-    uint32_t node = ct->nodes[root].first_child;
-    while (node != TCI_NONE && !tci_sink_failed(w->out)) { /* a sample's location list costs its depth */
-        const tci_ctnode *n = &ct->nodes[node];
-        bool descend = false;
-        if (live[node]) {
-            if (path_push(s, p->loc_id[n->method]) != TC_OK)
-                return TC_ERR_NOMEM;
-            if (n->wall_self || n->cpu_self)
-                emit_sample(w, s, n);
-            descend = n->first_child != TCI_NONE;
-        }
-        if (descend) {
-            node = n->first_child;
-            continue;
-        }
-        /* go up until a sibling exists; a skipped node was never pushed */
-        bool pushed = live[node];
-        while (node != root) {
-            const tci_ctnode *m = &ct->nodes[node];
-            if (pushed)
-                s->depth--;
-            pushed = true;
-            if (m->next_sibling != TCI_NONE) {
-                node = m->next_sibling;
-                break;
-            }
-            node = m->parent;
-        }
-        if (node == root)
-            break;
-    }
-    return w->out->err ? TC_ERR_IO : TC_OK;
+    sample_walk sw = {w, ct, live, s};
+    int rc = tci_calltree_walk(ct, root, &(tci_ctvisit){sample_enter, sample_leave, &sw});
+    return rc != TC_OK ? rc : w->out->err ? TC_ERR_IO : TC_OK;
 }
 
 static int write_samples(const tci_wctx *w, const tci_calltree *ct, const uint8_t *live, bool merged)

@@ -45,102 +45,17 @@ enum {
 
 /* ---- the page's own style and script (hashed into the CSP) ------------------------ */
 
-static const char PAGE_STYLE[] =
-    "\n"
-    "body { font-family: system-ui, sans-serif; font-size: 14px; margin: 1em 2em; color: #222; }\n"
-    "h1 { font-size: 1.5em; } h2 { font-size: 1.25em; margin-top: 1.5em; }\n"
-    "nav a { margin-right: 1em; }\n"
-    "table { border-collapse: collapse; }\n"
-    "table.facts th { text-align: left; padding-right: 1em; font-weight: normal; color: #555; }\n"
-    "table.facts td { font-family: monospace; }\n"
-    "table.prof { margin: 0.5em 0; }\n"
-    "table.prof th, table.prof td { padding: 2px 6px; border-bottom: 1px solid #e4e4e4; vertical-align: top; }\n"
-    "table.prof > thead th { position: sticky; top: 0; background: #f3f3f3; white-space: nowrap; }\n"
-    "table.prof > tbody > tr > td { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }\n"
-    "table.prof > tbody > tr > td.m { text-align: left; white-space: normal; min-width: 30em; }\n"
-    "table.prof > tbody > tr:hover { background: #fafae0; }\n"
-    "th button { font: inherit; font-weight: bold; border: 0; background: none; cursor: pointer; padding: 0; }\n"
-    "th[aria-sort=descending] button::after { content: \" \\25BC\"; }\n"
-    "th[aria-sort=ascending] button::after { content: \" \\25B2\"; }\n"
-    ".name { font-family: monospace; word-break: break-all; }\n"
-    ".src { color: #777; font-size: 0.9em; margin-left: 0.5em; }\n"
-    "summary { cursor: pointer; }\n"
-    "table.edges { margin: 0.3em 0 0.6em 1.5em; font-size: 0.95em; }\n"
-    "table.edges th { text-align: left; color: #555; font-weight: normal; padding-right: 1em; }\n"
-    "table.edges td { padding: 1px 8px 1px 0; text-align: right; white-space: nowrap; }\n"
-    "table.edges td.m { text-align: left; white-space: normal; }\n"
-    "table.edges tr.self td { font-style: italic; }\n"
-    "table.edges tr.nested td { color: #777; }\n"
-    "table.edges tr.more td { color: #777; font-style: italic; }\n"
-    "details.thread { margin: 0.4em 0; }\n"
-    "details.thread > summary { font-weight: bold; }\n"
-    "details.graph > summary { font-weight: bold; margin: 0.4em 0; }\n"
-    "p.note { color: #555; max-width: 60em; }\n"
-    ":target > td { background: #ffffc8; }\n";
-
-/* Sorting and opening; every graph is bound by tci_flame_script(), appended. */
-static const char PAGE_SCRIPT[] =
-    "\n//<![CDATA[\n"
-    "(function () {\n"
-    "\t\"use strict\";\n"
-    "\t// a cell's sort key: the method's name, or the number it shows (\"-\": below every number)\n"
-    "\tfunction key(td, numeric) {\n"
-    "\t\tvar name = td.querySelector(\".name\");\n"
-    "\t\tvar text = (name || td).textContent;\n"
-    "\t\tif (!numeric) return text;\n"
-    "\t\tvar v = parseFloat(text);\n"
-    "\t\treturn isNaN(v) ? -Infinity : v;\n"
-    "\t}\n"
-    "\t// by one column: numbers descending first, names ascending first, then the other way;\n"
-    "\t// equal keys keep their current order (stable)\n"
-    "\tfunction sortBy(table, col) {\n"
-    "\t\tvar heads = table.tHead.rows[0].cells, th = heads[col];\n"
-    "\t\tvar numeric = th.getAttribute(\"data-type\") !== \"text\";\n"
-    "\t\tvar now = th.getAttribute(\"aria-sort\");\n"
-    "\t\tvar dir = now === \"descending\" ? \"ascending\" : now === \"ascending\" ? \"descending\"\n"
-    "\t\t\t: numeric ? \"descending\" : \"ascending\";\n"
-    "\t\tvar sign = dir === \"descending\" ? -1 : 1;\n"
-    "\t\tvar body = table.tBodies[0], rows = [];\n"
-    "\t\tfor (var i = 0; i < body.rows.length; i++) rows.push({ k: key(body.rows[i].cells[col], numeric), i: i, r: body.rows[i] });\n"
-    "\t\trows.sort(function (a, b) { return (a.k < b.k ? -sign : a.k > b.k ? sign : 0) || a.i - b.i; });\n"
-    "\t\tvar frag = document.createDocumentFragment();\n"
-    "\t\tfor (var j = 0; j < rows.length; j++) frag.appendChild(rows[j].r);\n"
-    "\t\tbody.appendChild(frag);\n"
-    "\t\tfor (var h = 0; h < heads.length; h++) heads[h].setAttribute(\"aria-sort\", h === col ? dir : \"none\");\n"
-    "\t}\n"
-    "\t// each header becomes a button (only with a script: without one there is nothing to press)\n"
-    "\tfunction bind(table) {\n"
-    "\t\tvar heads = table.tHead.rows[0].cells;\n"
-    "\t\tfor (var c = 0; c < heads.length; c++) (function (th, col) {\n"
-    "\t\t\tvar b = document.createElement(\"button\");\n"
-    "\t\t\tb.type = \"button\";\n"
-    "\t\t\twhile (th.firstChild) b.appendChild(th.firstChild);\n"
-    "\t\t\tth.appendChild(b);\n"
-    "\t\t\tif (!th.hasAttribute(\"aria-sort\")) th.setAttribute(\"aria-sort\", \"none\");\n"
-    "\t\t\tb.addEventListener(\"click\", function () { sortBy(table, col); });\n"
-    "\t\t})(heads[c], c);\n"
-    "\t}\n"
-    "\t// a parent/child link leads to the method's row: open it, and the section around it\n"
-    "\tfunction open(id) {\n"
-    "\t\tvar row = id ? document.getElementById(id) : null;\n"
-    "\t\tif (!row) return;\n"
-    "\t\tfor (var e = row; e; e = e.parentElement) if (e.localName === \"details\") e.open = true;\n"
-    "\t\tvar d = row.querySelector(\"td.m > details\");\n"
-    "\t\tif (d) d.open = true;\n"
-    "\t}\n"
-    "\tfunction init() {\n"
-    "\t\tvar tables = document.querySelectorAll(\"table.prof\");\n"
-    "\t\tfor (var i = 0; i < tables.length; i++) bind(tables[i]);\n"
-    "\t\tdocument.addEventListener(\"click\", function (ev) {\n"
-    "\t\t\tvar a = ev.target.closest ? ev.target.closest(\"a.to\") : null;\n"
-    "\t\t\tif (a) open(a.getAttribute(\"href\").slice(1));\n"
-    "\t\t});\n"
-    "\t\tif (location.hash) open(decodeURIComponent(location.hash.slice(1)));\n"
-    "\t}\n"
-    "\tif (document.readyState === \"loading\") document.addEventListener(\"DOMContentLoaded\", init);\n"
-    "\telse init();\n"
-    "})();\n";
-
+/* The <style> element holds a newline and src/assets/report.css; the <script> element a
+ * commented CDATA section (the page is XML too) holding src/assets/report.js (sorting and
+ * opening), then tci_flame_script() (every graph bound). */
+#define STYLE_START "\n"
+static const char PAGE_STYLE[] = {
+#include "report.css.h"
+    0};
+#define SCRIPT_START "\n//<![CDATA[\n"
+static const char PAGE_SCRIPT[] = {
+#include "report.js.h"
+    0};
 #define SCRIPT_END "//]]>\n"
 
 /* One flame graph of the page: its id prefix and clock. */
@@ -264,17 +179,17 @@ static void put_text_hash(tci_sink *o, const char *const *parts, int n)
 static int put_csp(page *pg)
 {
     tci_sink *o = pg->o;
-    const char *style[1] = {PAGE_STYLE};
-    const char *script[3] = {PAGE_SCRIPT, tci_flame_script(), SCRIPT_END};
+    const char *style[2] = {STYLE_START, PAGE_STYLE};
+    const char *script[4] = {SCRIPT_START, PAGE_SCRIPT, tci_flame_script(), SCRIPT_END};
     TCI_PUT_LIT(o, "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src");
-    put_text_hash(o, style, 1);
+    put_text_hash(o, style, 2);
     for (int i = 0; i < pg->n_graphs; i++) {
         int rc = put_style_hash(o, pg->graphs[i].prefix);
         if (rc != TC_OK)
             return rc;
     }
     TCI_PUT_LIT(o, "; script-src");
-    put_text_hash(o, script, 3);
+    put_text_hash(o, script, 4);
     TCI_PUT_LIT(o, "; base-uri 'none'; form-action 'none'\"/>\n");
     return TC_OK;
 }
@@ -292,7 +207,7 @@ static int put_head(page *pg)
     TCI_PUT_LIT(o, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
                    "<meta name=\"generator\" content=\"traceconv " TC_VERSION_STRING "\"/>\n<title>");
     put_text(o, t->input_name ? t->input_name : "-");
-    TCI_PUT_LIT(o, ": profile report (traceconv)</title>\n<style>");
+    TCI_PUT_LIT(o, ": profile report (traceconv)</title>\n<style>" STYLE_START);
     tci_sink_puts(o, PAGE_STYLE);
     TCI_PUT_LIT(o, "</style>\n</head>\n<body>\n<h1>Profile report: ");
     put_text(o, t->input_name ? t->input_name : "-");
@@ -711,7 +626,7 @@ static int put_threads(page *pg, const tci_calltree *ct)
 static void put_tail(page *pg)
 {
     tci_sink *o = pg->o;
-    TCI_PUT_LIT(o, "<script>");
+    TCI_PUT_LIT(o, "<script>" SCRIPT_START);
     tci_sink_puts(o, PAGE_SCRIPT);
     tci_sink_puts(o, tci_flame_script());
     TCI_PUT_LIT(o, SCRIPT_END "</script>\n</body>\n</html>\n");

@@ -1,0 +1,1 @@
+tc_unit_test(text INTERNAL SOURCES unit/text.c)
