@@ -3,7 +3,8 @@
 output: every input of the given corpus directories (default: the project's corpus, its rhea/
 and systrace/ inputs and the fuzz regressions), through every writer and a set of option
 combinations of each, with traceconv A and traceconv B; prints each difference (input, format,
-options) and exits 1 if there is one. Exit statuses and stderr are compared too.
+options) and exits 1 if there is one. Exit statuses and stderr are compared too; the version string
+outputs carry is not (each build's own is replaced before comparing).
 
     scripts/same-outputs.py OLD/traceconv build/traceconv [DIR...] [-j N]
 
@@ -11,6 +12,7 @@ Written for issue 23 (one description per format), whose every step must leave t
 byte-identical; run it before each merge of a refactoring."""
 import argparse
 import concurrent.futures as cf
+import gzip
 import hashlib
 import os
 import subprocess
@@ -50,13 +52,32 @@ def inputs(dirs):
                     yield p
 
 
+VERSIONS = {}
+
+
+def version_of(exe):
+    """The version string outputs carry: a new version alone is not a difference."""
+    if exe not in VERSIONS:
+        VERSIONS[exe] = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.split()[-1].encode()
+    return VERSIONS[exe]
+
+
+def normalized(exe, data):
+    if data[:2] == b"\x1f\x8b":  # pprof: the version is inside the gzip stream
+        data = gzip.decompress(data)
+    v = version_of(exe)
+    for form in (b"traceconv ", b"traceconv-ir ", b"traceconv@"):
+        data = data.replace(form + v, form + b"VERSION")
+    return data
+
+
 def run(exe, args, work):
     out = os.path.join(work, "out")
     if os.path.exists(out):
         os.remove(out)
     cmd = [exe, "diff", "-q", "-f"] + args[1:] if args[0] == "diff" else [exe, "-q", "-f"] + args
     r = subprocess.run(cmd + [out], capture_output=True, timeout=300)
-    data = open(out, "rb").read() if os.path.exists(out) else None
+    data = normalized(exe, open(out, "rb").read()) if os.path.exists(out) else None
     err = r.stderr.replace(exe.encode(), b"EXE").replace(out.encode(), b"OUT")
     return r.returncode, hashlib.sha256(data).hexdigest() if data is not None else None, err
 
