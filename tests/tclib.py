@@ -226,7 +226,16 @@ class Ctx:
         if self.oracles_reused:
             print(f"{self.oracles_reused} reader results reused from an earlier run on the same bytes (TC_ORACLE_CACHE)")
         print(f"{self.checks} checks, {self.failures} failures")
+        print(f"cpu {cpu_seconds():.2f} s (this test and the programs it ran)")  # read by scripts/test-times.py
         sys.exit(1 if self.failures else 0)
+
+
+def cpu_seconds():
+    """User + system CPU time of this process and of every child it waited for (theirs
+    include their own children): what a test cost, whatever else loads the machine."""
+    import resource
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def is_sanitized(exe):
