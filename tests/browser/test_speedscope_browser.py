@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """speedscope itself opens our speedscope files: its own importer (the npm package
-speedscope 1.25.0, pinned in tests/speedscope, installed by scripts/setup.sh test) runs in
-headless Chromium (Debian's chromium), handed each file the way speedscope's command line
-does (speedscope.loadFileFromBase64); tests/speedscope/collect.js then opens the Sandwich
-view and reports what the page shows. For a set of inputs (µs and ns clocks, thread CPU,
+speedscope 1.25.0, pinned in tests/browser/speedscope, installed by scripts/setup.sh test) runs
+in headless Chromium (Debian's chromium, one browser for every file: tests/browser/speedscope.js),
+handed each file the way speedscope's command line does (speedscope.loadFileFromBase64);
+tests/browser/speedscope/collect.js then opens the Sandwich view and reports what the page
+shows. For a set of inputs (µs and ns clocks, thread CPU,
 deep recursion, sampled stacks, names in many scripts, hostile names):
 
 - the import succeeds: no "Something went wrong", no "Failed to load" in the console;
@@ -19,22 +20,19 @@ deep recursion, sampled stacks, names in many scripts, hostile names):
   it, once however deep the recursion: speedscope's own rule), within the display's
   rounding (and 1 µs per folded line on ns clocks, see test_speedscope.py).
 
-A missing chromium or speedscope package is a failure (make test installs both)."""
+A missing chromium, node, puppeteer-core or speedscope package is a failure (make test installs
+them)."""
 import base64
-import html
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import browserlib  # noqa: E402
 import tclib  # noqa: E402
 import test_speedscope as ts  # noqa: E402  (the IR models, folded's name rules, the hostile names)
 
-CHROMIUM = [os.environ.get("CHROMIUM", ""), "/usr/bin/chromium", "/usr/bin/chromium-browser"]
 DURATION = re.compile(r"^(-?)(\d+\.\d\d)(s|ms|µs|ns)$")
 MINUTES = re.compile(r"^(\d+):(\d\d)$")
 NS_PER = {"s": 10 ** 9, "ms": 10 ** 6, "µs": 10 ** 3, "ns": 1}
@@ -53,12 +51,9 @@ def shown_ns(text):
     raise ValueError(f"not a duration: {text!r}")
 
 
-def chromium():
-    return next((p for p in CHROMIUM if p and os.path.exists(p)), None)
-
-
-def open_in_speedscope(ctx, browser, index_html, path, name):
-    """What speedscope's page shows for the file: collect.js's report (dict), or None."""
+def write_loader(ctx, path, name):
+    """The script speedscope's page runs (#localProfilePath): hands it the file, as speedscope's
+    command line does, then collect.js reports what the page shows."""
     with open(path, "rb") as f:
         data = f.read()
     with open(os.path.join(ctx.source, "tests", "browser", "speedscope", "collect.js")) as f:
@@ -67,46 +62,39 @@ def open_in_speedscope(ctx, browser, index_html, path, name):
     with open(loader, "w") as f:
         f.write(f"speedscope.loadFileFromBase64({json.dumps(os.path.basename(path))}, "
                 f"{json.dumps(base64.b64encode(data).decode())});\n{collect}")
-    # --dump-dom writes the DOM when the virtual time budget runs out; on a loaded machine
-    # speedscope's import (real timers) has, rarely, not finished by then. A page that
-    # reported nothing is opened once more; a page that reported anything is judged at once.
+    return loader
+
+
+def open_in_speedscope(ctx, node, index_html, loaders):
+    """{name: collect.js's report (dict) or None} for every (name, loader), all in one Chromium.
+    On a loaded machine speedscope's import has, rarely, not finished when collect.js gives up:
+    the pages that reported nothing are opened once more; one that reported anything is judged."""
+    out, todo = {}, list(loaders)
     for attempt in (1, 2):
-        r = run_chromium(ctx, browser, index_html, loader, name)
-        if r is None:
-            return None
-        dom = r.stdout.decode("utf-8", errors="replace")
-        m = re.search(r'<pre id="tc-result">(.*?)</pre>', dom, re.S)
-        if m is not None:
+        spec = {"index": index_html, "files": [{"name": n, "loader": l} for n, l in todo]}
+        res = browserlib.run_spec(ctx, node, "speedscope.js", spec, os.path.join(ctx.work, f"spec{attempt}.json"),
+                                  os.path.join(ctx.work, f"result{attempt}.json"), "speedscope.js")
+        if res is None:
+            return out
+        for name, _ in todo:
+            page = res["files"].get(name) or {"result": None, "console": []}
+            out[name] = page
+            if page["result"] is None:
+                print(f"{name}: collect.js reported nothing on attempt {attempt}")
+        todo = [(n, l) for n, l in todo if out[n]["result"] is None]
+        if not todo:
             break
-        print(f"{name}: collect.js reported nothing on attempt {attempt}")
-    console = [l for l in r.stderr.decode("utf-8", errors="replace").splitlines() if ":CONSOLE" in l]
-    with open(os.path.join(ctx.work, name + ".console.txt"), "w") as f:
-        f.write("\n".join(console))
-    bad = [l for l in console if "Failed to load" in l or "Error" in l and "WebGL" not in l and "GL Driver" not in l]
-    ctx.eq(bad, [], f"{name}: errors in speedscope's console")
-    if not ctx.check(m is not None, f"{name}: collect.js reported nothing (chromium exit {r.returncode})"):
-        return None
-    return json.loads(html.unescape(m.group(1)))
-
-
-def run_chromium(ctx, browser, index_html, loader, name):
-    """One headless Chromium run of speedscope's page on the loader; None if it hung."""
-    profile = tempfile.mkdtemp(prefix="tc-chromium-")
-    args = [browser, "--headless=new", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-default-browser-check", "--disable-extensions",
-            "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--allow-file-access-from-files",
-            "--window-size=1280,2400", "--virtual-time-budget=60000", "--enable-logging=stderr", "--v=0",
-            "--dump-dom", f"file://{index_html}#localProfilePath={loader}"]
-    if os.getuid() == 0:
-        args.insert(1, "--no-sandbox")
-    try:
-        r = subprocess.run(args, capture_output=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        ctx.fail(f"{name}: chromium did not finish in 300 s")
-        return None
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
-    return r
+    reports = {}
+    for name, _ in loaders:
+        console = out.get(name, {}).get("console", [])
+        with open(os.path.join(ctx.work, name + ".console.txt"), "w") as f:
+            f.write("\n".join(console))
+        bad = [l for l in console if "Failed to load" in l or "Error" in l and "WebGL" not in l and "GL Driver" not in l]
+        ctx.eq(bad, [], f"{name}: errors in speedscope's console")
+        result = out.get(name, {}).get("result")
+        reports[name] = json.loads(result) if ctx.check(result is not None, f"{name}: collect.js reported nothing") \
+            else None
+    return reports
 
 
 def folded_model(folded_text, tid):
@@ -123,17 +111,23 @@ def folded_model(folded_text, tid):
     return out
 
 
-def check_file(ctx, browser, index_html, label, src, extra=()):
-    cpu = "--weight" in extra
+def prepare(ctx, label, src, extra=()):
+    """The case's speedscope file and what it is judged by (its IR dump and folded stacks), or None."""
     name = re.sub(r"[^\w.-]", "_", label)
     out, _ = ctx.convert(src, "speedscope", os.path.join(ctx.work, name + ".speedscope.json"), extra=list(extra))
     if not out:
-        return
+        return None
     with open(out, "rb") as f:
         doc = json.loads(f.read().decode("utf-8"))
     ir = ts.read_ir(ctx.run(["-q", "-o", "ir", src, "-"], check_rc=0).stdout.decode("utf-8", errors="replace"))
     folded = ctx.run(["-q", "-o", "folded", *extra, src, "-"], check_rc=0).stdout.decode("utf-8", errors="replace")
-    res = open_in_speedscope(ctx, browser, index_html, out, name)
+    return {"label": label, "name": name, "src": src, "extra": extra, "doc": doc, "ir": ir, "folded": folded,
+            "loader": write_loader(ctx, out, name)}
+
+
+def check_file(ctx, case, res):
+    label, src, doc, ir, folded = case["label"], case["src"], case["doc"], case["ir"], case["folded"]
+    cpu = "--weight" in case["extra"]
     if res is None:
         return
     if not ctx.check(not res["failed"], f"{label}: speedscope did not import it: {res['why']} ({res['toolbar']!r})"):
@@ -200,14 +194,11 @@ def check_file(ctx, browser, index_html, label, src, extra=()):
 
 def main():
     ctx = tclib.Ctx()
-    browser = chromium()
-    if not browser:
-        ctx.fail("chromium is not installed (Debian package chromium; make test installs it)")
-        ctx.done()
-    index_html = os.path.join(ctx.source, "tests", "browser", "speedscope", "node_modules", "speedscope", "dist", "release",
-                              "index.html")
+    node = browserlib.require_node(ctx)
+    index_html = os.path.join(ctx.source, "tests", "browser", "speedscope", "node_modules", "speedscope", "dist",
+                              "release", "index.html")
     if not os.path.exists(index_html):
-        ctx.fail(f"{index_html} is missing (npm ci in tests/speedscope; make test runs it)")
+        ctx.fail(f"{index_html} is missing (npm ci in tests/browser/speedscope; make test runs it)")
         ctx.done()
     rhea = os.path.join(ctx.corpus, "rhea")
     systrace = os.path.join(ctx.corpus, "systrace")
@@ -229,8 +220,10 @@ def main():
     art = ctx.extra_corpus("art")  # a large real trace, when TC_EXTRA_CORPUS holds it
     if art and os.path.exists(os.path.join(art, "studio-perflib-char_2_bytes.trace")):
         cases.append(("studio-char_2_bytes", os.path.join(art, "studio-perflib-char_2_bytes.trace"), ()))
-    for label, src, extra in cases:
-        check_file(ctx, browser, index_html, label, src, extra)
+    prepared = [c for c in (prepare(ctx, label, src, extra) for label, src, extra in cases) if c]
+    reports = open_in_speedscope(ctx, node, index_html, [(c["name"], c["loader"]) for c in prepared])
+    for case in prepared:
+        check_file(ctx, case, reports.get(case["name"]))
     ctx.done()
 
 

@@ -1,7 +1,7 @@
 // collect.js - appended by test_speedscope_browser.py to the script that hands speedscope a
 // file (speedscope.loadFileFromBase64, what speedscope's own command line does): waits
 // until the profile is imported, opens the Sandwich view, then writes what the page shows
-// as JSON into <pre id="tc-result"> (read back from chromium --dump-dom). Nothing here
+// as JSON into <pre id="tc-result"> (read back by tests/browser/speedscope.js). Nothing here
 // computes a value: the page's text is reported as shown.
 (function () {
   "use strict";
@@ -52,8 +52,7 @@
     document.body.appendChild(pre);
   }
   // Done when the Sandwich rows stop changing (rendering is asynchronous), or after 200
-  // polls (chromium runs on virtual time: counted, not timed; a profile without
-  // functions has no row).
+  // polls (a minute: a profile without functions has no row).
   var clicked = false, polls = 0, lastRows = -1;
   function poll() {
     if (text(document.body).indexOf("Something went wrong") >= 0) return report(true, "Something went wrong");
