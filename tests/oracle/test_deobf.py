@@ -241,7 +241,7 @@ def text_readers(ctx, plain, obf, mp):
                "bare systrace slices: qualified names renamed, others kept")
 
 
-# Rhea 2.x binary records and btrace 3.x sampling (RHEA.md §2.2, §3), as tests/test_rhea_reader.py writes them
+# Rhea 2.x binary records and btrace 3.x sampling (RHEA.md §2.2, §3), as tests/golden/test_rhea_reader.py writes them
 def rhea_v2_record(start_rel, dur, tid, mid):
     return struct.pack("<QQ", (start_rel << 19) | (dur >> 26), ((dur & 0x3FFFFFF) << 38) | (tid << 23) | mid)
 

@@ -1,4 +1,4 @@
-"""Runs the bad-input suite (tests/bad/cases.py): each case ends with its
+"""Runs the bad-input suite (tests/stress/bad/cases.py): each case ends with its
 expected outcome, a message naming the module and byte offset, and no output
 file on error (nor a temporary file beside it)."""
 import json

@@ -196,7 +196,7 @@ def systrace_cases(add):
     add("systrace-legacy-linuxPerfData", legacy, exit=1, module="systrace", offset=legacy.index(b"linuxPerfData"),
         words="legacy systrace HTML", ext=".html")
     # an IR dump whose timestamp is past the int64 range: refused at that line, not clamped
-    ir = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ir", "samples.ir.txt"), "rb").read()
+    ir = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ir", "samples.ir.txt"), "rb").read()
     at = ir.index(b"P t=0 m=- ts=3000")
     big = ir.replace(b"ts=3000 ", b"ts=9223372036870087000 ", 1)
     add("ir-timestamp-past-int64", big, exit=1, module="ir", offset=at, words="ts=<ns>", ext=".ir.txt")
