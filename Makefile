@@ -50,7 +50,8 @@ check:
 # pass already judged, made by the same code from the same corpus, and took 29%
 # of the sanitizer pass's CPU time; its layers run that code where memory errors are
 # found: mutants, fuzz seeds and every past crash through every writer, bad and
-# hostile inputs, every reader's goldens, the commands' edges. The two passes
+# hostile inputs, every reader's goldens, the commands' edges (test_install and
+# test_standalone aside: tests/CMakeLists.txt, TC_NOT_SANITIZED). The two passes
 # share one oracle cache, emptied here: a third-party reader given the very bytes
 # it already read in this run is not started again (tests/lib/tclib.py,
 # Ctx.oracle). The sanitizer pass also computes its expected outputs (the
