@@ -6,6 +6,10 @@ committed files byte for byte):
   rhea/v2-appTrace.bin     a RheaTrace 2.x binary method trace (RHEA.md §2.2 of the format
                            notes): the 32-byte header, then one 16-byte record per method
                            return, inner calls first, then the mmapped file's zero tail;
+  rhea/v3-sampling.bin     a btrace 3.x sampling dump (RHEA.md §3, version 5): the 28-byte
+  rhea/v3-sampling-mapping.bin   header and its JSON, one record per sample (its stack leaf
+                           first), and the mapping: each ArtMethod* with its PrettyMethod
+                           text, then the threads' comm names;
   systrace/capture.ctrace  `atrace -z` output: adb's "capturing trace... done" line,
                            "TRACE:", then systrace/capture.txt deflated with zlib.
 
@@ -47,6 +51,54 @@ def rhea_v2_bin():
     return head + b"".join(rhea_record(*r) for r in RHEA_RECORDS) + bytes(16)
 
 
+# The sampling dump: pid 9000; samples taken from 50 s on the boot clock (ns).
+SAMPLING_PID = 9000
+SAMPLING_T0 = 50_000_000_000
+LOOP, DRAW, MEASURE, RUN, FETCH, UNMAPPED = 0x70001000, 0x70002000, 0x70003000, 0x70004000, 0x70005000, 0x70009000
+SAMPLING_METHODS = [(LOOP, "void android.os.Looper.loop()"),
+                    (DRAW, "void com.example.app.Main.onDraw(android.graphics.Canvas)"),
+                    (MEASURE, "int com.example.app.Main.measure(int, int)"),
+                    (RUN, "void java.lang.Thread.run()"),
+                    (FETCH, "boolean com.example.app.Net.fetch(java.lang.String)")]
+SAMPLING_THREADS = [(9000, b"ample.app"), (9010, b"OkHttp Dispatch\n")]  # /proc comm, read with fgets
+# (tid, begin ns after T0, end ns after T0 or None for an instant sample, frames leaf first,
+# saved depth, actual depth): in the order the ring buffer held them.
+SAMPLING_RECORDS = [
+    (9000, 0, None, [DRAW, LOOP], 2, 2),
+    (9000, 1_000_000, None, [MEASURE, DRAW, LOOP], 3, 3),
+    (9010, 500_000, 2_500_000, [FETCH, RUN], 2, 2),               # a sample with a duration
+    (9000, 3_000_000, None, [LOOP], 1, 1),                        # the thread's last: its previous gap
+    (9000, 3_500_000, None, [MEASURE, DRAW], 2, 3),               # saved != actual depth: no valid stack
+    (9010, 4_000_000, 4_300_000, [UNMAPPED, RUN], 2, 2),          # a frame the mapping does not name
+]
+
+
+def sampling_record(tid, begin, end, frames, saved, actual):
+    """u16 type (5: TraceStack), u16 tid, u32 message, u64 begin, u64 end (0: instant), u64 x2
+    thread CPU, u64 x2 allocations (v4), u32 x3 faults and switches (v5), u32 saved, u32 actual
+    depth, then the frames' ArtMethod* leaf first."""
+    head = struct.pack("<HHIQQQQ", 5, tid, 0, SAMPLING_T0 + begin, 0 if end is None else SAMPLING_T0 + end, 0, 0)
+    return (head + struct.pack("<QQIII", 0, 0, 0, 0, 0) + struct.pack("<II", saved, actual)
+            + b"".join(struct.pack("<Q", f) for f in frames))
+
+
+def sampling_bin():
+    extra = b'{"processId":9000}'
+    head = struct.pack("<IIIQIi", 0x01020304, 0, 5, SAMPLING_T0 // 1_000_000 + 60_000, len(SAMPLING_RECORDS),
+                       len(extra))
+    return head + extra + b"".join(sampling_record(*r) for r in SAMPLING_RECORDS)
+
+
+def sampling_mapping():
+    """u64 0, u32 version 1, u32 count, {u64 pointer, u16 length, text}, then {i16 tid, u8 length, name}."""
+    out = struct.pack("<QII", 0, 1, len(SAMPLING_METHODS))
+    for ptr, text in SAMPLING_METHODS:
+        out += struct.pack("<QH", ptr, len(text)) + text.encode()
+    for tid, name in SAMPLING_THREADS:
+        out += struct.pack("<hB", tid, len(name)) + name
+    return out
+
+
 def capture_ctrace(source_dir):
     with open(os.path.join(source_dir, "systrace", "capture.txt"), "rb") as f:
         text = f.read()
@@ -56,6 +108,8 @@ def capture_ctrace(source_dir):
 def files(source_dir=HERE):
     """{path relative to tests/golden: bytes}."""
     return {os.path.join("rhea", "v2-appTrace.bin"): rhea_v2_bin(),
+            os.path.join("rhea", "v3-sampling.bin"): sampling_bin(),
+            os.path.join("rhea", "v3-sampling-mapping.bin"): sampling_mapping(),
             os.path.join("systrace", "capture.ctrace"): capture_ctrace(source_dir)}
 
 
