@@ -1,5 +1,6 @@
 """Replays every fuzz target (built without libFuzzer as replay_*, from
-tests/fuzz/replay.c) over the seeds, each through every writer with a few
+tests/fuzz/replay.c) over the seeds (the corpus, tests/json, tests/ir and the
+inputs of the reader goldens), each through every writer with a few
 option sets (replay_convert with the defaults, replay_deobf over the mapping
 seeds), and over every past crash in tests/fuzz/regressions/, each as
 the fuzzer ran it (its control block picks writer and options) and its trace
@@ -26,6 +27,10 @@ def main():
     seeds += sorted(glob.glob(os.path.join(ctx.source, "tests", "fuzz", "deobf-seeds", "*")))  # mappings: replay_deobf
     for sub in ("systrace", "rhea"):
         seeds += ctx.corpus_files(sub)
+    # every reader golden's input (tests/golden/<reader>/X beside X.ir): hand-made edge cases,
+    # run through every writer here so that the sanitizer pass meets them too
+    seeds += sorted(p[:-len(".ir")] for p in glob.glob(os.path.join(ctx.source, "tests", "golden", "*", "*.ir"))
+                    if os.path.isfile(p[:-len(".ir")]))
     for sub in ("art", "systrace", "rhea"):
         seeds += [p for _, p in ctx.extra_files(sub)]
     regressions = os.path.join(ctx.source, "tests", "fuzz", "regressions")
