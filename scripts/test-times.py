@@ -4,16 +4,15 @@
 per layer label. Wall times on a shared machine grow with its load; CPU times do not, so
 they are what to compare between runs.
 
-    scripts/test-times.py BUILD_DIR [--top N]     e.g. scripts/test-times.py build-asan
+    scripts/test-times.py BUILD_DIR [--top N] [--log LastTest.log]   e.g. scripts/test-times.py build-asan
 
-Reads BUILD_DIR/Testing/Temporary/LastTest.log (the last ctest run there) and the labels of
-`ctest --show-only=json-v1`. C unit tests print no CPU line: their CPU is shown as '-'.
+Reads BUILD_DIR/Testing/Temporary/LastTest.log (the last ctest run there) and the labels the
+CTestTestfile.cmake files give (not through ctest: any ctest command, even --show-only, starts
+a new LastTest.log). C unit tests print no CPU line: their CPU is shown as '-'.
 """
 import argparse
-import json
 import os
 import re
-import subprocess
 import sys
 
 LAYERS = ("unit", "golden", "cli", "oracle", "stress", "browser")
@@ -42,14 +41,14 @@ def runs(log_path):
 
 
 def labels(build):
-    r = subprocess.run(["ctest", "--show-only=json-v1"], cwd=build, capture_output=True, text=True)
-    if r.returncode != 0:
-        return {}
+    """{test: [labels]} from the set_tests_properties(NAME PROPERTIES ... LABELS "a;b" ...) lines."""
     out = {}
-    for t in json.loads(r.stdout).get("tests", []):
-        for p in t.get("properties", []):
-            if p.get("name") == "LABELS":
-                out[t["name"]] = p["value"]
+    for d, _, files in os.walk(build):
+        if "CTestTestfile.cmake" not in files:
+            continue
+        with open(os.path.join(d, "CTestTestfile.cmake"), encoding="utf-8", errors="replace") as f:
+            for m in re.finditer(r'^set_tests_properties\((\S+) PROPERTIES .*?\bLABELS "([^"]*)"', f.read(), re.M):
+                out[m.group(1)] = m.group(2).split(";")
     return out
 
 
@@ -57,8 +56,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("build")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--log", help="a saved LastTest.log (default: BUILD_DIR's last run)")
     a = ap.parse_args()
-    log = os.path.join(a.build, "Testing", "Temporary", "LastTest.log")
+    log = a.log or os.path.join(a.build, "Testing", "Temporary", "LastTest.log")
     if not os.path.exists(log):
         sys.exit(f"{log}: no ctest run there")
     tests, lab = runs(log), labels(a.build)
