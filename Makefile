@@ -5,10 +5,13 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 # Mutants in the sanitizer pass (the normal pass runs 3000 trace and 600 mapping mutants
-# with another seed): an ASan conversion is about 5x slower, and make test must stay near
-# 15 minutes on 2 cores; test_fuzz_replay runs every seed through every writer there too.
+# with another seed): an ASan conversion is about 5x slower, and make test must stay under
+# 12 minutes on 2 cores; test_fuzz_replay runs every seed through every writer there too.
 ASAN_MUTATIONS ?= 800
 ASAN_DEOBF_MUTATIONS ?= 200
+# The layers (tests/<layer>/, ctest labels) the sanitizer pass runs: those whose inputs reach
+# the corners where memory errors live (see test: below).
+SANITIZE_LAYERS ?= unit|cli|stress
 CMAKE_GEN   = cmake -S . -B
 
 .PHONY: all build demo check test test-asan test-tsan bench fuzz install clean corpus
@@ -30,24 +33,35 @@ demo:
 	   { cat $(DEMO_LOG); echo "make demo: the build failed (its log: $(DEMO_LOG))" >&2; exit 1; }
 	@scripts/demo.sh $(BUILD)
 
-# The quick loop (well under a minute on 2 cores once built): the normal build, the C
-# unit tests and the Python tests labelled `quick` (tests/CMakeLists.txt: the fast ones,
-# chosen by measured time, that still reach every reader and writer). No sanitizer pass,
-# no browser: make test runs everything.
+# The quick loop (under a minute on 2 cores once built): the normal build and the tests
+# labelled `quick`: the unit, golden and cli layers but their slowest tests (tests/CMakeLists.txt,
+# TC_SLOW_TESTS). The C unit tests convert every reader's inputs through every writer; the
+# goldens say what each reader understands. No sanitizer, no oracle, no browser: make test.
 check:
 	@scripts/setup.sh test
 	@$(CMAKE_GEN) $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTC_WERROR=ON >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -L quick
 
-# The whole suite, warnings as errors, then once more under ASan+UBSan, then
-# the threaded API test under ThreadSanitizer. The two passes share one oracle
-# cache, emptied here: a third-party reader given the very bytes it already read
-# in this run is not started again (tests/tclib.py, Ctx.oracle). The sanitizer
-# pass also computes its expected outputs (the single-file conversions batch
-# is compared with) with the normal build's traceconv, TC_REFERENCE_TRACECONV:
-# the same bytes at a fraction of the cost; the commands under test still run
-# sanitized.
+# The whole suite, warnings as errors; then the layers that find memory errors
+# (SANITIZE_LAYERS: unit, cli, stress) once more under ASan+UBSan; then the threaded
+# API tests under ThreadSanitizer. The sanitizer pass runs the code where memory
+# errors are found: mutants, fuzz seeds and every past crash through every writer
+# with every option set, bad, odd and hostile inputs, the library's API (unit) and
+# the commands' edges (cli; but test_install and test_standalone, whose checks do
+# not depend on the build: tests/CMakeLists.txt, TC_NOT_SANITIZED). The oracle,
+# golden and browser layers are not run again: they judge the bytes and the IR of
+# well-formed inputs that the normal pass already judged, made by the same code
+# (the oracle layer took 29% of the sanitizer pass's CPU time, the golden layer
+# 13%); their inputs are fuzz seeds (test_fuzz_replay: the corpus, tests/json,
+# tests/ir and every reader golden's input, through every writer with every seed
+# option set) and the mutants start from them. The two passes
+# share one oracle cache, emptied here: a third-party reader given the very bytes
+# it already read in this run is not started again (tests/lib/tclib.py,
+# Ctx.oracle). The sanitizer pass also computes its expected outputs (the
+# single-file conversions batch is compared with) with the normal build's
+# traceconv, TC_REFERENCE_TRACECONV: the same bytes at a fraction of the cost;
+# the commands under test still run sanitized.
 ORACLE_CACHE = $(abspath $(BUILD))/oracle-cache
 test:
 	@scripts/setup.sh test
@@ -63,7 +77,8 @@ test-asan:
 	@$(CMAKE_GEN) $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTC_WERROR=ON -DTC_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		TC_ORACLE_CACHE=$(TC_ORACLE_CACHE) TC_REFERENCE_TRACECONV=$(TC_REFERENCE_TRACECONV) TC_MUTATIONS=$(ASAN_MUTATIONS) TC_DEOBF_MUTATIONS=$(ASAN_DEOBF_MUTATIONS) ctest --output-on-failure -j$(JOBS) -LE browser
+		TC_ORACLE_CACHE=$(TC_ORACLE_CACHE) TC_REFERENCE_TRACECONV=$(TC_REFERENCE_TRACECONV) TC_MUTATIONS=$(ASAN_MUTATIONS) TC_DEOBF_MUTATIONS=$(ASAN_DEOBF_MUTATIONS) ctest --output-on-failure -j$(JOBS) \
+		-L '^($(SANITIZE_LAYERS))$$'
 
 # Only what the stage needs: the library, tests/unit/api_threads.c and readers_threads.c.
 test-tsan:

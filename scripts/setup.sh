@@ -24,14 +24,14 @@ case "$mode" in
 esac
 # test_dot.py: Graphviz's dot reads every dot output (the oracle of the dot writer)
 [ "$mode" = test ] && pkgs+=(graphviz)
-# test_speedscope_browser.py runs speedscope's own importer (the npm package, pinned by
-# tests/speedscope/package-lock.json) in Debian's chromium: npm ci there, once, at the end
+# tests/browser/test_speedscope_browser.py runs speedscope's own importer (the npm package, pinned by
+# tests/browser/speedscope/package-lock.json) in Debian's chromium: npm ci there, once, at the end
 # of this script whichever way it ends (after apt-get, or when nothing was missing).
 speedscope_oracle() {
   local status=$? dir
-  dir=$(cd "$(dirname "$0")/.." && pwd)/tests/speedscope
+  dir=$(cd "$(dirname "$0")/.." && pwd)/tests/browser/speedscope
   [ "$status" -eq 0 ] && [ ! -f "$dir/node_modules/speedscope/dist/release/index.html" ] || return 0
-  echo "setup: npm ci in tests/speedscope"
+  echo "setup: npm ci in tests/browser/speedscope"
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || exit 1
 }
 if [ "$mode" = test ]; then

@@ -72,7 +72,7 @@ enum { SS_JUMP = 0, SS_OPEN = 1, SS_CLOSE = 2, SS_SAMPLE = 3 };
 #define SS_VALUE_MAX (((int64_t)1 << 53) - 2) /* a double holds every integer up to 2^53 (one spare: rounding) */
 #define SS_EVENT_MAX 80u                       /* bytes written for one event object (copies overrun its text) */
 /* speedscope's importer recurses per level: in Chromium it throws "Maximum call stack size
- * exceeded" on a stack between 5500 and 6000 frames deep (tests/test_speedscope_browser.py).
+ * exceeded" on a stack between 5500 and 6000 frames deep (tests/browser/test_speedscope_browser.py).
  * Deeper frames are dropped and counted, with a margin for smaller browser stacks. */
 #define SS_MAX_DEPTH 2000u
 

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""The flame graph works in a real browser: headless Chromium (Debian's chromium, driven by
+puppeteer-core from tests/browser, see tests/browser/lib.js) opens
+
+- the SVG of app-startup.trace written by `-o flamegraph` (file://);
+- the SVG of hostile names (</script><script>window.pwned=1</script>, <img onerror>, ...);
+- an HTML page with two graphs embedded by the engine (tests/unit/flame_render.c, mode
+  embed: each carries its script; one of them is the hostile graph);
+- an HTML page under a strict Content-Security-Policy (script-src 'nonce-...') with two
+  graphs embedded without a script, bound by the engine's page-level script run once with
+  the nonce;
+
+and checks, from what the browser shows (tests/browser/flame.js reports it as JSON): no
+console error, no failed request, no CSP violation; a real click on a frame zooms (its
+rectangle becomes x = xpad, width = svg width - 2 xpad, frames outside it are hidden, its
+ancestors dimmed at full width) and Reset Zoom restores every frame exactly; a search (the
+prompt overridden, the Search button clicked or F3 pressed, with and without the 'ic'
+toggle) reports "Matched: P%" with P computed here from the frames' counts (a match inside
+a matched frame is not counted twice) and colours exactly the matching frames; Reset
+Search restores every fill; hovering a frame shows "Function: <tooltip>"; a hostile name
+runs nothing (window.pwned stays undefined, no <img>, one script per graph). Screenshots
+are saved in the test's work dir.
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import browserlib  # noqa: E402
+import tclib  # noqa: E402
+import test_flamegraph as tf  # noqa: E402  (the hostile input and the SVG parsing)
+
+XPAD = 10
+MATCH = "rgb(230,0,230)"
+NONCE = "tcFlameTestNonce42"
+
+
+def expected_matched(frames, term, ic):
+    """'Matched: P%' from the frames' counts: a matching frame counts unless a matching
+    frame contains it (an ancestor: nearer the root, its x range covering this one)."""
+    rx = re.compile(term, re.I if ic else 0)
+    parsed = []
+    for f in frames:
+        name, count, _ = tf.split_title(f["title"])
+        parsed.append(dict(hit=bool(rx.search(f["title"])), count=count, x=float(f["x"]),
+                           w=float(f["width"]), y=float(f["y"])))
+    total = max(p["count"] for p in parsed)
+    eps = 0.06
+    matched = 0
+    for p in parsed:
+        if not p["hit"]:
+            continue
+        inside = any(q["hit"] and q is not p and q["y"] > p["y"] and q["x"] <= p["x"] + eps
+                     and p["x"] + p["w"] <= q["x"] + q["w"] + eps and p["x"] < q["x"] + q["w"] - eps
+                     for q in parsed)
+        if not inside:
+            matched += p["count"]
+    pct = 100 * matched / total
+    return ("Matched: 100%" if pct == 100 else "Matched: %.1f%%" % pct), sum(p["hit"] for p in parsed)
+
+
+def pick_click(frames, svg_width):
+    """A frame worth zooming: not the root, at least 40 px wide, at least one level above a leaf."""
+    best = None
+    for i, f in enumerate(frames[1:], 1):
+        w = float(f["width"])
+        if 40 <= w <= svg_width / 2 and (best is None or float(frames[best]["y"]) > float(f["y"])):
+            best = i
+    return best if best is not None else 1
+
+
+def check_graph(ctx, label, g, res, frames_model):
+    ctx.eq(res["errors"], [], f"{label}: console errors, failed requests")
+    ctx.eq(res["pwned"][0], "undefined", f"{label}: window.pwned")
+    ctx.eq(res["pwned"][1], 0, f"{label}: <img> elements in the document")
+    before = res["before"]["frames"]
+    ctx.check(len(before) > 3, f"{label}: the browser sees {len(before)} frames")
+    width = res["before"]["width"]
+    if "zoomed" in res:
+        z = res["zoomed"]["frames"][g["click"]]
+        ctx.check(abs(float(z["x"]) - XPAD) < 1e-6 and abs(float(z["width"]) - (width - 2 * XPAD)) < 1e-6,
+                  f"{label}: the clicked frame is full width after the zoom: x={z['x']} width={z['width']}")
+        ctx.check(not res["zoomed"]["unzoomHidden"], f"{label}: Reset Zoom is shown while zoomed")
+        clicked = before[g["click"]]
+        cx, cw, cy = float(clicked["x"]), float(clicked["width"]), float(clicked["y"])
+        hidden = sum(f["hidden"] for f in res["zoomed"]["frames"])
+        outside = sum(1 for f in before if float(f["y"]) <= cy and (float(f["x"]) + 0.01 < cx or
+                                                                 float(f["x"]) >= cx + cw - 0.01))
+        ctx.check(hidden >= outside > 0, f"{label}: {hidden} frames hidden, {outside} frames outside the zoom")
+        parents = [f for f in res["zoomed"]["frames"] if f["parent"]]
+        ctx.check(parents and all(abs(float(f["width"]) - (width - 2 * XPAD)) < 1e-6 for f in parents),
+                  f"{label}: ancestors dimmed at full width ({len(parents)})")
+        un = res["unzoomed"]
+        ctx.eq([(f["x"], f["width"], f["hidden"], f["parent"]) for f in un["frames"]],
+               [(f["x"], f["width"], False, False) for f in before], f"{label}: Reset Zoom restores every frame")
+        ctx.check(un["unzoomHidden"], f"{label}: Reset Zoom is hidden again")
+    for s in res["searches"]:
+        want, hits = expected_matched(frames_model, s["term"], s["ic"])
+        ctx.eq(s["found"]["matched"], want, f"{label}: search {s['term']!r} ic={s['ic']}")
+        ctx.check(hits > 0, f"{label}: search {s['term']!r} matches something")
+        ctx.eq(sum(f["fill"] == MATCH for f in s["found"]["frames"]), hits, f"{label}: frames coloured by the search")
+        ctx.eq(s["found"]["searchText"], "Reset Search", f"{label}: the button after a search")
+        ctx.eq([f["fill"] for f in s["reset"]["frames"]], [f["fill"] for f in before],
+               f"{label}: Reset Search restores every fill")
+        ctx.check(s["reset"]["matchedHidden"], f"{label}: Matched is hidden after Reset Search")
+    for h in res["hovers"]:
+        ctx.eq(h["details"], "Function: " + before[h["index"]]["title"], f"{label}: details line on hover")
+
+
+def page(path, body, head=""):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>flame graphs</title>" + head +
+                "</head>\n<body>\n<h1>Two graphs</h1>\n" + body + "\n</body></html>\n")
+    return "file://" + path
+
+
+def main():
+    ctx = tclib.Ctx()
+    node = browserlib.require_node(ctx)
+    render = os.path.join(os.path.dirname(os.path.abspath(ctx.traceconv)), "flame_render")
+    w = ctx.work
+    src = os.path.join(ctx.corpus, "app-startup.trace")
+    svg = tf.convert(ctx, src, "flamegraph", os.path.join(w, "app-startup.svg"))
+    hostile_src = os.path.join(w, "hostile.systrace")
+    tf.hostile_trace(hostile_src)
+    hostile = tf.convert(ctx, hostile_src, "flamegraph", os.path.join(w, "hostile.svg"), ["--minwidth", "0"])
+    folded = tf.convert(ctx, src, "folded", os.path.join(w, "app-startup.folded"))
+    hfolded = tf.convert(ctx, hostile_src, "folded", os.path.join(w, "hostile.folded"))
+    if not (svg and hostile and folded and hfolded) or not ctx.check(os.path.exists(render), f"{render} missing"):
+        ctx.done()
+
+    def embed(folded_path, mode, prefix):
+        r = subprocess.run([render, "--mode", mode, "--prefix", prefix, "--countname", "us", "--title",
+                            f"graph {prefix}", "--colors", "java", folded_path], capture_output=True)
+        ctx.eq(r.returncode, 0, f"flame_render {mode} {prefix}: {r.stderr.decode(errors='replace')}")
+        return r.stdout.decode("utf-8")
+
+    script = subprocess.run([render, "--script"], capture_output=True).stdout.decode()
+    inline_page = page(os.path.join(w, "embedded.html"),
+                       embed(folded, "embed", "ga") + "\n<p>between</p>\n" + embed(hfolded, "embed", "gb"))
+    csp = f"<meta http-equiv=\"Content-Security-Policy\" content=\"script-src 'nonce-{NONCE}'\">"
+    csp_page = page(os.path.join(w, "csp.html"),
+                    embed(folded, "noscript", "gc") + "\n" + embed(hfolded, "noscript", "gd") +
+                    f"\n<script nonce=\"{NONCE}\">\n{script}</script>", head=csp)
+
+    _, model = tf.our_frames(ctx, "app-startup", svg)
+    _, hmodel = tf.our_frames(ctx, "hostile", hostile)
+    if not model or not hmodel:
+        ctx.done()
+    frames = [dict(title=f"{f['name']} ({f['count']:,} us, {f['pct']}%)" if i else f"all ({f['count']:,} us, 100%)",
+                   x=f["x"], y=f["y"], width=f["width"]) for i, f in enumerate(model)]
+    hframes = [dict(title=f"{f['name']} ({f['count']:,} us, {f['pct']}%)" if i else f"all ({f['count']:,} us, 100%)",
+                    x=f["x"], y=f["y"], width=f["width"]) for i, f in enumerate(hmodel)]
+    click = pick_click(frames, 1200)
+    hostile_idx = [i for i, f in enumerate(hmodel) if "pwned" in f["name"] or "onerror" in f["name"]]
+    searches = [{"term": "android\\.view", "how": "button"}, {"term": "Activity", "how": "key"},
+                {"term": "INFLATE", "ic": True, "how": "button"}, {"term": "us, ", "how": "button"}]
+    hsearch = [{"term": "script", "how": "button"}, {"term": "run", "how": "key"}]
+    graphs = [
+        dict(url="file://" + svg, svg=None, prefix="", click=click, searches=searches, hover=[click, 0],
+             shot=os.path.join(w, "app-startup.png")),
+        dict(url="file://" + hostile, svg=None, prefix="", click=hostile_idx[0], searches=hsearch,
+             hover=hostile_idx, shot=os.path.join(w, "hostile.png")),
+        dict(url=inline_page, svg="#ga", prefix="ga-", click=click, searches=searches[:2], hover=[click]),
+        dict(url=inline_page, svg="#gb", prefix="gb-", click=hostile_idx[0], searches=hsearch, hover=hostile_idx,
+             shot=os.path.join(w, "embedded.png")),
+        dict(url=csp_page, svg="#gc", prefix="gc-", click=click, searches=searches[1:3], hover=[click]),
+        dict(url=csp_page, svg="#gd", prefix="gd-", click=hostile_idx[-1], searches=hsearch[:1], hover=hostile_idx,
+             shot=os.path.join(w, "csp.png")),
+    ]
+    res = browserlib.run_spec(ctx, node, "flame.js", {"graphs": graphs}, os.path.join(w, "spec.json"),
+                              os.path.join(w, "result.json"), "flame.js")
+    if res is None:
+        ctx.done()
+    results = res["results"]
+    models = [frames, hframes, frames, hframes, frames, hframes]
+    labels = ["standalone", "standalone hostile", "embedded ga", "embedded hostile gb", "csp gc", "csp hostile gd"]
+    for g, res, m, label in zip(graphs, results, models, labels):
+        check_graph(ctx, label, g, res, m)
+        n_scripts = res["pwned"][2]
+        ctx.eq(n_scripts, {"standalone": 1, "standalone hostile": 1}.get(label, 2 if "embedded" in label else 1),
+               f"{label}: <script> elements in the document")
+    # the two graphs of a page are independent: zooming one left the other as it was
+    ctx.eq([f["x"] for f in results[2]["after"]["frames"]], [f["x"] for f in results[2]["before"]["frames"]],
+           "embedded ga unchanged at the end")
+    for shot in ("app-startup.png", "app-startup-zoomed.png", "hostile.png", "embedded.png", "csp.png"):
+        p = os.path.join(w, shot)
+        ctx.check(os.path.exists(p) and os.path.getsize(p) > 1000, f"screenshot {p}")
+    print(f"screenshots in {w}")
+    ctx.done()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""`traceconv serve`'s page in a real browser: headless Chromium (Debian's chromium,
+driven by puppeteer-core, tests/browser/serve.js) uploads corpus/app-startup.trace
+through the page's form and, on the result page:
+
+- the flame graph (its own SVG document in a sandboxed iframe) has one root frame per
+  thread of the tracegen facts (`name-tid`), under `all`, and hovering a thread root
+  shows "Function: <its tooltip>" in the graph's details line; the iframe's script
+  cannot reach the page (sandboxed: an opaque origin);
+- the CPU tab loads the CPU flame graph; the thread table lists every thread of the facts;
+- the pprof download (fetched by the page from its link) is accepted by
+  `go tool pprof -raw`, the Perfetto download decoded by protoc with the upstream schema;
+- no console error, failed request or CSP violation (page or graph);
+- screenshots: serve-result.png and serve-error.png in the test's work dir;
+- random bytes uploaded through the form show the CLI's own line for that file;
+- on a server whose --keep-size (32K) is below the trace's size, the page says the trace
+  is too large (its name, the sizes, the option) without sending it.
+"""
+import base64
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import browserlib  # noqa: E402
+import serve_lib  # noqa: E402
+import tclib  # noqa: E402
+
+
+def main():
+    ctx = tclib.Ctx()
+    node = browserlib.require_node(ctx)
+    trace = os.path.join(ctx.corpus, "app-startup.trace")
+    with open(os.path.join(ctx.corpus, "app-startup.facts.json")) as f:
+        facts = json.load(f)
+    bad = os.path.join(ctx.work, "noise.bin")
+    with open(bad, "wb") as f:
+        f.write(os.urandom(2048))
+    r = subprocess.run([ctx.traceconv, "-o", "folded", "noise.bin", "x.folded"], cwd=ctx.work, capture_output=True)
+    want_error = r.stderr.decode(errors="replace").strip().splitlines()[-1]
+
+    srv = serve_lib.Server(ctx.traceconv, ctx.work)
+    small = serve_lib.Server(ctx.traceconv, ctx.work, "--keep-size", "32K", tmpdir=os.path.join(ctx.work, "small"))
+    result = os.path.join(ctx.work, "browser.json")
+    try:
+        res = browserlib.run_harness(ctx, node, "serve.js", [srv.url, trace, bad, ctx.work, small.url, result],
+                                     result, "serve.js failed")
+    finally:
+        rc = srv.stop()
+        small.stop()
+    ctx.eq(rc, 0, "server exit status")
+    if res is None:
+        ctx.done()
+
+    ctx.eq(res["errors"], [], "console errors and failed requests on the result page")
+    ctx.eq(res["pageCsp"], [], "CSP violations on the page")
+    ctx.eq(res["frameCsp"], [], "CSP violations in the flame graph")
+    ctx.eq(res["frameCanReachPage"], False, "the flame graph's script cannot reach the page")
+    titles = [f["title"] for f in res["frames"]]
+    ys = sorted({f["y"] for f in res["frames"]}, reverse=True)
+    roots = sorted(f["title"].split(" (")[0] for f in res["frames"] if f["y"] == ys[1])
+    # flamegraph.pl's rule: frames narrower than --minwidth (0.1 px of the 1180 px between the pads) are left out
+    total = sum(t["wall_total_us"] for t in facts["threads"])
+    want_roots = sorted(f"{t['name']}-{t['tid']}" for t in facts["threads"]
+                        if t["wall_total_us"] / total * 1180 >= 0.1)
+    ctx.check(len(want_roots) >= 4, f"threads wide enough to be drawn: {want_roots}")
+    ctx.eq(roots, want_roots, "the flame graph's thread roots are the facts' threads")
+    ctx.check(titles and titles[0].startswith("all ("), f"the bottom frame is 'all': {titles[:1]}")
+    ctx.eq(res["details"], "Function: " + res["hovered"], "hovering a thread root shows its tooltip")
+    main_thread = [t for t in facts["threads"] if t["tid"] == facts["pid"]][0]
+    main_title = [t for t in titles if t.startswith(f"main-{main_thread['tid']} (")]
+    ctx.check(main_title and f"({main_thread['wall_total_us']:,} us".replace(",", ",") in main_title[0]
+              or main_title and f"({main_thread['wall_total_us']} us" in main_title[0],
+              f"main thread's tooltip carries its time in methods: {main_title}")
+    ctx.check(res.get("cpuFrames", 0) > 3, "the CPU tab shows a CPU flame graph")
+    ctx.eq(sorted(res["threadsTable"]), sorted(f"{t['name']} (tid {t['tid']})" for t in facts["threads"]),
+           "the thread table")
+    writers = {l["writer"] for l in res["links"]}
+    for w in ("perfetto", "json", "pprof", "folded", "systrace", "speedscope", "report", "dot", "flamegraph"):
+        ctx.check(w in writers, f"a download link for {w}")
+
+    home = tempfile.mkdtemp(prefix="pprof-home-", dir=ctx.work)
+    env = dict(os.environ, HOME=home, GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
+    dl = res["downloads"]
+    pprof = os.path.join(ctx.work, "from-page.pb.gz")
+    with open(pprof, "wb") as f:
+        f.write(base64.b64decode(dl["pprof"]["base64"]))
+    ctx.eq(dl["pprof"]["disposition"], 'attachment; filename="app-startup.pb.gz"', "pprof download's name")
+    r = ctx.oracle(["go", "tool", "pprof", "-symbolize=none", "-raw", pprof], env=env)
+    ctx.check(r is not None and r.returncode == 0, "go tool pprof accepts the page's pprof download")
+    pf = base64.b64decode(dl["perfetto"]["base64"])
+    r = ctx.oracle(["protoc", "--proto_path=" + ctx.schema_dir("perfetto_trace.proto"), "--decode=perfetto.protos.Trace",
+                    "perfetto_trace.proto"], input=pf)
+    ctx.check(r is not None and r.returncode == 0 and b'thread_name: "main"' in r.stdout,
+              "protoc decodes the page's Perfetto download")
+
+    ctx.eq(res["badError"], want_error, "random bytes: the CLI's line on the page")
+    ctx.check(res["badUrl"] == srv.url, "the error is shown on the upload page")
+    # the one console line allowed: Chromium's own note of the 422 answer itself
+    ctx.eq([e for e in res["errorsAfterBad"] if "status of 422" not in e], [], "console errors after the bad upload")
+    ctx.eq(res["pageCspAfterBad"], [], "CSP violations after the bad upload")
+    kb = os.path.getsize(trace) / 1024
+    ctx.eq(res.get("tooLarge"), f"app-startup.trace: too large for this server\u2019s page: the file is {kb:.1f}K and its "
+           "store keeps 32K in all (--keep-size); the API (POST /api/convert) converts it without keeping it",
+           "a trace larger than --keep-size: the page's line")
+    ctx.eq(res.get("tooLargePosted"), 0, "a trace larger than --keep-size is not sent")
+    for shot in ("serve-result.png", "serve-error.png", "serve-too-large.png"):
+        ctx.check(os.path.getsize(os.path.join(ctx.work, shot)) > 10000, f"screenshot {shot}")
+    ctx.done()
+
+
+if __name__ == "__main__":
+    main()

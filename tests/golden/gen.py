@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Writes the reader goldens' binary inputs from their models, so that a reviewer reads the
+model here rather than a hex dump (test_reader_goldens.py checks that this reproduces the
+committed files byte for byte):
+
+  rhea/v2-appTrace.bin     a RheaTrace 2.x binary method trace (RHEA.md §2.2 of the format
+                           notes): the 32-byte header, then one 16-byte record per method
+                           return, inner calls first, then the mmapped file's zero tail;
+  rhea/v3-sampling.bin     a btrace 3.x sampling dump (RHEA.md §3, version 5): the 28-byte
+  rhea/v3-sampling-mapping.bin   header and its JSON, one record per sample (its stack leaf
+                           first), and the mapping: each ArtMethod* with its PrettyMethod
+                           text, then the threads' comm names;
+  systrace/capture.ctrace  `atrace -z` output: adb's "capturing trace... done" line,
+                           "TRACE:", then systrace/capture.txt deflated with zlib.
+
+    python3 tests/golden/gen.py [OUTDIR]      (default: the directory of this script)
+"""
+import os
+import struct
+import sys
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Header: u32 version 5, u32 pid (the main thread's tid), u64 CLOCK_BOOTTIME at init, u64
+# CLOCK_MONOTONIC at init (the records' base), u64 CLOCK_MONOTONIC when tracing started.
+RHEA_PID = 7000
+RHEA_BOOT_NS = 100_000_000_000
+RHEA_MONO_NS = 40_000_000_000
+RHEA_BEGIN_NS = RHEA_MONO_NS + 500_000
+
+# (start ns after the monotonic base, duration ns, tid, method id), in the order the app
+# wrote them: when each method returned. Method ids 1-6 are in v2-methodMapping.txt, 99 is not.
+RHEA_RECORDS = [
+    (200_000, 500_000, 7000, 3),      # onResume [0.2, 0.7] ms: began before tracing (0.5 ms)
+    (1_000_000, 300_000, 7000, 2),    # inflate [1.0, 1.3], inside onCreate
+    (800_000, 1_000_000, 7000, 1),    # onCreate [0.8, 1.8]
+    (900_000, 2_000_000, 7012, 4),    # Worker.run [0.9, 2.9]
+    (3_000_000, 100_000, 7012, 99),   # an id the mapping does not name [3.0, 3.1]
+    (1_500_000, 2_000_000, 7012, 5),  # Worker.load [1.5, 3.5]: ends after its caller
+]
+
+
+def rhea_record(start_rel, dur, tid, mid):
+    """w0 = start << 19 | dur >> 26; w1 = (dur & 0x3FFFFFF) << 38 | tid << 23 | mid."""
+    return struct.pack("<QQ", (start_rel << 19) | (dur >> 26), ((dur & 0x3FFFFFF) << 38) | (tid << 23) | mid)
+
+
+def rhea_v2_bin():
+    head = struct.pack("<IIQQQ", 5, RHEA_PID, RHEA_BOOT_NS, RHEA_MONO_NS, RHEA_BEGIN_NS)
+    return head + b"".join(rhea_record(*r) for r in RHEA_RECORDS) + bytes(16)
+
+
+# The sampling dump: pid 9000; samples taken from 50 s on the boot clock (ns).
+SAMPLING_PID = 9000
+SAMPLING_T0 = 50_000_000_000
+LOOP, DRAW, MEASURE, RUN, FETCH, UNMAPPED = 0x70001000, 0x70002000, 0x70003000, 0x70004000, 0x70005000, 0x70009000
+SAMPLING_METHODS = [(LOOP, "void android.os.Looper.loop()"),
+                    (DRAW, "void com.example.app.Main.onDraw(android.graphics.Canvas)"),
+                    (MEASURE, "int com.example.app.Main.measure(int, int)"),
+                    (RUN, "void java.lang.Thread.run()"),
+                    (FETCH, "boolean com.example.app.Net.fetch(java.lang.String)")]
+SAMPLING_THREADS = [(9000, b"ample.app"), (9010, b"OkHttp Dispatch\n")]  # /proc comm, read with fgets
+# (tid, begin ns after T0, end ns after T0 or None for an instant sample, frames leaf first,
+# saved depth, actual depth): in the order the ring buffer held them.
+SAMPLING_RECORDS = [
+    (9000, 0, None, [DRAW, LOOP], 2, 2),
+    (9000, 1_000_000, None, [MEASURE, DRAW, LOOP], 3, 3),
+    (9010, 500_000, 2_500_000, [FETCH, RUN], 2, 2),               # a sample with a duration
+    (9000, 3_000_000, None, [LOOP], 1, 1),                        # the thread's last: its previous gap
+    (9000, 3_500_000, None, [MEASURE, DRAW], 2, 3),               # saved != actual depth: no valid stack
+    (9010, 4_000_000, 4_300_000, [UNMAPPED, RUN], 2, 2),          # a frame the mapping does not name
+]
+
+
+def sampling_record(tid, begin, end, frames, saved, actual):
+    """u16 type (5: TraceStack), u16 tid, u32 message, u64 begin, u64 end (0: instant), u64 x2
+    thread CPU, u64 x2 allocations (v4), u32 x3 faults and switches (v5), u32 saved, u32 actual
+    depth, then the frames' ArtMethod* leaf first."""
+    head = struct.pack("<HHIQQQQ", 5, tid, 0, SAMPLING_T0 + begin, 0 if end is None else SAMPLING_T0 + end, 0, 0)
+    return (head + struct.pack("<QQIII", 0, 0, 0, 0, 0) + struct.pack("<II", saved, actual)
+            + b"".join(struct.pack("<Q", f) for f in frames))
+
+
+def sampling_bin():
+    extra = b'{"processId":9000}'
+    head = struct.pack("<IIIQIi", 0x01020304, 0, 5, SAMPLING_T0 // 1_000_000 + 60_000, len(SAMPLING_RECORDS),
+                       len(extra))
+    return head + extra + b"".join(sampling_record(*r) for r in SAMPLING_RECORDS)
+
+
+def sampling_mapping():
+    """u64 0, u32 version 1, u32 count, {u64 pointer, u16 length, text}, then {i16 tid, u8 length, name}."""
+    out = struct.pack("<QII", 0, 1, len(SAMPLING_METHODS))
+    for ptr, text in SAMPLING_METHODS:
+        out += struct.pack("<QH", ptr, len(text)) + text.encode()
+    for tid, name in SAMPLING_THREADS:
+        out += struct.pack("<hB", tid, len(name)) + name
+    return out
+
+
+def capture_ctrace(source_dir):
+    with open(os.path.join(source_dir, "systrace", "capture.txt"), "rb") as f:
+        text = f.read()
+    return b"capturing trace... done\nTRACE:\n" + zlib.compress(text, 9)
+
+
+def files(source_dir=HERE):
+    """{path relative to tests/golden: bytes}."""
+    return {os.path.join("rhea", "v2-appTrace.bin"): rhea_v2_bin(),
+            os.path.join("rhea", "v3-sampling.bin"): sampling_bin(),
+            os.path.join("rhea", "v3-sampling-mapping.bin"): sampling_mapping(),
+            os.path.join("systrace", "capture.ctrace"): capture_ctrace(source_dir)}
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else HERE
+    for rel, data in files().items():
+        path = os.path.join(out, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,220 @@
+"""The Chrome JSON reader (-i json).
+1. Round trip: ART -> json -> (our reader) -> folded equals ART -> folded, stack
+   by stack, for every project corpus trace and every valid shared ART trace.
+2. A hand-written third-party trace: array form, X events out of order and
+   nested at equal times, string pid/tid, M names, i, C (two series), b/e.
+   Expectations are worked out by hand in the comments.
+3. Bad JSON: one clear error with an offset; a size over --max-json is refused.
+5. Streamed: the document is scanned, never held as a tree. Values around traceEvents
+   (nested, strings with ] } and escapes) are skipped, otherData counts wherever it is,
+   the first traceEvents counts; broken JSON anywhere (also in a skipped value) fails
+   with the offset of the fault; --max-json bounds one event, not the file; peak RSS
+   for 4n events is that for n plus a little, and below the size of the file.
+4. Linear time: one counter event with n args (n series), n vs 4n:
+   CPU time(4n) <= 6 x time(n) (floor 0.3 s), and every series comes out."""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tclib  # noqa: E402
+
+HAND = [
+    {"ph": "M", "pid": "render", "tid": 5, "name": "process_name", "args": {"name": "renderer"}},
+    {"ph": "M", "pid": "render", "tid": 5, "name": "thread_name", "args": {"name": "CrRendererMain"}},
+    # out of order; "child" shares its parent's start and end: it must nest inside
+    {"ph": "X", "pid": "render", "tid": 5, "ts": 10.0, "dur": 4.0, "name": "child"},
+    {"ph": "X", "pid": "render", "tid": 5, "ts": 10.0, "dur": 4.0, "name": "grandchild"},
+    {"ph": "X", "pid": "render", "tid": 5, "ts": 0.0, "dur": 20.0, "name": "Task"},
+    {"ph": "X", "pid": "render", "tid": 5, "ts": 14.0, "dur": 2.5, "name": "sibling"},
+    {"ph": "B", "pid": 7, "tid": 8, "ts": 1.0, "name": "Outer"},
+    {"ph": "B", "pid": 7, "tid": 8, "ts": 2.0, "name": "Inner"},
+    {"ph": "E", "pid": 7, "tid": 8, "ts": 3.0},
+    {"ph": "E", "pid": 7, "tid": 8, "ts": 9.0},
+    {"ph": "i", "pid": 7, "tid": 8, "ts": 4.0, "name": "mark", "s": "t"},
+    {"ph": "C", "pid": 7, "tid": 8, "ts": 5.0, "name": "mem", "args": {"heap": 10, "gpu": 2.5}},
+    {"ph": "b", "pid": 7, "tid": 8, "ts": 1.5, "name": "fetch", "cat": "net", "id": "0x2a"},
+    {"ph": "e", "pid": 7, "tid": 8, "ts": 8.5, "name": "fetch", "cat": "net", "id": "0x2a"},
+]
+# folded (µs): renderer main: Task 20 total; child 4 (grandchild 4 inside: child self 0);
+# sibling 2.5 -> Task self = 20 - 4 - 2.5 = 13.5. Cumulative rounding per thread, in
+# depth-first order: Task 13.5 -> 14; grandchild +4 = 17.5 -> 18 (4); sibling +2.5 = 20 (2).
+# The thread's counts add up to Task's 20 µs.
+WANT_FOLDED = {"CrRendererMain-5;Task": 14, "CrRendererMain-5;Task;child;grandchild": 4,
+               "CrRendererMain-5;Task;sibling": 2, "Thread-8-8;Outer": 7, "Thread-8-8;Outer;Inner": 1}
+
+
+def round_trip(ctx):
+    sources = [p for _, p, _ in ctx.project_cases()]
+    extra = ctx.extra_corpus("art")
+    if extra:
+        for f in sorted(os.listdir(extra)):
+            if f not in ("perflib-header.trace", "studio-perflib-basic-special_char.trace"):
+                sources.append(os.path.join(extra, f))
+    for src in sources:
+        name = os.path.basename(src)
+        j = os.path.join(ctx.work, name + ".json")
+        a = os.path.join(ctx.work, name + ".art.folded")
+        b = os.path.join(ctx.work, name + ".json.folded")
+        if not (ctx.run(["-q", "-f", "-o", "json", src, j]).returncode == 0 and
+                ctx.run(["-q", "-f", "-o", "folded", src, a]).returncode == 0):
+            ctx.fail(f"{name}: cannot convert the ART trace")
+            continue
+        r = ctx.run(["-f", "-o", "folded", j, b])
+        if not ctx.check(r.returncode == 0, f"{name}: json reader: {r.stderr.decode(errors='replace').strip()}"):
+            continue
+        ctx.check("(json Chrome trace JSON" in r.stderr.decode(errors="replace"), f"{name}: detected as json")
+        fa, fb = tclib.read_folded(a), tclib.read_folded(b)
+        diff = {k: (fa.get(k), fb.get(k)) for k in set(fa) | set(fb) if fa.get(k) != fb.get(k)}
+        ctx.check(not diff, f"{name}: ART -> folded vs ART -> json -> folded differ on {len(diff)} stacks, "
+                            f"e.g. {list(diff.items())[:2]}")
+
+
+def hand_written(ctx):
+    path = os.path.join(ctx.work, "hand.json")
+    with open(path, "w") as f:
+        json.dump(HAND, f)
+    out = os.path.join(ctx.work, "hand.folded")
+    r = ctx.run(["-f", "-o", "folded", path, out], check_rc=0)
+    if r.returncode == 0:
+        ctx.eq(tclib.read_folded(out), WANT_FOLDED, "hand-written trace: folded stacks")
+    js = os.path.join(ctx.work, "hand.out.json")
+    ctx.run(["-f", "-o", "json", path, js], check_rc=0)
+    if os.path.exists(js):
+        chk = ctx.oracle(["python3", ctx.checker("check_chrome_json.py"), js])
+        ctx.check(chk is not None and chk.returncode == 0, f"re-written JSON passes the lint: {chk and chk.stdout[-500:]}")
+        ev = json.load(open(js))["traceEvents"]
+        names = {e["args"]["name"] for e in ev if e.get("name") == "process_name"}
+        ctx.check({"renderer"} <= names, f"process name from M events: {names}")
+        counters = sorted((e["name"], e["args"]["value"]) for e in ev if e["ph"] == "C")
+        ctx.eq(counters, [("mem.gpu", 2.5), ("mem.heap", 10)], "one counter per series")
+        ctx.eq(sorted(e["ph"] for e in ev if e["ph"] in "ibe"), ["b", "e", "i"], "instant and async events kept")
+        ids = {e["id2"]["local"] for e in ev if e["ph"] in "be"}
+        ctx.eq(ids, {"0x2a"}, "async cookie kept (id2.local: scoped to the process)")
+
+
+def bad_json(ctx):
+    path = os.path.join(ctx.work, "bad.json")
+    with open(path, "w") as f:
+        f.write('{"traceEvents":[{"ph":"B","ts":1,"pid":1,"tid":1,"name":"a"},\n{"ph":"E" "ts":2}]}')
+    out = os.path.join(ctx.work, "bad.folded")
+    r = ctx.run(["-o", "folded", "-i", "json", path, out], check_rc=1)
+    err = r.stderr.decode(errors="replace")
+    ctx.check(": json: offset 0x" in err and len(err.strip().splitlines()) == 1, f"bad JSON: one line with an offset: {err}")
+    ctx.check(not os.path.exists(out), "bad JSON: no output")
+
+
+
+
+def streamed(ctx):
+    ev = [{"ph": "B", "pid": 1, "tid": 2, "ts": 1.0, "name": "a"}, {"ph": "E", "pid": 1, "tid": 2, "ts": 4.0}]
+    body = json.dumps(ev)
+    noise = '{"a": "x]}\\"\\u0041", "b": [1, -2.5e3, true, null, {"c": [[], {}]}], "d": "[{"}'
+    other = '{"start_time_ns": 123456789, "generator": "not traceconv"}'
+    out = os.path.join(ctx.work, "s.json")
+    cases = {  # name: (document, the start_time_ns of its otherData, or None: none given)
+        "noise around, otherData last": ('{"metadata": %s, "traceEvents": %s, "x": [1], "otherData": %s}'
+                                         % (noise, body, other), 123456789),
+        "otherData first": ('{"otherData": %s, "traceEvents": %s}' % (other, body), 123456789),
+        "second traceEvents ignored": ('{"traceEvents": %s, "traceEvents": [{"ph": "B"}]}' % body, None),
+        "whitespace everywhere": (' \n{ "traceEvents" :\t[ %s , %s ] } \n' % (json.dumps(ev[0]), json.dumps(ev[1])),
+                                  None),
+    }
+    for name, (doc, start) in cases.items():
+        path = os.path.join(ctx.work, "streamed.json")
+        with open(path, "w") as f:
+            f.write(doc)
+        r = ctx.run(["-q", "-f", "-i", "json", "-o", "json", path, out])
+        if not ctx.check(r.returncode == 0, f"{name}: {r.stderr.decode(errors='replace').strip()}"):
+            continue
+        with open(out) as f:
+            got = json.load(f)
+        if start is not None:
+            ctx.eq(got["otherData"]["start_time_ns"], start, f"{name}: start_time_ns")
+        ctx.eq(sorted((e["ph"], e.get("name")) for e in got["traceEvents"] if e["ph"] in "BEX"),
+               [("B", "a"), ("E", "a")], f"{name}: the one slice")
+    broken = {  # name: document with @ where the fault is (removed before writing)
+        "unterminated string in a skipped value": '{"metadata": {"a": "x]}@', 
+        "bad escape in a skipped value": '{"metadata": "ab@\\q", "traceEvents": []}',
+        "trailing comma in the events": '{"traceEvents": [%s,@]}' % json.dumps(ev[0]),
+        "missing comma between events": '{"traceEvents": [%s @%s]}' % (json.dumps(ev[0]), json.dumps(ev[1])),
+        "garbage after the events": '{"traceEvents": %s @x}' % body,
+        "a letter for a number in a skipped value": '{"x": [1, @e5], "traceEvents": []}',
+    }
+    for name, doc in broken.items():
+        at = doc.index("@")
+        path = os.path.join(ctx.work, "broken.json")
+        with open(path, "w") as f:
+            f.write(doc.replace("@", ""))
+        r = ctx.run(["-f", "-i", "json", "-o", "folded", path, out + ".folded"], check_rc=1)
+        err = r.stderr.decode(errors="replace").strip()
+        offs = [int(w[2:].rstrip(":"), 16) for w in err.split() if w.startswith("0x")]
+        ctx.check(len(err.splitlines()) == 1 and offs and at - 1 <= offs[0] <= at + 1,
+                  f"{name}: one line with the offset {at:#x}: {err}")
+        ctx.check(not os.path.exists(out + ".folded"), f"{name}: no output")
+    # --max-json: one event of ~4 KB is over 1000 bytes; 2000 small events (more than 1000
+    # bytes in all) are not
+    big = [{"ph": "X", "pid": 1, "tid": 1, "ts": 1.0, "dur": 1.0, "name": "n" * 4000}]
+    small = [{"ph": "X", "pid": 1, "tid": 1, "ts": float(i), "dur": 0.5, "name": "s"} for i in range(2000)]
+    for name, evs, rc in (("one 4 KB event", big, 1), ("2000 small events", small, 0)):
+        path = os.path.join(ctx.work, "maxjson.json")
+        with open(path, "w") as f:
+            json.dump({"traceEvents": evs}, f)
+        r = ctx.run(["-f", "-o", "folded", "--max-json", "1000", path, out + ".folded"], check_rc=rc)
+        if rc:
+            e = r.stderr.decode(errors="replace")
+            ctx.check("max-json" in e and "offset 0x11:" in e, f"--max-json names itself and the event: {e!r}")
+    # memory: n vs 4n events (records spill to disk through the external sort)
+    if tclib.is_sanitized(ctx.traceconv):
+        print("SKIPPED CHECK: sanitized build, peak RSS not compared")
+        return
+    rss, size = {}, {}
+    for n in (100000, 400000):
+        path = os.path.join(ctx.work, f"many{n}.json")
+        with open(path, "w") as f:
+            f.write('{"traceEvents": [\n')
+            for i in range(n // 2):
+                f.write('{"ph":"B","pid":1,"tid":%d,"ts":%d.0,"name":"m%d","args":{"i":%d}},\n'
+                        '{"ph":"E","pid":1,"tid":%d,"ts":%d.5},\n' % (i % 4, i, i % 50, i, i % 4, i))
+            f.write('{"ph":"i","pid":1,"tid":1,"ts":0,"name":"end"}]}\n')
+        rc, err, rss[n] = tclib.run_measured([ctx.traceconv, "-q", "-f", "-o", "folded", path, os.devnull])
+        size[n] = os.path.getsize(path) // 1024
+        print(f"{n} events: {size[n]} KiB of JSON, peak RSS {rss[n]} KiB")
+        ctx.check(rc == 0, f"{n} events: {err.strip()}")
+    # a tree of the document grew by 8 times the file's growth (17 MiB more file here)
+    ctx.check(rss[400000] - rss[100000] <= (size[400000] - size[100000]) // 4,
+              f"peak RSS grows with the events: {rss[100000]} KiB for 100000, {rss[400000]} KiB for 400000")
+
+
+def counter_args(ctx):
+    times = {}
+    for n in (10000, 40000):
+        path = os.path.join(ctx.work, f"counter{n}.json")
+        with open(path, "w") as f:
+            json.dump({"traceEvents": [{"ph": "C", "name": "c", "pid": 1, "tid": 1, "ts": 0,
+                                        "args": {f"s{i}": i for i in range(n)}}]}, f)
+        out = path + ".out.json"
+        times[n] = ctx.cpu_time(["-q", "-f", "-o", "json", path, out])
+        if times[n] is None:
+            return
+        with open(out) as f:
+            series = {e["name"]: e["args"]["value"] for e in json.load(f)["traceEvents"] if e["ph"] == "C"}
+        ctx.eq(series, {f"c.s{i}": i for i in range(n)}, f"{n} series: each one counter \"c.<series>\"")
+    print(f"counter with n args: n=10000 {times[10000]:.2f} s, 4n {times[40000]:.2f} s")
+    ctx.check(times[40000] <= max(6 * times[10000], 0.3),
+              f"counter args: 4n takes {times[40000]:.2f} s, n {times[10000]:.2f} s (quadratic?)")
+
+
+def main():
+    ctx = tclib.Ctx()
+    round_trip(ctx)
+    hand_written(ctx)
+    bad_json(ctx)
+    streamed(ctx)
+    counter_args(ctx)
+    ctx.done()
+
+
+if __name__ == "__main__":
+    main()
