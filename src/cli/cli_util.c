@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "cli_util.h"
 #include "traceconv.h"
-#include "../core/utf8.h" /* the library's UTF-8 decoder, compiled in (CMakeLists.txt) */
+#include "../util/utf8.h" /* the library's UTF-8 decoder, compiled in (CMakeLists.txt) */
 
 #include <ctype.h>
 #include <errno.h>

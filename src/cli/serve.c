@@ -25,7 +25,7 @@
 #include "serve.h"
 #include "cli_util.h"
 #include "outfile.h"
-#include "../core/escape.h" /* the library's escaping rules, compiled in (CMakeLists.txt) */
+#include "../util/escape.h" /* the library's escaping rules, compiled in (CMakeLists.txt) */
 #include "traceconv.h"
 
 #include <microhttpd.h>

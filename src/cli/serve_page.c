@@ -14,7 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "serve.h"
-#include "../core/escape.h" /* the library's escaping rules, compiled in (CMakeLists.txt) */
+#include "../util/escape.h" /* the library's escaping rules, compiled in (CMakeLists.txt) */
 #include "traceconv.h"
 
 #include <stdlib.h>

@@ -17,7 +17,11 @@
  * Clock unwrap, pairing and every other rule live in normalize.c.
  */
 #define _GNU_SOURCE /* memrchr */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_diag.h"
+#include "tc_reader.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
 #include "text.h"
 
 #include <fcntl.h>

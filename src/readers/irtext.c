@@ -19,7 +19,12 @@
  * become plain names (their text is shown as is, nothing is re-split);
  * depth and S/U/F flags are ignored, since normalize derives them again.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_diag.h"
+#include "tc_jscan.h"
+#include "tc_reader.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
 #include "text.h"
 
 #include <errno.h>

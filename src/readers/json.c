@@ -26,7 +26,13 @@
  * escape of half a surrogate pair becomes U+FFFD, counted (unpaired-surrogate).
  */
 #define _GNU_SOURCE /* memmem */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_diag.h"
+#include "tc_jscan.h"
+#include "tc_options.h"
+#include "tc_reader.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
 
 #include <errno.h>
 #include <math.h>

@@ -69,7 +69,14 @@
  *    thread's previous gap, else 1 ms (btrace's nominal interval).
  */
 #define _GNU_SOURCE /* memrchr */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_atrace.h"
+#include "tc_diag.h"
+#include "tc_jscan.h"
+#include "tc_options.h"
+#include "tc_reader.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
 #include "text.h"
 
 #include <errno.h>

@@ -58,7 +58,12 @@
  * - Record order is the file's: atrace output is time-ordered; normalize
  *   clamps a thread whose time goes backwards (e.g. several HTML blocks).
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_atrace.h"
+#include "tc_diag.h"
+#include "tc_reader.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
 #include "text.h"
 
 #include <stdio.h>

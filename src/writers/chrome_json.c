@@ -14,7 +14,12 @@
  * Chrome and Perfetto, which would merge two processes' slices of one name
  * and cookie into one track.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_diag.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
+#include "tc_writer.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -14,7 +14,9 @@
  * rounded as in the text. Fields are quoted per RFC 4180 when needed; bytes
  * that are not UTF-8 become U+FFFD.
  */
-#include "tc_internal.h"
+#include "tc_diff.h"
+#include "tc_registry.h"
+#include "tc_writer.h"
 
 /* ",BASE,NEW,DELTA" of one figure (a missing side's cell empty); shown false: three empty cells. */
 static void triple(tci_sink *o, const tci_drow *r, int64_t b, int64_t n, int64_t delta, bool shown)

@@ -12,7 +12,13 @@
  * the README shows the negated pair (`traceconv diff --negate NEW BASE`)
  * that draws BASE's widths coloured by what will change.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_diff.h"
+#include "tc_flame.h"
+#include "tc_options.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
+#include "tc_writer.h"
 
 static int diff_flamegraph(const tci_diff *d, tci_sink *o)
 {

@@ -16,7 +16,11 @@
  * the two rounded cells). Names are escaped as in the report: control bytes,
  * backslashes and bytes that are not UTF-8 as \n, \\, \xHH.
  */
-#include "tc_internal.h"
+#include "tc_diff.h"
+#include "tc_options.h"
+#include "tc_profile.h"
+#include "tc_registry.h"
+#include "tc_writer.h"
 
 #include <stdio.h>
 

@@ -33,7 +33,14 @@
  * output is deterministic: nodes in order of inclusive time (then name),
  * each node's edges by time.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_diag.h"
+#include "tc_options.h"
+#include "tc_profile.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
+#include "tc_writer.h"
 
 #include <stdlib.h>
 

@@ -14,7 +14,15 @@
  * Options: title, width, minwidth (px, or N%), inverted (icicle), colors
  * (default java), hash. The subtitle names the input and the clock.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_diag.h"
+#include "tc_flame.h"
+#include "tc_folding.h"
+#include "tc_options.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
+#include "tc_writer.h"
 
 typedef struct flame_w {
     tci_foldflame ff;

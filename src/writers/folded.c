@@ -10,7 +10,14 @@
  * total. The first frame is the thread ("name-tid") unless no-thread merges
  * threads. Paths are printed in order of first appearance.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_diag.h"
+#include "tc_folding.h"
+#include "tc_options.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
+#include "tc_writer.h"
 
 #include <stdlib.h>
 

@@ -5,7 +5,12 @@
  * Times are ns relative to the trace start; flags: S synthetic, U unwind,
  * F forced by the exit of a caller.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_diag.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
+#include "tc_writer.h"
 
 static int ir_begin(tci_wctx *w)
 {

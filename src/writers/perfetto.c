@@ -69,7 +69,12 @@
  *    track_uuid, names interned on that sequence as for slices.
  *  - sampled stacks have no timeline form here: counted as not written.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_diag.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
+#include "tc_writer.h"
 
 #include "perfetto_trace_subset.pb-c.h"
 

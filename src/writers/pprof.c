@@ -27,7 +27,13 @@
  * same Profile. Memory stays bounded by the tree and the method table, never
  * by the events, and no array of all samples exists at any time.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_diag.h"
+#include "tc_options.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
+#include "tc_writer.h"
 
 #include "profile_subset.pb-c.h"
 

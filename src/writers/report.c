@@ -6,7 +6,7 @@
  * figures as one self-contained page (report_html.c).
  *
  * The figures are the profile module's (profile.c; the rules are in
- * tc_internal.h and the README). report_view.c puts them in order (a view)
+ * tc_profile.h and the README). report_view.c puts them in order (a view)
  * and here they are rendered. The view is renderer-neutral: rows in report
  * order, each with its report index, so that another renderer (the HTML
  * report) shows the same rows without sorting again.
@@ -30,6 +30,14 @@
  * UTF-8 become U+FFFD.
  */
 #include "report_shared.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_diag.h"
+#include "tc_options.h"
+#include "tc_profile.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
+#include "tc_writer.h"
 
 #include <stdlib.h>
 

@@ -35,6 +35,16 @@
  * profile's, never with records.
  */
 #include "report_shared.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_diag.h"
+#include "tc_flame.h"
+#include "tc_folding.h"
+#include "tc_options.h"
+#include "tc_profile.h"
+#include "tc_sha256.h"
+#include "tc_trace.h"
+#include "tc_writer.h"
 
 #include <stdlib.h>
 

@@ -9,7 +9,11 @@
 #ifndef TC_REPORT_SHARED_H
 #define TC_REPORT_SHARED_H
 
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_diag.h"
+#include "tc_profile.h"
+#include "tc_writer.h"
 
 typedef struct report_w {
     bool cpu;               /* sort and percentages by thread CPU time */

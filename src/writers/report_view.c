@@ -6,6 +6,12 @@
  * renderer of the variant it writes).
  */
 #include "report_shared.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_diag.h"
+#include "tc_options.h"
+#include "tc_profile.h"
+#include "tc_writer.h"
 
 static int64_t sort_key(const report_w *r, const tci_pmethod *m, uint8_t sort)
 {

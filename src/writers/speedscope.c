@@ -58,7 +58,14 @@
  * profile whose weights are the samples' durations, with explicit idle
  * samples ([]) for the gaps between them.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_diag.h"
+#include "tc_options.h"
+#include "tc_reader.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
+#include "tc_writer.h"
 
 #include <stdlib.h>
 

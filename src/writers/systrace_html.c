@@ -52,7 +52,12 @@
  *    the tid of its first thread.
  *  - sampled stacks have no systrace form: counted as not written.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_options.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
+#include "tc_writer.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -100,7 +100,7 @@ def main():
         ctx.done()
     header = os.path.join(prefix, "include", "traceconv.h")
     ctx.check(os.path.exists(header), "traceconv.h installed")
-    ctx.check(not glob.glob(os.path.join(prefix, "include", "tc_internal.h")), "the internal header is not installed")
+    ctx.check(not glob.glob(os.path.join(prefix, "include", "tc_*.h")), "no internal header is installed")
     libdir = os.path.dirname(os.path.dirname(pcs[0]))
     configs = glob.glob(os.path.join(libdir, "cmake", "traceconv", "traceconvConfig*.cmake"))
     ctx.check(len(configs) == 2, f"traceconvConfig.cmake and its version file installed: {configs}")

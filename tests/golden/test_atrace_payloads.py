@@ -1,5 +1,5 @@
 """One atrace payload grammar for both readers that see `tracing_mark_write`
-payloads (src/core/atrace.c): the same payloads written as systrace text and as
+payloads (src/parsers/atrace.c): the same payloads written as systrace text and as
 a RheaTrace 1.x all-threads dump give the same events.
 
 Each payload below carries the event it must become, written here from the

@@ -9,7 +9,7 @@ written by hand from the format's specification, never copied from traceconv's o
    expected dump beside them, <input>.ir.
 2. Each input converts to exactly its expected dump, whether its reader is found by probing
    or named with -i. A method named by its text (every reader but art) has the id the IR
-   documents for it: FNV-1a 64 of the name with the top bit set (src/core/trace.c), which
+   documents for it: FNV-1a 64 of the name with the top bit set (src/hub/trace.c), which
    the expected files write as id=HASH and this test computes.
 3. tests/golden/gen.py reproduces the binary inputs from their models (the RheaTrace 2.x
    records byte for byte; the zlib capture inflates to systrace/capture.txt).

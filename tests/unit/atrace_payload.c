@@ -1,9 +1,10 @@
 /*
- * atrace_payload.c - the core's atrace payload grammar (src/core/atrace.c),
+ * atrace_payload.c - the core's atrace payload grammar (src/parsers/atrace.c),
  * which the systrace and Rhea readers share. Expected values come from the
  * grammar as libcutils writes it and Perfetto reads it (SYSTRACE.md §3.3).
  */
-#include "tc_internal.h"
+#include "tc_atrace.h"
+#include "tc_reader.h"
 #include "unit.h"
 
 #include <stdlib.h>

@@ -6,7 +6,10 @@
  * with no leave, a walk from an inner node that stays under it, an error or
  * a cancel that stops it, and a 200000-deep chain walked without recursion.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_cancel.h"
+#include "tc_trace.h"
 #include "unit.h"
 
 #include <stdlib.h>

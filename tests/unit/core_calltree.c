@@ -5,7 +5,10 @@
  * sum of the self times under any node never above TCI_SUM_MAX, so writers
  * may add them up.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_diag.h"
+#include "tc_trace.h"
 #include "unit.h"
 
 #include <stdlib.h>

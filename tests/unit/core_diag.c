@@ -1,5 +1,5 @@
 /* core_diag: an error or warning is one printable line whatever input bytes it quotes. */
-#include "tc_internal.h"
+#include "tc_diag.h"
 #include "unit.h"
 
 #include <stdlib.h>

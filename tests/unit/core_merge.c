@@ -6,7 +6,10 @@
  * many spilled blocks. The expected order is a plain sort of the events
  * kept here, independent of merge.c's heap and encoding.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_conv.h"
+#include "tc_diag.h"
+#include "tc_trace.h"
 #include "unit.h"
 
 #include <stdlib.h>

@@ -7,7 +7,12 @@
  * frames above (the result a plain stack model gives); a huge elapsed time
  * is a warning, never an overflow.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_conv.h"
+#include "tc_diag.h"
+#include "tc_options.h"
+#include "tc_reader.h"
+#include "tc_trace.h"
 #include "unit.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /*
  * core_profile.c - the per-method profile (profile.c) on hand-built call
  * trees. Every expected value below was worked out by hand from the rules
- * in tc_internal.h (outermost activations for inclusive time, every
+ * in tc_profile.h (outermost activations for inclusive time, every
  * activation for exclusive time, the three edge splits), not read from the
  * code's output:
  *
@@ -13,7 +13,12 @@
  *   paths [X] 100 (self 44), [X,Y] 50 (20), [X,Y,X] 30 (20), [X,Y,X,Y] 10 (10), [X,Z] 6 (6)
  * Thread CPU time is half the wall time everywhere.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_diag.h"
+#include "tc_options.h"
+#include "tc_profile.h"
+#include "tc_trace.h"
 #include "unit.h"
 
 #include <stdlib.h>

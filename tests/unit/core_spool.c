@@ -6,7 +6,8 @@
  * small spool never creates its file; a record too big or a stream out of
  * range fails cleanly. The expected sequences are kept here, independently.
  */
-#include "tc_internal.h"
+#include "tc_diag.h"
+#include "tc_reader.h"
 #include "unit.h"
 
 #include <stdlib.h>

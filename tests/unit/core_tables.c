@@ -4,7 +4,10 @@
  * length with NUL bytes stored as U+FFFD, linear lookups of processes and
  * metadata. Expected values follow from how each table was filled here.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_diag.h"
+#include "tc_options.h"
+#include "tc_trace.h"
 #include "unit.h"
 
 #include <stdlib.h>

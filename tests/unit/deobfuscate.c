@@ -1,5 +1,5 @@
 /*
- * deobfuscate.c - the mapping parser and resolver (src/core/deobfuscate.c)
+ * deobfuscate.c - the mapping parser and resolver (src/transform/deobfuscate.c)
  * on mappings written here, each expected name following from
  * the format spec's rules (docs/formats/DEOBFUSCATION.md in the team's
  * shared notes: §3 grammar, §5 JSON,
@@ -7,7 +7,10 @@
  * numbers, the method table renamed (ART methods and text names), the
  * figures counted.
  */
-#include "tc_internal.h"
+#include "tc_deobf.h"
+#include "tc_diag.h"
+#include "tc_options.h"
+#include "tc_trace.h"
 #include "unit.h"
 
 #include <stdlib.h>

@@ -1,12 +1,12 @@
 /*
- * escape.c - the escaping rules of src/core/escape.c, one context at a time,
+ * escape.c - the escaping rules of src/util/escape.c, one context at a time,
  * against expectations written out by hand from the rules (HTML's script
  * data states, XML 1.0's Char production, dot's label escapes, JSON), and
  * the sink's script-data mode: the rule holds on the bytes as finally
  * written, when a '<' and the '/' after it are written by different calls
  * and land on both sides of a flush of the sink's 64 KiB buffer.
  */
-#include "tc_internal.h"
+#include "tc_writer.h"
 #include "unit.h"
 
 #include <stdlib.h>

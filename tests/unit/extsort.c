@@ -1,10 +1,10 @@
 /*
- * extsort.c - the core's external sort (src/core/extsort.c): records come
+ * extsort.c - the core's external sort (src/hub/extsort.c): records come
  * back in the comparator's order whether they fit in one run or spill to many,
  * a rewind reads the same sequence again, and an empty sort reads nothing.
  * The expected order is an independent model: a counting pass over the keys.
  */
-#include "tc_internal.h"
+#include "tc_reader.h"
 #include "unit.h"
 
 #include <stdlib.h>

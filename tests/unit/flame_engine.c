@@ -1,5 +1,5 @@
 /*
- * flame_engine.c - the flame graph engine (src/core/flamesvg.c) against the
+ * flame_engine.c - the flame graph engine (src/analysis/flamesvg.c) against the
  * values FLAMEGRAPH-SVG.md reports from running upstream flamegraph.pl:
  * colours of "main" (§6.1), the differential example (§7), label truncation
  * (§2.1: a 59 px "libc.so`memcpy_[k]" reads "libc.s.."), counts with commas
@@ -7,7 +7,9 @@
  * carry a script (or none), a bad prefix is refused, and the shared script
  * can neither end a CDATA section nor an HTML <script>.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_flame.h"
+#include "tc_writer.h"
 #include "unit.h"
 
 #include <ctype.h>

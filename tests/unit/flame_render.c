@@ -1,6 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 /*
- * flame_render.c - the flame graph engine (src/core/flamesvg.c) on a folded
+ * flame_render.c - the flame graph engine (src/analysis/flamesvg.c) on a folded
  * file, in any of its modes, for the tests: test_flamegraph.py compares its
  * differential graphs with flamegraph.pl's, test_flamegraph_browser.py puts
  * its embeddable graphs in an HTML page. Not installed.
@@ -17,7 +17,9 @@
  * A folded line "a;b;c 12" adds 12 to the self count of frame c under b
  * under a; frames are interned by (parent, name), as flamegraph.pl merges.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_flame.h"
+#include "tc_writer.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,12 @@
  * of its own writer, distinct extensions, the palettes the flame graph engine knows, a
  * parse hook for every row whose type has no generic parser, room for every key. */
 #define _GNU_SOURCE
-#include "tc_internal.h"
+#include "tc_diff.h"
+#include "tc_flame.h"
+#include "tc_options.h"
+#include "tc_reader.h"
+#include "tc_registry.h"
+#include "tc_writer.h"
 #include "unit.h"
 
 #include <stdlib.h>

@@ -11,7 +11,12 @@
  * reader written from the wire format (not from the writer's encoder) and
  * every time resolved as trace processor's ClockTracker does.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_diag.h"
+#include "tc_options.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
+#include "tc_writer.h"
 #include "unit.h"
 
 #include <stdlib.h>

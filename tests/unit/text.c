@@ -1,5 +1,5 @@
 /*
- * text.c - the text parsers' helpers (src/core/text.c), one rule each, at
+ * text.c - the text parsers' helpers (src/util/text.c), one rule each, at
  * their edges: numbers against the C library's strtoull/strtoll (overflow,
  * the caller's max, empty, signs, leading zeros, hex), lines written out by
  * hand (LF, CRLF, CR CR LF, a lone CR, no final newline, empty lines, an end

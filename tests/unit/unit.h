@@ -7,7 +7,7 @@
  * plain closing line "N passed, N failed" that CI reads.
  *
  * Programs that test internals define TC_BUILDING_LIBRARY and include
- * tc_internal.h (tests/CMakeLists.txt: tc_unit_test(... INTERNAL)).
+ * the tc_*.h headers of src/ (tests/CMakeLists.txt: tc_unit_test(... INTERNAL)).
  */
 #ifndef TC_UNIT_H
 #define TC_UNIT_H

@@ -1,5 +1,5 @@
 /*
- * utf8.c - the one UTF-8 decoder (src/core/utf8.c) against Unicode's own
+ * utf8.c - the one UTF-8 decoder (src/util/utf8.c) against Unicode's own
  * definition, and every place that reads names as characters against the
  * rule it states for bytes that are not UTF-8.
  *
@@ -18,7 +18,10 @@
  * compiled into this test). Before the decoder was one, the library's
  * messages let overlongs and surrogates through as they were.
  */
-#include "tc_internal.h"
+#include "tc_base.h"
+#include "tc_diag.h"
+#include "tc_flame.h"
+#include "tc_writer.h"
 #include "unit.h"
 #include "../../src/cli/cli_util.h"
 

@@ -1,0 +1,494 @@
+/*
+ * diff.c - two inputs compared per method (tc_diff_write; README "Diff").
+ *
+ * Each input is read and normalized by its own tc_conv exactly as for a
+ * conversion (tci_conv_aggregate runs conv.c's pipeline into a capture
+ * writer that is not registered), so the same repairs, limits and options
+ * apply. The capture keeps, per input, the profile of all threads
+ * (profile.c: the report's figures) and, for the differential flame graph,
+ * the folded writer's stacks of its call tree (folding.c) added into one
+ * differential flame tree: counts before from BASE, counts and widths from
+ * NEW, as `difffolded.pl BASE.folded NEW.folded | flamegraph.pl` draws.
+ *
+ * Matching (the key of a row). Inputs of different formats name methods
+ * differently: an ART trace has classes and dex signatures, a JSON or
+ * systrace capture of the same app has slice names ("pkg.Class.method" or
+ * "pkg.Class.method: (I)V"). Rows are keyed by the display name
+ * "pkg.Class.method" (a slice's name as it is); a method whose name has
+ * overloads is keyed by its full name with the signature instead, but only
+ * when every method of that display name has a signature in each input that
+ * has it, so that a side without signatures still matches by name (the
+ * overloads are then one row on both sides, their figures added). Methods
+ * of one input that share a key (two ids of one method, overloads shown as
+ * one) are one row, their figures added.
+ *
+ * Memory grows with the methods and call paths of the two inputs, never
+ * with their records: the inputs are read one after the other, each into
+ * its call tree, which is freed once its profile (and stacks) are taken.
+ */
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_conv.h"
+#include "tc_diag.h"
+#include "tc_diff.h"
+#include "tc_flame.h"
+#include "tc_folding.h"
+#include "tc_options.h"
+#include "tc_profile.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
+#include "tc_writer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* What the diff reads, whichever its format: the unused-option check takes them all for
+ * every format, as a user gives them (a --title with -o text is not an error). */
+const tci_option_def tci_diff_options[] = {
+    TCI_OPTION_WEIGHT("the clock of the order (and the flame graph's widths)"),
+    TCI_OPTION_SORT("order by |change| of inclusive (incl) or exclusive time, of calls, or by name"),
+    TCI_OPTION_MERGE_THREADS("flamegraph: one tree for all threads (0: a tower per name-tid)", "1"),
+    TCI_OPTIONS_FLAME("Differential Flame Graph"),
+    {.key = "negate", .type = TCI_OPT_BOOL, .help = "flamegraph: swap red and blue (flamegraph.pl --negate)",
+     TCI_OPT_FIELD(negate)},
+    {0},
+};
+
+static const char *const side_label[2] = {"BASE", "NEW"};
+
+/* ---- the capture: one input's profile and stacks -------------------------- */
+
+typedef struct capture {
+    tci_diff *d;
+    int side;
+    tci_foldflame ff; /* the flame graph's stacks of this input (begun only with d->flame) */
+} capture;
+
+static int capture_begin(tci_wctx *w)
+{
+    capture *cp = w->priv;
+    const tci_trace *t = w->trace;
+    if (cp->d->opt->weight_cpu && !t->has_cpu)
+        return tci_error(w->diag, TC_ERR_UNSUPPORTED, "diff", UINT64_MAX,
+                         "the input has no thread-CPU clock (clock=%s); use --weight wall", tci_clock_name(t->clock));
+    if (!cp->d->flame)
+        return TC_OK;
+    return tci_foldflame_begin(&cp->ff, t, cp->d->opt->weight_cpu);
+}
+
+static int capture_finish(tci_wctx *w, const tci_calltree *ct)
+{
+    capture *cp = w->priv;
+    tci_dside *s = &cp->d->side[cp->side];
+    int rc = tci_profile_build(&s->profile, ct, TCI_NONE);
+    s->built = true;
+    if (rc == TC_OK && s->profile.saturated)
+        tci_warn(w->diag, TCI_FIG_SATURATED, "diff", UINT64_MAX,
+                 "%llu sums of the profile went beyond %lld ns and were capped there; those figures are lower bounds",
+                 (unsigned long long)s->profile.saturated, (long long)TCI_SUM_MAX);
+    if (rc == TC_OK && cp->d->flame) /* BASE's counts are the counts before, NEW's the counts (difffolded.pl's columns) */
+        rc = tci_foldflame_add(&cp->ff, cp->d->flame, ct, cp->d->merge_threads, cp->side == TCI_DIFF_BASE);
+    return rc;
+}
+
+static void capture_close(tci_wctx *w)
+{
+    capture *cp = w->priv;
+    tci_foldflame_free(&cp->ff); /* zeroed when not begun; zeroed again after */
+}
+
+static const tci_writer capture_writer = {
+    .name = "diff",
+    .description = "the per-method comparison of two inputs (traceconv diff)",
+    .extensions = "txt",
+    .options = tci_diff_options,
+    .flags = TCI_WF_AGGREGATE,
+    .begin = capture_begin,
+    .finish = capture_finish,
+    .close = capture_close,
+};
+
+/* ---- matching ------------------------------------------------------------------ */
+
+/* Interned texts: text -> index, by a 64-bit hash (another seed on a collision). */
+typedef struct strset {
+    tci_idmap ids;
+    const char **text;
+    uint32_t n, cap;
+} strset;
+
+static uint64_t text_hash(const char *s, uint64_t seed)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ (seed * 0x9e3779b97f4a7c15ull);
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* The index of text (stored by pointer: it lives in a trace's arena), TCI_NONE: no memory. */
+static uint32_t strset_intern(strset *s, const char *text)
+{
+    for (uint64_t seed = 0;; seed++) {
+        uint64_t h = text_hash(text, seed);
+        uint32_t i = tci_idmap_get(&s->ids, h);
+        if (i == TCI_NONE) {
+            if (tci_grow((void **)&s->text, &s->cap, s->n, sizeof *s->text) != 0 || tci_idmap_put(&s->ids, h, s->n) != 0)
+                return TCI_NONE;
+            s->text[s->n] = text;
+            return s->n++;
+        }
+        if (!strcmp(s->text[i], text))
+            return i;
+    }
+}
+
+static void strset_free(strset *s)
+{
+    tci_idmap_free(&s->ids);
+    free(s->text);
+}
+
+/* What follows the display name in the full name (": (I)V"), or "". */
+static const char *signature_of(const tci_method *m)
+{
+    size_t n = strlen(m->short_name);
+    return strncmp(m->full_name, m->short_name, n) ? "" : m->full_name + n;
+}
+
+/* Per display name: whether its rows are keyed by the full name. */
+typedef struct dgroup {
+    bool seen[2], unsigned_seen[2]; /* a method without a signature on that side */
+    const char *first_sig;          /* overloads: another signature than this one */
+    bool overloaded;
+} dgroup;
+
+static const tci_method *row_method(const tci_dside *s, uint32_t row)
+{
+    return &s->trace->methods[s->profile.methods[row].method];
+}
+
+static int find_groups(const tci_diff *d, strset *names, dgroup **groups, uint32_t *cap)
+{
+    uint32_t made = 0; /* groups initialized: a new name's index is this one */
+    for (int side = 0; side < 2; side++) {
+        const tci_dside *s = &d->side[side];
+        for (uint32_t r = 0; r < s->profile.n_methods; r++) {
+            const tci_method *m = row_method(s, r);
+            uint32_t g = strset_intern(names, m->short_name);
+            if (g == TCI_NONE || tci_grow((void **)groups, cap, g, sizeof **groups) != 0)
+                return TC_ERR_NOMEM;
+            dgroup *gr = &(*groups)[g];
+            if (g == made) {
+                memset(gr, 0, sizeof *gr);
+                made++;
+            }
+            const char *sig = signature_of(m);
+            gr->seen[side] = true;
+            if (!sig[0])
+                gr->unsigned_seen[side] = true;
+            else if (!gr->first_sig)
+                gr->first_sig = sig;
+            else if (strcmp(gr->first_sig, sig))
+                gr->overloaded = true;
+        }
+    }
+    return TC_OK;
+}
+
+static bool keyed_by_full_name(const dgroup *g)
+{
+    return g->overloaded && !g->unsigned_seen[0] && !g->unsigned_seen[1];
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (!__builtin_add_overflow(a, b, &r) && r <= TCI_SUM_MAX && r >= -TCI_SUM_MAX)
+        return r;
+    return b > 0 ? TCI_SUM_MAX : -TCI_SUM_MAX;
+}
+
+static void add_figures(tci_dfig *f, const tci_pmethod *m)
+{
+    uint64_t calls = m->calls + m->recursive_calls >= m->calls ? m->calls + m->recursive_calls : UINT64_MAX;
+    f->calls = f->calls + calls >= f->calls ? f->calls + calls : UINT64_MAX;
+    f->incl_wall = sat_add(f->incl_wall, m->incl_wall);
+    f->excl_wall = sat_add(f->excl_wall, m->excl_wall);
+    f->incl_cpu = sat_add(f->incl_cpu, m->incl_cpu);
+    f->excl_cpu = sat_add(f->excl_cpu, m->excl_cpu);
+}
+
+static int match_rows(tci_diff *d)
+{
+    strset names = {0}, keys = {0};
+    dgroup *groups = NULL;
+    uint32_t cap_groups = 0;
+    int rc = find_groups(d, &names, &groups, &cap_groups);
+    for (int side = 0; side < 2 && rc == TC_OK; side++) {
+        const tci_dside *s = &d->side[side];
+        for (uint32_t r = 0; r < s->profile.n_methods; r++) {
+            const tci_method *m = row_method(s, r);
+            uint32_t g = strset_intern(&names, m->short_name); /* found: never allocates */
+            const char *key = keyed_by_full_name(&groups[g]) ? m->full_name : m->short_name;
+            uint32_t k = strset_intern(&keys, key);
+            if (k == TCI_NONE || tci_grow((void **)&d->rows, &d->cap_rows, k, sizeof *d->rows) != 0) {
+                rc = TC_ERR_NOMEM;
+                break;
+            }
+            if (k == d->n_rows)
+                d->rows[d->n_rows++] = (tci_drow){.name = key};
+            d->rows[k].on[side] = true;
+            add_figures(&d->rows[k].fig[side], &s->profile.methods[r]);
+        }
+    }
+    strset_free(&names);
+    strset_free(&keys);
+    free(groups);
+    return rc;
+}
+
+/* ---- order ----------------------------------------------------------------------- */
+
+static uint64_t magnitude(int64_t v) { return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v; }
+
+/* The size of one change: |NEW - BASE|, a missing side counting as 0. */
+static uint64_t time_change(const tci_diff *d, const tci_drow *r, bool incl)
+{
+    return magnitude(tci_dfig_time(&r->fig[TCI_DIFF_NEW], incl, d->by_cpu) -
+                     tci_dfig_time(&r->fig[TCI_DIFF_BASE], incl, d->by_cpu));
+}
+
+typedef struct sort_item {
+    uint64_t key, then; /* the sort's change, then the other time's (equal inclusive changes: the
+                         * method whose own time changed - the cause - before its callers) */
+    const tci_drow *row;
+} sort_item;
+
+static sort_item item_of(const tci_diff *d, const tci_drow *r)
+{
+    const tci_dfig *b = &r->fig[TCI_DIFF_BASE], *n = &r->fig[TCI_DIFF_NEW];
+    switch (d->opt->sort) {
+    case TCI_SORT_EXCL: return (sort_item){time_change(d, r, false), time_change(d, r, true), r};
+    case TCI_SORT_CALLS:
+        return (sort_item){n->calls > b->calls ? n->calls - b->calls : b->calls - n->calls, time_change(d, r, true), r};
+    case TCI_SORT_NAME: return (sort_item){0, 0, r};
+    default: return (sort_item){time_change(d, r, true), time_change(d, r, false), r};
+    }
+}
+
+/* Largest change first, then the name (byte order): keys are distinct, so a total order. */
+static int compare_items(const void *x, const void *y)
+{
+    const sort_item *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key > b->key ? -1 : 1;
+    if (a->then != b->then)
+        return a->then > b->then ? -1 : 1;
+    return strcmp(a->row->name, b->row->name);
+}
+
+static int order_rows(tci_diff *d)
+{
+    sort_item *items = tci_calloc(d->n_rows ? d->n_rows : 1, sizeof *items);
+    tci_drow *sorted = tci_calloc(d->n_rows ? d->n_rows : 1, sizeof *sorted);
+    if (!items || !sorted) {
+        free(items);
+        free(sorted);
+        return TC_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i < d->n_rows; i++)
+        items[i] = item_of(d, &d->rows[i]);
+    qsort(items, d->n_rows, sizeof *items, compare_items);
+    for (uint32_t i = 0; i < d->n_rows; i++) {
+        sorted[i] = *items[i].row;
+        d->n_both += sorted[i].on[0] && sorted[i].on[1];
+        d->n_new += !sorted[i].on[0];
+        d->n_gone += !sorted[i].on[1];
+    }
+    free(items);
+    free(d->rows);
+    d->rows = sorted;
+    d->cap_rows = d->n_rows ? d->n_rows : 1;
+    return TC_OK;
+}
+
+/* ---- the call ------------------------------------------------------------------------ */
+
+typedef int (*render_fn)(const tci_diff *d, tci_sink *o);
+
+/* "BASE: a.trace: art: offset 0x10: truncated record" into NEW's message slot. */
+static int side_failed(tc_conv *next, int side, const char *why, int rc)
+{
+    tci_diag *d = tci_conv_error_slot(next);
+    char copy[sizeof d->error];
+    snprintf(copy, sizeof copy, "%s", why[0] ? why : tc_status_string(rc));
+    int n = snprintf(d->error, sizeof d->error, "%s: ", side_label[side]);
+    snprintf(d->error + n, sizeof d->error - (size_t)n, "%.*s", (int)(sizeof d->error - (size_t)n - 1), copy);
+    return rc;
+}
+
+/* Read one input into its side of d. */
+static int read_side(tci_diff *d, tc_conv *c, int side, tc_conv *next)
+{
+    capture cp = {.d = d, .side = side};
+    if (c != next)
+        tci_conv_call_begin(c);
+    int rc = tci_conv_aggregate(c, &capture_writer, &cp, "tc_diff_write");
+    if (c != next)
+        tci_conv_call_end(c, rc);
+    if (rc != TC_OK)
+        return side_failed(next, side, tci_conv_diag(c)->error, rc);
+    d->side[side].trace = tci_conv_trace_of(c);
+    d->side[side].diag = tci_conv_diag(c);
+    d->side[side].summary = tc_conv_input_summary(c);
+    return TC_OK;
+}
+
+/* The clocks compared: those both inputs have. */
+static int choose_clocks(tci_diff *d, tc_conv *next)
+{
+    const tci_trace *b = d->side[0].trace, *n = d->side[1].trace;
+    d->wall = b->has_wall && n->has_wall;
+    d->cpu = b->has_cpu && n->has_cpu;
+    d->by_cpu = d->opt->weight_cpu || !d->wall;
+    if (!d->wall && !d->cpu)
+        return tci_error(tci_conv_error_slot(next), TC_ERR_UNSUPPORTED, "diff", UINT64_MAX,
+                         "the inputs have no clock in common (BASE: clock %s, NEW: clock %s)",
+                         tci_clock_name(b->clock), tci_clock_name(n->clock));
+    return TC_OK;
+}
+
+static int diff_run(tc_conv *base, tc_conv *next, render_fn render, tci_diff *d, tci_sink *out)
+{
+    for (int side = 0; side < 2; side++) {
+        tc_conv *c = side == TCI_DIFF_BASE ? base : next;
+        int rc = read_side(d, c, side, next);
+        if (rc != TC_OK) {
+            tci_conv_consume(next); /* a diff consumes both inputs, success or not */
+            return rc;
+        }
+    }
+    int rc = choose_clocks(d, next);
+    if (rc == TC_OK)
+        rc = match_rows(d);
+    if (rc == TC_OK)
+        rc = order_rows(d);
+    if (rc == TC_OK)
+        rc = render(d, out);
+    if (rc == TC_ERR_NOMEM)
+        tci_error(tci_conv_error_slot(next), rc, "diff", UINT64_MAX, "out of memory");
+    return rc;
+}
+
+/* Refusals before anything is read: both convs stay OPEN. */
+static int check_call(tc_conv *base, tc_conv *next, const char *format, const tci_diff_format **which)
+{
+    tci_diag *e = tci_conv_error_slot(next);
+    const char *input = e->input;
+    e->input = NULL; /* about the call, not an input */
+    int rc = TC_OK;
+    *which = tci_find_diff_format(format); /* format names in any case, as the registry's */
+    if (base == next)
+        rc = tci_error(e, TC_ERR_USAGE, "api", UINT64_MAX, "tc_diff_write: BASE and NEW are one tc_conv; open each input in its own");
+    else if (!*which)
+        rc = tci_error(e, TC_ERR_USAGE, "options", UINT64_MAX, "unknown diff format '%s' (%s)", format ? format : "",
+                       tci_diff_format_names());
+    else if (!tci_conv_is_open(base) || !tci_conv_is_open(next))
+        rc = tci_error(e, TC_ERR_STATE, "api", UINT64_MAX,
+                       "tc_diff_write: %s is not an opened, unconverted input (open each with tc_conv_open first)",
+                       tci_conv_is_open(base) ? "NEW" : "BASE");
+    e->input = input;
+    return rc;
+}
+
+static int diff_call(tc_conv *base, tc_conv *next, const char *format, tci_sink *out)
+{
+    const tci_diff_format *which;
+    int rc = check_call(base, next, format, &which);
+    if (rc != TC_OK)
+        return rc;
+    tci_diff d = {.opt = tci_conv_options(next)};
+    d.merge_threads = true; /* runs of an app have other tids: towers per "name-tid" would never match */
+    if (!d.opt->merge_threads && tci_option_given(d.opt, "merge-threads")) /* merge-threads=0 given: per thread */
+        d.merge_threads = false;
+    if (which->flame && !(d.flame = tci_flame_new(true)))
+        rc = tci_error(tci_conv_error_slot(next), TC_ERR_NOMEM, "diff", UINT64_MAX, "out of memory");
+    if (rc == TC_OK)
+        rc = diff_run(base, next, which->render, &d, out);
+    for (int s = 0; s < 2; s++)
+        if (d.side[s].built)
+            tci_profile_free(&d.side[s].profile);
+    free(d.rows);
+    tci_flame_free(d.flame);
+    tci_arena_free(&d.arena);
+    return rc;
+}
+
+/* max-output, as NEW's output options give it (Nx: of both inputs' bytes). The sizes are
+ * known once both are open, which a diff that starts requires; before that, no bound. */
+static void bound_output(tc_conv *base, tc_conv *next, tci_sink *out)
+{
+    if (base != next && tci_conv_is_open(base) && tci_conv_is_open(next))
+        out->limit = tci_output_limit(tci_conv_options(next), tci_conv_input_size(base) + tci_conv_input_size(next));
+}
+
+/* The sink is closed whatever happened; a write error is the call's when nothing else failed. */
+static int finish_sink(tc_conv *next, tci_sink *out, int rc)
+{
+    int closed = tci_sink_close(out);
+    if (out->err && out->status == TC_ERR_LIMIT && (rc == TC_OK || rc == TC_ERR_IO))
+        return tci_output_limit_error(tci_conv_error_slot(next), tci_conv_options(next), "diff", out->limit);
+    if (rc == TC_OK && (closed != TC_OK || out->err)) {
+        tci_diag *e = tci_conv_error_slot(next);
+        e->error[0] = 0;
+        char why[256];
+        tci_write_error_text(out->errnum ? out->errnum : EIO, why, sizeof why);
+        rc = tci_error(e, TC_ERR_IO, "diff", UINT64_MAX, "cannot write the output: %s", why);
+    }
+    return rc;
+}
+
+int tc_diff_write_to(tc_conv *base, tc_conv *next, const char *format, tc_write_fn fn, void *user)
+{
+    if (!next)
+        return TC_ERR_USAGE;
+    tci_conv_call_begin(next);
+    if (!base || !fn) {
+        tci_diag *e = tci_conv_error_slot(next);
+        const char *input = e->input;
+        e->input = NULL;
+        tci_error(e, TC_ERR_USAGE, "api", UINT64_MAX, "tc_diff_write_to: a required argument is NULL");
+        e->input = input;
+        return tci_conv_call_end(next, TC_ERR_USAGE);
+    }
+    tci_sink out;
+    int rc = tci_sink_open_fn(&out, fn, user, false);
+    if (rc != TC_OK)
+        return tci_conv_call_end(next, rc);
+    bound_output(base, next, &out);
+    rc = diff_call(base, next, format, &out);
+    return tci_conv_call_end(next, finish_sink(next, &out, rc));
+}
+
+int tc_diff_write(tc_conv *base, tc_conv *next, const char *format, FILE *fp)
+{
+    if (!next)
+        return TC_ERR_USAGE;
+    tci_conv_call_begin(next);
+    if (!base || !fp) {
+        tci_diag *e = tci_conv_error_slot(next);
+        const char *input = e->input;
+        e->input = NULL;
+        tci_error(e, TC_ERR_USAGE, "api", UINT64_MAX, "tc_diff_write: a required argument is NULL");
+        e->input = input;
+        return tci_conv_call_end(next, TC_ERR_USAGE);
+    }
+    tci_sink out;
+    int rc = tci_sink_open(&out, fp, false);
+    if (rc != TC_OK)
+        return tci_conv_call_end(next, rc);
+    bound_output(base, next, &out);
+    rc = diff_call(base, next, format, &out);
+    return tci_conv_call_end(next, finish_sink(next, &out, rc));
+}

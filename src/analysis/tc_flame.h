@@ -1,0 +1,79 @@
+/*
+ * tc_flame.h - the flame graph SVG renderer (flame graph writer, HTML report, diff flame graph).
+ * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ */
+#ifndef TC_TC_FLAME_H
+#define TC_TC_FLAME_H
+
+#include "tc_options.h"
+#include "tc_writer.h"
+#include "tc_base.h"
+
+/* ---- flame graph SVG (flamesvg.c; shared/docs/outputs/FLAMEGRAPH-SVG.md) ---- */
+
+/*
+ * A flame tree (frames with a name and a self count, optionally the count
+ * before for a differential graph) drawn as flamegraph.pl draws the folded
+ * lines of that tree: same sibling order, geometry, labels, tooltips and
+ * colours; frames narrower than minwidth are pruned before anything is
+ * written. Memory grows with the frames of the tree, never with its counts.
+ */
+typedef struct tci_flame tci_flame;
+#define TCI_FLAME_ROOT 0u /* the frame "all" */
+
+enum tci_flame_palette {
+    TCI_PAL_HOT, TCI_PAL_JAVA, TCI_PAL_MEM, TCI_PAL_IO, TCI_PAL_RED, TCI_PAL_GREEN, TCI_PAL_BLUE,
+    TCI_PAL_YELLOW, TCI_PAL_PURPLE, TCI_PAL_AQUA, TCI_PAL_ORANGE
+};
+/* The palette called name ("java"), or -1. */
+int tci_flame_palette(const char *name);
+
+enum tci_flame_mode {
+    TCI_FLAME_DOCUMENT,     /* a standalone .svg file: XML prolog, DOCTYPE, its own script */
+    TCI_FLAME_EMBED,        /* an <svg> element for an HTML page, ids prefixed, its own script */
+    TCI_FLAME_EMBED_NOSCRIPT /* the same without a script: the page runs tci_flame_script() once
+                              * (a page-level script, e.g. with a CSP nonce) */
+};
+
+typedef struct tci_flame_opts {
+    enum tci_flame_mode mode;
+    const char *id_prefix;   /* EMBED*: ids become PREFIX-frames ...; [A-Za-z][A-Za-z0-9_-]* */
+    const char *title;       /* NULL: "Flame Graph", or "Icicle Graph" when inverted */
+    const char *subtitle;    /* NULL: none */
+    const char *countname;   /* NULL: "samples" */
+    uint32_t width;          /* 0: 1200 */
+    double minwidth;         /* px, or percent of the total with minwidth_pct */
+    bool minwidth_pct;
+    bool inverted;           /* icicle: root at the top */
+    enum tci_flame_palette palette;
+    bool hash;               /* colour from a hash of the name instead of the seeded default */
+    bool negate;             /* differential: swap red and blue, and the delta's sign */
+} tci_flame_opts;
+
+/* A standalone SVG's options from the command's (title, width, minwidth, inverted, colors, hash;
+ * counts in "us"): the flame graph writer's and the differential graph's, the same defaults. */
+tci_flame_opts tci_flame_document_opts(const tci_options *opt);
+/* An empty tree (root "all"); differential: frames carry a count before too. NULL: no memory. */
+tci_flame *tci_flame_new(bool differential);
+/* The name's id (bytes; stored once). TCI_NONE: no memory. */
+uint32_t tci_flame_name(tci_flame *f, const char *name, size_t len);
+/* The child of parent with that name, made if new. TCI_NONE: no memory. */
+uint32_t tci_flame_child(tci_flame *f, uint32_t parent, uint32_t name);
+/* A new child of parent, with no lookup: the caller knows parent has no child of that name
+ * (it fills a frame that had no children from a tree of distinct paths). TCI_NONE: no memory. */
+uint32_t tci_flame_new_child(tci_flame *f, uint32_t parent, uint32_t name);
+/* Whether frame has children yet. */
+bool tci_flame_has_children(const tci_flame *f, uint32_t frame);
+/* Add to a frame's self count (and, differential, to its count before); sums saturate. */
+void tci_flame_add(tci_flame *f, uint32_t frame, int64_t self, int64_t before);
+/* Draw it. TC_OK, TC_ERR_USAGE (a bad id prefix) or TC_ERR_NOMEM; write errors stay in the sink. */
+int tci_flame_render(tci_flame *f, const tci_flame_opts *o, tci_sink *out);
+void tci_flame_free(tci_flame *f);
+/* The script of every graph (no CDATA end, no "</script"): tcFlame(svg) binds one
+ * graph; run as a page-level script it binds every svg[data-tc-flame] of the page. */
+const char *tci_flame_script(void);
+/* The exact text of the <style> element of a graph embedded with this id prefix (a page
+ * under a Content-Security-Policy hashes it). TC_ERR_USAGE: a bad prefix. */
+int tci_flame_style(const char *id_prefix, tci_sink *out);
+
+#endif /* TC_TC_FLAME_H */

@@ -1,0 +1,359 @@
+/* calltree.c - the call tree shared by every aggregating writer (folded,
+ * pprof, ...): one node per distinct (thread, call path), with inclusive and
+ * exclusive wall and CPU time and a call count. Built from the normalized
+ * stream, so it grows with distinct call paths, never with events. */
+#include "tc_base.h"
+#include "tc_calltree.h"
+#include "tc_cancel.h"
+#include "tc_diag.h"
+#include "tc_trace.h"
+
+#include <stdlib.h>
+
+typedef struct tci_ctframe {
+    uint32_t node;
+    int64_t ts, cpu;
+} tci_ctframe;
+
+struct tci_ctstack {
+    tci_ctframe *frames;
+    uint32_t depth, cap;
+};
+
+/* ---- checked sums ----------------------------------------------------------- */
+
+/* a + b within [-TCI_SUM_MAX, TCI_SUM_MAX]: saturates (and counts it) instead of overflowing. */
+static inline int64_t sum(tci_calltree *ct, int64_t a, int64_t b)
+{
+    int64_t r;
+    if (TCI_LIKELY(!__builtin_add_overflow(a, b, &r) && r <= TCI_SUM_MAX && r >= -TCI_SUM_MAX))
+        return r;
+    ct->saturated++;
+    return b > 0 ? TCI_SUM_MAX : -TCI_SUM_MAX;
+}
+
+/* The length of [from, to] in ns, within [0, TCI_SUM_MAX] (times may span the whole int64 range). */
+static inline int64_t span(tci_calltree *ct, int64_t from, int64_t to)
+{
+    int64_t d;
+    if (TCI_UNLIKELY(__builtin_sub_overflow(to, from, &d) || d > TCI_SUM_MAX)) {
+        ct->saturated++;
+        return TCI_SUM_MAX;
+    }
+    return d > 0 ? d : 0;
+}
+
+static uint32_t new_node(tci_calltree *ct, uint32_t parent, uint32_t method, uint32_t thread)
+{
+    if (tci_grow((void **)&ct->nodes, &ct->cap_nodes, ct->n_nodes, sizeof *ct->nodes) != 0)
+        return TCI_NONE;
+    uint32_t i = ct->n_nodes++;
+    tci_ctnode *n = &ct->nodes[i];
+    memset(n, 0, sizeof *n);
+    n->parent = parent;
+    n->method = method;
+    n->thread = thread;
+    n->first_child = n->next_sibling = n->last_child = TCI_NONE;
+    if (parent != TCI_NONE) {
+        n->next_sibling = ct->nodes[parent].first_child;
+        ct->nodes[parent].first_child = i;
+    }
+    return i;
+}
+
+int tci_calltree_init(tci_calltree *ct, const tci_trace *t, uint32_t n_threads)
+{
+    memset(ct, 0, sizeof *ct);
+    ct->trace = t;
+    ct->roots = tci_calloc(n_threads, sizeof *ct->roots);
+    ct->stacks = tci_calloc(n_threads, sizeof *ct->stacks);
+    ct->spans = tci_calloc(n_threads, sizeof *ct->spans);
+    if (!ct->roots || !ct->stacks || !ct->spans)
+        return TC_ERR_NOMEM;
+    ct->n_roots = n_threads;
+    for (uint32_t t = 0; t < n_threads; t++) {
+        ct->spans[t] = (tci_ctspan){TCI_NO_TIME, TCI_NO_TIME, TCI_NO_TIME, TCI_NO_TIME};
+        if ((ct->roots[t] = new_node(ct, TCI_NONE, TCI_NONE, t)) == TCI_NONE)
+            return TC_ERR_NOMEM;
+    }
+    return TC_OK;
+}
+
+static uint32_t child(tci_calltree *ct, uint32_t parent, uint32_t method, uint32_t thread)
+{
+    uint32_t last = ct->nodes[parent].last_child;
+    if (last != TCI_NONE && ct->nodes[last].method == method)
+        return last;
+    uint64_t key = (uint64_t)parent << 32 | method;
+    uint32_t c = tci_idmap_get(&ct->child_index, key);
+    if (c == TCI_NONE) {
+        c = new_node(ct, parent, method, thread);
+        if (c == TCI_NONE || tci_idmap_put(&ct->child_index, key, c) != 0)
+            return TCI_NONE;
+    }
+    ct->nodes[parent].last_child = c;
+    return c;
+}
+
+/* A sampled stack adds its weight to the node of its path (under the calls
+ * the thread has open, so samples and traced calls of one thread merge). */
+static int add_sample(tci_calltree *ct, const tci_trace *t, const tci_event *ev)
+{
+    uint32_t frames[1024], n = 0;
+    for (uint32_t s = (uint32_t)ev->id; s != TCI_NONE && n < 1024; s = t->stacks[s].parent)
+        frames[n++] = t->stacks[s].method;
+    struct tci_ctstack *st = &ct->stacks[ev->thread];
+    uint32_t node = st->depth ? st->frames[st->depth - 1].node : ct->roots[ev->thread];
+    while (n)
+        if ((node = child(ct, node, frames[--n], ev->thread)) == TCI_NONE)
+            return TC_ERR_NOMEM;
+    int64_t w = ev->value > 0 && ev->value < 9.0e18 ? (int64_t)ev->value : 0;
+    if (w > TCI_SUM_MAX) {
+        ct->saturated++;
+        w = TCI_SUM_MAX;
+    }
+    ct->nodes[node].calls++;
+    ct->nodes[node].sampled = sum(ct, ct->nodes[node].sampled, w);
+    return TC_OK;
+}
+
+/* A thread's span: from its first call event to its last. Normalized streams
+ * are well nested (every frame is closed by the end), so those are an enter
+ * or an exit at depth 0, or a sample: times are noted there only, not on
+ * every event. Each thread's events come in its own time order. */
+static inline void span_from(tci_ctspan *sp, const tci_event *ev)
+{
+    if (TCI_UNLIKELY(sp->first_ts == TCI_NO_TIME))
+        sp->first_ts = ev->ts_ns;
+    if (TCI_UNLIKELY(sp->first_cpu == TCI_NO_TIME))
+        sp->first_cpu = ev->cpu_ns;
+}
+
+static inline void span_to(tci_ctspan *sp, const tci_event *ev)
+{
+    sp->last_ts = ev->ts_ns;
+    if (ev->cpu_ns != TCI_NO_TIME)
+        sp->last_cpu = ev->cpu_ns;
+}
+
+int tci_calltree_event(tci_calltree *ct, const tci_event *ev)
+{
+    if (ev->kind == TCI_EV_SAMPLE) {
+        span_from(&ct->spans[ev->thread], ev);
+        span_to(&ct->spans[ev->thread], ev);
+        return add_sample(ct, ct->trace, ev);
+    }
+    if (ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT)
+        return TC_OK; /* instants, counters and async slices are not calls */
+    struct tci_ctstack *st = &ct->stacks[ev->thread];
+    if (ev->kind == TCI_EV_ENTER) {
+        uint32_t parent;
+        if (st->depth) {
+            parent = st->frames[st->depth - 1].node;
+        } else {
+            parent = ct->roots[ev->thread];
+            span_from(&ct->spans[ev->thread], ev);
+        }
+        uint32_t node = child(ct, parent, ev->method, ev->thread);
+        if (node == TCI_NONE || (TCI_UNLIKELY(st->depth >= st->cap) &&
+                                 tci_grow((void **)&st->frames, &st->cap, st->depth, sizeof *st->frames) != 0))
+            return TC_ERR_NOMEM;
+        st->frames[st->depth++] = (tci_ctframe){node, ev->ts_ns, ev->cpu_ns};
+        ct->nodes[node].calls++;
+        return TC_OK;
+    }
+    if (!st->depth) /* normalize never does this; tolerate it anyway */
+        return TC_OK;
+    tci_ctframe f = st->frames[--st->depth];
+    tci_ctnode *n = &ct->nodes[f.node];
+    n->wall_total = sum(ct, n->wall_total, span(ct, f.ts, ev->ts_ns));
+    if (ev->cpu_ns != TCI_NO_TIME && f.cpu != TCI_NO_TIME)
+        n->cpu_total = sum(ct, n->cpu_total, span(ct, f.cpu, ev->cpu_ns));
+    if (!st->depth)
+        span_to(&ct->spans[ev->thread], ev);
+    return TC_OK;
+}
+
+static void reverse_children(tci_calltree *ct, uint32_t i)
+{
+    uint32_t prev = TCI_NONE, c = ct->nodes[i].first_child;
+    while (c != TCI_NONE) {
+        uint32_t next = ct->nodes[c].next_sibling;
+        ct->nodes[c].next_sibling = prev;
+        prev = c;
+        c = next;
+    }
+    ct->nodes[i].first_child = prev;
+}
+
+/* After a saturation, children may add up to more than their parent: trim
+ * them, in order, to what the parent has left (parents come before their
+ * children, so one forward sweep settles each level before the next). */
+static void trim_to_parents(tci_calltree *ct)
+{
+    for (uint32_t i = 0; i < ct->n_nodes; i++) { /* a node's self is its budget left for children */
+        ct->nodes[i].wall_self = ct->nodes[i].wall_total;
+        ct->nodes[i].cpu_self = ct->nodes[i].cpu_total;
+    }
+    for (uint32_t i = 0; i < ct->n_nodes; i++) {
+        tci_ctnode *n = &ct->nodes[i];
+        if (n->parent == TCI_NONE)
+            continue;
+        tci_ctnode *p = &ct->nodes[n->parent];
+        if (n->wall_total > p->wall_self)
+            n->wall_total = n->wall_self = p->wall_self;
+        if (n->cpu_total > p->cpu_self)
+            n->cpu_total = n->cpu_self = p->cpu_self;
+        p->wall_self -= n->wall_total;
+        p->cpu_self -= n->cpu_total;
+    }
+}
+
+/* Self time: the total less the children's totals. Negative only where the
+ * children have CPU times and the parent has none (some inputs carry thread
+ * CPU time on some events only); a sum out of range counts as saturated. */
+static void self_times(tci_calltree *ct)
+{
+    for (uint32_t i = 0; i < ct->n_nodes; i++) {
+        ct->nodes[i].wall_self = ct->nodes[i].wall_total;
+        ct->nodes[i].cpu_self = ct->nodes[i].cpu_total;
+    }
+    for (uint32_t i = 0; i < ct->n_nodes; i++) {
+        tci_ctnode *n = &ct->nodes[i];
+        if (n->parent == TCI_NONE)
+            continue;
+        tci_ctnode *p = &ct->nodes[n->parent];
+        p->wall_self = sum(ct, p->wall_self, -n->wall_total);
+        p->cpu_self = sum(ct, p->cpu_self, -n->cpu_total);
+    }
+}
+
+void tci_calltree_finish(tci_calltree *ct)
+{
+    /* The tree is complete: its child index (about a third of its memory) is not
+     * needed by any writer, and the writers' own structures are built next. */
+    tci_idmap_free(&ct->child_index);
+    /* sampled weight counts for its node and every node above it; children come
+     * after their parents, so one backward sweep sums each path */
+    int64_t *below = tci_calloc(ct->n_nodes, sizeof *below);
+    if (below) {
+        for (uint32_t i = ct->n_nodes; i-- > 0;) {
+            below[i] = sum(ct, below[i], ct->nodes[i].sampled);
+            ct->nodes[i].wall_total = sum(ct, ct->nodes[i].wall_total, below[i]);
+            uint32_t p = ct->nodes[i].parent;
+            if (p != TCI_NONE && ct->nodes[p].parent != TCI_NONE) /* roots are summed from their children below */
+                below[p] = sum(ct, below[p], below[i]);
+        }
+        free(below);
+    }
+    /* children are created after their parent, so one backward sweep sums them */
+    for (uint32_t i = ct->n_nodes; i-- > 0;) {
+        tci_ctnode *n = &ct->nodes[i];
+        if (n->parent == TCI_NONE)
+            continue;
+        tci_ctnode *p = &ct->nodes[n->parent];
+        if (p->parent == TCI_NONE) { /* a root's time is the sum of its top-level frames */
+            p->wall_total = sum(ct, p->wall_total, n->wall_total);
+            p->cpu_total = sum(ct, p->cpu_total, n->cpu_total);
+        }
+    }
+    if (!ct->saturated)
+        self_times(ct);
+    if (TCI_UNLIKELY(ct->saturated)) {
+        trim_to_parents(ct);
+        if (ct->diag)
+            tci_warn(ct->diag, TCI_FIG_SATURATED, "calltree", UINT64_MAX,
+                     "%llu sums of times went beyond %lld ns and were capped there; the times of those "
+                     "frames are lower bounds", (unsigned long long)ct->saturated, (long long)TCI_SUM_MAX);
+    }
+    for (uint32_t i = 0; i < ct->n_nodes; i++)
+        reverse_children(ct, i); /* siblings in order of first call */
+}
+
+void tci_calltree_free(tci_calltree *ct)
+{
+    for (uint32_t t = 0; t < ct->n_roots; t++)
+        free(ct->stacks ? ct->stacks[t].frames : NULL);
+    free(ct->stacks);
+    free(ct->spans);
+    free(ct->roots);
+    free(ct->nodes);
+    tci_idmap_free(&ct->child_index);
+    memset(ct, 0, sizeof *ct);
+}
+
+int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out)
+{
+    if (tci_calltree_init(out, in->trace, 1) != TC_OK)
+        return TC_ERR_NOMEM;
+    out->diag = in->diag;
+    out->cancel = in->cancel;
+    uint32_t *map = tci_calloc(in->n_nodes, sizeof *map);
+    if (!map)
+        return TC_ERR_NOMEM;
+    int rc = TC_OK;
+    for (uint32_t i = 0; i < in->n_nodes && rc == TC_OK; i++) { /* parents come before children */
+        const tci_ctnode *n = &in->nodes[i];
+        if (TCI_UNLIKELY(tci_cancel_step(in->cancel, TCI_CANCEL_NODE))) {
+            rc = TC_ERR_CANCELED;
+            break;
+        }
+        uint32_t m = n->parent == TCI_NONE ? out->roots[0] : child(out, map[n->parent], n->method, 0);
+        if (m == TCI_NONE) {
+            rc = TC_ERR_NOMEM;
+            break;
+        }
+        map[i] = m;
+        tci_ctnode *o = &out->nodes[m];
+        o->calls = o->calls + n->calls >= o->calls ? o->calls + n->calls : UINT64_MAX;
+        o->sampled = sum(out, o->sampled, n->sampled);
+        o->wall_total = sum(out, o->wall_total, n->wall_total);
+        o->cpu_total = sum(out, o->cpu_total, n->cpu_total);
+        o->wall_self = sum(out, o->wall_self, n->wall_self);
+        o->cpu_self = sum(out, o->cpu_self, n->cpu_self);
+    }
+    free(map);
+    if (rc == TC_OK && TCI_UNLIKELY(out->saturated)) {
+        trim_to_parents(out);
+        if (out->diag)
+            tci_warn(out->diag, TCI_FIG_SATURATED, "calltree", UINT64_MAX,
+                     "%llu sums of times of the merged threads went beyond %lld ns and were capped there",
+                     (unsigned long long)out->saturated, (long long)TCI_SUM_MAX);
+    }
+    /* new_node links children in reverse; order them by first call like the input */
+    for (uint32_t i = 0; i < out->n_nodes; i++)
+        reverse_children(out, i);
+    tci_idmap_free(&out->child_index); /* complete, as after tci_calltree_finish */
+    return rc;
+}
+
+/* ---- the walk ---------------------------------------------------------------- */
+
+int tci_calltree_walk(const tci_calltree *ct, uint32_t root, const tci_ctvisit *v)
+{
+    const tci_ctnode *nodes = ct->nodes;
+    uint32_t depth = 0, node = nodes[root].first_child;
+    while (node != TCI_NONE) {
+        if (TCI_UNLIKELY(tci_cancel_step(ct->cancel, TCI_CANCEL_NODE)))
+            return TC_ERR_CANCELED;
+        int rc = v->enter(v->user, node, depth);
+        if (rc < 0)
+            return rc;
+        if (rc == TC_OK && nodes[node].first_child != TCI_NONE) {
+            node = nodes[node].first_child;
+            depth++;
+            continue;
+        }
+        if (rc == TC_OK)
+            v->leave(v->user, node, depth); /* a leaf: its subtree is done */
+        /* up (leaving each finished node) until a node has a next sibling */
+        while (nodes[node].next_sibling == TCI_NONE) {
+            if (!depth)
+                return TC_OK;
+            node = nodes[node].parent;
+            v->leave(v->user, node, --depth);
+        }
+        node = nodes[node].next_sibling;
+    }
+    return TC_OK;
+}

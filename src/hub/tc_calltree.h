@@ -1,0 +1,73 @@
+/*
+ * tc_calltree.h - the call tree the aggregating writers receive.
+ * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ */
+#ifndef TC_TC_CALLTREE_H
+#define TC_TC_CALLTREE_H
+
+#include "tc_cancel.h"
+#include "tc_diag.h"
+#include "tc_trace.h"
+#include "tc_base.h"
+
+/* ---- call tree (aggregating writers) ------------------------------------ */
+
+typedef struct tci_ctnode {
+    uint32_t parent;       /* TCI_NONE for a thread root */
+    uint32_t method;       /* TCI_NONE for a thread root */
+    uint32_t thread;
+    uint32_t first_child, next_sibling;
+    uint32_t last_child;   /* the child entered last: most calls repeat it */
+    uint64_t calls;               /* calls, or samples */
+    int64_t sampled;              /* weight of samples whose leaf is this node, ns */
+    int64_t wall_total, cpu_total; /* inclusive ns */
+    int64_t wall_self, cpu_self;   /* exclusive ns (after tci_calltree_finish) */
+} tci_ctnode;
+
+/* Sums of times saturate at TCI_SUM_MAX (only a hostile input's durations
+ * get there), counted (figure saturated-sum); then the tree is trimmed so that
+ * children never add up to more than their parent. So every total and self
+ * time, and the sum of the self times under any node, is at most TCI_SUM_MAX:
+ * a writer may add them up, and add rounding, without overflow. */
+#define TCI_SUM_MAX (INT64_MAX / 2)
+/* Per thread: the times of its first and last call events (enter, exit,
+ * sample), reconstructed and closing frames included; TCI_NO_TIME until seen. */
+typedef struct tci_ctspan {
+    int64_t first_ts, last_ts;
+    int64_t first_cpu, last_cpu;
+} tci_ctspan;
+typedef struct tci_calltree {
+    const tci_trace *trace;  /* its stack table resolves samples */
+    tci_diag *diag;          /* where saturation is reported (NULL: counted only) */
+    uint64_t saturated;      /* sums that saturated */
+    tci_ctnode *nodes;
+    uint32_t n_nodes, cap_nodes;
+    uint32_t *roots;        /* per thread: node index of its root */
+    uint32_t n_roots;
+    tci_idmap child_index;  /* (parent << 32 | method) -> node */
+    struct tci_ctstack *stacks; /* per thread: open frames while building */
+    tci_ctspan *spans;      /* per root (a merged tree's one root has none: TCI_NO_TIME) */
+    tci_cancel *cancel;     /* the walks over the tree (folding, profile, merging) stop here (NULL: never) */
+} tci_calltree;
+
+int tci_calltree_init(tci_calltree *ct, const tci_trace *t, uint32_t n_threads);
+int tci_calltree_event(tci_calltree *ct, const tci_event *ev);
+void tci_calltree_finish(tci_calltree *ct);
+void tci_calltree_free(tci_calltree *ct);
+/* A one-root tree where equal call paths of all threads are summed (after finish). */
+int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out);
+/* The one walk over a tree (calltree.c): every node under root, depth-first, parents before
+ * children, siblings in order; iterative, no memory of its own (stacks can be 10000 deep).
+ * enter(user, node, depth) (depth 0: a child of root) returns TC_OK to go on into the node's
+ * children, TCI_WALK_PRUNE to leave the node and its subtree out (no leave for it), or an
+ * error, which stops the walk and is returned. leave(user, node, depth) follows a node's
+ * subtree. A cancel (ct->cancel) stops the walk with TC_ERR_CANCELED. */
+#define TCI_WALK_PRUNE 1
+typedef struct tci_ctvisit {
+    int (*enter)(void *user, uint32_t node, uint32_t depth);
+    void (*leave)(void *user, uint32_t node, uint32_t depth);
+    void *user;
+} tci_ctvisit;
+int tci_calltree_walk(const tci_calltree *ct, uint32_t root, const tci_ctvisit *v);
+
+#endif /* TC_TC_CALLTREE_H */

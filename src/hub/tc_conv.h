@@ -1,0 +1,51 @@
+/*
+ * tc_conv.h - the hub's own internals: normalize, the time-order merge, the conversion's state.
+ * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ */
+#ifndef TC_TC_CONV_H
+#define TC_TC_CONV_H
+
+#include "tc_diag.h"
+#include "tc_options.h"
+#include "tc_reader.h"
+#include "tc_trace.h"
+#include "tc_writer.h"
+#include "tc_base.h"
+
+/* ---- conv internals: what the hub's modules ask the conversion ---- */
+
+struct tci_writer;
+int tci_conv_aggregate(tc_conv *c, const struct tci_writer *w, void *priv, const char *function);
+const tci_options *tci_conv_options(const tc_conv *c);
+const tci_trace *tci_conv_trace_of(const tc_conv *c);
+uint64_t tci_conv_input_size(const tc_conv *c); /* bytes read (gzip inflated) */
+/* max-output in bytes for an output of input_size bytes of input (UINT64_MAX: none), and
+ * the one message of an output that reached it (TC_ERR_LIMIT, in d). */
+uint64_t tci_output_limit(const tci_options *opt, uint64_t input_size);
+int tci_output_limit_error(tci_diag *d, const tci_options *opt, const char *module, uint64_t limit);
+const tci_diag *tci_conv_diag(const tc_conv *c);
+bool tci_conv_is_open(const tc_conv *c);
+void tci_conv_consume(tc_conv *c); /* OPEN -> WRITTEN without reading (the other input of a diff failed) */
+void tci_conv_call_begin(tc_conv *c);
+int tci_conv_call_end(tc_conv *c, int rc);
+tci_diag *tci_conv_error_slot(tc_conv *c); /* where a call's message goes (diag.error) */
+
+/* ---- normalize: two passes over a reader, events out --------------------- */
+
+typedef int (*tci_event_fn)(void *user, const tci_event *ev);
+typedef int (*tci_ready_fn)(void *user); /* tables final, before the first event */
+
+int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci_event_fn emit,
+                      void *user, tc_progress_fn progress, void *progress_user);
+
+/* ---- merge: global time order for TCI_WF_GLOBAL_ORDER writers (merge.c) ---- */
+
+/* Events are spilled per thread to an unlinked temporary file and k-way merged
+ * by (ts_ns, thread index): memory grows with threads, not with events. */
+typedef struct tci_merge tci_merge;
+int tci_merge_open(tci_merge **m, const tci_trace *t, tci_diag *d); /* tables final */
+int tci_merge_add(tci_merge *m, const tci_event *ev); /* in each thread's time order */
+int tci_merge_run(tci_merge *m, tci_event_fn fn, void *user); /* every event, globally ordered */
+void tci_merge_free(tci_merge *m);
+
+#endif /* TC_TC_CONV_H */

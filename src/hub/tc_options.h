@@ -1,0 +1,131 @@
+/*
+ * tc_options.h - the options of a conversion as the readers and writers read them.
+ * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ */
+#ifndef TC_TC_OPTIONS_H
+#define TC_TC_OPTIONS_H
+
+#include "tc_base.h"
+
+/* ---- options ------------------------------------------------------------ */
+
+/* report: the order of the method rows (option sort). */
+enum tci_report_sort { TCI_SORT_INCL = 0, TCI_SORT_EXCL, TCI_SORT_CALLS, TCI_SORT_NAME };
+
+#define TCI_MAX_OPTION_KEYS 64 /* distinct keys of every table together (options.c checks) */
+
+/* Where each option is stored: which formats read one is their tables' word (its rows:
+ * weight's are six writers'), not these comments'. */
+typedef struct tci_options {
+    const char *process_name;
+    bool strict;
+    bool no_thread;      /* merge threads (no thread frame) */
+    bool weight_cpu;     /* weight: cpu (index 1 of tci_weight_choices) */
+    bool merge_threads;  /* one tree for all threads, no thread labels or frames */
+    bool text;           /* systrace: plain ftrace text instead of HTML */
+    uint32_t max_depth;  /* normalize: deeper frames are dropped (default 10000) */
+    size_t read_chunk;   /* source: bytes per read() when spooling (0 = 64 KiB) */
+    /* Resource limits: an input beyond one is refused with a clear error. */
+    uint64_t max_input;   /* bytes of (decompressed) input; 0 = none */
+    uint32_t max_string;  /* bytes in one name or metadata value */
+    uint32_t max_threads;
+    uint32_t max_methods;
+    uint64_t max_events;  /* input records; 0 = none */
+    uint64_t max_json;    /* bytes of JSON input, which is parsed in memory */
+    uint64_t max_output;  /* bytes of each output (compressed for gzip writers); 0 = none, or: */
+    uint32_t max_output_ratio; /* N: N times the input's (decompressed) size, at least TCI_MIN_RATIO_OUTPUT */
+    const char *mapping;  /* rhea: method mapping file (NULL: looked for beside the input) */
+    const char *deobfuscate; /* ProGuard/R8 mapping.txt applied to the method table (NULL: none) */
+    /* flamegraph writer */
+    const char *title;      /* NULL: the default title */
+    uint32_t width;         /* image width in px (0: 1200) */
+    double minwidth;        /* px, or % of the total with minwidth_pct (set: minwidth_given) */
+    bool minwidth_pct, minwidth_given;
+    bool inverted;          /* icicle graph */
+    int palette;            /* enum tci_flame_palette (0: hot; the writer's default is java unless colors_given) */
+    bool colors_given;
+    bool hash;              /* colours from a hash of the name */
+    bool negate;            /* diff flamegraph: swap red and blue (flamegraph.pl --negate) */
+    uint8_t sort;         /* report: enum tci_report_sort */
+    bool csv;             /* report: CSV rows instead of the text report */
+    bool html;            /* report: a self-contained HTML page instead of the text report (not with csv) */
+    bool threshold_set;   /* dot: threshold given (else the writer's default) */
+    uint32_t threshold_ppm; /* dot: edges below this share of the total are hidden, in millionths (1% = 10000) */
+    uint8_t given[TCI_MAX_OPTION_KEYS]; /* the keys set explicitly, in the order given (options.c) */
+    uint8_t n_given;
+} tci_options;
+
+/*
+ * An option is a row of a table (options.c parses every one from its row): the core's
+ * table holds what every conversion reads, each reader's and writer's descriptor the
+ * options it reads. A key may be a row of several tables (weight: six writers): the rows
+ * agree on type and storage, and differ only in their help and default. A writer's
+ * option that changes the kind of its output selects a variant (tci_variant.option).
+ */
+enum tci_option_type { /* the words of traceconv.h's tc_option_info.type */
+    TCI_OPT_BOOL, TCI_OPT_INT, TCI_OPT_FLOAT, TCI_OPT_SIZE, TCI_OPT_DURATION, TCI_OPT_ENUM, TCI_OPT_STRING, TCI_OPT_PATH
+};
+enum tci_option_flags {
+    TCI_OPTF_OPEN = 1,       /* read by the open: refused once an input is open */
+    TCI_OPTF_LIMIT = 2,      /* a resource limit: what a server sets for its clients */
+    TCI_OPTF_HIDDEN = 4,     /* for tests: not in --help, the man page or serve's API */
+    TCI_OPTF_REPEATABLE = 8, /* each use adds a value (none yet: the selection options to come) */
+    TCI_OPTF_NEEDS_VALUE = 16 /* string or path: NULL is a bad value (else it unsets) */
+};
+typedef struct tci_option_def {
+    const char *key;            /* "weight": tc_conv_set_option's key, the command's --weight */
+    uint8_t type;               /* enum tci_option_type */
+    uint8_t flags;              /* enum tci_option_flags */
+    uint16_t offset, size;      /* the field of tci_options it is stored in (TCI_OPT_FIELD) */
+    uint64_t min, max;          /* int, size: the range (max 0: what the field holds) */
+    const char *const *choices; /* enum: NULL-terminated; the index of the one given is stored */
+    const char *def;            /* the default, as text for display (NULL: none, or off) */
+    const char *arg;            /* its value in --help ("N", "PX|N%"); NULL: from the type */
+    const char *help;           /* one line, without the default */
+    const char *expects;        /* what a bad value is told it should be (NULL: from the type) */
+    /* The few with a form of their own (PX|N%, Nx, a percentage, a palette): parse and
+     * store value, 0, or -1 for a bad value; float and duration rows always have one. */
+    int (*parse)(tci_options *o, const char *value);
+} tci_option_def;
+#define TCI_OPT_FIELD(f) .offset = (uint16_t)offsetof(tci_options, f), .size = (uint16_t)sizeof(((tci_options *)0)->f)
+
+/* The rows several formats share (the flame graph's are also the differential graph's). */
+extern const char *const tci_weight_choices[], *const tci_sort_choices[], *const tci_palette_choices[];
+int tci_option_parse_minwidth(tci_options *o, const char *value);
+int tci_option_parse_colors(tci_options *o, const char *value);
+int tci_option_parse_threshold(tci_options *o, const char *value); /* dot's PCT, kept in millionths */
+#define TCI_OPTION_WEIGHT(help_)                                                                               \
+    {.key = "weight", .type = TCI_OPT_ENUM, .choices = tci_weight_choices, .def = "wall", .help = help_,       \
+     TCI_OPT_FIELD(weight_cpu)}
+#define TCI_OPTION_MERGE_THREADS(help_, def_)                                                                  \
+    {.key = "merge-threads", .type = TCI_OPT_BOOL, .def = def_, .help = help_, TCI_OPT_FIELD(merge_threads)}
+#define TCI_OPTION_SORT(help_)                                                                                 \
+    {.key = "sort", .type = TCI_OPT_ENUM, .choices = tci_sort_choices, .def = "incl", .help = help_,          \
+     TCI_OPT_FIELD(sort)}
+#define TCI_OPTIONS_FLAME(title_default)                                                                       \
+    {.key = "title", .type = TCI_OPT_STRING, .def = title_default, .arg = "TEXT", .help = "the title",         \
+     TCI_OPT_FIELD(title)},                                                                                    \
+    {.key = "width", .type = TCI_OPT_INT, .min = 200, .max = 100000, .def = "1200", .arg = "PX",               \
+     .help = "image width", .expects = "pixels, 200 to 100000", TCI_OPT_FIELD(width)},                        \
+    {.key = "minwidth", .type = TCI_OPT_FLOAT, .def = "0.1", .arg = "PX|N%",                                   \
+     .help = "omit frames narrower than PX pixels or N% of the total",                                        \
+     .expects = "pixels (0.1) or a percentage of the total (0.5%)", TCI_OPT_FIELD(minwidth),                   \
+     .parse = tci_option_parse_minwidth},                                                                     \
+    {.key = "inverted", .type = TCI_OPT_BOOL, .help = "icicle graph (root at the top)", TCI_OPT_FIELD(inverted)}, \
+    {.key = "colors", .type = TCI_OPT_ENUM, .choices = tci_palette_choices, .def = "java", .help = "the palette", \
+     TCI_OPT_FIELD(palette), .parse = tci_option_parse_colors},                                               \
+    {.key = "hash", .type = TCI_OPT_BOOL, .help = "colours from a hash of the name", TCI_OPT_FIELD(hash)}
+
+/* The options every conversion reads (options.c), NULL-key terminated like every table. */
+extern const tci_option_def tci_core_options[];
+
+#define TCI_DEFAULT_MAX_INPUT ((uint64_t)64 << 30)
+#define TCI_DEFAULT_MAX_STRING (64u << 10)
+#define TCI_DEFAULT_MAX_THREADS 1000000u
+#define TCI_DEFAULT_MAX_METHODS 50000000u
+#define TCI_DEFAULT_MAX_JSON ((uint64_t)256 << 20)
+/* max-output Nx never bounds an output below this: a flame graph's or HTML report's fixed
+ * script and style alone are tens of KiB, more than 64 times a tiny trace */
+#define TCI_MIN_RATIO_OUTPUT ((uint64_t)4 << 20)
+
+#endif /* TC_TC_OPTIONS_H */

@@ -1,0 +1,175 @@
+/*
+ * tc_writer.h - what a writer is and what it writes to: the writer descriptor, the sink, the text-out helpers,
+ * cancellation.
+ * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ */
+#ifndef TC_TC_WRITER_H
+#define TC_TC_WRITER_H
+
+#include "tc_calltree.h"
+#include "tc_cancel.h"
+#include "tc_diag.h"
+#include "tc_options.h"
+#include "tc_trace.h"
+#include "tc_base.h"
+
+/* ---- output sink -------------------------------------------------------- */
+
+typedef struct tci_sink {
+    FILE *fp;              /* the output: a FILE, or */
+    tc_write_fn fn;        /* a caller's function (fp NULL) */
+    void *fn_user;
+    struct z_stream_s *z;  /* non-NULL: gzip the output */
+    uint8_t *zbuf;
+    size_t len;
+    int err;               /* set once a write failed: nothing more is written */
+    int errnum;            /* the errno of that failure, for the message */
+    int status;            /* what failed it: TC_ERR_IO (errnum), TC_ERR_LIMIT (limit), TC_ERR_CANCELED */
+    uint64_t written;
+    uint64_t emitted;      /* bytes handed to the FILE or function (compressed for gzip) */
+    uint64_t limit;        /* emitted may not pass it (max-output): the output fails with TC_ERR_LIMIT */
+    tci_cancel *cancel;    /* asked at flushes (NULL: none) */
+    bool script_data;      /* inside a <script> that readers take raw: escape.h's rule at flush */
+    bool script_lt;        /* the last byte flushed in it was '<' */
+    bool script_at_start;  /* script_data as it was for buf[0] */
+    uint8_t n_switches;    /* offsets in buf where script_data flips, not yet flushed: */
+    uint32_t switch_at[8]; /* a switch does not flush, so nothing leaves before it must */
+    uint8_t buf[1 << 16];
+} tci_sink;
+
+int tci_sink_open(tci_sink *s, FILE *fp, bool gzip);
+int tci_sink_open_fn(tci_sink *s, tc_write_fn fn, void *user, bool gzip);
+int tci_sink_flush_buf(tci_sink *s);
+int tci_sink_close(tci_sink *s); /* finish gzip, flush; returns error status */
+/* Drop what is buffered and release the sink without writing more (a canceled conversion). */
+void tci_sink_discard(tci_sink *s);
+/* Mark the sink failed with errnum (the first failure is kept). */
+void tci_sink_fail(tci_sink *s, int errnum);
+/* Mark it failed for another cause (TC_ERR_LIMIT, TC_ERR_CANCELED); the first is kept. */
+void tci_sink_stop(tci_sink *s, int status);
+/* Whether the output has failed (a write error, max-output, cancel): nothing more reaches it,
+ * so a writer's long loop stops here instead of computing bytes nobody will see. */
+static inline bool tci_sink_failed(const tci_sink *s) { return s->err != 0; }
+/* From here on (on) or no longer (off), the bytes written are the contents of a <script>
+ * element read raw (systrace's trace-data): escape.h's script-data rule is applied to them as
+ * they leave the sink, so it holds for the final bytes whatever wrote them. The switch is
+ * noted at its offset in the buffer, not flushed: nothing is written earlier than without it
+ * (a conversion canceled before its first 64 KiB writes nothing). */
+void tci_sink_script_data(tci_sink *s, bool on);
+
+static inline void tci_sink_write(tci_sink *s, const void *p, size_t n)
+{
+    if (TCI_LIKELY(s->len + n <= sizeof s->buf)) {
+        memcpy(s->buf + s->len, p, n);
+        s->len += n;
+        return;
+    }
+    const uint8_t *b = p;
+    while (n) {
+        if (s->len == sizeof s->buf && tci_sink_flush_buf(s) != 0)
+            return;
+        size_t room = sizeof s->buf - s->len, k = n < room ? n : room;
+        memcpy(s->buf + s->len, b, k);
+        s->len += k;
+        b += k;
+        n -= k;
+    }
+}
+/* A string literal: its length is known at compile time. */
+#define TCI_PUT_LIT(sink, lit) tci_sink_write((sink), "" lit, sizeof(lit) - 1)
+static inline void tci_sink_puts(tci_sink *s, const char *str) { tci_sink_write(s, str, strlen(str)); }
+static inline void tci_sink_putc(tci_sink *s, char c)
+{
+    if (TCI_UNLIKELY(s->len == sizeof s->buf) && tci_sink_flush_buf(s) != 0)
+        return;
+    s->buf[s->len++] = (uint8_t)c;
+}
+void tci_sink_u64(tci_sink *s, uint64_t v);
+void tci_sink_i64(tci_sink *s, int64_t v);
+/* v / 1000 with exactly three decimals, e.g. 1234567 -> "1234.567" (µs from ns). */
+void tci_sink_milli(tci_sink *s, int64_t v);
+void tci_sink_printf(tci_sink *s, const char *fmt, ...) TCI_PRINTF(2, 3);
+/* A JSON string literal with quotes; invalid UTF-8 bytes become U+FFFD. */
+void tci_sink_json_string(tci_sink *s, const char *str);
+/* The same literal in the arena, for writers that repeat names (len set, not NUL-terminated). */
+char *tci_json_quote(tci_arena *a, const char *str, size_t *len);
+
+/* ---- text out (textout.c): names and numbers as the table writers print them ---- */
+
+/* ns to µs, to the nearest, halves away from zero (|ns| <= TCI_SUM_MAX: no overflow). Every
+ * writer that prints µs (report, dot, diff) rounds each figure once, this way. */
+static inline int64_t tci_us_of(int64_t ns) { return ns >= 0 ? (ns + 500) / 1000 : -((-ns + 500) / 1000); }
+/* A call count as a signed figure (saturated), so that two can be subtracted. */
+static inline int64_t tci_clamp_calls(uint64_t c) { return c > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)c; }
+/* Text: printable UTF-8 as it is; control bytes, backslashes and bytes that are not UTF-8 as escapes (\n, \\, \xHH). */
+void tci_put_escaped_text(tci_sink *o, const char *s);
+/* The walk under every escaped form: valid UTF-8 sequences as they are, each other byte
+ * through escape_byte; after max bytes of s, "..." and the rest left out. */
+void tci_put_escaped_with(tci_sink *o, const char *s, size_t max, void (*escape_byte)(tci_sink *o, uint8_t c));
+/* Whether a CSV field must be quoted (a ',', '"', CR or LF in it; NULL: no). */
+bool tci_csv_needs_quotes(const char *s);
+/* The text of a CSV field (quotes doubled when quoted), bytes that are not UTF-8 as U+FFFD. */
+void tci_put_csv_text(tci_sink *o, const char *s, bool quoted);
+/* One whole CSV field: quoted only when it must be. */
+void tci_put_csv_field(tci_sink *o, const char *s);
+/* Names in markup, Graphviz labels (escape.h's rules) into a sink. */
+void tci_put_markup(tci_sink *o, const char *s, enum tci_esc_shown shown);
+void tci_put_markup_cp(tci_sink *o, const uint32_t *cp, size_t n);
+void tci_put_dot_label(tci_sink *o, const char *s, size_t max);
+/* A method as the reports name it: "pkg.Class.method (sig)ret", a plain name (a systrace slice)
+ * as it is, an unknown id as every writer names it ("unknown.0x1c"); put writes each part in the
+ * output's escaping. */
+void tci_put_method_name(tci_sink *o, const tci_method *m, void (*put)(tci_sink *, const char *));
+
+/* ---- writers ------------------------------------------------------------ */
+
+enum tci_writer_flags {
+    TCI_WF_AGGREGATE = 1,    /* finish() receives the call tree */
+    TCI_WF_GLOBAL_ORDER = 2, /* events must arrive in global time order */
+    TCI_WF_GZIP = 4,         /* the sink gzips the output */
+    TCI_WF_BINARY = 8        /* output is not text */
+};
+
+typedef struct tci_wctx {
+    const char *writer_name;
+    void *priv;
+    tci_sink *out;
+    const tci_trace *trace;
+    const tci_options *opt;
+    tci_diag *diag;
+} tci_wctx;
+
+/*
+ * What a writer (or a diff format) makes: its first variant is its default output, named
+ * after it; an option of its own may select another (report's html: report-html), and the
+ * other's name selects it for one output (-o report-html). The command names outputs,
+ * serves them and tells its own outputs from original traces by these rows.
+ */
+typedef struct tci_variant {
+    const char *name;      /* what -o and tc_conv_write take; the first is the format's own name */
+    const char *extension; /* of a default output name ("report.html"); unique among all variants */
+    const char *mime;      /* its media type ("text/html; charset=utf-8") */
+    const char *mark;      /* text in the first or last 8 KiB of every such output (NULL: none) */
+    const char *option;    /* the bool option that selects it (NULL: the first, the default) */
+    bool inline_view;      /* a browser shows it as a page or an image (not a download) */
+} tci_variant;
+
+typedef struct tci_writer {
+    const char *name, *description, *extensions;
+    const tci_option_def *options; /* the options it reads (NULL-key terminated); NULL: none */
+    const tci_variant *variants;   /* at least one (NULL-name terminated) */
+    size_t priv_size;
+    unsigned flags;
+    int (*begin)(tci_wctx *w);                          /* tables are final here */
+    int (*event)(tci_wctx *w, const tci_event *ev);     /* may be NULL */
+    int (*finish)(tci_wctx *w, const tci_calltree *ct); /* ct NULL unless TCI_WF_AGGREGATE */
+    void (*close)(tci_wctx *w);                         /* always called */
+} tci_writer;
+
+/* ---- writers: what finish() may say ---- */
+
+/* For finish(): n events this writer could not show, counted with one kept
+ * message (the diagnostics are muted while events flow). */
+void tci_writer_dropped(tci_wctx *w, uint64_t n, const char *what);
+
+#endif /* TC_TC_WRITER_H */

@@ -1,0 +1,41 @@
+/*
+ * tc_jscan.h - JSON read without a tree, for the readers of JSON input.
+ * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ */
+#ifndef TC_TC_JSCAN_H
+#define TC_TC_JSCAN_H
+
+#include "tc_base.h"
+
+/* ---- jscan.c: JSON read without a tree (readers of JSON input) -------------- */
+
+/* A scanner over s[0, n): pos is the next byte; after a failure, where it went wrong.
+ * src (or NULL): the mapped input s lies in, whose pages are given back as the
+ * scanner moves on, also inside one large value. */
+typedef struct tci_jscan {
+    const char *s;
+    size_t n, pos;
+    struct tci_source *src;
+    size_t release_at;
+} tci_jscan;
+/* A raw value in the text (a string with its quotes); p NULL: absent. */
+typedef struct tci_jspan {
+    const char *p;
+    size_t n;
+} tci_jspan;
+void tci_jscan_ws(tci_jscan *sc);
+/* Skip the value at pos, validated as cJSON would (nesting depth 1000), without allocating. */
+bool tci_jscan_value(tci_jscan *sc);
+/* An object's "key" and its colon; key, len: the raw bytes between the quotes. */
+bool tci_jscan_key(tci_jscan *sc, const char **key, size_t *len);
+/* The object at pos, validated and skipped; vals[i]: the first member named keys[i] (short keys). */
+bool tci_jscan_object(tci_jscan *sc, const char *const *keys, size_t n_keys, tci_jspan *vals);
+/* The string literal raw[0, n) (between its quotes, validated) decoded into out[0, cap):
+ * returns the decoded length (bytes past cap are counted, not written). A \u escape
+ * of half a surrogate pair becomes U+FFFD and is counted in *lone. */
+size_t tci_json_unescape(const char *raw, size_t n, char *out, size_t cap, uint64_t *lone);
+bool tci_jspan_is_string(tci_jspan v);
+/* A number, or a string that holds exactly one (as some writers quote them); finite only. */
+bool tci_jspan_number(tci_jspan v, double *out);
+
+#endif /* TC_TC_JSCAN_H */
