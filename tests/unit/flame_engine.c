@@ -15,21 +15,6 @@
 #include <ctype.h>
 #include <stdlib.h>
 
-typedef struct buf {
-    char *p;
-    size_t len;
-} buf;
-
-static int to_buf(void *user, const void *p, size_t n)
-{
-    buf *b = user;
-    b->p = realloc(b->p, b->len + n + 1);
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = 0;
-    return 0;
-}
-
 /* folded lines ("a;b 3", or "a;b 1 3" when differential) drawn with o */
 static char *draw(const char *const *lines, bool diff, const tci_flame_opts *o, int *rc)
 {
@@ -44,9 +29,9 @@ static char *draw(const char *const *lines, bool diff, const tci_flame_opts *o, 
         tci_flame_add(f, frame, b, a);
         free(copy);
     }
-    buf out = {0};
+    unit_buf out = {0};
     tci_sink s;
-    CHECK_EQ_INT(tci_sink_open_fn(&s, to_buf, &out, false), TC_OK);
+    CHECK_EQ_INT(tci_sink_open_fn(&s, unit_to_buf, &out, false), TC_OK);
     *rc = tci_flame_render(f, o, &s);
     CHECK_EQ_INT(tci_sink_close(&s), TC_OK);
     tci_flame_free(f);

@@ -14,6 +14,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int unit_failed_checks, unit_passed, unit_failed;
@@ -62,5 +63,21 @@ static const char *unit_current;
 
 #define UNIT_DONE()                                                                      \
     (printf("%d passed, %d failed\n", unit_passed, unit_failed), unit_failed ? 1 : 0)
+
+/* A growing, NUL-terminated buffer that a sink writes into (tci_sink_open_fn's callback). */
+typedef struct unit_buf {
+    char *p;
+    size_t len;
+} unit_buf;
+
+static inline int unit_to_buf(void *user, const void *p, size_t n)
+{
+    unit_buf *b = user;
+    b->p = realloc(b->p, b->len + n + 1);
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    b->p[b->len] = 0;
+    return 0;
+}
 
 #endif

@@ -144,29 +144,14 @@ static void test_maximal_subparts_of_the_standard(void)
  * (a noncharacter too), a valid e-acute, and a sequence cut short at the end. */
 #define HOSTILE "a\xC0\xAF" "b\xE0\x80\x80" "c\xED\xA0\x80" "d\xF4\x90\x80\x80" "e\xEF\xBF\xBE\xF4\x8F\xBF\xBF\xC3\xA9\xE2\x82"
 
-typedef struct buf {
-    char *p;
-    size_t len;
-} buf;
-
-static int to_buf(void *user, const void *p, size_t n)
-{
-    buf *b = user;
-    b->p = realloc(b->p, b->len + n + 1);
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = 0;
-    return 0;
-}
-
-static buf out;
+static unit_buf out;
 static tci_sink sink;
 
 static tci_sink *open_sink(void)
 {
     free(out.p);
-    out = (buf){strdup(""), 0};
-    CHECK_EQ_INT(tci_sink_open_fn(&sink, to_buf, &out, false), TC_OK);
+    out = (unit_buf){strdup(""), 0};
+    CHECK_EQ_INT(tci_sink_open_fn(&sink, unit_to_buf, &out, false), TC_OK);
     return &sink;
 }
 
