@@ -37,6 +37,9 @@ struct tc_conv {
     char *out_errors;      /* the messages of a write's outputs (tc_output.error point here) */
 };
 
+/* The mapping applied by normalize's transform hook between its passes. */
+static int apply_deobf(void *mapping, tci_trace *t, tci_diag *d) { return tci_deobf_apply(mapping, t, d); }
+
 /* ---- every public call: a fresh error slot in, the latest failure kept out ---- */
 
 static void call_begin(tc_conv *c) { c->diag.error[0] = 0; }
@@ -267,7 +270,7 @@ static int open_reader(tc_conv *c, const char *name)
         tci_error(&c->diag, rc, c->reader->name, UINT64_MAX, "cannot read the input");
     /* the mapping is indexed with the input, so that a bad one fails the open (no output is begun) */
     if (rc == TC_OK && c->opt.deobfuscate && (rc = tci_deobf_open(&c->deobf, c->opt.deobfuscate, &c->opt, &c->diag)) == TC_OK)
-        c->rctx.deobf = c->deobf;
+        c->rctx.transform = (tci_transform){apply_deobf, c->deobf};
     return rc;
 }
 

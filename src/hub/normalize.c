@@ -29,7 +29,6 @@
  */
 #include "tc_base.h"
 #include "tc_conv.h"
-#include "tc_deobf.h"
 #include "tc_diag.h"
 #include "tc_reader.h"
 #include "tc_trace.h"
@@ -584,7 +583,7 @@ int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci
     if ((rc = between_passes(&n)) != TC_OK)
         goto out;
     /* the method table is complete and nothing has been shown: the one point to rename it */
-    if (r->deobf && (rc = tci_deobf_apply(r->deobf, n.t, n.d)) != TC_OK)
+    if (r->transform.apply && (rc = r->transform.apply(r->transform.state, n.t, n.d)) != TC_OK)
         goto out;
     if ((rc = tci_trace_finalize(n.t, n.d, r->opt)) != TC_OK)
         goto out;

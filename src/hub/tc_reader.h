@@ -37,6 +37,13 @@ typedef struct tci_raw {
 
 /* ---- readers: the descriptor and its context ---- */
 
+/* A transform of the tables between normalize's passes (deobfuscation, src/transform/): the
+ * method table is complete and no name has been shown yet. The hub knows only this hook. */
+typedef struct tci_transform {
+    int (*apply)(void *state, tci_trace *t, tci_diag *d); /* NULL: none */
+    void *state;
+} tci_transform;
+
 typedef struct tci_rctx {
     void *priv;
     const uint8_t *data; /* the whole input (mmapped or spooled) */
@@ -50,7 +57,7 @@ typedef struct tci_rctx {
     /* The input's path when it is a real file opened by path; NULL for memory
      * and stdin. Side files (mappings) are looked for beside it only. */
     const char *input_file;
-    struct tci_deobf *deobf;   /* option deobfuscate: applied by normalize after pass 1 (NULL: none) */
+    tci_transform transform;   /* applied by normalize after pass 1 (option deobfuscate) */
 } tci_rctx;
 
 typedef struct tci_reader {

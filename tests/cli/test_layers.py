@@ -30,10 +30,9 @@ BELOW = {  # the layers whose headers a layer's files include, besides its own
     "writers": ["util", "hub", "analysis"],
 }
 KNOWN_UPWARD = {
-    # normalize applies a mapping between its passes; conv.c loads it at open: the transform's
-    # hook is still a direct call
+    # conv.c opens the mapping the option names and hands it to normalize's transform hook
+    # (tci_transform): the one place that assembles a conversion knows its transforms
     ("src/hub/conv.c", "tc_deobf.h"),
-    ("src/hub/normalize.c", "tc_deobf.h"),
     # the colors option's choices are the renderer's palette names
     ("src/hub/options.c", "tc_flame.h"),
     # formats.def lists diff's formats, whose descriptor type is diff's
