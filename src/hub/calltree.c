@@ -186,15 +186,21 @@ static void reverse_children(tci_calltree *ct, uint32_t i)
     ct->nodes[i].first_child = prev;
 }
 
+/* Every node's self time set to its total: where both sweeps below start. */
+static void self_from_totals(tci_calltree *ct)
+{
+    for (uint32_t i = 0; i < ct->n_nodes; i++) {
+        ct->nodes[i].wall_self = ct->nodes[i].wall_total;
+        ct->nodes[i].cpu_self = ct->nodes[i].cpu_total;
+    }
+}
+
 /* After a saturation, children may add up to more than their parent: trim
  * them, in order, to what the parent has left (parents come before their
  * children, so one forward sweep settles each level before the next). */
 static void trim_to_parents(tci_calltree *ct)
 {
-    for (uint32_t i = 0; i < ct->n_nodes; i++) { /* a node's self is its budget left for children */
-        ct->nodes[i].wall_self = ct->nodes[i].wall_total;
-        ct->nodes[i].cpu_self = ct->nodes[i].cpu_total;
-    }
+    self_from_totals(ct); /* a node's self is its budget left for children */
     for (uint32_t i = 0; i < ct->n_nodes; i++) {
         tci_ctnode *n = &ct->nodes[i];
         if (n->parent == TCI_NONE)
@@ -214,10 +220,7 @@ static void trim_to_parents(tci_calltree *ct)
  * CPU time on some events only); a sum out of range counts as saturated. */
 static void self_times(tci_calltree *ct)
 {
-    for (uint32_t i = 0; i < ct->n_nodes; i++) {
-        ct->nodes[i].wall_self = ct->nodes[i].wall_total;
-        ct->nodes[i].cpu_self = ct->nodes[i].cpu_total;
-    }
+    self_from_totals(ct);
     for (uint32_t i = 0; i < ct->n_nodes; i++) {
         tci_ctnode *n = &ct->nodes[i];
         if (n->parent == TCI_NONE)
