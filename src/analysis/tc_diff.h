@@ -66,14 +66,6 @@ extern const tci_option_def tci_diff_options[];
 
 /* ---- diff formats: the descriptors of diff_*.c ---- */
 
-/* A format of traceconv diff (diff_*.c): the same description as a writer's, and a
- * renderer that writes the whole output into o (write errors stay in the sink). */
-typedef struct tci_diff_format {
-    const char *name, *description, *extensions;
-    const tci_option_def *options; /* tci_diff_options */
-    const tci_variant *variants;   /* one: its output */
-    int (*render)(const tci_diff *d, tci_sink *o);
-    bool flame;                    /* it draws diff.c's differential flame tree */
-} tci_diff_format;
+/* A format of traceconv diff: tci_diff_format, in tc_writer.h (the registry lists them). */
 
 #endif /* TC_TC_DIFF_H */

@@ -1,6 +1,5 @@
 /* registry.c - the list of formats, generated from formats.def. */
 #include "tc_conv.h"
-#include "tc_diff.h"
 #include "tc_options.h"
 #include "tc_reader.h"
 #include "tc_registry.h"

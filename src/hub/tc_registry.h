@@ -6,7 +6,6 @@
 #ifndef TC_TC_REGISTRY_H
 #define TC_TC_REGISTRY_H
 
-#include "tc_diff.h"
 #include "tc_diag.h"
 #include "tc_options.h"
 #include "tc_reader.h"

@@ -166,6 +166,18 @@ typedef struct tci_writer {
     void (*close)(tci_wctx *w);                         /* always called */
 } tci_writer;
 
+struct tci_diff;
+
+/* A format of traceconv diff (diff_*.c; the comparison it renders is analysis/tc_diff.h's):
+ * the same description as a writer's, and a renderer that writes the whole output into o (write errors stay in the sink). */
+typedef struct tci_diff_format {
+    const char *name, *description, *extensions;
+    const tci_option_def *options; /* tci_diff_options */
+    const tci_variant *variants;   /* one: its output */
+    int (*render)(const struct tci_diff *d, tci_sink *o); /* the comparison: tc_diff.h */
+    bool flame;                    /* it draws diff.c's differential flame tree */
+} tci_diff_format;
+
 /* ---- writers: what finish() may say ---- */
 
 /* For finish(): n events this writer could not show, counted with one kept

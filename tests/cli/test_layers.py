@@ -35,9 +35,6 @@ KNOWN_UPWARD = {
     ("src/hub/conv.c", "tc_deobf.h"),
     # the colors option's choices are the renderer's palette names
     ("src/hub/options.c", "tc_flame.h"),
-    # formats.def lists diff's formats, whose descriptor type is diff's
-    ("src/hub/registry.c", "tc_diff.h"),
-    ("src/hub/tc_registry.h", "tc_diff.h"),
 }
 INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 
