@@ -416,31 +416,10 @@ typedef struct pipeline {
 
 static bool wants(const output *o, unsigned flag) { return (o->w->flags & flag) != 0; }
 
-/* A size as the options take it: "64M" when it is a whole number of K/M/G, else approximate ("3.1G"). */
-static void format_size(uint64_t n, char *out, size_t len)
-{
-    static const char units[] = "KMG";
-    for (int k = 2; k >= 0; k--) {
-        uint64_t unit = (uint64_t)1 << (10 * (k + 1));
-        if (n >= unit && n % unit == 0) {
-            snprintf(out, len, "%llu%c", (unsigned long long)(n / unit), units[k]);
-            return;
-        }
-    }
-    for (int k = 2; k >= 0; k--) {
-        uint64_t unit = (uint64_t)1 << (10 * (k + 1));
-        if (n >= unit) {
-            snprintf(out, len, "%.1f%c", (double)n / (double)unit, units[k]);
-            return;
-        }
-    }
-    snprintf(out, len, "%llu bytes", (unsigned long long)n);
-}
-
 int tci_output_limit_error(tci_diag *d, const tci_options *opt, const char *module, uint64_t limit)
 {
     char size[32];
-    format_size(limit, size, sizeof size);
+    tci_size_text(limit, true, size, sizeof size);
     d->error[0] = 0;
     if (opt->max_output_ratio)
         return tci_error(d, TC_ERR_LIMIT, module, UINT64_MAX, "output larger than --max-output (%ux the input: %s)",

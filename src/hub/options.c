@@ -265,8 +265,9 @@ static int choice_index(const tci_option_def *d, const char *v)
     return -1;
 }
 
-/* A size as the options take it: "16M" when it is a whole number of K/M/G. */
-static void size_text(uint64_t n, char *out, size_t len)
+/* A size as the options take it: "16M" when it is a whole number of K/M/G, else its bytes
+ * ("1000"); approximate: "3.1G" rather than every byte, and "1000 bytes" below 1K. */
+void tci_size_text(uint64_t n, bool approximate, char *out, size_t len)
 {
     static const char units[] = "KMG";
     for (int k = 2; k >= 0; k--) {
@@ -276,7 +277,14 @@ static void size_text(uint64_t n, char *out, size_t len)
             return;
         }
     }
-    snprintf(out, len, "%llu", (unsigned long long)n);
+    for (int k = 2; approximate && k >= 0; k--) {
+        uint64_t unit = (uint64_t)1 << (10 * (k + 1));
+        if (n >= unit) {
+            snprintf(out, len, "%.1f%c", (double)n / (double)unit, units[k]);
+            return;
+        }
+    }
+    snprintf(out, len, "%llu%s", (unsigned long long)n, approximate ? " bytes" : "");
 }
 
 /* What an option takes, for the message that refuses a bad value. */
@@ -293,8 +301,8 @@ static void expects(const tci_option_def *d, char *out, size_t len)
         for (size_t i = 0; d->choices[i] && n < len; i++)
             n += (size_t)snprintf(out + n, len - n, "%s%s", i ? ", " : "", d->choices[i]);
     } else if ((d->type == TCI_OPT_INT || d->type == TCI_OPT_SIZE) && d->max) {
-        size_text(d->min, lo, sizeof lo);
-        size_text(d->max, hi, sizeof hi);
+        tci_size_text(d->min, false, lo, sizeof lo);
+        tci_size_text(d->max, false, hi, sizeof hi);
         if (d->type == TCI_OPT_INT)
             snprintf(out, len, "a count from %llu to %llu", (unsigned long long)d->min, (unsigned long long)d->max);
         else

@@ -52,6 +52,8 @@ size_t tci_option_key_count(void);
  * of one writer) or TC_ERR_NOMEM, with the message in d. The key is noted as given. */
 int tci_option_set(tci_options *o, char **strings, const char *key, const char *value, tci_diag *d);
 void tci_option_strings_free(char **strings);
+/* A size as the options take it ("64M"); approximate: "3.1G", or "1000 bytes" below 1K. */
+void tci_size_text(uint64_t n, bool approximate, char *out, size_t len);
 /* Whether key was set explicitly (to any value). */
 bool tci_option_given(const tci_options *o, const char *key);
 /* The value of a bool option (false for a key that is not one). */
