@@ -135,7 +135,7 @@ typedef enum tc_option_type {
     TC_OPT_INT,      /* a count, K/M/G suffixes allowed, within the row's range */
     TC_OPT_FLOAT,    /* a number (the row's help says its form: "PX|N%", a percentage) */
     TC_OPT_SIZE,     /* bytes, K/M/G suffixes allowed */
-    TC_OPT_DURATION, /* a time (none yet) */
+    TC_OPT_DURATION, /* a time with its unit (since, until: "1.5s", "250ms") */
     TC_OPT_ENUM,     /* one of the row's choices */
     TC_OPT_STRING,   /* any text; NULL unsets it */
     TC_OPT_PATH      /* a file's path */
@@ -152,7 +152,7 @@ typedef struct tc_option_info {
     const char *help;           /* one line */
     int open_time;              /* 1: read by the open, so set before tc_conv_open (else TC_ERR_STATE) */
     int limit;                  /* 1: a resource limit (what a server keeps for itself) */
-    int repeatable;             /* 1: each use adds a value (none yet) */
+    int repeatable;             /* 1: each use adds a value (thread, focus, ignore); NULL clears them */
     int hidden;                 /* 1: for tests, left out of --help */
 } tc_option_info;
 

@@ -143,6 +143,65 @@ int tci_option_parse_threshold(tci_options *o, const char *v)
     return 0;
 }
 
+/* A time after the trace's start, exactly in ns: a decimal number and its unit, s, ms, us or
+ * ns ("1.5s", "250ms", "40us"; "0" alone needs none). No rounding: a fraction finer than
+ * 1 ns is refused, so that adjacent windows meet at exactly the same nanosecond. */
+static int parse_duration(const char *v, int64_t *out)
+{
+    static const struct { const char *unit; int64_t ns; int places; } units[] = {
+        {"s", 1000000000, 9}, {"ms", 1000000, 6}, {"us", 1000, 3}, {"ns", 1, 0}};
+    uint64_t whole = 0, frac = 0;
+    int digits = 0, places = -1;
+    if (!v)
+        return -1;
+    for (; *v >= '0' && *v <= '9'; v++, digits++)
+        if (__builtin_mul_overflow(whole, 10, &whole) || __builtin_add_overflow(whole, (uint64_t)(*v - '0'), &whole))
+            return -1;
+    if (*v == '.')
+        for (v++, places = 0; *v >= '0' && *v <= '9'; v++, places++, digits++)
+            if (places > 9 || __builtin_mul_overflow(frac, 10, &frac) || __builtin_add_overflow(frac, (uint64_t)(*v - '0'), &frac))
+                return -1;
+    if (!digits)
+        return -1;
+    if (!*v && whole == 0 && frac == 0) {
+        *out = 0;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+        if (strcmp(v, units[i].unit))
+            continue;
+        if (places > units[i].places)
+            return -1;
+        for (int p = places < 0 ? 0 : places; p < units[i].places; p++)
+            frac *= 10;
+        uint64_t ns;
+        if (__builtin_mul_overflow(whole, (uint64_t)units[i].ns, &ns) || __builtin_add_overflow(ns, frac, &ns) ||
+            ns > (uint64_t)INT64_MAX / 2)
+            return -1;
+        *out = (int64_t)ns;
+        return 0;
+    }
+    return -1;
+}
+
+static int parse_since(tci_options *o, const char *v)
+{
+    if (parse_duration(v, &o->since_ns))
+        return -1;
+    o->since_given = true;
+    return 0;
+}
+
+static int parse_until(tci_options *o, const char *v)
+{
+    if (parse_duration(v, &o->until_ns))
+        return -1;
+    o->until_given = true;
+    return 0;
+}
+
+#define TCI_DURATION_EXPECTS "a time after the trace's start with its unit: 1.5s, 250ms, 40us, 1000ns"
+
 /* ---- the core's options ---- */
 
 const tci_option_def tci_core_options[] = {
@@ -153,6 +212,25 @@ const tci_option_def tci_core_options[] = {
      TCI_OPT_FIELD(strict)},
     {.key = "max-depth", .type = TCI_OPT_INT, .min = 1, .max = 1000000, .def = "10000", .arg = "N",
      .help = "drop frames deeper than N", TCI_OPT_FIELD(max_depth)},
+    {.key = "thread", .type = TCI_OPT_STRING, .flags = TCI_OPTF_REPEATABLE | TCI_OPTF_NEEDS_VALUE, .arg = "SPEC",
+     .help = "keep only the threads named SPEC (a glob), with tid SPEC, or the main thread (main); repeatable",
+     .expects = "a thread name (glob), a tid or main", TCI_OPT_FIELD(thread)},
+    {.key = "since", .type = TCI_OPT_DURATION, .arg = "TIME",
+     .help = "keep the timeline from TIME after the trace's start (frames open then are clipped, not dropped)",
+     .expects = TCI_DURATION_EXPECTS, TCI_OPT_FIELD(since_ns), .parse = parse_since},
+    {.key = "until", .type = TCI_OPT_DURATION, .arg = "TIME",
+     .help = "keep the timeline before TIME after the trace's start (frames open then end there)",
+     .expects = TCI_DURATION_EXPECTS, TCI_OPT_FIELD(until_ns), .parse = parse_until},
+    {.key = "focus", .type = TCI_OPT_STRING, .flags = TCI_OPTF_REPEATABLE | TCI_OPTF_NEEDS_VALUE, .arg = "METHOD",
+     .help = "keep only the call paths through METHOD (a glob), from its outermost frame; repeatable",
+     .expects = "a method name or glob", TCI_OPT_FIELD(focus)},
+    {.key = "ignore", .type = TCI_OPT_STRING, .flags = TCI_OPTF_REPEATABLE | TCI_OPTF_NEEDS_VALUE, .arg = "METHOD",
+     .help = "leave out the call paths through METHOD (a glob) and their time; repeatable",
+     .expects = "a method name or glob", TCI_OPT_FIELD(ignore)},
+    {.key = "ignore-idle", .type = TCI_OPT_BOOL,
+     .help = "leave out the idle waits of Android and Java (MessageQueue.nativePollOnce, Object.wait, park, "
+             "BlockingQueue.take, ...; README \"Selection\")",
+     TCI_OPT_FIELD(ignore_idle)},
     {.key = "deobfuscate", .type = TCI_OPT_PATH, .flags = TCI_OPTF_OPEN | TCI_OPTF_NEEDS_VALUE, .arg = "MAPPING",
      .help = "rename methods back to source names with a ProGuard/R8 mapping.txt (any reader; README "
              "\"Deobfuscation\")",
@@ -319,7 +397,19 @@ static int store_string(tci_options *o, char **strings, int index, const tci_opt
 {
     if (!v && (d->flags & TCI_OPTF_NEEDS_VALUE))
         return -1;
-    char *copy = v ? strdup(v) : NULL;
+    if (v && (d->flags & TCI_OPTF_REPEATABLE) && (!*v || strchr(v, '\n')))
+        return -1; /* an empty spec would match nothing, or everything; '\n' separates the values */
+    char *copy = NULL;
+    if (v && (d->flags & TCI_OPTF_REPEATABLE) && strings[index]) { /* one more value: after the others */
+        size_t have = strlen(strings[index]), add = strlen(v);
+        if ((copy = malloc(have + add + 2)) != NULL) {
+            memcpy(copy, strings[index], have);
+            copy[have] = '\n';
+            memcpy(copy + have + 1, v, add + 1);
+        }
+    } else if (v) {
+        copy = strdup(v);
+    }
     if (v && !copy)
         return TC_ERR_NOMEM;
     free(strings[index]);

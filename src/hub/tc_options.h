@@ -51,6 +51,14 @@ typedef struct tci_options {
     bool html;            /* report: a self-contained HTML page instead of the text report (not with csv) */
     bool threshold_set;   /* dot: threshold given (else the writer's default) */
     uint32_t threshold_ppm; /* dot: edges below this share of the total are hidden, in millionths (1% = 10000) */
+    /* selection (select.c): the part of the trace every writer is given. Repeatable
+     * options keep each value given, in order, joined by '\n' (NULL: none given). */
+    const char *thread;     /* thread specs: a glob on the name, a tid, or "main" */
+    int64_t since_ns, until_ns; /* the window [since, until), ns after the trace start */
+    bool since_given, until_given;
+    const char *focus;      /* globs on method names: only the call paths through them */
+    const char *ignore;     /* globs on method names: the call paths through them left out */
+    bool ignore_idle;       /* ignore the documented idle waits (select.c) */
     uint8_t given[TCI_MAX_OPTION_KEYS]; /* the keys set explicitly, in the order given (options.c) */
     uint8_t n_given;
 } tci_options;
@@ -69,7 +77,7 @@ enum tci_option_flags {
     TCI_OPTF_OPEN = 1,       /* read by the open: refused once an input is open */
     TCI_OPTF_LIMIT = 2,      /* a resource limit: what a server sets for its clients */
     TCI_OPTF_HIDDEN = 4,     /* for tests: not in --help, the man page or serve's API */
-    TCI_OPTF_REPEATABLE = 8, /* each use adds a value (none yet: the selection options to come) */
+    TCI_OPTF_REPEATABLE = 8, /* string: each use adds a value ('\n'-joined); an unset (NULL) clears them */
     TCI_OPTF_NEEDS_VALUE = 16 /* string or path: NULL is a bad value (else it unsets) */
 };
 typedef struct tci_option_def {

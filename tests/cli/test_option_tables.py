@@ -229,6 +229,8 @@ def valid_values(o, ctx):
         return [str(o["min"]), str(o["max"])] if "max" in o else ["1000", "2K" if t == "size" else "7"]
     if t == "float":
         return ["0", "0.5"]
+    if t == "duration":
+        return ["0", "1.5ms"]
     if t == "path":  # a readable file: a ProGuard mapping (what --deobfuscate reads)
         return [sorted(glob.glob(os.path.join(ctx.source, "tests", "fuzz", "deobf-seeds", "*")))[0]]
     return ["some <text>"]
@@ -238,6 +240,8 @@ def bad_values(o):
     t = o["type"]
     if t == "enum":
         return ["nosuch"]
+    if t == "duration":
+        return ["abc", "-1ms", "5", "1.5ns", "1e3s"]
     if t in ("int", "size", "float"):
         return ["abc", "-1"] + ([str(o["max"] + 1)] if "max" in o else [])
     return []  # a flag takes no value on the command line; any text is a string or a path

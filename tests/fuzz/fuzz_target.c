@@ -74,6 +74,13 @@ static const struct choice choices[] = {
     {FUZZ_VARIANT_3, 7u << FUZZ_LIMIT_SHIFT, "sort=excl,threshold=0.5", {"sort", "threshold"}, {"excl", "0.5"}},
     {FUZZ_VARIANT_2, 7u << FUZZ_LIMIT_SHIFT, "html", {"html"}, {"1"}},
     {FUZZ_VARIANT_3, 7u << FUZZ_LIMIT_SHIFT, "negate", {"negate"}, {"1"}},
+    /* the selection (every writer): a window and globs that match, so most inputs still convert */
+    {FUZZ_VARIANT_1, 7u << FUZZ_LIMIT_SHIFT, "thread=*,until=50us,ignore=*a*", {"thread", "until", "ignore"},
+     {"*", "50us", "*a*"}},
+    {FUZZ_VARIANT_2, 7u << FUZZ_LIMIT_SHIFT, "since=1ns,focus=*,ignore-idle", {"since", "focus", "ignore-idle"},
+     {"1ns", "*", "1"}},
+    {FUZZ_VARIANT_3, 7u << FUZZ_LIMIT_SHIFT, "since=1us,until=1ms,ignore=*.take", {"since", "until", "ignore"},
+     {"1us", "1ms", "*.take"}},
 };
 #define N_CHOICES (sizeof choices / sizeof *choices)
 

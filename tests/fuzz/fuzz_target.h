@@ -36,10 +36,11 @@ enum fuzz_option {
     FUZZ_LIMIT_SHIFT = 5,
     FUZZ_VARIANT_1 = 1 << 5,         /* flamegraph: inverted, minwidth=0, colors=hot, a title with markup;
                                       * a process name with markup; report: csv, sort=name; dot:
-                                      * threshold=0 (every edge) */
+                                      * threshold=0 (every edge); thread=*, until=50us, ignore=*a* */
     FUZZ_VARIANT_2 = 2 << 5,         /* flamegraph: hash, minwidth=5%, width=200; report: sort=calls,
-                                      * html; dot: threshold=100 */
-    FUZZ_VARIANT_3 = 3 << 5,         /* report: sort=excl; dot: threshold=0.5; diff: negate */
+                                      * html; dot: threshold=100; since=1ns, focus=*, ignore-idle */
+    FUZZ_VARIANT_3 = 3 << 5,         /* report: sort=excl; dot: threshold=0.5; diff: negate; since=1us,
+                                      * until=1ms, ignore=*.take */
     FUZZ_LIMIT_MAX_OUTPUT = 4 << 5,  /* max-output=2K: every writer stops at its first failed write */
     FUZZ_LIMIT_STRICT = 5 << 5,      /* strict: every warning is an error */
     FUZZ_LIMIT_MAX_STRING = 6 << 5,  /* max-string=16: names hit the limit */

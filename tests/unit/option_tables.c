@@ -194,6 +194,7 @@ static const char *valid_value(const tc_option_info *o, char *buf, size_t len)
     case TC_OPT_INT:
     case TC_OPT_SIZE: snprintf(buf, len, "%llu", (unsigned long long)(o->max ? o->max : 4096)); return buf;
     case TC_OPT_FLOAT: return "0.5";
+    case TC_OPT_DURATION: return "1.5ms";
     case TC_OPT_PATH: return "/nonexistent/file";
     default: return "text";
     }
