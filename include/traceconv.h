@@ -89,10 +89,13 @@ typedef enum tc_status {
     TC_ERR_STRICT = -7,      /* a warning under --strict */
     TC_ERR_STATE = -8,       /* the call is not allowed in the object's state (see above) */
     TC_ERR_CANCELED = -9,    /* the progress callback asked to stop */
-    TC_ERR_NO_TRACE = -10    /* input in which the reader finds nothing it converts or reports
+    TC_ERR_NO_TRACE = -10,   /* input in which the reader finds nothing it converts or reports
                                 ("no trace events found": a JSON document with no trace events,
                                 text with no line of the format, an ART trace with no record): a
                                 batch of files skips it, where a conversion fails */
+    TC_ERR_EMPTY_SELECTION = -11 /* the selection (options thread, since, until, focus) names
+                                    nothing in this input: no thread or method matches, or the
+                                    window is past its end (since 0.3) */
 } tc_status;
 
 /* A short English description of a status ("no space", ...); never NULL. */

@@ -87,6 +87,7 @@ const char *tc_status_string(int status)
     case TC_ERR_STATE: return "call not allowed in this state";
     case TC_ERR_CANCELED: return "canceled";
     case TC_ERR_NO_TRACE: return "no trace in the input";
+    case TC_ERR_EMPTY_SELECTION: return "the selection names nothing in the input";
     default: return "unknown status";
     }
 }
@@ -412,6 +413,7 @@ typedef struct pipeline {
     tci_diag merge_diag; /* the merge's error, given to each of its writers */
     tci_cancel cancel;   /* the progress callback, asked while the outputs are written */
     uint64_t limit;      /* max-output in bytes for each output (UINT64_MAX: none) */
+    tci_select *select;  /* the part of the trace the writers are given (NULL: all of it) */
 } pipeline;
 
 static bool wants(const output *o, unsigned flag) { return (o->w->flags & flag) != 0; }
@@ -544,13 +546,26 @@ static int pipeline_ready(void *user)
     return keep_going(p);
 }
 
-static int pipeline_event(void *user, const tci_event *ev)
+/* The call tree's share of an event (the aggregating writers read the tree at finish). */
+static inline void tree_event(pipeline *p, const tci_event *ev)
 {
-    pipeline *p = user;
     if (p->tree_ok && TCI_UNLIKELY(tci_calltree_event(&p->tree, ev) != TC_OK)) {
         p->tree_ok = false;
         fail_group(p, TCI_WF_AGGREGATE, TC_ERR_NOMEM, NULL);
     }
+}
+
+static int pipeline_tree_event(void *user, const tci_event *ev)
+{
+    pipeline *p = user;
+    tree_event(p, ev);
+    return keep_going(p);
+}
+
+/* Every other writer's share: in time order (the merge) or as it comes (direct). */
+static int pipeline_timeline_event(void *user, const tci_event *ev)
+{
+    pipeline *p = user;
     if (p->merge_ok) {
         int rc = tci_merge_add(p->merge, ev);
         if (TCI_UNLIKELY(rc != TC_OK)) {
@@ -567,6 +582,28 @@ static int pipeline_event(void *user, const tci_event *ev)
             output_fail(p, o, rc, NULL);
     }
     return keep_going(p);
+}
+
+static int pipeline_event(void *user, const tci_event *ev)
+{
+    tree_event(user, ev);
+    return pipeline_timeline_event(user, ev);
+}
+
+/* normalize's select hook: the selection opens once the names are final. */
+static int open_selection(void *user, tci_trace *t, tci_diag *d)
+{
+    pipeline *p = user;
+    tci_select_out out = {.both = pipeline_event, .timeline = pipeline_timeline_event,
+                          .tree = pipeline_tree_event, .user = p};
+    return tci_select_open(&p->select, t, &p->c->opt, &out, d);
+}
+
+static int selected_event(void *user, const tci_event *ev)
+{
+    pipeline *p = user;
+    int rc = tci_select_event(p->select, ev);
+    return rc != TC_OK ? rc : keep_going(p);
 }
 
 static int merged_event(void *user, const tci_event *ev)
@@ -774,9 +811,12 @@ static int run_pipeline(tc_conv *c, tc_output *pub, size_t n, const tci_writer *
     }
     outputs_open(&p, pub);
     int rc = TC_OK;
+    bool select = tci_select_wanted(&c->opt);
+    c->rctx.select = select ? (tci_transform){open_selection, &p} : (tci_transform){0};
     if (p.alive)
-        rc = tci_normalize_run(&c->rctx, c->reader, pipeline_ready, pipeline_event, &p,
+        rc = tci_normalize_run(&c->rctx, c->reader, pipeline_ready, select ? selected_event : pipeline_event, &p,
                                c->progress ? conv_progress : NULL, c);
+    c->rctx.select = (tci_transform){0};
     if (c->canceled) /* also when the last progress call (after pass 2) asked to stop */
         rc = TC_ERR_CANCELED;
     rc = check_unchanged(&c->src, &c->diag, rc);
@@ -790,6 +830,7 @@ static int run_pipeline(tc_conv *c, tc_output *pub, size_t n, const tci_writer *
             fail_group(&p, 0, TC_ERR_CANCELED, NULL);
     }
     pipeline_close(&p);
+    tci_select_free(p.select);
     collect_diagnostics(&p);
     rc = report_outputs(&p);
     free(p.outs);

@@ -587,6 +587,9 @@ int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci
         goto out;
     if ((rc = tci_trace_finalize(n.t, n.d, r->opt)) != TC_OK)
         goto out;
+    /* the selection matches names, drops threads and may add sampled stacks: after the names, before the freeze */
+    if (r->select.apply && (rc = r->select.apply(r->select.state, n.t, n.d)) != TC_OK)
+        goto out;
     tci_trace_freeze(n.t); /* before the writers size their arrays in ready() */
     if (n.d->strict) {
         for (int k = 0; k < TCI_FIG__COUNT; k++) {

@@ -38,6 +38,24 @@ typedef int (*tci_ready_fn)(void *user); /* tables final, before the first event
 int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci_event_fn emit,
                       void *user, tc_progress_fn progress, void *progress_user);
 
+/* ---- the selection (select.c): the part of the trace the writers are given ---- */
+
+/* Where the selected events go: both (the same event to every consumer), or, once a thread
+ * has ignored time behind it, the timeline as it is and the call tree without that time. */
+typedef struct tci_select_out {
+    tci_event_fn both, timeline, tree;
+    void *user;
+} tci_select_out;
+typedef struct tci_select tci_select;
+/* Whether the options select anything (else there is no stage: events go straight on). */
+bool tci_select_wanted(const tci_options *o);
+/* Names final, tables not yet frozen (normalize's select hook): drops the threads not kept
+ * (records 0), marks methods, interns focused sample stacks. A spec that matches nothing and
+ * an empty window are errors (TC_ERR_EMPTY_SELECTION, in d). */
+int tci_select_open(tci_select **s, tci_trace *t, const tci_options *o, const tci_select_out *out, tci_diag *d);
+int tci_select_event(tci_select *s, const tci_event *ev); /* each of normalize's events, in its order */
+void tci_select_free(tci_select *s);
+
 /* ---- merge: global time order for TCI_WF_GLOBAL_ORDER writers (merge.c) ---- */
 
 /* Events are spilled per thread to an unlinked temporary file and k-way merged

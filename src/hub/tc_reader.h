@@ -58,6 +58,7 @@ typedef struct tci_rctx {
      * and stdin. Side files (mappings) are looked for beside it only. */
     const char *input_file;
     tci_transform transform;   /* applied by normalize after pass 1 (option deobfuscate) */
+    tci_transform select;      /* applied after the names are final, before the tables freeze (select.c) */
 } tci_rctx;
 
 typedef struct tci_reader {

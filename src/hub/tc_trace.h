@@ -154,6 +154,8 @@ int tci_trace_add_meta(tci_trace *t, const char *key, size_t klen, const char *v
 const char *tci_trace_meta(const tci_trace *t, const char *key);
 /* Give every method and thread its display names; called once after pass 1. */
 int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o);
+/* Each process's first thread with records again, after records changed (the selection drops threads). */
+void tci_trace_index_processes(tci_trace *t);
 /* End of pass 1 (normalize, before the writers' begin()): no entry is created or changed after this. */
 void tci_trace_freeze(tci_trace *t);
 /* What the input is, as the CLI summary and every output's metadata call it: the reader's name,

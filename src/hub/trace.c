@@ -517,7 +517,7 @@ static int64_t own_pid(const tci_trace *t)
 /* Each process's first thread with records, in one pass over the threads
  * (processes in their final order): writers ask per process, and a scan of
  * every thread per process is quadratic on a capture with 100k processes. */
-static void index_process_threads(tci_trace *t)
+void tci_trace_index_processes(tci_trace *t)
 {
     for (uint32_t p = 0; p < t->n_processes; p++)
         t->processes[p].first_thread = TCI_NONE;
@@ -566,7 +566,7 @@ int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o)
         if (!t->processes[i].name &&
             !(t->processes[i].name = tci_arena_printf(&t->arena, "process %lld", (long long)t->processes[i].pid)))
             return TC_ERR_NOMEM;
-    index_process_threads(t);
+    tci_trace_index_processes(t);
     return TC_OK;
 }
 

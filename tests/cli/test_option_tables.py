@@ -230,7 +230,7 @@ def valid_values(o, ctx):
     if t == "float":
         return ["0", "0.5"]
     if t == "duration":
-        return ["0", "1.5ms"]
+        return ["1us", "1.5ms"]
     if t == "path":  # a readable file: a ProGuard mapping (what --deobfuscate reads)
         return [sorted(glob.glob(os.path.join(ctx.source, "tests", "fuzz", "deobf-seeds", "*")))[0]]
     return ["some <text>"]

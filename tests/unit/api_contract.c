@@ -277,7 +277,7 @@ static void test_status_strings(void)
 {
     static const int all[] = {TC_OK, TC_EOF, TC_ERR_IO, TC_ERR_FORMAT, TC_ERR_NOMEM, TC_ERR_USAGE,
                               TC_ERR_LIMIT, TC_ERR_UNSUPPORTED, TC_ERR_STRICT, TC_ERR_STATE, TC_ERR_CANCELED,
-                              TC_ERR_NO_TRACE};
+                              TC_ERR_NO_TRACE, TC_ERR_EMPTY_SELECTION};
     size_t n = sizeof all / sizeof *all;
     for (size_t i = 0; i < n; i++) {
         const char *s = tc_status_string(all[i]);

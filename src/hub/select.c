@@ -1,0 +1,467 @@
+/*
+ * select.c - the selection: which part of the trace the writers are given
+ * (options thread, since, until, focus, ignore, ignore-idle).
+ *
+ * One stage between normalize and the writers, so every writer, diff, batch and
+ * serve get the same selection from the same options. Normalize's stream is
+ * well nested per thread (every frame entered is exited, each thread's events
+ * in its own time order); the stage keeps it so, in three steps per thread:
+ *
+ *   window  [since, until): events outside are dropped. A frame open across a
+ *           boundary is clipped, not dropped: entered again at `since` and
+ *           exited at `until` (synthetic), with the thread CPU time of the
+ *           thread's last event before that boundary. Both windows that meet
+ *           at a boundary use the same time and CPU time there, so the folded
+ *           weights of [a,b) and [b,c) add up to those of [a,c) exactly.
+ *   ignore  a frame whose method matches is left out with everything under it;
+ *           the call tree (the aggregating writers: folded, flame graphs,
+ *           pprof, report, dot, diff) also loses its time: the thread's later
+ *           times are moved back by what was left out, so its callers'
+ *           totals shrink as in pprof's -ignore. Timelines keep their times
+ *           (a gap where the frame was).
+ *   focus   only the frames at or under the outermost frame of a matching
+ *           method, depths counted from it (Studio's "focus on method").
+ *
+ * Threads not kept are dropped before all that, and their record counts are
+ * set to 0 when the stage opens, so that every writer leaves them out as it
+ * leaves out a thread without records. Sampled stacks follow the same rules:
+ * a sample through an ignored method is dropped, one through a focused method
+ * keeps the part of its stack from that method (stacks interned here, before
+ * the tables freeze).
+ *
+ * Memory: per thread the window's open frames (bounded by max-depth, as in
+ * normalize) and a few numbers; per method a mark; per sampled stack a map.
+ * Nothing per event.
+ */
+#include "tc_base.h"
+#include "tc_conv.h"
+#include "tc_diag.h"
+#include "tc_trace.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The idle waits of --ignore-idle: where Android and Java threads wait for work,
+ * for a lock or for time to pass. Wall time in them is waiting, not work (47.6%
+ * of one real trace was PriorityBlockingQueue.take). README "Selection" lists them. */
+static const char *const idle_waits[] = {
+    "android.os.MessageQueue.nativePollOnce",         /* a Looper with no message due */
+    "java.lang.Object.wait",                          /* wait(), join() */
+    "java.lang.Thread.sleep",
+    "android.os.SystemClock.sleep",
+    "java.lang.VMThread.sleep",                       /* Dalvik's sleep */
+    "sun.misc.Unsafe.park",                           /* every j.u.c lock and queue ends here */
+    "jdk.internal.misc.Unsafe.park",
+    "java.util.concurrent.locks.LockSupport.park*",
+    "java.util.concurrent.*BlockingQueue.take",       /* thread pools waiting for a task */
+    "java.util.concurrent.*BlockingDeque.take*",
+    "java.util.concurrent.SynchronousQueue.take",
+    "java.util.concurrent.DelayQueue.take",
+    NULL,
+};
+
+enum { MARK_FOCUS = 1, MARK_IGNORE = 2 };
+enum { BEFORE = 0, INSIDE = 1, AFTER = 2 }; /* a thread's place relative to the window */
+
+typedef struct sthread {
+    bool keep;
+    uint8_t phase;
+    uint32_t *open;          /* window: the methods of the open frames, outermost first */
+    uint32_t depth, cap;
+    int64_t last_cpu;        /* window: CPU time of the thread's last event before the next boundary */
+    uint32_t ignored;        /* depth + 1 of the ignored frame the thread is in (0: none) */
+    int64_t ignored_ts, ignored_cpu;
+    int64_t hidden_ts, hidden_cpu; /* time left out by ignored frames so far (the call tree's) */
+    uint32_t focus;          /* depth + 1 of the focused frame the thread is in (0: none) */
+} sthread;
+
+struct tci_select {
+    const tci_trace *t;
+    tci_select_out out;
+    sthread *th;
+    uint32_t n_th;
+    uint8_t *mark;           /* per method: MARK_* */
+    uint32_t *focus_stack;   /* per sampled stack: its part from the outermost focused frame (TCI_NONE: none) */
+    uint8_t *ignored_stack;  /* per sampled stack: 1 when it passes through an ignored method */
+    uint32_t n_stacks;       /* the stacks the maps cover (those of the input) */
+    bool window, has_focus, has_ignore;
+    int64_t since, until;    /* absolute ns */
+};
+
+bool tci_select_wanted(const tci_options *o)
+{
+    return o->thread || o->since_given || o->until_given || o->focus || o->ignore || o->ignore_idle;
+}
+
+/* ---- the values of the repeatable options ('\n'-joined) ---- */
+
+typedef struct spec_iter {
+    const char *next;
+    char buf[4096];
+} spec_iter;
+
+/* The next value of a '\n'-joined list into it->buf, or NULL at the end (longer values are cut). */
+static const char *next_spec(spec_iter *it)
+{
+    if (!it->next || !*it->next)
+        return NULL;
+    const char *end = strchr(it->next, '\n');
+    size_t n = end ? (size_t)(end - it->next) : strlen(it->next);
+    if (n >= sizeof it->buf)
+        n = sizeof it->buf - 1;
+    memcpy(it->buf, it->next, n);
+    it->buf[n] = 0;
+    it->next = end ? end + 1 : NULL;
+    return it->buf;
+}
+
+/* ---- threads ---- */
+
+static bool all_digits(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* main: the thread whose tid is its process's pid (Linux's main thread), or one named "main" (ART's). */
+static bool is_main_thread(const tci_trace *t, const tci_thread *th)
+{
+    int64_t pid = th->process < t->n_processes ? t->processes[th->process].pid : -1;
+    return (pid > 0 && th->tid == (uint64_t)pid) || !strcmp(th->name, "main");
+}
+
+static bool thread_matches(const tci_trace *t, const tci_thread *th, const char *spec)
+{
+    if (!strcmp(spec, "main") && is_main_thread(t, th))
+        return true;
+    if (all_digits(spec) && strtoull(spec, NULL, 10) == th->tid)
+        return true;
+    return fnmatch(spec, th->name, 0) == 0;
+}
+
+/* "main (1234), RenderThread (1240), ... and 15 more": what a spec could have named. */
+static void list_threads(const tci_trace *t, char *out, size_t len)
+{
+    size_t n = 0, shown = 0, total = 0;
+    out[0] = 0;
+    for (uint32_t i = 0; i < t->n_threads; i++) {
+        if (!t->threads[i].records)
+            continue;
+        total++;
+        if (shown < 8 && n < len) {
+            char name[48];
+            snprintf(name, sizeof name, "%s", t->threads[i].name);
+            n += (size_t)snprintf(out + n, len - n, "%s%s (%llu)", shown ? ", " : "", name,
+                                  (unsigned long long)t->threads[i].tid);
+            shown++;
+        }
+    }
+    if (total > shown && n < len)
+        snprintf(out + n, len - n, " and %zu more", total - shown);
+}
+
+static int select_threads(tci_select *s, tci_trace *t, const tci_options *o, tci_diag *d)
+{
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        s->th[i].keep = !o->thread;
+    if (!o->thread)
+        return TC_OK;
+    spec_iter it = {.next = o->thread};
+    for (const char *spec; (spec = next_spec(&it));) {
+        bool any = false;
+        for (uint32_t i = 0; i < t->n_threads; i++) {
+            if (t->threads[i].records && thread_matches(t, &t->threads[i], spec)) {
+                s->th[i].keep = true;
+                any = true;
+            }
+        }
+        if (!any) {
+            char names[512];
+            list_threads(t, names, sizeof names);
+            return tci_error(d, TC_ERR_EMPTY_SELECTION, "select", UINT64_MAX,
+                             "no thread matches --thread '%s' (a glob on the name, a tid, or main); the "
+                             "trace's threads: %s", spec, names);
+        }
+    }
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        if (!s->th[i].keep)
+            t->threads[i].records = 0; /* every writer leaves out a thread without records */
+    tci_trace_index_processes(t);
+    return TC_OK;
+}
+
+/* ---- methods ---- */
+
+/* A glob matches a method by its short name ("pkg.Class.method": `*.take`) or its full
+ * name with the signature ("pkg.Class.method: (I)V": `*.run: ()V`). */
+static bool method_matches(const tci_method *m, const char *glob)
+{
+    return (m->short_name && fnmatch(glob, m->short_name, 0) == 0) ||
+           (m->full_name && fnmatch(glob, m->full_name, 0) == 0);
+}
+
+/* Mark every method that one of the '\n'-joined globs (or, list, the NULL-terminated ones) matches. */
+static uint32_t mark_methods(tci_select *s, const char *globs, const char *const *list, uint8_t mark)
+{
+    const tci_trace *t = s->t;
+    uint32_t marked = 0;
+    spec_iter it = {.next = globs};
+    for (const char *g; (g = list ? *list++ : next_spec(&it));)
+        for (uint32_t i = 0; i < t->n_methods; i++)
+            if (!(s->mark[i] & mark) && method_matches(&t->methods[i], g)) {
+                s->mark[i] |= mark;
+                marked++;
+            }
+    return marked;
+}
+
+/* Each --focus glob must name a method of the trace: a typo would leave every output empty. */
+static int check_focus(tci_select *s, const char *globs, tci_diag *d)
+{
+    spec_iter it = {.next = globs};
+    for (const char *g; (g = next_spec(&it));) {
+        bool any = false;
+        for (uint32_t i = 0; i < s->t->n_methods && !any; i++)
+            any = method_matches(&s->t->methods[i], g);
+        if (!any)
+            return tci_error(d, TC_ERR_EMPTY_SELECTION, "select", UINT64_MAX,
+                             "no method matches --focus '%s' (a glob on pkg.Class.method or on the full name "
+                             "with its signature)", g);
+    }
+    return TC_OK;
+}
+
+/* Sampled stacks: which pass through an ignored method, and the part of each from its
+ * outermost focused frame (interned now: parents come before their children). */
+static int map_stacks(tci_select *s, tci_trace *t, tci_diag *d)
+{
+    s->n_stacks = t->n_stacks;
+    if (!s->n_stacks || (!s->has_focus && !s->has_ignore))
+        return TC_OK;
+    s->focus_stack = tci_calloc(s->n_stacks, sizeof *s->focus_stack);
+    s->ignored_stack = tci_calloc(s->n_stacks, sizeof *s->ignored_stack);
+    if (!s->focus_stack || !s->ignored_stack)
+        return TC_ERR_NOMEM;
+    for (uint32_t i = 0; i < s->n_stacks; i++) {
+        uint32_t parent = t->stacks[i].parent, method = t->stacks[i].method;
+        uint8_t mark = s->mark[method];
+        bool from_parent = parent != TCI_NONE && parent < i;
+        s->ignored_stack[i] = (from_parent && s->ignored_stack[parent]) || (mark & MARK_IGNORE);
+        uint32_t above = from_parent ? s->focus_stack[parent] : TCI_NONE;
+        s->focus_stack[i] = TCI_NONE;
+        if (above != TCI_NONE || (mark & MARK_FOCUS)) {
+            uint32_t part = tci_trace_stack(t, above, method);
+            if (part == TCI_NONE)
+                return tci_trace_fail(t, d, "select", UINT64_MAX);
+            s->focus_stack[i] = part;
+        }
+    }
+    return TC_OK;
+}
+
+/* ---- the window ---- */
+
+static int window(tci_select *s, const tci_trace *t, const tci_options *o, tci_diag *d)
+{
+    s->window = o->since_given || o->until_given;
+    if (!s->window)
+        return TC_OK;
+    int64_t length = t->end_ns - t->start_ns;
+    if (o->since_given && o->since_ns >= length && o->since_ns > 0)
+        return tci_error(d, TC_ERR_EMPTY_SELECTION, "select", UINT64_MAX,
+                         "--since %.9g s is at or after the trace's end (it lasts %.9g s)", (double)o->since_ns / 1e9,
+                         (double)length / 1e9);
+    if (o->until_given && o->until_ns <= (o->since_given ? o->since_ns : 0))
+        return tci_error(d, TC_ERR_USAGE, "select", UINT64_MAX, "--until must be after --since (an empty window)");
+    s->since = t->start_ns + (o->since_given ? o->since_ns : 0);
+    s->until = o->until_given ? t->start_ns + o->until_ns : INT64_MAX;
+    if (!o->since_given || o->since_ns == 0) /* nothing before the start: every thread begins inside */
+        for (uint32_t i = 0; i < s->n_th; i++)
+            s->th[i].phase = INSIDE;
+    return TC_OK;
+}
+
+int tci_select_open(tci_select **out, tci_trace *t, const tci_options *o, const tci_select_out *sinks, tci_diag *d)
+{
+    *out = NULL;
+    tci_select *s = tci_calloc(1, sizeof *s);
+    if (!s)
+        return TC_ERR_NOMEM;
+    s->t = t;
+    s->out = *sinks;
+    s->n_th = t->n_threads;
+    s->th = tci_calloc(s->n_th ? s->n_th : 1, sizeof *s->th);
+    s->mark = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *s->mark);
+    int rc = TC_ERR_NOMEM;
+    if (!s->th || !s->mark)
+        goto fail;
+    for (uint32_t i = 0; i < s->n_th; i++)
+        s->th[i].last_cpu = TCI_NO_TIME;
+    if ((rc = select_threads(s, t, o, d)) != TC_OK || (rc = window(s, t, o, d)) != TC_OK)
+        goto fail;
+    if (o->focus && (rc = check_focus(s, o->focus, d)) != TC_OK)
+        goto fail;
+    s->has_focus = o->focus && mark_methods(s, o->focus, NULL, MARK_FOCUS);
+    s->has_ignore = (o->ignore && mark_methods(s, o->ignore, NULL, MARK_IGNORE)) |
+                    (o->ignore_idle && mark_methods(s, NULL, idle_waits, MARK_IGNORE));
+    if ((rc = map_stacks(s, t, d)) != TC_OK)
+        goto fail;
+    *out = s;
+    return TC_OK;
+fail:
+    tci_select_free(s);
+    return rc;
+}
+
+void tci_select_free(tci_select *s)
+{
+    if (!s)
+        return;
+    for (uint32_t i = 0; i < s->n_th; i++)
+        free(s->th[i].open);
+    free(s->th);
+    free(s->mark);
+    free(s->focus_stack);
+    free(s->ignored_stack);
+    free(s);
+}
+
+/* ---- the events ---- */
+
+static bool is_frame(const tci_event *ev) { return ev->kind == TCI_EV_ENTER || ev->kind == TCI_EV_EXIT; }
+
+/* Out of the stage: the timeline as it is, the call tree without the ignored time. */
+static int deliver(tci_select *s, sthread *th, const tci_event *ev)
+{
+    if (TCI_LIKELY(!th->hidden_ts && !th->hidden_cpu))
+        return s->out.both(s->out.user, ev);
+    tci_event moved = *ev;
+    moved.ts_ns -= th->hidden_ts;
+    if (moved.cpu_ns != TCI_NO_TIME)
+        moved.cpu_ns -= th->hidden_cpu;
+    int rc = s->out.timeline(s->out.user, ev);
+    return rc != TC_OK ? rc : s->out.tree(s->out.user, &moved);
+}
+
+/* focus: frames under the outermost focused one, depths from it; samples cut to it. */
+static int focus_step(tci_select *s, sthread *th, const tci_event *ev)
+{
+    if (!s->has_focus)
+        return deliver(s, th, ev);
+    if (ev->kind == TCI_EV_SAMPLE) {
+        if (th->focus)
+            return deliver(s, th, ev);
+        uint32_t part = ev->id < s->n_stacks ? s->focus_stack[ev->id] : TCI_NONE;
+        if (part == TCI_NONE)
+            return TC_OK;
+        tci_event cut = *ev;
+        cut.id = part;
+        return deliver(s, th, &cut);
+    }
+    if (!is_frame(ev))
+        return deliver(s, th, ev);
+    if (!th->focus) {
+        if (ev->kind != TCI_EV_ENTER || !(s->mark[ev->method] & MARK_FOCUS))
+            return TC_OK;
+        th->focus = ev->depth + 1;
+    }
+    tci_event rebased = *ev;
+    rebased.depth = ev->depth - (th->focus - 1);
+    if (ev->kind == TCI_EV_EXIT && ev->depth == th->focus - 1)
+        th->focus = 0;
+    return deliver(s, th, &rebased);
+}
+
+/* ignore: a matching frame and what is under it are left out; the call tree loses their time. */
+static int ignore_step(tci_select *s, sthread *th, const tci_event *ev)
+{
+    if (!s->has_ignore)
+        return focus_step(s, th, ev);
+    if (th->ignored) {
+        if (ev->kind == TCI_EV_SAMPLE)
+            return TC_OK;
+        if (!is_frame(ev))
+            return focus_step(s, th, ev); /* instants, counters and async slices are not calls */
+        if (ev->kind == TCI_EV_EXIT && ev->depth == th->ignored - 1) {
+            th->ignored = 0;
+            th->hidden_ts += ev->ts_ns - th->ignored_ts;
+            if (ev->cpu_ns != TCI_NO_TIME && th->ignored_cpu != TCI_NO_TIME)
+                th->hidden_cpu += ev->cpu_ns - th->ignored_cpu;
+        }
+        return TC_OK;
+    }
+    if (ev->kind == TCI_EV_SAMPLE && ev->id < s->n_stacks && s->ignored_stack[ev->id])
+        return TC_OK;
+    if (ev->kind == TCI_EV_ENTER && (s->mark[ev->method] & MARK_IGNORE)) {
+        th->ignored = ev->depth + 1;
+        th->ignored_ts = ev->ts_ns;
+        th->ignored_cpu = ev->cpu_ns;
+        return TC_OK;
+    }
+    return focus_step(s, th, ev);
+}
+
+static int track_open(sthread *th, const tci_event *ev)
+{
+    if (ev->kind == TCI_EV_ENTER) {
+        if (TCI_UNLIKELY(th->depth >= th->cap) &&
+            tci_grow((void **)&th->open, &th->cap, th->depth, sizeof *th->open) != 0)
+            return TC_ERR_NOMEM;
+        th->open[th->depth++] = ev->method;
+    } else if (ev->kind == TCI_EV_EXIT && th->depth) {
+        th->depth--;
+    }
+    return TC_OK;
+}
+
+/* The frames open at `since` begin again there (outermost first); at `until` they end (innermost first). */
+static int cross(tci_select *s, uint32_t thread, sthread *th, bool entering, int64_t ts)
+{
+    tci_event ev = {.ts_ns = ts, .cpu_ns = th->last_cpu, .thread = thread, .flags = TCI_EVF_SYNTHETIC};
+    ev.kind = entering ? TCI_EV_ENTER : TCI_EV_EXIT;
+    for (uint32_t k = 0; k < th->depth; k++) {
+        uint32_t i = entering ? k : th->depth - 1 - k;
+        ev.method = th->open[i];
+        ev.depth = i;
+        int rc = ignore_step(s, th, &ev);
+        if (rc != TC_OK)
+            return rc;
+    }
+    return TC_OK;
+}
+
+static int window_step(tci_select *s, sthread *th, const tci_event *ev)
+{
+    if (!s->window)
+        return ignore_step(s, th, ev);
+    int rc;
+    if (th->phase == BEFORE && ev->ts_ns >= s->since) {
+        th->phase = INSIDE;
+        if ((rc = cross(s, ev->thread, th, true, s->since)) != TC_OK)
+            return rc;
+    }
+    if (th->phase == INSIDE && ev->ts_ns >= s->until) {
+        th->phase = AFTER;
+        if ((rc = cross(s, ev->thread, th, false, s->until)) != TC_OK)
+            return rc;
+    }
+    if (th->phase != INSIDE)
+        rc = is_frame(ev) ? track_open(th, ev) : TC_OK;
+    else if ((rc = is_frame(ev) ? track_open(th, ev) : TC_OK) == TC_OK)
+        rc = ignore_step(s, th, ev);
+    if (th->phase != AFTER && ev->cpu_ns != TCI_NO_TIME)
+        th->last_cpu = ev->cpu_ns; /* the CPU time at the next boundary, whichever window it closes */
+    return rc;
+}
+
+int tci_select_event(tci_select *s, const tci_event *ev)
+{
+    if (ev->thread >= s->n_th || !s->th[ev->thread].keep)
+        return TC_OK;
+    return window_step(s, &s->th[ev->thread], ev);
+}
