@@ -78,6 +78,7 @@ typedef struct sthread {
 
 struct tci_select {
     const tci_trace *t;
+    tci_diag *d;             /* the notes threads-left-out and events-left-out: an output is not the whole trace */
     tci_select_out out;
     sthread *th;
     uint32_t n_th;
@@ -189,8 +190,10 @@ static int select_threads(tci_select *s, tci_trace *t, const tci_options *o, tci
         }
     }
     for (uint32_t i = 0; i < t->n_threads; i++)
-        if (!s->th[i].keep)
+        if (!s->th[i].keep && t->threads[i].records) {
             t->threads[i].records = 0; /* every writer leaves out a thread without records */
+            tci_count(d, TCI_FIG_THREADS_LEFT_OUT, 1);
+        }
     tci_trace_index_processes(t);
     return TC_OK;
 }
@@ -293,6 +296,7 @@ int tci_select_open(tci_select **out, tci_trace *t, const tci_options *o, const 
     if (!s)
         return TC_ERR_NOMEM;
     s->t = t;
+    s->d = d;
     s->out = *sinks;
     s->n_th = t->n_threads;
     s->th = tci_calloc(s->n_th ? s->n_th : 1, sizeof *s->th);
@@ -333,6 +337,13 @@ void tci_select_free(tci_select *s)
 
 /* ---- the events ---- */
 
+/* An event of normalize's no writer is given (the synthetic ones of the window are not counted). */
+static inline int left_out(tci_select *s)
+{
+    s->d->fig[TCI_FIG_EVENTS_LEFT_OUT]++;
+    return TC_OK;
+}
+
 static bool is_frame(const tci_event *ev) { return ev->kind == TCI_EV_ENTER || ev->kind == TCI_EV_EXIT; }
 
 /* Out of the stage: the timeline as it is, the call tree without the ignored time. */
@@ -358,7 +369,7 @@ static int focus_step(tci_select *s, sthread *th, const tci_event *ev)
             return deliver(s, th, ev);
         uint32_t part = ev->id < s->n_stacks ? s->focus_stack[ev->id] : TCI_NONE;
         if (part == TCI_NONE)
-            return TC_OK;
+            return left_out(s);
         tci_event cut = *ev;
         cut.id = part;
         return deliver(s, th, &cut);
@@ -367,7 +378,7 @@ static int focus_step(tci_select *s, sthread *th, const tci_event *ev)
         return deliver(s, th, ev);
     if (!th->focus) {
         if (ev->kind != TCI_EV_ENTER || !(s->mark[ev->method] & MARK_FOCUS))
-            return TC_OK;
+            return left_out(s);
         th->focus = ev->depth + 1;
     }
     tci_event rebased = *ev;
@@ -384,7 +395,7 @@ static int ignore_step(tci_select *s, sthread *th, const tci_event *ev)
         return focus_step(s, th, ev);
     if (th->ignored) {
         if (ev->kind == TCI_EV_SAMPLE)
-            return TC_OK;
+            return left_out(s);
         if (!is_frame(ev))
             return focus_step(s, th, ev); /* instants, counters and async slices are not calls */
         if (ev->kind == TCI_EV_EXIT && ev->depth == th->ignored - 1) {
@@ -393,15 +404,15 @@ static int ignore_step(tci_select *s, sthread *th, const tci_event *ev)
             if (ev->cpu_ns != TCI_NO_TIME && th->ignored_cpu != TCI_NO_TIME)
                 th->hidden_cpu += ev->cpu_ns - th->ignored_cpu;
         }
-        return TC_OK;
+        return left_out(s);
     }
     if (ev->kind == TCI_EV_SAMPLE && ev->id < s->n_stacks && s->ignored_stack[ev->id])
-        return TC_OK;
+        return left_out(s);
     if (ev->kind == TCI_EV_ENTER && (s->mark[ev->method] & MARK_IGNORE)) {
         th->ignored = ev->depth + 1;
         th->ignored_ts = ev->ts_ns;
         th->ignored_cpu = ev->cpu_ns;
-        return TC_OK;
+        return left_out(s);
     }
     return focus_step(s, th, ev);
 }
@@ -450,9 +461,10 @@ static int window_step(tci_select *s, sthread *th, const tci_event *ev)
         if ((rc = cross(s, ev->thread, th, false, s->until)) != TC_OK)
             return rc;
     }
-    if (th->phase != INSIDE)
+    if (th->phase != INSIDE) {
         rc = is_frame(ev) ? track_open(th, ev) : TC_OK;
-    else if ((rc = is_frame(ev) ? track_open(th, ev) : TC_OK) == TC_OK)
+        left_out(s);
+    } else if ((rc = is_frame(ev) ? track_open(th, ev) : TC_OK) == TC_OK)
         rc = ignore_step(s, th, ev);
     if (th->phase != AFTER && ev->cpu_ns != TCI_NO_TIME)
         th->last_cpu = ev->cpu_ns; /* the CPU time at the next boundary, whichever window it closes */
@@ -462,6 +474,6 @@ static int window_step(tci_select *s, sthread *th, const tci_event *ev)
 int tci_select_event(tci_select *s, const tci_event *ev)
 {
     if (ev->thread >= s->n_th || !s->th[ev->thread].keep)
-        return TC_OK;
+        return left_out(s);
     return window_step(s, &s->th[ev->thread], ev);
 }

@@ -46,7 +46,9 @@
     X(DEOBF_BAD_LINE, "deobf-bad-line", TC_FIG_WARNING)                 \
     X(LONE_SURROGATE, "unpaired-surrogate", TC_FIG_WARNING)             \
     X(FTRACE_IGNORED, "ftrace-events-ignored", TC_FIG_WARNING)         \
-    X(GZIP_PADDING, "gzip-zero-padding", TC_FIG_NOTE)
+    X(GZIP_PADDING, "gzip-zero-padding", TC_FIG_NOTE)                   \
+    X(THREADS_LEFT_OUT, "threads-left-out", TC_FIG_NOTE)                \
+    X(EVENTS_LEFT_OUT, "events-left-out", TC_FIG_NOTE)
 
 enum tci_figure_id {
 #define TCI_FIG_ENUM(id, name, kind) TCI_FIG_##id,
