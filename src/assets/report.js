@@ -275,7 +275,7 @@
 		td.appendChild(nm);
 		tr.appendChild(td);
 		cell(tr, us(n.total)); cell(tr, pct(n.total, n.base)); cell(tr, us(n.self)); cell(tr, pct(n.self, n.base));
-		cell(tr, n.key < 0 ? "-" : grouped(n.calls)); // a thread is not called
+		cell(tr, n.key < 0 && n.depth === 0 ? "-" : grouped(n.calls)); // a thread (a top-down root) is not called
 		rowNodes.push(n);
 		return { tr: tr, open: open, kids: kids };
 	}
