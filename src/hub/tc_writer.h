@@ -116,6 +116,8 @@ void tci_put_csv_field(tci_sink *o, const char *s);
 void tci_put_markup(tci_sink *o, const char *s, enum tci_esc_shown shown);
 void tci_put_markup_cp(tci_sink *o, const uint32_t *cp, size_t n);
 void tci_put_dot_label(tci_sink *o, const char *s, size_t max);
+/* A JS/JSON string literal's contents: the name as tci_put_markup(TCI_ESC_VISIBLE) shows it. */
+void tci_put_js_visible(tci_sink *o, const char *s);
 /* A method as the reports name it: "pkg.Class.method (sig)ret", a plain name (a systrace slice)
  * as it is, an unknown id as every writer names it ("unknown.0x1c"); put writes each part in the
  * output's escaping. */

@@ -108,4 +108,6 @@ void tci_put_markup(tci_sink *o, const char *s, enum tci_esc_shown shown)
 
 void tci_put_markup_cp(tci_sink *o, const uint32_t *cp, size_t n) { tci_esc_markup_cp(sink_put, o, cp, n); }
 
+void tci_put_js_visible(tci_sink *o, const char *s) { tci_esc_js_visible(sink_put, o, s, strlen(s)); }
+
 void tci_put_dot_label(tci_sink *o, const char *s, size_t max) { tci_esc_dot_label(sink_put, o, s, strlen(s), max); }

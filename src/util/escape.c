@@ -32,6 +32,9 @@
  *    characters, < > & ' and U+2028/U+2029 (line terminators in older
  *    JavaScript) as \uXXXX, so the literal is JSON and can stand inside a
  *    <script> or an HTML attribute too; not UTF-8 as \ufffd.
+ *    Its visible form (tci_esc_js_visible): the characters of the name as
+ *    the markup shows them with TCI_ESC_VISIBLE, in such a literal (the
+ *    HTML report's call-tree data, which its script sets as text).
  *  - Graphviz label ("quoted string"): the name as the HTML report shows it
  *    (TCI_ESC_VISIBLE), then dot's syntax: '"' as \", every backslash
  *    doubled (dot reads \n, \l, \N ... in labels), '&' as &amp; (dot reads
@@ -162,6 +165,28 @@ static const char *js_rule(uint32_t cp, char *tmp)
     return NULL;
 }
 
+/* A JavaScript / JSON literal of the name as the markup shows it with TCI_ESC_VISIBLE (so a page
+ * that sets it as text shows the same characters as its markup does): a noncharacter as U+FFFD,
+ * a control character or a backslash as its visible escape with each backslash doubled for the
+ * literal, then js_rule for the rest. */
+static const char *js_visible_rule(uint32_t cp, char *tmp)
+{
+    if (noncharacter(cp))
+        return "\\ufffd";
+    char shown[16];
+    const char *v = visible(cp, shown);
+    if (!v)
+        return js_rule(cp, tmp);
+    size_t o = 0; /* at most 6 bytes shown ("\u0085"), 7 with the backslash doubled */
+    for (; *v; v++) {
+        if (*v == '\\')
+            tmp[o++] = '\\';
+        tmp[o++] = *v;
+    }
+    tmp[o] = 0;
+    return tmp;
+}
+
 static const char *dot_rule(uint32_t cp, char *tmp)
 {
     if (cp == '"')
@@ -238,6 +263,11 @@ void tci_esc_markup_cp(tci_esc_put put, void *to, const uint32_t *cp, size_t n)
 }
 
 void tci_esc_js_string(tci_esc_put put, void *to, const char *s, size_t n) { walk(put, to, s, n, SIZE_MAX, js_rule); }
+
+void tci_esc_js_visible(tci_esc_put put, void *to, const char *s, size_t n)
+{
+    walk(put, to, s, n, SIZE_MAX, js_visible_rule);
+}
 
 void tci_esc_dot_label(tci_esc_put put, void *to, const char *s, size_t n, size_t max)
 {

@@ -44,6 +44,10 @@ void tci_esc_markup_cp(tci_esc_put put, void *to, const uint32_t *cp, size_t n);
 /* The contents of a JavaScript or JSON string literal (without its quotes), also safe
  * inside an HTML <script> or attribute. */
 void tci_esc_js_string(tci_esc_put put, void *to, const char *s, size_t n);
+/* The same literal holding the name as tci_esc_markup shows it with TCI_ESC_VISIBLE (control
+ * characters as visible escapes, a backslash as \\, noncharacters as U+FFFD), for a page whose
+ * script sets it as text: it reads the characters its markup would show. */
+void tci_esc_js_visible(tci_esc_put put, void *to, const char *s, size_t n);
 /* The contents of a Graphviz "quoted string" label (without its quotes), shown as the HTML
  * report shows names (TCI_ESC_VISIBLE); what `dot -Tsvg` makes of it is well-formed XML.
  * After max bytes of s, "..." and the rest left out (cut between characters). */

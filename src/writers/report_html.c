@@ -115,10 +115,38 @@ static void put_row_method(tci_sink *o, const tci_profile *p, uint32_t row)
 
 /* ---- numbers --------------------------------------------------------------------- */
 
+/* A count or a time with thousands separators, 1,234,567: the same in every locale (the
+ * page's script groups its numbers the same way). */
+static void put_grouped(tci_sink *o, int64_t v)
+{
+    char digits[24];
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)a);
+    if (v < 0)
+        tci_sink_putc(o, '-');
+    for (int i = 0; i < n; i++) {
+        if (i && (n - i) % 3 == 0)
+            tci_sink_putc(o, ',');
+        tci_sink_putc(o, digits[i]);
+    }
+}
+
+static void put_grouped_u64(tci_sink *o, uint64_t v)
+{
+    put_grouped(o, v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v);
+}
+
+static void td_grouped(tci_sink *o, int64_t v)
+{
+    TCI_PUT_LIT(o, "<td>");
+    put_grouped(o, v);
+    TCI_PUT_LIT(o, "</td>");
+}
+
 static void td_us(tci_sink *o, int64_t ns, bool present)
 {
     if (present)
-        tci_sink_printf(o, "<td>%lld</td>", (long long)tci_us_of(ns));
+        td_grouped(o, tci_us_of(ns));
     else
         TCI_PUT_LIT(o, "<td>-</td>");
 }
@@ -135,8 +163,7 @@ static void td_pct(tci_sink *o, int64_t part, int64_t whole, bool present)
 static void td_per_call(tci_sink *o, int64_t incl, uint64_t calls, bool present)
 {
     if (present && calls)
-        tci_sink_printf(o, "<td>%lld</td>",
-                        (long long)tci_us_of(incl / tci_clamp_calls(calls)));
+        td_grouped(o, tci_us_of(incl / tci_clamp_calls(calls)));
     else
         TCI_PUT_LIT(o, "<td>-</td>");
 }
@@ -221,7 +248,7 @@ static int put_head(page *pg)
     tci_sink_puts(o, PAGE_STYLE);
     TCI_PUT_LIT(o, "</style>\n</head>\n<body>\n<h1>Profile report: ");
     put_text(o, t->input_name ? t->input_name : "-");
-    TCI_PUT_LIT(o, "</h1>\n<nav><a href=\"#facts\">Facts</a><a href=\"#flame\">Flame graph</a>"
+    TCI_PUT_LIT(o, "</h1>\n<nav><a href=\"#facts\">Facts</a><a href=\"#tree\">Call tree</a><a href=\"#flame\">Flame graph</a>"
                    "<a href=\"#all\">All threads</a><a href=\"#threads\">Threads</a></nav>\n");
     return TC_OK;
 }
@@ -241,7 +268,7 @@ static void fact_text(tci_sink *o, const char *what, const char *value)
 static void fact_u64(tci_sink *o, const char *what, uint64_t v)
 {
     fact_start(o, what);
-    tci_sink_u64(o, v);
+    put_grouped_u64(o, v);
     TCI_PUT_LIT(o, "</td></tr>\n");
 }
 
@@ -274,9 +301,11 @@ static void put_facts(page *pg)
     put_text(o, t->processes[0].name ? t->processes[0].name : "?");
     tci_sink_printf(o, " (pid %lld)</td></tr>\n", (long long)t->processes[0].pid);
     fact_start(o, "start");
-    tci_sink_printf(o, "%lld ns</td></tr>\n", (long long)t->start_ns);
+    put_grouped(o, t->start_ns);
+    TCI_PUT_LIT(o, " ns</td></tr>\n");
     fact_start(o, "duration");
-    tci_sink_printf(o, "%lld µs</td></tr>\n", (long long)tci_us_of(t->end_ns - t->start_ns));
+    put_grouped(o, tci_us_of(t->end_ns - t->start_ns));
+    TCI_PUT_LIT(o, " µs</td></tr>\n");
     fact_u64(o, "threads", d->fig[TCI_FIG_THREADS]);
     fact_u64(o, "methods", d->fig[TCI_FIG_METHODS]);
     fact_u64(o, "records", d->fig[TCI_FIG_RECORDS]);
@@ -298,6 +327,141 @@ static void put_facts(page *pg)
         "all its calls. Percentages are of the total: the sum of the threads' spans (first to last call "
         "event), or of the thread's span in a thread's section. Per call: inclusive time / normal calls.</p>\n"
         "</section>\n");
+}
+
+/* ---- the call trees (the profiler view) ------------------------------------------- */
+
+/* The page's script draws the top-down and the bottom-up tree, the thread picker and the
+ * filter from one JSON block (a <script type="application/json">, which no browser runs, so the
+ * CSP's hashes need not cover it): each thread's call tree in preorder, five numbers a node,
+ * [depth (0: the thread), method (-1: the thread), calls, total ns, self ns] by the --weight
+ * clock, then the names of the methods used, each once. So the page grows with the distinct
+ * call paths, never with records; the bottom-up tree is computed from it in the page, a level
+ * at a time as it is opened. Names go through escape.h's JavaScript rule in their visible form
+ * (tci_put_js_visible): a literal that holds no '<', so no "</script" can end the block, and the
+ * script sets them as text, never as markup. */
+typedef struct tree_json {
+    tci_sink *o;
+    const tci_calltree *ct;
+    bool cpu;
+    uint32_t *ref;  /* per trace method: its index in the block's "methods", TCI_NONE until used */
+    uint32_t *used; /* the trace methods in the order of first use */
+    uint32_t n_used;
+    bool started; /* a node written: the next one after a comma */
+} tree_json;
+
+static void tree_node(tree_json *tj, const tci_ctnode *n, uint32_t depth, int64_t method)
+{
+    tci_sink *o = tj->o;
+    if (tj->started)
+        tci_sink_putc(o, ',');
+    tj->started = true;
+    tci_sink_u64(o, depth);
+    tci_sink_putc(o, ',');
+    tci_sink_i64(o, method);
+    tci_sink_putc(o, ',');
+    tci_sink_u64(o, n->calls);
+    tci_sink_putc(o, ',');
+    tci_sink_i64(o, tj->cpu ? n->cpu_total : n->wall_total);
+    tci_sink_putc(o, ',');
+    tci_sink_i64(o, tj->cpu ? n->cpu_self : n->wall_self);
+}
+
+static int tree_enter(void *user, uint32_t node, uint32_t depth)
+{
+    tree_json *tj = user;
+    const tci_ctnode *n = &tj->ct->nodes[node];
+    if (tj->ref[n->method] == TCI_NONE) {
+        tj->ref[n->method] = tj->n_used;
+        tj->used[tj->n_used++] = n->method;
+    }
+    tree_node(tj, n, depth + 1, tj->ref[n->method]);
+    return tci_sink_failed(tj->o) ? TCI_WALK_PRUNE : TC_OK; /* a failed output: nothing more to write */
+}
+
+static void tree_leave(void *user, uint32_t node, uint32_t depth) { (void)user, (void)node, (void)depth; }
+
+static void put_tree_methods(tree_json *tj, const tci_trace *t)
+{
+    TCI_PUT_LIT(tj->o, "],\"methods\":[");
+    for (uint32_t i = 0; i < tj->n_used; i++) {
+        if (i)
+            tci_sink_putc(tj->o, ',');
+        tci_sink_putc(tj->o, '"');
+        tci_put_method_name(tj->o, &t->methods[tj->used[i]], tci_put_js_visible);
+        tci_sink_putc(tj->o, '"');
+    }
+    TCI_PUT_LIT(tj->o, "]}");
+}
+
+static void put_tree_threads(tci_sink *o, const tci_trace *t, const tci_calltree *ct)
+{
+    TCI_PUT_LIT(o, "\"threads\":[");
+    bool first = true;
+    for (uint32_t i = 0; i < ct->n_roots; i++) {
+        if (!tci_report_thread_has_calls(ct, i))
+            continue;
+        if (!first)
+            tci_sink_putc(o, ',');
+        TCI_PUT_LIT(o, "{\"name\":\"");
+        tci_put_js_visible(o, t->threads[i].name);
+        TCI_PUT_LIT(o, "\",\"tid\":");
+        tci_sink_u64(o, t->threads[i].tid);
+        tci_sink_putc(o, '}');
+        first = false;
+    }
+    tci_sink_putc(o, ']');
+}
+
+static int put_tree_data(page *pg, const tci_calltree *ct)
+{
+    const tci_trace *t = pg->w->trace;
+    tree_json tj = {.o = pg->o, .ct = ct, .cpu = pg->r->cpu};
+    tj.ref = tci_malloc(((size_t)t->n_methods + 1) * sizeof *tj.ref);
+    tj.used = tci_malloc(((size_t)t->n_methods + 1) * sizeof *tj.used);
+    int rc = tj.ref && tj.used ? TC_OK : TC_ERR_NOMEM;
+    if (rc == TC_OK) {
+        memset(tj.ref, 0xff, (size_t)t->n_methods * sizeof *tj.ref); /* TCI_NONE */
+        tci_sink_printf(pg->o, "<script type=\"application/json\" id=\"pv-data\">{\"clock\":\"%s\",",
+                        pg->r->cpu ? "cpu" : "wall");
+        put_tree_threads(pg->o, t, ct);
+        TCI_PUT_LIT(pg->o, ",\"nodes\":[");
+        for (uint32_t i = 0; i < ct->n_roots && rc == TC_OK && !tci_sink_failed(pg->o); i++) {
+            if (!tci_report_thread_has_calls(ct, i))
+                continue;
+            tree_node(&tj, &ct->nodes[ct->roots[i]], 0, -1);
+            rc = tci_calltree_walk(ct, ct->roots[i], &(tci_ctvisit){tree_enter, tree_leave, &tj});
+        }
+        put_tree_methods(&tj, t);
+        TCI_PUT_LIT(pg->o, "</script>\n");
+    }
+    free(tj.ref);
+    free(tj.used);
+    return rc;
+}
+
+static int put_profiler(page *pg, const tci_calltree *ct)
+{
+    TCI_PUT_LIT(pg->o,
+        "<section id=\"tree\">\n<h2>Call tree</h2>\n"
+        "<div id=\"pv\" class=\"pv\" hidden=\"\">\n<div class=\"pv-bar\">"
+        "<span role=\"tablist\" aria-label=\"tree\"><button type=\"button\" role=\"tab\" id=\"pv-td\" "
+        "aria-selected=\"true\">Top-down</button><button type=\"button\" role=\"tab\" id=\"pv-bu\" "
+        "aria-selected=\"false\">Bottom-up</button></span>\n"
+        "<label>Thread <select id=\"pv-thread\"></select></label>\n"
+        "<label>Filter <input type=\"search\" id=\"pv-filter\" placeholder=\"part of a method name\" "
+        "autocomplete=\"off\"/></label></div>\n"
+        "<p class=\"note\" id=\"pv-help\"></p>\n"
+        "<table class=\"tree\" role=\"treegrid\" id=\"pv-table\"><colgroup><col/><col class=\"n\"/>"
+        "<col class=\"p\"/><col class=\"n\"/><col class=\"p\"/><col class=\"n\"/></colgroup>\n"
+        "<thead><tr><th scope=\"col\">method</th><th scope=\"col\">total µs</th><th scope=\"col\">%</th>"
+        "<th scope=\"col\">self µs</th><th scope=\"col\">%</th><th scope=\"col\">calls</th></tr></thead>\n"
+        "<tbody id=\"pv-rows\"></tbody></table>\n</div>\n"
+        "<p class=\"note\" id=\"pv-nojs\">The call trees (top-down and bottom-up) need JavaScript; the tables "
+        "below show the same figures per method.</p>\n");
+    int rc = put_tree_data(pg, ct);
+    TCI_PUT_LIT(pg->o, "</section>\n");
+    return rc;
 }
 
 /* ---- flame graphs ---------------------------------------------------------------- */
@@ -389,7 +553,11 @@ static void edge_row(page *pg, const rview *v, const tci_psort_item *it, int sid
     }
     /* a parent row's total is this method's calls; a child row's, the child's */
     uint64_t of = tci_report_total_calls(p, side == TCI_REPORT_PARENTS ? self : it->row);
-    tci_sink_printf(o, "</td><td>%llu/%llu</td>", (unsigned long long)c.calls, (unsigned long long)of);
+    TCI_PUT_LIT(o, "</td><td>");
+    put_grouped_u64(o, c.calls);
+    tci_sink_putc(o, '/');
+    put_grouped_u64(o, of);
+    TCI_PUT_LIT(o, "</td>");
     td_us(o, c.wall, r->has_wall);
     td_us(o, c.cpu, r->has_cpu);
     if (nested)
@@ -416,8 +584,11 @@ static void edge_more(page *pg, const tci_profile *p, const tci_psort_item *rest
         sum.wall = sum_capped(sum.wall, c.wall);
         sum.cpu = sum_capped(sum.cpu, c.cpu);
     }
-    tci_sink_printf(pg->o, "<tr class=\"more\"><td class=\"m\">%u more %s (not listed)</td><td>%llu</td>", n,
-                    side == TCI_REPORT_PARENTS ? "parents" : "children", (unsigned long long)sum.calls);
+    TCI_PUT_LIT(pg->o, "<tr class=\"more\"><td class=\"m\">");
+    put_grouped_u64(pg->o, n);
+    tci_sink_printf(pg->o, " more %s (not listed)</td><td>", side == TCI_REPORT_PARENTS ? "parents" : "children");
+    put_grouped_u64(pg->o, sum.calls);
+    TCI_PUT_LIT(pg->o, "</td>");
     td_us(pg->o, sum.wall, pg->r->has_wall);
     td_us(pg->o, sum.cpu, pg->r->has_cpu);
     TCI_PUT_LIT(pg->o, "<td></td></tr>\n");
@@ -517,8 +688,11 @@ static int table_row(page *pg, const rview *v, uint32_t row, bool all, bool edge
     } else {
         put_method(o, tm, true);
     }
-    tci_sink_printf(o, "</td><td>%llu</td><td>%llu</td>", (unsigned long long)m->calls,
-                    (unsigned long long)m->recursive_calls);
+    TCI_PUT_LIT(o, "</td><td>");
+    put_grouped_u64(o, m->calls);
+    TCI_PUT_LIT(o, "</td><td>");
+    put_grouped_u64(o, m->recursive_calls);
+    TCI_PUT_LIT(o, "</td>");
     td_us(o, m->incl_wall, r->has_wall);
     td_pct(o, m->incl_wall, p->span_wall, r->has_wall);
     td_us(o, m->excl_wall, r->has_wall);
@@ -547,15 +721,19 @@ static int method_table(page *pg, const rview *v, bool all)
 static void both_clocks(tci_sink *o, const report_w *r, int64_t wall, int64_t cpu)
 {
     TCI_PUT_LIT(o, "wall ");
-    if (r->has_wall)
-        tci_sink_printf(o, "%lld µs", (long long)tci_us_of(wall));
-    else
+    if (r->has_wall) {
+        put_grouped(o, tci_us_of(wall));
+        TCI_PUT_LIT(o, " µs");
+    } else {
         tci_sink_putc(o, '-');
+    }
     TCI_PUT_LIT(o, ", CPU ");
-    if (r->has_cpu)
-        tci_sink_printf(o, "%lld µs", (long long)tci_us_of(cpu));
-    else
+    if (r->has_cpu) {
+        put_grouped(o, tci_us_of(cpu));
+        TCI_PUT_LIT(o, " µs");
+    } else {
         tci_sink_putc(o, '-');
+    }
 }
 
 static void section_facts(page *pg, const tci_profile *p)
@@ -565,9 +743,11 @@ static void section_facts(page *pg, const tci_profile *p)
     both_clocks(o, pg->r, p->span_wall, p->span_cpu);
     TCI_PUT_LIT(o, "</td></tr>\n<tr><th scope=\"row\">in methods</th><td>");
     both_clocks(o, pg->r, p->busy_wall, p->busy_cpu);
-    tci_sink_printf(o, "</td></tr>\n<tr><th scope=\"row\">calls</th><td>%llu</td></tr>\n"
-                       "<tr><th scope=\"row\">methods</th><td>%u</td></tr>\n</table>\n",
-                    (unsigned long long)p->calls, p->n_methods);
+    TCI_PUT_LIT(o, "</td></tr>\n<tr><th scope=\"row\">calls</th><td>");
+    put_grouped_u64(o, p->calls);
+    TCI_PUT_LIT(o, "</td></tr>\n<tr><th scope=\"row\">methods</th><td>");
+    put_grouped_u64(o, p->n_methods);
+    TCI_PUT_LIT(o, "</td></tr>\n</table>\n");
 }
 
 static int put_all(page *pg, const tci_calltree *ct)
@@ -611,8 +791,11 @@ static int put_thread(page *pg, const tci_calltree *ct, uint32_t t)
     if (rc == TC_OK) {
         TCI_PUT_LIT(o, "<details class=\"thread\"><summary>Thread <span class=\"thread-name\">");
         put_text(o, th->name);
-        tci_sink_printf(o, "</span> (tid %llu): %llu calls, %u methods</summary>\n", (unsigned long long)th->tid,
-                        (unsigned long long)p.calls, p.n_methods);
+        tci_sink_printf(o, "</span> (tid %llu): ", (unsigned long long)th->tid); /* an id: not grouped */
+        put_grouped_u64(o, p.calls);
+        TCI_PUT_LIT(o, " calls, ");
+        put_grouped_u64(o, p.n_methods);
+        TCI_PUT_LIT(o, " methods</summary>\n");
         section_facts(pg, &p);
         rc = method_table(pg, &v, false);
         TCI_PUT_LIT(o, "</details>\n");
@@ -658,6 +841,9 @@ int tci_report_html(tci_wctx *w, const tci_calltree *ct)
     int rc = put_head(&pg);
     if (rc == TC_OK) {
         put_facts(&pg);
+        rc = put_profiler(&pg, ct);
+    }
+    if (rc == TC_OK) {
         rc = put_graphs(&pg, ct);
     }
     if (rc == TC_OK)

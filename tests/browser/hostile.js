@@ -6,7 +6,7 @@
 //
 // SPEC: { "pages": [ { "url": "file:///...html" | "http://...", "wait": ms } ] }
 // Per page and per frame of it: window.pwned (every payload sets it), the elements a payload
-// would create (img, iframe, object, embed), every script element (its src, class or "inline"),
+// would create (img, iframe, object, embed), every script element (its src, class, "type=application/json" for a data block, or "inline"),
 // every on* attribute, and the text of each script.trace-data block (the HTML parser's cut).
 "use strict";
 const fs = require("fs");
@@ -20,7 +20,8 @@ function look() {
     made: all.filter((e) => ["img", "object", "embed", "image", "foreignObject"].includes(e.localName))
       .map((e) => e.outerHTML.slice(0, 200)),
     scripts: [...document.querySelectorAll("script")].map((s) =>
-      s.getAttribute("src") || (s.getAttribute("class") ? `.${s.getAttribute("class")}` : "inline")),
+      s.getAttribute("src") || (s.getAttribute("class") ? `.${s.getAttribute("class")}`
+        : s.getAttribute("type") === "application/json" ? "type=application/json" : "inline")),
     on: all.flatMap((e) => [...e.attributes].filter((a) => a.name.toLowerCase().startsWith("on"))
       .map((a) => `${e.localName}.${a.name}`)),
     blocks: [...document.querySelectorAll("script.trace-data")].map((s) => s.textContent),

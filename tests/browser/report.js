@@ -10,6 +10,10 @@
 // <summary> is clicked and its parents/children table read; a parent/child link is clicked; the
 // wall flame graph's frames are read, one is clicked (zoom) and a search is run (prompt overridden).
 // Without JavaScript: the same page's tables, and a <summary> still opens its <details>.
+// First, the call-tree view (treeView): rows read at first, after opening one with the mouse and
+// one with the keyboard, in bottom-up (roots, then opened), for one thread (spec.thread: the
+// picker's option), with spec.filter typed; the page's width and wrapped names at each step.
+// The window is 1366x768.
 "use strict";
 const fs = require("fs");
 const { launch, openPage, run } = require("./lib");
@@ -40,6 +44,80 @@ function frames(pfx) {
   };
 }
 
+// The call-tree view (section#tree): its rows as the browser shows them, the layout's width,
+// and whether a name wraps onto a second line (a name is one line: cut with an ellipsis).
+function treeRows() {
+  const rows = [...document.querySelectorAll("#pv-rows > tr[role=row]")];
+  return rows.map((r) => {
+    const c = [...r.cells].map((x) => x.textContent);
+    return { level: +r.getAttribute("aria-level"), expanded: r.getAttribute("aria-expanded"),
+             name: r.querySelector(".name").textContent, cells: c.slice(1) };
+  });
+}
+
+function layout() {
+  const names = [...document.querySelectorAll("#pv-rows .name, table.prof .name, table.edges .name")]
+    .filter((e) => e.getClientRects().length > 0).slice(0, 400);
+  const wrapped = names.filter((e) => {
+    const fs = parseFloat(getComputedStyle(e).fontSize);
+    const lines = new Set([...e.getClientRects()].map((r) => Math.round(r.top))); // an ellipsis splits a line's box
+    return lines.size > 1 || e.getBoundingClientRect().height > 1.9 * fs;
+  }).map((e) => e.textContent);
+  return { scrollWidth: document.documentElement.scrollWidth, names: names.length, wrapped: wrapped.slice(0, 5) };
+}
+
+async function treeView(page, spec) {
+  const out = { present: await page.evaluate(() => !!document.getElementById("pv-rows") &&
+                                                    !document.getElementById("pv").hidden) };
+  if (!out.present) return out;
+  const settle = () => new Promise((r) => setTimeout(r, 300));
+  out.layout = [await page.evaluate(layout)];
+  out.initial = await page.evaluate(treeRows);
+  // open the first collapsed row with the mouse, the next with the keyboard (ArrowRight)
+  const closed = async () => page.$$("#pv-rows > tr[aria-expanded=false]");
+  let c = await closed();
+  if (c.length) { await c[0].click(); }
+  c = await closed();
+  if (c.length) { await c[c.length - 1].focus(); await page.keyboard.press("ArrowRight"); }
+  out.expanded = await page.evaluate(treeRows);
+  out.focused = await page.evaluate(() => { const a = document.activeElement;
+                                             return a && a.dataset ? a.dataset.id || null : null; });
+  out.layout.push(await page.evaluate(layout));
+  // bottom-up: the roots, the first one opened, its first child opened
+  await page.click("#pv-bu");
+  out.bottomUp = [await page.evaluate(treeRows)];
+  for (let i = 0; i < 2; i++) {
+    c = await closed();
+    if (!c.length) break;
+    await c[0].click();
+    out.bottomUp.push(await page.evaluate(treeRows));
+  }
+  out.layout.push(await page.evaluate(layout));
+  // one thread, both views
+  const opts = await page.$$eval("#pv-thread option", (o) => o.map((x) => [x.value, x.textContent]));
+  out.threadOptions = opts;
+  if (opts.length > 2) {
+    await page.select("#pv-thread", opts[spec.thread || 1][0]);
+    out.threadBottomUp = await page.evaluate(treeRows);
+    await page.click("#pv-td");
+    out.threadTopDown = await page.evaluate(treeRows);
+    await page.select("#pv-thread", "-1");
+  }
+  // the filter, typed, in both views
+  await page.click("#pv-td");
+  await page.type("#pv-filter", spec.filter);
+  await settle();
+  out.filterTopDown = await page.evaluate(treeRows);
+  await page.click("#pv-bu");
+  c = await closed();
+  if (c.length) await c[0].click();
+  out.filterBottomUp = await page.evaluate(treeRows);
+  out.layout.push(await page.evaluate(layout));
+  await page.click("#pv-td");
+  if (spec.shot) await page.screenshot({ path: spec.shot.replace(/\.png$/, "-tree.png") });
+  return out;
+}
+
 async function withScript(browser, spec) {
   const out = {};
   const page = await browser.newPage();
@@ -53,6 +131,7 @@ async function withScript(browser, spec) {
       (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI} ${e.sample}`));
   });
   await page.goto(spec.url, { waitUntil: "load", timeout: 60000 });
+  out.tree = await treeView(page, spec);
   out.first = await page.evaluate(column, ALL, 0);
   out.buttons = await page.evaluate(() => document.querySelectorAll("table.prof th button").length);
   out.sorts = [];
@@ -76,6 +155,7 @@ async function withScript(browser, spec) {
   out.opened = await page.evaluate((s) => {
     const d = s.parentElement, t = d.querySelector("table.edges");
     return { open: d.open, visible: !!t && t.getBoundingClientRect().height > 0,
+             scrollWidth: document.documentElement.scrollWidth,
              rows: t ? [...t.rows].map((r) => [...r.cells].map((c) => c.textContent)) : [] };
   }, summary);
   // a link in the lists leads to that method's row, opened: the first row whose lists have one
@@ -109,7 +189,8 @@ async function withScript(browser, spec) {
   if (spec.shot) await page.screenshot({ path: spec.shot, fullPage: false });
   out.csp = await page.evaluate(() => window.__csp);
   out.pwned = await page.evaluate(() => [typeof window.pwned, document.querySelectorAll("img").length,
-                                         document.querySelectorAll("script").length]);
+                                         document.querySelectorAll("script:not([type='application/json'])").length,
+                                         document.querySelectorAll("script[type='application/json']").length]);
   out.errors = errors;
   await page.close();
   return out;
@@ -139,7 +220,7 @@ async function withoutScript(browser, spec) {
 
 async function main(args) {
   const spec = JSON.parse(fs.readFileSync(args[0], "utf8"));
-  const browser = await launch({ viewport: { width: 1300, height: 1000 } });
+  const browser = await launch({ viewport: { width: 1366, height: 768 } }); // a common laptop screen
   try {
     return { js: await withScript(browser, spec), nojs: await withoutScript(browser, spec) };
   } finally {

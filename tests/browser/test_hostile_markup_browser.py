@@ -39,7 +39,7 @@ def outputs(ctx):
             out.append((f"{label} flamegraph", svg, ["inline"], None))
         rep = hm.convert(ctx, src, opts, "report", os.path.join(ctx.work, f"{label}.report.html"), ["--html"])
         if rep:
-            out.append((f"{label} report --html", rep, ["inline"], None))
+            out.append((f"{label} report --html", rep, ["type=application/json", "inline"], None))
         dot = hm.convert(ctx, src, opts, "dot", os.path.join(ctx.work, f"{label}.dot"), ["--threshold", "0"])
         r = ctx.oracle(["dot", "-Tsvg", dot]) if dot else None
         if r is not None and ctx.eq(r.returncode, 0, f"{label} dot -Tsvg"):

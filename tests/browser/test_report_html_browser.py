@@ -36,7 +36,7 @@ N_COLUMNS = 14
 def value(s, numeric):
     if not numeric:
         return s
-    s = s.strip().rstrip("%")
+    s = s.strip().rstrip("%").replace(",", "")  # 1,234,567: thousands separators
     return -math.inf if s == "-" else float(s)
 
 
@@ -67,18 +67,194 @@ def check_sorts(ctx, label, res):
     ctx.eq(res["reordered"]["idx"], res["first"]["idx"], f"{label}: sorting by # gives the report's order back")
 
 
+# ---- the call-tree view against a model of the trace ------------------------------------------
+#
+# The model: the ART trace decoded by tests/checkers/artrace_inspect.py (not traceconv's reader),
+# each thread's stack replayed: per full call path (thread, frames...), its calls and its self
+# time (wall µs between consecutive events while the stack is that path; frames open at the end
+# close at the trace's last time). Every figure of a view follows from these by definition:
+# top-down, a path's total is the self time of the paths it begins; bottom-up, a method with a
+# chain of callers (M, C1, ..., Ck) has as self and calls those of the paths that end with
+# Ck ... C1 M, and as total the self time of every path that holds Ck ... C1 M as a prefix of
+# itself (each counted once: recursion is the time the chain was on the stack).
+
+def art_paths(trace):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "checkers"))
+    import artrace_inspect as ai
+
+    class Records:
+        def __init__(self):
+            self.recs = []
+
+        def add(self, tid, mid, action, t1, t2, known):
+            self.recs.append((tid, mid, action, t1, t2))
+
+    b = open(trace, "rb").read()
+    i = b.find(b"*end\n")
+    key = ai.parse_key_text(b[:i + 5].decode("utf-8", "replace"))
+    hdr = ai.parse_bin_header(b, i + 5)
+    clock = key["options"].get("clock", "thread-cpu")
+    r = Records()
+    ai.records_v1(b, i + 5 + hdr["offset_to_data"], hdr["version_raw"], hdr["record_size"], clock, r, None)
+    wall = (lambda rec: rec[4]) if clock == "dual" else (lambda rec: rec[3])
+    out, st = {}, {}
+    for rec in r.recs:
+        tid, mid, action, t = rec[0], rec[1], rec[2], wall(rec)
+        s = st.setdefault(tid, {"stack": [], "last": t, "label": f"{key['threads'].get(tid, '')} (tid {tid})"})
+        if s["stack"]:
+            out.setdefault((s["label"],) + tuple(s["stack"]), [0, 0])[1] += t - s["last"]
+        s["last"] = t
+        m = key["methods"][mid]
+        if action == 0:
+            s["stack"].append(m[0] + "." + m[1] + (" " + m[2] if m[2] else ""))
+            out.setdefault((s["label"],) + tuple(s["stack"]), [0, 0])[0] += 1
+        elif s["stack"]:
+            s["stack"].pop()
+    end = max(wall(rec) for rec in r.recs)
+    for s in st.values():
+        if s["stack"]:
+            out.setdefault((s["label"],) + tuple(s["stack"]), [0, 0])[1] += end - s["last"]
+    return out
+
+
+def grouped(n):
+    return f"{n:,}"  # 1,234,567: Python's format, independent of the page's script
+
+
+def pct(part, whole):
+    return f"{100 * part / whole:.1f}%" if whole > 0 else "-"
+
+
+def row_paths(rows):
+    """Each row's path from the rows' levels and names, as the tree nests them."""
+    stack, out = [], []
+    for r in rows:
+        del stack[r["level"] - 1:]
+        stack.append(r["name"])
+        out.append(tuple(stack))
+    return out
+
+
+def td_figures(paths, path):
+    total = sum(s for p, (_, s) in paths.items() if p[:len(path)] == path)
+    calls, self_ = paths.get(path, (0, 0))
+    base = sum(s for p, (_, s) in paths.items() if p[0] == path[0])
+    return [grouped(total), pct(total, base), grouped(self_), pct(self_, base), "-" if len(path) == 1 else grouped(calls)]
+
+
+def bu_figures(paths, chain, base):
+    rev = tuple(reversed(chain))
+    ends = [(p, v) for p, v in paths.items() if p[-len(rev):] == rev]
+    self_ = sum(v[1] for _, v in ends)
+    calls = sum(v[0] for _, v in ends)
+    total = sum(v[1] for p, v in paths.items()
+                if any(p[j - len(rev):j] == rev for j in range(len(rev), len(p) + 1)))
+    return [grouped(total), pct(total, base), grouped(self_), pct(self_, base), grouped(calls)]
+
+
+def check_rows(ctx, label, rows, paths, bottom_up, threads=None, want_rows=True):
+    shown = {p for p in paths if threads is None or p[0] in threads}
+    model = {p: paths[p] for p in shown}
+    base = sum(v[1] for v in model.values())
+    if want_rows:
+        ctx.check(len(rows) > 0, f"{label}: rows shown")
+    bad = []
+    for r, path in zip(rows, row_paths(rows)):
+        want = bu_figures(model, path, base) if bottom_up else td_figures(model, path)
+        if r["cells"] != want:
+            bad.append((path[-3:], r["cells"], want))
+    ctx.eq(bad[:3], [], f"{label}: {len(rows)} rows' total, %, self, %, calls = the model's")
+    return shown
+
+
+def check_filter(ctx, label, rows, paths, term, bottom_up):
+    """Shown: the nodes on a path that holds a frame with the text (case-insensitive), and only
+    them. A top-down node P is on such a path when a call path beginning with P has the frame; a
+    bottom-up node (M, C1, ..., Ck) when a call path ending with Ck ... C1 M has it."""
+    q = term.lower()
+    calls = [p for p in paths if len(p) > 1]  # every stack entered: the prefixes are there too
+    hit = lambda p: any(q in f.lower() for f in p)  # noqa: E731
+    for path in row_paths(rows):
+        if bottom_up:
+            rev = tuple(reversed(path))
+            ok = any(p[-len(rev):] == rev and hit(p) for p in calls)
+        else:
+            ok = any(p[:len(path)] == path and hit(p) for p in calls)
+        if not ok:
+            ctx.fail(f"{label}: row {path[-2:]} is on no path with a frame holding {term!r}")
+    roots = {p[-1] if bottom_up else p[0] for p in calls if hit(p)}
+    got = {r["name"] for r in rows if r["level"] == 1}
+    ctx.check(roots, f"{label}: the model has paths with {term!r}")
+    ctx.eq(sorted(got), sorted(roots), f"{label}: the roots with {term!r} on a path")
+
+
+def check_tree(ctx, label, tree, paths, term):
+    if not ctx.check(tree.get("present"), f"{label}: the call-tree view is shown"):
+        return
+    for i, lay in enumerate(tree["layout"]):
+        ctx.check(lay["scrollWidth"] <= 1366, f"{label}: step {i}: no horizontal scrollbar at 1366 px "
+                                              f"(scrollWidth {lay['scrollWidth']})")
+        ctx.eq(lay["wrapped"], [], f"{label}: step {i}: names on one line ({lay['names']} names)")
+    if paths is None:
+        return
+    init = tree["initial"]
+    check_rows(ctx, f"{label}: top-down at first", init, paths, False)
+    # the hottest path is open: from the busiest thread, the child with the largest total each time
+    busiest = max({p[0] for p in paths}, key=lambda t: sum(v[1] for p, v in paths.items() if p[0] == t))
+    want, path = [busiest], (busiest,)
+    while True:
+        kids = {p[:len(path) + 1] for p in paths if p[:len(path)] == path and len(p) > len(path)}
+        if not kids:
+            break
+        path = sorted(kids, key=lambda k: (-int(td_figures(paths, k)[0].replace(",", "")), k[-1]))[0]
+        want.append(path[-1])
+    opened = [p for r, p in zip(init, row_paths(init)) if r["expanded"] == "true"]
+    ctx.eq([p[-1] for p in opened], want[:-1], f"{label}: the hottest path open at first")
+    ctx.eq(sorted(r["name"] for r in init if r["level"] == 1), sorted({p[0] for p in paths}),
+           f"{label}: every thread a root")
+    ctx.check(len(tree["expanded"]) > len(init), f"{label}: a click and ArrowRight open rows "
+                                                  f"({len(init)} -> {len(tree['expanded'])})")
+    check_rows(ctx, f"{label}: top-down opened", tree["expanded"], paths, False)
+    ctx.check(tree["focused"] is not None, f"{label}: the row opened by the keyboard has the focus")
+    for i, rows in enumerate(tree["bottomUp"]):
+        check_rows(ctx, f"{label}: bottom-up step {i}", rows, paths, True)
+    ctx.check(len(tree["bottomUp"]) == 3 and len(tree["bottomUp"][2]) > len(tree["bottomUp"][0]),
+              f"{label}: bottom-up rows open")
+    roots = [r for r in tree["bottomUp"][0] if r["level"] == 1]
+    ctx.eq(sorted(r["name"] for r in roots), sorted({p[-1] for p in paths if len(p) > 1}),
+           f"{label}: bottom-up: every method a root")
+    selfs = [int(r["cells"][2].replace(",", "")) for r in roots]
+    ctx.eq(selfs, sorted(selfs, reverse=True), f"{label}: bottom-up roots by self time")
+    if "threadTopDown" in tree:
+        name = tree["threadOptions"][1][1].rsplit(":", 1)[0]
+        check_rows(ctx, f"{label}: one thread, top-down", tree["threadTopDown"], paths, False, {name})
+        check_rows(ctx, f"{label}: one thread, bottom-up", tree["threadBottomUp"], paths, True, {name})
+        ctx.eq({r["name"] for r in tree["threadTopDown"] if r["level"] == 1}, {name},
+               f"{label}: one thread picked: its root only")
+    check_rows(ctx, f"{label}: filtered top-down", tree["filterTopDown"], paths, False)
+    check_filter(ctx, f"{label}: filtered top-down", tree["filterTopDown"], paths, term, False)
+    check_rows(ctx, f"{label}: filtered bottom-up", tree["filterBottomUp"], paths, True)
+    check_filter(ctx, f"{label}: filtered bottom-up", tree["filterBottomUp"], paths, term, True)
+
+
 def check_page(ctx, label, res, hostile):
     js = res["js"]
+    check_tree(ctx, label, js.get("tree", {}), res.get("paths"), res["filter"])
+    if hostile and js.get("tree", {}).get("present"):
+        names = {r["name"] for r in js["tree"]["bottomUp"][0]}
+        for n in th.HOSTILE:
+            ctx.check(th.html_name(n) in names, f"{label}: bottom-up root {th.html_name(n)!r} shown as text")
     ctx.eq(js["errors"], [], f"{label}: console errors, failed requests")
     ctx.eq(js["csp"], [], f"{label}: CSP violations")
     ctx.eq(js["pwned"][0], "undefined", f"{label}: window.pwned")
-    ctx.eq(js["pwned"][1:], [0, 1], f"{label}: <img> and <script> elements")
+    ctx.eq(js["pwned"][1:], [0, 1, 1], f"{label}: <img>, <script> elements that run, JSON blocks")
     n_tables = 1 + len(js["threadsOpen"])
     ctx.eq(js["buttons"], N_COLUMNS * n_tables, f"{label}: a sort button per column header")
     check_sorts(ctx, label, js)
     ctx.eq(js["openedBefore"], False, f"{label}: a method's lists start closed")
     op = js["opened"]
     ctx.check(op["open"] and op["visible"], f"{label}: clicking the summary opens the lists: {op}")
+    ctx.check(op["scrollWidth"] <= 1366, f"{label}: opened lists fit 1366 px ({op['scrollWidth']})")
     heads = [r[0] for r in op["rows"] if r]
     ctx.check("parents" in heads and "children" in heads, f"{label}: parents and children shown: {heads}")
     if "link" in js:
@@ -112,9 +288,9 @@ def main():
     w = ctx.work
     hostile_src = os.path.join(w, "hostile.ir.txt")
     th.hostile_ir(hostile_src)
-    cases = [("app-startup", os.path.join(ctx.corpus, "app-startup.trace"), "Activity|inflate", False),
-             ("hostile", hostile_src, "script", True)]
-    for label, src, term, hostile in cases:
+    cases = [("app-startup", os.path.join(ctx.corpus, "app-startup.trace"), "Activity|inflate", False, "choreographer"),
+             ("hostile", hostile_src, "script", True, "SCRIPT")]
+    for label, src, term, hostile, filt in cases:
         page = os.path.join(w, label + ".report.html")
         r = ctx.run(["-q", "-f", "-o", "report", "--html", src, page])
         if not ctx.eq(r.returncode, 0, f"{label}: report --html ({r.stderr!r})"):
@@ -132,13 +308,13 @@ def main():
             continue
         model = [dict(x=f["x"], y=f["y"], width=f["width"]) for f in frames]
         click = fb.pick_click(model, 1200)
-        spec = {"url": "file://" + page, "sorts": [4, 2, 1, 8, 13], "search": term, "click": click,
+        spec = {"url": "file://" + page, "sorts": [4, 2, 1, 8, 13], "search": term, "click": click, "filter": filt,
                 "shot": os.path.join(w, label + ".png")}
         res = browserlib.run_spec(ctx, node, "report.js", spec, os.path.join(w, label + ".spec.json"),
                                   os.path.join(w, label + ".result.json"), f"{label}: report.js")
         if res is None:
             continue
-        res.update(click=click, search=term)
+        res.update(click=click, search=term, filter=filt, paths=None if hostile else art_paths(src))
         check_page(ctx, label, res, hostile)
         ctx.check(os.path.getsize(spec["shot"]) > 1000, f"{label}: screenshot {spec['shot']}")
     print(f"screenshots in {w}")

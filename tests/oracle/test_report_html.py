@@ -25,6 +25,7 @@ import glob
 import hashlib
 import html
 import html.parser
+import json
 import os
 import re
 import subprocess
@@ -58,6 +59,7 @@ class Page(html.parser.HTMLParser):
         super().__init__(convert_charrefs=True)
         self.stack, self.errors = [], []
         self.scripts, self.styles, self.attrs = [], [], []
+        self.data = []          # the JSON blocks (<script type="application/json">), by id: never run
         self.tables = []       # [{"section": id, "thread": summary text, "rows": [...]}]
         self.section, self.thread_summary = None, None
         self._text_into = None  # ("script"/"style", list)
@@ -82,7 +84,7 @@ class Page(html.parser.HTMLParser):
         if tag not in VOID:
             self.stack.append(tag)
         if tag in ("script", "style"):
-            self._text_into = (tag, [])
+            self._text_into = ("data:" + (a.get("id") or "") if a.get("type") == "application/json" else tag, [])
         if tag == "section":
             self.section = a.get("id")
         if tag == "summary" and self.section == "threads" and self._prof_depth is None:
@@ -144,7 +146,11 @@ class Page(html.parser.HTMLParser):
         if tag == "span" and self._in_name:
             self._in_name -= 1
         if tag in ("script", "style") and self._text_into:
-            (self.scripts if tag == "script" else self.styles).append("".join(self._text_into[1]))
+            kind, text = self._text_into[0], "".join(self._text_into[1])
+            if kind.startswith("data:"):
+                self.data.append((kind[5:], text))
+            else:
+                (self.scripts if tag == "script" else self.styles).append(text)
             self._text_into = None
         if tag == "summary" and self._summary is not None:
             self.thread_summary = "".join(self._summary)
@@ -187,9 +193,19 @@ def parse_page(ctx, label, path):
     return raw, text, p
 
 
+GROUPED = re.compile(r"-?\d{1,3}(,\d{3})*")
+
+
 def num(s):
+    """A figure of the page: thousands separators in every integer (1,234,567), whatever the locale."""
     s = s.strip().rstrip("%")
-    return None if s == "-" else (float(s) if "." in s else int(s))
+    if s == "-":
+        return None
+    if "." in s:
+        return float(s)
+    if not GROUPED.fullmatch(s):
+        raise ValueError(f"{s!r} is not grouped by thousands (1,234,567)")
+    return int(s.replace(",", ""))
 
 
 def table_rows(t):
@@ -205,10 +221,26 @@ def table_rows(t):
 
 # ---- checks ----------------------------------------------------------------------------------
 
+def tree_data(ctx, label, p):
+    """The call trees' JSON block, parsed by Python's json (None when it is missing or broken)."""
+    blocks = [t for i, t in p.data if i == "pv-data"]
+    if not ctx.eq(len(blocks), 1, f"{label}: one JSON block #pv-data"):
+        return None
+    try:
+        return json.loads(blocks[0])
+    except ValueError as e:
+        ctx.fail(f"{label}: #pv-data is not JSON: {e}")
+        return None
+
+
 def check_isolation(ctx, label, raw, p):
-    """One script, no external anything, a CSP that lists exactly the page's hashes."""
-    ctx.eq(len(p.scripts), 1, f"{label}: <script> elements")
-    ctx.eq(raw.count(b"<script"), 1, f"{label}: '<script' occurs once in the bytes")
+    """One script and one JSON block (which no browser runs), no external anything, a CSP that
+    lists exactly the page's hashes."""
+    ctx.eq(len(p.scripts), 1, f"{label}: <script> elements that run")
+    ctx.eq([i for i, _ in p.data], ["pv-data"], f"{label}: JSON blocks")
+    ctx.eq(raw.count(b"<script"), 2, f"{label}: '<script' occurs twice in the bytes (the script, the JSON block)")
+    for _, t in p.data:  # nothing in it can end the block or open a comment: no '<' at all
+        ctx.check("<" not in t and "&" not in t, f"{label}: the JSON block holds no '<' or '&'")
     for tag, attrs in p.attrs:
         for k, v in attrs:
             if k.startswith("on") or k in ("src", "srcset", "action", "formaction", "style"):
@@ -278,7 +310,7 @@ def check_edges(ctx, label, p, clock):
                 parts["self"].append((0, num(cells[col])))
             elif e["class"] in ("", "more") and part and len(cells) == 5:
                 c = cells[1].split("/")[0]
-                parts[part].append((int(c), num(cells[col])))
+                parts[part].append((num(c), num(cells[col])))
         if incl is None or not parts["parents"]:
             continue
         n = len(parts["parents"])
@@ -292,6 +324,41 @@ def check_edges(ctx, label, p, clock):
                   f"{label}: row {r['id']}: lists cut at {EDGE_ROWS} rows")
         checked += 1
     return checked
+
+
+def check_tree_data(ctx, label, p, rows):
+    """The call trees' data against the CSV rows (checked against tracegen's model in test_report.py):
+    per method name, the nodes' self times add up to its exclusive time and their calls to its
+    calls + recursive calls; each thread's root is the sum of its top-level frames."""
+    d = tree_data(ctx, label, p)
+    if d is None:
+        return
+    clock = "cpu" if d["clock"] == "cpu" else "wall"
+    nodes = [d["nodes"][i:i + 5] for i in range(0, len(d["nodes"]), 5)]
+    ctx.eq(len(d["nodes"]) % 5, 0, f"{label}: five numbers a node")
+    ctx.eq(sum(1 for n in nodes if n[0] == 0), len(d["threads"]), f"{label}: a root per thread listed")
+    self_ns, calls = {}, {}
+    for dep, m, c, _, s in nodes:
+        if dep:
+            name = d["methods"][m]
+            self_ns[name] = self_ns.get(name, 0) + s
+            calls[name] = calls.get(name, 0) + c
+    want = {html_name(r["method"]): r for r in rows if r["thread"] == "all"}
+    ctx.eq(sorted(calls), sorted(want), f"{label}: the tree's methods are the table's")
+    for name, r in want.items():
+        us = r["excl_cpu_us" if clock == "cpu" else "excl_wall_us"]
+        if us is not None and abs(self_ns.get(name, 0) / 1000 - us) > 0.5 * max(1, len([1 for n in nodes if n[0] and d["methods"][n[1]] == name])):
+            ctx.fail(f"{label}: {name!r}: self {self_ns.get(name, 0)} ns vs exclusive {us} µs")
+        if calls.get(name) != r["calls"]:
+            ctx.fail(f"{label}: {name!r}: calls {calls.get(name)} vs {r['calls']}")
+    # the roots: each the sum of its depth-1 frames
+    for i, n in enumerate(nodes):
+        if n[0] == 0:
+            top, j = 0, i + 1
+            while j < len(nodes) and nodes[j][0] != 0:
+                top += nodes[j][3] if nodes[j][0] == 1 else 0
+                j += 1
+            ctx.eq(n[3], top, f"{label}: thread root {i}: total = its top-level frames")
 
 
 def clock_of(rows):
@@ -320,6 +387,7 @@ def check_every_input(ctx):
         check_isolation(ctx, base, raw, p)
         _, rows = rl.read_csv(rows_csv)
         check_tables(ctx, base, p, rl.csv_groups(rows))
+        check_tree_data(ctx, base, p, rows)
         edges_checked += check_edges(ctx, base, p, clock_of(rows)) or 0
         ctx.check(f"{html.escape(base, quote=False)}: profile report (traceconv)</title>".encode() in raw
                   or b" (traceconv)</title>" in raw, f"{base}: the title carries traceconv's mark")
@@ -392,6 +460,11 @@ def check_hostile(ctx):
         ctx.check(c not in text, f"hostile: {c!r} never raw")
     for markup in (b"<script><script>", b"window.pwned=1</script>", b"<img", b"&b&", b"]]>--><!--"):
         ctx.check(markup not in raw, f"hostile: {markup!r} occurs unescaped")
+    d = tree_data(ctx, "hostile", p) or {"methods": [], "threads": []}
+    for n in HOSTILE:  # the script sets them as text: the same characters as the markup shows
+        ctx.check(html_name(n) in d["methods"], f"hostile: JSON block: {n!r} as {html_name(n)!r}")
+    ctx.check("bad\ufffd\ufffd" in d["methods"], "hostile: JSON block: invalid UTF-8 as U+FFFD")
+    ctx.eq([t["name"] for t in d["threads"]], ["main<b>&\\nthread"], "hostile: JSON block: the thread name")
     ctx.check("Thread main&lt;b&gt;&amp;\\nthread" in text.replace('<span class="thread-name">', "").replace(
         "</span>", ""), "hostile: the thread name escaped")
 
@@ -445,7 +518,8 @@ def check_bench_size(ctx):
     size = os.path.getsize(page)
     rss_mb = usage.ru_maxrss / 1024
     print(f"bench 64 MB: page {size / 1e6:.1f} MB, peak RSS {rss_mb:.0f} MB")
-    ctx.check(size < 20e6, f"bench: the page is {size / 1e6:.1f} MB (< 20 MB)")
+    # 18 MB of tables and flame graphs, 3.3 MB of call-tree data (distinct paths)
+    ctx.check(size < 24e6, f"bench: the page is {size / 1e6:.1f} MB (< 24 MB)")
     sanitized = tclib.is_sanitized(ctx.traceconv)  # shadow memory: the bound holds for a normal build only
     ctx.check(sanitized or rss_mb < 64, f"bench: peak RSS {rss_mb:.0f} MB (< 64 MB)")
     os.unlink(trace)

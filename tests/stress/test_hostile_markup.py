@@ -400,7 +400,16 @@ def check_report(ctx, label, src, opts, raw_names):
     root = xml_root(ctx, f"{label} report --html", open(out, "rb").read())
     if root is None:
         return
-    check_elements(ctx, f"{label} report --html", root, 1)
+    check_elements(ctx, f"{label} report --html", root, 2)  # the page's script, the call trees' JSON block
+    blocks = [e.text or "" for e in root.iter() if e.tag.endswith("script") and e.get("type") == "application/json"]
+    if ctx.eq(len(blocks), 1, f"{label} report --html: one JSON block"):
+        ctx.check("<" not in blocks[0], f"{label} report --html: no '<' in the JSON block")
+        data = json.loads(blocks[0])  # the script sets these as text: the same characters as the markup
+        for b in raw_names or ():
+            ctx.check(shown_visible(b) in data["methods"], f"{label} report --html: JSON {b!r} as {shown_visible(b)!r}")
+        if raw_names:
+            ctx.eq(sorted(t["name"] for t in data["threads"]), sorted(shown_visible(b) for b in THREADS),
+                   f"{label} report --html: JSON thread names")
     shown = {"".join(e.itertext()) for e in root.iter() if e.get("class") == "name"}
     threads = {"".join(e.itertext()) for e in root.iter() if e.get("class") == "thread-name"}
     for b in raw_names or ():

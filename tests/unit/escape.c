@@ -47,6 +47,15 @@ static const char *js(const char *s)
     return b.p;
 }
 
+static const char *js_visible(const char *s)
+{
+    static buf b;
+    b.len = 0;
+    b.p[0] = 0;
+    tci_esc_js_visible(put, &b, s, strlen(s));
+    return b.p;
+}
+
 static const char *dot(const char *s, size_t max)
 {
     static buf b;
@@ -94,6 +103,10 @@ static void test_js(void)
     CHECK_EQ_STR(js("a\nb\x01\x7f"), "a\\u000ab\\u0001\\u007f");
     CHECK_EQ_STR(js("\xE2\x80\xA8\xE2\x80\xA9\xFF\xEF\xBF\xBF"), "\\u2028\\u2029\\ufffd\\uffff");
     CHECK_EQ_STR(js("\xC3\xA9"), "\xC3\xA9");
+    /* the visible form: what markup(TCI_ESC_VISIBLE) shows, as a literal (each backslash doubled) */
+    CHECK_EQ_STR(js_visible("a\\b\n\r\t\x01\x7f\xC2\x85<"), "a\\\\\\\\b\\\\n\\\\r\\\\t\\\\x01\\\\x7F\\\\u0085\\u003c");
+    CHECK_EQ_STR(js_visible("\xEF\xBF\xBF\xFF\xF0\x9F\xBF\xBF\"'&>"), "\\ufffd\\ufffd\\ufffd\\\"\\u0027\\u0026\\u003e");
+    CHECK_EQ_STR(js_visible("\xE2\x80\xA8 \xC3\xA9 \xF0\x9F\x98\x80"), "\\u2028 \xC3\xA9 \xF0\x9F\x98\x80");
 }
 
 static void test_dot(void)
