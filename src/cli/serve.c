@@ -582,6 +582,17 @@ static enum MHD_Result on_query_arg(void *cls, enum MHD_ValueKind kind, const ch
     return take_option(q, key, value);
 }
 
+/* Whether key is a bool option (a flag may come without a value: &merge-threads). */
+static int is_flag(const char *key)
+{
+    const tc_option_info *keys[128];
+    size_t n = cli_option_keys(CLI_CORE | CLI_WRITERS, keys, 128);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(keys[i]->name, key))
+            return keys[i]->type == TC_OPT_BOOL;
+    return 0;
+}
+
 /* One option of a query (the API's, or a result's output with a selection): a key of the
  * allow-list, its value checked by the library now; a repeatable one (thread=a&thread=b)
  * is kept once per value, in order, so the library gets each as the command's repeated
@@ -596,7 +607,7 @@ static enum MHD_Result take_option(query_check *q, const char *key, const char *
         fail_request(rq, MHD_HTTP_BAD_REQUEST, msg);
         return MHD_NO;
     }
-    const char *v = value && *value ? value : "1"; /* &merge-threads */
+    const char *v = value && *value ? value : is_flag(key) ? "1" : ""; /* &merge-threads; thread= is refused */
     if (job->n_settings == SRV_MAX_SETTINGS || strlen(v) >= sizeof job->settings[0].value) {
         fail_request(rq, MHD_HTTP_BAD_REQUEST, "too many or too long options");
         return MHD_NO;
