@@ -478,7 +478,7 @@ def cli_named(ctx, src, writer, flags):
 def check_selection_api(ctx, srv, src):
     st, _, body = request(srv, "GET", "/api/formats")
     doc = json.loads(body)
-    offered = doc["serve"]["options"]
+    offered = doc.get("serve", {}).get("options", [])
     for key in ("thread", "since", "until", "focus", "ignore", "ignore-idle", "weight"):
         ctx.check(key in offered, f"/api/formats: the API takes {key}")
     # what it should take: every writer's option (--list-formats --json) and every option of
