@@ -72,6 +72,7 @@ async function select(page, out, tid) {
   out.picker = await page.$$eval("#thread-list label", (ls) => ls.map((l) => ({
     tid: l.querySelector("input").value, name: l.querySelector(".name").textContent })));
   out.duration = await page.$eval("#duration", (e) => e.textContent);
+  await page.$eval("#timeline", (e) => e.scrollIntoView({ block: "center" }));
   const box = await (await page.$("#timeline")).boundingBox();
   await page.mouse.move(box.x + box.width * 0.2, box.y + box.height / 2);
   await page.mouse.down();
@@ -79,6 +80,7 @@ async function select(page, out, tid) {
   await page.mouse.up();
   out.since = await page.$eval("#since", (e) => e.value);
   out.until = await page.$eval("#until", (e) => e.value);
+  await page.click("button.tab[data-src$='flame-wall.svg']"); // back from the CPU tab
   await page.click(`#thread-list input[value='${tid}']`);
   await page.click("#apply");
   const flame = await flameFrameWhere(page, (u) => u.includes("/flame-wall.svg?") && u.includes(`thread=${tid}`));

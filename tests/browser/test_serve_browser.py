@@ -45,7 +45,7 @@ def check_selection(ctx, res, facts, trace, pick, hostile_name):
     ms = re.compile(r"\d+(\.\d+)?ms")
     ctx.check(ms.fullmatch(res["since"]) and ms.fullmatch(res["until"]),
               f"the brush gives since and until: {res['since']!r} {res['until']!r}")
-    frac = [float(res[k][:-2]) / (seconds * 1000) for k in ("since", "until")]
+    frac = [float(res[k][:-2] or "nan") / (seconds * 1000) for k in ("since", "until")]
     ctx.check(abs(frac[0] - 0.2) < 0.05 and abs(frac[1] - 0.7) < 0.05, f"the brush's range is where it was dragged: {frac}")
     sel = f"thread={pick['tid']}&since={res['since']}&until={res['until']}"
     ctx.check(res["selFlameUrl"].endswith("/flame-wall.svg?" + sel), f"the flame graph's address: {res['selFlameUrl']}")
