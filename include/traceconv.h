@@ -335,6 +335,24 @@ TC_API const char *tc_conv_warning_at(const tc_conv *c, size_t index);
 /* A short description of the input, e.g. "art v3 non-streaming, clock dual". */
 TC_API const char *tc_conv_input_summary(const tc_conv *c);
 
+/* The input's threads and time span, for a caller that offers a choice of them (serve's
+ * thread picker and time range). Added in 0.2 (issue 24). After a conversion
+ * (tc_conv_write*, success or not: what was read), the tables of the input as it was read,
+ * whatever the selection options (thread, since, until, focus, ignore) kept; before one,
+ * no thread and a duration of 0. */
+typedef struct tc_thread_info {
+    uint64_t tid;        /* the thread's id as the input gives it (what "thread" takes) */
+    int64_t pid;         /* its process's id; -1 unknown */
+    const char *name;    /* the name every output shows ("Thread-<tid>" when the input has
+                            none); owned by c, valid until tc_conv_free */
+    uint64_t records;    /* the input's records of this thread (0: listed, never traced) */
+} tc_thread_info;
+/* The index-th thread in the tables' order: 1 and *out filled, or 0 past the end. */
+TC_API int tc_conv_thread_at(const tc_conv *c, size_t index, tc_thread_info *out);
+/* The trace's duration in ns: from its start (time 0 of every output, and of "since" and
+ * "until") to its end (README, Conversion rules: trace start and end); 0 before a conversion. */
+TC_API int64_t tc_conv_duration_ns(const tc_conv *c);
+
 /* ---- comparing two inputs (traceconv diff) --------------------------------- */
 
 /*

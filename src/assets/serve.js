@@ -56,14 +56,221 @@
     });
   }
   var flame = $('flame');
-  if (flame) {
-    var tabs = document.querySelectorAll('button.tab');
+  var tabs = document.querySelectorAll('button.tab');
+  var selectForm = $('select');
+  if (flame && !selectForm) {
     Array.prototype.forEach.call(tabs, function (t) {
       t.addEventListener('click', function () {
         Array.prototype.forEach.call(tabs, function (o) { o.setAttribute('aria-selected', String(o === t)); });
         flame.src = t.dataset.src;
       });
     });
+  }
+  if (selectForm) selection(selectForm);
+
+  // The selection (thread, since/until, weight, bottom-up, ignore idle): the command's options,
+  // added to the address of every view and download of the result, so the server converts its
+  // kept upload with them when one is looked at. Which output takes which option comes from
+  // /api/formats (bottom-up only where a writer lists "reverse"). Thread names from the trace
+  // are shown as text nodes only: a name is never markup.
+  function selection(form) {
+    var DURATION = /^(0|\d+(\.\d+)?(s|ms|us|ns))$/;
+    var UNIT = { s: 1e9, ms: 1e6, us: 1e3, ns: 1 };
+    var info = { duration_ns: 0, records: 0, threads: [] };
+    var core = {}, allowed = null, takes = {};
+    var weight = $('weight'), reverse = $('reverse'), idle = $('ignore-idle');
+    var since = $('since'), until = $('until'), list = $('thread-list');
+    var views = [], frames = [];
+    function each(nodes, fn) { Array.prototype.forEach.call(nodes, fn); }
+    each(document.querySelectorAll('#downloads a[data-writer]'), function (a) {
+      views.push({ el: a, attr: 'href', base: a.getAttribute('href'), writer: a.dataset.writer });
+    });
+    var pf = $('perfetto');
+    if (pf) views.push({ el: pf, attr: 'data-src', base: pf.dataset.src, writer: 'perfetto' });
+    each(tabs, function (t) {
+      if (t.dataset.src) views.push({ el: t, attr: 'data-src', base: t.dataset.src, writer: 'flamegraph' });
+    });
+    var report = $('report-html');
+    if (report) frames.push({ el: report, base: report.getAttribute('src'), writer: 'report' });
+
+    function showError(text) { var e = $('select-error'); e.textContent = text; e.hidden = !text; }
+    function nanos(text) {
+      var m = /^(\d+(?:\.\d+)?)(s|ms|us|ns)?$/.exec(text);
+      return m ? Number(m[1]) * (m[2] ? UNIT[m[2]] : 0) : NaN;
+    }
+    function timeText(ns) {
+      if (ns >= 1e9) return String(Number((ns / 1e9).toFixed(6))) + ' s';
+      if (ns >= 1e6) return String(Number((ns / 1e6).toFixed(3))) + ' ms';
+      return String(Number((ns / 1e3).toFixed(3))) + ' \u00b5s';
+    }
+    // an input's value from a point of the timeline: whole microseconds, as ms
+    function brushValue(ns) { return String(Number((Math.round(ns / 1e3) / 1e3).toFixed(3))) + 'ms'; }
+    function option(writer, key) {
+      if (allowed && !allowed[key]) return false;
+      if (writer === 'flamegraph' && key === 'weight') return false; // each flame graph tab has its clock
+      return Boolean(core[key] || (takes[writer] && takes[writer][key]));
+    }
+    function ticked() {
+      var all = list.querySelectorAll('input[type=checkbox]'), on = [];
+      each(all, function (c) { if (c.checked) on.push(c.value); });
+      return on.length === all.length ? [] : on;
+    }
+    function pairs() {
+      var out = ticked().map(function (tid) { return ['thread', tid]; });
+      if (since.value.trim()) out.push(['since', since.value.trim()]);
+      if (until.value.trim()) out.push(['until', until.value.trim()]);
+      if (weight.value !== 'wall') out.push(['weight', weight.value]);
+      if (reverse.checked && !reverse.disabled) out.push(['reverse', '1']);
+      if (idle.checked && !idle.disabled) out.push(['ignore-idle', '1']);
+      return out;
+    }
+    function query(ps, writer) {
+      return ps.filter(function (p) { return writer === null || option(writer, p[0]); })
+        .map(function (p) { return encodeURIComponent(p[0]) + '=' + encodeURIComponent(p[1]); }).join('&');
+    }
+    function address(base, writer, ps) {
+      var q = query(ps, writer);
+      return q ? base + (base.indexOf('?') < 0 ? '?' : '&') + q : base;
+    }
+    function load(el, url) { if (el.getAttribute('src') !== url) el.src = url; }
+    function selectedTab() {
+      var sel = null;
+      each(tabs, function (t) { if (t.getAttribute('aria-selected') === 'true') sel = t; });
+      return sel;
+    }
+    function check() {
+      var a = since.value.trim(), b = until.value.trim();
+      if (a && !DURATION.test(a)) return 'since: ' + a + ': a time after the trace\u2019s start with its unit: 1.5s, 250ms, 40us';
+      if (b && !DURATION.test(b)) return 'until: ' + b + ': a time after the trace\u2019s start with its unit: 1.5s, 250ms, 40us';
+      if (a && b && nanos(a) >= nanos(b)) return 'since must be before until';
+      return '';
+    }
+    function apply() {
+      var why = check();
+      showError(why);
+      if (why) return;
+      var ps = pairs();
+      views.forEach(function (v) { v.el.setAttribute(v.attr, address(v.base, v.writer, ps)); });
+      frames.forEach(function (f) { load(f.el, address(f.base, f.writer, ps)); });
+      var tab = selectedTab();
+      if (flame && tab) load(flame, tab.dataset.src);
+      var q = query(ps, null);
+      history.replaceState(null, '', location.pathname + (q ? '?' + q : ''));
+      $('select-state').textContent = ps.length ? 'Showing the selection.' : 'Showing the whole trace.';
+      drawBrush();
+    }
+    // the flame graph tab of a clock, keeping per thread or merged
+    function tabFor(clock) {
+      var cur = selectedTab(), merged = cur ? cur.dataset.merged : '0', found = null;
+      each(tabs, function (t) { if (t.dataset.weight === clock && t.dataset.merged === merged) found = t; });
+      return found;
+    }
+    function selectTab(t) { each(tabs, function (o) { o.setAttribute('aria-selected', String(o === t)); }); }
+    each(tabs, function (t) {
+      t.addEventListener('click', function () {
+        selectTab(t);
+        weight.value = t.dataset.weight || 'wall';
+        apply();
+      });
+    });
+    weight.addEventListener('change', function () {
+      var t = tabFor(weight.value);
+      if (t && !t.disabled) selectTab(t);
+    });
+    form.addEventListener('submit', function (e) { e.preventDefault(); apply(); });
+    $('show-all').addEventListener('click', function () {
+      each(list.querySelectorAll('input'), function (c) { c.checked = false; });
+      since.value = ''; until.value = ''; reverse.checked = false; idle.checked = false;
+      weight.value = 'wall';
+      var t = tabFor('wall');
+      if (t && !t.disabled) selectTab(t);
+      apply();
+    });
+
+    // the time range as a brush on a timeline of the whole trace
+    var timeline = $('timeline'), brush = $('brush'), drag = null;
+    function fraction(evt) {
+      var r = timeline.getBoundingClientRect();
+      return Math.min(1, Math.max(0, (evt.clientX - r.left) / r.width));
+    }
+    function drawBrush() {
+      var d = info.duration_ns, a = nanos(since.value.trim() || '0'), b = until.value.trim() ? nanos(until.value.trim()) : d;
+      if (!d || isNaN(a) || isNaN(b) || (a <= 0 && b >= d)) { brush.hidden = true; return; }
+      brush.hidden = false;
+      brush.style.left = (Math.min(a, d) / d * 100) + '%';
+      brush.style.width = (Math.max(0, Math.min(b, d) - Math.min(a, d)) / d * 100) + '%';
+    }
+    timeline.addEventListener('pointerdown', function (e) {
+      if (!info.duration_ns) return;
+      drag = fraction(e);
+      timeline.setPointerCapture(e.pointerId);
+    });
+    timeline.addEventListener('pointermove', function (e) {
+      if (drag === null) return;
+      var x = fraction(e), lo = Math.min(drag, x), hi = Math.max(drag, x);
+      since.value = lo > 0 ? brushValue(lo * info.duration_ns) : '';
+      until.value = hi < 1 ? brushValue(hi * info.duration_ns) : '';
+      drawBrush();
+    });
+    timeline.addEventListener('pointerup', function () { drag = null; });
+    since.addEventListener('input', drawBrush);
+    until.addEventListener('input', drawBrush);
+
+    function threadRow(t) {
+      var label = document.createElement('label'), box = document.createElement('input');
+      var name = document.createElement('span'), facts = document.createElement('span');
+      label.className = 'thread';
+      box.type = 'checkbox';
+      box.value = String(t.tid);
+      name.className = 'name';
+      name.textContent = t.name;
+      facts.className = 'hint';
+      facts.textContent = ' tid ' + t.tid + ' \u00b7 ' + (info.records ? (100 * t.records / info.records).toFixed(1) : '0') + '%';
+      label.appendChild(box);
+      label.appendChild(document.createTextNode(' '));
+      label.appendChild(name);
+      label.appendChild(facts);
+      return label;
+    }
+    function restore() {
+      var q = new URLSearchParams(location.search), tids = q.getAll('thread');
+      each(list.querySelectorAll('input'), function (c) { c.checked = tids.indexOf(c.value) >= 0; });
+      since.value = q.get('since') || '';
+      until.value = q.get('until') || '';
+      reverse.checked = q.has('reverse');
+      idle.checked = q.has('ignore-idle');
+      var w = q.get('weight') === 'cpu' ? 'cpu' : 'wall', t = tabFor(w);
+      if (t && !t.disabled) { weight.value = w; selectTab(t); }
+      if (Array.from(q.keys()).length) apply(); else drawBrush();
+    }
+    function json(url) {
+      return fetch(url).then(function (r) { if (!r.ok) throw new Error(url + ': HTTP ' + r.status); return r.json(); });
+    }
+    Promise.all([json(form.dataset.info), json('/api/formats')]).then(function (got) {
+      info = got[0];
+      var formats = got[1];
+      (formats.options || []).forEach(function (o) { core[o.name] = true; });
+      (formats.writers || []).forEach(function (w) {
+        takes[w.name] = {};
+        (w.options || []).forEach(function (o) { takes[w.name][o.name] = true; });
+      });
+      if (formats.serve && formats.serve.options) {
+        allowed = {};
+        formats.serve.options.forEach(function (k) { allowed[k] = true; });
+      }
+      var bottomUp = ['flamegraph', 'report', 'folded'].some(function (w) { return option(w, 'reverse'); });
+      reverse.disabled = !bottomUp;
+      if (!bottomUp) reverse.parentNode.title = 'this traceconv has no bottom-up view (--reverse)';
+      idle.disabled = !option('json', 'ignore-idle');
+      var cpu = tabFor('cpu');
+      weight.querySelector('option[value=cpu]').disabled = !cpu || cpu.disabled;
+      info.threads.filter(function (t) { return t.records > 0; })
+        .sort(function (a, b) { return b.records - a.records || a.tid - b.tid; })
+        .forEach(function (t) { list.appendChild(threadRow(t)); });
+      $('duration').textContent = 'The trace lasts ' + timeText(info.duration_ns) +
+        ' (its own time: 0 is its start). Drag on the bar, or type a time with its unit: 1.5s, 250ms.';
+      restore();
+    }).catch(function (err) { showError('Cannot load the selection\u2019s controls: ' + err.message); });
   }
   var pf = $('perfetto');
   if (pf) {

@@ -121,6 +121,7 @@ typedef struct request {
     uint64_t got[N_FIELDS];  /* bytes of each field: a second part of one is refused */
     uint64_t received;
     const srv_output *output; /* REQ_DOWNLOAD: the output converted on demand */
+    int inline_view;         /* REQ_DOWNLOAD: shown in the page's frame (a flame graph with a selection) */
     int fail;                /* an HTTP status to answer with once the body is consumed */
     char fail_msg[SRV_ERROR_MAX];
     srv_job *job;
@@ -327,6 +328,23 @@ static void result_display(const char *dir, char *out, size_t len)
 static enum MHD_Result start_download(struct MHD_Connection *conn, server *srv, const char *dir,
                                       const srv_output *o, void **con_cls);
 
+static enum MHD_Result count_option_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    (void)value;
+    *(int *)cls += strcmp(key, "download") != 0;
+    return MHD_YES;
+}
+
+/* Whether an output is asked for with options (a selection: thread, since, ...): then it is
+ * converted from the result's upload with them, never served from what the result keeps. */
+static int has_options(struct MHD_Connection *conn)
+{
+    int n = 0;
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, count_option_arg, &n);
+    return n > 0;
+}
+
 /* /r/<id> or /r/<id>/<file>: rest is what follows "/r/". */
 static enum MHD_Result send_result(struct MHD_Connection *conn, server *srv, const char *rest, void **con_cls)
 {
@@ -341,10 +359,11 @@ static enum MHD_Result send_result(struct MHD_Connection *conn, server *srv, con
     if (!srv_store_result_dir(srv->store, id, dir, sizeof dir))
         return not_found(conn);
     const srv_output *o = NULL;
-    if (*file && !(o = srv_output_find(file)))
+    int info = !strcmp(file, SRV_INFO_FILE);
+    if (*file && !info && !(o = srv_output_find(file)))
         return not_found(conn);
     char path[PATH_MAX];
-    (void)srv_path(path, sizeof path, dir, o ? o->file : "index.html");
+    (void)srv_path(path, sizeof path, dir, o ? o->file : info ? SRV_INFO_FILE : "index.html");
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -355,7 +374,12 @@ static enum MHD_Result send_result(struct MHD_Connection *conn, server *srv, con
         return not_found(conn); /* an output this trace has not (a CPU flame graph without a CPU clock) */
     }
     if (!o)
-        return send_fd(conn, fd, (uint64_t)st.st_size, "text/html; charset=utf-8", csp_page, NULL);
+        return send_fd(conn, fd, (uint64_t)st.st_size, info ? "application/json" : "text/html; charset=utf-8",
+                       info ? csp_data : csp_page, NULL);
+    if (has_options(conn)) { /* the page's selection: converted now, from the kept upload */
+        close(fd);
+        return start_download(conn, srv, dir, o, con_cls);
+    }
     const char *dl = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "download");
     const tc_variant_info *v = tc_output_variant(NULL, o->output);
     if (v->inline_view && !dl) /* a flame graph, the HTML report: shown in the page's sandboxed frame */
@@ -534,13 +558,14 @@ static int is_reader(const char *name)
     return 0;
 }
 
+static enum MHD_Result take_option(query_check *q, const char *key, const char *value);
+
 static enum MHD_Result on_query_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
     (void)kind;
     query_check *q = cls;
     request *rq = q->rq;
     srv_job *job = rq->job;
-    char msg[512];
     if (!strcmp(key, "to") || !strcmp(key, "from")) {
         if (!value || strlen(value) >= sizeof job->to) {
             fail_request(rq, MHD_HTTP_BAD_REQUEST, "to= and from= take a format name");
@@ -554,12 +579,35 @@ static enum MHD_Result on_query_arg(void *cls, enum MHD_ValueKind kind, const ch
         clean_display(value, job->display, sizeof job->display);
         return MHD_YES;
     }
+    return take_option(q, key, value);
+}
+
+/* Whether key is a bool option (a flag may come without a value: &merge-threads). */
+static int is_flag(const char *key)
+{
+    const tc_option_info *keys[128];
+    size_t n = cli_option_keys(CLI_CORE | CLI_WRITERS, keys, 128);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(keys[i]->name, key))
+            return keys[i]->type == TC_OPT_BOOL;
+    return 0;
+}
+
+/* One option of a query (the API's, or a result's output with a selection): a key of the
+ * allow-list, its value checked by the library now; a repeatable one (thread=a&thread=b)
+ * is kept once per value, in order, so the library gets each as the command's repeated
+ * flags give them. */
+static enum MHD_Result take_option(query_check *q, const char *key, const char *value)
+{
+    request *rq = q->rq;
+    srv_job *job = rq->job;
+    char msg[512];
     if (!cli_api_option(key)) {
         snprintf(msg, sizeof msg, "unknown option '%.100s' (options: %.380s)", key, api_option_list());
         fail_request(rq, MHD_HTTP_BAD_REQUEST, msg);
         return MHD_NO;
     }
-    const char *v = value && *value ? value : "1"; /* &merge-threads */
+    const char *v = value && *value ? value : is_flag(key) ? "1" : ""; /* &merge-threads; thread= is refused */
     if (job->n_settings == SRV_MAX_SETTINGS || strlen(v) >= sizeof job->settings[0].value) {
         fail_request(rq, MHD_HTTP_BAD_REQUEST, "too many or too long options");
         return MHD_NO;
@@ -687,6 +735,8 @@ static enum MHD_Result answer_job(struct MHD_Connection *conn, request *rq)
         download_name(job->display, ext ? ext : "out", name, sizeof name);
         int fd = job->out_fd;
         job->out_fd = -1; /* the response owns it now */
+        if (rq->inline_view && v) /* a flame graph or the HTML report with a selection, in the page's frame */
+            return send_fd(conn, fd, job->out_size, v->mime, csp_document, NULL);
         return send_fd(conn, fd, job->out_size, v ? v->mime : "application/octet-stream", csp_data, name);
     }
     char where[8 + SRV_ID_HEX];
@@ -804,6 +854,29 @@ static enum MHD_Result handle_body(struct MHD_Connection *conn, server *srv, req
     return MHD_YES; /* not done: resumed too early cannot happen, but wait anyway */
 }
 
+static enum MHD_Result on_download_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    return strcmp(key, "download") ? take_option(cls, key, value) : MHD_YES;
+}
+
+/* A download's options: the query's (the page's selection, checked as the API checks its
+ * query: a bad one is 400 with the library's line), then the output's own, which win (the
+ * CPU flame graph stays the CPU one). 0, or -1 with rq->fail set. */
+static int download_options(struct MHD_Connection *conn, server *srv, request *rq, const srv_output *o)
+{
+    query_check q = {rq, srv, tc_conv_new()};
+    if (!q.check) {
+        fail_request(rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+        return -1;
+    }
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, on_download_arg, &q);
+    for (size_t i = 0; !rq->fail && o->options && o->options[i]; i += 2)
+        take_option(&q, o->options[i], o->options[i + 1]);
+    tc_conv_free(q.check);
+    return rq->fail ? -1 : 0;
+}
+
 /* GET of an output converted on demand: a job like the API's, from the result's kept upload. */
 static enum MHD_Result start_download(struct MHD_Connection *conn, server *srv, const char *dir,
                                       const srv_output *o, void **con_cls)
@@ -826,6 +899,13 @@ static enum MHD_Result start_download(struct MHD_Connection *conn, server *srv, 
     job->out_fd = -1;
     job->api = 1;
     snprintf(job->to, sizeof job->to, "%s", o->output);
+    if (download_options(conn, srv, rq, o) != 0) {
+        enum MHD_Result r = send_text(conn, (unsigned)rq->fail, rq->fail_msg);
+        free_request(rq);
+        return r;
+    }
+    const tc_variant_info *v = tc_output_variant(NULL, o->output);
+    rq->inline_view = v && v->inline_view && !MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "download");
     result_display(dir, job->display, sizeof job->display);
     if (srv_store_link_inputs(srv->store, dir, job) != 0) {
         free_request(rq);

@@ -12,7 +12,12 @@
 /* argv[0] is "serve"; returns the exit status (0 after SIGINT/SIGTERM, 1 failure, 2 usage). */
 int serve_main(int argc, char **argv);
 
-enum { SRV_ID_HEX = 32, SRV_MAX_SETTINGS = 24, SRV_ERROR_MAX = 1024, SRV_NAME_MAX = 128 };
+/* SRV_MAX_SETTINGS: options of one request, a repeated one (thread=) once per value */
+enum { SRV_ID_HEX = 32, SRV_MAX_SETTINGS = 64, SRV_ERROR_MAX = 1024, SRV_NAME_MAX = 128 };
+
+/* A result's facts for its page's controls, JSON: the trace's duration and threads (name,
+ * tid, pid, records), from the library (tc_conv_thread_at, tc_conv_duration_ns). */
+#define SRV_INFO_FILE "info.json"
 
 /* What the library this binary runs with can do (probed at start, see serve.c). */
 typedef struct srv_caps {

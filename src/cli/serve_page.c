@@ -246,6 +246,43 @@ static void report_excerpts(FILE *fp, const lines *l)
 
 static const char *const flame_tab[4] = {"Wall, per thread", "CPU, per thread", "Wall, merged", "CPU, merged"};
 
+/* The selection's controls: the same as the command's options (thread, since/until, weight,
+ * reverse, ignore-idle). Only fixed markup here: the script fills the thread picker from the
+ * result's SRV_INFO_FILE (names as text nodes, never markup) and adds the selection to the
+ * address of every view and download (data-writer: which options each takes, from
+ * /api/formats), so the server converts the kept upload with it when one is looked at. */
+static void selection_section(FILE *fp, const srv_result_facts *f)
+{
+    fprintf(fp, "<section id=\"view\"><h2>Selection</h2>\n"
+                "<form id=\"select\" data-info=\"/r/%s/%s\">\n", f->id, SRV_INFO_FILE);
+    fputs("<div class=\"controls\">\n"
+          "<fieldset id=\"threads-pick\"><legend>Threads</legend>\n"
+          "<div id=\"thread-list\" class=\"thread-list\"></div>\n"
+          "<p class=\"hint\">None ticked: every thread.</p></fieldset>\n"
+          "<fieldset><legend>Time range</legend>\n"
+          "<div id=\"timeline\" class=\"timeline\" title=\"drag to choose a time range\">"
+          "<div id=\"brush\" class=\"brush\" hidden></div></div>\n"
+          "<label class=\"inline\">since <input id=\"since\" name=\"since\" size=\"10\" placeholder=\"0s\" "
+          "autocomplete=\"off\"></label>\n"
+          "<label class=\"inline\">until <input id=\"until\" name=\"until\" size=\"10\" placeholder=\"end\" "
+          "autocomplete=\"off\"></label>\n"
+          "<p class=\"hint\" id=\"duration\"></p></fieldset>\n"
+          "<fieldset><legend>View</legend>\n"
+          "<label class=\"inline\">weight <select id=\"weight\" name=\"weight\"><option value=\"wall\">wall time"
+          "</option><option value=\"cpu\">CPU time</option></select></label>\n"
+          "<label class=\"inline\"><input type=\"checkbox\" id=\"reverse\" name=\"reverse\"> bottom-up</label>\n"
+          "<label class=\"inline\"><input type=\"checkbox\" id=\"ignore-idle\" name=\"ignore-idle\"> ignore idle "
+          "waits</label></fieldset>\n</div>\n"
+          "<p><button type=\"submit\" id=\"apply\">Apply</button> "
+          "<button type=\"button\" id=\"show-all\" class=\"plain\">Whole trace</button> "
+          "<span id=\"select-state\" class=\"hint\"></span></p>\n"
+          "<div id=\"select-error\" class=\"error\" role=\"alert\" hidden></div>\n"
+          "<p class=\"hint\">The flame graph, the report and every download below show the selection, "
+          "converted when looked at; the excerpts under Report are the whole trace's.</p>\n"
+          "</form></section>\n",
+          fp);
+}
+
 static void flame_section(FILE *fp, const srv_result_facts *f)
 {
     int first = -1;
@@ -255,10 +292,13 @@ static void flame_section(FILE *fp, const srv_result_facts *f)
             first = i;
         if (f->flames[i])
             fprintf(fp, "<button type=\"button\" class=\"tab\" role=\"tab\" aria-selected=\"%s\" "
-                        "data-src=\"/r/%s/%s\">%s</button>\n",
-                    i == first ? "true" : "false", f->id, f->flames[i], flame_tab[i]);
+                        "data-src=\"/r/%s/%s\" data-writer=\"flamegraph\" data-weight=\"%s\" "
+                        "data-merged=\"%d\">%s</button>\n",
+                    i == first ? "true" : "false", f->id, f->flames[i], i & 1 ? "cpu" : "wall", i >= 2,
+                    flame_tab[i]);
         else {
-            fputs("<button type=\"button\" class=\"tab\" disabled title=\"", fp);
+            fprintf(fp, "<button type=\"button\" class=\"tab\" disabled data-weight=\"%s\" data-merged=\"%d\" title=\"",
+                    i & 1 ? "cpu" : "wall", i >= 2);
             srv_html_escape(fp, f->flame_why[i] && *f->flame_why[i] ? f->flame_why[i] : "not available");
             fprintf(fp, "\">%s</button>\n", flame_tab[i]);
         }
@@ -266,7 +306,8 @@ static void flame_section(FILE *fp, const srv_result_facts *f)
     fputs("</div>\n", fp);
     if (first >= 0)
         fprintf(fp,
-                "<iframe id=\"flame\" title=\"flame graph\" sandbox=\"allow-scripts\" src=\"/r/%s/%s\"></iframe>\n"
+                "<iframe id=\"flame\" title=\"flame graph\" sandbox=\"allow-scripts\" src=\"/r/%s/%s\" "
+                "data-writer=\"flamegraph\"></iframe>\n"
                 "<p class=\"hint\">Click a frame to zoom, Ctrl-F or Search to find methods.</p>\n",
                 f->id, f->flames[first]);
     else {
@@ -298,19 +339,21 @@ int srv_result_page(FILE *fp, const srv_result_facts *f)
         }
         fputs("</ul>\n", fp);
     }
-    fprintf(fp, "<p><button type=\"button\" id=\"perfetto\" data-src=\"/r/%s/trace.pftrace\" data-file=\"", f->id);
+    fprintf(fp, "<p><button type=\"button\" id=\"perfetto\" data-src=\"/r/%s/trace.pftrace\" data-writer=\"perfetto\" "
+                "data-file=\"", f->id);
     srv_html_escape(fp, f->display);
     fputs(".pftrace\" data-title=\"", fp);
     srv_html_escape(fp, f->display);
     fputs("\">Open in Perfetto UI</button></p>\n<div id=\"error\" class=\"error\" role=\"alert\" hidden></div>\n"
           "</section>\n",
           fp);
+    selection_section(fp, f);
     flame_section(fp, f);
     fputs("<section id=\"report\"><h2>Report</h2>\n", fp);
     if (f->have_report_html)
         fprintf(fp,
                 "<iframe id=\"report-html\" title=\"report\" sandbox=\"allow-scripts\" "
-                "src=\"/r/%s/report.html\"></iframe>\n",
+                "src=\"/r/%s/report.html\" data-writer=\"report\"></iframe>\n",
                 f->id);
     lines l;
     if (read_lines(f->report_text_path, &l) == 0) {

@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #include "serve.h"
 #include "outfile.h"
+#include "../util/escape.h" /* the library's escaping rules, compiled in (CMakeLists.txt) */
 #include "traceconv.h"
 
 #include <dirent.h>
@@ -700,6 +701,37 @@ static int write_file(int dirfd, const char *leaf, int (*put)(FILE *fp, const vo
 }
 
 static int put_name(FILE *fp, const void *display) { return fputs(display, fp) >= 0 ? 0 : -1; }
+
+static void put_bytes(void *fp, const char *p, size_t n) { fwrite(p, 1, n, fp); }
+
+/* escape.h's JS/JSON string rule: never markup, wherever the page puts it */
+static void put_json_string(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    tci_esc_js_string(put_bytes, fp, s, strlen(s));
+    fputc('"', fp);
+}
+
+/* SRV_INFO_FILE: what the page's controls offer (the threads to pick, the time range's
+ * bounds), from the library's view of the input as read. */
+static int put_info(FILE *fp, const void *conv)
+{
+    const tc_conv *c = conv;
+    tc_thread_info t;
+    uint64_t records = 0;
+    for (size_t i = 0; tc_conv_thread_at(c, i, &t); i++)
+        records += t.records;
+    fprintf(fp, "{\"duration_ns\":%lld,\"records\":%llu,\"threads\":[", (long long)tc_conv_duration_ns(c),
+            (unsigned long long)records);
+    for (size_t i = 0; tc_conv_thread_at(c, i, &t); i++) {
+        fprintf(fp, "%s\n{\"tid\":%llu,\"pid\":%lld,\"records\":%llu,\"name\":", i ? "," : "",
+                (unsigned long long)t.tid, (long long)t.pid, (unsigned long long)t.records);
+        put_json_string(fp, t.name);
+        fputc('}', fp);
+    }
+    fputs("]}\n", fp);
+    return ferror(fp) ? -1 : 0;
+}
 static int put_page(FILE *fp, const void *facts) { return srv_result_page(fp, facts); }
 
 static void run_page_job(srv_pool *p, srv_job *job)
@@ -770,6 +802,7 @@ static void run_page_job(srv_pool *p, srv_job *job)
                           .warnings = warnings, .downloads = downloads};
     page_parts(pl, dir, report, sizeof report, &f);
     int page_ok = write_file(dirfd, "name", put_name, job->display) == 0 && /* the downloads' names */
+                  write_file(dirfd, SRV_INFO_FILE, put_info, c) == 0 && /* the page's controls */
                   write_file(dirfd, "index.html", put_page, &f) == 0;
     tc_conv_free(c);
     close(dirfd);

@@ -1,6 +1,6 @@
 // serve.js - drives `traceconv serve`'s page in headless Chromium for test_serve_browser.py.
 //
-//   node serve.js URL TRACE BAD_FILE SHOT_DIR SMALL_URL OUT.json
+//   node serve.js URL TRACE BAD_FILE SHOT_DIR SMALL_URL TID HOSTILE OUT.json
 //
 // Uploads TRACE through the page's form (the file input, the Convert button), waits for
 // the result page, and reports what the browser shows: the flame graph's frames (in its
@@ -11,6 +11,12 @@
 // BAD_FILE and reports the error line the page shows. Then chooses TRACE on the page of
 // SMALL_URL, a server whose --keep-size is below the trace's size, and reports the line
 // the page shows before sending it ("too large").
+//
+// The selection (issue 24): on the result page, the thread picker as it comes (nothing
+// ticked), then a time range dragged on the timeline and the thread TID ticked, Apply: the
+// flame graph shown then, the download links and the folded download's bytes. Then HOSTILE
+// (a trace whose thread name is markup) is uploaded: the picker's names as text, and
+// whether any script ran (window.pwned) or element came from a name.
 "use strict";
 const path = require("path");
 const { launch, openPage, run } = require("./lib");
@@ -33,6 +39,18 @@ async function flameFrame(page, name) {
   throw new Error(`no frame showing ${name}`);
 }
 
+async function flameFrameWhere(page, test) {
+  for (let i = 0; i < 300; i++) {
+    const f = page.frames().find((fr) => test(fr.url()));
+    if (f) {
+      await f.waitForSelector("#frames", { timeout: 60000 });
+      return f;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("no frame showing the selection");
+}
+
 async function frames(frame) {
   return frame.evaluate(() => [...document.getElementById("frames").children].map((g) => ({
     title: g.querySelector("title").textContent, y: Number(g.querySelector("rect").getAttribute("y")) })));
@@ -44,7 +62,39 @@ async function upload(page, file) {
   await page.click("#go");
 }
 
-async function main([url, trace, bad, shotDir, smallUrl]) {
+async function fetchText(page, href) {
+  return page.evaluate(async (h) => { const r = await fetch(h); return { status: r.status, text: await r.text() }; }, href);
+}
+
+async function select(page, out, tid) {
+  await page.waitForSelector("#thread-list label", { timeout: 60000 });
+  out.pickerTicked = await page.$$eval("#thread-list input", (cs) => cs.filter((c) => c.checked).length);
+  out.picker = await page.$$eval("#thread-list label", (ls) => ls.map((l) => ({
+    tid: l.querySelector("input").value, name: l.querySelector(".name").textContent })));
+  out.duration = await page.$eval("#duration", (e) => e.textContent);
+  await page.$eval("#timeline", (e) => e.scrollIntoView({ block: "center" }));
+  const box = await (await page.$("#timeline")).boundingBox();
+  await page.mouse.move(box.x + box.width * 0.2, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.7, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.up();
+  out.since = await page.$eval("#since", (e) => e.value);
+  out.until = await page.$eval("#until", (e) => e.value);
+  await page.click("button.tab[data-src$='flame-wall.svg']"); // back from the CPU tab
+  await page.click(`#thread-list input[value='${tid}']`);
+  await page.click("#apply");
+  const flame = await flameFrameWhere(page, (u) => u.includes("/flame-wall.svg?") && u.includes(`thread=${tid}`));
+  out.selFlameUrl = flame.url();
+  out.selFrames = await frames(flame);
+  out.selLinks = await page.$$eval("#downloads a", (as) => as.map((a) => ({ href: a.getAttribute("href"),
+                                                                           writer: a.dataset.writer })));
+  out.selReport = await page.$eval("#report-html", (f) => f.getAttribute("src"));
+  out.selPageUrl = page.url();
+  const folded = out.selLinks.find((l) => l.writer === "folded");
+  out.selFolded = folded ? await fetchText(page, folded.href) : null;
+}
+
+async function main([url, trace, bad, shotDir, smallUrl, tid, hostile]) {
   const browser = await launch();
   const out = {};
   try {
@@ -97,8 +147,19 @@ async function main([url, trace, bad, shotDir, smallUrl]) {
       }, l.href);
     }
     out.threadsTable = await page.$$eval("#threads tbody tr td:first-child", (tds) => tds.map((t) => t.textContent));
+    await select(page, out, tid);
+    await page.screenshot({ path: path.join(shotDir, "serve-selection.png"), fullPage: true });
     out.pageCsp = await page.evaluate(() => window.__csp.slice());
     out.errors = errors.slice();
+    // a thread name that is markup: text in the picker, no script, no element
+    await page.goto(url, { waitUntil: "load", timeout: 60000 });
+    await upload(page, hostile);
+    await page.waitForSelector("#thread-list label", { timeout: 120000 });
+    out.hostileNames = await page.$$eval("#thread-list .name", (ns) => ns.map((n) => n.textContent));
+    out.hostileElements = await page.$$eval("#thread-list *", (es) => es.filter((e) =>
+      !["LABEL", "INPUT", "SPAN"].includes(e.tagName)).map((e) => e.tagName));
+    out.pwned = await page.evaluate(() => window.pwned === 1);
+    out.errorsHostile = errors.slice(out.errors.length);
     // a bad upload: the CLI's line on the page
     await page.goto(url, { waitUntil: "load", timeout: 60000 });
     await upload(page, bad);
@@ -106,7 +167,7 @@ async function main([url, trace, bad, shotDir, smallUrl]) {
     out.badError = await page.$eval("#error", (e) => e.textContent);
     out.badUrl = page.url();
     await page.screenshot({ path: path.join(shotDir, "serve-error.png"), fullPage: true });
-    out.errorsAfterBad = errors.slice(out.errors.length);
+    out.errorsAfterBad = errors.slice(out.errors.length + out.errorsHostile.length);
     out.pageCspAfterBad = await page.evaluate(() => window.__csp.slice());
     // a trace larger than the store keeps: the page says so, and sends nothing
     let posted = 0;

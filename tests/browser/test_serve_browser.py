@@ -12,6 +12,12 @@ through the page's form and, on the result page:
   `go tool pprof -raw`, the Perfetto download decoded by protoc with the upstream schema;
 - no console error, failed request or CSP violation (page or graph);
 - screenshots: serve-result.png and serve-error.png in the test's work dir;
+- the selection (issue 24): the thread picker lists the facts' threads by name and tid,
+  none ticked; a range dragged on the timeline fills since/until; with one thread ticked and
+  Apply, the flame graph shown is that thread's alone (its one root under `all`), the
+  report and every download link carry the selection, and the folded download is what
+  `traceconv -o folded --thread TID --since S --until U` writes; a Chrome JSON trace whose
+  thread name is markup shows the name as text in the picker and runs no script;
 - random bytes uploaded through the form show the CLI's own line for that file;
 - on a server whose --keep-size (32K) is below the trace's size, the page says the trace
   is too large (its name, the sizes, the option) without sending it.
@@ -19,6 +25,7 @@ through the page's form and, on the result page:
 import base64
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -27,6 +34,41 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import browserlib  # noqa: E402
 import serve_lib  # noqa: E402
 import tclib  # noqa: E402
+
+
+def check_selection(ctx, res, facts, trace, pick, hostile_name):
+    ctx.eq(res["pickerTicked"], 0, "the thread picker: nothing ticked (every thread)")
+    ctx.eq(sorted((int(p["tid"]), p["name"]) for p in res["picker"]),
+           sorted((t["tid"], t["name"]) for t in facts["threads"]), "the thread picker: the facts' threads")
+    seconds = (facts["trace_end_us"] - facts["trace_start_us"]) / 1e6
+    ctx.check(f"{seconds:g} s" in res["duration"], f"the trace's duration shown: {res['duration']!r}")
+    ms = re.compile(r"\d+(\.\d+)?ms")
+    ctx.check(ms.fullmatch(res["since"]) and ms.fullmatch(res["until"]),
+              f"the brush gives since and until: {res['since']!r} {res['until']!r}")
+    frac = [float(res[k][:-2] or "nan") / (seconds * 1000) for k in ("since", "until")]
+    ctx.check(abs(frac[0] - 0.2) < 0.05 and abs(frac[1] - 0.7) < 0.05, f"the brush's range is where it was dragged: {frac}")
+    sel = f"thread={pick['tid']}&since={res['since']}&until={res['until']}"
+    ctx.check(res["selFlameUrl"].endswith("/flame-wall.svg?" + sel), f"the flame graph's address: {res['selFlameUrl']}")
+    ys = sorted({f["y"] for f in res["selFrames"]}, reverse=True)
+    roots = sorted(f["title"].split(" (")[0] for f in res["selFrames"] if f["y"] == ys[1])
+    ctx.eq(roots, [f"{pick['name']}-{pick['tid']}"], "the flame graph with the selection: that thread's frame alone")
+    ctx.check(res["selReport"].endswith("/report.html?" + sel), f"the report carries the selection: {res['selReport']}")
+    for link in res["selLinks"]:
+        ctx.check(link["href"].endswith("?download=1&" + sel), f"the download carries the selection: {link['href']}")
+    ctx.check(res["selPageUrl"].endswith("?" + sel), f"the page's address keeps the selection: {res['selPageUrl']}")
+    out = os.path.join(ctx.work, "selected.folded")
+    r = subprocess.run([ctx.traceconv, "-f", "-o", "folded", "--thread", str(pick["tid"]), "--since", res["since"],
+                        "--until", res["until"], trace, out], capture_output=True)
+    ctx.eq(r.returncode, 0, "traceconv -o folded with the selection")
+    with open(out, encoding="utf-8") as f:
+        want = f.read()
+    got = res["selFolded"] or {}
+    ctx.check(got.get("status") == 200 and got.get("text") == want and want,
+              "the folded download with the selection: the command's output")
+    ctx.eq(res["hostileNames"], [hostile_name], "a hostile thread name: text in the picker")
+    ctx.eq(res["hostileElements"], [], "a hostile thread name makes no element")
+    ctx.eq(res["pwned"], False, "a hostile thread name runs no script")
+    ctx.eq(res["errorsHostile"], [], "console errors with a hostile thread name")
 
 
 def main():
@@ -43,9 +85,17 @@ def main():
 
     srv = serve_lib.Server(ctx.traceconv, ctx.work)
     small = serve_lib.Server(ctx.traceconv, ctx.work, "--keep-size", "32K", tmpdir=os.path.join(ctx.work, "small"))
+    pick = [t for t in facts["threads"] if t["name"] == "OkHttp Dispatcher"][0]
+    hostile_name = "<img src=x onerror=window.pwned=1>\u202e"
+    hostile = os.path.join(ctx.work, "hostile.json")
+    with open(hostile, "w") as f:
+        json.dump({"traceEvents": [
+            {"ph": "M", "name": "thread_name", "pid": 7, "tid": 8, "args": {"name": hostile_name}},
+            {"ph": "X", "name": "work", "pid": 7, "tid": 8, "ts": 0, "dur": 100}]}, f)
     result = os.path.join(ctx.work, "browser.json")
     try:
-        res = browserlib.run_harness(ctx, node, "serve.js", [srv.url, trace, bad, ctx.work, small.url, result],
+        res = browserlib.run_harness(ctx, node, "serve.js", [srv.url, trace, bad, ctx.work, small.url,
+                                                             str(pick["tid"]), hostile, result],
                                      result, "serve.js failed")
     finally:
         rc = srv.stop()
@@ -80,6 +130,8 @@ def main():
     writers = {l["writer"] for l in res["links"]}
     for w in ("perfetto", "json", "pprof", "folded", "systrace", "speedscope", "report", "dot", "flamegraph"):
         ctx.check(w in writers, f"a download link for {w}")
+
+    check_selection(ctx, res, facts, trace, pick, hostile_name)
 
     home = tempfile.mkdtemp(prefix="pprof-home-", dir=ctx.work)
     env = dict(os.environ, HOME=home, GOFLAGS="-mod=mod", GOTOOLCHAIN="local")

@@ -25,6 +25,16 @@
   (XML and JSON parsers, `go tool pprof -comments`) byte for byte as the CLI does for a file
   of that name, as does the 422 line; nothing names the store's temporary file; a gzip
   upload likewise; a Rhea trace with the `mapping` field gives the CLI's folded output.
+- The selection (issue 24): /api/formats lists every option of the tables a client may
+  choose, the selection's keys among them (thread, since, until, focus, ignore, ignore-idle);
+  POST /api/convert with them, `thread` repeated, gives byte for byte what the command gives
+  for the same file name and flags (folded, flamegraph, report), and so does a result's
+  output asked for with them (/r/<id>/trace.folded?thread=...&download=1, the CPU flame
+  graph, whose own weight wins over the query's, shown inline; the HTML report), converted
+  from the kept upload; the selection changes the output (two threads are more than one,
+  and less than all); a bad value is 400 with the command's own line, an unknown key 400;
+  /r/<id>/info.json lists the facts' threads (tid, name, records) and their duration, and a
+  hostile thread name comes back exactly, as JSON text without markup.
 - The load test: 200 page uploads, 8 at a time (--keep 20, -j 2): every result's folded
   download equals the CLI's folded output of the same file; the store never holds more
   than 20 results nor a leftover upload; the server's peak RSS stays bounded; SIGTERM:
@@ -44,6 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import uuid
 import xml.etree.ElementTree as ET
 
@@ -439,6 +450,123 @@ def check_page_result(ctx, srv, src):
     return loc
 
 
+# ---- the selection (issue 24) ---------------------------------------------------------
+
+SELECTION = [("thread", "main"), ("thread", "OkHttp*"), ("since", "100ms"), ("until", "1.2s"), ("ignore-idle", "")]
+
+
+def query_of(pairs):
+    return "&".join(k + ("=" + urllib.parse.quote(v, safe="") if v else "") for k, v in pairs)
+
+
+def flags_of(pairs):
+    return [a for k, v in pairs for a in (["--" + k, v] if v else ["--" + k])]
+
+
+def cli_named(ctx, src, writer, flags):
+    """The command's output for src under its own name (as the upload names it), with flags."""
+    out = os.path.join(ctx.work, "sel-" + uuid.uuid4().hex)
+    r = subprocess.run([ctx.traceconv, "-f", "-o", writer, *flags, os.path.basename(src), out],
+                       cwd=os.path.dirname(src), capture_output=True)
+    ctx.eq(r.returncode, 0, f"traceconv -o {writer} {' '.join(flags)}: {r.stderr.decode(errors='replace')[-300:]}")
+    with open(out, "rb") as f:
+        data = f.read()
+    os.unlink(out)
+    return data
+
+
+def check_selection_api(ctx, srv, src):
+    st, _, body = request(srv, "GET", "/api/formats")
+    doc = json.loads(body)
+    offered = doc.get("serve", {}).get("options", [])
+    for key in ("thread", "since", "until", "focus", "ignore", "ignore-idle", "weight"):
+        ctx.check(key in offered, f"/api/formats: the API takes {key}")
+    # what it should take: every writer's option (--list-formats --json) and every option of
+    # every conversion in --help (not the limits, the server's own, listed apart) but the
+    # mapping files the open reads (they come as upload fields)
+    tables = json.loads(ctx.run(["--list-formats", "--json"], check_rc=0).stdout)
+    helptext = ctx.run(["--help"], check_rc=0).stdout.decode()
+    every = helptext.split("Options of every conversion:\n")[1].split("\nLimits")[0]
+    want = {o["name"] for w in tables["writers"] for o in w["options"]}
+    want |= set(re.findall(r"^      --([a-z-]+)", every, re.M)) - {"deobfuscate", "mapping"}
+    ctx.check({"thread", "strict"} <= want, f"--help's options of every conversion: {sorted(want)}")
+    ctx.eq(sorted(set(offered)), sorted(want), "the API's options: every option of the tables a client may choose")
+
+    name = os.path.basename(src)
+    data = open(src, "rb").read()
+    mp, ctype = multipart([("trace", name, data)])
+    for writer in ("folded", "flamegraph", "report"):
+        st, _, out = request(srv, "POST", f"/api/convert?to={writer}&" + query_of(SELECTION), mp,
+                             {"Content-Type": ctype})
+        ctx.eq(st, 200, f"API {writer} with a selection: status")
+        ctx.check(out == cli_named(ctx, src, writer, flags_of(SELECTION)),
+                  f"API {writer} with {query_of(SELECTION)}: the command's bytes")
+    # the selection reaches the library, each repeated value too
+    one = cli_named(ctx, src, "folded", ["--thread", "main"])
+    both = cli_named(ctx, src, "folded", ["--thread", "main", "--thread", "OkHttp*"])
+    whole = cli_named(ctx, src, "folded", [])
+    ctx.check(len(one) < len(both) < len(whole), "the command's selection: one thread < two threads < all")
+    st, _, out = request(srv, "POST", "/api/convert?to=folded&thread=main&thread=OkHttp%2A", mp, {"Content-Type": ctype})
+    ctx.check(st == 200 and out == both, "thread=main&thread=OkHttp*: both threads, as --thread twice")
+    for q, flag in (("since=abc", ["--since", "abc"]), ("until=1.5", ["--until", "1.5"]), ("thread=", ["--thread", ""])):
+        st, h, out = request(srv, "POST", "/api/convert?to=folded&" + q, mp, {"Content-Type": ctype})
+        r = subprocess.run([ctx.traceconv, "-o", "folded", *flag, src, os.path.join(ctx.work, "never.folded")],
+                           capture_output=True)
+        line = r.stderr.decode(errors="replace").splitlines()[0]
+        ctx.eq((st, out.decode(errors="replace").strip()), (400, line), f"API {q}: 400 and the command's line")
+
+
+def check_selection_result(ctx, srv, src):
+    name = os.path.basename(src)
+    fx = facts(src)
+    mp, ctype = multipart([("trace", name, open(src, "rb").read())])
+    st, _, out = request(srv, "POST", "/upload", mp, {"Content-Type": ctype, "Accept": "application/json"})
+    ctx.eq(st, 200, "page upload")
+    loc = json.loads(out)["result"]
+    st, h, info = request(srv, "GET", f"{loc}/info.json")
+    ctx.eq((st, h.get("content-type")), (200, "application/json"), "info.json")
+    info = json.loads(info)
+    ctx.eq(info["duration_ns"], (fx["trace_end_us"] - fx["trace_start_us"]) * 1000, "info.json: the trace's duration")
+    ctx.eq(sorted((t["tid"], t["name"], t["records"]) for t in info["threads"] if t["records"]),
+           sorted((t["tid"], t["name"], t["records"]) for t in fx["threads"]), "info.json: the facts' threads")
+    ctx.eq(info["records"], fx["records"], "info.json: records in all")
+    q = query_of(SELECTION)
+    st, h, out = request(srv, "GET", f"{loc}/trace.folded?download=1&{q}")
+    ctx.check(st == 200 and out == cli_named(ctx, src, "folded", flags_of(SELECTION)),
+              "a result's folded download with the selection: the command's bytes")
+    ctx.check(h.get("content-disposition", "").startswith("attachment"), "the download with a selection: an attachment")
+    cpu = cli_named(ctx, src, "flamegraph", ["--weight", "cpu", "--title", "Flame Graph (CPU time)",
+                                             *flags_of(SELECTION)])
+    st, h, out = request(srv, "GET", f"{loc}/flame-cpu.svg?{q}&weight=wall")
+    ctx.check(st == 200 and out == cpu, "the CPU flame graph with the selection (its own weight wins): the command's")
+    ctx.check("sandbox" in h.get("content-security-policy", "") and "content-disposition" not in h,
+              "a flame graph with a selection is shown inline, sandboxed")
+    st, h, out = request(srv, "GET", f"{loc}/report.html?{q}")
+    ctx.check(st == 200 and out == cli_named(ctx, src, "report-html", flags_of(SELECTION)),
+              "the HTML report with the selection: the command's")
+    st, _, kept = request(srv, "GET", f"{loc}/flame-wall.svg")
+    ctx.check(kept == cli_named(ctx, src, "flamegraph", []), "without a selection: the kept flame graph")
+    for bad, status in (("since=abc", 400), ("bogus=1", 400), ("thread=", 400)):
+        st, h, out = request(srv, "GET", f"{loc}/trace.folded?download=1&{bad}")
+        ctx.check(st == status and out.count(b"\n") == 1, f"{bad}: {status} and one line: {st} {out!r}")
+    st, _, page = request(srv, "GET", loc)
+    for want in ('<form id="select"', 'id="thread-list"', 'id="since"', 'id="until"', 'id="weight"', 'id="reverse"',
+                 'id="ignore-idle"', f'data-info="{loc}/info.json"'):
+        ctx.check(want.encode() in page, f"the result page's controls: {want}")
+
+
+def check_hostile_thread_name(ctx, srv):
+    hostile = "</script><img src=x onerror=alert(1)>\"'&\u202e"
+    doc = {"traceEvents": [{"ph": "M", "name": "thread_name", "pid": 7, "tid": 8, "args": {"name": hostile}},
+                           {"ph": "X", "name": "work", "pid": 7, "tid": 8, "ts": 0, "dur": 100}]}
+    mp, ctype = multipart([("trace", "hostile.json", json.dumps(doc).encode())])
+    st, _, out = request(srv, "POST", "/upload", mp, {"Content-Type": ctype, "Accept": "application/json"})
+    ctx.eq(st, 200, "a trace with a hostile thread name: uploaded")
+    st, _, raw = request(srv, "GET", json.loads(out)["result"] + "/info.json")
+    ctx.check(b"<" not in raw and b">" not in raw, "info.json: no markup character, even in a hostile name")
+    ctx.eq([t["name"] for t in json.loads(raw)["threads"]], [hostile], "info.json: the hostile name, exactly")
+
+
 # ---- the load test -------------------------------------------------------------------
 
 
@@ -639,6 +767,9 @@ def main():
         check_413(ctx, srv, limit)
         loc = check_page_result(ctx, srv, cases["app-startup"])
         check_paths(ctx, srv, loc)
+        check_selection_api(ctx, srv, cases["app-startup"])
+        check_selection_result(ctx, srv, cases["app-startup"])
+        check_hostile_thread_name(ctx, srv)
     finally:
         rc = srv.stop()
     ctx.eq(rc, 0, "exit status after SIGTERM")
