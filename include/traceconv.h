@@ -332,6 +332,11 @@ TC_API const char *tc_conv_warning_at(const tc_conv *c, size_t index);
 /* A short description of the input, e.g. "art v3 non-streaming, clock dual". */
 TC_API const char *tc_conv_input_summary(const tc_conv *c);
 
+/* After tc_conv_write: advice about the input, one line each (no newline), NULL past the
+ * end. Today at most one: most class names look minified by R8/ProGuard and option
+ * "deobfuscate" was not given (the rule: src/analysis/tc_codegroup.h). */
+TC_API const char *tc_conv_hint_at(const tc_conv *c, size_t index);
+
 /* ---- comparing two inputs (traceconv diff) --------------------------------- */
 
 /*
