@@ -31,7 +31,11 @@
  * namehash. The java palette classifies a name as flamegraph.pl would the
  * slash form of its class: "com.example.Foo.run" is green like
  * "com/example/Foo.run" (upstream's rule sees only slashes and would paint
- * every dotted Java name red).
+ * every dotted Java name red). The android palette (the writer's default)
+ * paints a frame by its name's code group (tci_flame_set_group; the rules
+ * are codegroup.c's), a hue family each, and draws a legend in a band of
+ * its own between the frames and the details line, so frames keep
+ * flamegraph.pl's coordinates upright and inverted.
  *
  * Script. One function, tcFlame(svg), binds one graph: every element is
  * looked up inside that <svg> with its id prefix, listeners sit on the <svg>
