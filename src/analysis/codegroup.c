@@ -197,6 +197,18 @@ static int infer_package(const tci_trace *t, tci_arena *a, tci_app_package *out)
     return TC_OK;
 }
 
+/* Some Java method of the table lies under package p (its first n bytes). */
+static bool has_code_under(const tci_trace *t, const char *p, size_t n)
+{
+    for (uint32_t i = 0; i < t->n_methods; i++) {
+        const char *s = t->methods[i].short_name;
+        size_t k = s ? strlen(s) : 0;
+        if (k && under(s, k, p, n) && tci_code_group(s, k, NULL) != TCI_CODE_OTHER)
+            return true;
+    }
+    return false;
+}
+
 int tci_app_package_of(const tci_trace *t, const tci_options *o, tci_arena *a, tci_app_package *out)
 {
     *out = (tci_app_package){NULL, TCI_APP_NONE};
@@ -207,7 +219,9 @@ int tci_app_package_of(const tci_trace *t, const tci_options *o, tci_arena *a, t
     if (t->process_named && t->process_name) {
         const char *p = t->process_name, *colon = strchr(p, ':'); /* "com.example:sync", a service's process */
         size_t n = colon ? (size_t)(colon - p) : strlen(p);
-        if (dotted_name(p, n, false)) {
+        /* and some method is under it: not a name cut to the kernel's 15 bytes
+         * ("ndroid.systemui") or a process whose code the trace does not show */
+        if (dotted_name(p, n, false) && has_code_under(t, p, n)) {
             if (!(out->name = tci_arena_strndup(a, p, n)))
                 return TC_ERR_NOMEM;
             out->source = TCI_APP_PROCESS;

@@ -48,7 +48,8 @@ typedef struct tci_app_package {
 /*
  * The app's package for t, in a's memory: option app-package when given; else the trace's
  * process name when the input names its process (not the file stem) and that name, without
- * a ":service" suffix, is a package (two or more identifier segments); else inferred: among
+ * a ":service" suffix, is a package (two or more identifier segments) with some Java method
+ * of the table under it (a systrace's comm cut to 15 bytes is not); else inferred: among
  * the methods of the table that are libraries by the rules above (no app), the most common
  * first two package segments (each method counted once), narrowed to its most common first
  * three when those hold more than half of its methods. TC_OK or TC_ERR_NOMEM.

@@ -259,6 +259,9 @@ def check_app_package(ctx, work):
                   ["okhttp3.A.run", "com.x.y.Z.run", "com.x.y.W.run", "android.os.Looper.loop"])
     ctx.eq(legend_app(ctx, "ir system_server", ["-i", "ir", ip]), "app: com.x.y (inferred)",
            "a process name that is not a package: inferred")
+    ip = ir_input(os.path.join(work, "cut.ir.txt"), "ample.app.shop", ["com.example.app.shop.A.run", "okhttp3.A.run"])
+    ctx.eq(legend_app(ctx, "ir cut comm", ["-i", "ir", ip]), "app: com.example.app (inferred)",
+           "a process name no method lies under (a comm cut to 15 bytes): inferred")
     ip = ir_input(os.path.join(work, "none.ir.txt"), None, ["android.os.Looper.loop", "java.lang.Thread.run", "inflate"])
     ctx.eq(legend_app(ctx, "ir none", ["-i", "ir", ip]), "app: none found", "no library method: no app")
     # hostile: a process name with markup reaches the legend escaped (parsed back as text)
@@ -266,7 +269,8 @@ def check_app_package(ctx, work):
     t = legend_app(ctx, "hostile process", ["-i", "ir", ip])
     ctx.check(t is not None and "<script>" not in (t or "") and t.endswith("(inferred)"),
               f"a process name that is not a package (markup) is not used: {t!r}")
-    ip = ir_input(os.path.join(work, "long.ir.txt"), "com." + "x" * 300 + ".app", ["com.a.B.run"])
+    long = "com." + "x" * 300 + ".app"
+    ip = ir_input(os.path.join(work, "long.ir.txt"), long, [long + ".B.run"])
     t = legend_app(ctx, "long process", ["-i", "ir", ip])
     ctx.check(t is not None and len(t) < 80 and t.endswith(".. (process name)"), f"a long package is cut: {t!r}")
 
