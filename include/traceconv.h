@@ -63,7 +63,7 @@ extern "C" {
 /* The version: the single source of truth; CMake's project(VERSION) reads
  * these three lines. NUMBER is MAJOR*10000 + MINOR*100 + PATCH. */
 #define TC_VERSION_MAJOR 0
-#define TC_VERSION_MINOR 2
+#define TC_VERSION_MINOR 3
 #define TC_VERSION_PATCH 0
 #define TC_VERSION_STR_(x) #x
 #define TC_VERSION_XSTR_(x) TC_VERSION_STR_(x)
@@ -336,9 +336,9 @@ TC_API const char *tc_conv_warning_at(const tc_conv *c, size_t index);
 TC_API const char *tc_conv_input_summary(const tc_conv *c);
 
 /* The input's threads and time span, for a caller that offers a choice of them (serve's
- * thread picker and time range). Added in 0.2 (issue 24). After a conversion
- * (tc_conv_write*, success or not: what was read), the tables of the input as it was read,
- * whatever the selection options (thread, since, until, focus, ignore) kept; before one,
+ * thread picker and time range). Since 0.3. After a conversion
+ * (tc_conv_write*, success or not: what was read), the tables of the input as it was read
+ * (a thread that option "thread" left out has records 0, as writers see it); before one,
  * no thread and a duration of 0. */
 typedef struct tc_thread_info {
     uint64_t tid;        /* the thread's id as the input gives it (what "thread" takes) */
@@ -352,6 +352,10 @@ TC_API int tc_conv_thread_at(const tc_conv *c, size_t index, tc_thread_info *out
 /* The trace's duration in ns: from its start (time 0 of every output, and of "since" and
  * "until") to its end (README, Conversion rules: trace start and end); 0 before a conversion. */
 TC_API int64_t tc_conv_duration_ns(const tc_conv *c);
+/* After tc_conv_write: advice about the input, one line each (no newline), NULL past the
+ * end. Today at most one: most class names look minified by R8/ProGuard and option
+ * "deobfuscate" was not given (the rule: src/analysis/tc_codegroup.h). Since 0.3. */
+TC_API const char *tc_conv_hint_at(const tc_conv *c, size_t index);
 
 /* ---- comparing two inputs (traceconv diff) --------------------------------- */
 

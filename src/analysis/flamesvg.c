@@ -31,7 +31,11 @@
  * namehash. The java palette classifies a name as flamegraph.pl would the
  * slash form of its class: "com.example.Foo.run" is green like
  * "com/example/Foo.run" (upstream's rule sees only slashes and would paint
- * every dotted Java name red).
+ * every dotted Java name red). The android palette (the writer's default)
+ * paints a frame by its name's code group (tci_flame_set_group; the rules
+ * are codegroup.c's), a hue family each, and draws a legend in a band of
+ * its own between the frames and the details line, so frames keep
+ * flamegraph.pl's coordinates upright and inverted.
  *
  * Script. One function, tcFlame(svg), binds one graph: every element is
  * looked up inside that <svg> with its id prefix, listeners sit on the <svg>
@@ -44,6 +48,7 @@
  * which binds every svg[data-tc-flame].
  */
 #include "tc_base.h"
+#include "tc_codegroup.h"
 #include "tc_flame.h"
 #include "tc_options.h"
 #include "tc_writer.h"
@@ -87,6 +92,7 @@ struct tci_flame {
     tci_idmap child_ids;   /* (parent << 32 | name) -> frame, for the parents looked up under */
     const char **names;    /* bytes as given (NUL-terminated copies) */
     uint32_t *name_len;
+    uint8_t *name_group;   /* the android palette's enum tci_code_group (0: neutral) */
     uint32_t n_names, cap_names;
     tci_idmap name_ids;    /* hash of the bytes -> name */
     uint32_t *items;       /* sort items: child << 1 | 1 for D (descendants), | 0 for S (own line) */
@@ -125,6 +131,7 @@ void tci_flame_free(tci_flame *f)
     free(f->frames);
     free(f->names);
     free(f->name_len);
+    free(f->name_group);
     free(f->items);
     free(f->scratch);
     tci_idmap_free(&f->child_ids);
@@ -156,16 +163,27 @@ uint32_t tci_flame_name(tci_flame *f, const char *name, size_t len)
             if (!lens)
                 return TCI_NONE;
             f->name_len = lens;
+            uint8_t *groups = tci_realloc_array(f->name_group, f->cap_names, sizeof *groups);
+            if (!groups)
+                return TCI_NONE;
+            f->name_group = groups;
             char *copy = tci_arena_strndup(&f->arena, name, len);
             if (!copy || tci_idmap_put(&f->name_ids, h, f->n_names) != 0)
                 return TCI_NONE;
             f->names[f->n_names] = copy;
             f->name_len[f->n_names] = (uint32_t)len;
+            f->name_group[f->n_names] = TCI_CODE_OTHER;
             return f->n_names++;
         }
         if (f->name_len[j] == len && !memcmp(f->names[j], name, len))
             return j;
     }
+}
+
+void tci_flame_set_group(tci_flame *f, uint32_t name, unsigned group)
+{
+    if (name < f->n_names && group < TCI_CODE__COUNT)
+        f->name_group[name] = (uint8_t)group;
 }
 
 /* A new last frame under parent (indexed if parent is). */
@@ -369,6 +387,7 @@ typedef struct render {
     double wpt, minwidth_time;
     uint32_t depthmax;
     uint32_t width, height;
+    uint32_t legend_h;       /* the android palette's legend band above the details line (0: none) */
     int64_t maxdelta;
     const char *pfx;         /* id prefix with its '-' ("" for a document) */
     walk_level *stack;
@@ -608,7 +627,21 @@ static enum tci_flame_palette java_class(const uint32_t *cp, size_t n)
 
 static void put_rgb(tci_sink *o, int r, int g, int b) { tci_sink_printf(o, "rgb(%d,%d,%d)", r, g, b); }
 
-static void put_color(tci_sink *o, const tci_flame_opts *opt, const uint32_t *cp, size_t n)
+/* The android palette (README, Flame graphs): one hue family per code group, shaded by v:
+ * the app orange, the framework green, the runtime blue, libraries purple, the rest grey. */
+static void put_android(tci_sink *o, unsigned group, double v)
+{
+    switch (group) {
+    case TCI_CODE_APP: put_rgb(o, 220 + (int)(35 * v), 120 + (int)(60 * v), 30 + (int)(20 * v)); break;
+    case TCI_CODE_FRAMEWORK: put_rgb(o, 60 + (int)(50 * v), 170 + (int)(60 * v), 70 + (int)(50 * v)); break;
+    case TCI_CODE_RUNTIME: put_rgb(o, 80 + (int)(50 * v), 130 + (int)(50 * v), 210 + (int)(45 * v)); break;
+    case TCI_CODE_LIBRARY: put_rgb(o, 170 + (int)(50 * v), 110 + (int)(40 * v), 200 + (int)(45 * v)); break;
+    default: put_rgb(o, 180 + (int)(40 * v), 180 + (int)(40 * v), 180 + (int)(40 * v)); break;
+    }
+}
+
+/* group: the frame's code group (the android palette's). */
+static void put_color(tci_sink *o, const tci_flame_opts *opt, const uint32_t *cp, size_t n, unsigned group)
 {
     if (n == 2 && cp[0] == '-' && cp[1] == '-') {
         put_rgb(o, 160, 160, 160);
@@ -630,6 +663,7 @@ static void put_color(tci_sink *o, const tci_flame_opts *opt, const uint32_t *cp
     }
     enum tci_flame_palette p = opt->palette == TCI_PAL_JAVA ? java_class(cp, n) : opt->palette;
     switch (p) {
+    case TCI_PAL_ANDROID: put_android(o, group, v1); break;
     case TCI_PAL_HOT: put_rgb(o, 205 + (int)(50 * v3), (int)(230 * v1), (int)(55 * v2)); break;
     case TCI_PAL_MEM: put_rgb(o, 0, 190 + (int)(50 * v2), (int)(210 * v1)); break;
     case TCI_PAL_IO: put_rgb(o, 80 + (int)(60 * v1), 80 + (int)(60 * v1), 190 + (int)(55 * v2)); break;
@@ -657,7 +691,7 @@ static void put_delta_color(tci_sink *o, int64_t delta, int64_t maxdelta, bool n
 }
 
 static const char *const palette_names[] = {"hot", "java", "mem", "io", "red", "green",
-                                            "blue", "yellow", "purple", "aqua", "orange"};
+                                            "blue", "yellow", "purple", "aqua", "orange", "android"};
 
 int tci_flame_palette(const char *name)
 {
@@ -730,6 +764,7 @@ static void put_background(render *r)
     case TCI_PAL_HOT: case TCI_PAL_JAVA: break;
     case TCI_PAL_IO: c2 = "#e0e0ff"; break;
     case TCI_PAL_MEM: c1 = "#eef2ee"; c2 = "#e0ffe0"; break;
+    case TCI_PAL_ANDROID: c1 = "#f8f8f8"; c2 = "#e8e8e8"; break; /* colours that mean something: no tint */
     default: c1 = "#f8f8f8"; c2 = "#e8e8e8"; break; /* the flat palettes */
     }
     if (r->f->differential) {
@@ -740,6 +775,99 @@ static void put_background(render *r)
                     "<defs>\n\t<linearGradient id=\"%sbackground\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">\n"
                     "\t\t<stop stop-color=\"%s\" offset=\"5%%\"/>\n\t\t<stop stop-color=\"%s\" offset=\"95%%\"/>\n"
                     "\t</linearGradient>\n</defs>\n", r->pfx, c1, c2);
+}
+
+/* ---- the android palette's legend ------------------------------------------------------- */
+
+enum { LEGEND_ROW = 16, LEGEND_SWATCH = 11, LEGEND_GAP = 16, LEGEND_APP_CHARS = 48 };
+
+static bool has_legend(const render *r) { return r->o->palette == TCI_PAL_ANDROID && !r->f->differential; }
+
+static int cp_push(cpbuf *b, uint32_t cp)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        uint32_t *p = tci_realloc_array(b->cp, cap, sizeof *p);
+        if (!p)
+            return TC_ERR_NOMEM;
+        b->cp = p;
+        b->cap = cap;
+    }
+    b->cp[b->n++] = cp;
+    return TC_OK;
+}
+
+static int cp_push_ascii(cpbuf *b, const char *s)
+{
+    for (; *s; s++)
+        if (cp_push(b, (uint8_t)*s) != TC_OK)
+            return TC_ERR_NOMEM;
+    return TC_OK;
+}
+
+/* The legend's words for group g, into b. The app's name its package and how it was chosen;
+ * the package is the input's text (a process name), so it is decoded and escaped as a frame's
+ * name is, and cut to what fits one row of the width (at most LEGEND_APP_CHARS code points). */
+static int legend_words(render *r, unsigned g, cpbuf *b)
+{
+    const tci_flame_opts *o = r->o;
+    b->n = 0;
+    if (g != TCI_CODE_APP)
+        return cp_push_ascii(b, tci_code_group_label(g));
+    if (!o->app_package)
+        return cp_push_ascii(b, "app: none found");
+    const char *source = o->app_source ? o->app_source : "?";
+    cpbuf *pkg = &r->name;
+    if (decode_name(o->app_package, strlen(o->app_package), pkg) != TC_OK || cp_push_ascii(b, "app: ") != TC_OK)
+        return TC_ERR_NOMEM;
+    double room = (double)(r->width - 2 * XPAD - LEGEND_SWATCH - 4) / (FONTSIZE * FONTWIDTH) - 8 - (double)strlen(source);
+    size_t fit = room < 4 ? 4 : room > LEGEND_APP_CHARS ? LEGEND_APP_CHARS : (size_t)room;
+    size_t n = pkg->n > fit ? fit - 2 : pkg->n;
+    for (size_t i = 0; i < n; i++)
+        if (cp_push(b, pkg->cp[i]) != TC_OK)
+            return TC_ERR_NOMEM;
+    if ((n < pkg->n && cp_push_ascii(b, "..") != TC_OK) || cp_push_ascii(b, " (") != TC_OK ||
+        cp_push_ascii(b, source) != TC_OK || cp_push_ascii(b, ")") != TC_OK)
+        return TC_ERR_NOMEM;
+    return TC_OK;
+}
+
+/* The legend: a swatch and the words of each group, left to right in rows that fit the
+ * width, in a band of its own between the frames and the details line (so it covers no
+ * frame, upright or inverted). Without draw, only measures: r->legend_h. */
+static int legend(render *r, bool draw)
+{
+    static const unsigned order[] = {TCI_CODE_APP, TCI_CODE_FRAMEWORK, TCI_CODE_RUNTIME, TCI_CODE_LIBRARY,
+                                     TCI_CODE_OTHER};
+    cpbuf *b = &r->misc;
+    double x = XPAD;
+    unsigned row = 0, top = r->height - YPAD2 - r->legend_h;
+    if (draw)
+        tci_sink_printf(r->out, "<g id=\"%slegend\">\n", r->pfx);
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        if (legend_words(r, order[i], b) != TC_OK)
+            return TC_ERR_NOMEM;
+        double w = LEGEND_SWATCH + 4 + (double)b->n * FONTSIZE * FONTWIDTH;
+        if (x > XPAD && x + w > r->width - XPAD) {
+            row++;
+            x = XPAD;
+        }
+        if (draw) {
+            unsigned y = top + row * LEGEND_ROW;
+            tci_sink_printf(r->out, "<rect x=\"%0.1f\" y=\"%u\" width=\"%d\" height=\"%d\" fill=\"", x, y + 3,
+                            LEGEND_SWATCH, LEGEND_SWATCH);
+            put_android(r->out, order[i], 0.5);
+            tci_sink_printf(r->out, "\"/><text x=\"%0.1f\" y=\"%u\">", x + LEGEND_SWATCH + 4, y + 13);
+            put_xml(r->out, b->cp, b->n);
+            TCI_PUT_LIT(r->out, "</text>\n");
+        }
+        x += w + LEGEND_GAP;
+    }
+    if (draw)
+        TCI_PUT_LIT(r->out, "</g>\n");
+    else
+        r->legend_h = (row + 1) * LEGEND_ROW + 4;
+    return r->out->err ? TC_ERR_IO : TC_OK;
 }
 
 static int put_head(render *r)
@@ -786,6 +914,8 @@ static int put_head(render *r)
                     FONTSIZE * 2);
     tci_sink_printf(o, "<text id=\"%smatched\" x=\"%u\" y=\"%u\" class=\"hide\"> </text>\n", r->pfx,
                     w - XPAD - 100, h - YPAD2 / 2);
+    if (r->legend_h && legend(r, true) != TC_OK)
+        return o->err ? TC_ERR_IO : TC_ERR_NOMEM;
     tci_sink_printf(o, "<g id=\"%sframes\">\n", r->pfx);
     return TC_OK;
 }
@@ -810,8 +940,8 @@ static int put_frame(render *r, const drawn *d)
     double x1 = XPAD + (double)d->start * r->wpt, x2 = XPAD + ((double)d->start + (double)d->width) * r->wpt;
     unsigned y1, y2;
     if (!opt->inverted) {
-        y1 = r->height - YPAD2 - (d->depth + 1) * FRAMEHEIGHT + FRAMEPAD;
-        y2 = r->height - YPAD2 - d->depth * FRAMEHEIGHT;
+        y1 = r->height - YPAD2 - r->legend_h - (d->depth + 1) * FRAMEHEIGHT + FRAMEPAD;
+        y2 = r->height - YPAD2 - r->legend_h - d->depth * FRAMEHEIGHT;
     } else {
         unsigned top = YPAD1 + (opt->subtitle ? YPAD3 : 0);
         y1 = top + d->depth * FRAMEHEIGHT;
@@ -849,7 +979,7 @@ static int put_frame(render *r, const drawn *d)
     if (f->differential)
         put_delta_color(o, root ? 0 : d->delta, r->maxdelta, opt->negate);
     else
-        put_color(o, opt, b->cp, b->n);
+        put_color(o, opt, b->cp, b->n, root ? TCI_CODE_OTHER : f->name_group[f->frames[d->frame].name]);
     TCI_PUT_LIT(o, "\" rx=\"2\" ry=\"2\"/>\n");
     /* label: as many characters as fit (7.08 px each), the last two replaced by ".." when cut */
     tci_sink_printf(o, "<text x=\"%0.2f\" y=\"", x1 + 3);
@@ -935,8 +1065,10 @@ int tci_flame_render(tci_flame *f, const tci_flame_opts *o, tci_sink *out)
     r.minwidth_time = o->minwidth_pct ? (double)r.timemax * o->minwidth / 100 : o->minwidth / r.wpt;
     r.maxdelta = max_delta(f);
     int rc = walk(&r, measure);
+    if (rc == TC_OK && has_legend(&r))
+        rc = legend(&r, false);
     if (rc == TC_OK) {
-        r.height = (r.depthmax + 1) * FRAMEHEIGHT + YPAD1 + YPAD2 + (o->subtitle ? YPAD3 : 0);
+        r.height = (r.depthmax + 1) * FRAMEHEIGHT + YPAD1 + YPAD2 + (o->subtitle ? YPAD3 : 0) + r.legend_h;
         rc = put_head(&r);
     }
     if (rc == TC_OK)
@@ -959,7 +1091,7 @@ tci_flame_opts tci_flame_document_opts(const tci_options *opt)
         .minwidth = opt->minwidth_given ? opt->minwidth : 0.1, /* flamegraph.pl's default, px */
         .minwidth_pct = opt->minwidth_given && opt->minwidth_pct,
         .inverted = opt->inverted,
-        .palette = opt->colors_given ? (enum tci_flame_palette)opt->palette : TCI_PAL_JAVA,
+        .palette = opt->colors_given ? (enum tci_flame_palette)opt->palette : TCI_PAL_ANDROID,
         .hash = opt->hash,
     };
 }

@@ -19,6 +19,7 @@
  */
 #include "tc_base.h"
 #include "tc_calltree.h"
+#include "tc_codegroup.h"
 #include "tc_flame.h"
 #include "tc_folding.h"
 #include "tc_trace.h"
@@ -240,6 +241,8 @@ static uint32_t flame_name_of(tci_foldflame *ff, tci_flame *flame, uint32_t meth
     if (ff->name_of[m] == TCI_NONE) {
         const char *s = ff->fold.method_name[m];
         ff->name_of[m] = tci_flame_name(flame, s, strlen(s));
+        if (ff->code_groups && ff->name_of[m] != TCI_NONE) /* once per name, never per event */
+            tci_flame_set_group(flame, ff->name_of[m], tci_code_group(s, strlen(s), ff->app_package));
     }
     return ff->name_of[m];
 }

@@ -23,7 +23,8 @@ typedef struct tci_flame tci_flame;
 
 enum tci_flame_palette {
     TCI_PAL_HOT, TCI_PAL_JAVA, TCI_PAL_MEM, TCI_PAL_IO, TCI_PAL_RED, TCI_PAL_GREEN, TCI_PAL_BLUE,
-    TCI_PAL_YELLOW, TCI_PAL_PURPLE, TCI_PAL_AQUA, TCI_PAL_ORANGE
+    TCI_PAL_YELLOW, TCI_PAL_PURPLE, TCI_PAL_AQUA, TCI_PAL_ORANGE,
+    TCI_PAL_ANDROID /* whose code: a hue family per tci_code_group (the frames' groups, tci_flame_set_group) */
 };
 /* The palette called name ("java"), or -1. */
 int tci_flame_palette(const char *name);
@@ -48,6 +49,9 @@ typedef struct tci_flame_opts {
     enum tci_flame_palette palette;
     bool hash;               /* colour from a hash of the name instead of the seeded default */
     bool negate;             /* differential: swap red and blue, and the delta's sign */
+    /* android palette: the legend's app package and how it was chosen (tc_codegroup.h) */
+    const char *app_package; /* NULL: none found */
+    const char *app_source;  /* "given", "process name", "inferred" */
 } tci_flame_opts;
 
 /* A standalone SVG's options from the command's (title, width, minwidth, inverted, colors, hash;
@@ -62,6 +66,9 @@ uint32_t tci_flame_child(tci_flame *f, uint32_t parent, uint32_t name);
 /* A new child of parent, with no lookup: the caller knows parent has no child of that name
  * (it fills a frame that had no children from a tree of distinct paths). TCI_NONE: no memory. */
 uint32_t tci_flame_new_child(tci_flame *f, uint32_t parent, uint32_t name);
+/* The code group (enum tci_code_group) the android palette paints a name's frames with;
+ * names start as TCI_CODE_OTHER (neutral). */
+void tci_flame_set_group(tci_flame *f, uint32_t name, unsigned group);
 /* Whether frame has children yet. */
 bool tci_flame_has_children(const tci_flame *f, uint32_t frame);
 /* Add to a frame's self count (and, differential, to its count before); sums saturate. */

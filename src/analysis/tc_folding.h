@@ -46,6 +46,8 @@ typedef struct tci_foldflame {
     uint32_t *frame_of; /* per path of the current tree: its flame frame */
     uint32_t cap_frame_of;
     int64_t total;      /* µs added so far (saturated): 0, nothing to draw */
+    bool code_groups;   /* give each method's name its code group (the android palette; threads stay neutral) */
+    const char *app_package; /* with code_groups: the app's package (NULL: none) */
 } tci_foldflame;
 
 /* The folded names of t (tables final), counts by thread CPU time or wall. */

@@ -192,6 +192,8 @@ static void print_summary(tc_conv *c, const char *in, const char *out, const cha
             first = 0;
         }
     }
+    for (size_t i = 0; (w = tc_conv_hint_at(c, i)); i++) /* advice, not a fact of the input: last */
+        fprintf(m, "; hint: %s", w);
     if (fclose(m) == 0)
         cli_say("%s", line);
     free(line);

@@ -31,7 +31,7 @@ const char *const tci_weight_choices[] = {"wall", "cpu", NULL};
 const char *const tci_sort_choices[] = {[TCI_SORT_INCL] = "incl", [TCI_SORT_EXCL] = "excl",
                                         [TCI_SORT_CALLS] = "calls", [TCI_SORT_NAME] = "name", NULL};
 /* flamesvg.c's palettes (tci_flame_palette), the default first: the order --help shows */
-const char *const tci_palette_choices[] = {"java", "hot", "mem", "io", "red", "green", "blue",
+const char *const tci_palette_choices[] = {"android", "java", "hot", "mem", "io", "red", "green", "blue",
                                            "yellow", "purple", "aqua", "orange", NULL};
 
 /* ---- the forms of the values ---- */
@@ -107,7 +107,7 @@ int tci_option_parse_minwidth(tci_options *o, const char *v)
     return 0;
 }
 
-/* The flame graph's palette: flamesvg.c's number for the name (its default is java unless given). */
+/* The flame graph's palette: flamesvg.c's number for the name (its default is android unless given). */
 int tci_option_parse_colors(tci_options *o, const char *v)
 {
     int p = tci_flame_palette(v);

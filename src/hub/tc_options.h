@@ -42,8 +42,9 @@ typedef struct tci_options {
     double minwidth;        /* px, or % of the total with minwidth_pct (set: minwidth_given) */
     bool minwidth_pct, minwidth_given;
     bool inverted;          /* icicle graph */
-    int palette;            /* enum tci_flame_palette (0: hot; the writer's default is java unless colors_given) */
+    int palette;            /* enum tci_flame_palette (0: hot; the writer's default is android unless colors_given) */
     bool colors_given;
+    const char *app_package; /* the android palette's app (NULL: the process name, else inferred) */
     bool hash;              /* colours from a hash of the name */
     bool negate;            /* diff flamegraph: swap red and blue (flamegraph.pl --negate) */
     uint8_t sort;         /* report: enum tci_report_sort */
@@ -120,8 +121,11 @@ int tci_option_parse_threshold(tci_options *o, const char *value); /* dot's PCT,
      .expects = "pixels (0.1) or a percentage of the total (0.5%)", TCI_OPT_FIELD(minwidth),                   \
      .parse = tci_option_parse_minwidth},                                                                     \
     {.key = "inverted", .type = TCI_OPT_BOOL, .help = "icicle graph (root at the top)", TCI_OPT_FIELD(inverted)}, \
-    {.key = "colors", .type = TCI_OPT_ENUM, .choices = tci_palette_choices, .def = "java", .help = "the palette", \
+    {.key = "colors", .type = TCI_OPT_ENUM, .choices = tci_palette_choices, .def = "android", .help = "the palette", \
      TCI_OPT_FIELD(palette), .parse = tci_option_parse_colors},                                               \
+    {.key = "app-package", .type = TCI_OPT_STRING, .arg = "PKG",                                               \
+     .help = "the app's package for the android palette (default: the process name, else inferred)",         \
+     TCI_OPT_FIELD(app_package)},                                                                             \
     {.key = "hash", .type = TCI_OPT_BOOL, .help = "colours from a hash of the name", TCI_OPT_FIELD(hash)}
 
 /* The options every conversion reads (options.c), NULL-key terminated like every table. */

@@ -70,6 +70,7 @@ typedef struct tci_trace {
     const char *vm;           /* "art", "dalvik" or NULL */
     int64_t pid;              /* -1 unknown */
     const char *process_name; /* never NULL after finalize */
+    bool process_named;       /* after finalize: process_name is the input's or --process-name, not the file stem */
     /* Readers set start_ns to the origin of their raw wall times, and
      * start_given when the input says when tracing began (a header start).
      * Otherwise normalize moves start_ns to the first event's time after

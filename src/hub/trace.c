@@ -552,6 +552,7 @@ int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o)
         t->processes[0].pid = t->pid;
     /* the input's own process: --process-name, else a name the input gives,
      * else the input file's stem; a system trace's first process keeps its own */
+    t->process_named = system ? t->processes[0].name != NULL : o->process_name || t->processes[0].name;
     if (system)
         t->process_name = t->processes[0].name ? t->processes[0].name
                           : tci_arena_printf(&t->arena, "process %lld", (long long)t->processes[0].pid);

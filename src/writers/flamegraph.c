@@ -12,10 +12,13 @@
  * (flamesvg.c) sorts, lays out, prunes and colours as flamegraph.pl.
  *
  * Options: title, width, minwidth (px, or N%), inverted (icicle), colors
- * (default java), hash. The subtitle names the input and the clock.
+ * (default android: whose code each frame is, tc_codegroup.h, with a legend
+ * naming the app's package, app-package or found), hash. The subtitle names
+ * the input and the clock.
  */
 #include "tc_base.h"
 #include "tc_calltree.h"
+#include "tc_codegroup.h"
 #include "tc_diag.h"
 #include "tc_flame.h"
 #include "tc_folding.h"
@@ -48,6 +51,16 @@ static int flame_finish(tci_wctx *w, const tci_calltree *ct)
 {
     flame_w *f = w->priv;
     const tci_options *opt = w->opt;
+    tci_flame_opts o = tci_flame_document_opts(opt);
+    tci_app_package app = {NULL, TCI_APP_NONE};
+    if (o.palette == TCI_PAL_ANDROID) {
+        if (tci_app_package_of(w->trace, opt, &f->ff.fold.arena, &app) != TC_OK)
+            return TC_ERR_NOMEM;
+        f->ff.code_groups = true;
+        f->ff.app_package = app.name;
+        o.app_package = app.name;
+        o.app_source = tci_app_source_label(app.source);
+    }
     int rc = tci_foldflame_add(&f->ff, f->flame, ct, opt->merge_threads, false);
     if (rc != TC_OK)
         return rc;
@@ -59,7 +72,6 @@ static int flame_finish(tci_wctx *w, const tci_calltree *ct)
                                    opt->merge_threads ? "all threads merged" : "one tower per thread");
     if (!f->subtitle)
         return TC_ERR_NOMEM;
-    tci_flame_opts o = tci_flame_document_opts(opt);
     o.subtitle = f->subtitle;
     rc = tci_flame_render(f->flame, &o, w->out);
     return rc != TC_OK ? rc : w->out->err ? TC_ERR_IO : TC_OK;

@@ -8,7 +8,8 @@
 //                       "how": "button" | "key"} ], "hover": [INDEX...], "shot": "/path.png" | null } ] }
 // Each graph is opened (graphs with the same url share one page load), the frames are listed,
 // frame INDEX is clicked (a real mouse click), Reset Zoom is clicked, each search is run by
-// overriding window.prompt and clicking Search (or pressing F3), then Reset Search.
+// overriding window.prompt and clicking Search (or pressing F3), then Reset Search. The legend
+// (android palette) is reported as laid out.
 "use strict";
 const fs = require("fs");
 const { launch, openPage, run } = require("./lib");
@@ -28,6 +29,19 @@ function listFrames(sel, pfx) {
            searchText: byId("search").textContent, details: byId("details").textContent };
 }
 
+// In the page: the android palette's legend as laid out (client boxes), and the frames' boxes.
+function listLegend(sel, pfx) {
+  const svg = sel ? document.querySelector(sel) : document.documentElement;
+  const legend = svg.querySelector(`[id="${pfx}legend"]`);
+  if (!legend) return null;
+  const box = (e) => { const b = e.getBoundingClientRect(); return { x: b.x, y: b.y, w: b.width, h: b.height }; };
+  return { svg: box(svg),
+           texts: [...legend.querySelectorAll("text")].map((t) => ({ text: t.textContent, box: box(t),
+                                                                     size: getComputedStyle(t).fontSize })),
+           rects: [...legend.querySelectorAll("rect")].map((r) => ({ fill: r.getAttribute("fill"), box: box(r) })),
+           frames: [...svg.querySelector(`[id="${pfx}frames"]`).children].map((g) => box(g.querySelector("rect"))) };
+}
+
 async function state(page, g) { return page.evaluate(listFrames, g.svg, g.prefix); }
 
 async function element(page, g, what) {
@@ -40,7 +54,7 @@ async function element(page, g, what) {
 }
 
 async function driveGraph(page, g) {
-  const out = { before: await state(page, g) };
+  const out = { before: await state(page, g), legend: await page.evaluate(listLegend, g.svg, g.prefix) };
   if (g.click !== undefined && g.click !== null) {
     await (await element(page, g, g.click)).click();
     out.zoomed = await state(page, g);

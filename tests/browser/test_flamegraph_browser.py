@@ -18,8 +18,11 @@ prompt overridden, the Search button clicked or F3 pressed, with and without the
 toggle) reports "Matched: P%" with P computed here from the frames' counts (a match inside
 a matched frame is not counted twice) and colours exactly the matching frames; Reset
 Search restores every fill; hovering a frame shows "Function: <tooltip>"; a hostile name
-runs nothing (window.pwned stays undefined, no <img>, one script per graph). Screenshots
-are saved in the test's work dir.
+runs nothing (window.pwned stays undefined, no <img>, one script per graph). The default
+palette's legend (upright and --inverted): five entries, the app's naming the app-startup
+scenario's package, com.example.shop, as inferred; every entry rendered (a box of non-zero
+size, a readable font size) inside the image, none overlapping another or any frame.
+Screenshots are saved in the test's work dir.
 """
 import os
 import re
@@ -108,6 +111,32 @@ def check_graph(ctx, label, g, res, frames_model):
         ctx.eq(h["details"], "Function: " + before[h["index"]]["title"], f"{label}: details line on hover")
 
 
+def overlap(a, b, eps=0.01):
+    return a["x"] < b["x"] + b["w"] - eps and b["x"] < a["x"] + a["w"] - eps and \
+        a["y"] < b["y"] + b["h"] - eps and b["y"] < a["y"] + a["h"] - eps
+
+
+def check_legend(ctx, label, legend, app_text):
+    if not ctx.check(legend is not None, f"{label}: the legend is in the document"):
+        return
+    texts, rects = legend["texts"], legend["rects"]
+    ctx.eq(len(texts), 5, f"{label}: legend entries {[t['text'] for t in texts]}")
+    ctx.eq(len(rects), 5, f"{label}: legend swatches")
+    ctx.check(any(app_text in t["text"] for t in texts), f"{label}: the legend names {app_text!r}")
+    svg = legend["svg"]
+    items = [("text " + t["text"], t["box"]) for t in texts] + [("swatch " + r["fill"], r["box"]) for r in rects]
+    for what, b in items:
+        ctx.check(b["w"] > 0 and b["h"] > 0, f"{label}: legend {what} is rendered: {b}")
+        ctx.check(svg["x"] <= b["x"] and b["x"] + b["w"] <= svg["x"] + svg["w"] and
+                  svg["y"] <= b["y"] and b["y"] + b["h"] <= svg["y"] + svg["h"], f"{label}: legend {what} inside the image")
+        hit = [f for f in legend["frames"] if overlap(b, f)]
+        ctx.eq(hit, [], f"{label}: legend {what} covers no frame")
+    for t in texts:
+        ctx.check(float(t["size"].rstrip("px")) >= 10, f"{label}: legend text size {t['size']}")
+    pairs = [(a[0], b[0]) for i, a in enumerate(items) for b in items[i + 1:] if overlap(a[1], b[1])]
+    ctx.eq(pairs, [], f"{label}: legend entries overlap")
+
+
 def page(path, body, head=""):
     with open(path, "w", encoding="utf-8") as f:
         f.write("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>flame graphs</title>" + head +
@@ -122,12 +151,13 @@ def main():
     w = ctx.work
     src = os.path.join(ctx.corpus, "app-startup.trace")
     svg = tf.convert(ctx, src, "flamegraph", os.path.join(w, "app-startup.svg"))
+    inverted = tf.convert(ctx, src, "flamegraph", os.path.join(w, "app-startup-inverted.svg"), ["--inverted"])
     hostile_src = os.path.join(w, "hostile.systrace")
     tf.hostile_trace(hostile_src)
     hostile = tf.convert(ctx, hostile_src, "flamegraph", os.path.join(w, "hostile.svg"), ["--minwidth", "0"])
     folded = tf.convert(ctx, src, "folded", os.path.join(w, "app-startup.folded"))
     hfolded = tf.convert(ctx, hostile_src, "folded", os.path.join(w, "hostile.folded"))
-    if not (svg and hostile and folded and hfolded) or not ctx.check(os.path.exists(render), f"{render} missing"):
+    if not (svg and inverted and hostile and folded and hfolded) or not ctx.check(os.path.exists(render), f"{render} missing"):
         ctx.done()
 
     def embed(folded_path, mode, prefix):
@@ -168,23 +198,29 @@ def main():
         dict(url=csp_page, svg="#gc", prefix="gc-", click=click, searches=searches[1:3], hover=[click]),
         dict(url=csp_page, svg="#gd", prefix="gd-", click=hostile_idx[-1], searches=hsearch[:1], hover=hostile_idx,
              shot=os.path.join(w, "csp.png")),
+        dict(url="file://" + inverted, svg=None, prefix="", hover=[1], shot=os.path.join(w, "app-startup-inverted.png")),
     ]
     res = browserlib.run_spec(ctx, node, "flame.js", {"graphs": graphs}, os.path.join(w, "spec.json"),
                               os.path.join(w, "result.json"), "flame.js")
     if res is None:
         ctx.done()
     results = res["results"]
-    models = [frames, hframes, frames, hframes, frames, hframes]
-    labels = ["standalone", "standalone hostile", "embedded ga", "embedded hostile gb", "csp gc", "csp hostile gd"]
+    models = [frames, hframes, frames, hframes, frames, hframes, []]
+    labels = ["standalone", "standalone hostile", "embedded ga", "embedded hostile gb", "csp gc", "csp hostile gd",
+              "standalone inverted"]
     for g, res, m, label in zip(graphs, results, models, labels):
         check_graph(ctx, label, g, res, m)
         n_scripts = res["pwned"][2]
         ctx.eq(n_scripts, {"standalone": 1, "standalone hostile": 1}.get(label, 2 if "embedded" in label else 1),
                f"{label}: <script> elements in the document")
+    for res, label in ((results[0], "standalone"), (results[6], "standalone inverted")):
+        check_legend(ctx, label, res["legend"], "app: com.example.shop (inferred)")
+    ctx.check(results[1]["legend"] is not None, "standalone hostile: the legend is in the document")
     # the two graphs of a page are independent: zooming one left the other as it was
     ctx.eq([f["x"] for f in results[2]["after"]["frames"]], [f["x"] for f in results[2]["before"]["frames"]],
            "embedded ga unchanged at the end")
-    for shot in ("app-startup.png", "app-startup-zoomed.png", "hostile.png", "embedded.png", "csp.png"):
+    for shot in ("app-startup.png", "app-startup-zoomed.png", "hostile.png", "embedded.png", "csp.png",
+                 "app-startup-inverted.png"):
         p = os.path.join(w, shot)
         ctx.check(os.path.exists(p) and os.path.getsize(p) > 1000, f"screenshot {p}")
     print(f"screenshots in {w}")

@@ -2,7 +2,7 @@
 """The hostile names of test_hostile_markup.py in a real browser: headless Chromium (Debian's
 chromium, driven by puppeteer-core, tests/browser/hostile.js) opens every markup output of the
 hostile IR, JSON, systrace, Rhea and ART inputs (systrace HTML, flame graph SVG with a hostile
---title, report --html, dot's SVG, the differential flame graph) and serve's result and error
+--title and --app-package (its legend), report --html, dot's SVG, the differential flame graph) and serve's result and error
 pages for a hostile upload, with the Content-Security-Policy bypassed: escaping, not the CSP, must
 keep every name inert. In every page and frame:
 
@@ -34,7 +34,7 @@ def outputs(ctx):
             blocks = ["\n" + "".join(l + "\n" for l in b) + "  " for b in hm.perfetto_blocks(text)]
             out.append((f"{label} systrace", html, [".trace-data", ".trace-data"], blocks))
         svg = hm.convert(ctx, src, opts, "flamegraph", os.path.join(ctx.work, f"{label}.svg"),
-                         ["--title", hm.TITLE, "--minwidth", "0"])
+                         ["--title", hm.TITLE, "--minwidth", "0", "--app-package", hm.APP_PACKAGE])
         if svg:
             out.append((f"{label} flamegraph", svg, ["inline"], None))
         rep = hm.convert(ctx, src, opts, "report", os.path.join(ctx.work, f"{label}.report.html"), ["--html"])

@@ -18,9 +18,10 @@ Outputs and their readers (none of them ours, but for the round trip):
   script-data rule, stated here independently); no `</script` (any case) or
   `<!` is left in them; read back through our systrace reader, the names are
   the input's with the writer's documented rewrites and that rule.
-- `-o flamegraph --title T` and `diff -o flamegraph --title T`: strict XML
-  (expat); no element or `on*` attribute the payload would make; one
-  script; the title's text is T as the markup rule shows it.
+- `-o flamegraph --title T --app-package P` and `diff -o flamegraph --title T`:
+  strict XML (expat); no element or `on*` attribute the payload would make;
+  one script; the title's text is T, the legend's app P, as the markup rule
+  shows them.
 - `-o report --html`: strict XML (the page is XHTML-compatible); no element
   or `on*` attribute from a name; one script; every name of the IR input
   shown as the rule's visible form says.
@@ -69,6 +70,8 @@ NUL_NAME = b"nul\x00byte<!"  # for the readers that keep a NUL (it becomes U+FFF
 THREADS = [b"end<!-", b"t</script><img src=x onerror=window.pwned=4>", b"a<"]
 PROCESS = b"p</script><!--<img src=x onerror=window.pwned=5>"
 TITLE = b"T</script><img src=x onerror=window.pwned=6>]]>&\xe2\x80\xa8\xef\xbf\xbf\x01\xff"
+# --app-package: the flame graph's legend shows it as given (short enough not to be cut)
+APP_PACKAGE = b"</script><img src=x onerror=window.pwned=7>&\x01\xff"
 PID = 4242
 TIDS = [PID, PID + 1, PID + 2]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -380,7 +383,7 @@ def check_systrace(ctx, label, src, opts, names):
 
 def check_flamegraph(ctx, label, src, opts):
     out = convert(ctx, src, opts, "flamegraph", os.path.join(ctx.work, f"{label}.svg"),
-                  ["--title", TITLE, "--minwidth", "0"])
+                  ["--title", TITLE, "--minwidth", "0", "--app-package", APP_PACKAGE])
     if not out:
         return
     root = xml_root(ctx, f"{label} flamegraph", open(out, "rb").read())
@@ -389,6 +392,9 @@ def check_flamegraph(ctx, label, src, opts):
     check_elements(ctx, f"{label} flamegraph", root, 1)
     title = root.find(f".//{SVG}text[@id='title']")
     ctx.eq(title.text if title is not None else None, shown_replace(TITLE), f"{label} flamegraph: --title as text")
+    legend = [t.text for t in root.findall(f".//{SVG}g[@id='legend']/{SVG}text")]
+    ctx.check(f"app: {shown_replace(APP_PACKAGE)} (given)" in legend,
+              f"{label} flamegraph: --app-package as text in the legend: {legend}")
     frames = [t.text or "" for t in root.iter(SVG + "title")]
     ctx.check(len(frames) > len(METHODS), f"{label} flamegraph: frames drawn ({len(frames)})")
 

@@ -181,8 +181,8 @@ static void test_palettes(void)
     size_t n = 0;
     for (; tci_palette_choices[n]; n++)
         CHECK(tci_flame_palette(tci_palette_choices[n]) >= 0);
-    CHECK_EQ_INT(n, TCI_PAL_ORANGE + 1);
-    CHECK_EQ_INT(tci_flame_palette(tci_palette_choices[0]), TCI_PAL_JAVA); /* listed first: the default */
+    CHECK_EQ_INT(n, TCI_PAL_ANDROID + 1);
+    CHECK_EQ_INT(tci_flame_palette(tci_palette_choices[0]), TCI_PAL_ANDROID); /* listed first: the default */
 }
 
 /* A valid value of the row's type, from the row alone. */
