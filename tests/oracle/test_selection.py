@@ -128,6 +128,11 @@ class Trace:
             f.write(key.encode() + hdr + body)
         self.length_us = self.end_us
 
+    def some_time(self, rng, lo, hi):
+        """The time of a record in [lo, hi) µs, or any time there when none is."""
+        times = [w for r in self.records.values() for w, _ in r if lo <= w < hi]
+        return rng.choice(times) if times else rng.randrange(lo, max(hi, lo + 1))
+
     def _thread(self, rng, tid):
         """One thread's records and frames: random nesting, µs times, CPU <= wall."""
         recs, frames, stack, seen = [], [], [], []
@@ -577,8 +582,15 @@ def check_other_writers(run, trace, src, sel, tag, kept, json_path):
         index = {int(i): int(t) for i, t in re.findall(r"^thread (\d+) tid=(\d+) records=[1-9]", text, re.M)}
         ctx.check(set(index.values()) <= selected, f"{label}: ir: threads with records {sorted(index.values())} "
                                                    f"not all selected ({sorted(selected)})")
-        begins = collections.Counter(index.get(int(t), -1) for t in re.findall(r"^B t=(\d+) ", text, re.M))
-        ctx.eq(dict(begins), {t: len(f) for t, f in kept.items() if f}, f"{label}: ir: enters per thread")
+        got = collections.Counter()  # enters and exits: method, depth (from the focused frame), µs
+        for kind, t, m, d, ts, cpu in re.findall(r"^([BE]) t=(\d+) m=(\d+) d=(\d+) ts=(-?\d+) cpu=(-?\d+)", text, re.M):
+            got[(index.get(int(t), -1), kind, int(m), int(d), int(ts) / 1000, int(cpu) / 1000)] += 1
+        want = collections.Counter()
+        for tid, frames in kept.items():
+            for c in frames:
+                want[(tid, "B", c["m"], c["depth"], c["s"], c["cs"])] += 1
+                want[(tid, "E", c["m"], c["depth"], c["e"], c["ce"])] += 1
+        run.eq(dict(got), dict(want), f"{label}: ir: every enter and exit (thread, method, depth, ts, cpu)")
 
 
 
@@ -777,10 +789,12 @@ def random_selection(rng, trace):
         sel.threads = thread_specs(rng, trace)
         if not any(thread_kept(trace, t, n, sel) for t, n in trace.threads):
             sel.threads = ["main"]
-    if "window" in kinds:
-        since = rng.choice([None, 0, rng.randrange(length)])
+    if "window" in kinds:  # boundaries anywhere, or at a record's time (where >= and > differ)
+        since = rng.choice([None, 0, rng.randrange(length), trace.some_time(rng, 0, length)])
         lo = since or 0
-        until = rng.choice([None, rng.randint(lo + 1, length + 50)]) if since is not None else rng.randint(1, length + 50)
+        until = rng.choice([rng.randint(lo + 1, length + 50), trace.some_time(rng, lo + 1, length + 50)])
+        if since is not None and rng.random() < 0.3:
+            until = None
         sel.since, sel.until = since, until
     if "focus" in kinds:
         sel.focus = rng.sample(FOCUS_GLOBS, rng.choice([1, 1, 2]))
@@ -800,6 +814,8 @@ def check_random(run, rng, n_traces, n_sels):
             sel = random_selection(rng, trace)
             check_selection(run, trace, src, sel, f"gen{i}-{j}", every_writer=j < 2)
         a, b, c = sorted(rng.sample(range(trace.length_us + 20), 3))
+        if rng.random() < 0.5:  # a boundary at a record's time
+            b = trace.some_time(rng, a + 1, c)
         check_additive(run, src, f"gen{i}", a, b, c)
         lo_hi = add(model_folded(trace, model(trace, Sel(since=a, until=b))),
                     model_folded(trace, model(trace, Sel(since=b, until=c))))
