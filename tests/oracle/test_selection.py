@@ -133,6 +133,14 @@ class Trace:
         times = [w for r in self.records.values() for w, _ in r if lo <= w < hi]
         return rng.choice(times) if times else rng.randrange(lo, max(hi, lo + 1))
 
+    def cpu_step_time(self, rng):
+        """The time of a record whose CPU time is past its thread's record before it: a --since
+        there must take the CPU time of that earlier record (not this one's) for the frames
+        open across it, and keep the record itself (>=, not >)."""
+        times = [r[i][0] for r in self.records.values() for i in range(1, len(r))
+                 if r[i][1] > r[i - 1][1] and 0 < r[i][0] < self.length_us]
+        return rng.choice(times) if times else self.length_us // 2
+
     def _thread(self, rng, tid):
         """One thread's records and frames: random nesting, µs times, CPU <= wall."""
         recs, frames, stack, seen = [], [], [], []
@@ -813,6 +821,9 @@ def check_random(run, rng, n_traces, n_sels):
         for j in range(n_sels):
             sel = random_selection(rng, trace)
             check_selection(run, trace, src, sel, f"gen{i}-{j}", every_writer=j < 2)
+        since = trace.cpu_step_time(rng)  # and one window that starts at a record's time
+        check_selection(run, trace, src, Sel(since=since, until=trace.some_time(rng, since + 1, trace.length_us + 9)),
+                        f"gen{i}-at", every_writer=False)
         a, b, c = sorted(rng.sample(range(trace.length_us + 20), 3))
         if rng.random() < 0.5:  # a boundary at a record's time
             b = trace.some_time(rng, a + 1, c)
