@@ -277,6 +277,20 @@ static int add_tree(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct,
     return TC_OK;
 }
 
+int tci_foldflame_colors(tci_foldflame *ff, const tci_trace *t, const tci_options *opt, tci_flame_opts *fo)
+{
+    if (fo->palette != TCI_PAL_ANDROID)
+        return TC_OK;
+    tci_app_package app = {NULL, TCI_APP_NONE};
+    if (tci_app_package_of(t, opt, &ff->fold.arena, &app) != TC_OK)
+        return TC_ERR_NOMEM;
+    ff->code_groups = true;
+    ff->app_package = app.name;
+    fo->app_package = app.name;
+    fo->app_source = tci_app_source_label(app.source);
+    return TC_OK;
+}
+
 int tci_foldflame_add(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, bool merge_threads, bool before)
 {
     if (merge_threads) {

@@ -18,7 +18,6 @@
  */
 #include "tc_base.h"
 #include "tc_calltree.h"
-#include "tc_codegroup.h"
 #include "tc_diag.h"
 #include "tc_flame.h"
 #include "tc_folding.h"
@@ -52,16 +51,9 @@ static int flame_finish(tci_wctx *w, const tci_calltree *ct)
     flame_w *f = w->priv;
     const tci_options *opt = w->opt;
     tci_flame_opts o = tci_flame_document_opts(opt);
-    tci_app_package app = {NULL, TCI_APP_NONE};
-    if (o.palette == TCI_PAL_ANDROID) {
-        if (tci_app_package_of(w->trace, opt, &f->ff.fold.arena, &app) != TC_OK)
-            return TC_ERR_NOMEM;
-        f->ff.code_groups = true;
-        f->ff.app_package = app.name;
-        o.app_package = app.name;
-        o.app_source = tci_app_source_label(app.source);
-    }
-    int rc = tci_foldflame_add(&f->ff, f->flame, ct, opt->merge_threads, false);
+    int rc = tci_foldflame_colors(&f->ff, w->trace, opt, &o);
+    if (rc == TC_OK)
+        rc = tci_foldflame_add(&f->ff, f->flame, ct, opt->merge_threads, false);
     if (rc != TC_OK)
         return rc;
     const tci_trace *t = w->trace;

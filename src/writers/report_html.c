@@ -472,10 +472,10 @@ typedef struct flame_build {
     tci_flame *flame;
 } flame_build;
 
-static int flame_build_all(flame_build *f, tci_wctx *w, const tci_calltree *ct, bool cpu)
+static int flame_build_all(flame_build *f, tci_wctx *w, const tci_calltree *ct, bool cpu, tci_flame_opts *fo)
 {
     int rc = tci_foldflame_begin(&f->ff, w->trace, cpu);
-    if (rc != TC_OK)
+    if (rc != TC_OK || (rc = tci_foldflame_colors(&f->ff, w->trace, w->opt, fo)) != TC_OK)
         return rc;
     if (!(f->flame = tci_flame_new(false)))
         return TC_ERR_NOMEM;
@@ -494,17 +494,17 @@ static int put_graph(page *pg, const tci_calltree *ct, const graph *g, bool firs
     flame_build f;
     memset(&f, 0, sizeof f);
     tci_sink_printf(o, "<details class=\"graph\"%s><summary>%s</summary>\n", first ? " open=\"\"" : "", g->label);
-    int rc = flame_build_all(&f, pg->w, ct, g->cpu);
+    tci_flame_opts fo = {
+        .mode = TCI_FLAME_EMBED_NOSCRIPT,
+        .id_prefix = g->prefix,
+        .title = g->cpu ? "Flame Graph: thread CPU time" : "Flame Graph: wall time",
+        .subtitle = "one tower per thread; click a frame to zoom, Search (Ctrl-F) for a regular expression",
+        .countname = "us",
+        .minwidth = 0.1,
+        .palette = TCI_PAL_ANDROID, /* whose code, with its legend: the flame graph writer's default */
+    };
+    int rc = flame_build_all(&f, pg->w, ct, g->cpu, &fo);
     if (rc == TC_OK && f.ff.total > 0) {
-        tci_flame_opts fo = {
-            .mode = TCI_FLAME_EMBED_NOSCRIPT,
-            .id_prefix = g->prefix,
-            .title = g->cpu ? "Flame Graph: thread CPU time" : "Flame Graph: wall time",
-            .subtitle = "one tower per thread; click a frame to zoom, Search (Ctrl-F) for a regular expression",
-            .countname = "us",
-            .minwidth = 0.1,
-            .palette = TCI_PAL_JAVA,
-        };
         rc = tci_flame_render(f.flame, &fo, o);
     } else if (rc == TC_OK) {
         TCI_PUT_LIT(o, "<p class=\"note\">No stack counts: nothing to draw.</p>\n");

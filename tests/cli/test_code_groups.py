@@ -95,21 +95,30 @@ def ir_input(path, process, names, threads=(("main", 42), ("com.example.app.Work
     return path
 
 
-def parse(ctx, label, path):
-    """(root, frames, legend): frames as (title name, fill, y, height); legend as (texts, rects)."""
+def parse(ctx, label, path, prefix=""):
+    """(root, frames, legend): frames as (title name, fill, y, height); legend as (texts, rects).
+    prefix: an <svg> embedded in a page (report --html), ids prefixed ("fg-wall-frames")."""
     try:
-        root = ET.parse(path).getroot()
+        if prefix:
+            with open(path, encoding="utf-8") as f:
+                m = re.search(r'<svg id="%s".*?</svg>' % re.escape(prefix.rstrip("-")), f.read(), re.S)
+            root = ET.fromstring(m.group(0)) if m else None
+            if root is None:
+                ctx.fail(f"{label}: no <svg id={prefix.rstrip('-')}> in the page")
+                return None, [], None
+        else:
+            root = ET.parse(path).getroot()
     except ET.ParseError as e:
         ctx.fail(f"{label}: not XML: {e}")
         return None, [], None
     frames, legend = [], None
     for g in root.iter(SVG + "g"):
-        if g.get("id") == "frames":
+        if g.get("id") == prefix + "frames":
             for fr in g:
                 title, rect = fr.find(SVG + "title").text, fr.find(SVG + "rect")
                 name = re.sub(r" \([0-9,]+ [^()]*\)$", "", title)
                 frames.append((name, rect.get("fill"), float(rect.get("y")), float(rect.get("height"))))
-        elif g.get("id") == "legend":
+        elif g.get("id") == prefix + "legend":
             legend = ([t.text for t in g.iter(SVG + "text")], [r for r in g.iter(SVG + "rect")])
     return root, frames, legend
 
@@ -183,6 +192,15 @@ def main():
         root, frames, legend = parse(ctx, "given", out)
         check_frames(ctx, "--app-package okhttp3", frames, given, thread_names(threads))
         check_legend(ctx, "--app-package okhttp3", root, frames, legend, "app: okhttp3 (given)")
+
+    # the HTML report's graphs: the same palette, groups and legend as the flame graph writer's
+    out = os.path.join(work, "groups.report.html")
+    r = ctx.run(["-q", "-f", "-o", "report-html", "-i", "ir", src, out])
+    if ctx.eq(r.returncode, 0, f"report-html: exit ({r.stderr[-300:]!r})"):
+        root, frames, legend = parse(ctx, "report-html", out, prefix="fg-wall-")
+        if root is not None:
+            check_frames(ctx, "report-html wall graph", frames, NAMES, thread_names(threads))
+            check_legend(ctx, "report-html wall graph", root, frames, legend, "app: com.example.app (process name)")
 
     # other palettes: no legend
     r = ctx.run(["-q", "-f", "-o", "flamegraph", "--colors", "java", "-i", "ir", src, os.path.join(work, "java.svg")])
