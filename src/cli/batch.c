@@ -671,6 +671,11 @@ static void describe_conversion(tc_conv *c, cJSON *detail)
     const char *w;
     for (size_t i = 0; (w = tc_conv_warning_at(c, i)); i++)
         cJSON_AddItemToArray(warn, cJSON_CreateString(w));
+    if (tc_conv_hint_at(c, 0)) { /* advice (minified names: --deobfuscate); absent when there is none */
+        cJSON *hints = cJSON_AddArrayToObject(detail, "hints");
+        for (size_t i = 0; (w = tc_conv_hint_at(c, i)); i++)
+            cJSON_AddItemToArray(hints, cJSON_CreateString(w));
+    }
 }
 
 /* A library message for the member: without the input's name the library starts it with
@@ -1168,7 +1173,7 @@ static int reuse_previous(batch *b, member *m)
         return 0;
     }
     m->detail = cJSON_CreateObject();
-    static const char *const kept[] = {"outputs", "reader", "input", "figures", "warnings"};
+    static const char *const kept[] = {"outputs", "reader", "input", "figures", "warnings", "hints"};
     for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, kept[i]);
         if (v)

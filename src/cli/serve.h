@@ -156,6 +156,7 @@ typedef struct srv_result_facts {
     const char *summary;                 /* tc_conv_input_summary */
     const char *figures;                 /* "6 threads, 97 methods, ...; repaired: ..." */
     const char *const *warnings;         /* NULL-ended */
+    const char *const *hints;            /* tc_conv_hint_at, NULL-ended (NULL: none) */
     const char *report_text_path;        /* the text report, excerpts shown */
     int have_report_html;
     const char *flames[4];               /* file names of the flame graphs or NULL (wall, cpu, wall merged, cpu merged) */

@@ -339,6 +339,11 @@ int srv_result_page(FILE *fp, const srv_result_facts *f)
         }
         fputs("</ul>\n", fp);
     }
+    for (size_t i = 0; f->hints && f->hints[i]; i++) { /* advice such as the minified names' --deobfuscate */
+        fputs("<p class=\"hint\">", fp);
+        srv_html_escape(fp, f->hints[i]);
+        fputs("</p>\n", fp);
+    }
     fprintf(fp, "<p><button type=\"button\" id=\"perfetto\" data-src=\"/r/%s/trace.pftrace\" data-writer=\"perfetto\" "
                 "data-file=\"", f->id);
     srv_html_escape(fp, f->display);

@@ -792,6 +792,11 @@ static void run_page_job(srv_pool *p, srv_job *job)
     for (const char *w; nw < 32 && (w = tc_conv_warning_at(c, nw));)
         warnings[nw++] = w;
     warnings[nw] = NULL;
+    const char *hints[5];
+    size_t nh = 0;
+    for (const char *h; nh < 4 && (h = tc_conv_hint_at(c, nh));)
+        hints[nh++] = h;
+    hints[nh] = NULL;
     const char *downloads[N_OUTPUTS + 1];
     size_t nd = 0;
     for (size_t i = 0; i < N_OUTPUTS; i++) /* the page's order: the converted-on-demand ones, then what it holds */
@@ -799,7 +804,7 @@ static void run_page_job(srv_pool *p, srv_job *job)
             downloads[nd++] = outputs[i].file;
     downloads[nd] = NULL;
     srv_result_facts f = {.id = id, .display = job->display, .summary = tc_conv_input_summary(c), .figures = figures,
-                          .warnings = warnings, .downloads = downloads};
+                          .warnings = warnings, .hints = hints, .downloads = downloads};
     page_parts(pl, dir, report, sizeof report, &f);
     int page_ok = write_file(dirfd, "name", put_name, job->display) == 0 && /* the downloads' names */
                   write_file(dirfd, SRV_INFO_FILE, put_info, c) == 0 && /* the page's controls */

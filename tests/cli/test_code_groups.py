@@ -316,8 +316,23 @@ def check_hint(ctx, work):
         ctx.check(hint in summary(ctx, [trace]), "an R8 build's trace: the hint")
         ctx.check("hint" not in summary(ctx, ["--deobfuscate", mapping, trace]), "with --deobfuscate: no hint")
         ctx.check("hint" not in summary(ctx, ["-q", trace]), "--quiet: no summary, no hint")
+        check_batch_hint(ctx, work, trace, mapping)
     ctx.check("hint" not in summary(ctx, [os.path.join(ctx.source, "corpus", "app-startup.trace")]),
               "the app start-up's source names: no hint")
+
+
+def check_batch_hint(ctx, work, trace, mapping):
+    """batch's summary JSON: the member's hints, none with its mapping."""
+    for label, extra, want in (("R8 trace", [], True), ("with --deobfuscate", ["--deobfuscate", mapping], False)):
+        out, summ = os.path.join(work, "batch-" + label.replace(" ", "_")), os.path.join(work, "summary.json")
+        r = ctx.run(["batch", "-q", "-o", "folded", "-O", out, "--summary", summ, *extra, trace])
+        if not ctx.eq(r.returncode, 0, f"batch, {label}: exit ({r.stderr[-300:]!r})"):
+            continue
+        with open(summ, encoding="utf-8") as f:
+            doc = json.load(f)
+        members = doc["members"]
+        hints = [h for m in members for h in m.get("hints", [])]
+        ctx.eq(any("--deobfuscate mapping.txt" in h for h in hints), want, f"batch, {label}: the member's hint ({hints})")
 
 
 if __name__ == "__main__":

@@ -76,6 +76,25 @@ def request(srv, method, path, body=None, headers=None, timeout=120):
         c.close()
 
 
+def check_hint_on_page(ctx, srv):
+    """An R8 build's trace (tracegen --obfuscate): the result page says the names look minified and
+    suggests --deobfuscate, as the command's summary does; the app start-up's source names: no hint."""
+    scn = os.path.join(ctx.source, "corpus", "app-startup.scn")
+    trace, mapping = os.path.join(ctx.work, "r8.trace"), os.path.join(ctx.work, "r8-mapping.txt")
+    r = ctx.run([scn, trace, "--obfuscate", mapping], exe=ctx.tracegen)
+    if not ctx.eq(r.returncode, 0, f"tracegen --obfuscate: {r.stderr[-300:]!r}"):
+        return
+    for path, want in ((trace, True), (os.path.join(ctx.corpus, "app-startup.trace"), False)):
+        with open(path, "rb") as f:
+            mp, ctype = multipart([("trace", os.path.basename(path), f.read())])
+        st, _, out = request(srv, "POST", "/upload", mp, {"Content-Type": ctype, "Accept": "application/json"})
+        if not ctx.eq(st, 200, f"upload {os.path.basename(path)}"):
+            continue
+        st, _, page = request(srv, "GET", json.loads(out)["result"])
+        shown = re.search(rb'<p class="hint">[^<]*--deobfuscate mapping\.txt', page) is not None
+        ctx.eq(shown, want, f"{os.path.basename(path)}: the page's minified-names hint")
+
+
 def multipart(fields):
     """fields: [(name, filename, bytes)] -> (body, content type)."""
     boundary = "tcboundary" + uuid.uuid4().hex
@@ -770,6 +789,7 @@ def main():
         check_selection_api(ctx, srv, cases["app-startup"])
         check_selection_result(ctx, srv, cases["app-startup"])
         check_hostile_thread_name(ctx, srv)
+        check_hint_on_page(ctx, srv)
     finally:
         rc = srv.stop()
     ctx.eq(rc, 0, "exit status after SIGTERM")
