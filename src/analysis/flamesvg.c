@@ -478,6 +478,20 @@ static int64_t max_delta(const tci_flame *f)
 
 /* ---- text --------------------------------------------------------------------------------- */
 
+static int cp_push(cpbuf *b, uint32_t cp)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        uint32_t *p = tci_realloc_array(b->cp, cap, sizeof *p);
+        if (!p)
+            return TC_ERR_NOMEM;
+        b->cp = p;
+        b->cap = cap;
+    }
+    b->cp[b->n++] = cp;
+    return TC_OK;
+}
+
 /* A name made safe, as code points: invalid UTF-8 (one U+FFFD per maximal invalid
  * subpart), control characters (C0, DEL, C1) and the noncharacters (U+FDD0..U+FDEF,
  * U+xFFFE/U+xFFFF) become U+FFFD: XML does not allow or discourages them and HTML, which
@@ -490,15 +504,8 @@ static int decode_name(const char *s, size_t n, cpbuf *b)
         i += tci_utf8_next((const uint8_t *)s + i, n - i, &cp);
         if (cp == TCI_UTF8_INVALID || tci_esc_unsafe(cp))
             cp = 0xFFFD;
-        if (b->n == b->cap) {
-            size_t cap = b->cap ? b->cap * 2 : 256;
-            uint32_t *p = tci_realloc_array(b->cp, cap, sizeof *p);
-            if (!p)
-                return TC_ERR_NOMEM;
-            b->cp = p;
-            b->cap = cap;
-        }
-        b->cp[b->n++] = cp;
+        if (cp_push(b, cp) != TC_OK)
+            return TC_ERR_NOMEM;
     }
     return TC_OK;
 }
@@ -782,20 +789,6 @@ static void put_background(render *r)
 enum { LEGEND_ROW = 16, LEGEND_SWATCH = 11, LEGEND_GAP = 16, LEGEND_APP_CHARS = 48 };
 
 static bool has_legend(const render *r) { return r->o->palette == TCI_PAL_ANDROID && !r->f->differential; }
-
-static int cp_push(cpbuf *b, uint32_t cp)
-{
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        uint32_t *p = tci_realloc_array(b->cp, cap, sizeof *p);
-        if (!p)
-            return TC_ERR_NOMEM;
-        b->cp = p;
-        b->cap = cap;
-    }
-    b->cp[b->n++] = cp;
-    return TC_OK;
-}
 
 static int cp_push_ascii(cpbuf *b, const char *s)
 {

@@ -165,6 +165,25 @@ static const char *js_rule(uint32_t cp, char *tmp)
     return NULL;
 }
 
+/* cp's visible escape (escape.h: "\\n", "\\xHH", "\\u0085") in tmp with each backslash doubled, for a
+ * literal that reads backslashes itself (a JavaScript string, a Graphviz label); NULL when cp
+ * shows as itself. At most 6 bytes shown ("\\u0085"), 7 with its backslash doubled. */
+static const char *visible_doubled(uint32_t cp, char *tmp)
+{
+    char shown[16];
+    const char *v = visible(cp, shown);
+    if (!v)
+        return NULL;
+    size_t o = 0;
+    for (; *v; v++) {
+        if (*v == '\\')
+            tmp[o++] = '\\';
+        tmp[o++] = *v;
+    }
+    tmp[o] = 0;
+    return tmp;
+}
+
 /* A JavaScript / JSON literal of the name as the markup shows it with TCI_ESC_VISIBLE (so a page
  * that sets it as text shows the same characters as its markup does): a noncharacter as U+FFFD,
  * a control character or a backslash as its visible escape with each backslash doubled for the
@@ -173,18 +192,8 @@ static const char *js_visible_rule(uint32_t cp, char *tmp)
 {
     if (noncharacter(cp))
         return "\\ufffd";
-    char shown[16];
-    const char *v = visible(cp, shown);
-    if (!v)
-        return js_rule(cp, tmp);
-    size_t o = 0; /* at most 6 bytes shown ("\u0085"), 7 with the backslash doubled */
-    for (; *v; v++) {
-        if (*v == '\\')
-            tmp[o++] = '\\';
-        tmp[o++] = *v;
-    }
-    tmp[o] = 0;
-    return tmp;
+    const char *v = visible_doubled(cp, tmp);
+    return v ? v : js_rule(cp, tmp);
 }
 
 static const char *dot_rule(uint32_t cp, char *tmp)
@@ -195,18 +204,7 @@ static const char *dot_rule(uint32_t cp, char *tmp)
         return "&amp;";
     if (cp == 0xFFFD || noncharacter(cp))
         return REPLACEMENT;
-    char shown[16];
-    const char *v = visible(cp, shown);
-    if (!v)
-        return NULL;
-    size_t o = 0; /* the visible escape (at most 6 bytes) with each backslash doubled for dot */
-    for (; *v; v++) {
-        if (*v == '\\')
-            tmp[o++] = '\\';
-        tmp[o++] = *v;
-    }
-    tmp[o] = 0;
-    return tmp;
+    return visible_doubled(cp, tmp);
 }
 
 /* The walk of every context: bytes that stand as themselves gathered into runs. */
