@@ -311,8 +311,10 @@ int tci_select_open(tci_select **out, tci_trace *t, const tci_options *o, const 
     if (o->focus && (rc = check_focus(s, o->focus, d)) != TC_OK)
         goto fail;
     s->has_focus = o->focus && mark_methods(s, o->focus, NULL, MARK_FOCUS);
-    s->has_ignore = (o->ignore && mark_methods(s, o->ignore, NULL, MARK_IGNORE)) |
-                    (o->ignore_idle && mark_methods(s, NULL, idle_waits, MARK_IGNORE));
+    uint32_t ignored = o->ignore ? mark_methods(s, o->ignore, NULL, MARK_IGNORE) : 0;
+    if (o->ignore_idle) /* both lists are marked: the idle waits as well as the ones given */
+        ignored += mark_methods(s, NULL, idle_waits, MARK_IGNORE);
+    s->has_ignore = ignored != 0;
     if ((rc = map_stacks(s, t, d)) != TC_OK)
         goto fail;
     *out = s;
