@@ -74,7 +74,8 @@ IDLE_GLOBS = ["android.os.MessageQueue.nativePollOnce", "java.lang.Object.wait",
               "android.os.SystemClock.sleep", "java.lang.VMThread.sleep", "sun.misc.Unsafe.park",
               "jdk.internal.misc.Unsafe.park", "java.util.concurrent.locks.LockSupport.park*",
               "java.util.concurrent.*BlockingQueue.take", "java.util.concurrent.*BlockingDeque.take*",
-              "java.util.concurrent.SynchronousQueue.take", "java.util.concurrent.DelayQueue.take"]
+              "java.util.concurrent.SynchronousQueue.take", "java.util.concurrent.DelayQueue.take",
+              "java.lang.Thread.parkFor$"]
 IDLE = {SHORT.index("android.os.MessageQueue.nativePollOnce"),
         SHORT.index("java.util.concurrent.LinkedBlockingQueue.take"), SHORT.index("java.lang.Object.wait")}
 OTHER_NAMES = ["RenderThread", "pool-2-thread-1", "OkHttp Dispatcher", "Binder:4242_2", "Signal Catcher",
