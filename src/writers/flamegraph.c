@@ -12,7 +12,8 @@
  * (flamesvg.c) sorts, lays out, prunes and colours as flamegraph.pl.
  *
  * Options: title, width, minwidth (px, or N%), inverted (icicle), colors
- * (default java), hash. The subtitle names the input and the clock.
+ * (default java), hash, reverse (the bottom-up graph: every stack read from
+ * its leaf, the thread frame last, as flamegraph.pl --reverse draws it). The subtitle names the input and the clock.
  */
 #include "tc_base.h"
 #include "tc_calltree.h"
@@ -40,6 +41,7 @@ static int flame_begin(tci_wctx *w)
     int rc = tci_foldflame_begin(&f->ff, t, w->opt->weight_cpu);
     if (rc != TC_OK)
         return rc;
+    f->ff.reverse = w->opt->reverse;
     f->flame = tci_flame_new(false);
     return f->flame ? TC_OK : TC_ERR_NOMEM;
 }
@@ -53,10 +55,13 @@ static int flame_finish(tci_wctx *w, const tci_calltree *ct)
         return rc;
     const tci_trace *t = w->trace;
     bool cpu_timeline = t->clock == TCI_CLOCK_THREAD_CPU; /* no wall clock: the timeline is CPU time */
-    f->subtitle = tci_arena_printf(&f->ff.fold.arena, "%s (%s, clock %s): %s time in µs, %s", t->input_name, tci_trace_format_name(t),
+    f->subtitle = tci_arena_printf(&f->ff.fold.arena, "%s (%s, clock %s): %s time in µs, %s%s", t->input_name, tci_trace_format_name(t),
                                    tci_clock_name(t->clock),
                                    opt->weight_cpu || cpu_timeline ? "thread CPU" : "wall",
-                                   opt->merge_threads ? "all threads merged" : "one tower per thread");
+                                   opt->merge_threads ? "all threads merged"
+                                   : opt->reverse     ? "threads last"
+                                                      : "one tower per thread",
+                                   opt->reverse ? ", bottom-up (stacks from the leaf)" : "");
     if (!f->subtitle)
         return TC_ERR_NOMEM;
     tci_flame_opts o = tci_flame_document_opts(opt);
@@ -80,7 +85,10 @@ const tci_writer tci_writer_flamegraph = {
     .extensions = "svg",
     .options = (const tci_option_def[]){TCI_OPTION_WEIGHT("frame widths by wall or thread-CPU time"),
                                         TCI_OPTION_MERGE_THREADS("one tree for all threads (no thread frames)", NULL),
-                                        TCI_OPTIONS_FLAME("Flame Graph"), {0}},
+                                        TCI_OPTIONS_FLAME("Flame Graph"),
+                                        TCI_OPTION_REVERSE("bottom-up: stacks read from the leaf, thread frames "
+                                                           "last (flamegraph.pl --reverse)"),
+                                        {0}},
     .variants = (const tci_variant[]){{.name = "flamegraph", .extension = "svg", .mime = "image/svg+xml",
                                        .inline_view = true}, {0}},
     .priv_size = sizeof(flame_w),
