@@ -52,6 +52,7 @@ const tci_option_def tci_diff_options[] = {
     TCI_OPTIONS_FLAME("Differential Flame Graph"),
     {.key = "negate", .type = TCI_OPT_BOOL, .help = "flamegraph: swap red and blue (flamegraph.pl --negate)",
      TCI_OPT_FIELD(negate)},
+    TCI_OPTION_REVERSE("bottom-up: both inputs' stacks read from the leaf before they are compared"),
     {0},
 };
 
@@ -74,7 +75,9 @@ static int capture_begin(tci_wctx *w)
                          "the input has no thread-CPU clock (clock=%s); use --weight wall", tci_clock_name(t->clock));
     if (!cp->d->flame)
         return TC_OK;
-    return tci_foldflame_begin(&cp->ff, t, cp->d->opt->weight_cpu);
+    int rc = tci_foldflame_begin(&cp->ff, t, cp->d->opt->weight_cpu);
+    cp->ff.reverse = cp->d->opt->reverse;
+    return rc;
 }
 
 static int capture_finish(tci_wctx *w, const tci_calltree *ct)

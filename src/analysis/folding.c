@@ -247,9 +247,17 @@ static uint32_t flame_name_of(tci_foldflame *ff, tci_flame *flame, uint32_t meth
     return ff->name_of[m];
 }
 
-/* The paths of one tree (a thread's, or the merged one) hung under frame top. */
+/* The frame a path's count goes to: the path's own, or (a bottom-up tree's thread frame
+ * last) its child named last. */
+static uint32_t count_frame(tci_flame *flame, uint32_t frame, uint32_t last)
+{
+    return last == TCI_NONE ? frame : tci_flame_child(flame, frame, last);
+}
+
+/* The paths of one tree (a thread's, or the merged one) hung under frame top, each path's
+ * count on its frame, or with last (a flame name) on a frame of that name below it. */
 static int add_tree(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, uint32_t root, uint32_t top,
-                    bool before)
+                    uint32_t last, bool before)
 {
     tci_folding *f = &ff->fold;
     int rc = tci_folding_tree(f, ct, root);
@@ -261,7 +269,7 @@ static int add_tree(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct,
     /* Under a frame with no children yet, every path is a new frame (paths are distinct
      * (parent, text) pairs): no lookup, and no index of the frames, which would cost as
      * much memory as the call tree's own index (issue 12: 64 MB). */
-    bool fresh = !tci_flame_has_children(flame, top);
+    bool fresh = last == TCI_NONE && !tci_flame_has_children(flame, top); /* last may be named as a method */
     for (uint32_t p = 1; p < f->n_paths; p++) { /* parents come before children */
         const tci_fpath *fp = &f->paths[p];
         uint32_t name = flame_name_of(ff, flame, fp->name), parent = ff->frame_of[fp->parent];
@@ -271,6 +279,8 @@ static int add_tree(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct,
         if (frame == TCI_NONE)
             return TC_ERR_NOMEM;
         ff->frame_of[p] = frame;
+        if (fp->self_us > 0 && (frame = count_frame(flame, frame, last)) == TCI_NONE)
+            return TC_ERR_NOMEM;
         tci_flame_add(flame, frame, before ? 0 : fp->self_us, before ? fp->self_us : 0);
         ff->total = ff->total > INT64_MAX - fp->self_us ? INT64_MAX : ff->total + fp->self_us;
     }
@@ -291,30 +301,40 @@ int tci_foldflame_colors(tci_foldflame *ff, const tci_trace *t, const tci_option
     return TC_OK;
 }
 
-int tci_foldflame_add(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, bool merge_threads, bool before)
+/* One tower per thread (forward), or (reverse) every thread's stacks under "all" from the
+ * leaf, the thread frame last. */
+static int add_threads(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, bool before)
 {
-    if (merge_threads) {
-        tci_calltree merged;
-        int rc = tci_calltree_merge_threads(ct, &merged);
-        if (rc == TC_OK)
-            rc = add_tree(ff, flame, &merged, merged.roots[0], TCI_FLAME_ROOT, before);
-        tci_calltree_free(&merged);
-        return rc;
-    }
     const tci_trace *t = ct->trace;
     for (uint32_t th = 0; th < ct->n_roots; th++) {
         if (!t->threads[th].records) /* as the folded writer: no line for a thread without records */
             continue;
         const char *tn = ff->fold.thread_name[th];
         uint32_t name = tci_flame_name(flame, tn, strlen(tn));
-        uint32_t top = name == TCI_NONE ? TCI_NONE : tci_flame_child(flame, TCI_FLAME_ROOT, name);
-        if (top == TCI_NONE)
+        uint32_t top = name == TCI_NONE || ff->reverse ? TCI_FLAME_ROOT : tci_flame_child(flame, TCI_FLAME_ROOT, name);
+        if (name == TCI_NONE || top == TCI_NONE)
             return TC_ERR_NOMEM;
-        int rc = add_tree(ff, flame, ct, ct->roots[th], top, before);
+        int rc = add_tree(ff, flame, ct, ct->roots[th], top, ff->reverse ? name : TCI_NONE, before);
         if (rc != TC_OK)
             return rc;
     }
     return TC_OK;
+}
+
+int tci_foldflame_add(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, bool merge_threads, bool before)
+{
+    tci_calltree merged = {0}, reversed = {0};
+    int rc = TC_OK;
+    if (merge_threads && (rc = tci_calltree_merge_threads(ct, &merged)) == TC_OK)
+        ct = &merged;
+    if (rc == TC_OK && ff->reverse && (rc = tci_calltree_reverse(ct, NULL, &reversed)) == TC_OK)
+        ct = &reversed;
+    if (rc == TC_OK)
+        rc = merge_threads ? add_tree(ff, flame, ct, ct->roots[0], TCI_FLAME_ROOT, TCI_NONE, before)
+                           : add_threads(ff, flame, ct, before);
+    tci_calltree_free(&reversed);
+    tci_calltree_free(&merged);
+    return rc;
 }
 
 void tci_foldflame_free(tci_foldflame *ff)

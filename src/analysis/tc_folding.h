@@ -48,12 +48,16 @@ typedef struct tci_foldflame {
     int64_t total;      /* µs added so far (saturated): 0, nothing to draw */
     bool code_groups;   /* give each method's name its code group (the android palette; threads stay neutral) */
     const char *app_package; /* with code_groups: the app's package (NULL: none) */
+    bool reverse;       /* set after begin: stacks read from the leaf (flamegraph.pl --reverse), the
+                         * thread frame last (tci_calltree_reverse) */
 } tci_foldflame;
 
 /* The folded names of t (tables final), counts by thread CPU time or wall. */
 int tci_foldflame_begin(tci_foldflame *ff, const tci_trace *t, bool cpu);
 /* Add ct's folded stacks to flame: one tower per thread with records ("name-tid" under
  * "all"), or with merge_threads one tree under "all" (equal paths of all threads summed).
+ * With ff->reverse each stack is read from its other end: the leaf under "all", the thread
+ * frame (without merge_threads) last.
  * The µs go to each frame's count, or with before to its count before (a differential
  * tree's BASE, difffolded.pl's first column). */
 int tci_foldflame_add(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, bool merge_threads, bool before);

@@ -399,6 +399,10 @@
 			: "Top-down: each thread's calls, children by total time; the hottest path is open. Click a row or " +
 			  "use the arrow keys to open and close; % of the thread (" + D.clock + " time).";
 	}
+	if (D.view === "bottom-up") { // report --html --reverse: the page opens on its bottom-up tree
+		state.bottomUp = true;
+		tabs.forEach(function (x, j) { x.setAttribute("aria-selected", j === 1 ? "true" : "false"); });
+	}
 	document.getElementById("pv-nojs").hidden = true;
 	view.hidden = false;
 	help();

@@ -330,6 +330,60 @@ int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out)
     return rc;
 }
 
+/* ---- bottom-up ---------------------------------------------------------------- */
+
+/* The self times and calls of in's node i added along its path read backwards in out. */
+static int reverse_path(const tci_calltree *in, const uint32_t *canon, uint32_t i, tci_calltree *out)
+{
+    const tci_ctnode *n = &in->nodes[i];
+    uint32_t thread = n->thread, o = out->roots[thread];
+    tci_ctnode *r = &out->nodes[o];
+    r->wall_total = sum(out, r->wall_total, n->wall_self);
+    r->cpu_total = sum(out, r->cpu_total, n->cpu_self);
+    for (uint32_t q = i; in->nodes[q].parent != TCI_NONE; q = in->nodes[q].parent) {
+        uint32_t m = in->nodes[q].method;
+        if ((o = child(out, o, canon ? canon[m] : m, thread)) == TCI_NONE)
+            return TC_ERR_NOMEM;
+        tci_ctnode *on = &out->nodes[o];
+        on->calls = on->calls + n->calls >= on->calls ? on->calls + n->calls : UINT64_MAX;
+        on->wall_total = sum(out, on->wall_total, n->wall_self);
+        on->cpu_total = sum(out, on->cpu_total, n->cpu_self);
+    }
+    out->nodes[o].wall_self = sum(out, out->nodes[o].wall_self, n->wall_self);
+    out->nodes[o].cpu_self = sum(out, out->nodes[o].cpu_self, n->cpu_self);
+    return TC_OK;
+}
+
+int tci_calltree_reverse(const tci_calltree *in, const uint32_t *canon, tci_calltree *out)
+{
+    if (tci_calltree_init(out, in->trace, in->n_roots) != TC_OK)
+        return TC_ERR_NOMEM;
+    out->diag = in->diag;
+    out->cancel = in->cancel;
+    memcpy(out->spans, in->spans, in->n_roots * sizeof *in->spans);
+    int rc = TC_OK;
+    for (uint32_t i = 0; i < in->n_nodes && rc == TC_OK; i++) {
+        if (in->nodes[i].parent == TCI_NONE)
+            continue;
+        if (TCI_UNLIKELY(tci_cancel_step(in->cancel, TCI_CANCEL_NODE)))
+            rc = TC_ERR_CANCELED;
+        else
+            rc = reverse_path(in, canon, i, out);
+    }
+    if (rc == TC_OK && TCI_UNLIKELY(out->saturated)) {
+        trim_to_parents(out);
+        if (out->diag)
+            tci_warn(out->diag, TCI_FIG_SATURATED, "calltree", UINT64_MAX,
+                     "%llu sums of times of the bottom-up tree went beyond %lld ns and were capped there",
+                     (unsigned long long)out->saturated, (long long)TCI_SUM_MAX);
+    }
+    /* new_node links children in reverse; order them by first call like the input */
+    for (uint32_t i = 0; i < out->n_nodes; i++)
+        reverse_children(out, i);
+    tci_idmap_free(&out->child_index); /* complete, as after tci_calltree_finish */
+    return rc;
+}
+
 /* ---- the walk ---------------------------------------------------------------- */
 
 int tci_calltree_walk(const tci_calltree *ct, uint32_t root, const tci_ctvisit *v)

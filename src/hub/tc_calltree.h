@@ -56,6 +56,18 @@ void tci_calltree_finish(tci_calltree *ct);
 void tci_calltree_free(tci_calltree *ct);
 /* A one-root tree where equal call paths of all threads are summed (after finish). */
 int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out);
+/* The bottom-up tree of a finished tree (flamegraph.pl's --reverse, "who calls this method"):
+ * one root per root of in, under which every call path of in is read from its leaf: path
+ * root;a;b;c of in is root;c;b;a of out. Each node of out has, summed over the nodes of in
+ * whose path read backwards starts with its own: their self times (wall, cpu) as its totals
+ * and their calls as its calls (a method's calls through that chain of callers); its self
+ * times are those of the nodes of in whose path read backwards is exactly its own (the chain
+ * ends at the thread's top level). So out's totals of a root equal in's, and the self times
+ * of out's nodes are in's, path for path. canon: per method of the trace, the method it is
+ * shown as (methods of one name as one frame), NULL: itself. sampled is 0 (its weight is in
+ * the wall times). Memory grows with the distinct paths read backwards (at most the sum of
+ * in's depths). Spans are in's. */
+int tci_calltree_reverse(const tci_calltree *in, const uint32_t *canon, tci_calltree *out);
 /* The one walk over a tree (calltree.c): every node under root, depth-first, parents before
  * children, siblings in order; iterative, no memory of its own (stacks can be 10000 deep).
  * enter(user, node, depth) (depth 0: a child of root) returns TC_OK to go on into the node's

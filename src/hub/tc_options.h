@@ -47,6 +47,7 @@ typedef struct tci_options {
     const char *app_package; /* the android palette's app (NULL: the process name, else inferred) */
     bool hash;              /* colours from a hash of the name */
     bool negate;            /* diff flamegraph: swap red and blue (flamegraph.pl --negate) */
+    bool reverse;           /* folded, flamegraph, report, diff: stacks read from the leaf (bottom-up) */
     uint8_t sort;         /* report: enum tci_report_sort */
     bool csv;             /* report: CSV rows instead of the text report */
     bool html;            /* report: a self-contained HTML page instead of the text report (not with csv) */
@@ -127,6 +128,9 @@ int tci_option_parse_threshold(tci_options *o, const char *value); /* dot's PCT,
      .help = "the app's package for the android palette (default: the process name, else inferred)",         \
      TCI_OPT_FIELD(app_package)},                                                                             \
     {.key = "hash", .type = TCI_OPT_BOOL, .help = "colours from a hash of the name", TCI_OPT_FIELD(hash)}
+
+#define TCI_OPTION_REVERSE(help_)                                                                              \
+    {.key = "reverse", .type = TCI_OPT_BOOL, .help = help_, TCI_OPT_FIELD(reverse)}
 
 /* The options every conversion reads (options.c), NULL-key terminated like every table. */
 extern const tci_option_def tci_core_options[];

@@ -14,7 +14,8 @@
  * Options: title, width, minwidth (px, or N%), inverted (icicle), colors
  * (default android: whose code each frame is, tc_codegroup.h, with a legend
  * naming the app's package, app-package or found), hash. The subtitle names
- * the input and the clock.
+ * the input and the clock. reverse: the bottom-up graph (every stack read from
+ * its leaf, the thread frame last, as flamegraph.pl --reverse draws it).
  */
 #include "tc_base.h"
 #include "tc_calltree.h"
@@ -42,6 +43,7 @@ static int flame_begin(tci_wctx *w)
     int rc = tci_foldflame_begin(&f->ff, t, w->opt->weight_cpu);
     if (rc != TC_OK)
         return rc;
+    f->ff.reverse = w->opt->reverse;
     f->flame = tci_flame_new(false);
     return f->flame ? TC_OK : TC_ERR_NOMEM;
 }
@@ -58,10 +60,13 @@ static int flame_finish(tci_wctx *w, const tci_calltree *ct)
         return rc;
     const tci_trace *t = w->trace;
     bool cpu_timeline = t->clock == TCI_CLOCK_THREAD_CPU; /* no wall clock: the timeline is CPU time */
-    f->subtitle = tci_arena_printf(&f->ff.fold.arena, "%s (%s, clock %s): %s time in µs, %s", t->input_name, tci_trace_format_name(t),
+    f->subtitle = tci_arena_printf(&f->ff.fold.arena, "%s (%s, clock %s): %s time in µs, %s%s", t->input_name, tci_trace_format_name(t),
                                    tci_clock_name(t->clock),
                                    opt->weight_cpu || cpu_timeline ? "thread CPU" : "wall",
-                                   opt->merge_threads ? "all threads merged" : "one tower per thread");
+                                   opt->merge_threads ? "all threads merged"
+                                   : opt->reverse     ? "threads last"
+                                                      : "one tower per thread",
+                                   opt->reverse ? ", bottom-up (stacks from the leaf)" : "");
     if (!f->subtitle)
         return TC_ERR_NOMEM;
     o.subtitle = f->subtitle;
@@ -84,7 +89,10 @@ const tci_writer tci_writer_flamegraph = {
     .extensions = "svg",
     .options = (const tci_option_def[]){TCI_OPTION_WEIGHT("frame widths by wall or thread-CPU time"),
                                         TCI_OPTION_MERGE_THREADS("one tree for all threads (no thread frames)", NULL),
-                                        TCI_OPTIONS_FLAME("Flame Graph"), {0}},
+                                        TCI_OPTIONS_FLAME("Flame Graph"),
+                                        TCI_OPTION_REVERSE("bottom-up: stacks read from the leaf, thread frames "
+                                                           "last (flamegraph.pl --reverse)"),
+                                        {0}},
     .variants = (const tci_variant[]){{.name = "flamegraph", .extension = "svg", .mime = "image/svg+xml",
                                        .inline_view = true}, {0}},
     .priv_size = sizeof(flame_w),

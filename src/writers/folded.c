@@ -8,7 +8,8 @@
  * in integer µs of self time (wall by default, thread CPU with weight=cpu)
  * rounded cumulatively per thread, so they add up to that thread's rounded
  * total. The first frame is the thread ("name-tid") unless no-thread merges
- * threads. Paths are printed in order of first appearance.
+ * threads. Paths are printed in order of first appearance. With reverse every stack
+ * is read from the leaf, the thread frame last (the bottom-up tree, tci_calltree_reverse).
  */
 #include "tc_base.h"
 #include "tc_calltree.h"
@@ -59,8 +60,8 @@ static int path_push(folded_w *f, const char *name)
     return TC_OK;
 }
 
-/* The text of path p after `first` (the thread frame, or NULL) into f->path. */
-static int path_text(folded_w *f, const char *first, uint32_t p)
+/* The text of path p after `first` and before `last` (the thread frame, or NULL) into f->path. */
+static int path_text(folded_w *f, const char *first, uint32_t p, const char *last)
 {
     const tci_folding *fo = &f->fold;
     uint32_t depth = 0;
@@ -75,11 +76,11 @@ static int path_text(folded_w *f, const char *first, uint32_t p)
     while (depth)
         if (path_push(f, fo->method_name[fo->paths[f->chain[--depth]].name]) != TC_OK)
             return TC_ERR_NOMEM;
-    return TC_OK;
+    return last ? path_push(f, last) : TC_OK;
 }
 
 /* One line per path with a count, in order of first appearance. */
-static int emit_paths(tci_wctx *w, const char *first)
+static int emit_paths(tci_wctx *w, const char *first, const char *last)
 {
     folded_w *f = w->priv;
     tci_sink *o = w->out;
@@ -87,7 +88,7 @@ static int emit_paths(tci_wctx *w, const char *first)
         int64_t us = f->fold.paths[p].self_us;
         if (us <= 0)
             continue;
-        if (path_text(f, first, p) != TC_OK)
+        if (path_text(f, first, p, last) != TC_OK)
             return TC_ERR_NOMEM;
         tci_sink_write(o, f->path, f->path_len);
         tci_sink_putc(o, ' ');
@@ -97,27 +98,20 @@ static int emit_paths(tci_wctx *w, const char *first)
     return TC_OK;
 }
 
-/* The folded lines of one tree (a thread's, or all threads merged). */
-static int fold_tree(tci_wctx *w, const tci_calltree *ct, uint32_t root, const char *first)
+/* The folded lines of one tree (a thread's, or all threads merged); thread: its frame,
+ * first, or last in a bottom-up tree (NULL: none). */
+static int fold_tree(tci_wctx *w, const tci_calltree *ct, uint32_t root, const char *thread)
 {
     folded_w *f = w->priv;
     int rc = tci_folding_tree(&f->fold, ct, root);
     if (rc == TC_OK)
-        rc = emit_paths(w, first);
+        rc = w->opt->reverse ? emit_paths(w, NULL, thread) : emit_paths(w, thread, NULL);
     return rc;
 }
 
-static int folded_finish(tci_wctx *w, const tci_calltree *ct)
+static int fold_threads(tci_wctx *w, const tci_calltree *ct)
 {
     folded_w *f = w->priv;
-    if (w->opt->no_thread) {
-        tci_calltree merged;
-        int rc = tci_calltree_merge_threads(ct, &merged);
-        if (rc == TC_OK)
-            rc = fold_tree(w, &merged, merged.roots[0], NULL);
-        tci_calltree_free(&merged);
-        return rc != TC_OK ? rc : w->out->err ? TC_ERR_IO : TC_OK;
-    }
     for (uint32_t t = 0; t < ct->n_roots && !tci_sink_failed(w->out); t++) {
         if (!w->trace->threads[t].records)
             continue;
@@ -125,7 +119,22 @@ static int folded_finish(tci_wctx *w, const tci_calltree *ct)
         if (rc != TC_OK)
             return rc;
     }
-    return w->out->err ? TC_ERR_IO : TC_OK;
+    return TC_OK;
+}
+
+static int folded_finish(tci_wctx *w, const tci_calltree *ct)
+{
+    tci_calltree merged = {0}, reversed = {0};
+    int rc = TC_OK;
+    if (w->opt->no_thread && (rc = tci_calltree_merge_threads(ct, &merged)) == TC_OK)
+        ct = &merged;
+    if (rc == TC_OK && w->opt->reverse && (rc = tci_calltree_reverse(ct, NULL, &reversed)) == TC_OK)
+        ct = &reversed;
+    if (rc == TC_OK)
+        rc = w->opt->no_thread ? fold_tree(w, ct, ct->roots[0], NULL) : fold_threads(w, ct);
+    tci_calltree_free(&reversed);
+    tci_calltree_free(&merged);
+    return rc != TC_OK ? rc : w->out->err ? TC_ERR_IO : TC_OK;
 }
 
 static void folded_close(tci_wctx *w)
@@ -145,6 +154,8 @@ const tci_writer tci_writer_folded = {
     .options = (const tci_option_def[]){TCI_OPTION_WEIGHT("weigh stacks by wall or thread-CPU time"),
                                         {.key = "no-thread", .type = TCI_OPT_BOOL,
                                          .help = "merge all threads (no thread frame)", TCI_OPT_FIELD(no_thread)},
+                                        TCI_OPTION_REVERSE("stacks read from the leaf, thread frame last "
+                                                           "(flamegraph.pl --reverse)"),
                                         {0}},
     .variants = (const tci_variant[]){{.name = "folded", .extension = "folded",
                                        .mime = "text/plain; charset=utf-8"}, {0}},

@@ -348,6 +348,131 @@ static int calls_section(tci_wctx *w, const rview *v)
     return rc;
 }
 
+/* ---- bottom-up (reverse): the call tree read from the leaf ---------------------- */
+
+/* Per method of the trace: the method of its row in p (methods of one full name as one), so
+ * that the bottom-up tree has one line per method as the report names it. */
+static uint32_t *row_methods(const tci_profile *p)
+{
+    uint32_t n = p->trace->n_methods;
+    uint32_t *canon = tci_malloc((n ? n : 1) * sizeof *canon);
+    for (uint32_t m = 0; canon && m < n; m++) {
+        uint32_t row = tci_profile_row(p, m);
+        canon[m] = row == TCI_NONE ? m : p->methods[row].method;
+    }
+    return canon;
+}
+
+/* ct read from the leaf (per thread) into rev, and all its threads summed into merged. */
+static int bottom_up_trees(const tci_profile *p, const tci_calltree *ct, tci_calltree *rev, tci_calltree *merged)
+{
+    uint32_t *canon = row_methods(p);
+    int rc = canon ? tci_calltree_reverse(ct, canon, rev) : TC_ERR_NOMEM;
+    free(canon);
+    return rc == TC_OK ? tci_calltree_merge_threads(rev, merged) : rc;
+}
+
+#define BOTTOM_UP_MAX_INDENT 20 /* levels; deeper lines say their depth in its column */
+
+/* One open level of the printed tree: its children in order, in bu->order[at..at+n). */
+typedef struct bu_level {
+    uint32_t at, n, next;
+} bu_level;
+
+typedef struct bottom_up {
+    tci_wctx *w;
+    const rview *v;
+    const tci_calltree *tree;
+    int64_t total, min_time; /* %/total's whole; lines under min_time are left out */
+    tci_psort_item *order;
+    uint32_t n_order, cap_order;
+    bu_level *levels;
+    uint32_t n_levels, cap_levels;
+} bottom_up;
+
+static int64_t node_time(const bottom_up *bu, uint32_t node)
+{
+    const report_w *r = bu->w->priv;
+    return r->cpu ? bu->tree->nodes[node].cpu_total : bu->tree->nodes[node].wall_total;
+}
+
+/* A new level: node's children that are shown, by time (then name). */
+static int push_level(bottom_up *bu, uint32_t node)
+{
+    uint32_t at = bu->n_order;
+    for (uint32_t c = bu->tree->nodes[node].first_child; c != TCI_NONE; c = bu->tree->nodes[c].next_sibling) {
+        int64_t t = node_time(bu, c);
+        if (t <= 0 || t < bu->min_time)
+            continue;
+        if (tci_grow((void **)&bu->order, &bu->cap_order, bu->n_order, sizeof *bu->order) != 0)
+            return TC_ERR_NOMEM;
+        bu->order[bu->n_order++] =
+            (tci_psort_item){.key = t, .row = tci_profile_row(bu->v->p, bu->tree->nodes[c].method), .tag = c};
+    }
+    if (tci_grow((void **)&bu->levels, &bu->cap_levels, bu->n_levels, sizeof *bu->levels) != 0)
+        return TC_ERR_NOMEM;
+    tci_profile_sort(bu->v->p, bu->order + at, bu->n_order - at);
+    bu->levels[bu->n_levels++] = (bu_level){at, bu->n_order - at, 0};
+    return TC_OK;
+}
+
+static void bottom_up_line(const bottom_up *bu, uint32_t node, uint32_t depth)
+{
+    tci_sink *o = bu->w->out;
+    const tci_ctnode *n = &bu->tree->nodes[node];
+    int64_t t = node_time(bu, node);
+    cell_pct(o, t, bu->total, true, 8);
+    tci_sink_printf(o, " %10lld %12llu %6u  %*s", (long long)tci_us_of(t), (unsigned long long)n->calls, depth,
+                    (int)(2 * (depth < BOTTOM_UP_MAX_INDENT ? depth : BOTTOM_UP_MAX_INDENT)), "");
+    put_row_name(o, bu->v->p, tci_profile_row(bu->v->p, n->method), false);
+    tci_sink_putc(o, '\n');
+}
+
+/* Depth-first, each level's children by time: the lines of the tree under root. */
+static int bottom_up_lines(bottom_up *bu, uint32_t root)
+{
+    int rc = push_level(bu, root);
+    while (rc == TC_OK && bu->n_levels && !tci_sink_failed(bu->w->out)) {
+        bu_level *l = &bu->levels[bu->n_levels - 1];
+        if (l->next == l->n) { /* done: its children's slots are free again */
+            bu->n_order = l->at;
+            bu->n_levels--;
+            continue;
+        }
+        uint32_t node = bu->order[l->at + l->next++].tag;
+        bottom_up_line(bu, node, bu->n_levels - 1);
+        rc = push_level(bu, node);
+    }
+    return rc;
+}
+
+static int bottom_up_section(tci_wctx *w, const rview *v, const tci_calltree *ct)
+{
+    const report_w *r = w->priv;
+    tci_sink *o = w->out;
+    tci_calltree rev = {0}, merged = {0};
+    bottom_up bu = {.w = w, .v = v, .total = total_of(r, v->p)};
+    bu.min_time = bu.total / 1000 + (bu.total % 1000 != 0); /* 0.1% of the total, rounded up */
+    tci_sink_printf(o, "\n" RULE "\nBottom-up: who calls each method, by self %s time (us)\n\n",
+                    r->cpu ? "thread-CPU" : "wall");
+    tci_sink_printf(o,
+        "Each method with self time is a root (its time: its exclusive time), its callers\n"
+        "beneath it, their callers beneath them: a line's time is the root's self time\n"
+        "while called through that chain of callers, its calls the root's calls through\n"
+        "it. Lines under 0.1%% of the total are left out; the depth column counts the\n"
+        "levels (indented up to %d).\n\n", BOTTOM_UP_MAX_INDENT);
+    TCI_PUT_LIT(o, " %/total      usecs        calls  depth  name\n");
+    int rc = bottom_up_trees(v->p, ct, &rev, &merged);
+    bu.tree = &merged;
+    if (rc == TC_OK)
+        rc = bottom_up_lines(&bu, merged.roots[0]);
+    free(bu.order);
+    free(bu.levels);
+    tci_calltree_free(&merged);
+    tci_calltree_free(&rev);
+    return rc;
+}
+
 /* ---- text: sections ------------------------------------------------------------ */
 
 static int text_all(tci_wctx *w, const tci_calltree *ct)
@@ -363,7 +488,7 @@ static int text_all(tci_wctx *w, const tci_calltree *ct)
         TCI_PUT_LIT(w->out, "\n");
         if (p.n_methods) {
             method_table(w, &v);
-            rc = calls_section(w, &v);
+            rc = w->opt->reverse ? bottom_up_section(w, &v, ct) : calls_section(w, &v);
         } else {
             TCI_PUT_LIT(w->out, "No method calls: no thread of the input has a slice or a sample.\n");
         }
@@ -403,6 +528,22 @@ static void csv_us(tci_sink *o, int64_t ns, bool present)
         tci_sink_i64(o, tci_us_of(ns));
 }
 
+/* The thread's cells of a row: "name,tid,", or "all,," for all threads (NULL). */
+static void csv_thread_cells(tci_sink *o, const tci_thread *th)
+{
+    if (!th) {
+        TCI_PUT_LIT(o, "all,,");
+        return;
+    }
+    bool q = tci_csv_needs_quotes(th->name);
+    if (q)
+        tci_sink_putc(o, '"');
+    tci_put_csv_text(o, th->name, q);
+    if (q)
+        tci_sink_putc(o, '"');
+    tci_sink_printf(o, ",%llu,", (unsigned long long)th->tid);
+}
+
 /* One profile's rows; thread NULL: the merged rows ("all", no tid). */
 static int csv_rows(tci_wctx *w, const tci_calltree *ct, uint32_t t)
 {
@@ -416,17 +557,7 @@ static int csv_rows(tci_wctx *w, const tci_calltree *ct, uint32_t t)
         rc = tci_report_view(w, &p, &v);
     for (uint32_t i = 0; rc == TC_OK && i < p.n_methods; i++) {
         const tci_pmethod *m = &p.methods[v.rows[i].row];
-        if (th) {
-            bool q = tci_csv_needs_quotes(th->name);
-            if (q)
-                tci_sink_putc(o, '"');
-            tci_put_csv_text(o, th->name, q);
-            if (q)
-                tci_sink_putc(o, '"');
-            tci_sink_printf(o, ",%llu,", (unsigned long long)th->tid);
-        } else {
-            TCI_PUT_LIT(o, "all,,");
-        }
+        csv_thread_cells(o, th);
         put_method_csv(o, &w->trace->methods[m->method]);
         tci_sink_putc(o, ',');
         tci_sink_u64(o, tci_report_total_calls(&p, v.rows[i].row));
@@ -438,6 +569,75 @@ static int csv_rows(tci_wctx *w, const tci_calltree *ct, uint32_t t)
     }
     if (rc == TC_OK)
         tci_report_saturation_note(w, &p);
+    tci_profile_free(&p);
+    return rc;
+}
+
+/* ---- CSV, bottom-up (reverse): the tree's nodes as rows ------------------------------ */
+
+/* The walk over one root of the bottom-up tree: every node a row, numbered through the file. */
+typedef struct csv_bottom_up {
+    tci_wctx *w;
+    const tci_calltree *tree;
+    const tci_thread *th;   /* NULL: all threads */
+    uint64_t next_id;       /* the file's next row id */
+    uint64_t *ids;          /* per depth: the row id of the open node */
+    uint32_t cap_ids;
+} csv_bottom_up;
+
+static int csv_bottom_up_row(void *user, uint32_t node, uint32_t depth)
+{
+    csv_bottom_up *cb = user;
+    const report_w *r = cb->w->priv;
+    const tci_ctnode *n = &cb->tree->nodes[node];
+    tci_sink *o = cb->w->out;
+    if (tci_sink_failed(o))
+        return TC_ERR_IO;
+    if (tci_grow((void **)&cb->ids, &cb->cap_ids, depth, sizeof *cb->ids) != 0)
+        return TC_ERR_NOMEM;
+    cb->ids[depth] = cb->next_id++;
+    csv_thread_cells(o, cb->th);
+    put_method_csv(o, &cb->w->trace->methods[n->method]);
+    tci_sink_putc(o, ',');
+    tci_sink_u64(o, n->calls);
+    csv_us(o, n->wall_total, r->has_wall);
+    csv_us(o, n->wall_self, r->has_wall);
+    csv_us(o, n->cpu_total, r->has_cpu);
+    csv_us(o, n->cpu_self, r->has_cpu);
+    tci_sink_printf(o, ",%llu,", (unsigned long long)cb->ids[depth]);
+    if (depth)
+        tci_sink_u64(o, cb->ids[depth - 1]);
+    tci_sink_putc(o, '\n');
+    return TC_OK;
+}
+
+static void csv_bottom_up_leave(void *user, uint32_t node, uint32_t depth) { (void)user, (void)node, (void)depth; }
+
+static int csv_bottom_up_tree(csv_bottom_up *cb, const tci_calltree *tree, uint32_t root, const tci_thread *th)
+{
+    cb->tree = tree;
+    cb->th = th;
+    int rc = tci_calltree_walk(tree, root, &(tci_ctvisit){csv_bottom_up_row, csv_bottom_up_leave, cb});
+    return rc == TC_ERR_IO ? TC_OK : rc; /* a failed sink: the writer's return says so */
+}
+
+/* The rows of the bottom-up tree: all threads, then each thread with calls. */
+static int csv_bottom_up_rows(tci_wctx *w, const tci_calltree *ct)
+{
+    tci_profile p;
+    tci_calltree rev = {0}, merged = {0};
+    csv_bottom_up cb = {.w = w, .next_id = 1};
+    int rc = tci_profile_build(&p, ct, TCI_NONE);
+    if (rc == TC_OK)
+        rc = bottom_up_trees(&p, ct, &rev, &merged);
+    if (rc == TC_OK)
+        rc = csv_bottom_up_tree(&cb, &merged, merged.roots[0], NULL);
+    for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK && !tci_sink_failed(w->out); t++)
+        if (tci_report_thread_has_calls(ct, t))
+            rc = csv_bottom_up_tree(&cb, &rev, rev.roots[t], &w->trace->threads[t]);
+    free(cb.ids);
+    tci_calltree_free(&merged);
+    tci_calltree_free(&rev);
     tci_profile_free(&p);
     return rc;
 }
@@ -462,6 +662,9 @@ static int report_finish(tci_wctx *w, const tci_calltree *ct)
     int rc;
     if (w->opt->html) {
         rc = tci_report_html(w, ct);
+    } else if (w->opt->csv && w->opt->reverse) {
+        TCI_PUT_LIT(w->out, "thread,tid,method,calls,incl_wall_us,excl_wall_us,incl_cpu_us,excl_cpu_us,id,callee\n");
+        rc = csv_bottom_up_rows(w, ct);
     } else if (w->opt->csv) {
         TCI_PUT_LIT(w->out, "thread,tid,method,calls,incl_wall_us,excl_wall_us,incl_cpu_us,excl_cpu_us\n");
         rc = csv_rows(w, ct, TCI_NONE);
@@ -503,6 +706,8 @@ const tci_writer tci_writer_report = {
                                          .help = "a self-contained HTML page: sortable tables, flame graphs "
                                                  "(-o report-html)",
                                          TCI_OPT_FIELD(html)},
+                                        TCI_OPTION_REVERSE("bottom-up: who calls each method (text: the tree after "
+                                                           "the table; CSV: its rows)"),
                                         {0}},
     .variants = (const tci_variant[]){{.name = "report", .extension = "txt", .mime = "text/plain; charset=utf-8",
                                        .mark = "# traceconv "},

@@ -422,8 +422,8 @@ static int put_tree_data(page *pg, const tci_calltree *ct)
     int rc = tj.ref && tj.used ? TC_OK : TC_ERR_NOMEM;
     if (rc == TC_OK) {
         memset(tj.ref, 0xff, (size_t)t->n_methods * sizeof *tj.ref); /* TCI_NONE */
-        tci_sink_printf(pg->o, "<script type=\"application/json\" id=\"pv-data\">{\"clock\":\"%s\",",
-                        pg->r->cpu ? "cpu" : "wall");
+        tci_sink_printf(pg->o, "<script type=\"application/json\" id=\"pv-data\">{\"clock\":\"%s\",\"view\":\"%s\",",
+                        pg->r->cpu ? "cpu" : "wall", pg->w->opt->reverse ? "bottom-up" : "top-down");
         put_tree_threads(pg->o, t, ct);
         TCI_PUT_LIT(pg->o, ",\"nodes\":[");
         for (uint32_t i = 0; i < ct->n_roots && rc == TC_OK && !tci_sink_failed(pg->o); i++) {
@@ -477,6 +477,7 @@ static int flame_build_all(flame_build *f, tci_wctx *w, const tci_calltree *ct, 
     int rc = tci_foldflame_begin(&f->ff, w->trace, cpu);
     if (rc != TC_OK || (rc = tci_foldflame_colors(&f->ff, w->trace, w->opt, fo)) != TC_OK)
         return rc;
+    f->ff.reverse = w->opt->reverse; /* --reverse: the graphs bottom-up too, as -o flamegraph --reverse draws them */
     if (!(f->flame = tci_flame_new(false)))
         return TC_ERR_NOMEM;
     return tci_foldflame_add(&f->ff, f->flame, ct, false, false);
@@ -498,7 +499,9 @@ static int put_graph(page *pg, const tci_calltree *ct, const graph *g, bool firs
         .mode = TCI_FLAME_EMBED_NOSCRIPT,
         .id_prefix = g->prefix,
         .title = g->cpu ? "Flame Graph: thread CPU time" : "Flame Graph: wall time",
-        .subtitle = "one tower per thread; click a frame to zoom, Search (Ctrl-F) for a regular expression",
+        .subtitle = pg->w->opt->reverse
+                        ? "bottom-up: every stack from its leaf, threads last; click a frame to zoom, Search (Ctrl-F)"
+                        : "one tower per thread; click a frame to zoom, Search (Ctrl-F) for a regular expression",
         .countname = "us",
         .minwidth = 0.1,
         .palette = TCI_PAL_ANDROID, /* whose code, with its legend: the flame graph writer's default */

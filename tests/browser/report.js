@@ -218,10 +218,23 @@ async function withoutScript(browser, spec) {
   return out;
 }
 
+// spec.openingOnly: the tab the page opens on and the rows it shows then (report --html --reverse).
+async function opening(browser, spec) {
+  const page = await browser.newPage();
+  await page.goto(spec.url, { waitUntil: "load", timeout: 60000 });
+  const out = { tab: await page.evaluate(() => {
+    const t = document.querySelector("[role=tab][aria-selected=true]");
+    return t ? t.id : null;
+  }), rows: await page.evaluate(treeRows) };
+  await page.close();
+  return out;
+}
+
 async function main(args) {
   const spec = JSON.parse(fs.readFileSync(args[0], "utf8"));
   const browser = await launch({ viewport: { width: 1366, height: 768 } }); // a common laptop screen
   try {
+    if (spec.openingOnly) return { opening: await opening(browser, spec) };
     return { js: await withScript(browser, spec), nojs: await withoutScript(browser, spec) };
   } finally {
     await browser.close();

@@ -282,6 +282,23 @@ def check_page(ctx, label, res, hostile):
     ctx.eq(nojs["errors"], [], f"{label}: without JavaScript: errors")
 
 
+def check_reverse_opening(ctx, node, label, src, bottom_up_roots):
+    """report --html --reverse opens on its bottom-up tab, showing the roots the bottom-up tab of
+    the page without it shows (those check_tree held to the model)."""
+    w = ctx.work
+    page = os.path.join(w, label + ".reverse.report.html")
+    r = ctx.run(["-q", "-f", "-o", "report", "--html", "--reverse", src, page])
+    if not ctx.eq(r.returncode, 0, f"{label}: report --html --reverse ({r.stderr!r})"):
+        return
+    spec = {"url": "file://" + page, "openingOnly": True}
+    res = browserlib.run_spec(ctx, node, "report.js", spec, os.path.join(w, label + ".rev.spec.json"),
+                              os.path.join(w, label + ".rev.result.json"), f"{label}: report.js --reverse")
+    if res is None:
+        return
+    ctx.eq(res["opening"]["tab"], "pv-bu", f"{label} --reverse: the page opens on its bottom-up tab")
+    ctx.eq(res["opening"]["rows"], bottom_up_roots, f"{label} --reverse: the bottom-up roots, as the tab shows them")
+
+
 def main():
     ctx = tclib.Ctx()
     node = browserlib.require_node(ctx)
@@ -317,6 +334,8 @@ def main():
         res.update(click=click, search=term, filter=filt, paths=None if hostile else art_paths(src))
         check_page(ctx, label, res, hostile)
         ctx.check(os.path.getsize(spec["shot"]) > 1000, f"{label}: screenshot {spec['shot']}")
+        if not hostile and res["js"].get("tree", {}).get("bottomUp"):
+            check_reverse_opening(ctx, node, label, src, res["js"]["tree"]["bottomUp"][0])
     print(f"screenshots in {w}")
     ctx.done()
 
