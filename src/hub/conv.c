@@ -594,17 +594,16 @@ static int pipeline_event(void *user, const tci_event *ev)
 static int open_selection(void *user, tci_trace *t, tci_diag *d)
 {
     pipeline *p = user;
-    tci_select_out out = {.both = pipeline_event, .timeline = pipeline_timeline_event,
-                          .tree = pipeline_tree_event, .user = p};
+    bool timeline = false; /* an output that is not read from the call tree alone */
+    for (size_t i = 0; i < p->n; i++)
+        timeline |= p->outs[i].status == TC_OK && !wants(&p->outs[i], TCI_WF_AGGREGATE);
+    tci_select_out out = {.both = pipeline_event, .timeline = timeline ? pipeline_timeline_event : NULL,
+                          .tree = group_alive(p, TCI_WF_AGGREGATE) ? pipeline_tree_event : NULL, .user = p};
     return tci_select_open(&p->select, t, &p->c->opt, &out, d);
 }
 
-static int selected_event(void *user, const tci_event *ev)
-{
-    pipeline *p = user;
-    int rc = tci_select_event(p->select, ev);
-    return rc != TC_OK ? rc : keep_going(p);
-}
+/* The outputs' failures reach normalize through the events delivered (pipeline_event's answer). */
+static int selected_event(void *user, const tci_event *ev) { return tci_select_event(((pipeline *)user)->select, ev); }
 
 static int merged_event(void *user, const tci_event *ev)
 {

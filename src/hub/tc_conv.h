@@ -41,7 +41,8 @@ int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci
 /* ---- the selection (select.c): the part of the trace the writers are given ---- */
 
 /* Where the selected events go: both (the same event to every consumer), or, once a thread
- * has ignored time behind it, the timeline as it is and the call tree without that time. */
+ * has ignored time behind it, the timeline as it is and the call tree without that time
+ * (timeline or tree NULL: no output reads it, so it is not given). */
 typedef struct tci_select_out {
     tci_event_fn both, timeline, tree;
     void *user;
