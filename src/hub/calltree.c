@@ -285,6 +285,24 @@ void tci_calltree_free(tci_calltree *ct)
     memset(ct, 0, sizeof *ct);
 }
 
+/* A tree made from a finished one (threads merged, bottom-up) is finished alike: sums that
+ * saturated trimmed and reported (what: whose sums), children in order of first call (new_node
+ * links them in reverse), the child index dropped as after tci_calltree_finish. */
+static int finish_derived(tci_calltree *out, int rc, const char *what)
+{
+    if (rc == TC_OK && TCI_UNLIKELY(out->saturated)) {
+        trim_to_parents(out);
+        if (out->diag)
+            tci_warn(out->diag, TCI_FIG_SATURATED, "calltree", UINT64_MAX,
+                     "%llu sums of times of %s went beyond %lld ns and were capped there",
+                     (unsigned long long)out->saturated, what, (long long)TCI_SUM_MAX);
+    }
+    for (uint32_t i = 0; i < out->n_nodes; i++)
+        reverse_children(out, i);
+    tci_idmap_free(&out->child_index);
+    return rc;
+}
+
 int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out)
 {
     if (tci_calltree_init(out, in->trace, 1) != TC_OK)
@@ -316,18 +334,7 @@ int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out)
         o->cpu_self = sum(out, o->cpu_self, n->cpu_self);
     }
     free(map);
-    if (rc == TC_OK && TCI_UNLIKELY(out->saturated)) {
-        trim_to_parents(out);
-        if (out->diag)
-            tci_warn(out->diag, TCI_FIG_SATURATED, "calltree", UINT64_MAX,
-                     "%llu sums of times of the merged threads went beyond %lld ns and were capped there",
-                     (unsigned long long)out->saturated, (long long)TCI_SUM_MAX);
-    }
-    /* new_node links children in reverse; order them by first call like the input */
-    for (uint32_t i = 0; i < out->n_nodes; i++)
-        reverse_children(out, i);
-    tci_idmap_free(&out->child_index); /* complete, as after tci_calltree_finish */
-    return rc;
+    return finish_derived(out, rc, "the merged threads");
 }
 
 /* ---- bottom-up ---------------------------------------------------------------- */
@@ -354,6 +361,21 @@ static int reverse_path(const tci_calltree *in, const uint32_t *canon, uint32_t 
     return TC_OK;
 }
 
+/* The bottom-up tree holds at most the sum of in's depths, which deep stacks of distinct
+ * methods make quadratic (10000 nested methods: 50 million nodes, 4 GB). Real trees stay
+ * within a few times their own size (the bench trace's: 5x); past 32x and 1M nodes the
+ * conversion stops with a clear error instead of growing without bound. */
+static uint64_t reverse_limit(const tci_calltree *in) { return 32 * (uint64_t)in->n_nodes + (1u << 20); }
+
+static int reverse_too_large(tci_calltree *out, uint64_t limit)
+{
+    if (!out->diag)
+        return TC_ERR_LIMIT;
+    return tci_error(out->diag, TC_ERR_LIMIT, "calltree", UINT64_MAX,
+                     "the bottom-up tree would hold more than %llu call paths (stacks this deep and this "
+                     "varied); --max-depth N cuts them", (unsigned long long)limit);
+}
+
 int tci_calltree_reverse(const tci_calltree *in, const uint32_t *canon, tci_calltree *out)
 {
     if (tci_calltree_init(out, in->trace, in->n_roots) != TC_OK)
@@ -362,26 +384,18 @@ int tci_calltree_reverse(const tci_calltree *in, const uint32_t *canon, tci_call
     out->cancel = in->cancel;
     memcpy(out->spans, in->spans, in->n_roots * sizeof *in->spans);
     int rc = TC_OK;
+    uint64_t limit = reverse_limit(in);
     for (uint32_t i = 0; i < in->n_nodes && rc == TC_OK; i++) {
         if (in->nodes[i].parent == TCI_NONE)
             continue;
         if (TCI_UNLIKELY(tci_cancel_step(in->cancel, TCI_CANCEL_NODE)))
             rc = TC_ERR_CANCELED;
+        else if (TCI_UNLIKELY(out->n_nodes > limit))
+            rc = reverse_too_large(out, limit);
         else
             rc = reverse_path(in, canon, i, out);
     }
-    if (rc == TC_OK && TCI_UNLIKELY(out->saturated)) {
-        trim_to_parents(out);
-        if (out->diag)
-            tci_warn(out->diag, TCI_FIG_SATURATED, "calltree", UINT64_MAX,
-                     "%llu sums of times of the bottom-up tree went beyond %lld ns and were capped there",
-                     (unsigned long long)out->saturated, (long long)TCI_SUM_MAX);
-    }
-    /* new_node links children in reverse; order them by first call like the input */
-    for (uint32_t i = 0; i < out->n_nodes; i++)
-        reverse_children(out, i);
-    tci_idmap_free(&out->child_index); /* complete, as after tci_calltree_finish */
-    return rc;
+    return finish_derived(out, rc, "the bottom-up tree");
 }
 
 /* ---- the walk ---------------------------------------------------------------- */

@@ -66,7 +66,8 @@ int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out);
  * of out's nodes are in's, path for path. canon: per method of the trace, the method it is
  * shown as (methods of one name as one frame), NULL: itself. sampled is 0 (its weight is in
  * the wall times). Memory grows with the distinct paths read backwards (at most the sum of
- * in's depths). Spans are in's. */
+ * in's depths); past 32 times in's nodes plus 1M it stops with TC_ERR_LIMIT (in diag). Spans
+ * are in's. */
 int tci_calltree_reverse(const tci_calltree *in, const uint32_t *canon, tci_calltree *out);
 /* The one walk over a tree (calltree.c): every node under root, depth-first, parents before
  * children, siblings in order; iterative, no memory of its own (stacks can be 10000 deep).
