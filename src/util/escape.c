@@ -159,7 +159,10 @@ static const char *js_rule(uint32_t cp, char *tmp)
         return "\\\\";
     if (tci_esc_unsafe(cp) || cp == 0xFFFD || cp == 0x2028 || cp == 0x2029 || cp == '<' || cp == '>' || cp == '&' ||
         cp == '\'') {
-        snprintf(tmp, 16, "\\u%04x", (unsigned)cp);
+        if (cp > 0xFFFF) /* a noncharacter past the BMP (U+1FFFF): \\u takes 4 digits, so a surrogate pair */
+            snprintf(tmp, 16, "\\u%04x\\u%04x", 0xD800u + ((cp - 0x10000) >> 10), 0xDC00u + ((cp - 0x10000) & 0x3FF));
+        else
+            snprintf(tmp, 16, "\\u%04x", (unsigned)cp);
         return tmp;
     }
     return NULL;

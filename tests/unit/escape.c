@@ -103,6 +103,8 @@ static void test_js(void)
     CHECK_EQ_STR(js("a\nb\x01\x7f"), "a\\u000ab\\u0001\\u007f");
     CHECK_EQ_STR(js("\xE2\x80\xA8\xE2\x80\xA9\xFF\xEF\xBF\xBF"), "\\u2028\\u2029\\ufffd\\uffff");
     CHECK_EQ_STR(js("\xC3\xA9"), "\xC3\xA9");
+    /* a noncharacter past the BMP: a surrogate pair, not "\u1ffff" (which JavaScript reads as U+1FFF, "f") */
+    CHECK_EQ_STR(js("\xF0\x9F\xBF\xBF|\xF4\x8F\xBF\xBE"), "\\ud83f\\udfff|\\udbff\\udffe");
     /* the visible form: what markup(TCI_ESC_VISIBLE) shows, as a literal (each backslash doubled) */
     CHECK_EQ_STR(js_visible("a\\b\n\r\t\x01\x7f\xC2\x85<"), "a\\\\\\\\b\\\\n\\\\r\\\\t\\\\x01\\\\x7F\\\\u0085\\u003c");
     CHECK_EQ_STR(js_visible("\xEF\xBF\xBF\xFF\xF0\x9F\xBF\xBF\"'&>"), "\\ufffd\\ufffd\\ufffd\\\"\\u0027\\u0026\\u003e");
