@@ -132,18 +132,11 @@ typedef struct prefix_tally {
     uint32_t n, cap;
 } prefix_tally;
 
-static uint64_t text_hash(const char *s, size_t n, uint64_t seed)
-{
-    uint64_t h = 0xcbf29ce484222325ull ^ (seed * 0x9e3779b97f4a7c15ull);
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-    return h;
-}
 
 static int tally_add(prefix_tally *t, const char *s, size_t n)
 {
     for (uint64_t seed = 0;; seed++) { /* a collision of two texts: try the next hash */
-        uint64_t h = text_hash(s, n, seed);
+        uint64_t h = tci_text_hash(s, n, seed);
         uint32_t i = tci_idmap_get(&t->ids, h);
         if (i == TCI_NONE) {
             if (tci_grow((void **)&t->v, &t->cap, t->n, sizeof *t->v) != 0 || tci_idmap_put(&t->ids, h, t->n) != 0)

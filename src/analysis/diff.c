@@ -121,19 +121,12 @@ typedef struct strset {
     uint32_t n, cap;
 } strset;
 
-static uint64_t text_hash(const char *s, uint64_t seed)
-{
-    uint64_t h = 0xcbf29ce484222325ull ^ (seed * 0x9e3779b97f4a7c15ull);
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-    return h;
-}
 
 /* The index of text (stored by pointer: it lives in a trace's arena), TCI_NONE: no memory. */
 static uint32_t strset_intern(strset *s, const char *text)
 {
     for (uint64_t seed = 0;; seed++) {
-        uint64_t h = text_hash(text, seed);
+        uint64_t h = tci_text_hash(text, strlen(text), seed);
         uint32_t i = tci_idmap_get(&s->ids, h);
         if (i == TCI_NONE) {
             if (tci_grow((void **)&s->text, &s->cap, s->n, sizeof *s->text) != 0 || tci_idmap_put(&s->ids, h, s->n) != 0)

@@ -140,20 +140,13 @@ void tci_flame_free(tci_flame *f)
     free(f);
 }
 
-static uint64_t bytes_hash(const char *s, size_t n, uint64_t seed)
-{
-    uint64_t h = 0xcbf29ce484222325ull ^ (seed * 0x9e3779b97f4a7c15ull);
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-    return h;
-}
 
 uint32_t tci_flame_name(tci_flame *f, const char *name, size_t len)
 {
     if (len > UINT32_MAX)
         len = UINT32_MAX;
     for (uint64_t seed = 0;; seed++) { /* a collision of two texts: try the next hash */
-        uint64_t h = bytes_hash(name, len, seed);
+        uint64_t h = tci_text_hash(name, len, seed);
         uint32_t j = tci_idmap_get(&f->name_ids, h);
         if (j == TCI_NONE) {
             if (f->n_names == UINT32_MAX - 1 ||

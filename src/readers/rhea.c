@@ -621,19 +621,12 @@ typedef struct sscan {
     uint32_t n_stacks;    /* slots (empty ones included) */
 } sscan;
 
-static uint64_t scan_hash(const char *p, size_t n, uint64_t seed)
-{
-    uint64_t h = 0xcbf29ce484222325ull ^ (seed * 0x9E3779B97F4A7C15ull);
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)p[i]) * 0x100000001b3ull;
-    return h;
-}
 
 /* The id of a marker name, compared by length and bytes (a NUL is a byte like any other). */
 static uint32_t scan_name(sscan *sc, const char *p, size_t n)
 {
     for (uint64_t seed = 0;; seed++) { /* two names with one hash: try the next seed */
-        uint64_t h = scan_hash(p, n, seed);
+        uint64_t h = tci_text_hash(p, n, seed);
         uint32_t i = tci_idmap_get(&sc->name_ids, h);
         if (i == TCI_NONE) {
             if (sc->n_names == UINT32_MAX - 1 ||

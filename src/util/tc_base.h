@@ -74,6 +74,16 @@ char *tci_arena_strndup(tci_arena *a, const char *s, size_t n);
 char *tci_arena_printf(tci_arena *a, const char *fmt, ...) TCI_PRINTF(2, 3);
 void tci_arena_free(tci_arena *a);
 
+/* FNV-1a of n bytes, seeded: a text's key in a tci_idmap. Two texts may share a hash, so the
+ * maps that key texts by it compare the text and try the next seed on a collision. */
+static inline uint64_t tci_text_hash(const char *s, size_t n, uint64_t seed)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ (seed * 0x9e3779b97f4a7c15ull);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
 /* u64 -> u32 hash map (open addressing); grows with entries, not with lookups. */
 typedef struct tci_idmap {
     uint64_t *keys;
