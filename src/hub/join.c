@@ -124,9 +124,14 @@ static bool synthetic_ids(const tci_trace *m)
 
 static int offset_error(join *j, const char *what)
 {
+    const tci_diag *d = tci_conv_diag(j->in[SYS]); /* a marker it could not read says why */
+    const char *bad = NULL;
+    for (size_t i = 0; i < d->n_kept && !bad; i++)
+        bad = strstr(d->kept[i], "clock-sync marker");
     return tci_error(j->r->diag, TC_ERR_USAGE, "merge", UINT64_MAX,
-                     "the system trace (%s) has no %s; give the method trace's offset with --offset "
-                     "(README \"One timeline\")", j->t[SYS]->input_name, what);
+                     "the system trace (%s) has no %s%s%.200s%s; give the method trace's offset with --offset "
+                     "(README \"One timeline\")", j->t[SYS]->input_name, what, bad ? " (" : "", bad ? bad : "",
+                     bad ? ")" : "");
 }
 
 static int choose_offset(join *j)

@@ -997,14 +997,14 @@ static int note_clock_sync(tci_rctx *r, const char *p, size_t n, int64_t marker_
     const char *key;
     int64_t clock_ns;
     uint64_t ms;
-    if (n > 10 && !memcmp(p, "parent_ts=", 10)) {
+    if (n >= 10 && !memcmp(p, "parent_ts=", 10)) {
         key = "clock-sync-parent-ts";
-        bool whole = !memchr(p + 10, '.', n - 10) && tci_parse_u64(p + 10, n - 10, 9000000000ull, &ms);
+        bool whole = n > 10 && !memchr(p + 10, '.', n - 10) && tci_parse_u64(p + 10, n - 10, 9000000000ull, &ms);
         if (whole)
             clock_ns = (int64_t)ms * 1000000000;
         else if (!parse_ts(p + 10, n - 10, &clock_ns))
             key = NULL;
-    } else if (n > 12 && !memcmp(p, "realtime_ts=", 12)) {
+    } else if (n >= 12 && !memcmp(p, "realtime_ts=", 12)) {
         key = "clock-sync-realtime-ts";
         if (tci_parse_u64(p + 12, n - 12, (uint64_t)INT64_MAX / 1000000, &ms))
             clock_ns = (int64_t)ms * 1000000;
