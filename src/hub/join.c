@@ -353,7 +353,7 @@ static int map_method_threads(join *j, uint32_t app)
             int rc = name_thread(j, idx, mt->name, mt->name_rank);
             if (rc != TC_OK)
                 return rc;
-            if (mt->records)
+            if (mt->records && app != TCI_NONE) /* else the one warning said it of all of them */
                 tci_warn(j->r->diag, TCI_FIG_MERGE_UNMATCHED_THREAD, "merge", UINT64_MAX,
                          "thread %llu (%s) of %s has no thread in the system trace's process %lld; it keeps a "
                          "track of its own", (unsigned long long)mt->tid, mt->name, m->input_name,
