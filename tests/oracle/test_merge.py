@@ -287,6 +287,36 @@ def check_hostile(ctx):
     ctx.check(r.returncode == 2, "--offset outside merge: a usage error")
 
 
+def check_mutations(ctx):
+    """Seeded byte mutations of both inputs (markers, records, headers): an output or one
+    clean error line, never a crash, and no output file after an error."""
+    seed = int(os.environ.get("TC_MERGE_SEED", 7))
+    rng = random.Random(seed * 31 + 1)
+    with open(art_trace(ctx, "mut"), "rb") as f:
+        art = f.read()
+    cap = mr.capture().encode()
+    for n in range(40):
+        a, c = bytearray(art), bytearray(cap)
+        target = a if n % 2 else c
+        for _ in range(1 + rng.randrange(4)):
+            i = rng.randrange(len(target))
+            target[i] = rng.choice([rng.randrange(256), ord("9"), ord("."), ord("|"), 0xFF])
+        pa, pc = os.path.join(ctx.work, "mut-in.trace"), os.path.join(ctx.work, "mut-in.txt")
+        with open(pa, "wb") as f:
+            f.write(a)
+        with open(pc, "wb") as f:
+            f.write(c)
+        out = os.path.join(ctx.work, "mut.pftrace")
+        if os.path.exists(out):
+            os.unlink(out)
+        r = ctx.run(["merge", "-o", "perfetto", *(["--offset", "7.25s"] if n % 3 == 0 else []), pa, pc, out])
+        err = r.stderr.decode(errors="replace")
+        ctx.check(r.returncode in (0, 1, 2), f"mutation {n} (seed {seed}): exit {r.returncode}: {err[-300:]}")
+        if r.returncode:
+            ctx.check(not os.path.exists(out), f"mutation {n} (seed {seed}): an output after an error")
+            ctx.check(err.count("\n") >= 1 and "traceconv: " in err, f"mutation {n}: no error line: {err!r}")
+
+
 # -- the random test of the nesting rule -------------------------------------------
 
 def random_tree(rng, b, e, depth, names, out, maxdepth=4):
@@ -387,6 +417,7 @@ def main():
     check_offset(ctx)
     check_art14(ctx)
     check_hostile(ctx)
+    check_mutations(ctx)
     check_random(ctx)
     ctx.done()
 
