@@ -175,7 +175,7 @@ static int table_fail(join *j)
     return tci_trace_fail(j->r->trace, j->r->diag, "merge", UINT64_MAX);
 }
 
-/* The system trace's process with this pid (TCI_NONE: none). */
+/* The system trace's process with this pid (TCI_NONE: none). sys_process is once per merge. */
 static uint32_t sys_process(const tci_trace *s, int64_t pid)
 {
     for (uint32_t p = 0; pid > 0 && p < s->n_processes; p++)
@@ -184,72 +184,138 @@ static uint32_t sys_process(const tci_trace *s, int64_t pid)
     return TCI_NONE;
 }
 
-/* The system thread of the app's process (app) that the method thread k is, by tid. */
-static uint32_t match_tid(const tci_trace *s, uint32_t app, uint64_t tid)
+/*
+ * The system trace's threads indexed once (linear), so that matching costs O(1) per method
+ * thread whatever the two inputs hold: by tid (Linux tids are system-wide), by the low 16
+ * bits of the app's tids, and by name within a process (and in any process, to find the
+ * app by names). A key that two threads share is AMBIGUOUS: neither matches.
+ */
+#define AMBIGUOUS (TCI_NONE - 1)
+typedef struct sysindex {
+    tci_idmap tid, low, name, any_name;
+} sysindex;
+
+static uint64_t name_key(const char *name, size_t len, uint32_t process)
 {
-    uint32_t low = TCI_NONE, n_low = 0;
+    return tci_text_hash(name, len, 0x6a6f696e) ^ ((uint64_t)process + 1) * 0x9E3779B97F4A7C15ull;
+}
+
+static int index_put(tci_idmap *m, uint64_t key, uint32_t thread)
+{
+    uint32_t had = tci_idmap_get(m, key);
+    if (had == thread || had == AMBIGUOUS)
+        return TC_OK;
+    return tci_idmap_put(m, key, had == TCI_NONE ? thread : AMBIGUOUS) == 0 ? TC_OK : TC_ERR_NOMEM;
+}
+
+static int index_system(sysindex *ix, const tci_trace *s)
+{
     for (uint32_t i = 0; i < s->n_threads; i++) {
         const tci_thread *th = &s->threads[i];
-        if (th->process != app)
-            continue;
-        if (th->tid == tid)
-            return i;
-        if (tid < 65536 && (th->tid & 0xFFFF) == tid) /* ART <= 13 record tids are cut to 16 bits */
-            low = i, n_low++;
+        size_t len = strlen(th->name);
+        if (index_put(&ix->tid, th->tid, i) != TC_OK || index_put(&ix->name, name_key(th->name, len, th->process), i) != TC_OK ||
+            index_put(&ix->any_name, name_key(th->name, len, TCI_NONE), i) != TC_OK)
+            return TC_ERR_NOMEM;
     }
-    return n_low == 1 ? low : TCI_NONE;
+    return TC_OK;
+}
+
+/* The app's threads by the low 16 bits of their tids (ART <= 13 records cut tids to 16 bits). */
+static int index_app(sysindex *ix, const tci_trace *s, uint32_t app)
+{
+    for (uint32_t i = 0; app != TCI_NONE && i < s->n_threads; i++)
+        if (s->threads[i].process == app && index_put(&ix->low, s->threads[i].tid & 0xFFFF, i) != TC_OK)
+            return TC_ERR_NOMEM;
+    return TC_OK;
+}
+
+static void index_free(sysindex *ix)
+{
+    tci_idmap_free(&ix->tid);
+    tci_idmap_free(&ix->low);
+    tci_idmap_free(&ix->name);
+    tci_idmap_free(&ix->any_name);
+}
+
+/* The app's thread that the method thread of this tid is: the same tid, else (a tid below
+ * 65536) the one thread whose low 16 bits agree. */
+static uint32_t match_tid(const sysindex *ix, const tci_trace *s, uint32_t app, uint64_t tid)
+{
+    uint32_t i = tci_idmap_get(&ix->tid, tid);
+    if (i != TCI_NONE && i != AMBIGUOUS && s->threads[i].process == app)
+        return i;
+    i = tid < 65536 ? tci_idmap_get(&ix->low, tid) : TCI_NONE;
+    return i == AMBIGUOUS ? TCI_NONE : i;
+}
+
+/* The thread of this name in process p (TCI_NONE: any process): the same name, else the
+ * 15-byte kernel comm a longer name was cut to. */
+static uint32_t find_name(const tci_idmap *m, const tci_trace *s, const char *name, uint32_t p)
+{
+    size_t len = strlen(name);
+    uint32_t i = tci_idmap_get(m, name_key(name, len, p));
+    if (i != TCI_NONE && i != AMBIGUOUS && !strcmp(s->threads[i].name, name))
+        return i;
+    if (len <= 15)
+        return TCI_NONE;
+    i = tci_idmap_get(m, name_key(name, 15, p));
+    return i != TCI_NONE && i != AMBIGUOUS && strlen(s->threads[i].name) == 15 && !memcmp(s->threads[i].name, name, 15)
+           ? i : TCI_NONE;
 }
 
 /* By name, where the method trace's ids are no Linux tids: "main" is the thread whose tid
- * is the pid; another the one thread named so (or by its 15-byte kernel comm). */
-static uint32_t match_name(const tci_trace *s, uint32_t app, const char *name)
+ * is the pid; another the one thread of that name (or comm) in the app's process. */
+static uint32_t match_name(const sysindex *ix, const tci_trace *s, uint32_t app, const char *name)
 {
-    if (!strcmp(name, "main")) {
-        for (uint32_t i = 0; i < s->n_threads; i++)
-            if (s->threads[i].process == app && (int64_t)s->threads[i].tid == s->processes[app].pid)
-                return i;
-        return TCI_NONE;
-    }
-    uint32_t found = TCI_NONE, n = 0;
-    size_t len = strlen(name);
-    for (uint32_t i = 0; i < s->n_threads; i++) {
-        const tci_thread *th = &s->threads[i];
-        size_t tl = strlen(th->name);
-        if (th->process == app && (!strcmp(th->name, name) || (tl == 15 && len > 15 && !memcmp(th->name, name, 15))))
-            found = i, n++;
-    }
-    return n == 1 ? found : TCI_NONE;
+    if (strcmp(name, "main"))
+        return find_name(&ix->name, s, name, app);
+    uint32_t i = tci_idmap_get(&ix->tid, (uint64_t)s->processes[app].pid);
+    return i != TCI_NONE && i != AMBIGUOUS && s->threads[i].process == app ? i : TCI_NONE;
 }
 
-/* The app's process in the system trace: pid= when the system trace has it, else the
- * one holding most of the method trace's tids. TCI_NONE: none. */
-static uint32_t find_app(const tci_trace *s, const tci_trace *m)
+/* The process with most of the method trace's threads: by tid, or (ids that are no tids) by name. */
+static uint32_t most_threads(const sysindex *ix, const tci_trace *s, const tci_trace *m, bool by_name, uint32_t *count)
 {
-    const char *given = tci_trace_meta(m, "pid");
-    uint32_t p = given ? sys_process(s, m->pid) : TCI_NONE;
-    if (p != TCI_NONE)
-        return p;
     uint32_t best = TCI_NONE, best_n = 0;
-    for (uint32_t q = 0; q < s->n_processes; q++) {
-        uint32_t n = 0;
-        for (uint32_t k = 0; k < m->n_threads; k++)
-            n += m->threads[k].records && match_tid(s, q, m->threads[k].tid) != TCI_NONE;
-        if (n > best_n)
-            best = q, best_n = n;
-    }
-    if (best != TCI_NONE)
-        return best;
-    if (!(m->vm && !strcmp(m->vm, "dalvik")) && !synthetic_ids(m))
-        return sys_process(s, m->pid); /* the main thread's tid, which is the pid on Android */
-    for (uint32_t q = 0; q < s->n_processes; q++) { /* ids that are no tids: by thread names */
-        uint32_t n = 0;
-        for (uint32_t k = 0; k < m->n_threads; k++)
-            n += m->threads[k].records && strcmp(m->threads[k].name, "main") &&
-                 match_name(s, q, m->threads[k].name) != TCI_NONE;
-        if (n > best_n)
-            best = q, best_n = n;
+    for (uint32_t k = 0; k < m->n_threads; k++) {
+        const tci_thread *mt = &m->threads[k];
+        uint32_t i = !mt->records                ? TCI_NONE
+                     : !by_name                  ? tci_idmap_get(&ix->tid, mt->tid)
+                     : strcmp(mt->name, "main") ? find_name(&ix->any_name, s, mt->name, TCI_NONE)
+                                                 : TCI_NONE;
+        if (i == TCI_NONE || i == AMBIGUOUS)
+            continue;
+        uint32_t p = s->threads[i].process;
+        if (++count[p] > best_n)
+            best = p, best_n = count[p];
     }
     return best;
+}
+
+/* The app's process in the system trace: pid= when the system trace has it, else the one
+ * holding most of the method trace's tids (or, where ids are no tids, its thread names),
+ * else the pid the method trace implies. TCI_NONE: none; *rc an error. */
+static uint32_t find_app(const sysindex *ix, const tci_trace *s, const tci_trace *m, int *rc)
+{
+    *rc = TC_OK;
+    uint32_t p = tci_trace_meta(m, "pid") ? sys_process(s, m->pid) : TCI_NONE;
+    if (p != TCI_NONE || !s->n_processes)
+        return p;
+    uint32_t *count = tci_calloc(s->n_processes, sizeof *count);
+    if (!count) {
+        *rc = TC_ERR_NOMEM;
+        return TCI_NONE;
+    }
+    bool no_tids = (m->vm && !strcmp(m->vm, "dalvik")) || synthetic_ids(m);
+    p = most_threads(ix, s, m, false, count);
+    if (p == TCI_NONE && !no_tids)
+        p = sys_process(s, m->pid); /* the main thread's tid, which is the pid on Android */
+    if (p == TCI_NONE && no_tids) {
+        memset(count, 0, s->n_processes * sizeof *count);
+        p = most_threads(ix, s, m, true, count);
+    }
+    free(count);
+    return p;
 }
 
 static int copy_methods(join *j, int k, uint64_t base)
@@ -321,7 +387,7 @@ static int copy_system(join *j, uint32_t app, uint32_t **pmap)
 }
 
 /* The method trace's threads onto the system trace's (the file comment's rule). */
-static int map_method_threads(join *j, uint32_t app)
+static int map_method_threads(join *j, const sysindex *ix, uint32_t app)
 {
     const tci_trace *s = j->t[SYS], *m = j->t[METH];
     tci_trace *t = j->r->trace;
@@ -329,12 +395,12 @@ static int map_method_threads(join *j, uint32_t app)
         return TC_ERR_NOMEM;
     bool by_tid = false;
     for (uint32_t k = 0; app != TCI_NONE && k < m->n_threads && !by_tid; k++)
-        by_tid = m->threads[k].records && match_tid(s, app, m->threads[k].tid) != TCI_NONE;
+        by_tid = m->threads[k].records && match_tid(ix, s, app, m->threads[k].tid) != TCI_NONE;
     for (uint32_t k = 0; k < m->n_threads; k++) {
         const tci_thread *mt = &m->threads[k];
         uint32_t hit = app == TCI_NONE ? TCI_NONE
-                       : by_tid        ? match_tid(s, app, mt->tid)
-                                       : match_name(s, app, mt->name);
+                       : by_tid        ? match_tid(ix, s, app, mt->tid)
+                                       : match_name(ix, s, app, mt->name);
         uint32_t idx;
         if (hit != TCI_NONE) {
             idx = j->thread_map[SYS][hit];
@@ -375,15 +441,26 @@ static int join_tables(join *j)
     int rc = choose_offset(j);
     if (rc != TC_OK)
         return rc;
-    uint32_t app = find_app(s, m), *pmap = NULL;
+    sysindex ix;
+    memset(&ix, 0, sizeof ix);
+    uint32_t *pmap = NULL, app = TCI_NONE;
+    if ((rc = index_system(&ix, s)) == TC_OK)
+        app = find_app(&ix, s, m, &rc);
+    if (rc == TC_OK)
+        rc = index_app(&ix, s, app);
+    if (rc != TC_OK) {
+        index_free(&ix);
+        return rc;
+    }
     if (app == TCI_NONE)
         tci_warn(j->r->diag, TCI_FIG_MERGE_UNMATCHED_THREAD, "merge", UINT64_MAX,
                  "no process of the system trace is %s's (pid %lld, or its threads' tids); its threads keep "
                  "their own tracks", m->input_name, (long long)m->pid);
-    if ((rc = copy_system(j, app, &pmap)) == TC_OK && (rc = map_method_threads(j, app)) == TC_OK &&
+    if ((rc = copy_system(j, app, &pmap)) == TC_OK && (rc = map_method_threads(j, &ix, app)) == TC_OK &&
         (rc = copy_methods(j, SYS, 0)) == TC_OK)
         rc = copy_methods(j, METH, (uint64_t)1 << 40);
     free(pmap);
+    index_free(&ix);
     if (rc != TC_OK)
         return rc;
     int64_t mstart, mend;
