@@ -1145,7 +1145,10 @@ int main(int argc, char **argv)
         return run_diff(&a, out_list ? out_list : tc_diff_format_at(0)->name, argv + optind, nargs);
     }
     if (merge_mode) {
-        if (status == 0 && !out_list) {
+        if (status == 0 && a.in_format) { /* the two inputs are of two formats: each is detected */
+            cli_say("traceconv: merge: -i is not taken (each input's format is detected from its content)");
+            status = -1;
+        } else if (status == 0 && !out_list) {
             cli_say("traceconv: merge: missing -o FORMAT");
             status = -1;
         } else if (status == 0 && parse_formats(&a, out_list, check) != 0) {

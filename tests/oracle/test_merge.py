@@ -283,6 +283,8 @@ def check_hostile(ctx):
     # usage
     run_merge(ctx, ["-o", "json", art], rc=2)
     run_merge(ctx, ["-o", "json", "-", "-"], rc=2)
+    run_merge(ctx, ["-i", "art", "-o", "json", art, cap, os.path.join(ctx.work, "i.json")], rc=2)
+    run_merge(ctx, ["-o", "json,perfetto", "--output-file", os.path.join(ctx.work, "two.json"), art, cap], rc=2)
     r = ctx.run(["-o", "json", "--offset", "1s", art, os.path.join(ctx.work, "u.json")])
     ctx.check(r.returncode == 2, "--offset outside merge: a usage error")
 
