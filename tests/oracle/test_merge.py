@@ -192,13 +192,17 @@ def check_art(ctx):
     # either order of the inputs: the same bytes
     pf2 = os.path.join(ctx.work, "swapped.pftrace")
     run_merge(ctx, ["-o", "perfetto", "--output-file", pf2, cap, art])
-    with open(pf2, "rb") as a, open(os.path.join(ctx.work, "app.pftrace"), "rb") as b:
-        ctx.check(a.read() == b.read(), "the inputs in the other order give another output")
+    pf1 = os.path.join(ctx.work, "app.pftrace")
+    if ctx.check(os.path.exists(pf1) and os.path.exists(pf2), "merge wrote both orders' outputs"):
+        with open(pf2, "rb") as a, open(pf1, "rb") as b:
+            ctx.check(a.read() == b.read(), "the inputs in the other order give another output")
     # the default name, and every other writer takes the merged trace too
     for fmt in ("pprof", "folded", "flamegraph", "report", "speedscope", "dot", "ir"):
         r, e = run_merge(ctx, ["-f", "-o", fmt, art, cap])
-    ctx.check(os.path.exists(os.path.join(ctx.work, "app.merged.folded")), "the default output name TRACE.merged.EXT")
-    with open(os.path.join(ctx.work, "app.merged.folded"), encoding="utf-8") as f:
+    folded_path = os.path.join(ctx.work, "app.merged.folded")
+    if not ctx.check(os.path.exists(folded_path), "the default output name TRACE.merged.EXT"):
+        return
+    with open(folded_path, encoding="utf-8") as f:
         folded = f.read()
     ctx.check("Choreographer#doFrame;android.view.View.draw" in folded,
               f"folded stacks hold atrace slices and methods in one stack: {folded[:300]}")
