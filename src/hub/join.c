@@ -329,7 +329,6 @@ static int copy_methods(join *j, int k, uint64_t base)
         if (idx == TCI_NONE)
             return table_fail(j);
         tci_method m = in->methods[i]; /* named (finalized): the names point into the input's arena, kept with it */
-        m.raw_id = in->methods[i].raw_id;
         t->methods[idx] = m;
         j->method_map[k][i] = idx;
     }

@@ -15,7 +15,11 @@
  *          (timestamp, thread index); each run keeps one block in memory.
  *          Equal timestamps of one thread keep that thread's own order (a run
  *          is read front to back), equal timestamps of different threads go
- *          by thread index.
+ *          by thread index (join.c asks for an exit first among them: one
+ *          slice ending as another begins on a shared track).
+ *   The merge is pushed (tci_merge_run) or pulled (tci_merge_start and
+ *   tci_merge_next, join.c's reader); a pull can start again and read the
+ *   spilled runs once more (normalize's second pass).
  *
  * Memory: one buffer per active thread (their sum is capped near
  * MG_BUDGET; each is between MG_BLOCK_MIN and MG_BLOCK_MAX bytes) plus 16
