@@ -246,6 +246,20 @@ TC_API int tc_conv_open_pair(tc_conv *c, const char *key_path, const char *data_
  * used in messages and as the default process name; NULL means "(memory)". */
 TC_API int tc_conv_open_memory(tc_conv *c, const void *data, size_t size, const char *name, const char *format);
 
+/*
+ * One timeline (traceconv merge; README "One timeline"): c reads a method trace and the
+ * system trace of the same run (atrace/systrace or Chrome JSON) as one input, in the
+ * system trace's clock, with the method trace's threads on the system trace's threads
+ * (by tid, else by name), so every writer shows both on one track per thread. a and b
+ * are two OPEN conversions (tc_conv_open...), in either order: the one read by the
+ * systrace or json reader is the system trace (both or neither: a is the method trace).
+ * c takes them (they are freed with c, also when this call fails) and reads both here.
+ * offset: NULL to place the method trace by the system trace's clock-sync markers, else
+ * the signed time added to the method trace's timestamps ("-1.5s", "250ms", "40us",
+ * "1000ns"). tc_conv_input_summary(c) says which clock rule was used, and its precision.
+ */
+TC_API int tc_conv_open_merge(tc_conv *c, tc_conv *a, tc_conv *b, const char *offset);
+
 /* Convert the opened input with the named writer into out (flushed, not closed). */
 TC_API int tc_conv_write(tc_conv *c, const char *writer, FILE *out);
 

@@ -46,6 +46,8 @@ static const char usage_head[] =
     "       traceconv -o FORMAT [options] NAME.key NAME.data [OUTPUT]   (a legacy split trace)\n"
     "       traceconv batch -o FORMAT[,FORMAT...] -O OUTDIR [options] INPUT...  (see batch --help)\n"
     "       traceconv diff [-o text|csv|flamegraph] [options] BASE NEW [OUTPUT]  (see diff --help)\n"
+    "       traceconv merge -o FORMAT[,FORMAT...] [--offset TIME] [options] TRACE SYSTRACE [OUTPUT]\n"
+    "                       (a method trace on the system trace's timeline; see merge --help)\n"
     "       traceconv serve [--listen ADDR:PORT] [-j N] [--max-upload SIZE] [--store DIR] [--keep N|AGE]\n"
     "                       (an upload page and a conversion API over HTTP; see serve --help)\n"
     "       traceconv --probe INPUT | --list-formats | --help | --version\n"
@@ -898,6 +900,119 @@ static int run_diff(cli *a, const char *given, char **ops, int n)
     return rc;
 }
 
+/* ---- traceconv merge METHOD-TRACE SYSTEM-TRACE [OUTPUT] (README "One timeline") ---- */
+
+static const char merge_usage_text[] =
+    "usage: traceconv merge -o FORMAT[,FORMAT...] [--offset TIME] [--output-file FILE] [options]\n"
+    "                       TRACE SYSTRACE [OUTPUT]\n"
+    "\n"
+    "Put a method trace (ART/Dalvik .trace, Rhea, ...) and the system trace of the same run\n"
+    "(atrace/systrace text or HTML, Chrome JSON) on one timeline, in the system trace's clock:\n"
+    "each method-trace thread shares the track of its system-trace thread (matched by tid,\n"
+    "else by name), so method slices nest inside and around the atrace slices. The inputs\n"
+    "may come in either order (the systrace or JSON one is the system trace).\n"
+    "\n"
+    "  -o FORMAT      any output format; the timelines (perfetto, json, systrace) are the point,\n"
+    "                 the aggregating ones (flamegraph, pprof, ...) see atrace slices as frames\n"
+    "  --offset TIME  the method trace's clock offset, signed: -1.5s, 250ms, 40us, 1000ns\n"
+    "                 (default: from the system trace's trace_event_clock_sync markers:\n"
+    "                 parent_ts for ART, realtime_ts for Dalvik; needed for ART 14 and JSON)\n"
+    "  --output-file FILE, or OUTPUT\n"
+    "                 where one output goes (default: TRACE's name with .merged.EXT)\n"
+    "  -f, --force    overwrite an existing OUTPUT (never an input or an original trace)\n"
+    "  -q, --quiet    print nothing but errors\n"
+    "\n"
+    "The conversion options (traceconv --help) apply as for one input.\n"
+    "Exit status: 0 success, 1 an input could not be read or the output written,\n"
+    "2 usage error (also: no clock-sync marker and no --offset).\n";
+
+/* TRACE's stem with .merged.EXT, the name of a merge's output. */
+static char *merge_default_output(const char *trace, const tc_variant_info *v)
+{
+    char *name = NULL;
+    if (asprintf(&name, "%.*s.merged.%s", (int)of_stem_len(trace), trace, v->extension) < 0)
+        return NULL;
+    return name;
+}
+
+static int merge_open(cli *a, tc_conv *c, const char *path)
+{
+    for (size_t i = 0; i < a->n_settings; i++) {
+        if (tc_conv_set_option(c, a->settings[i].key, a->settings[i].value) != TC_OK) {
+            cli_say("traceconv: %s", tc_conv_error(c));
+            return EXIT_USAGE;
+        }
+    }
+    if (!path)
+        return 0;
+    int rc = tc_conv_open(c, path, NULL);
+    if (rc != TC_OK) {
+        cli_say("traceconv: %s", tc_conv_error(c));
+        return rc == TC_ERR_USAGE ? EXIT_USAGE : EXIT_CONVERT;
+    }
+    return 0;
+}
+
+static int run_merge(cli *a, const char *offset, const char *output_file, char **ops, int n)
+{
+    if (n < 2 || n > 3 || (n == 3 && output_file)) {
+        cli_say("traceconv: merge: expected TRACE SYSTRACE [OUTPUT] (or --output-file FILE)");
+        cli_say("Try 'traceconv merge --help'.");
+        return EXIT_USAGE;
+    }
+    if (!strcmp(ops[0], "-") && !strcmp(ops[1], "-")) {
+        cli_say("traceconv: merge: TRACE and SYSTRACE cannot both be stdin");
+        return EXIT_USAGE;
+    }
+    const char *out = n == 3 ? ops[2] : output_file;
+    if (a->n_formats > 1 && out) {
+        cli_say("traceconv: merge: several output formats are written under their default names; no OUTPUT");
+        return EXIT_USAGE;
+    }
+    job jb = {ops[0], ops[1], out}; /* both inputs: an output is neither */
+    target t[MAX_OUTPUTS];
+    memset(t, 0, sizeof t);
+    int rc = 0;
+    for (size_t i = 0; i < a->n_formats; i++) {
+        t[i] = (target){.format = a->formats[i], .dirfd = -1};
+        t[i].path = out ? out : (t[i].owned = merge_default_output(ops[0], a->variants[i]));
+        if (!t[i].path) {
+            cli_say("traceconv: out of memory");
+            rc = EXIT_CONVERT;
+        }
+        t[i].to_stdout = t[i].path && is_stdout(t[i].path);
+    }
+    if (rc == 0)
+        rc = check_targets(a, &jb, t);
+    tc_conv *in[2] = {NULL, NULL}, *conv = NULL;
+    if (rc == 0 && (!(in[0] = tc_conv_new()) || !(in[1] = tc_conv_new()) || !(conv = tc_conv_new()))) {
+        cli_say("traceconv: out of memory");
+        rc = EXIT_CONVERT;
+    }
+    for (int k = 0; k < 2 && rc == 0; k++)
+        rc = merge_open(a, in[k], ops[k]);
+    if (rc == 0 && (rc = merge_open(a, conv, NULL)) == 0) {
+        int st = tc_conv_open_merge(conv, in[0], in[1], offset);
+        in[0] = in[1] = NULL; /* conv has them */
+        if (st != TC_OK) {
+            cli_say("traceconv: %s", tc_conv_error(conv));
+            rc = st == TC_ERR_USAGE ? EXIT_USAGE : EXIT_CONVERT;
+        }
+    }
+    if (rc == 0) {
+        char both[PATH_MAX * 2 + 8];
+        snprintf(both, sizeof both, "%s + %s", ops[0], ops[1]);
+        job shown = {both, NULL, NULL};
+        rc = write_targets(a, &shown, conv, t);
+    }
+    for (size_t i = 0; i < a->n_formats; i++)
+        release_target(&t[i]);
+    tc_conv_free(in[0]);
+    tc_conv_free(in[1]);
+    tc_conv_free(conv);
+    return rc;
+}
+
 /* `traceconv SUB ARGS...` is the program traceconv-SUB run with ARGS (subcommand.c says
  * why it is a program of its own): beside this one (a build tree), else where `make
  * install` puts it (LIBEXECDIR/traceconv, TC_BIN_TO_LIBEXEC from the bin directory).
@@ -932,22 +1047,24 @@ int main(int argc, char **argv)
 {
     of_init();
     int diff_mode = argc > 1 && !strcmp(argv[1], "diff");
-    if (diff_mode) { /* the same options as a conversion, read for both inputs */
+    int merge_mode = argc > 1 && !strcmp(argv[1], "merge");
+    if (diff_mode || merge_mode) { /* the same options as a conversion, read for both inputs */
         argc--;
         argv++;
     }
     if (argc > 1 && (!strcmp(argv[1], "batch") || !strcmp(argv[1], "serve")))
         return run_subcommand(argv[1], argv);
     /* the command's own options, then every option of the library's tables (cli_util.c) */
-    enum { O_PROBE = 256, O_LIST, O_JSON, O_BASE_DEOBF, O_NEW_DEOBF, O_LIBRARY };
+    enum { O_PROBE = 256, O_LIST, O_JSON, O_BASE_DEOBF, O_NEW_DEOBF, O_OFFSET, O_OUTPUT_FILE, O_LIBRARY };
     static struct option longopts[192] = {
         {"input-format", required_argument, 0, 'i'}, {"output-format", required_argument, 0, 'o'},
         {"force", no_argument, 0, 'f'},              {"quiet", no_argument, 0, 'q'},
         {"probe", required_argument, 0, O_PROBE},    {"list-formats", no_argument, 0, O_LIST},
         {"json", no_argument, 0, O_JSON},            {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'},            {"base-deobfuscate", required_argument, 0, O_BASE_DEOBF},
-        {"new-deobfuscate", required_argument, 0, O_NEW_DEOBF}};
-    size_t n_longopts = 11;
+        {"new-deobfuscate", required_argument, 0, O_NEW_DEOBF}, {"offset", required_argument, 0, O_OFFSET},
+        {"output-file", required_argument, 0, O_OUTPUT_FILE}};
+    size_t n_longopts = 13;
     const tc_option_info *keys[128]; /* a conversion takes the diff's options too (unused: a warning) */
     size_t n_keys = cli_option_keys(CLI_CONVERT | CLI_DIFF, keys, 128);
     if (cli_longopts(longopts, &n_longopts, sizeof longopts / sizeof *longopts, keys, n_keys, O_LIBRARY) != 0) {
@@ -958,7 +1075,8 @@ int main(int argc, char **argv)
     tc_conv *check = tc_conv_new(); /* options are validated here, then applied to each input's own */
     if (!check)
         return EXIT_CONVERT;
-    const char *prog = diff_mode ? "traceconv diff" : "traceconv";
+    const char *prog = diff_mode ? "traceconv diff" : merge_mode ? "traceconv merge" : "traceconv";
+    const char *merge_offset = NULL, *merge_output = NULL;
     int opt, status = 0, list = 0, json = 0;
     int li = 0, before = optind;
     const char *out_list = NULL;
@@ -978,10 +1096,25 @@ int main(int argc, char **argv)
                 a.side_mapping[opt == O_NEW_DEOBF] = optarg;
             }
             break;
+        case O_OFFSET:
+        case O_OUTPUT_FILE:
+            if (!merge_mode) {
+                cli_say("traceconv: --%s is an option of traceconv merge", longopts[li].name);
+                status = -1;
+            } else {
+                *(opt == O_OFFSET ? &merge_offset : &merge_output) = optarg;
+            }
+            break;
         case O_PROBE: tc_conv_free(check); return probe(optarg);
         case O_LIST: list = 1; break;
         case O_JSON: json = 1; break;
-        case 'h': diff_mode ? diff_usage() : usage(); tc_conv_free(check); return 0;
+        case 'h':
+            if (merge_mode)
+                fputs(merge_usage_text, stdout);
+            else
+                diff_mode ? diff_usage() : usage();
+            tc_conv_free(check);
+            return 0;
         case 'V': printf("traceconv %s\n", TC_VERSION_STRING); tc_conv_free(check); return 0;
         default:
             if (opt >= O_LIBRARY && opt < O_LIBRARY + (int)n_keys) /* a flag's NULL value reads as true */
@@ -1010,6 +1143,24 @@ int main(int argc, char **argv)
         }
         of_remove_temps_on_signals();
         return run_diff(&a, out_list ? out_list : tc_diff_format_at(0)->name, argv + optind, nargs);
+    }
+    if (merge_mode) {
+        if (status == 0 && a.in_format) { /* the two inputs are of two formats: each is detected */
+            cli_say("traceconv: merge: -i is not taken (each input's format is detected from its content)");
+            status = -1;
+        } else if (status == 0 && !out_list) {
+            cli_say("traceconv: merge: missing -o FORMAT");
+            status = -1;
+        } else if (status == 0 && parse_formats(&a, out_list, check) != 0) {
+            status = -1;
+        }
+        tc_conv_free(check);
+        if (status != 0) {
+            cli_say("Try 'traceconv merge --help'.");
+            return EXIT_USAGE;
+        }
+        of_remove_temps_on_signals();
+        return run_merge(&a, merge_offset, merge_output, argv + optind, nargs);
     }
     job *jobs = nargs > 0 ? calloc((size_t)nargs, sizeof *jobs) : NULL;
     size_t n_jobs = 0;

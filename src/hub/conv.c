@@ -941,6 +941,41 @@ int tci_conv_aggregate(tc_conv *c, const tci_writer *w, void *priv, const char *
     return run_pipeline(c, &one, 1, w, priv);
 }
 
+/* An OPEN conversion read by normalize alone, without writers: its tables and events are
+ * another reader's input (join.c). It is consumed (WRITTEN), success or not. */
+int tci_conv_normalize(tc_conv *c, tci_ready_fn ready, tci_event_fn emit, void *user)
+{
+    if (c->state != ST_OPEN)
+        return state_error(c, "%s: the input is not open, or was already converted", c->path ? c->path : "?");
+    c->state = ST_WRITTEN;
+    int rc = tci_normalize_run(&c->rctx, c->reader, ready, emit, user, NULL, NULL);
+    return check_unchanged(&c->src, &c->diag, rc);
+}
+
+/* Open c on a reader of the core that reads no bytes of its own (join.c's, whose priv it
+ * made): name is what messages and the process name call the input. priv is the reader's
+ * from here on, freed with c (also when the open fails). */
+int tci_conv_open_reader(tc_conv *c, const char *name, const tci_reader *rd, void *priv)
+{
+    call_begin(c);
+    int rc = open_prepare(c, name, NULL);
+    if (rc != TC_OK) {
+        if (rd->close) {
+            tci_rctx tmp = {.priv = priv, .trace = &c->trace, .diag = &c->diag, .opt = &c->opt};
+            rd->close(&tmp);
+        }
+        free(priv);
+        return open_finish(c, rc);
+    }
+    c->reader = rd;
+    c->trace.reader = rd->name;
+    c->rctx = (tci_rctx){.priv = priv, .trace = &c->trace, .diag = &c->diag, .opt = &c->opt, .source = &c->src};
+    rc = rd->open(&c->rctx);
+    if (rc != TC_OK && !c->diag.error[0])
+        tci_error(&c->diag, rc, rd->name, UINT64_MAX, "cannot read the input");
+    return open_finish(c, rc);
+}
+
 const tci_options *tci_conv_options(const tc_conv *c) { return &c->opt; }
 const tci_trace *tci_conv_trace_of(const tc_conv *c) { return &c->trace; }
 const tci_diag *tci_conv_diag(const tc_conv *c) { return &c->diag; }

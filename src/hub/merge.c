@@ -15,7 +15,11 @@
  *          (timestamp, thread index); each run keeps one block in memory.
  *          Equal timestamps of one thread keep that thread's own order (a run
  *          is read front to back), equal timestamps of different threads go
- *          by thread index.
+ *          by thread index (join.c asks for an exit first among them: one
+ *          slice ending as another begins on a shared track).
+ *   The merge is pushed (tci_merge_run) or pulled (tci_merge_start and
+ *   tci_merge_next, join.c's reader); a pull can start again and read the
+ *   spilled runs once more (normalize's second pass).
  *
  * Memory: one buffer per active thread (their sum is capped near
  * MG_BUDGET; each is between MG_BLOCK_MIN and MG_BLOCK_MAX bytes) plus 16
@@ -68,9 +72,19 @@ struct tci_merge {
     uint32_t *heap;      /* run indexes, min-heap by (head.ts_ns, run) */
     uint32_t n_heap;
     tci_diag *diag;
+    bool spilled;        /* every run is in the file: a restart reads it again */
+    bool exits_first;    /* equal times of different runs: an exit before the rest (join.c) */
 };
 
 int tci_merge_open(tci_merge **out, const tci_trace *t, tci_diag *d)
+{
+    uint64_t active = 0;
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        active += t->threads[i].records != 0;
+    return tci_merge_open_runs(out, t->n_threads, active, d);
+}
+
+int tci_merge_open_runs(tci_merge **out, uint32_t n_runs, uint64_t active, tci_diag *d)
 {
     *out = NULL;
     tci_merge *m = tci_calloc(1, sizeof *m);
@@ -78,10 +92,7 @@ int tci_merge_open(tci_merge **out, const tci_trace *t, tci_diag *d)
         return TC_ERR_NOMEM;
     m->fd = -1;
     m->diag = d;
-    m->n_runs = t->n_threads;
-    uint64_t active = 0;
-    for (uint32_t i = 0; i < t->n_threads; i++)
-        active += t->threads[i].records != 0;
+    m->n_runs = n_runs;
     uint64_t block = MG_BUDGET / (active ? active : 1);
     m->block = (uint32_t)(block > MG_BLOCK_MAX ? MG_BLOCK_MAX : block < MG_BLOCK_MIN ? MG_BLOCK_MIN : block);
     if (m->n_runs && (!(m->runs = tci_calloc(m->n_runs, sizeof *m->runs)) ||
@@ -97,6 +108,8 @@ int tci_merge_open(tci_merge **out, const tci_trace *t, tci_diag *d)
     *out = m;
     return TC_OK;
 }
+
+void tci_merge_exits_first(tci_merge *m) { m->exits_first = true; }
 
 void tci_merge_free(tci_merge *m)
 {
@@ -260,8 +273,15 @@ bad:
 
 static inline bool before(const tci_merge *m, uint32_t a, uint32_t b)
 {
-    int64_t ta = m->runs[a].head.ts_ns, tb = m->runs[b].head.ts_ns;
-    return ta < tb || (ta == tb && a < b);
+    const tci_event *ea = &m->runs[a].head, *eb = &m->runs[b].head;
+    if (ea->ts_ns != eb->ts_ns)
+        return ea->ts_ns < eb->ts_ns;
+    if (m->exits_first) { /* a slice that ends when another begins does not hold it */
+        bool xa = ea->kind == TCI_EV_EXIT, xb = eb->kind == TCI_EV_EXIT;
+        if (xa != xb)
+            return xa;
+    }
+    return a < b;
 }
 
 static void sift_down(tci_merge *m, uint32_t i)
@@ -281,36 +301,56 @@ static void sift_down(tci_merge *m, uint32_t i)
     h[i] = x;
 }
 
-int tci_merge_run(tci_merge *m, tci_event_fn fn, void *user)
+/* Every run into the file (once), then each run from its first block again: its
+ * buffer becomes its read buffer. */
+int tci_merge_start(tci_merge *m)
 {
     int rc;
-    /* every run into the file; its buffer becomes its read buffer */
+    m->n_heap = 0;
     for (uint32_t i = 0; i < m->n_runs; i++) {
         mg_run *r = &m->runs[i];
-        if ((rc = flush_run(m, r)) != TC_OK)
+        if (!m->spilled && (rc = flush_run(m, r)) != TC_OK)
             return rc;
         r->len = r->pos = 0;
+        r->next_block = 0;
         r->prev_ts = r->prev_cpu = 0;
+        if (r->n_blocks && !r->buf && !(r->buf = tci_malloc(m->block)))
+            return TC_ERR_NOMEM;
         if ((rc = next_event(m, i)) < 0)
             return rc;
         if (rc == 1)
             m->heap[m->n_heap++] = i;
     }
+    m->spilled = true;
     for (uint32_t i = m->n_heap / 2; i-- > 0;)
         sift_down(m, i);
-    while (m->n_heap) {
-        uint32_t run = m->heap[0];
-        if ((rc = fn(user, &m->runs[run].head)) != TC_OK)
-            return rc;
-        if ((rc = next_event(m, run)) < 0)
-            return rc;
-        if (rc == 0) {
-            m->heap[0] = m->heap[--m->n_heap];
-            free(m->runs[run].buf); /* done with this run */
-            m->runs[run].buf = NULL;
-        }
-        if (m->n_heap)
-            sift_down(m, 0);
-    }
     return TC_OK;
+}
+
+int tci_merge_next(tci_merge *m, tci_event *ev)
+{
+    if (!m->n_heap)
+        return 0;
+    uint32_t run = m->heap[0];
+    *ev = m->runs[run].head;
+    int rc = next_event(m, run);
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        m->heap[0] = m->heap[--m->n_heap];
+        free(m->runs[run].buf); /* done with this run */
+        m->runs[run].buf = NULL;
+    }
+    if (m->n_heap)
+        sift_down(m, 0);
+    return 1;
+}
+
+int tci_merge_run(tci_merge *m, tci_event_fn fn, void *user)
+{
+    int rc = tci_merge_start(m), more;
+    tci_event ev;
+    while (rc == TC_OK && (more = tci_merge_next(m, &ev)) != 0)
+        rc = more < 0 ? more : fn(user, &ev);
+    return rc;
 }

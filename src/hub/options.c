@@ -184,6 +184,8 @@ static int parse_duration(const char *v, int64_t *out)
     return -1;
 }
 
+int tci_parse_duration(const char *v, int64_t *out) { return parse_duration(v, out); }
+
 static int parse_since(tci_options *o, const char *v)
 {
     if (parse_duration(v, &o->since_ns))

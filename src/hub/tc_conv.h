@@ -29,6 +29,9 @@ void tci_conv_consume(tc_conv *c); /* OPEN -> WRITTEN without reading (the other
 void tci_conv_call_begin(tc_conv *c);
 int tci_conv_call_end(tc_conv *c, int rc);
 tci_diag *tci_conv_error_slot(tc_conv *c); /* where a call's message goes (diag.error) */
+/* join.c: an input normalized into another reader (consumed), and the conversion opened on that reader. */
+int tci_conv_normalize(tc_conv *c, int (*ready)(void *user), int (*emit)(void *user, const tci_event *ev), void *user);
+int tci_conv_open_reader(tc_conv *c, const char *name, const tci_reader *rd, void *priv);
 
 /* ---- normalize: two passes over a reader, events out --------------------- */
 
@@ -66,5 +69,14 @@ int tci_merge_open(tci_merge **m, const tci_trace *t, tci_diag *d); /* tables fi
 int tci_merge_add(tci_merge *m, const tci_event *ev); /* in each thread's time order */
 int tci_merge_run(tci_merge *m, tci_event_fn fn, void *user); /* every event, globally ordered */
 void tci_merge_free(tci_merge *m);
+/* The same over n_runs runs of which about `active` get events (join.c: the threads of two
+ * inputs); an event's thread is its run. */
+int tci_merge_open_runs(tci_merge **m, uint32_t n_runs, uint64_t active, tci_diag *d);
+/* Equal times of different runs: an exit first (a slice that ends as another begins does not hold it). */
+void tci_merge_exits_first(tci_merge *m);
+/* Pulled instead of pushed: start (again: the spilled events are read once more), then
+ * next gives 1 and an event, 0 at the end, or < 0. */
+int tci_merge_start(tci_merge *m);
+int tci_merge_next(tci_merge *m, tci_event *ev);
 
 #endif /* TC_TC_CONV_H */

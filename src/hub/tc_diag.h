@@ -48,7 +48,10 @@
     X(FTRACE_IGNORED, "ftrace-events-ignored", TC_FIG_WARNING)         \
     X(GZIP_PADDING, "gzip-zero-padding", TC_FIG_NOTE)                   \
     X(THREADS_LEFT_OUT, "threads-left-out", TC_FIG_NOTE)                \
-    X(EVENTS_LEFT_OUT, "events-left-out", TC_FIG_NOTE)
+    X(EVENTS_LEFT_OUT, "events-left-out", TC_FIG_NOTE)                  \
+    X(MERGE_CLAMPED, "merge-clamped", TC_FIG_REPAIR)                    \
+    X(MERGE_UNMATCHED_THREAD, "merge-unmatched-thread", TC_FIG_WARNING) \
+    X(MERGE_CLOCK_GUESS, "merge-clock-guess", TC_FIG_WARNING)
 
 enum tci_figure_id {
 #define TCI_FIG_ENUM(id, name, kind) TCI_FIG_##id,

@@ -144,4 +144,8 @@ extern const tci_option_def tci_core_options[];
  * script and style alone are tens of KiB, more than 64 times a tiny trace */
 #define TCI_MIN_RATIO_OUTPUT ((uint64_t)4 << 20)
 
+/* A time with its unit ("1.5s", "250ms", "40us", "1000ns"; "0"), exactly in ns: 0, or -1 for a bad text
+ * (options.c; join.c's --offset takes it with a sign). */
+int tci_parse_duration(const char *v, int64_t *out);
+
 #endif /* TC_TC_OPTIONS_H */

@@ -978,6 +978,54 @@ static int async_track(tci_rctx *r, systrace *s, uint64_t owner, const tci_raw *
     return TC_OK;
 }
 
+/*
+ * atrace's clock-sync markers (SYSTRACE.md): `trace_event_clock_sync: parent_ts=S.US` gives
+ * CLOCK_MONOTONIC and `trace_event_clock_sync: realtime_ts=MS` the wall clock at the marker,
+ * whose own timestamp is in the trace clock. They become no record but the metadata
+ * `clock-sync-parent-ts` / `clock-sync-realtime-ts` = "MARKER_NS CLOCK_NS" (both in ns; the
+ * first marker of each kind), which `traceconv merge` (join.c) reads to put a method trace
+ * on this trace's clock. A marker with an unreadable value is a bad line. Returns 0 (no
+ * record) or an error.
+ */
+static int note_clock_sync(tci_rctx *r, const char *p, size_t n, int64_t marker_ns, uint64_t off)
+{
+    static const char sync[] = "trace_event_clock_sync: ";
+    size_t k = sizeof sync - 1;
+    if (n < k || memcmp(p, sync, k))
+        return 0;
+    p += k, n -= k;
+    const char *key;
+    int64_t clock_ns;
+    uint64_t ms;
+    if (n >= 10 && !memcmp(p, "parent_ts=", 10)) {
+        key = "clock-sync-parent-ts";
+        bool whole = n > 10 && !memchr(p + 10, '.', n - 10) && tci_parse_u64(p + 10, n - 10, 9000000000ull, &ms);
+        if (whole)
+            clock_ns = (int64_t)ms * 1000000000;
+        else if (!parse_ts(p + 10, n - 10, &clock_ns))
+            key = NULL;
+    } else if (n >= 12 && !memcmp(p, "realtime_ts=", 12)) {
+        key = "clock-sync-realtime-ts";
+        if (tci_parse_u64(p + 12, n - 12, (uint64_t)INT64_MAX / 1000000, &ms))
+            clock_ns = (int64_t)ms * 1000000;
+        else
+            key = NULL;
+    } else {
+        return 0; /* name=ID (Chrome's agents) and other sync texts: nothing to place a trace by */
+    }
+    if (!key) {
+        tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "clock-sync marker with an unreadable value (\"%.*s\"); ignored",
+                 (int)(n > 40 ? 40 : n), p);
+        return 0;
+    }
+    if (tci_trace_meta(r->trace, key))
+        return 0;
+    char val[48];
+    int len = snprintf(val, sizeof val, "%lld %lld", (long long)marker_ns, (long long)clock_ns);
+    return tci_trace_add_meta(r->trace, key, strlen(key), val, (size_t)len) == TC_OK ? 0
+           : tci_trace_fail(r->trace, r->diag, MOD, off);
+}
+
 /* The atrace payload of a print event: 0 (no record), 1 (a record in *ev), or an error. */
 static int payload(tci_rctx *r, systrace *s, const fline *f, uint32_t th, uint64_t off, tci_raw *ev)
 {
@@ -991,8 +1039,8 @@ static int payload(tci_rctx *r, systrace *s, const fline *f, uint32_t th, uint64
     }
     tci_atrace a;
     int pr = tci_atrace_parse(p, n, &a);
-    if (pr == TCI_ATRACE_NONE)
-        return 0; /* clock sync and free text */
+    if (pr == TCI_ATRACE_NONE) /* clock sync and free text */
+        return r->pass == 1 ? note_clock_sync(r, p, n, f->ts, off) : 0;
     if (pr != TCI_ATRACE_OK) {
         tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "atrace %c event: %s; line skipped", a.kind, a.why);
         return 0;

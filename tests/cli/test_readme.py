@@ -95,6 +95,10 @@ def written_files(cmd, comment):
             continue
         if words[0] == "curl" and "-o" in words:
             out.add(words[words.index("-o") + 1])
+        if words[0].endswith("traceconv") and words[1:2] == ["merge"]:  # TRACE SYSTRACE: both inputs
+            if "--output-file" in words:
+                out.add(words[words.index("--output-file") + 1])
+            continue
         if words[0].endswith("traceconv") and "-o" in words and words[-1] != "-" and FILE_RE.match(words[-1]) \
                 and len([w for w in words if not w.startswith("-")]) >= 4:
             out.add(words[-1])  # INPUT OUTPUT: the last operand has a writer's extension
@@ -124,6 +128,7 @@ def common_tasks(ctx, readme):
     shutil.copy(os.path.join(corpus, "app-startup.trace"), os.path.join(d, "app.trace"))
     shutil.copy(os.path.join(corpus, "v3-dual.trace"), os.path.join(d, "before.trace"))
     shutil.copy(os.path.join(corpus, "v3-dual.trace"), os.path.join(d, "after.trace"))
+    shutil.copy(os.path.join(corpus, "systrace", "capture.txt"), os.path.join(d, "atrace.txt"))  # traceconv merge
     for f in ("v2-wall.trace", "open-at-end.trace"):
         shutil.copy(os.path.join(corpus, f), os.path.join(d, "traces", f))
     with zipfile.ZipFile(os.path.join(d, "more.zip"), "w") as z:

@@ -16,6 +16,9 @@
 static const char *writers[64];
 static size_t n_writers;
 static char diff_names[16][48];
+/* After those, traceconv merge ("merge:FORMAT", tc_conv_open_merge) into the timelines: the
+ * input's first half as the method trace, the whole input as the system trace. */
+static const char *const merge_names[] = {"merge:perfetto", "merge:json", "merge:systrace"};
 
 static void find_writers(void)
 {
@@ -28,6 +31,9 @@ static void find_writers(void)
             snprintf(diff_names[i], sizeof diff_names[i], "diff:%s", f->name);
             writers[n_writers++] = diff_names[i];
         }
+    for (size_t i = 0; n_writers && i < sizeof merge_names / sizeof *merge_names; i++)
+        if (n_writers < sizeof writers / sizeof *writers)
+            writers[n_writers++] = merge_names[i];
     if (!n_writers) {
         fprintf(stderr, "fuzz: the registry lists no writer\n");
         abort();
@@ -171,6 +177,36 @@ static bool fuzz_diff_one(const uint8_t *trace, size_t size, const char *format,
     return opened;
 }
 
+/* merge:FORMAT: the first half of the input on the timeline of the whole of it, placed by
+ * its clock-sync markers, or (no-thread set) by an offset, so that inputs without markers
+ * reach the join too; every failure must leave its message on the merged conversion. */
+static bool fuzz_merge_one(const uint8_t *trace, size_t size, const char *format, unsigned options, FILE *sink)
+{
+    tc_conv *c = tc_conv_new(), *method = tc_conv_new(), *system = tc_conv_new();
+    bool opened = false;
+    if (c && method && system) {
+        set_options(c, options);
+        set_options(method, options);
+        set_options(system, options);
+        int rm = tc_conv_open_memory(method, trace, size / 2, "fuzz.method", fuzz_reader);
+        check_contract(method, rm, "tc_conv_open_memory (method)");
+        int rs = tc_conv_open_memory(system, trace, size, "fuzz.input", fuzz_reader);
+        check_contract(system, rs, "tc_conv_open_memory");
+        opened = rs == TC_OK;
+        if (rm == TC_OK && rs == TC_OK) {
+            int rc = tc_conv_open_merge(c, method, system, (options & FUZZ_OPT_NO_THREAD) ? "-1ms" : NULL);
+            method = system = NULL; /* c has them */
+            check_contract(c, rc, "tc_conv_open_merge");
+            if (rc == TC_OK)
+                check_contract(c, tc_conv_write(c, format, sink), "tc_conv_write (merge)");
+        }
+    }
+    tc_conv_free(c);
+    tc_conv_free(method);
+    tc_conv_free(system);
+    return opened;
+}
+
 /* What batch does (tc_probe_memory, then a conversion that probes again) must
  * agree: the reader a probing open chose is the unique best score of the
  * public probe over the same bytes and name, and every score is 0..100. */
@@ -204,6 +240,8 @@ bool fuzz_convert_one(const uint8_t *trace, size_t size, size_t writer, unsigned
     const char *name = fuzz_writer_name(writer);
     if (!strncmp(name, "diff:", 5))
         return fuzz_diff_one(trace, size, name + 5, options, sink);
+    if (!strncmp(name, "merge:", 6))
+        return fuzz_merge_one(trace, size, name + 6, options, sink);
     tc_conv *c = tc_conv_new();
     if (!c)
         return false;

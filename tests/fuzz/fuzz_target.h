@@ -7,7 +7,9 @@
  *
  *   byte 0   the writer: its index among the registry's writers (tc_format_at),
  *            then the diff's formats ("diff:text", "diff:csv", "diff:flamegraph":
- *            the first half of the trace diffed against all of it), modulo their
+ *            the first half of the trace diffed against all of it), then traceconv
+ *            merge's timelines ("merge:perfetto", "merge:json", "merge:systrace": the
+ *            first half put on the timeline of all of it), modulo their
  *            number, so a new writer is fuzzed without a change here
  *   byte 1   options: bits 0-4 are FUZZ_OPT_*; bits 5-7 one limit, FUZZ_LIMIT_* (4-7),
  *            or a set of writer options, FUZZ_VARIANT_* (1-3; 0 none): a limit stops
