@@ -48,7 +48,9 @@
     X(FTRACE_IGNORED, "ftrace-events-ignored", TC_FIG_WARNING)         \
     X(GZIP_PADDING, "gzip-zero-padding", TC_FIG_NOTE)                   \
     X(THREADS_LEFT_OUT, "threads-left-out", TC_FIG_NOTE)                \
-    X(EVENTS_LEFT_OUT, "events-left-out", TC_FIG_NOTE)
+    X(EVENTS_LEFT_OUT, "events-left-out", TC_FIG_NOTE)                  \
+    X(SYSTEM_EVENTS, "sched-events", TC_FIG_COUNT)                      \
+    X(SYSTEM_NOT_SHOWN, "sched-events-not-shown", TC_FIG_NOTE)
 
 enum tci_figure_id {
 #define TCI_FIG_ENUM(id, name, kind) TCI_FIG_##id,
