@@ -147,6 +147,11 @@ typedef struct systrace {
     ignored_kind ignored[IGNORED_KINDS]; /* the first kinds met; the others are only counted */
     uint64_t first_ignored;              /* offset of the first such line */
     bool tables_done;      /* end of pass 1 seen */
+    struct sched_tid {     /* tids only scheduler events named so far (pass 1), in order */
+        uint64_t tid, offset;
+    } *sched_tids;
+    uint32_t n_sched_tids, cap_sched_tids;
+    tci_idmap sched_tid_seen;
 } systrace;
 
 /* ---- small parsers (pure) ------------------------------------------------------ */
@@ -784,10 +789,13 @@ static bool field_tid(const char *p, size_t n, const char *key, uint64_t *out)
     return field_u64(p, n, key, out) && *out <= INT32_MAX;
 }
 
-/* The thread of a tid a scheduler event names (created in pass 1: a thread
- * that only the scheduler saw has no records, so it stays out of the
- * method-level outputs; the perfetto writer names it in its events). */
-static uint32_t sched_thread(tci_rctx *r, systrace *s, uint64_t tid, uint64_t off, int *rc)
+/* The thread of a tid a scheduler event names. A tid that no line's task column
+ * shows gets its thread at the end of pass 1 (sched_threads), after every task's:
+ * the threads keep the order of their first lines, as before scheduler data was
+ * read. In pass 1 the record only counts, so it names the line's thread
+ * meanwhile. Such a thread has no records: it stays out of the method-level
+ * outputs, and the perfetto writer names it in its events. */
+static uint32_t sched_thread(tci_rctx *r, systrace *s, uint64_t tid, uint32_t line_th, uint64_t off, int *rc)
 {
     uint32_t th = tci_idmap_get(&s->tid_thread, tid);
     *rc = TC_OK;
@@ -798,13 +806,31 @@ static uint32_t sched_thread(tci_rctx *r, systrace *s, uint64_t tid, uint64_t of
                         (unsigned long long)tid);
         return TCI_NONE;
     }
-    if ((th = tci_trace_add_thread(r->trace, tid)) == TCI_NONE || tci_idmap_put(&s->tid_thread, tid, th) != 0 ||
-        tci_grow((void **)&s->pid_at, &s->cap_pid_at, th, sizeof *s->pid_at) != 0) {
-        *rc = tci_trace_fail(r->trace, r->diag, MOD, off);
-        return TCI_NONE;
+    if (tci_idmap_get(&s->sched_tid_seen, tid) == TCI_NONE) {
+        if (tci_idmap_put(&s->sched_tid_seen, tid, s->n_sched_tids) != 0 ||
+            tci_grow((void **)&s->sched_tids, &s->cap_sched_tids, s->n_sched_tids, sizeof *s->sched_tids) != 0) {
+            *rc = tci_error(r->diag, TC_ERR_NOMEM, MOD, off, "out of memory");
+            return TCI_NONE;
+        }
+        s->sched_tids[s->n_sched_tids++] = (struct sched_tid){tid, off};
     }
-    s->pid_at[th] = PID_UNSET;
-    return th;
+    return line_th;
+}
+
+/* End of pass 1: a thread for every tid only scheduler events named, in the order they did. */
+static int sched_threads(tci_rctx *r, systrace *s)
+{
+    for (uint32_t i = 0; i < s->n_sched_tids; i++) {
+        uint64_t tid = s->sched_tids[i].tid;
+        if (tci_idmap_get(&s->tid_thread, tid) != TCI_NONE)
+            continue; /* a task column showed it after all */
+        uint32_t th = tci_trace_add_thread(r->trace, tid);
+        if (th == TCI_NONE || tci_idmap_put(&s->tid_thread, tid, th) != 0 ||
+            tci_grow((void **)&s->pid_at, &s->cap_pid_at, th, sizeof *s->pid_at) != 0)
+            return tci_trace_fail(r->trace, r->diag, MOD, s->sched_tids[i].offset);
+        s->pid_at[th] = PID_UNSET;
+    }
+    return TC_OK;
 }
 
 static int sched_kind(const fline *f)
@@ -872,11 +898,11 @@ static int sched_record(tci_rctx *r, systrace *s, const fline *f, uint32_t line_
                  s->inflated ? " (offset in the decompressed text)" : "");
         return 0;
     }
-    uint32_t th = tid == f->tid ? line_th : sched_thread(r, s, tid, off, &rc);
+    uint32_t th = tid == f->tid ? line_th : sched_thread(r, s, tid, line_th, off, &rc);
     if (th == TCI_NONE)
         return rc;
     bool cpu_counter = kind == TCI_EV_CPU_FREQUENCY || kind == TCI_EV_CPU_IDLE;
-    uint32_t th2 = cpu_counter ? (uint32_t)other : other == f->tid ? line_th : sched_thread(r, s, other, off, &rc);
+    uint32_t th2 = cpu_counter ? (uint32_t)other : other == f->tid ? line_th : sched_thread(r, s, other, line_th, off, &rc);
     if (th2 == TCI_NONE)
         return rc;
     *ev = (tci_raw){.wall = f->ts, .cpu = tci_sys_pack_prios(a, b), .offset = off, .value = value,
@@ -944,6 +970,9 @@ static uint32_t thread_of(tci_rctx *r, systrace *s, const fline *f, uint64_t off
 static int finish_tables(tci_rctx *r, systrace *s)
 {
     tci_trace *t = r->trace;
+    int src = sched_threads(r, s);
+    if (src != TC_OK)
+        return src;
     for (uint32_t th = 0; th < t->n_threads; th++) { /* the latest name of the task column or the scheduler */
         uint32_t i = tci_idmap_get(&s->tid_name, t->threads[th].tid);
         if (i != TCI_NONE && tci_trace_name_thread(t, th, s->names[i].s, s->names[i].len, 1) != TC_OK)
@@ -1273,6 +1302,8 @@ static void systrace_close(tci_rctx *r)
         free(s->names[i].s);
     free(s->names);
     free(s->async);
+    free(s->sched_tids);
+    tci_idmap_free(&s->sched_tid_seen);
     tci_idmap_free(&s->tid_name);
     tci_idmap_free(&s->tid_thread);
     tci_idmap_free(&s->pid_process);

@@ -688,28 +688,40 @@ static uint8_t *put_str(uint8_t *q, uint32_t field, const char *s, size_t n)
     return q + n;
 }
 
+/* A task's comm: its thread's final name; tid 0, the idle task, is the kernel's swapper/CPU. */
+static uint8_t *put_comm(uint8_t *q, uint32_t field, const tci_thread *th, uint32_t cpu)
+{
+    char idle[24];
+    if (th->tid == 0) {
+        int n = snprintf(idle, sizeof idle, "swapper/%u", cpu);
+        return put_str(q, field, idle, (size_t)n);
+    }
+    return put_str(q, field, th->name, strlen(th->name));
+}
+
 /* The kind's message (SchedSwitchFtraceEvent, ...) into q; its length. */
 static size_t encode_system(const tci_trace *t, const tci_event *ev, uint8_t *q0)
 {
     uint8_t *q = q0;
+    uint32_t cpu = tci_sys_cpu(ev->id);
     uint32_t other = tci_sys_other(ev->id);
     const tci_thread *a = &t->threads[ev->thread];
     const tci_thread *b = ev->kind == TCI_EV_CPU_FREQUENCY || ev->kind == TCI_EV_CPU_IDLE ? NULL : &t->threads[other];
     int32_t prio_a = tci_sys_prio_a(ev->cpu_ns), prio_b = tci_sys_prio_b(ev->cpu_ns);
     switch (ev->kind) {
     case TCI_EV_SCHED_SWITCH:
-        q = put_str(q, 1, a->name, strlen(a->name));
+        q = put_comm(q, 1, a, cpu);
         q = put_int(q, 2, (int64_t)a->tid);
         q = put_int(q, 3, prio_a);
         q = put_int(q, 4, tci_sys_prev_state(ev->id));
-        q = put_str(q, 5, b->name, strlen(b->name));
+        q = put_comm(q, 5, b, cpu);
         q = put_int(q, 6, (int64_t)b->tid);
         q = put_int(q, 7, prio_b);
         break;
     case TCI_EV_SCHED_WAKING:
     case TCI_EV_SCHED_WAKEUP:
     case TCI_EV_SCHED_WAKEUP_NEW:
-        q = put_str(q, 1, b->name, strlen(b->name));
+        q = put_comm(q, 1, b, cpu);
         q = put_int(q, 2, (int64_t)b->tid);
         q = put_int(q, 3, prio_a);
         if (prio_b >= 0) /* target_cpu: older kernels did not write it */
@@ -721,7 +733,7 @@ static size_t encode_system(const tci_trace *t, const tci_event *ev, uint8_t *q0
         q = put_int(q, 2, other);
         break;
     case TCI_EV_TASK_EXIT:
-        q = put_str(q, 1, b->name, strlen(b->name));
+        q = put_comm(q, 1, b, cpu);
         q = put_int(q, 2, (int64_t)b->tid);
         q = put_int(q, 3, pid32(t, b->process));
         q = put_int(q, 4, prio_a);
