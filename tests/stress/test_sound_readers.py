@@ -17,9 +17,12 @@ built (file sizes, counts written), not taken from traceconv's output.
     space limit, not under sanitizers). gzip followed by zero padding (tape/block padding,
     as gzip -d accepts) converts, with the note gzip-zero-padding; other trailing bytes are
     a clear error naming "trailing garbage" and their offset.
-19. A systrace capture of scheduler events only converts (exit 0) with a warning that says
-    what was left out: "116 ftrace events not converted (sched_switch 80, sched_wakeup 36)"
-    (figure ftrace-events-ignored; --strict makes it an error).
+19. A systrace capture of scheduler events only converts (exit 0); a writer that cannot
+    show them (json) says what it left out, as a note: "sched events not shown in json: 116
+    (sched_switch 80, sched_wakeup 36)" (figures sched-events, sched-events-not-shown;
+    --strict accepts it). A capture of other ftrace events only converts with a warning:
+    "5 ftrace events not converted (irq_handler_entry 5)" (figure ftrace-events-ignored;
+    --strict makes it an error).
 The library call tc_conv_open_pair with the halves swapped is in tests/unit/open_pair.c."""
 import gzip
 import json
@@ -248,14 +251,27 @@ def check_sched_only(ctx):
     r = ctx.run(["-f", "-o", "json", path, out])
     err = s(r.stderr)
     ctx.eq(r.returncode, 0, f"a scheduler-only capture converts ({err.strip()[:300]})")
-    ctx.check("116 ftrace events not converted (sched_switch 80, sched_wakeup 36)" in err,
-              f"the warning says what was left out: {err.strip()[:400]}")
-    ctx.eq(tclib.parse_figures(err).get("ftrace-events-ignored"), 116, "the figure counts them")
+    ctx.check("sched events not shown in json: 116 (sched_switch 80, sched_wakeup 36)" in err,
+              f"the json output says what it leaves out: {err.strip()[:400]}")
+    figs = tclib.parse_figures(err)
+    ctx.eq((figs.get("events"), figs.get("sched-events-not-shown")), (116, 116), "the figures count them")
     if r.returncode == 0:
         with open(out) as f:
             json.load(f)  # a valid (empty) trace, by Python's json
     r = ctx.run(["--strict", "-f", "-o", "json", path, out + "2"])
-    one_error(ctx, r, "--strict", "116 ftrace events not converted")
+    ctx.eq(r.returncode, 0, "--strict: what a writer cannot show is a note, not a warning")
+    # ftrace events of other kinds are still read for names only, counted and a warning
+    path = os.path.join(ctx.work, "irq-only.txt")
+    with open(path, "w") as f:
+        f.write("".join("          <idle>-0     [002] d.h2   %.6f: irq_handler_entry: irq=%d name=arch_timer\n"
+                        % (100 + i / 1000, i) for i in range(5)))
+    r = ctx.run(["-f", "-o", "json", path, os.path.join(ctx.work, "irq-only.json")])
+    err = s(r.stderr)
+    ctx.eq(r.returncode, 0, f"a capture of other ftrace events only converts ({err.strip()[:300]})")
+    ctx.check("5 ftrace events not converted (irq_handler_entry 5)" in err, f"the warning says what was left out: {err}")
+    ctx.eq(tclib.parse_figures(err).get("ftrace-events-ignored"), 5, "the figure counts them")
+    r = ctx.run(["--strict", "-f", "-o", "json", path, os.path.join(ctx.work, "irq-only.json2")])
+    one_error(ctx, r, "--strict", "5 ftrace events not converted")
 
 
 def main():
