@@ -23,6 +23,11 @@ built (file sizes, counts written), not taken from traceconv's output.
     --strict accepts it). A capture of other ftrace events only converts with a warning:
     "5 ftrace events not converted (irq_handler_entry 5)" (figure ftrace-events-ignored;
     --strict makes it an error).
+20. Hostile scheduler lines (a pid that is not a number or beyond 2^31-1, a prio beyond
+    int32, missing fields, a frequency beyond 32 bits, a CPU beyond Perfetto's 1023) are
+    each one bad-line warning through every writer; the good line beside them, with
+    markup in its names and a negative prio, reaches the perfetto output as it is
+    (protoc decodes it with the upstream schema).
 The library call tc_conv_open_pair with the halves swapped is in tests/unit/open_pair.c."""
 import gzip
 import json
@@ -274,6 +279,55 @@ def check_sched_only(ctx):
     one_error(ctx, r, "--strict", "5 ftrace events not converted")
 
 
+# -- 20: hostile scheduler lines ------------------------------------------------------------------
+
+SCHED_GOOD = ("   <b>x</b>-77    [001] d..2   200.000001: sched_switch: prev_comm=<b>x</b> prev_pid=77 prev_prio=120 "
+              "prev_state=D|K ==> next_comm=\"'&<script> next_pid=78 next_prio=-5\n")
+SCHED_BAD = [  # each one line that a field makes unusable: skipped with a bad-line warning
+    "sched_switch: prev_comm=a prev_pid=77 prev_prio=120 prev_state=S ==> next_comm=b next_pid=abc next_prio=120",
+    "sched_switch: prev_comm=a prev_pid=99999999999 prev_prio=120 prev_state=S ==> next_comm=b next_pid=1 next_prio=1",
+    "sched_switch: prev_comm=a prev_pid=77 prev_prio=120 prev_state=S ==> next_comm=b next_pid=1 next_prio=-2147483649",
+    "sched_switch: prev_comm=a prev_state=S ==> next_comm=b",
+    "sched_waking: comm=a prio=120 target_cpu=001",
+    "sched_wakeup: comm=a pid=12 prio=x target_cpu=001",
+    "cpu_frequency: state=99999999999 cpu_id=0",
+    "cpu_frequency: state=300000 cpu_id=5000",
+    "cpu_idle: state=1",
+    "task_rename: oldcomm=a newcomm=b oom_score_adj=0",
+    "sched_process_exit: comm=a pid=-3 prio=120",
+]
+
+
+def check_sched_hostile(ctx):
+    lines = ["# tracer: nop", SCHED_GOOD.rstrip("\n")]
+    lines += ["   a-90    [001] d..2   200.%06d: %s" % (10 + i, body.replace("=77 ", "=90 "))
+              for i, body in enumerate(SCHED_BAD)]
+    lines.append("   a-90    [5000] d..2   200.000100: sched_switch: prev_comm=a prev_pid=90 prev_prio=120 "
+                 "prev_state=S ==> next_comm=b next_pid=91 next_prio=120")  # CPU beyond Perfetto's 1024
+    path = os.path.join(ctx.work, "sched-hostile.systrace")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    for fmt in ("perfetto", "json", "systrace", "folded", "pprof", "report", "report-html", "ir", "speedscope",
+                "flamegraph", "dot"):
+        out = os.path.join(ctx.work, "sched-hostile." + tclib.WRITER_EXT.get(fmt, fmt))
+        r = ctx.run(["-f", "-o", fmt, path, out])
+        err = s(r.stderr)
+        ctx.eq(r.returncode, 0, f"hostile sched lines -> {fmt}: converts ({err.strip()[-300:]})")
+        ctx.eq(tclib.parse_figures(err).get("bad-line"), len(SCHED_BAD) + 1,
+               f"hostile sched lines -> {fmt}: each bad line is one bad-line warning")
+        if fmt == "perfetto":
+            ctx.check("CPU number above 1023" in err or err.count("line skipped") >= 1, f"the CPU bound is named: {err}")
+            r2 = ctx.oracle(["protoc", "--proto_path=" + ctx.schema_dir("perfetto_trace.proto"),
+                             "--decode=perfetto.protos.Trace", "perfetto_trace.proto"], stdin=open(out, "rb"))
+            if r2 is not None and ctx.check(r2.returncode == 0, f"protoc decodes the output: {r2.stderr[:300]!r}"):
+                text = s(r2.stdout)
+                ctx.eq(text.count("sched_switch {"), 1, "the one good sched_switch is written")
+                ctx.check("prev_state: 130" in text, f"D|K is the kernel's 0x82: {text[-800:]}")
+                ctx.check("next_prio: -5" in text and 'next_comm: "' + '\\"' + "\\'&<script>" + '"' in text and
+                          'prev_comm: "<b>x</b>"' in text,
+                          f"a negative prio and a comm with markup pass as they are: {text[-800:]}")
+
+
 def main():
     ctx = tclib.Ctx()
     check_art_truncated(ctx)
@@ -284,6 +338,7 @@ def main():
     check_json_out_of_memory(ctx)
     check_gzip_padding(ctx)
     check_sched_only(ctx)
+    check_sched_hostile(ctx)
     ctx.done()
 
 
