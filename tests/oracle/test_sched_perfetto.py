@@ -27,7 +27,7 @@ Both front ends feed one tracker model; events go through a stable sort by times
 (as traceconv does): the tables must be equal. Perfetto's own double conversion is
 also computed and may differ by 1 ns only (reported, not a failure of ours).
 Inputs: every corpus/systrace capture with scheduler lines, and random captures
-(seed printed; --seed N replays one). On traceconv before issue 25 (no ftrace events
+(seed printed; TC_SCHED_SEED=N replays one). On traceconv before issue 25 (no ftrace events
 in the output) every comparison fails."""
 import os
 import random
@@ -354,9 +354,8 @@ def random_capture(rng, n):
 
 def main():
     ctx = tclib.Ctx()
-    seed = None
-    if "--seed" in sys.argv:
-        seed = int(sys.argv[sys.argv.index("--seed") + 1])
+    env_seed = os.environ.get("TC_SCHED_SEED", "").strip()
+    seed = int(env_seed) if env_seed else None
     compared = 0
     for src in ctx.corpus_files("systrace"):
         compared += compare(ctx, os.path.basename(src), src)
@@ -367,7 +366,7 @@ def main():
         path = os.path.join(ctx.work, f"random-{s}.txt")
         with open(path, "w") as f:
             f.write(random_capture(rng, rng.randint(50, 3000)))
-        print(f"random capture, seed {s} (replay: --seed {s})")
+        print(f"random capture, seed {s} (replay: TC_SCHED_SEED={s})")
         compare(ctx, f"random seed {s}", path)
     ctx.done()
 
