@@ -854,6 +854,8 @@ static bool sched_fields(const fline *f, int kind, uint64_t *tid, uint64_t *othe
     *a = *b = 0;
     *value = 0;
     *tid = f->tid;
+    if (f->tid > INT32_MAX)
+        return false; /* the task's pid goes into int32 fields too */
     switch (kind) {
     case TCI_EV_SCHED_SWITCH:
         if (!field(p, n, "prev_state=", NULL, &v, &vn))
