@@ -8,6 +8,7 @@
 # its time with the single formats' (issue 11: at most 1.6x the slowest of them). Then
 # bench/batch.sh times `traceconv batch` over an archive of mixed traces (TC_BENCH_BATCH=0 skips it).
 # A selection line times folded through the selection stage against plain folded (TC_BENCH_SELECT=0 skips it).
+# A sched line converts a generated capture of scheduler data to perfetto (TC_BENCH_SCHED=0 skips it).
 # bench/deobf.sh applies a 300 MB mapping to a trace of 100,000 methods (TC_BENCH_DEOBF=0 skips it).
 set -euo pipefail
 build=${1:-build}
@@ -133,6 +134,32 @@ if [ -n "$slowest" ]; then
     if (jw != "" && s != "json") printf "; %.2fx json alone (wall), %.2fx (CPU)", m/jw, c/jc;
     printf " (target: at most 1.6x)\n";
     if (sep != "") printf "the separate conversions take %.2fx the one pass (wall)\n", sep/m }'
+fi
+
+# Scheduler data (issue 25): a generated systrace capture of sched_switch, sched_waking and
+# cpu_frequency lines on 8 CPUs (TC_BENCH_SCHED_MB, default 256) to perfetto, whose ftrace
+# bundles wait per CPU; TC_BENCH_SCHED=0 skips it.
+if [ "${TC_BENCH_SCHED:-1}" != 0 ]; then
+  sched_mb=${TC_BENCH_SCHED_MB:-256}
+  sched=$cache/sched-${sched_mb}mb.txt
+  if [ ! -s "$sched" ]; then
+    echo "bench: generating $sched (once)"
+    awk -v mb="$sched_mb" 'BEGIN {
+      print "# tracer: nop"; lim = mb * 1000000; n = 0
+      for (j = 0; n < lim; j++) {
+        us = j * 10; cpu = j % 8; a = 2000 + j % 64; b = 2000 + (j * 7 + 3) % 64
+        ts = sprintf("%d.%06d", 100 + int(us / 1000000), us % 1000000)
+        if (j % 3 == 0) l = sprintf("          t%d-%d  [%03d] d..2 %s: sched_switch: prev_comm=t%d prev_pid=%d prev_prio=120 prev_state=S ==> next_comm=t%d next_pid=%d next_prio=120", a, a, cpu, ts, a, a, b, b)
+        else if (j % 3 == 1) l = sprintf("          t%d-%d  [%03d] d..2 %s: sched_waking: comm=t%d pid=%d prio=120 target_cpu=%03d", a, a, cpu, ts, b, b, cpu)
+        else l = sprintf("          <idle>-0  [%03d] d..2 %s: cpu_frequency: state=%d cpu_id=%d", cpu, ts, 300000 + 1000 * (j % 50), cpu)
+        print l; n += length(l) + 1
+      } }' > "$sched.part" && mv "$sched.part" "$sched"
+  fi
+  sched_bytes=$(stat -c %s "$sched")
+  cat "$sched" > /dev/null
+  time_runs -q -i systrace -o perfetto "$sched" -
+  awk -v b="$sched_bytes" -v m="$med" -v x="$best" -v r="$rss_max" 'BEGIN {
+    printf "sched (systrace %.0f MB of scheduler lines -> perfetto): %.0f MB/s median, %.0f best, peak RSS %.1f MB\n", b/1e6, b/1e6/m, b/1e6/x, r/1024 }'
 fi
 
 # Batch conversion of an archive of mixed traces (issue 11); TC_BENCH_BATCH=0 skips it.

@@ -396,6 +396,7 @@ typedef struct output {
     uint64_t given[TCI_FIG__COUNT]; /* figures handed to the writer so far: it added diag.fig - given */
     int status;                     /* TC_OK while the output is alive */
     bool direct;                    /* events go straight to the writer (not through the merge) */
+    uint64_t sys_left[TCI_EV_SYS_KINDS]; /* system events this writer cannot show, per kind */
     tci_sink sink;
 } output;
 
@@ -584,8 +585,53 @@ static int pipeline_timeline_event(void *user, const tci_event *ev)
     return keep_going(p);
 }
 
+/* A system event (scheduler data): only writers that show them get it (never the call
+ * tree nor the merge); the others count it, and say so at their finish. */
+static __attribute__((noinline)) int system_event(pipeline *p, const tci_event *ev)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        output *o = &p->outs[i];
+        if (o->status != TC_OK)
+            continue;
+        if (!o->direct || !wants(o, TCI_WF_SYSTEM) || !o->w->event) {
+            o->sys_left[ev->kind - TCI_EV_SYS_FIRST]++;
+            continue;
+        }
+        int rc = o->w->event(&o->wctx, ev);
+        if (TCI_UNLIKELY(rc != TC_OK || o->sink.err))
+            output_fail(p, o, rc, NULL);
+    }
+    return keep_going(p);
+}
+
+/* "sched events not shown in folded: 120 (sched_switch 80, sched_waking 40)": a note of the output. */
+static void note_system_left(output *o)
+{
+    uint64_t total = 0;
+    char list[256];
+    size_t n = 0;
+    for (int k = 0; k < TCI_EV_SYS_KINDS; k++) {
+        if (!o->sys_left[k])
+            continue;
+        total += o->sys_left[k];
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s %llu", n ? ", " : "", tci_sys_kind_name(TCI_EV_SYS_FIRST + k),
+                              (unsigned long long)o->sys_left[k]);
+    }
+    if (!total)
+        return;
+    bool muted = o->diag.muted;
+    o->diag.muted = false;
+    tci_warn(&o->diag, TCI_FIG_SYSTEM_NOT_SHOWN, o->w->name, UINT64_MAX,
+             "sched events not shown in %s: %llu (%s); the perfetto output shows them", o->w->name,
+             (unsigned long long)total, list);
+    o->diag.fig[TCI_FIG_SYSTEM_NOT_SHOWN] += total - 1;
+    o->diag.muted = muted;
+}
+
 static int pipeline_event(void *user, const tci_event *ev)
 {
+    if (TCI_UNLIKELY(tci_event_is_system(ev->kind)))
+        return system_event(user, ev);
     tree_event(user, ev);
     return pipeline_timeline_event(user, ev);
 }
@@ -642,6 +688,7 @@ static void pipeline_finish(pipeline *p)
             break;
         bool tree = wants(o, TCI_WF_AGGREGATE);
         hand_figures(p, o);
+        note_system_left(o);
         o->diag.muted = false;
         if (tree)
             p->tree.diag = &o->diag; /* a tree the writer derives (pprof's merged threads) reports to it */

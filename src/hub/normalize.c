@@ -69,6 +69,7 @@ typedef struct norm {
     tci_event_fn emit;
     void *user;
     int status;
+    int64_t sys_first, sys_last;  /* pass 1: times of the first and last system event (TCI_NO_TIME: none) */
 } norm;
 
 static inline nthread *thread_state(norm *n, uint32_t thread)
@@ -353,8 +354,44 @@ static void on_exit(norm *n, uint32_t thread, nthread *s, uint32_t method, uint8
     emit(n, thread, method, s->depth, TCI_EV_EXIT, flags, ts, cpu);
 }
 
+/* A system event (scheduler data): passed through in input order. Not a
+ * thread's record (no clamp, no `records`, no stack): it is the kernel's
+ * view, and a thread with only these stays out of method-level outputs. */
+static int on_system(norm *n, const tci_raw *raw)
+{
+    int64_t ts;
+    if (raw->wall == TCI_NO_TIME || __builtin_mul_overflow(raw->wall, n->t->time_unit_ns, &ts) ||
+        __builtin_add_overflow(n->origin, ts, &ts) || ts == TCI_NO_TIME)
+        return tci_error(n->d, TC_ERR_FORMAT, "normalize", n->offset,
+                         "a timestamp is out of range (beyond the 64-bit ns timeline)");
+    if (n->pass == 1) {
+        tci_count(n->d, TCI_FIG_SYSTEM_EVENTS, 1);
+        uint64_t all = n->d->fig[TCI_FIG_RECORDS] + n->d->fig[TCI_FIG_SYSTEM_EVENTS];
+        if (TCI_UNLIKELY(n->r->opt->max_events && all > n->r->opt->max_events))
+            return tci_error(n->d, TC_ERR_LIMIT, "normalize", n->offset, "more than %llu records (option --max-events)",
+                             (unsigned long long)n->r->opt->max_events);
+        if (n->sys_first == TCI_NO_TIME)
+            n->sys_first = ts;
+        if (n->sys_last == TCI_NO_TIME || ts > n->sys_last)
+            n->sys_last = ts;
+        return TC_OK;
+    }
+    if (n->status != TC_OK)
+        return n->status;
+    tci_event ev = {.ts_ns = ts, .cpu_ns = raw->cpu, .value = raw->value, .id = raw->id, .thread = raw->thread,
+                    .method = TCI_NONE, .depth = 0,
+                    .kind = (uint8_t)(raw->action - TCI_ACT_SYS + TCI_EV_SYS_FIRST), .flags = 0};
+    n->d->fig[TCI_FIG_EVENTS]++;
+    int rc = n->emit(n->user, &ev);
+    if (rc != TC_OK)
+        n->status = rc;
+    return n->status;
+}
+
 static int on_record(norm *n, const tci_raw *raw)
 {
+    if (TCI_UNLIKELY(raw->action >= TCI_ACT_SYS))
+        return on_system(n, raw);
     nthread *s = thread_state(n, raw->thread);
     if (!s)
         return TC_ERR_NOMEM;
@@ -410,10 +447,17 @@ static int check_record(norm *n, const tci_raw *raw)
     const char *what = NULL;
     uint64_t got = 0, have = 0;
     bool bare_exit = raw->method == TCI_NONE && (raw->action == TCI_ACT_EXIT || raw->action == TCI_ACT_UNWIND);
-    if (raw->action > TCI_ACT_SAMPLE)
-        what = "action", got = raw->action, have = TCI_ACT_SAMPLE + 1;
+    bool sys = raw->action >= TCI_ACT_SYS;
+    uint8_t kind = (uint8_t)(raw->action - TCI_ACT_SYS + TCI_EV_SYS_FIRST);
+    bool other_is_thread = sys && kind != TCI_EV_CPU_FREQUENCY && kind != TCI_EV_CPU_IDLE;
+    if (raw->action > TCI_ACT_SYS_LAST)
+        what = "action", got = raw->action, have = TCI_ACT_SYS_LAST + 1;
     else if (raw->thread >= t->n_threads)
         what = "thread", got = raw->thread, have = t->n_threads;
+    else if (other_is_thread && tci_sys_other(raw->id) >= t->n_threads)
+        what = "thread", got = tci_sys_other(raw->id), have = t->n_threads;
+    else if (sys)
+        return TC_OK; /* method: none */
     else if (raw->method >= t->n_methods && !bare_exit)
         what = "method", got = raw->method, have = t->n_methods;
     else if (raw->action == TCI_ACT_SAMPLE && raw->id >= t->n_stacks)
@@ -464,7 +508,7 @@ static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void
 static int nothing_found(norm *n)
 {
     const tci_diag *d = n->d;
-    if (d->fig[TCI_FIG_RECORDS] || d->fig[TCI_FIG_FTRACE_IGNORED])
+    if (d->fig[TCI_FIG_RECORDS] || d->fig[TCI_FIG_SYSTEM_EVENTS] || d->fig[TCI_FIG_FTRACE_IGNORED])
         return TC_OK;
     const char *mod = n->t->reader ? n->t->reader : "normalize";
     if (d->n_kept) { /* why, as the reader said it (a cut item, lines it could not read): without the file name */
@@ -502,6 +546,13 @@ static int between_passes(norm *n)
     /* No header start (systrace, Rhea, foreign JSON): the trace starts at its
      * first event, not at the clock's zero (boot, 13 days earlier on a real
      * capture). Events keep their absolute times (n->origin). */
+    if (first == TCI_NO_TIME && n->sys_first != TCI_NO_TIME) {
+        /* system events only (a scheduler capture): they span the trace. With
+         * records, the records alone do, so the method-level outputs of a
+         * capture do not change with the scheduler data beside them. */
+        first = n->sys_first;
+        end = n->sys_last;
+    }
     if (!t->start_given && first != TCI_NO_TIME)
         t->start_ns = first;
     int64_t stop;
@@ -575,6 +626,7 @@ int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci
     n.emit = emit_fn;
     n.user = user;
     n.origin = n.t->start_ns;
+    n.sys_first = n.sys_last = TCI_NO_TIME;
     int rc;
 
     n.pass = r->pass = 1;

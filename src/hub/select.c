@@ -506,8 +506,24 @@ static __attribute__((noinline)) int each_step(tci_select *s, sthread *th, const
     return th->keep ? window_step(s, th, ev) : left_out(s);
 }
 
+/* A system event (scheduler data) is the kernel's, not a frame: kept when it is in the
+ * window [since, until) and, under --thread, when the thread it is about or its second
+ * thread (switch's next task, the woken or renamed one) is selected; --focus and --ignore
+ * name methods, so they leave it be. */
+static __attribute__((noinline)) int system_event(tci_select *s, const tci_event *ev)
+{
+    if (s->window && (ev->ts_ns < s->since || ev->ts_ns >= s->until))
+        return left_out(s);
+    uint32_t other = tci_sys_other(ev->id);
+    bool has_other = ev->kind != TCI_EV_CPU_FREQUENCY && ev->kind != TCI_EV_CPU_IDLE;
+    bool kept = s->th[ev->thread].keep || (has_other && other < s->n_th && s->th[other].keep);
+    return kept ? s->out.both(s->out.user, ev) : left_out(s);
+}
+
 int tci_select_event(tci_select *s, const tci_event *ev)
 {
+    if (TCI_UNLIKELY(tci_event_is_system(ev->kind)) && ev->thread < s->n_th)
+        return system_event(s, ev);
     if (TCI_UNLIKELY(ev->thread >= s->n_th))
         return left_out(s);
     sthread *th = &s->th[ev->thread];

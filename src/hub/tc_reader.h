@@ -16,8 +16,13 @@
 enum tci_action {
     TCI_ACT_ENTER = 0, TCI_ACT_EXIT = 1, TCI_ACT_UNWIND = 2, TCI_ACT_INVALID = 3, /* ART's action bits */
     TCI_ACT_INSTANT = 4, TCI_ACT_COUNTER = 5, TCI_ACT_ASYNC_BEGIN = 6, TCI_ACT_ASYNC_END = 7,
-    TCI_ACT_SAMPLE = 8 /* id: a stack (tci_trace_stack), value: weight in ns */
+    TCI_ACT_SAMPLE = 8, /* id: a stack (tci_trace_stack), value: weight in ns */
+    /* A system event (tc_trace.h: TCI_EV_SCHED_SWITCH...): action TCI_ACT_SYS + (kind -
+     * TCI_EV_SYS_FIRST); id, cpu (the packed prios) and value as the event's id, cpu_ns
+     * and value; method TCI_NONE. */
+    TCI_ACT_SYS = 9
 };
+#define TCI_ACT_SYS_LAST (TCI_ACT_SYS + TCI_EV_SYS_KINDS - 1)
 
 /* One input record as a reader sees it: raw times in the reader's unit.
  * An EXIT or UNWIND with method TCI_NONE closes the innermost open frame

@@ -176,8 +176,40 @@ enum tci_event_kind {
     TCI_EV_COUNTER = 4,     /* value of the counter `method` of the thread's process */
     TCI_EV_ASYNC_BEGIN = 5, /* an async slice `method` with cookie `id`, process-scoped */
     TCI_EV_ASYNC_END = 6,
-    TCI_EV_SAMPLE = 7       /* a sampled stack: `id` is its stack, `value` its weight in ns */
+    TCI_EV_SAMPLE = 7,      /* a sampled stack: `id` is its stack, `value` its weight in ns */
+    /* System events (systrace's scheduler data): the kernel's view, not the
+     * thread's call stack. normalize passes them through in input order (no
+     * pairing, no per-thread clamp) and they count in no thread's `records`,
+     * so they never make a thread appear in method-level outputs; the hub
+     * gives them only to writers with TCI_WF_SYSTEM (the others say how many
+     * they leave out). Fields, by the accessors below:
+     *   thread   the task the event is about: sched_switch's prev task, else
+     *            the task of the ftrace line (the waker, the CPU's current task)
+     *   id       tci_sys_cpu: the CPU of the ftrace line (< TCI_SYS_MAX_CPUS);
+     *            tci_sys_other: a second thread index (switch: next task;
+     *            wakeups, exit, rename: the task named by pid=), or for
+     *            CPU_FREQUENCY/CPU_IDLE the cpu_id field;
+     *            tci_sys_prev_state: switch's prev_state as the kernel's bits
+     *            (the 4.4-era layout Perfetto's importer decodes by default)
+     *   cpu_ns   tci_sys_prio_a / _b: switch's prev_prio / next_prio; a
+     *            wakeup's prio / target_cpu; exit's prio
+     *   value    CPU_FREQUENCY / CPU_IDLE: state
+     *   method   TCI_NONE (names are the threads': their final names)       */
+    TCI_EV_SCHED_SWITCH = 8,
+    TCI_EV_SCHED_WAKING = 9,
+    TCI_EV_SCHED_WAKEUP = 10,
+    TCI_EV_SCHED_WAKEUP_NEW = 11,
+    TCI_EV_CPU_FREQUENCY = 12,
+    TCI_EV_CPU_IDLE = 13,
+    TCI_EV_TASK_EXIT = 14,  /* sched_process_exit */
+    TCI_EV_TASK_RENAME = 15
 };
+#define TCI_EV_SYS_FIRST TCI_EV_SCHED_SWITCH
+#define TCI_EV_SYS_LAST TCI_EV_TASK_RENAME
+#define TCI_EV_SYS_KINDS (TCI_EV_SYS_LAST - TCI_EV_SYS_FIRST + 1)
+#define TCI_SYS_MAX_CPUS 1024u /* Perfetto refuses a bundle of CPU 1024 or above as corrupt */
+/* The ftrace event name of a system kind ("sched_switch"). */
+const char *tci_sys_kind_name(int kind);
 enum tci_event_flags {
     TCI_EVF_SYNTHETIC = 1, /* made by a conversion rule (reconstructed, closed at end) */
     TCI_EVF_UNWIND = 2,    /* exit caused by an exception */
@@ -193,5 +225,22 @@ typedef struct tci_event {
     uint32_t depth;  /* ENTER/EXIT: 0 = outermost frame of the thread */
     uint8_t kind, flags;
 } tci_event;
+
+/* ---- system events: the packing of `id` and `cpu_ns` (reader and writer use these only) ---- */
+
+static inline bool tci_event_is_system(uint8_t kind) { return kind >= TCI_EV_SYS_FIRST && kind <= TCI_EV_SYS_LAST; }
+static inline uint64_t tci_sys_pack_id(uint32_t cpu, uint32_t other, uint16_t prev_state)
+{
+    return (uint64_t)other | (uint64_t)prev_state << 32 | (uint64_t)(cpu & 0xFFFu) << 48;
+}
+static inline int64_t tci_sys_pack_prios(int32_t a, int32_t b)
+{
+    return (int64_t)((uint64_t)(uint32_t)a | (uint64_t)(uint32_t)b << 32);
+}
+static inline uint32_t tci_sys_cpu(uint64_t id) { return (uint32_t)(id >> 48) & 0xFFFu; }
+static inline uint32_t tci_sys_other(uint64_t id) { return (uint32_t)id; }
+static inline uint16_t tci_sys_prev_state(uint64_t id) { return (uint16_t)(id >> 32); }
+static inline int32_t tci_sys_prio_a(int64_t packed) { return (int32_t)(uint32_t)(uint64_t)packed; }
+static inline int32_t tci_sys_prio_b(int64_t packed) { return (int32_t)(uint32_t)((uint64_t)packed >> 32); }
 
 #endif /* TC_TC_TRACE_H */

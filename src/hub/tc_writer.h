@@ -129,7 +129,9 @@ enum tci_writer_flags {
     TCI_WF_AGGREGATE = 1,    /* finish() receives the call tree */
     TCI_WF_GLOBAL_ORDER = 2, /* events must arrive in global time order */
     TCI_WF_GZIP = 4,         /* the sink gzips the output */
-    TCI_WF_BINARY = 8        /* output is not text */
+    TCI_WF_BINARY = 8,       /* output is not text */
+    TCI_WF_SYSTEM = 16       /* event() takes system events (scheduler data); the others are not given
+                              * them and say how many they leave out (conv.c) */
 };
 
 typedef struct tci_wctx {

@@ -19,6 +19,14 @@ const char *tci_clock_name(enum tci_clock c)
     }
 }
 
+const char *tci_sys_kind_name(int kind)
+{
+    static const char *const names[TCI_EV_SYS_KINDS] = {
+        "sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new",
+        "cpu_frequency", "cpu_idle", "sched_process_exit", "task_rename"};
+    return tci_event_is_system((uint8_t)kind) ? names[kind - TCI_EV_SYS_FIRST] : "?";
+}
+
 /* Note why a table operation is refused; returns TC_ERR_LIMIT. */
 static int limit(tci_trace *t, const char *what, uint64_t got, uint64_t max, const char *option)
 {

@@ -14,12 +14,17 @@
  * their payload (B|pid|name, E, C|pid|name|value[|cat], S/F, I, N, G/H) is
  * read by the core's one atrace parser (atrace.c, which states the grammar),
  * the same as the Rhea reader's.
- * Other ftrace events (sched_switch, ...) name threads (their task column,
- * and the comms of scheduler events) and give them their process (TGID
- * column) but make no records: they are counted (ftrace-events-ignored, a
- * warning that names the commonest kinds, also in the trace metadata), so a
- * capture of scheduler events only is not taken for an empty file. Lines that
- * do not parse are skipped with a bad-line warning.
+ * The scheduler's events (sched_switch, sched_waking, sched_wakeup[_new],
+ * cpu_frequency, cpu_idle, sched_process_exit, task_rename) become system
+ * records (tc_trace.h: kind, CPU, the threads they name, prev_state as the
+ * kernel's bits, prios, state), one per line, nothing buffered; a thread only
+ * they name gets a thread entry without records. Other ftrace events name
+ * threads (their task column) and give them their process (TGID column) but
+ * make no records: they are counted (ftrace-events-ignored, a warning that
+ * names the commonest kinds, also in the trace metadata). Lines that do not
+ * parse, and scheduler lines missing a field they need (or with a CPU above
+ * 1023, Perfetto's limit, a pid above 2^31-1, a state beyond 32 bits), are
+ * skipped with a bad-line warning.
  *
  * Quirks:
  * - Timestamps are fixed-point `secs.frac` (6 digits native, up to 9 kept,
@@ -142,6 +147,11 @@ typedef struct systrace {
     ignored_kind ignored[IGNORED_KINDS]; /* the first kinds met; the others are only counted */
     uint64_t first_ignored;              /* offset of the first such line */
     bool tables_done;      /* end of pass 1 seen */
+    struct sched_tid {     /* tids only scheduler events named so far (pass 1), in order */
+        uint64_t tid, offset;
+    } *sched_tids;
+    uint32_t n_sched_tids, cap_sched_tids;
+    tci_idmap sched_tid_seen;
 } systrace;
 
 /* ---- small parsers (pure) ------------------------------------------------------ */
@@ -173,6 +183,7 @@ typedef struct fline {
     const char *task;
     size_t task_len;
     uint64_t tid;
+    uint64_t cpu;       /* the [CPU] column */
     int64_t tgid;       /* -1: none or dashes */
     bool tgid_column;
     int64_t ts;
@@ -222,7 +233,7 @@ static bool prefix_at(const char *p, size_t n, size_t at, fline *f)
     d = ++i;
     while (i < n && tci_is_digit(p[i]))
         i++;
-    if (i == d || i - d > 6 || i >= n || p[i] != ']')
+    if (i == d || i - d > 6 || i >= n || p[i] != ']' || !tci_parse_u64(p + d, i - d, 999999, &f->cpu))
         return false;
     i++;
     for (int tok = 0; tok < 2; tok++) { /* [flags] timestamp: */
@@ -727,6 +738,181 @@ static int sched_names(tci_rctx *r, systrace *s, const fline *f, uint64_t off)
     return TC_OK;
 }
 
+/* ---- scheduler data: records of system events (tc_trace.h) ------------------------- */
+
+#define SCHED_OTHER_KIND 2 /* sched_record: an ftrace event that is not one of ours */
+
+/* prev_state text -> the kernel's bits, as Perfetto's systrace import reads it
+ * (TaskState::FromSystrace, then ToRawStateOnlyForSystraceConversions: the
+ * pre-4.14 layout, which its importer decodes by default), so that our
+ * sched_switch events end threads in the same states as its import of the
+ * text: "R" 0, "R+" 0x800 (preempted), S 1, D 2, T 4, t 8, X 0x10, Z 0x20,
+ * x 0x40, K 0x80, W 0x100, P 0x200, N 0x400, I 0x402; '|' separates; any
+ * other text (or none) is invalid: 0xffff. */
+static uint16_t prev_state_bits(const char *p, size_t n)
+{
+    if (n == 0)
+        return 0xffff;
+    if (p[0] == 'R')
+        return n == 2 && p[1] == '+' ? 0x800 : 0;
+    static const struct { char c; uint16_t bits; } flags[] = {
+        {'S', 0x1}, {'D', 0x2}, {'T', 0x4}, {'t', 0x8}, {'X', 0x10}, {'Z', 0x20}, {'x', 0x40},
+        {'K', 0x80}, {'W', 0x100}, {'P', 0x200}, {'N', 0x400}, {'I', 0x402}};
+    uint16_t bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '|')
+            continue;
+        size_t k = 0;
+        while (k < sizeof flags / sizeof *flags && flags[k].c != p[i])
+            k++;
+        if (k == sizeof flags / sizeof *flags)
+            return 0xffff; /* 'R' or '+' after the first byte, or an unknown letter */
+        bits |= flags[k].bits;
+    }
+    return bits;
+}
+
+static bool field_i32(const char *p, size_t n, const char *key, int32_t *out)
+{
+    const char *v;
+    size_t vn;
+    int64_t x;
+    if (!field(p, n, key, NULL, &v, &vn) || !tci_parse_i64(v, vn, &x) || x < INT32_MIN || x > INT32_MAX)
+        return false;
+    *out = (int32_t)x;
+    return true;
+}
+
+/* A pid field that names a thread: at most INT32_MAX (Perfetto's pid fields are int32). */
+static bool field_tid(const char *p, size_t n, const char *key, uint64_t *out)
+{
+    return field_u64(p, n, key, out) && *out <= INT32_MAX;
+}
+
+/* The thread of a tid a scheduler event names. A tid that no line's task column
+ * shows gets its thread at the end of pass 1 (sched_threads), after every task's:
+ * the threads keep the order of their first lines, as before scheduler data was
+ * read. In pass 1 the record only counts, so it names the line's thread
+ * meanwhile. Such a thread has no records: it stays out of the method-level
+ * outputs, and the perfetto writer names it in its events. */
+static uint32_t sched_thread(tci_rctx *r, systrace *s, uint64_t tid, uint32_t line_th, uint64_t off, int *rc)
+{
+    uint32_t th = tci_idmap_get(&s->tid_thread, tid);
+    *rc = TC_OK;
+    if (th != TCI_NONE)
+        return th;
+    if (r->pass != 1) {
+        *rc = tci_error(r->diag, TC_ERR_FORMAT, MOD, off, "thread %llu appeared only in the second pass",
+                        (unsigned long long)tid);
+        return TCI_NONE;
+    }
+    if (tci_idmap_get(&s->sched_tid_seen, tid) == TCI_NONE) {
+        if (tci_idmap_put(&s->sched_tid_seen, tid, s->n_sched_tids) != 0 ||
+            tci_grow((void **)&s->sched_tids, &s->cap_sched_tids, s->n_sched_tids, sizeof *s->sched_tids) != 0) {
+            *rc = tci_error(r->diag, TC_ERR_NOMEM, MOD, off, "out of memory");
+            return TCI_NONE;
+        }
+        s->sched_tids[s->n_sched_tids++] = (struct sched_tid){tid, off};
+    }
+    return line_th;
+}
+
+/* End of pass 1: a thread for every tid only scheduler events named, in the order they did. */
+static int sched_threads(tci_rctx *r, systrace *s)
+{
+    for (uint32_t i = 0; i < s->n_sched_tids; i++) {
+        uint64_t tid = s->sched_tids[i].tid;
+        if (tci_idmap_get(&s->tid_thread, tid) != TCI_NONE)
+            continue; /* a task column showed it after all */
+        uint32_t th = tci_trace_add_thread(r->trace, tid);
+        if (th == TCI_NONE || tci_idmap_put(&s->tid_thread, tid, th) != 0 ||
+            tci_grow((void **)&s->pid_at, &s->cap_pid_at, th, sizeof *s->pid_at) != 0)
+            return tci_trace_fail(r->trace, r->diag, MOD, s->sched_tids[i].offset);
+        s->pid_at[th] = PID_UNSET;
+    }
+    return TC_OK;
+}
+
+static int sched_kind(const fline *f)
+{
+    for (int k = TCI_EV_SYS_FIRST; k <= TCI_EV_SYS_LAST; k++) {
+        const char *name = tci_sys_kind_name(k);
+        if (strlen(name) == f->event_len && !memcmp(name, f->event, f->event_len))
+            return k;
+    }
+    return 0;
+}
+
+/* The fields of one scheduler event: false when one it needs is missing or out of range. */
+static bool sched_fields(const fline *f, int kind, uint64_t *tid, uint64_t *other, uint16_t *state, int32_t *a,
+                         int32_t *b, double *value)
+{
+    const char *p = f->details, *v = NULL;
+    size_t n = f->details_len, vn = 0;
+    uint64_t x;
+    *state = 0;
+    *a = *b = 0;
+    *value = 0;
+    *tid = f->tid;
+    if (f->tid > INT32_MAX)
+        return false; /* the task's pid goes into int32 fields too */
+    switch (kind) {
+    case TCI_EV_SCHED_SWITCH:
+        if (!field(p, n, "prev_state=", NULL, &v, &vn))
+            vn = 0;
+        *state = prev_state_bits(v, vn);
+        return field_tid(p, n, "prev_pid=", tid) && field_i32(p, n, "prev_prio=", a) &&
+               field_tid(p, n, "next_pid=", other) && field_i32(p, n, "next_prio=", b);
+    case TCI_EV_SCHED_WAKING:
+    case TCI_EV_SCHED_WAKEUP:
+    case TCI_EV_SCHED_WAKEUP_NEW:
+        if (!field_i32(p, n, "target_cpu=", b))
+            *b = -1; /* older kernels wrote success= instead */
+        return field_tid(p, n, "pid=", other) && (field_i32(p, n, "prio=", a) || !field(p, n, "prio=", NULL, &v, &vn));
+    case TCI_EV_CPU_FREQUENCY:
+    case TCI_EV_CPU_IDLE: /* the event's cpu_id, and a state the u32 of the ftrace event holds */
+        if (!field_u64(p, n, "cpu_id=", other) || *other >= TCI_SYS_MAX_CPUS ||
+            !field_u64(p, n, "state=", &x) || x > UINT32_MAX)
+            return false;
+        *value = (double)x;
+        return true;
+    case TCI_EV_TASK_EXIT:
+        return field_tid(p, n, "pid=", other) && (field_i32(p, n, "prio=", a) || !field(p, n, "prio=", NULL, &v, &vn));
+    default: /* TCI_EV_TASK_RENAME */
+        return field_tid(p, n, "pid=", other);
+    }
+}
+
+/* A scheduler event as a record: 1 (in *ev), 0 (a bad one, skipped with a warning),
+ * SCHED_OTHER_KIND (not one of ours: counted as not converted), or an error. */
+static int sched_record(tci_rctx *r, systrace *s, const fline *f, uint32_t line_th, uint64_t off, tci_raw *ev)
+{
+    int kind = sched_kind(f), rc;
+    if (!kind)
+        return SCHED_OTHER_KIND;
+    uint64_t tid, other = 0;
+    uint16_t state;
+    int32_t a, b;
+    double value;
+    if (f->cpu >= TCI_SYS_MAX_CPUS || !sched_fields(f, kind, &tid, &other, &state, &a, &b, &value)) {
+        tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "%.*s: %s; line skipped%s", (int)f->event_len, f->event,
+                 f->cpu >= TCI_SYS_MAX_CPUS ? "CPU number above 1023 (Perfetto's limit)" : "a field is missing or out of range",
+                 s->inflated ? " (offset in the decompressed text)" : "");
+        return 0;
+    }
+    uint32_t th = tid == f->tid ? line_th : sched_thread(r, s, tid, line_th, off, &rc);
+    if (th == TCI_NONE)
+        return rc;
+    bool cpu_counter = kind == TCI_EV_CPU_FREQUENCY || kind == TCI_EV_CPU_IDLE;
+    uint32_t th2 = cpu_counter ? (uint32_t)other : other == f->tid ? line_th : sched_thread(r, s, other, line_th, off, &rc);
+    if (th2 == TCI_NONE)
+        return rc;
+    *ev = (tci_raw){.wall = f->ts, .cpu = tci_sys_pack_prios(a, b), .offset = off, .value = value,
+                    .id = tci_sys_pack_id((uint32_t)f->cpu, th2, state), .thread = th, .method = TCI_NONE,
+                    .action = (uint8_t)(TCI_ACT_SYS + kind - TCI_EV_SYS_FIRST)};
+    return 1;
+}
+
 /* ---- threads and processes --------------------------------------------------------- */
 
 static uint32_t process_of(tci_rctx *r, systrace *s, int64_t pid)
@@ -786,6 +972,9 @@ static uint32_t thread_of(tci_rctx *r, systrace *s, const fline *f, uint64_t off
 static int finish_tables(tci_rctx *r, systrace *s)
 {
     tci_trace *t = r->trace;
+    int src = sched_threads(r, s);
+    if (src != TC_OK)
+        return src;
     for (uint32_t th = 0; th < t->n_threads; th++) { /* the latest name of the task column or the scheduler */
         uint32_t i = tci_idmap_get(&s->tid_name, t->threads[th].tid);
         if (i != TCI_NONE && tci_trace_name_thread(t, th, s->names[i].s, s->names[i].len, 1) != TC_OK)
@@ -866,9 +1055,9 @@ static int by_count(const void *a, const void *b)
     return x->count != y->count ? (x->count < y->count ? 1 : -1) : 0;
 }
 
-/* Until scheduler data is converted, say what was left out: "116 ftrace events not
- * converted (sched_switch 80, sched_wakeup 36)". Counted, so that a capture of them
- * alone is reported rather than refused as holding nothing (normalize). */
+/* Say what was left out: "116 ftrace events not converted (irq_handler_entry 80,
+ * binder_transaction 36)". Counted, so that a capture of them alone is reported
+ * rather than refused as holding nothing (normalize). */
 static void report_ignored(tci_rctx *r, systrace *s)
 {
     if (!s->other_events)
@@ -888,8 +1077,8 @@ static void report_ignored(tci_rctx *r, systrace *s)
         snprintf(list + n, sizeof list - n, "%s%llu of other kinds", n ? ", " : "",
                  (unsigned long long)(s->other_events - named));
     tci_warn(r->diag, TCI_FIG_FTRACE_IGNORED, MOD, s->first_ignored,
-             "%llu ftrace events not converted (%s): only atrace events (tracing_mark_write) become slices, counters "
-             "and instants%s", (unsigned long long)s->other_events, list, s->inflated ? " (offset in the decompressed text)" : "");
+             "%llu ftrace events not converted (%s): only atrace events (tracing_mark_write) and the "
+             "scheduler's (sched_switch, sched_waking, cpu_frequency, ...) are read%s", (unsigned long long)s->other_events, list, s->inflated ? " (offset in the decompressed text)" : "");
     tci_count(r->diag, TCI_FIG_FTRACE_IGNORED, s->other_events - 1);
 }
 
@@ -1108,11 +1297,14 @@ static int systrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
         if (rc != TC_OK)
             return rc;
         if (!is_print(&f)) {
-            if (r->pass == 1) {
+            if (r->pass == 1 && (rc = sched_names(r, s, &f, off)) != TC_OK)
+                return rc;
+            int got1 = sched_record(r, s, &f, th, off, &ev[k]);
+            if (got1 < 0)
+                return got1;
+            if (got1 == SCHED_OTHER_KIND && r->pass == 1)
                 note_ignored(s, &f, off);
-                if ((rc = sched_names(r, s, &f, off)) != TC_OK)
-                    return rc;
-            }
+            k += got1 == 1;
             continue;
         }
         int got1 = payload(r, s, &f, th, off, &ev[k]);
@@ -1160,6 +1352,8 @@ static void systrace_close(tci_rctx *r)
         free(s->names[i].s);
     free(s->names);
     free(s->async);
+    free(s->sched_tids);
+    tci_idmap_free(&s->sched_tid_seen);
     tci_idmap_free(&s->tid_name);
     tci_idmap_free(&s->tid_thread);
     tci_idmap_free(&s->pid_process);

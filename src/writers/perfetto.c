@@ -68,6 +68,18 @@
  *    the sequence of the thread that emitted them with an explicit
  *    track_uuid, names interned on that sequence as for slices.
  *  - sampled stacks have no timeline form here: counted as not written.
+ *  - system events (systrace's scheduler data) are ftrace events, as
+ *    Perfetto's own recorder writes them: FtraceEventBundle packets (field
+ *    ftrace_events) per CPU on the process sequence, each a full FtraceEvent
+ *    (timestamp: absolute ns of the ftrace clock, which TP takes as BOOTTIME
+ *    when the bundle names none: the same timeline as the slices; pid: the
+ *    task). TP's importer then fills the sched, thread_state and counter
+ *    tables as its systrace import of the text does (both end in the same
+ *    FtraceSchedEventTracker calls). compact_sched is not used: TP skips the
+ *    first switch of every CPU in that form and takes the previous task from
+ *    the previous switch, not from the event, so it would not show what the
+ *    text shows. Comms are the threads' final names. A CPU's events wait in
+ *    its buffer until PF_BUNDLE_MAX bytes (memory: CPUs x that, CPUs < 1024).
  */
 #include "tc_base.h"
 #include "tc_calltree.h"
@@ -91,6 +103,7 @@
 #define PF_CLOCK_BOOTTIME 6u /* TP's default trace clock */
 #define PF_CLOCK_SEQ 64u     /* ids 64..127 are sequence-scoped clocks */
 #define PF_IID_TABLE_MAX (16u << 20)
+#define PF_BUNDLE_MAX (16u << 10) /* bytes of ftrace events a CPU's bundle collects before it is written */
 
 /* Field tags (number << 3 | wire type) of the hand-written slice packet; the
  * numbers are those of proto/perfetto_trace_subset.proto (upstream's). */
@@ -140,6 +153,12 @@ typedef struct pf_w {
         uint32_t index1;   /* track index + 1; 0 = empty slot */
     } *async;
     uint32_t async_cap, n_async;
+    /* System events: per CPU, the encoded events of its next FtraceEventBundle. */
+    struct pf_bundle {
+        uint8_t *buf;
+        size_t len, cap;
+    } *bundles;
+    uint32_t n_bundles;
 } pf_w;
 
 /* Track uuids: thread i -> 2i+2, its CPU-time counter -> 2i+3; 1 is the process. */
@@ -639,6 +658,179 @@ static uint64_t async_track(tci_wctx *w, uint32_t process, const tci_event *ev, 
 
 static int pf_event(tci_wctx *w, const tci_event *ev);
 
+/* ---- system events: ftrace bundles --------------------------------------------- */
+
+/* FtraceEvent field numbers of the events we write (upstream's ftrace_event.proto). */
+static uint32_t ftrace_field(uint8_t kind)
+{
+    static const uint16_t fields[TCI_EV_SYS_KINDS] = {
+        4,   /* sched_switch */
+        20,  /* sched_waking */
+        17,  /* sched_wakeup */
+        114, /* sched_wakeup_new */
+        11,  /* cpu_frequency */
+        13,  /* cpu_idle */
+        238, /* sched_process_exit */
+        236, /* task_rename */
+    };
+    return fields[kind - TCI_EV_SYS_FIRST];
+}
+
+static uint8_t *put_tag(uint8_t *q, uint32_t field, uint32_t wire) { return put_varint(q, (uint64_t)field << 3 | wire); }
+static uint8_t *put_int(uint8_t *q, uint32_t field, int64_t v) /* int32/int64: negatives as 10 bytes, as protobuf */
+{
+    return put_varint(put_tag(q, field, 0), (uint64_t)v);
+}
+static uint8_t *put_str(uint8_t *q, uint32_t field, const char *s, size_t n)
+{
+    q = put_varint(put_tag(q, field, 2), n);
+    memcpy(q, s, n);
+    return q + n;
+}
+
+/* A task's comm: its thread's final name; tid 0, the idle task, is the kernel's swapper/CPU. */
+static uint8_t *put_comm(uint8_t *q, uint32_t field, const tci_thread *th, uint32_t cpu)
+{
+    char idle[24];
+    if (th->tid == 0) {
+        int n = snprintf(idle, sizeof idle, "swapper/%u", cpu);
+        return put_str(q, field, idle, (size_t)n);
+    }
+    return put_str(q, field, th->name, strlen(th->name));
+}
+
+/* The kind's message (SchedSwitchFtraceEvent, ...) into q; its length. */
+static size_t encode_system(const tci_trace *t, const tci_event *ev, uint8_t *q0)
+{
+    uint8_t *q = q0;
+    uint32_t cpu = tci_sys_cpu(ev->id);
+    uint32_t other = tci_sys_other(ev->id);
+    const tci_thread *a = &t->threads[ev->thread];
+    const tci_thread *b = ev->kind == TCI_EV_CPU_FREQUENCY || ev->kind == TCI_EV_CPU_IDLE ? NULL : &t->threads[other];
+    int32_t prio_a = tci_sys_prio_a(ev->cpu_ns), prio_b = tci_sys_prio_b(ev->cpu_ns);
+    switch (ev->kind) {
+    case TCI_EV_SCHED_SWITCH:
+        q = put_comm(q, 1, a, cpu);
+        q = put_int(q, 2, (int64_t)a->tid);
+        q = put_int(q, 3, prio_a);
+        q = put_int(q, 4, tci_sys_prev_state(ev->id));
+        q = put_comm(q, 5, b, cpu);
+        q = put_int(q, 6, (int64_t)b->tid);
+        q = put_int(q, 7, prio_b);
+        break;
+    case TCI_EV_SCHED_WAKING:
+    case TCI_EV_SCHED_WAKEUP:
+    case TCI_EV_SCHED_WAKEUP_NEW:
+        q = put_comm(q, 1, b, cpu);
+        q = put_int(q, 2, (int64_t)b->tid);
+        q = put_int(q, 3, prio_a);
+        if (prio_b >= 0) /* target_cpu: older kernels did not write it */
+            q = put_int(q, 5, prio_b);
+        break;
+    case TCI_EV_CPU_FREQUENCY:
+    case TCI_EV_CPU_IDLE:
+        q = put_int(q, 1, (int64_t)(uint32_t)ev->value);
+        q = put_int(q, 2, other);
+        break;
+    case TCI_EV_TASK_EXIT:
+        q = put_comm(q, 1, b, cpu);
+        q = put_int(q, 2, (int64_t)b->tid);
+        q = put_int(q, 3, pid32(t, b->process));
+        q = put_int(q, 4, prio_a);
+        break;
+    default: /* TCI_EV_TASK_RENAME: the name the thread ends with */
+        q = put_int(q, 1, (int64_t)b->tid);
+        q = put_str(q, 3, b->name, strlen(b->name));
+        break;
+    }
+    return (size_t)(q - q0);
+}
+
+/* One CPU's bundle as a packet of the process sequence (no timestamp of its own: TP times
+ * ftrace events by theirs). */
+static int flush_bundle(tci_wctx *w, uint32_t cpu)
+{
+    pf_w *p = w->priv;
+    struct pf_bundle *b = &p->bundles[cpu];
+    if (!b->len)
+        return TC_OK;
+    uint8_t head[40], *q = head;
+    uint8_t bundle_head[8], *bq = put_varint(put_tag(bundle_head, 1, 0), cpu); /* FtraceEventBundle.cpu */
+    size_t bundle_len = (size_t)(bq - bundle_head) + b->len;
+    uint8_t seq[8], *sq = put_varint(put_tag(seq, 10, 0), PF_SEQ_PROCESS); /* trusted_packet_sequence_id */
+    size_t packet_len = (size_t)(sq - seq);
+    uint8_t fhead[16], *fq = put_varint(put_tag(fhead, 1, 2), bundle_len); /* TracePacket.ftrace_events */
+    packet_len += (size_t)(fq - fhead) + bundle_len;
+    *q++ = PF_TAG_PACKET;
+    q = put_varint(q, packet_len);
+    tci_sink *o = w->out;
+    tci_sink_write(o, head, (size_t)(q - head));
+    tci_sink_write(o, fhead, (size_t)(fq - fhead));
+    tci_sink_write(o, bundle_head, (size_t)(bq - bundle_head));
+    tci_sink_write(o, b->buf, b->len);
+    tci_sink_write(o, seq, (size_t)(sq - seq));
+    b->len = 0;
+    return o->err ? TC_ERR_IO : TC_OK;
+}
+
+static int flush_bundles(tci_wctx *w)
+{
+    pf_w *p = w->priv;
+    int rc = TC_OK;
+    for (uint32_t c = 0; c < p->n_bundles && rc == TC_OK; c++)
+        rc = flush_bundle(w, c);
+    return rc;
+}
+
+/* A system event: an FtraceEvent {timestamp, pid, <kind>} appended to its CPU's bundle. */
+static int pf_system_event(tci_wctx *w, const tci_event *ev)
+{
+    pf_w *p = w->priv;
+    const tci_trace *t = w->trace;
+    uint32_t cpu = tci_sys_cpu(ev->id);
+    if (cpu >= p->n_bundles) {
+        uint32_t n = cpu + 1;
+        struct pf_bundle *nb = realloc(p->bundles, n * sizeof *nb);
+        if (!nb)
+            return TC_ERR_NOMEM;
+        memset(nb + p->n_bundles, 0, (n - p->n_bundles) * sizeof *nb);
+        p->bundles = nb;
+        p->n_bundles = n;
+    }
+    /* the kind's message: three names at most, ints of 10 bytes */
+    size_t names = strlen(t->threads[ev->thread].name) + strlen(t->threads[tci_sys_other(ev->id) < t->n_threads ?
+                                                                           tci_sys_other(ev->id) : ev->thread].name);
+    if (ensure_buf(p, 2 * names + 160) != TC_OK)
+        return TC_ERR_NOMEM;
+    size_t body = encode_system(t, ev, p->buf + 80);
+    uint8_t *q = p->buf, *e;
+    q = put_varint(put_tag(q, 1, 0), clamp_ts(ev->ts_ns));             /* FtraceEvent.timestamp */
+    q = put_varint(put_tag(q, 2, 0), t->threads[ev->thread].tid);      /* FtraceEvent.pid */
+    q = put_varint(put_tag(q, ftrace_field(ev->kind), 2), body);
+    size_t head = (size_t)(q - p->buf);
+    uint8_t ev_head[16];
+    e = put_varint(put_tag(ev_head, 2, 2), head + body);               /* FtraceEventBundle.event */
+    struct pf_bundle *b = &p->bundles[cpu];
+    size_t need = b->len + (size_t)(e - ev_head) + head + body;
+    if (need > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < need)
+            cap *= 2;
+        uint8_t *nb = realloc(b->buf, cap);
+        if (!nb)
+            return TC_ERR_NOMEM;
+        b->buf = nb;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, ev_head, (size_t)(e - ev_head));
+    b->len += (size_t)(e - ev_head);
+    memcpy(b->buf + b->len, p->buf, head);
+    b->len += head;
+    memcpy(b->buf + b->len, p->buf + 80, body);
+    b->len += body;
+    return b->len >= PF_BUNDLE_MAX ? flush_bundle(w, cpu) : TC_OK;
+}
+
 /* Everything but slice begin/end: rare, so built from scratch, off the hot path. */
 static int pf_point_event(tci_wctx *w, const tci_event *ev)
 {
@@ -724,7 +916,7 @@ static int pf_event(tci_wctx *w, const tci_event *ev)
     pf_w *p = w->priv;
     const tci_trace *t = w->trace;
     if (ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT)
-        return pf_point_event(w, ev);
+        return TCI_UNLIKELY(tci_event_is_system(ev->kind)) ? pf_system_event(w, ev) : pf_point_event(w, ev);
     if (ev->depth >= PF_MAX_DEPTH) {
         p->dropped++;
         return TC_OK;
@@ -828,7 +1020,8 @@ static int pf_finish(tci_wctx *w, const tci_calltree *ct)
     tci_writer_dropped(w, p->samples, "sampled stacks not shown on the timeline (see pprof or folded)");
     tci_writer_dropped(w, p->bad_counters, "counter values that are not finite numbers not written");
     tci_writer_dropped(w, p->lone_async_ends, "async slice ends without a begin not written");
-    return write_facts(w);
+    int rc = flush_bundles(w);
+    return rc == TC_OK ? write_facts(w) : rc;
 }
 
 static void pf_close(tci_wctx *w)
@@ -848,6 +1041,9 @@ static void pf_close(tci_wctx *w)
     tci_idmap_free(&p->interned);
     tci_idmap_free(&p->counter_tracks);
     free(p->async);
+    for (uint32_t c = 0; c < p->n_bundles; c++)
+        free(p->bundles[c].buf);
+    free(p->bundles);
 }
 
 const tci_writer tci_writer_perfetto = {
@@ -857,7 +1053,7 @@ const tci_writer tci_writer_perfetto = {
     .variants = (const tci_variant[]){{.name = "perfetto", .extension = "pftrace",
                                        .mime = "application/octet-stream"}, {0}},
     .priv_size = sizeof(pf_w),
-    .flags = TCI_WF_BINARY,
+    .flags = TCI_WF_BINARY | TCI_WF_SYSTEM,
     .begin = pf_begin,
     .event = pf_event,
     .finish = pf_finish,

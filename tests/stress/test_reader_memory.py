@@ -8,7 +8,9 @@ methods, threads and call paths, and converted; peak RSS (wait4's ru_maxrss) mus
   art        non-streaming v3 (tracegen --bench)
   json       many events; and one event whose args hold all the bytes (a 60 MB event made a
              2.4 GB cJSON tree)
-  systrace   atrace text; TRACE: + zlib (atrace -z); systrace HTML
+  systrace   atrace text; TRACE: + zlib (atrace -z); systrace HTML; scheduler data only, to
+             perfetto (system events: no buffering in the reader, per-CPU bundles of bounded
+             size in the writer)
   rhea       1.x text; 2.x binary method trace
   ir         traceconv's own text dump
   gzip       a gzip-compressed ART trace (inflated to a spool file)
@@ -230,6 +232,28 @@ def systrace_cookies(path, n):
     write_chunks(path, SYSTRACE_HEAD, chunk, n)
 
 
+def systrace_sched(path, n):
+    """Scheduler data only (sched_switch, sched_waking, cpu_frequency on 8 CPUs, 64 tasks):
+    system events, which the perfetto writer collects per CPU in bounded bundles."""
+    def chunk(i):
+        out = []
+        for k in range(6000):
+            j = i * 6000 + k
+            us, cpu, a, b = j * 10, j % 8, 2000 + j % 64, 2000 + (j * 7 + 3) % 64
+            ts = b"%d.%06d" % (100 + us // 10**6, us % 10**6)
+            if k % 3 == 0:
+                out.append(b"          t%d-%d  [%03d] d..2 %s: sched_switch: prev_comm=t%d prev_pid=%d prev_prio=120 "
+                           b"prev_state=S ==> next_comm=t%d next_pid=%d next_prio=120\n" % (a, a, cpu, ts, a, a, b, b))
+            elif k % 3 == 1:
+                out.append(b"          t%d-%d  [%03d] d..2 %s: sched_waking: comm=t%d pid=%d prio=120 target_cpu=%03d\n"
+                           % (a, a, cpu, ts, b, b, cpu))
+            else:
+                out.append(b"          <idle>-0  [%03d] d..2 %s: cpu_frequency: state=%d cpu_id=%d\n"
+                           % (cpu, ts, 300000 + 1000 * (j % 50), cpu))
+        return b"".join(out)
+    write_chunks(path, SYSTRACE_HEAD, chunk, n)
+
+
 CASES = [  # name, reader (-i), generator, chunks for N, output format
     ("art streaming without summary", "art", art_stream, 8, "folded"),
     ("art non-streaming", "art", art_bench, 8, "json"),
@@ -247,6 +271,7 @@ CASES = [  # name, reader (-i), generator, chunks for N, output format
     ("rhea B: markers never closed", "rhea", rhea_unclosed, 6, "folded"),
     ("rhea binary nested ever deeper", "rhea", rhea_nested, 6, "folded"),
     ("systrace async, a cookie each", "systrace", systrace_cookies, 6, "folded"),
+    ("systrace sched events", "systrace", systrace_sched, 8, "perfetto"),
 ]
 
 

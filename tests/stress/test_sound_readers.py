@@ -17,9 +17,17 @@ built (file sizes, counts written), not taken from traceconv's output.
     space limit, not under sanitizers). gzip followed by zero padding (tape/block padding,
     as gzip -d accepts) converts, with the note gzip-zero-padding; other trailing bytes are
     a clear error naming "trailing garbage" and their offset.
-19. A systrace capture of scheduler events only converts (exit 0) with a warning that says
-    what was left out: "116 ftrace events not converted (sched_switch 80, sched_wakeup 36)"
-    (figure ftrace-events-ignored; --strict makes it an error).
+19. A systrace capture of scheduler events only converts (exit 0); a writer that cannot
+    show them (json) says what it left out, as a note: "sched events not shown in json: 116
+    (sched_switch 80, sched_wakeup 36)" (figures sched-events, sched-events-not-shown;
+    --strict accepts it). A capture of other ftrace events only converts with a warning:
+    "5 ftrace events not converted (irq_handler_entry 5)" (figure ftrace-events-ignored;
+    --strict makes it an error).
+20. Hostile scheduler lines (a pid that is not a number or beyond 2^31-1, a prio beyond
+    int32, missing fields, a frequency beyond 32 bits, a CPU beyond Perfetto's 1023) are
+    each one bad-line warning through every writer; the good line beside them, with
+    markup in its names and a negative prio, reaches the perfetto output as it is
+    (protoc decodes it with the upstream schema).
 The library call tc_conv_open_pair with the halves swapped is in tests/unit/open_pair.c."""
 import gzip
 import json
@@ -248,14 +256,76 @@ def check_sched_only(ctx):
     r = ctx.run(["-f", "-o", "json", path, out])
     err = s(r.stderr)
     ctx.eq(r.returncode, 0, f"a scheduler-only capture converts ({err.strip()[:300]})")
-    ctx.check("116 ftrace events not converted (sched_switch 80, sched_wakeup 36)" in err,
-              f"the warning says what was left out: {err.strip()[:400]}")
-    ctx.eq(tclib.parse_figures(err).get("ftrace-events-ignored"), 116, "the figure counts them")
+    ctx.check("sched events not shown in json: 116 (sched_switch 80, sched_wakeup 36)" in err,
+              f"the json output says what it leaves out: {err.strip()[:400]}")
+    figs = tclib.parse_figures(err)
+    ctx.eq((figs.get("events"), figs.get("sched-events-not-shown")), (116, 116), "the figures count them")
     if r.returncode == 0:
         with open(out) as f:
             json.load(f)  # a valid (empty) trace, by Python's json
     r = ctx.run(["--strict", "-f", "-o", "json", path, out + "2"])
-    one_error(ctx, r, "--strict", "116 ftrace events not converted")
+    ctx.eq(r.returncode, 0, "--strict: what a writer cannot show is a note, not a warning")
+    # ftrace events of other kinds are still read for names only, counted and a warning
+    path = os.path.join(ctx.work, "irq-only.txt")
+    with open(path, "w") as f:
+        f.write("".join("          <idle>-0     [002] d.h2   %.6f: irq_handler_entry: irq=%d name=arch_timer\n"
+                        % (100 + i / 1000, i) for i in range(5)))
+    r = ctx.run(["-f", "-o", "json", path, os.path.join(ctx.work, "irq-only.json")])
+    err = s(r.stderr)
+    ctx.eq(r.returncode, 0, f"a capture of other ftrace events only converts ({err.strip()[:300]})")
+    ctx.check("5 ftrace events not converted (irq_handler_entry 5)" in err, f"the warning says what was left out: {err}")
+    ctx.eq(tclib.parse_figures(err).get("ftrace-events-ignored"), 5, "the figure counts them")
+    r = ctx.run(["--strict", "-f", "-o", "json", path, os.path.join(ctx.work, "irq-only.json2")])
+    one_error(ctx, r, "--strict", "5 ftrace events not converted")
+
+
+# -- 20: hostile scheduler lines ------------------------------------------------------------------
+
+SCHED_GOOD = ("   <b>x</b>-77    [001] d..2   200.000001: sched_switch: prev_comm=<b>x</b> prev_pid=77 prev_prio=120 "
+              "prev_state=D|K ==> next_comm=\"'&<script> next_pid=78 next_prio=-5\n")
+SCHED_BAD = [  # each one line that a field makes unusable: skipped with a bad-line warning
+    "sched_switch: prev_comm=a prev_pid=77 prev_prio=120 prev_state=S ==> next_comm=b next_pid=abc next_prio=120",
+    "sched_switch: prev_comm=a prev_pid=99999999999 prev_prio=120 prev_state=S ==> next_comm=b next_pid=1 next_prio=1",
+    "sched_switch: prev_comm=a prev_pid=77 prev_prio=120 prev_state=S ==> next_comm=b next_pid=1 next_prio=-2147483649",
+    "sched_switch: prev_comm=a prev_state=S ==> next_comm=b",
+    "sched_waking: comm=a prio=120 target_cpu=001",
+    "sched_wakeup: comm=a pid=12 prio=x target_cpu=001",
+    "cpu_frequency: state=99999999999 cpu_id=0",
+    "cpu_frequency: state=300000 cpu_id=5000",
+    "cpu_idle: state=1",
+    "task_rename: oldcomm=a newcomm=b oom_score_adj=0",
+    "sched_process_exit: comm=a pid=-3 prio=120",
+]
+
+
+def check_sched_hostile(ctx):
+    lines = ["# tracer: nop", SCHED_GOOD.rstrip("\n")]
+    lines += ["   a-90    [001] d..2   200.%06d: %s" % (10 + i, body.replace("=77 ", "=90 "))
+              for i, body in enumerate(SCHED_BAD)]
+    lines.append("   a-90    [5000] d..2   200.000100: sched_switch: prev_comm=a prev_pid=90 prev_prio=120 "
+                 "prev_state=S ==> next_comm=b next_pid=91 next_prio=120")  # CPU beyond Perfetto's 1024
+    path = os.path.join(ctx.work, "sched-hostile.systrace")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    for fmt in ("perfetto", "json", "systrace", "folded", "pprof", "report", "report-html", "ir", "speedscope",
+                "flamegraph", "dot"):
+        out = os.path.join(ctx.work, "sched-hostile." + tclib.WRITER_EXT.get(fmt, fmt))
+        r = ctx.run(["-f", "-o", fmt, path, out])
+        err = s(r.stderr)
+        ctx.eq(r.returncode, 0, f"hostile sched lines -> {fmt}: converts ({err.strip()[-300:]})")
+        ctx.eq(tclib.parse_figures(err).get("bad-line"), len(SCHED_BAD) + 1,
+               f"hostile sched lines -> {fmt}: each bad line is one bad-line warning")
+        if fmt == "perfetto":
+            ctx.check("CPU number above 1023" in err or err.count("line skipped") >= 1, f"the CPU bound is named: {err}")
+            r2 = ctx.oracle(["protoc", "--proto_path=" + ctx.schema_dir("perfetto_trace.proto"),
+                             "--decode=perfetto.protos.Trace", "perfetto_trace.proto"], stdin=open(out, "rb"))
+            if r2 is not None and ctx.check(r2.returncode == 0, f"protoc decodes the output: {r2.stderr[:300]!r}"):
+                text = s(r2.stdout)
+                ctx.eq(text.count("sched_switch {"), 1, "the one good sched_switch is written")
+                ctx.check("prev_state: 130" in text, f"D|K is the kernel's 0x82: {text[-800:]}")
+                ctx.check("next_prio: -5" in text and 'next_comm: "' + '\\"' + "\\'&<script>" + '"' in text and
+                          'prev_comm: "<b>x</b>"' in text,
+                          f"a negative prio and a comm with markup pass as they are: {text[-800:]}")
 
 
 def main():
@@ -268,6 +338,7 @@ def main():
     check_json_out_of_memory(ctx)
     check_gzip_padding(ctx)
     check_sched_only(ctx)
+    check_sched_hostile(ctx)
     ctx.done()
 
 
