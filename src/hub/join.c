@@ -667,6 +667,25 @@ static int step(join *j, tci_raw *out, bool *done)
         *out = raw_of(j, ev, thread, method, act[ev->kind]);
         return 1;
     }
+    case TCI_EV_SCHED_SWITCH:
+    case TCI_EV_SCHED_WAKING:
+    case TCI_EV_SCHED_WAKEUP:
+    case TCI_EV_SCHED_WAKEUP_NEW:
+    case TCI_EV_TASK_EXIT:
+    case TCI_EV_TASK_RENAME:
+    case TCI_EV_CPU_FREQUENCY:
+    case TCI_EV_CPU_IDLE: { /* scheduler data: the second thread is mapped like the first */
+        uint64_t id = ev->id;
+        if (ev->kind != TCI_EV_CPU_FREQUENCY && ev->kind != TCI_EV_CPU_IDLE) {
+            uint32_t other = tci_sys_other(id);
+            if (other >= in->n_threads)
+                return 0;
+            id = tci_sys_pack_id(tci_sys_cpu(id), j->thread_map[src][other], tci_sys_prev_state(id));
+        }
+        *out = raw_of(j, ev, thread, TCI_NONE, (uint8_t)(TCI_ACT_SYS + (ev->kind - TCI_EV_SYS_FIRST)));
+        out->id = id;
+        return 1;
+    }
     case TCI_EV_SAMPLE:
         if (ev->id >= in->n_stacks)
             return 0;

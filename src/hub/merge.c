@@ -28,6 +28,8 @@
  *
  * Encoding of one event (the thread is implied by the run):
  *   byte    kind (bits 0-2) | flags (bits 3-5) | has_cpu (0x40) | has_extra (0x80)
+ *   [byte   kind]  when the kind is above 7 (the system events): bits 0-2 are then 0,
+ *                  which no kind is
  *   varint  zigzag(ts - previous ts of the run), modular (lossless for any int64)
  *   [varint zigzag(cpu - previous cpu of the run)]  when has_cpu
  *   varint  method, varint depth
@@ -47,7 +49,7 @@
 #define MG_BLOCK_MAX (64u << 10)
 #define MG_BLOCK_MIN (1u << 10)
 #define MG_BUDGET (16u << 20)
-#define MG_REC_MAX 64u /* 1 + 10 + 10 + 5 + 5 + 8 + 10 = 49 */
+#define MG_REC_MAX 64u /* 2 + 10 + 10 + 5 + 5 + 8 + 10 = 50 */
 
 typedef struct mg_block {
     uint64_t off;
@@ -195,7 +197,10 @@ int tci_merge_add(tci_merge *m, const tci_event *ev)
     }
     uint8_t *p = r->buf + r->len;
     bool has_cpu = ev->cpu_ns != TCI_NO_TIME, extra = ev->value != 0 || ev->id != 0;
-    *p++ = (uint8_t)((ev->kind & 7) | (ev->flags & 7) << 3 | (has_cpu ? 0x40 : 0) | (extra ? 0x80 : 0));
+    bool wide_kind = ev->kind > 7;
+    *p++ = (uint8_t)((wide_kind ? 0 : ev->kind) | (ev->flags & 7) << 3 | (has_cpu ? 0x40 : 0) | (extra ? 0x80 : 0));
+    if (wide_kind)
+        *p++ = ev->kind;
     p = put_varint(p, zigzag((uint64_t)ev->ts_ns - (uint64_t)r->prev_ts));
     r->prev_ts = ev->ts_ns;
     if (has_cpu) {
@@ -238,7 +243,12 @@ static int next_event(tci_merge *m, uint32_t run)
     const uint8_t *p = r->buf + r->pos, *end = r->buf + r->len;
     tci_event *ev = &r->head;
     uint64_t v, method, depth;
-    uint8_t tag = *p++;
+    uint8_t tag = *p++, kind = tag & 7;
+    if (kind == 0) { /* a system event: its kind follows */
+        if (p == end)
+            goto bad;
+        kind = *p++;
+    }
     if (get_varint(&p, end, &v) != 0)
         goto bad;
     ev->ts_ns = r->prev_ts = (int64_t)((uint64_t)r->prev_ts + unzigzag(v));
@@ -263,7 +273,7 @@ static int next_event(tci_merge *m, uint32_t run)
     ev->thread = run;
     ev->method = (uint32_t)method;
     ev->depth = (uint32_t)depth;
-    ev->kind = tag & 7;
+    ev->kind = kind;
     ev->flags = (tag >> 3) & 7;
     r->pos = (uint32_t)(p - r->buf);
     return 1;

@@ -51,7 +51,7 @@
     X(EVENTS_LEFT_OUT, "events-left-out", TC_FIG_NOTE)                  \
     X(MERGE_CLAMPED, "merge-clamped", TC_FIG_REPAIR)                    \
     X(MERGE_UNMATCHED_THREAD, "merge-unmatched-thread", TC_FIG_WARNING) \
-    X(MERGE_CLOCK_GUESS, "merge-clock-guess", TC_FIG_WARNING) \
+    X(MERGE_CLOCK_GUESS, "merge-clock-guess", TC_FIG_WARNING)            \
     X(SYSTEM_EVENTS, "sched-events", TC_FIG_COUNT)                      \
     X(SYSTEM_NOT_SHOWN, "sched-events-not-shown", TC_FIG_NOTE)
 
