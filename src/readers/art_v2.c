@@ -610,7 +610,8 @@ static int block_records(tci_rctx *r, v2 *s, tci_raw *ev, size_t *k, size_t max)
             rc = perfetto_record(s, &s->p, end, &entry);
             action = (uint8_t)(s->w & 3);
             m = TCI_NONE; /* an exit closes the innermost frame (§5.4 writes no method for it) */
-            if (!rc && entry && (m = method_index(r, s, s->m & ~(uint64_t)3)) == TCI_NONE)
+            if (!rc && (entry || action == TCI_ACT_INVALID) && /* action 3: Perfetto's last method */
+                (m = method_index(r, s, s->m & ~(uint64_t)3)) == TCI_NONE)
                 return tci_trace_fail(r->trace, r->diag, MODULE, (uint64_t)(at - r->data));
         } else {
             rc = delta_record(s, &s->p, end);
@@ -807,8 +808,10 @@ static int v2_open(tci_rctx *r)
     t->has_cpu = s->cpu;
     if (t->clock == TCI_CLOCK_UNKNOWN)
         t->clock = dual ? TCI_CLOCK_DUAL : s->cpu ? TCI_CLOCK_THREAD_CPU : TCI_CLOCK_WALL;
+    /* The family's name, as V1's: a V2 trace converts exactly as its v3 twin (categories included) */
+    t->reader = "art";
     static const char *const names[] = {"Android 16 layout", "Android 15 layout", "Perfetto's layout (ART.md 5.4)"};
-    snprintf(t->detail, sizeof t->detail, "%s, %s, %sstreaming (0x%X)", names[s->layout],
+    snprintf(t->detail, sizeof t->detail, "V2, %s, %s, %sstreaming (0x%X)", names[s->layout],
              t->time_unit_ns == 1 ? "ns" : "us", s->streaming ? "" : "non-", version);
     s->pos = HEADER_SIZE;
     return TC_OK;
