@@ -146,3 +146,21 @@ if [ "${TC_BENCH_DEOBF:-1}" != 0 ]; then
   echo
   "$here/deobf.sh" "$build"
 fi
+
+# The ART V2 reader (issue 25): the bench model written as an Android 16 ns streaming V2 file
+# of the same size (tracegen --bench SIZE --v2 a16-ns), converted to folded beside the v3
+# input: MB/s and ns per record of each, from their record counts. Target: V2 at most v3's
+# time per record. TC_BENCH_V2=0 skips it.
+if [ "${TC_BENCH_V2:-1}" != 0 ]; then
+  v2in=$cache/bench-v2format-${size_mb}mb.trace
+  if [ ! -s "$v2in" ]; then
+    "$build/tracegen" --bench "$size_mb" "$v2in.part" --v2 a16-ns && mv "$v2in.part" "$v2in"
+  fi
+  for f in "$input" "$v2in"; do
+    cat "$f" > /dev/null
+    recs=$("$build/traceconv" -o folded "$f" - 2>&1 >/dev/null | sed -n 's/.* \([0-9]*\) records.*/\1/p')
+    time_runs -q -o folded "$f" -
+    awk -v n="$(basename "$f")" -v b="$(stat -c %s "$f")" -v m="$med" -v k="$recs" 'BEGIN {
+      printf "reader %-34s %8.0f MB/s %8.1f ns/record (%d records, folded)\n", n, b/1e6/m, m*1e9/k, k }'
+  done
+fi

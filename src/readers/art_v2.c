@@ -46,7 +46,7 @@
 #define HEADER_SIZE 32
 #define A16_BLOCK_HEADER 12
 #define LEB_MAX 10          /* bytes of a 64-bit LEB128 */
-#define METHOD_CACHE 4096   /* raw method id -> index, direct-mapped in front of the trace's hash */
+#define METHOD_CACHE 4096   /* raw method id -> index, direct-mapped in front of the trace's hash (2^12: see method_index) */
 #define PROBE_BLOCKS 16     /* blocks decoded both ways to choose the layout */
 #define A15_MAX_WRAPS 256   /* a wrapped Android 15 block is looked for up to 16 MiB past its declared end */
 #define MODULE "art-v2"
@@ -88,6 +88,8 @@ typedef struct v2 {
     uint32_t prev_tid;
     uint64_t prev_declared, prev_m, prev_w, prev_c;
     tci_idmap tids;            /* tid -> thread index */
+    uint32_t *direct;          /* (raw id - direct_base) / 4 -> method index, when the ids are dense */
+    uint64_t direct_base, direct_n;
     struct { uint64_t id; uint32_t index; } cache[METHOD_CACHE];
 } v2;
 
@@ -135,6 +137,44 @@ static inline int sleb(const uint8_t **pp, const uint8_t *end, uint64_t *v)
     return LEB_OVERLONG;
 }
 
+/* The same without bounds checks: the caller knows LEB_MAX bytes are there. */
+static inline int uleb_fast(const uint8_t **pp, uint64_t *v)
+{
+    const uint8_t *p = *pp;
+    uint64_t r = *p & 0x7F;
+    if (TCI_LIKELY(!(*p++ & 0x80))) { /* most deltas fit in a byte or two */
+        *v = r, *pp = p;
+        return LEB_OK;
+    }
+    for (unsigned shift = 7; shift < 7 * LEB_MAX; shift += 7) {
+        uint8_t x = *p++;
+        r |= (uint64_t)(x & 0x7F) << shift;
+        if (!(x & 0x80)) {
+            *v = r, *pp = p;
+            return LEB_OK;
+        }
+    }
+    return LEB_OVERLONG;
+}
+
+static inline int sleb_fast(const uint8_t **pp, uint64_t *v)
+{
+    const uint8_t *p = *pp;
+    uint64_t r = 0;
+    for (unsigned shift = 0; shift < 7 * LEB_MAX;) {
+        uint8_t x = *p++;
+        r |= (uint64_t)(x & 0x7F) << shift;
+        shift += 7;
+        if (!(x & 0x80)) {
+            if (shift < 64 && (x & 0x40))
+                r |= ~(uint64_t)0 << shift;
+            *v = r, *pp = p;
+            return LEB_OK;
+        }
+    }
+    return LEB_OVERLONG;
+}
+
 /* How many LEB128 values end in [p, end): one per byte without the high bit. */
 static uint64_t count_lebs(const uint8_t *p, const uint8_t *end)
 {
@@ -159,15 +199,46 @@ static uint32_t thread_for_tid(tci_rctx *r, v2 *s, uint32_t tid)
 /* The method index of a raw id (created undefined in pass 1 if new). */
 static inline uint32_t method_index(tci_rctx *r, v2 *s, uint64_t id)
 {
-    size_t h = (size_t)((id >> 2) ^ (id >> 14)) & (METHOD_CACHE - 1);
+    uint64_t k = (id - s->direct_base) >> 2;
+    if (TCI_LIKELY(k < s->direct_n && s->direct[k] != TCI_NONE))
+        return s->direct[k];
+    size_t h = (size_t)((id * 0x9E3779B97F4A7C15ull) >> 52); /* 4096 slots: ids are pointers, aligned */
     if (TCI_LIKELY(s->cache[h].id == id && s->cache[h].index != TCI_NONE))
         return s->cache[h].index;
     uint32_t m = tci_trace_method(r->trace, id);
     if (m != TCI_NONE) {
         s->cache[h].id = id;
         s->cache[h].index = m;
+        if (k < s->direct_n)
+            s->direct[k] = m;
     }
     return m;
+}
+
+/* ArtMethod* values of one trace mostly lie in a few arrays: when the defined ids span
+ * at most 16 slots per method (+ 4096), a table indexed by (id - lowest) / 4 finds them
+ * in one load, as art.c's direct table does for V1's dense ids. Otherwise the hash. */
+static int build_direct(tci_rctx *r, v2 *s)
+{
+    const tci_trace *t = r->trace;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t i = 0; i < t->n_methods; i++)
+        if (t->methods[i].defined) {
+            lo = t->methods[i].raw_id < lo ? t->methods[i].raw_id : lo;
+            hi = t->methods[i].raw_id > hi ? t->methods[i].raw_id : hi;
+        }
+    if (lo > hi || (hi - lo) / 4 + 1 > 16 * (uint64_t)t->n_methods + 4096 || (hi - lo) / 4 + 1 > (1u << 22))
+        return TC_OK;
+    uint64_t n = (hi - lo) / 4 + 1;
+    if (!(s->direct = malloc(n * sizeof *s->direct)))
+        return tci_error(r->diag, TC_ERR_NOMEM, MODULE, UINT64_MAX, "out of memory");
+    memset(s->direct, 0xff, n * sizeof *s->direct);
+    for (uint32_t i = 0; i < t->n_methods; i++)
+        if (t->methods[i].defined && !((t->methods[i].raw_id - lo) & 3))
+            s->direct[(t->methods[i].raw_id - lo) >> 2] = i;
+    s->direct_base = lo;
+    s->direct_n = n;
+    return TC_OK;
 }
 
 /* Does a method packet define this raw id? (Never creates an entry.) */
@@ -389,14 +460,26 @@ static int walk_packet(tci_rctx *r, v2 *s)
     }
 }
 
+/* The walks of open() touch a block header every few KiB, and the kernel maps
+ * the pages around each: given back a MiB at a time, so that a large input is
+ * not all resident before pass 1 begins (which gives pages back as it goes). */
+static void walked(tci_rctx *r, size_t *dropped, size_t pos)
+{
+    if (pos - *dropped >= ((size_t)1 << 20) && pos <= r->size) {
+        tci_source_drop(r->source, *dropped, pos);
+        *dropped = pos;
+    }
+}
+
 /* Walk every packet from the header on: threads, methods, the summary. */
 static int walk(tci_rctx *r, v2 *s)
 {
     int rc = TC_OK;
+    size_t dropped = 0;
     s->pos = HEADER_SIZE;
     s->end = r->size;
     while (s->pos < r->size && (rc = walk_packet(r, s)) == TC_OK)
-        ;
+        walked(r, &dropped, s->pos);
     return rc == TC_EOF ? TC_OK : rc;
 }
 
@@ -407,7 +490,7 @@ static uint64_t framing(tci_rctx *r, v2 *s, enum layout l, bool *whole)
 {
     enum layout keep = s->layout;
     uint64_t packets = 0;
-    size_t q = HEADER_SIZE, n = r->size;
+    size_t q = HEADER_SIZE, n = r->size, dropped = 0;
     s->layout = l;
     *whole = false;
     while (q < n) {
@@ -428,6 +511,7 @@ static uint64_t framing(tci_rctx *r, v2 *s, enum layout l, bool *whole)
             break;
         packets++;
         *whole = q == n;
+        walked(r, &dropped, q);
     }
     s->layout = keep;
     return packets;
@@ -449,11 +533,20 @@ static enum layout choose_framing(tci_rctx *r, v2 *s)
 static inline int delta_record(v2 *s, const uint8_t **p, const uint8_t *end)
 {
     uint64_t dm, dw = 0, dc = 0;
-    int rc = sleb(p, end, &dm);
-    if (!rc && s->wall)
-        rc = uleb(p, end, &dw);
-    if (!rc && s->cpu)
-        rc = uleb(p, end, &dc);
+    int rc;
+    if (TCI_LIKELY(end - *p >= 3 * LEB_MAX)) { /* the whole of any record is there */
+        rc = sleb_fast(p, &dm);
+        if (!rc && s->wall)
+            rc = uleb_fast(p, &dw);
+        if (!rc && s->cpu)
+            rc = uleb_fast(p, &dc);
+    } else {
+        rc = sleb(p, end, &dm);
+        if (!rc && s->wall)
+            rc = uleb(p, end, &dw);
+        if (!rc && s->cpu)
+            rc = uleb(p, end, &dc);
+    }
     if (rc)
         return rc;
     s->m += dm;
@@ -814,7 +907,7 @@ static int v2_open(tci_rctx *r)
     snprintf(t->detail, sizeof t->detail, "V2, %s, %s, %sstreaming (0x%X)", names[s->layout],
              t->time_unit_ns == 1 ? "ns" : "us", s->streaming ? "" : "non-", version);
     s->pos = HEADER_SIZE;
-    return TC_OK;
+    return build_direct(r, s);
 }
 
 static int v2_rewind(tci_rctx *r)
@@ -828,8 +921,10 @@ static int v2_rewind(tci_rctx *r)
 static void v2_close(tci_rctx *r)
 {
     v2 *s = r->priv;
-    if (s)
+    if (s) {
         tci_idmap_free(&s->tids);
+        free(s->direct);
+    }
 }
 
 static int v2_probe(const uint8_t *buf, size_t len, const char *filename)

@@ -2756,7 +2756,8 @@ static void v2_finish(G *g, const char *outp)
 
 /* --bench SIZE --v2 a16-ns: the bench trace's model (8 threads, 2000 methods,
  * depth 10..40, one record per 1.25 µs) as a dual-clock streaming Android 16
- * ns file: blocks of 4096 records per thread, every method announced first. */
+ * ns file: blocks of 4096 records per thread, every method announced first, the
+ * summary last. */
 static void run_bench_v2(const char *size_s, const char *outp)
 {
     char *e;
@@ -2802,8 +2803,9 @@ static void run_bench_v2(const char *size_s, const char *outp)
     }
     struct BT { uint32_t stack[48]; int depth; uint64_t last_wall, cpu; int started; Buf p; uint32_t n; V2Acc a; } bt[BENCH_THREADS];
     memset(bt, 0, sizeof bt);
-    uint64_t x = 0x9E3779B97F4A7C15ull, total = 0, limit = mb * 1048576ull;
+    uint64_t x = 0x9E3779B97F4A7C15ull, total = 0, limit = mb * 1048576ull, bench_elapsed = 0;
     for (uint64_t i = 0; o.total + total < limit; i++) {
+        bench_elapsed = i + i / 4 + 1;
         x ^= x << 13; x ^= x >> 7; x ^= x << 17;
         int ti = pick[x & 15];
         struct BT *b = &bt[ti];
@@ -2857,6 +2859,14 @@ static void run_bench_v2(const char *size_s, const char *outp)
         }
         free(b->p.p);
     }
+    Buf sum = {0};
+    buf_printf(&sum, "*version\n5\ndata-file-overflow=false\nclock=dual\nelapsed-time-nsec=%" PRIu64
+                     "\nclock-call-overhead-nsec=250\nvm=art\npid=4321\n*end\n", bench_elapsed * 1000);
+    uint8_t sh[3] = {3};
+    put16(sh + 1, (uint32_t)sum.n);
+    out_put(&o, sh, 3);
+    out_put(&o, sum.p, sum.n);
+    free(sum.p);
     out_flush(&o);
     if (fclose(f)) { g_out_fp = NULL; die_io(outp); }
     g_out_fp = NULL;
