@@ -52,6 +52,7 @@
 #define MODULE "art-v2"
 
 enum layout { L_A16, L_A15, L_PERFETTO };
+enum mode { M_FRAMING, M_WALK, M_READ }; /* what reads the packets: see plausible_packet */
 enum { T_THREAD = 0, T_METHOD = 1, T_BLOCK = 2, T_SUMMARY = 3 };
 enum { RANK_PACKET = 1 };
 #define BLOCK_NO_END 2
@@ -78,7 +79,7 @@ typedef struct v2 {
     bool in_block;
     block b;
     const uint8_t *p;
-    uint64_t left;             /* records left (A15, §5.4: the declared count; A16: UINT64_MAX) */
+    uint64_t left;             /* records left (§5.4: the declared count; else UINT64_MAX: the payload decides) */
     uint64_t nrec;             /* records decoded */
     uint64_t base_declared;    /* the previous block's count, when this one continues it (writer bug) */
     uint64_t m, w, c;          /* accumulators */
@@ -88,6 +89,9 @@ typedef struct v2 {
     uint32_t prev_tid;
     uint64_t prev_declared, prev_m, prev_w, prev_c;
     tci_idmap tids;            /* tid -> thread index */
+    enum mode mode;
+    struct wrap { size_t at, end; } *wraps; /* Android 15 blocks whose u16 size wrapped, in order */
+    size_t n_wraps, cap_wraps, wrap_i;
     uint32_t *direct;          /* (raw id - direct_base) / 4 -> method index, when the ids are dense */
     uint64_t direct_base, direct_n;
     struct { uint64_t id; uint32_t index; } cache[METHOD_CACHE];
@@ -314,20 +318,49 @@ static size_t block_header_size(const v2 *s)
     return 1 + 4 + 8 + (s->wall ? 4 : 0) + (s->cpu ? 4 : 0) + 2 + 2;
 }
 
-/* Could a packet start at q? (The end of the packets is a packet boundary too.) */
+/* Could a packet start at q? (The end of the packets is a packet boundary too.)
+ * During open()'s walk (M_WALK) the tables read so far make it stricter: a
+ * thread or block names a tid other than 0, a thread's name and a method's
+ * line are text (the line with its tabs), a block's first record (in its
+ * Android 15 header) a method already defined, as ART defines it before the
+ * block that uses it. */
 static bool plausible_packet(const tci_rctx *r, const v2 *s, size_t q)
 {
     const uint8_t *b = r->data;
     size_t n = r->size;
+    bool strict = s->mode == M_WALK;
     if (q == n)
         return true;
     switch (b[q]) {
-    case T_THREAD: return q + 7 <= n && q + 7 + tci_le16(b + q + 5) <= n;
-    case T_METHOD: {
-        size_t len = q + 11 <= n ? tci_le16(b + q + 9) : 0;
-        return len && q + 11 + len <= n && b[q + 11 + len - 1] == '\n';
+    case T_THREAD: {
+        size_t len = q + 7 <= n ? tci_le16(b + q + 5) : 0;
+        if (q + 7 > n || q + 7 + len > n)
+            return false;
+        if (strict && (!tci_le32(b + q + 1) || !len || len > 1024))
+            return false;
+        for (size_t i = 0; strict && i < len; i++) /* a name is text: LEB128 runs hold 0x00..0x1f */
+            if (b[q + 7 + i] < 0x20 || b[q + 7 + i] == 0x7F)
+                return false;
+        return true;
     }
-    case T_BLOCK: return q + block_header_size(s) <= n;
+    case T_METHOD: {
+        size_t len = q + 11 <= n ? tci_le16(b + q + 9) : 0, tabs = 0;
+        if (!len || q + 11 + len > n || b[q + 11 + len - 1] != '\n')
+            return false;
+        for (size_t i = 0; strict && i + 1 < len; i++) { /* "class\tname\tsig\tsource": text with tabs */
+            uint8_t c = b[q + 11 + i];
+            if (c < 0x20 && c != '\t')
+                return false;
+            tabs += c == '\t';
+        }
+        return !strict || tabs >= 2;
+    }
+    case T_BLOCK:
+        if (q + block_header_size(s) > n)
+            return false;
+        if (strict && s->layout == L_A15)
+            return tci_le32(b + q + 1) && (b[q + 5] & 3) != 3 && is_defined(r->trace, tci_le64(b + q + 5) & ~(uint64_t)3);
+        return true;
     case T_SUMMARY: return q + 3 + 8 <= n && memcmp(b + q + 3, "*version", 8) == 0;
     default: return false;
     }
@@ -336,16 +369,18 @@ static bool plausible_packet(const tci_rctx *r, const v2 *s, size_t q)
 /*
  * Android 15 writes the record count - 1 and the payload size as u16, cut
  * (ART.md §5.3): a block of 65536 bytes or more ends at size + k * 65536 for
- * some k. The first k whose end is followed by a plausible packet and whose
- * payload holds a count of records that agrees with the declared one modulo
- * 65536 is taken; k = 0 needs only the packet. Bounded: A15_MAX_WRAPS tries,
- * one count over the bytes searched. 0 when none fits.
+ * some k. The first k whose payload holds as many records as declared (modulo
+ * 65536 past k = 0) and whose end is followed by a plausible packet is taken.
+ * Bounded: A15_MAX_WRAPS tries, one count over the bytes searched. 0 when none
+ * fits. Decided once, in open()'s walk, which keeps the wrapped ends found
+ * (one per 64 KiB of input at most) for the passes.
  */
 static size_t a15_block_end(const tci_rctx *r, const v2 *s, size_t data, size_t size, uint64_t rest)
 {
-    if (data + size <= r->size && plausible_packet(r, s, data + size))
-        return data + size;
     uint64_t lebs = count_lebs(r->data + data, r->data + (data + size <= r->size ? data + size : r->size));
+    if (data + size <= r->size && (s->mode == M_FRAMING || lebs == rest * s->fields) &&
+        plausible_packet(r, s, data + size))
+        return data + size;
     for (size_t k = 1, end = data + size; k <= A15_MAX_WRAPS && end + 65536 <= r->size; k++) {
         lebs += count_lebs(r->data + end, r->data + end + 65536);
         end += 65536;
@@ -353,6 +388,20 @@ static size_t a15_block_end(const tci_rctx *r, const v2 *s, size_t data, size_t 
             return end;
     }
     return 0;
+}
+
+static bool keep_wrap(v2 *s, size_t at, size_t end)
+{
+    if (s->n_wraps == s->cap_wraps) {
+        size_t cap = s->cap_wraps ? 2 * s->cap_wraps : 16;
+        struct wrap *w = tci_realloc_array(s->wraps, cap, sizeof *w);
+        if (!w)
+            return true;
+        s->wraps = w;
+        s->cap_wraps = cap;
+    }
+    s->wraps[s->n_wraps++] = (struct wrap){at, end};
+    return false;
 }
 
 /* The block at `at` (whose header fits): its payload and counts. TC_OK;
@@ -370,7 +419,14 @@ static int parse_block(tci_rctx *r, v2 *s, size_t at, block *b)
         uint64_t rest = tci_le16(h + hs - 4);
         size_t size = tci_le16(h + hs - 2);
         b->declared = rest + 1;
-        b->end = a15_block_end(r, s, b->data, size, rest);
+        if (s->mode == M_READ) { /* the walk found where it ends */
+            bool wrapped = s->wrap_i < s->n_wraps && s->wraps[s->wrap_i].at == at;
+            b->end = wrapped ? s->wraps[s->wrap_i++].end : b->data + size <= r->size ? b->data + size : 0;
+        } else {
+            b->end = a15_block_end(r, s, b->data, size, rest);
+            if (s->mode == M_WALK && b->end && b->end != b->data + size && keep_wrap(s, at, b->end))
+                return TC_ERR_NOMEM;
+        }
         if (!b->end) {
             if (b->data + size > r->size) {
                 b->end = r->size;
@@ -443,6 +499,8 @@ static int walk_packet(tci_rctx *r, v2 *s)
             return tci_error(r->diag, TC_ERR_FORMAT, MODULE, at + block_header_size(s) - 2,
                              "Android 15 block of %u bytes: no packet follows it, nor any of its wrapped "
                              "sizes (u16 counts, ART.md §5.3)", (unsigned)tci_le16(b + block_header_size(s) - 2));
+        if (rc != TC_OK)
+            return rc;
         s->pos = k.end;
         return TC_OK;
     }
@@ -478,9 +536,11 @@ static int walk(tci_rctx *r, v2 *s)
     size_t dropped = 0;
     s->pos = HEADER_SIZE;
     s->end = r->size;
+    s->mode = M_WALK;
     while (s->pos < r->size && (rc = walk_packet(r, s)) == TC_OK)
         walked(r, &dropped, s->pos);
-    return rc == TC_EOF ? TC_OK : rc;
+    s->mode = M_READ;
+    return rc == TC_EOF ? TC_OK : rc == TC_ERR_NOMEM ? tci_error(r->diag, rc, MODULE, s->pos, "out of memory") : rc;
 }
 
 /* Packets walked in a layout's framing from the header on; *whole: it ends
@@ -498,7 +558,7 @@ static uint64_t framing(tci_rctx *r, v2 *s, enum layout l, bool *whole)
         size_t left = n - q;
         block k;
         if (b[0] == T_SUMMARY) {
-            *whole = true;
+            *whole = plausible_packet(r, s, q);
             break;
         }
         if (b[0] == T_THREAD && left >= 7)
@@ -517,9 +577,33 @@ static uint64_t framing(tci_rctx *r, v2 *s, enum layout l, bool *whole)
     return packets;
 }
 
+/* The first block, after the thread and method packets (framed alike in both):
+ * read as Android 16, its payload holds the records it declares; read as
+ * Android 15, its header's first record names a method defined before it. */
+static int first_block_says(tci_rctx *r, v2 *s)
+{
+    const uint8_t *b = r->data;
+    size_t q = HEADER_SIZE, n = r->size;
+    while (q + 11 <= n && (b[q] == T_THREAD || b[q] == T_METHOD))
+        q += b[q] == T_THREAD ? 7 + (size_t)tci_le16(b + q + 5) : 11 + (size_t)tci_le16(b + q + 9);
+    if (q + 25 > n || b[q] != T_BLOCK)
+        return -1;
+    uint64_t size = tci_le32(b + q + 8), declared = b[q + 5] | (uint64_t)b[q + 6] << 8 | (uint64_t)b[q + 7] << 16;
+    bool a16 = size <= n - q - 12 && count_lebs(b + q + 12, b + q + 12 + size) == declared * s->fields;
+    uint64_t first = tci_le64(b + q + 5) & ~(uint64_t)3;
+    bool a15 = false;
+    for (size_t p = HEADER_SIZE; p < q && !a15; p += b[p] == T_THREAD ? 7 + (size_t)tci_le16(b + p + 5)
+                                                                        : 11 + (size_t)tci_le16(b + p + 9))
+        a15 = b[p] == T_METHOD && tci_le64(b + p + 1) == first;
+    return a16 ? L_A16 : a15 ? L_A15 : -1;
+}
+
 static enum layout choose_framing(tci_rctx *r, v2 *s)
 {
     bool w16, w15;
+    int said = first_block_says(r, s);
+    if (said >= 0)
+        return (enum layout)said;
     uint64_t n16 = framing(r, s, L_A16, &w16);
     if (w16)
         return L_A16;
@@ -626,8 +710,9 @@ static int start_block(tci_rctx *r, v2 *s, size_t at)
     } else {
         s->m = s->w = s->c = 0;
     }
-    if (s->layout == L_A16)
-        s->left = UINT64_MAX; /* the payload decides, as in ART's own reader; the count is checked at the end */
+    if (s->layout != L_PERFETTO) /* the payload decides, as in ART's own reader; the count is checked at the
+                                  * end (Android 15's modulo 2^16: it wraps) */
+        s->left = UINT64_MAX;
     if (s->layout == L_A15) { /* the first record is in the header */
         const uint8_t *h = r->data + at + 5;
         s->m = tci_le64(h);
@@ -685,12 +770,11 @@ static inline void put_event(v2 *s, tci_raw *ev, uint32_t method, uint8_t action
 static int block_records(tci_rctx *r, v2 *s, tci_raw *ev, size_t *k, size_t max)
 {
     const uint8_t *end = r->data + s->b.end;
-    if (s->layout == L_A15 && s->p == r->data + s->b.data && s->left == s->b.declared && *k < max) {
+    if (s->layout == L_A15 && !s->nrec && *k < max) {
         uint32_t m = method_index(r, s, s->m & ~(uint64_t)3); /* the header's record */
         if (m == TCI_NONE)
             return tci_trace_fail(r->trace, r->diag, MODULE, s->b.at);
         put_event(s, &ev[(*k)++], m, (uint8_t)(s->m & 3), s->b.at);
-        s->left--;
         s->nrec++;
     }
     while (*k < max && s->left && s->p < end) {
@@ -745,8 +829,8 @@ static int v2_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *n)
         if (s->in_block) {
             if ((rc = block_records(r, s, ev, &k, max)) != TC_OK)
                 return rc;
-            if (!s->left || s->p >= r->data + s->b.end)
-                end_block(r, s);
+            if ((!s->left || s->p >= r->data + s->b.end) && (s->layout != L_A15 || s->nrec))
+                end_block(r, s); /* (Android 15: once the header's record is out too) */
             continue;
         }
         if (s->pos >= s->end)
@@ -915,6 +999,7 @@ static int v2_rewind(tci_rctx *r)
     v2 *s = r->priv;
     s->pos = HEADER_SIZE;
     s->in_block = s->have_prev = false;
+    s->wrap_i = 0;
     return TC_OK;
 }
 
@@ -924,6 +1009,7 @@ static void v2_close(tci_rctx *r)
     if (s) {
         tci_idmap_free(&s->tids);
         free(s->direct);
+        free(s->wraps);
     }
 }
 

@@ -214,6 +214,39 @@ def random_twins(ctx, n):
             check_decoder(ctx, label, v2)
 
 
+WRAP_SCN = """version 3
+clock dual
+streaming yes
+pid 42
+start 5000000
+order chunked 100000
+method a com.ex.A run "()V" A.java
+method b com.ex.B leaf "(I)V" B.java
+thread 42 main {
+  call a {
+    repeat 40000 {
+      call b 3
+    }
+  }
+}
+thread 43 other {
+  call b 5
+}
+"""
+
+
+def a15_wrapped(ctx):
+    """Android 15's u16 counts wrap: one block of 80,002 records (240,003 payload bytes) says
+    14,465 and 43,395, and whose declared end lands inside its own records."""
+    scn = os.path.join(ctx.work, "wrap.scn")
+    with open(scn, "w") as f:
+        f.write(WRAP_SCN)
+    v2, v3 = os.path.join(ctx.work, "wrap.trace"), os.path.join(ctx.work, "wrap.v3.trace")
+    if tracegen(ctx, scn, v2, ["--v2", "a15"]) and tracegen(ctx, scn, v3, []):
+        check_twins(ctx, "A15 wrapped block", v2, v3)
+        check_decoder(ctx, "A15 wrapped block", v2)
+
+
 # ---- bad inputs ------------------------------------------------------------------------
 
 def check_refused(ctx, name, data, what):
@@ -288,6 +321,7 @@ def main():
         v2, v3 = os.path.join(d, name + ".trace"), os.path.join(d, name + ".v3.trace")
         check_twins(ctx, f"corpus/art-v2/{name}", v2, v3)
         check_decoder(ctx, f"corpus/art-v2/{name}", v2)
+    a15_wrapped(ctx)
     random_twins(ctx, int(os.environ.get("TC_V2_RANDOM", "12")))
     bad_inputs(ctx)
     ctx.done()
