@@ -92,6 +92,7 @@ typedef struct v2 {
     enum mode mode;
     struct wrap { size_t at, end; } *wraps; /* Android 15 blocks whose u16 size wrapped, in order */
     size_t n_wraps, cap_wraps, wrap_i;
+    uint64_t search_left;      /* bytes the searches for wrapped ends may still count: 2 x the input + 16 MiB */
     uint32_t *direct;          /* (raw id - direct_base) / 4 -> method index, when the ids are dense */
     uint64_t direct_base, direct_n;
     struct { uint64_t id; uint32_t index; } cache[METHOD_CACHE];
@@ -371,17 +372,22 @@ static bool plausible_packet(const tci_rctx *r, const v2 *s, size_t q)
  * (ART.md §5.3): a block of 65536 bytes or more ends at size + k * 65536 for
  * some k. The first k whose payload holds as many records as declared (modulo
  * 65536 past k = 0) and whose end is followed by a plausible packet is taken.
- * Bounded: A15_MAX_WRAPS tries, one count over the bytes searched. 0 when none
+ * Bounded: A15_MAX_WRAPS tries, one count over the bytes searched, and all
+ * the searches of one input count at most twice its size (a real wrapped
+ * block's search covers its own payload once). 0 when none
  * fits. Decided once, in open()'s walk, which keeps the wrapped ends found
  * (one per 64 KiB of input at most) for the passes.
  */
-static size_t a15_block_end(const tci_rctx *r, const v2 *s, size_t data, size_t size, uint64_t rest)
+static size_t a15_block_end(const tci_rctx *r, v2 *s, size_t data, size_t size, uint64_t rest)
 {
     uint64_t lebs = count_lebs(r->data + data, r->data + (data + size <= r->size ? data + size : r->size));
     if (data + size <= r->size && (s->mode == M_FRAMING || lebs == rest * s->fields) &&
         plausible_packet(r, s, data + size))
         return data + size;
     for (size_t k = 1, end = data + size; k <= A15_MAX_WRAPS && end + 65536 <= r->size; k++) {
+        if (s->search_left < 65536) /* many blocks that end nowhere (a hostile file): not quadratic */
+            return 0;
+        s->search_left -= 65536;
         lebs += count_lebs(r->data + end, r->data + end + 65536);
         end += 65536;
         if (lebs % s->fields == 0 && (lebs / s->fields) % 65536 == rest && plausible_packet(r, s, end))
@@ -965,7 +971,9 @@ static int v2_open(tci_rctx *r)
     s->wall = true;
     s->cpu = dual;
     s->fields = 1 + s->wall + s->cpu;
+    s->search_left = 2 * (uint64_t)r->size + (16u << 20);
     s->layout = choose_framing(r, s);
+    s->search_left = 2 * (uint64_t)r->size + (16u << 20);
     int rc = walk(r, s);
     if (rc != TC_OK)
         return rc;
