@@ -247,6 +247,19 @@ def a15_wrapped(ctx):
         check_decoder(ctx, "A15 wrapped block", v2)
 
 
+def perfetto_without_tsc(ctx):
+    """Perfetto's layout with the header's TSC fields zero (times then in ns, which tracegen's
+    1 GHz ticks are): only the method ids prove the layout, and they must."""
+    d = os.path.join(ctx.corpus, "art-v2")
+    with open(os.path.join(d, "perfetto-layout.trace"), "rb") as f:
+        data = bytearray(f.read())
+    data[14:30] = bytes(16)
+    path = os.path.join(ctx.work, "perfetto-no-tsc.trace")
+    with open(path, "wb") as f:
+        f.write(data)
+    check_twins(ctx, "Perfetto's layout, no TSC in the header", path, os.path.join(d, "perfetto-layout.v3.trace"))
+
+
 # ---- bad inputs ------------------------------------------------------------------------
 
 def check_refused(ctx, name, data, what):
@@ -322,6 +335,7 @@ def main():
         check_twins(ctx, f"corpus/art-v2/{name}", v2, v3)
         check_decoder(ctx, f"corpus/art-v2/{name}", v2)
     a15_wrapped(ctx)
+    perfetto_without_tsc(ctx)
     random_twins(ctx, int(os.environ.get("TC_V2_RANDOM", "12")))
     bad_inputs(ctx)
     ctx.done()
