@@ -147,10 +147,10 @@ if [ "${TC_BENCH_DEOBF:-1}" != 0 ]; then
   "$here/deobf.sh" "$build"
 fi
 
-# The ART V2 reader (issue 25): the bench model written as an Android 16 ns streaming V2 file
-# of the same size (tracegen --bench SIZE --v2 a16-ns), converted to folded beside the v3
-# input: MB/s and ns per record of each, from their record counts. Target: V2 at most v3's
-# time per record. TC_BENCH_V2=0 skips it.
+# The ART V2 reader (issue 25): the bench input's records written as an Android 16 ns
+# streaming V2 file (tracegen --bench SIZE --v2 a16-ns: the same records, ~40% of the bytes),
+# both converted to folded: MB/s and ns per record of each. Target: V2 at most v3's time
+# per record. TC_BENCH_V2=0 skips it.
 if [ "${TC_BENCH_V2:-1}" != 0 ]; then
   v2in=$cache/bench-v2format-${size_mb}mb.trace
   if [ ! -s "$v2in" ]; then

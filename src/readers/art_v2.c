@@ -93,8 +93,9 @@ typedef struct v2 {
     struct wrap { size_t at, end; } *wraps; /* Android 15 blocks whose u16 size wrapped, in order */
     size_t n_wraps, cap_wraps, wrap_i;
     uint64_t search_left;      /* bytes the searches for wrapped ends may still count: 2 x the input + 16 MiB */
-    uint32_t *direct;          /* (raw id - direct_base) / 4 -> method index, when the ids are dense */
-    uint64_t direct_base, direct_n;
+    uint32_t *direct;          /* (raw id - direct_base) >> direct_shift -> method index, when the ids are dense */
+    uint64_t direct_base, direct_n, direct_mask; /* mask: the low bits every defined id has clear */
+    unsigned direct_shift;
     struct { uint64_t id; uint32_t index; } cache[METHOD_CACHE];
 } v2;
 
@@ -146,12 +147,18 @@ static inline int sleb(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 static inline int uleb_fast(const uint8_t **pp, uint64_t *v)
 {
     const uint8_t *p = *pp;
-    uint64_t r = *p & 0x7F;
-    if (TCI_LIKELY(!(*p++ & 0x80))) { /* most deltas fit in a byte or two */
-        *v = r, *pp = p;
+    uint64_t r = p[0] & 0x7F;
+    if (!(p[0] & 0x80)) { /* most deltas fit in a byte or two */
+        *v = r, *pp = p + 1;
         return LEB_OK;
     }
-    for (unsigned shift = 7; shift < 7 * LEB_MAX; shift += 7) {
+    r |= (uint64_t)(p[1] & 0x7F) << 7;
+    if (!(p[1] & 0x80)) {
+        *v = r, *pp = p + 2;
+        return LEB_OK;
+    }
+    p += 2;
+    for (unsigned shift = 14; shift < 7 * LEB_MAX; shift += 7) {
         uint8_t x = *p++;
         r |= (uint64_t)(x & 0x7F) << shift;
         if (!(x & 0x80)) {
@@ -165,6 +172,11 @@ static inline int uleb_fast(const uint8_t **pp, uint64_t *v)
 static inline int sleb_fast(const uint8_t **pp, uint64_t *v)
 {
     const uint8_t *p = *pp;
+    if (!(p[0] & 0x80)) { /* a method delta of a few slots: one byte */
+        *v = (uint64_t)((int64_t)(p[0] & 0x3F) - (p[0] & 0x40 ? 64 : 0));
+        *pp = p + 1;
+        return LEB_OK;
+    }
     uint64_t r = 0;
     for (unsigned shift = 0; shift < 7 * LEB_MAX;) {
         uint8_t x = *p++;
@@ -204,8 +216,9 @@ static uint32_t thread_for_tid(tci_rctx *r, v2 *s, uint32_t tid)
 /* The method index of a raw id (created undefined in pass 1 if new). */
 static inline uint32_t method_index(tci_rctx *r, v2 *s, uint64_t id)
 {
-    uint64_t k = (id - s->direct_base) >> 2;
-    if (TCI_LIKELY(k < s->direct_n && s->direct[k] != TCI_NONE))
+    uint64_t d = id - s->direct_base, k = d >> s->direct_shift;
+    bool slot = !(d & s->direct_mask) && k < s->direct_n;
+    if (TCI_LIKELY(slot && s->direct[k] != TCI_NONE))
         return s->direct[k];
     size_t h = (size_t)((id * 0x9E3779B97F4A7C15ull) >> 52); /* 4096 slots: ids are pointers, aligned */
     if (TCI_LIKELY(s->cache[h].id == id && s->cache[h].index != TCI_NONE))
@@ -214,35 +227,45 @@ static inline uint32_t method_index(tci_rctx *r, v2 *s, uint64_t id)
     if (m != TCI_NONE) {
         s->cache[h].id = id;
         s->cache[h].index = m;
-        if (k < s->direct_n)
+        if (slot)
             s->direct[k] = m;
     }
     return m;
 }
 
-/* ArtMethod* values of one trace mostly lie in a few arrays: when the defined ids span
- * at most 16 slots per method (+ 4096), a table indexed by (id - lowest) / 4 finds them
- * in one load, as art.c's direct table does for V1's dense ids. Otherwise the hash. */
+/* ArtMethod* values of one trace mostly lie in a few arrays, as far apart as an
+ * ArtMethod is long: when the defined ids, in units of the alignment they all
+ * share (at least 4), span at most 16 slots per method (+ 4096), a table
+ * indexed by (id - lowest) >> shift finds them in one load, as art.c's direct
+ * table does for V1's dense ids; an id off that alignment goes to the hash. */
 static int build_direct(tci_rctx *r, v2 *s)
 {
     const tci_trace *t = r->trace;
-    uint64_t lo = UINT64_MAX, hi = 0;
+    uint64_t lo = UINT64_MAX, hi = 0, bits = 0;
     for (uint32_t i = 0; i < t->n_methods; i++)
         if (t->methods[i].defined) {
             lo = t->methods[i].raw_id < lo ? t->methods[i].raw_id : lo;
             hi = t->methods[i].raw_id > hi ? t->methods[i].raw_id : hi;
         }
-    if (lo > hi || (hi - lo) / 4 + 1 > 16 * (uint64_t)t->n_methods + 4096 || (hi - lo) / 4 + 1 > (1u << 22))
+    for (uint32_t i = 0; i < t->n_methods && lo <= hi; i++)
+        if (t->methods[i].defined)
+            bits |= t->methods[i].raw_id - lo;
+    unsigned shift = 2;
+    while (shift < 12 && bits && !(bits & ((uint64_t)1 << shift)))
+        shift++;
+    if (lo > hi || ((hi - lo) >> shift) + 1 > 16 * (uint64_t)t->n_methods + 4096 || ((hi - lo) >> shift) + 1 > (1u << 22))
         return TC_OK;
-    uint64_t n = (hi - lo) / 4 + 1;
+    uint64_t n = ((hi - lo) >> shift) + 1;
     if (!(s->direct = malloc(n * sizeof *s->direct)))
         return tci_error(r->diag, TC_ERR_NOMEM, MODULE, UINT64_MAX, "out of memory");
     memset(s->direct, 0xff, n * sizeof *s->direct);
     for (uint32_t i = 0; i < t->n_methods; i++)
-        if (t->methods[i].defined && !((t->methods[i].raw_id - lo) & 3))
-            s->direct[(t->methods[i].raw_id - lo) >> 2] = i;
+        if (t->methods[i].defined)
+            s->direct[(t->methods[i].raw_id - lo) >> shift] = i;
     s->direct_base = lo;
     s->direct_n = n;
+    s->direct_shift = shift;
+    s->direct_mask = ((uint64_t)1 << shift) - 1;
     return TC_OK;
 }
 
@@ -772,10 +795,51 @@ static inline void put_event(v2 *s, tci_raw *ev, uint32_t method, uint8_t action
     ev->cpu = s->cpu ? (int64_t)s->c : TCI_NO_TIME;
 }
 
+/* The common case, Android 16 with both clocks, while every byte of a record
+ * is surely there: the state in registers, no bounds checks, no clock tests.
+ * It stops before anything unusual (an overlong LEB128, the block's last 30
+ * bytes) and leaves it to the general loop, which says what was wrong. */
+static int a16_dual_run(tci_rctx *r, v2 *s, tci_raw *ev, size_t *k, size_t max, const uint8_t *end)
+{
+    const uint8_t *p = s->p;
+    uint64_t m = s->m, w = s->w, c = s->c, n = s->nrec;
+    size_t i = *k;
+    int rc = TC_OK;
+    while (i < max && end - p >= 3 * LEB_MAX) {
+        const uint8_t *at = p;
+        uint64_t dm, dw, dc;
+        if (TCI_UNLIKELY(sleb_fast(&p, &dm) || uleb_fast(&p, &dw) || uleb_fast(&p, &dc))) {
+            p = at; /* an overlong value: the general loop says so */
+            break;
+        }
+        uint32_t mi = method_index(r, s, (m + dm) & ~(uint64_t)3);
+        if (TCI_UNLIKELY(mi == TCI_NONE)) {
+            p = at;
+            rc = tci_trace_fail(r->trace, r->diag, MODULE, (uint64_t)(at - r->data));
+            break;
+        }
+        m += dm, w += dw, c += dc;
+        tci_raw *e = &ev[i++];
+        e->thread = s->b.thread;
+        e->method = mi;
+        e->action = (uint8_t)(m & 3);
+        e->offset = (uint64_t)(at - r->data);
+        e->wall = (int64_t)w;
+        e->cpu = (int64_t)c;
+        n++;
+    }
+    s->p = p, s->m = m, s->w = w, s->c = c, s->nrec = n;
+    *k = i;
+    return rc;
+}
+
 /* Records of the current block into ev[k..max); the new k. */
 static int block_records(tci_rctx *r, v2 *s, tci_raw *ev, size_t *k, size_t max)
 {
     const uint8_t *end = r->data + s->b.end;
+    int rc;
+    if (s->layout == L_A16 && s->wall && s->cpu && (rc = a16_dual_run(r, s, ev, k, max, end)) != TC_OK)
+        return rc;
     if (s->layout == L_A15 && !s->nrec && *k < max) {
         uint32_t m = method_index(r, s, s->m & ~(uint64_t)3); /* the header's record */
         if (m == TCI_NONE)
