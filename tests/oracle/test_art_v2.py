@@ -313,6 +313,12 @@ def bad_inputs(ctx):
     # a u32 size past the end of the file: cut, kept what is there (the block holds nothing whole)
     huge = header() + method + bytes([2]) + struct.pack("<I", 7) + (1).to_bytes(3, "little") + struct.pack("<I", 2 ** 31)
     check_refused(ctx, "huge-size.trace", huge, "a block size of 2 GiB in a small file")
+    # Android 15 (its first block begins with a defined method) whose u16 counts say 6 records in
+    # 3 bytes: neither that end nor any wrap of it (+ k * 65536) fits
+    summary = b"*version\n5\nclock=dual\nelapsed-time-usec=9\n*end\n"
+    a15 = (header() + method + bytes([2]) + struct.pack("<IQII", 7, 0x7100000000, 0, 0) + struct.pack("<HH", 5, 3)
+           + bytes([4, 1, 1]) * 3 + bytes([3]) + struct.pack("<H", len(summary)) + summary)
+    check_refused(ctx, "a15-wrapped.trace", a15, "an Android 15 block whose u16 size fits nowhere")
     # a sample cut in the middle of its last block: converted, with a warning
     with open(os.path.join(ctx.corpus, "art-v2", "a16-streaming-dual-ns.trace"), "rb") as f:
         data = f.read()
