@@ -160,7 +160,8 @@ if [ "${TC_BENCH_V2:-1}" != 0 ]; then
     cat "$f" > /dev/null
     recs=$("$build/traceconv" -o folded "$f" - 2>&1 >/dev/null | sed -n 's/.* \([0-9]*\) records.*/\1/p')
     time_runs -q -o folded "$f" -
-    awk -v n="$(basename "$f")" -v b="$(stat -c %s "$f")" -v m="$med" -v k="$recs" 'BEGIN {
-      printf "reader %-34s %8.0f MB/s %8.1f ns/record (%d records, folded)\n", n, b/1e6/m, m*1e9/k, k }'
+    label="ART v3"; [ "$f" = "$v2in" ] && label="ART V2"
+    awk -v l="$label" -v n="$(basename "$f")" -v b="$(stat -c %s "$f")" -v m="$med" -v k="$recs" 'BEGIN {
+      printf "reader %s (%s): %.0f MB/s, %.1f ns/record (%d records, folded, median)\n", l, n, b/1e6/m, m*1e9/k, k }'
   done
 fi
