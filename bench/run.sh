@@ -173,3 +173,22 @@ if [ "${TC_BENCH_DEOBF:-1}" != 0 ]; then
   echo
   "$here/deobf.sh" "$build"
 fi
+
+# The ART V2 reader (issue 25): the bench input's records written as an Android 16 ns
+# streaming V2 file (tracegen --bench SIZE --v2 a16-ns: the same records, ~40% of the bytes),
+# both converted to folded: MB/s and ns per record of each. Target: V2 at most v3's time
+# per record. TC_BENCH_V2=0 skips it.
+if [ "${TC_BENCH_V2:-1}" != 0 ]; then
+  v2in=$cache/bench-v2format-${size_mb}mb.trace
+  if [ ! -s "$v2in" ]; then
+    "$build/tracegen" --bench "$size_mb" "$v2in.part" --v2 a16-ns && mv "$v2in.part" "$v2in"
+  fi
+  for f in "$input" "$v2in"; do
+    cat "$f" > /dev/null
+    recs=$("$build/traceconv" -o folded "$f" - 2>&1 >/dev/null | sed -n 's/.* \([0-9]*\) records.*/\1/p')
+    time_runs -q -o folded "$f" -
+    label="ART v3"; [ "$f" = "$v2in" ] && label="ART V2"
+    awk -v l="$label" -v n="$(basename "$f")" -v b="$(stat -c %s "$f")" -v m="$med" -v k="$recs" 'BEGIN {
+      printf "reader %s (%s): %.0f MB/s, %.1f ns/record (%d records, folded, median)\n", l, n, b/1e6/m, m*1e9/k, k }'
+  done
+fi

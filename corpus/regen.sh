@@ -21,3 +21,4 @@ done
 echo "regen.sh: regenerated $n traces in $here"
 ${PYTHON:-python3} "$here/rhea/gen.py" "$here/rhea"
 ${PYTHON:-python3} "$here/systrace/gen.py" "$here/systrace"
+sh "$here/art-v2/regen.sh"

@@ -23,6 +23,7 @@
 #include "tc_registry.h"
 #include "tc_trace.h"
 #include "text.h"
+#include "art_common.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -58,8 +59,7 @@ typedef struct art {
 
 /* ---- key lines' fields (the text rules: text.h) ------------------------- */
 
-/* Split at tabs into at most max fields; the last field keeps any further tabs. */
-static size_t split_tabs(tci_span line, tci_span *f, size_t max)
+size_t tci_art_split_tabs(tci_span line, tci_span *f, size_t max)
 {
     size_t n = 0, start = 0;
     for (size_t i = 0; i <= line.n && n < max; i++) {
@@ -117,7 +117,7 @@ static uint32_t thread_for_record(tci_rctx *r, art *a, uint16_t id)
 
 enum section { SEC_NONE, SEC_VERSION, SEC_THREADS, SEC_METHODS };
 
-static int key_value(tci_rctx *r, art *a, tci_span line, uint64_t off)
+int tci_art_key_value(tci_rctx *r, tci_span line, uint64_t off, uint64_t *declared, uint64_t *declared_at)
 {
     tci_trace *t = r->trace;
     const char *eq = memchr(line.p, '=', line.n);
@@ -144,8 +144,8 @@ static int key_value(tci_rctx *r, art *a, tci_span line, uint64_t off)
         t->elapsed_ns = (int64_t)n * 1000; /* normalize checks it against the start time */
         t->elapsed_offset = off + k.n + 1;
     } else if (tci_span_is(k, "num-method-calls") && tci_parse_u64(v.p, v.n, UINT64_MAX, &n)) {
-        a->declared = n; /* the number of records written, not of calls (ART.md §3.1) */
-        a->declared_at = off;
+        *declared = n; /* the number of records written, not of calls (ART.md §3.1) */
+        *declared_at = off;
     } else if (tci_span_is(k, "data-file-overflow") && tci_span_is(v, "true")) {
         tci_warn(r->diag, TCI_FIG_OVERFLOW, "art", off,
                  "data-file-overflow=true: the trace buffer filled up and later records were dropped");
@@ -157,7 +157,7 @@ static int thread_line(tci_rctx *r, art *a, tci_span line, uint64_t off, uint8_t
 {
     tci_span f[2];
     uint64_t tid;
-    if (split_tabs(line, f, 2) != 2 || !tci_parse_u64(f[0].p, f[0].n, UINT64_MAX, &tid)) {
+    if (tci_art_split_tabs(line, f, 2) != 2 || !tci_parse_u64(f[0].p, f[0].n, UINT64_MAX, &tid)) {
         tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", off, "thread line is not '<id>\\t<name>'; ignored");
         return TC_OK;
     }
@@ -174,7 +174,7 @@ static int method_line(tci_rctx *r, tci_span line, uint64_t off)
 {
     tci_span f[6];
     uint64_t id;
-    size_t n = split_tabs(line, f, 6);
+    size_t n = tci_art_split_tabs(line, f, 6);
     if (n < 3 || !tci_parse_hex_u64(f[0].p, f[0].n, &id)) {
         tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", off, "method line is not '<id>\\t<class>\\t<name>...'; ignored");
         return TC_OK;
@@ -238,7 +238,7 @@ static int parse_key_text(tci_rctx *r, art *a, const char *text, size_t len, uin
             continue;
         }
         switch (sec) {
-        case SEC_VERSION: rc = key_value(r, a, line, off); break;
+        case SEC_VERSION: rc = tci_art_key_value(r, line, off, &a->declared, &a->declared_at); break;
         case SEC_THREADS: rc = thread_line(r, a, line, off, rank); break;
         case SEC_METHODS: rc = method_line(r, line, off); break;
         default:
@@ -310,7 +310,7 @@ static int parse_slow_header(tci_rctx *r, art *a, size_t at)
     a->version = (int)(raw_version & 0x0F);
     if (a->version < 1 || a->version > 3 || (raw_version & 0xFF00) || ((raw_version & 0xF0) && !a->streaming))
         return tci_error(r->diag, TC_ERR_FORMAT, "art", at + 4, "data header has an unsupported version 0x%x%s", raw_version,
-                         (a->version == 4 || a->version == 5) ? " (the V2 format is not supported yet)" : "");
+                         (a->version == 4 || a->version == 5) ? " (a V2 trace: read with -i art-v2)" : "");
     if (off < 16 || off > left)
         return tci_error(r->diag, TC_ERR_FORMAT, "art", at + 6,
                          "data offset %zu is outside the header (16..%zu)", off, left);
@@ -721,10 +721,10 @@ static int art_probe(const uint8_t *buf, size_t len, const char *filename)
         return 100; /* CRLF-converted: open() says so */
     if (len >= 6 && tci_le32(buf) == ART_MAGIC) {
         unsigned v = tci_le16(buf + 4);
-        if (v >= 0xF1 && v <= 0xF5)
+        if (v >= 0xF1 && v <= 0xF3)
             return 100;
-        if (v >= 1 && v <= 5)
-            return 80;
+        if (v >= 1 && v <= 3)
+            return 80; /* V2 (4, 5, 0xF4, 0xF5) is art_v2.c's */
         if (len >= 7 && buf[4] == 0xEF && buf[5] == 0xBF && buf[6] == 0xBD)
             return 100; /* a stream (0xF3) re-encoded as text: open() says so */
     }

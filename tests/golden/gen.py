@@ -105,12 +105,51 @@ def capture_ctrace(source_dir):
     return b"capturing trace... done\nTRACE:\n" + zlib.compress(text, 9)
 
 
+# ---- art-v2/writer-bug.trace: ART format V2, Android 16 layout (ART.md 5.2), ns, streaming 0xF5 ----
+# Thread 70000 "main" (a tid above 65535: V2 writes u32 tids); A.run (0x7100000000) calls B.leaf
+# (0x7100000010, no source file: ART 16 writes ""). One flush split into two blocks the way
+# FlushEntriesFormatV2's bug writes them: the second block goes on from the first's accumulators
+# and declares the cumulative count 4. Records (wall ns from the header start, thread CPU ns):
+# enter A 1000/500, enter B 3000/2000 | exit B 7000/5000, exit A 9000/6000.
+
+
+def leb(v, signed):
+    out = bytearray()
+    while True:
+        byte = v & 0x7F
+        v >>= 7
+        if (not signed and not v) or (signed and ((v == 0 and not byte & 0x40) or (v == -1 and byte & 0x40))):
+            return bytes(out + bytes([byte]))
+        out.append(byte | 0x80)
+
+
+def v2_writer_bug():
+    def packet_text(kind, ident, fmt, text):
+        return bytes([kind]) + struct.pack(fmt, ident, len(text)) + text
+
+    def block(n, records):
+        payload = b"".join(leb(dm, True) + leb(dw, False) + leb(dc, False) for dm, dw, dc in records)
+        return bytes([2]) + struct.pack("<I", 70000) + n.to_bytes(3, "little") + struct.pack("<I", len(payload)) + payload
+
+    a, b = 0x7100000000, 0x7100000010
+    summary = (b"*version\n5\ndata-file-overflow=false\nclock=dual\nelapsed-time-nsec=10000\n"
+               b"clock-call-overhead-nsec=250\nvm=art\npid=70000\n*end\n")
+    return (b"SLOW" + struct.pack("<HQ", 0xF5, 2_000_000_000_000) + bytes(18)
+            + packet_text(0, 70000, "<IH", b"main")
+            + packet_text(1, a, "<QH", b"com.ex.A\trun\t()V\tA.java\n")
+            + packet_text(1, b, "<QH", b"com.ex.B\tleaf\t(I)V\t\n")
+            + block(2, [(a, 1000, 500), (b - a, 2000, 1500)])
+            + block(4, [((b | 1) - b, 4000, 3000), ((a | 1) - (b | 1), 2000, 1000)])
+            + bytes([3]) + struct.pack("<H", len(summary)) + summary)
+
+
 def files(source_dir=HERE):
     """{path relative to tests/golden: bytes}."""
     return {os.path.join("rhea", "v2-appTrace.bin"): rhea_v2_bin(),
             os.path.join("rhea", "v3-sampling.bin"): sampling_bin(),
             os.path.join("rhea", "v3-sampling-mapping.bin"): sampling_mapping(),
-            os.path.join("systrace", "capture.ctrace"): capture_ctrace(source_dir)}
+            os.path.join("systrace", "capture.ctrace"): capture_ctrace(source_dir),
+            os.path.join("art-v2", "writer-bug.trace"): v2_writer_bug()}
 
 
 def main():

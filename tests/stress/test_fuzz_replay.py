@@ -22,6 +22,7 @@ def main():
     replays = sorted(glob.glob(os.path.join(build, "replay_*")))
     ctx.check(len(replays) >= 2, f"replay programs built in {build}: {replays}")
     seeds = sorted(glob.glob(os.path.join(ctx.corpus, "*.trace")))
+    seeds += sorted(glob.glob(os.path.join(ctx.corpus, "art-v2", "*.trace")))  # V2 and their v3 twins
     seeds += sorted(glob.glob(os.path.join(ctx.source, "tests", "ir", "*.ir.txt")))
     seeds += sorted(glob.glob(os.path.join(ctx.source, "tests", "json", "*.json")))
     seeds += sorted(glob.glob(os.path.join(ctx.source, "tests", "fuzz", "deobf-seeds", "*")))  # mappings: replay_deobf

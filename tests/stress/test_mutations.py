@@ -224,6 +224,7 @@ def run_one(ctx, seed, job):
 
 def sources(ctx):
     out = [p for _, p, _ in ctx.project_cases()]
+    out += sorted(glob.glob(os.path.join(ctx.corpus, "art-v2", "*[!3].trace")))  # ART V2 (their v3 twins add nothing)
     out += sorted(glob.glob(os.path.join(ctx.source, "tests", "json", "*.json")))
     out += sorted(glob.glob(os.path.join(ctx.source, "tests", "ir", "*.ir.txt")))
     # every file there, whatever its format: unknown ones must be refused cleanly too

@@ -10,7 +10,8 @@
  *
  *   tracegen SCENARIO.scn OUT.trace [--facts OUT.facts.json]
  *            [--obfuscate MAPPING.txt [--map-seed N] [--r8-map-id] [--residual all|needed]]
- *   tracegen --bench SIZE_MB OUT.trace
+ *            [--v2 a16-ns|a16-us|a15|perfetto [--v2-split N]]
+ *   tracegen --bench SIZE_MB OUT.trace [--v2 a16-ns]
  *
  * Exit 0 on success, 2 on a bad scenario or usage ("tracegen: FILE:LINE: msg"),
  * 1 on an I/O error.
@@ -88,6 +89,21 @@
  * and a CPU clock that advances by ratio*elapsed wall inside frames (0 when
  * idle at depth 0). Written times are the low 32 bits (ART's u32 wrap); the
  * CPU value is relative to the thread's first record plus cpu0.
+ *
+ * --v2 writes the same scenario as ART format V2 (ART.md §5) instead: version
+ * 5 (dual) or 4 (one clock), |0xF0 when streaming; real u32 tids; method ids
+ * are pointer-like (V2_METHOD_BASE + 4 * the scenario's id); records are
+ * written per thread in flushes of `order chunked N` records [512], each one
+ * block; a streaming file announces threads and methods before their first
+ * block, a non-streaming one lists them all first; the summary ends the file
+ * (`summary no`: none). Variants: a16-ns (Android 16 since 2025-03: times in
+ * ns, the scenario's µs x 1000), a16-us (Android 16 before), a15 (Android 15:
+ * the first record in a 21/25-byte block header, u16 counts written cut),
+ * perfetto (the layout Perfetto's importer reads, §5.4, with a 1 GHz TSC
+ * frequency in the header). --v2-split N reproduces the writer bug of
+ * FlushEntriesFormatV2: a flush of more than N records goes out as blocks of
+ * N whose accumulators are not reset and whose counts are cumulative. The
+ * facts are those of the scenario, as for V1. `truncate` is V1 only.
  *
  * Facts (--facts, one JSON object; every key is documented in
  * corpus/README.md): record/action counts, exits without enter, frames open
@@ -402,6 +418,7 @@ typedef struct {
     /* config */
     int version, streaming, clock, vm, has_pid, ids, fields, overflow, has_elapsed, synth;
     int chunk, summary, summary_threads, summary_methods, truncate;
+    int v2, v2_split;            /* --v2 variant (0: V1 output), --v2-split */
     int set_ids, set_fields, data_offset;
     int ln_version, ln_clock, ln_streaming, ln_offset, ln_truncate; /* where options were set */
     int64_t pid, overhead, stop_after;
@@ -826,6 +843,12 @@ static void validate(G *g)
     for (int i = 0; i < g->nth; i++) {
         Thread *t = &g->th[i];
         if (g->synth) continue;
+        if (g->v2) { /* real u32 tids */
+            if (t->tid > 0xFFFFFFFFull || !t->tid) die_line(t->line, "V2 thread ids are u32, not 0");
+            t->rec_tid = (uint32_t)t->tid;
+            t->rid_assigned = 1;
+            continue;
+        }
         uint32_t r = g->version == 1 ? (uint32_t)t->tid : (uint32_t)(t->tid & 0xFFFF);
         if (g->version == 1 && t->tid > 255) die_line(t->line, "version 1 records carry a u8 thread id: tid must be < 256");
         if (r == 0) die_line(t->line, "thread id %" PRIu64 " is written as 0 in records (reserved)", t->tid);
@@ -1267,8 +1290,12 @@ static void write_rec(G *g, Thread *t, const Ev *ev)
     g->written++;
 }
 
+static void v2_emit(G *g, Thread *t, const Ev *ev);
+static void v2_flush(G *g, Thread *t);
+
 static void flush_chunk(G *g, Thread *t)
 {
+    if (g->v2) { v2_flush(g, t); return; }
     if (!t->nchunk) return;
     if (g->stop_after < 0 || g->written < (uint64_t)g->stop_after) {
         announce_thread(g, t);
@@ -1280,6 +1307,7 @@ static void flush_chunk(G *g, Thread *t)
 
 static void emit(G *g, Thread *t, const Ev *ev)
 {
+    if (g->v2) { v2_emit(g, t, ev); return; }
     if (!g->chunk) { write_rec(g, t, ev); return; }
     if (!t->chunk) t->chunk = xcalloc((size_t)g->chunk, sizeof *t->chunk);
     t->chunk[t->nchunk++] = *ev;
@@ -2197,7 +2225,11 @@ static void free_scenario(G *g, Toks *tk, Buf *src)
     free(g);
 }
 
-static void run_scenario(const char *scn, const char *outp, const char *factsp, const ObfOpts *ob)
+static void v2_check(G *g);
+static void v2_header(const G *g, uint8_t *h);
+static void v2_finish(G *g, const char *outp);
+
+static void run_scenario(const char *scn, const char *outp, const char *factsp, const ObfOpts *ob, int v2, int v2_split)
 {
     g_scn = scn;
     FILE *in = fopen(scn, "rb");
@@ -2215,8 +2247,11 @@ static void run_scenario(const char *scn, const char *outp, const char *factsp, 
     g->version = 3; g->clock = CLK_DUAL; g->start = 1000000; g->data_offset = 32;
     g->ids = IDS_ART8; g->fields = 5; g->overhead = 250; g->summary = 1; g->summary_threads = 1;
     g->stop_after = -1;
+    g->v2 = v2;
+    g->v2_split = v2_split;
     parse_scenario(g, &tk);
     validate(g);
+    if (g->v2) v2_check(g);
     make_names(g);
     if (ob->map_path)
         obfuscate(g, ob); /* after make_names: the facts keep the scenario's names */
@@ -2227,7 +2262,12 @@ static void run_scenario(const char *scn, const char *outp, const char *factsp, 
     g->out.cap = 1 << 20;
     g->out.buf = xrealloc(NULL, g->out.cap);
     uint8_t hdr[4096];
-    if (g->streaming) {
+    if (g->v2 && g->streaming) {
+        g->out.f = g_out_fp;
+        g->out.what = outp;
+        v2_header(g, hdr);
+        out_put(&g->out, hdr, 32);
+    } else if (g->streaming) {
         g->out.f = g_out_fp;
         g->out.what = outp;
         bin_header(g, hdr);
@@ -2274,7 +2314,9 @@ static void run_scenario(const char *scn, const char *outp, const char *factsp, 
     if (!g->has_elapsed) g->elapsed = (uint64_t)g->elapsed_true;
     facts_finish(g);
 
-    if (g->streaming) {
+    if (g->v2) {
+        v2_finish(g, outp);
+    } else if (g->streaming) {
         if (g->summary) {
             Buf s = {0};
             key_text(g, &s, 1);
@@ -2470,23 +2512,389 @@ static void run_bench(const char *size_s, const char *outp)
 }
 
 /* ------------------------------------------------------------------------ */
+/* --v2: the same scenario as ART format V2 (ART.md §5)                       */
+
+enum { V2_A16NS = 1, V2_A16US, V2_A15, V2_PERFETTO };
+#define V2_METHOD_BASE 0x7100000000ull /* method ids look like ArtMethod* (64-bit, above 4 GiB) */
+#define V2_FLUSH 512                   /* records per flush when the scenario sets no chunk */
+#define V2_TSC_HZ 1000000000ull        /* perfetto: the header's TSC frequency (exact for µs times) */
+
+static int v2_variant(const char *s)
+{
+    return !strcmp(s, "a16-ns") ? V2_A16NS : !strcmp(s, "a16-us") ? V2_A16US : !strcmp(s, "a15") ? V2_A15
+         : !strcmp(s, "perfetto") ? V2_PERFETTO : 0;
+}
+
+static void v2_check(G *g)
+{
+    if (g->truncate) die_line(g->ln_truncate, "truncate is V1 only (cut a V2 file yourself)");
+    if (g->v2_split && g->v2 != V2_A16NS && g->v2 != V2_A16US)
+        die_line(1, "--v2-split reproduces an Android 16 writer bug: use it with a16-ns or a16-us");
+    if (g->clock == CLK_GLOBAL) die_line(g->ln_clock, "V2 has no global clock");
+}
+
+static int v2_ns(const G *g) { return g->v2 == V2_A16NS || g->v2 == V2_PERFETTO; }
+static int v2_wall(const G *g) { return g->clock != CLK_THREADCPU; }
+static int v2_cpu(const G *g) { return g->clock == CLK_DUAL || g->clock == CLK_THREADCPU; }
+static uint64_t v2_time(const G *g, int64_t us) { return (uint64_t)us * (v2_ns(g) ? 1000u : 1u); }
+static uint64_t v2_mid(const G *g, int mi) { return V2_METHOD_BASE + g->m[mi].id * 4; }
+
+static void put_uleb(Buf *b, uint64_t v)
+{
+    uint8_t x[10];
+    size_t n = 0;
+    do {
+        x[n] = (uint8_t)(v & 0x7F);
+        v >>= 7;
+        if (v) x[n] |= 0x80;
+        n++;
+    } while (v);
+    buf_put(b, x, n);
+}
+
+static void put_sleb(Buf *b, int64_t v)
+{
+    uint8_t x[10];
+    size_t n = 0;
+    for (;;) {
+        uint8_t byte = (uint8_t)(v & 0x7F);
+        v >>= 7; /* arithmetic on every compiler we build with */
+        if ((v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40))) { x[n++] = byte; break; }
+        x[n++] = byte | 0x80;
+    }
+    buf_put(b, x, n);
+}
+
+static void v2_header(const G *g, uint8_t *h)
+{
+    memset(h, 0, 32);
+    put32(h, 0x574F4C53u);
+    put16(h + 4, (g->clock == CLK_DUAL ? 5u : 4u) | (g->streaming ? 0xF0u : 0));
+    put64(h + 6, g->v2 == V2_A16NS || g->v2 == V2_PERFETTO ? g->start * 1000 : g->start);
+    if (g->v2 == V2_PERFETTO) { /* §5.4: start_tsc, tsc_frequency */
+        put64(h + 14, g->start * 1000);
+        put64(h + 22, V2_TSC_HZ);
+    }
+}
+
+static void v2_thread_packet(G *g, Out *o, const Thread *t)
+{
+    size_t n = strlen(t->name);
+    if (n > 0xFFFF) die_line(t->line, "thread name too long");
+    uint8_t h[7] = {0};
+    put32(h + 1, (uint32_t)t->tid);
+    put16(h + 5, (uint32_t)n);
+    out_put(o, h, 7);
+    out_put(o, t->name, n);
+    (void)g;
+}
+
+static void v2_method_packet(G *g, Out *o, int mi)
+{
+    const Method *m = &g->m[mi];
+    Buf b = {0};
+    /* ART writes "" for a class without a source file since fc87179fb4 (A16); A15 printed it as is */
+    const char *src = !strcmp(m->src, "(null)") && g->v2 != V2_A15 ? "" : m->src;
+    buf_printf(&b, "%s\t%s\t%s\t%s", m->cls, m->name, m->sig, src);
+    if (g->v2 == V2_PERFETTO && g->fields == 6) buf_printf(&b, "\t%ld", m->line);
+    buf_str(&b, "\n");
+    if (b.n > 0xFFFF) die_line(m->line_no, "method line of '%s' too long", m->alias);
+    uint8_t h[11] = {1};
+    put64(h + 1, v2_mid(g, mi));
+    put16(h + 9, (uint32_t)b.n);
+    out_put(o, h, 11);
+    out_put(o, b.p, b.n);
+    free(b.p);
+}
+
+typedef struct { uint64_t m, w, c; } V2Acc;
+
+/* One record into a block's payload, §5.2 (A16) or §5.3 (A15: u32 µs). */
+static void v2_delta(const G *g, Buf *p, V2Acc *a, const Ev *e)
+{
+    uint64_t mv = v2_mid(g, e->method) | (uint64_t)e->action, w = v2_time(g, e->wall), c = v2_time(g, e->cpu);
+    if (g->v2 == V2_A15) w &= 0xFFFFFFFFu, c &= 0xFFFFFFFFu;
+    put_sleb(p, (int64_t)(mv - a->m));
+    if (v2_wall(g)) put_uleb(p, g->v2 == V2_A15 ? (uint32_t)(w - a->w) : w - a->w);
+    if (v2_cpu(g)) put_uleb(p, g->v2 == V2_A15 ? (uint32_t)(c - a->c) : c - a->c);
+    a->m = mv, a->w = w, a->c = c;
+}
+
+/* One §5.4 record: Δ(ts << 2 | action), Δcpu (dual), Δmethod on an entry only. */
+static void v2_perfetto(const G *g, Buf *p, V2Acc *a, uint64_t *tsa, const Ev *e)
+{
+    uint64_t t = (v2_wall(g) ? v2_time(g, e->wall) : v2_time(g, e->cpu)) << 2 | (uint64_t)e->action;
+    put_sleb(p, (int64_t)(t - *tsa));
+    *tsa = t;
+    if (g->clock == CLK_DUAL) {
+        put_sleb(p, (int64_t)(v2_time(g, e->cpu) - a->c));
+        a->c = v2_time(g, e->cpu);
+    }
+    if (e->action == 0) {
+        put_sleb(p, (int64_t)(v2_mid(g, e->method) - a->m));
+        a->m = v2_mid(g, e->method);
+    }
+}
+
+static void v2_block(G *g, const Thread *t, const Ev *e, int n, V2Acc *a, uint64_t declared)
+{
+    Buf p = {0};
+    uint8_t h[32] = {2};
+    size_t hn;
+    put32(h + 1, (uint32_t)t->tid);
+    if (g->v2 == V2_A15) {
+        uint64_t mv = v2_mid(g, e[0].method) | (uint64_t)e[0].action;
+        put64(h + 5, mv);
+        hn = 13;
+        if (v2_cpu(g)) { put32(h + hn, (uint32_t)e[0].cpu); hn += 4; }
+        if (v2_wall(g)) { put32(h + hn, (uint32_t)e[0].wall); hn += 4; }
+        a->m = mv, a->w = (uint32_t)e[0].wall, a->c = (uint32_t)e[0].cpu;
+        for (int i = 1; i < n; i++) v2_delta(g, &p, a, &e[i]);
+        put16(h + hn, (uint32_t)(n - 1)); /* u16: cut, as Android 15 writes it */
+        put16(h + hn + 2, (uint32_t)p.n);
+        hn += 4;
+    } else {
+        uint64_t tsa = 0;
+        for (int i = 0; i < n; i++) {
+            if (g->v2 == V2_PERFETTO) v2_perfetto(g, &p, a, &tsa, &e[i]);
+            else v2_delta(g, &p, a, &e[i]);
+        }
+        if (declared > 0xFFFFFF) die_line(t->line, "a V2 block holds at most 2^24-1 records");
+        h[5] = (uint8_t)declared; h[6] = (uint8_t)(declared >> 8); h[7] = (uint8_t)(declared >> 16);
+        put32(h + 8, (uint32_t)p.n);
+        hn = 12;
+    }
+    out_put(&g->out, h, hn);
+    out_put(&g->out, p.p, p.n);
+    free(p.p);
+}
+
+/* One flush of a thread: announced first when streaming; one block, or with
+ * --v2-split the writer bug's blocks (accumulators kept, counts cumulative). */
+static void v2_flush(G *g, Thread *t)
+{
+    if (!t->nchunk) return;
+    if (g->streaming) {
+        if (!t->announced && !t->unlisted) v2_thread_packet(g, &g->out, t);
+        t->announced = 1;
+        for (int i = 0; i < t->nchunk; i++) {
+            Method *m = &g->m[t->chunk[i].method];
+            if (!m->unknown && !m->defined) {
+                m->defined = 1;
+                v2_method_packet(g, &g->out, t->chunk[i].method);
+            }
+        }
+    }
+    V2Acc a = {0, 0, 0};
+    int step = g->v2_split && t->nchunk > g->v2_split ? g->v2_split : t->nchunk;
+    for (int i = 0; i < t->nchunk; i += step) {
+        int n = t->nchunk - i < step ? t->nchunk - i : step;
+        if (step == t->nchunk || !g->v2_split) memset(&a, 0, sizeof a);
+        v2_block(g, t, t->chunk + i, n, &a, step == t->nchunk ? (uint64_t)n : (uint64_t)(i + n));
+    }
+    t->nchunk = 0;
+}
+
+static void v2_emit(G *g, Thread *t, const Ev *ev)
+{
+    if (g->stop_after >= 0 && g->written >= (uint64_t)g->stop_after) return;
+    int cap = g->chunk ? g->chunk : V2_FLUSH;
+    if (!t->chunk) t->chunk = xcalloc((size_t)cap, sizeof *t->chunk);
+    t->chunk[t->nchunk++] = *ev;
+    facts_feed(g, t, ev);
+    g->written++;
+    if (t->nchunk == cap) v2_flush(g, t);
+}
+
+static void v2_finish(G *g, const char *outp)
+{
+    Out o = {g_out_fp, outp, NULL, 0, 0, 0};
+    if (!g->streaming) { /* header, every method and thread, then the blocks kept in the temporary file */
+        out_flush(&g->out);
+        o.cap = 1 << 16;
+        o.buf = xrealloc(NULL, o.cap);
+        uint8_t h[32];
+        v2_header(g, h);
+        out_put(&o, h, 32);
+        for (int i = 0; i < g->nm; i++)
+            if (!g->m[i].unknown) v2_method_packet(g, &o, i);
+        for (int i = 0; i < g->nth; i++)
+            if (!g->th[i].unlisted) v2_thread_packet(g, &o, &g->th[i]);
+        out_flush(&o);
+        if (fseek(g_tmp_fp, 0, SEEK_SET)) die_io("temporary file");
+        size_t r;
+        while ((r = fread(g->out.buf, 1, g->out.cap, g_tmp_fp)) > 0)
+            if (fwrite(g->out.buf, 1, r, g_out_fp) != r) die_io(outp);
+        if (ferror(g_tmp_fp)) die_io("temporary file");
+        fclose(g_tmp_fp);
+        g_tmp_fp = NULL;
+        g->out.f = g_out_fp;
+        g->out.what = outp;
+    }
+    if (g->summary) {
+        Buf s = {0};
+        buf_printf(&s, "*version\n%d\n", g->clock == CLK_DUAL ? 5 : 4);
+        buf_printf(&s, "data-file-overflow=%s\n", g->overflow ? "true" : "false");
+        buf_printf(&s, "clock=%s\n", clock_names[g->clock]);
+        if (v2_ns(g)) buf_printf(&s, "elapsed-time-nsec=%" PRIu64 "\n", g->elapsed * 1000);
+        else buf_printf(&s, "elapsed-time-usec=%" PRIu64 "\n", g->elapsed);
+        if (!g->streaming) buf_printf(&s, "num-method-calls=%" PRIu64 "\n", g->written);
+        buf_printf(&s, "clock-call-overhead-nsec=%" PRId64 "\n", g->overhead);
+        buf_printf(&s, "vm=art\n");
+        if (g->has_pid) buf_printf(&s, "pid=%" PRId64 "\n", g->pid);
+        for (int i = 0; i < g->nkeys; i++) buf_printf(&s, "%s\n", g->keys[i]);
+        buf_str(&s, "*end\n");
+        uint8_t h[3] = {3};
+        put16(h + 1, (uint32_t)s.n);
+        out_put(&g->out, h, 3);
+        out_put(&g->out, s.p, s.n);
+        free(s.p);
+    }
+    out_flush(&g->out);
+    free(o.buf);
+}
+
+/* --bench SIZE --v2 a16-ns: the records of `--bench SIZE` (the same model, 8
+ * threads, 2000 methods, depth 10..40, one record per 1.25 µs, the same count:
+ * so the two readers compare per record) as a dual-clock streaming Android 16
+ * ns file, about 40% of the size: blocks of 4096 records per thread, every
+ * method announced first, the summary last. */
+static void run_bench_v2(const char *size_s, const char *outp)
+{
+    char *e;
+    errno = 0;
+    unsigned long long mb = strtoull(size_s, &e, 10);
+    if (errno || *e || !mb || mb > 1000000) {
+        fprintf(stderr, "tracegen: --bench: bad size '%s' (megabytes, 1..1000000)\n", size_s);
+        exit(2);
+    }
+    static const uint32_t tids[BENCH_THREADS] = {4321, 4350, 4388, 4390, 4391, 4402, 4333, 4329};
+    static const char *const names[BENCH_THREADS] = {"main", "RenderThread", "OkHttp Dispatcher", "pool-2-thread-1",
+                                                     "pool-2-thread-2", "DefaultDispatcher-worker-1",
+                                                     "Binder:4321_2", "FinalizerDaemon"};
+    static const uint8_t pick[16] = {0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 3, 4, 5, 5, 6, 7};
+    FILE *f = fopen(outp, "wb");
+    if (!f) die_io(outp);
+    g_out_fp = f;
+    g_out_path = outp;
+    Out o = {f, outp, xrealloc(NULL, 1 << 20), 0, 1 << 20, 0};
+    uint8_t h[32] = {0};
+    put32(h, 0x574F4C53u);
+    put16(h + 4, 0xF5);
+    put64(h + 6, 5123456789000ull);
+    out_put(&o, h, 32);
+    for (int i = 0; i < BENCH_THREADS; i++) {
+        uint8_t t[7] = {0};
+        put32(t + 1, tids[i]);
+        put16(t + 5, (uint32_t)strlen(names[i]));
+        out_put(&o, t, 7);
+        out_put(&o, names[i], strlen(names[i]));
+    }
+    for (int i = 0; i < BENCH_METHODS; i++) {
+        const char *cls = bench_classes[i % 40], *simple = strrchr(cls, '.') + 1;
+        char line[256], src[96] = "";
+        if (i % 17 != 5) snprintf(src, sizeof src, "%.*s.java", (int)strcspn(simple, "$"), simple);
+        int n = snprintf(line, sizeof line, "%s\t%s\t%s\t%s\n", cls, bench_names[(i / 40) % 50],
+                         bench_sigs[(i * 7 + i / 40) % 10], src);
+        uint8_t m[11] = {1};
+        put64(m + 1, V2_METHOD_BASE + (uint64_t)i * 16);
+        put16(m + 9, (uint32_t)n);
+        out_put(&o, m, 11);
+        out_put(&o, line, (size_t)n);
+    }
+    struct BT { uint32_t stack[48]; int depth; uint64_t last_wall, cpu; int started; Buf p; uint32_t n; V2Acc a; } bt[BENCH_THREADS];
+    memset(bt, 0, sizeof bt);
+    uint64_t x = 0x9E3779B97F4A7C15ull, n = (mb * 1048576ull + 13) / 14, bench_elapsed = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        bench_elapsed = i + i / 4 + 1;
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        int ti = pick[x & 15];
+        struct BT *b = &bt[ti];
+        uint64_t wall = i + i / 4;
+        if (!b->started) { b->started = 1; b->last_wall = wall; }
+        b->cpu += ((wall - b->last_wall) * 3) >> 2;
+        b->last_wall = wall;
+        int enter = b->depth < 10 ? 1 : b->depth >= 40 ? 0 : ((x >> 8) & 255) < 128;
+        uint64_t mv;
+        if (enter) {
+            uint32_t m;
+            if (b->depth == 0) m = (uint32_t)(ti * 37 + 4);
+            else {
+                uint32_t k = b->depth < 5 ? (uint32_t)((x >> 20) & 3)
+                             : b->depth >= 10 && b->depth <= 20 ? (uint32_t)((x >> 20) & 1) : 0;
+                m = (b->stack[b->depth - 1] * 7u + 1u + k * 13u) % BENCH_METHODS;
+            }
+            b->stack[b->depth++] = m;
+            mv = V2_METHOD_BASE + (uint64_t)m * 16;
+        } else {
+            mv = (V2_METHOD_BASE + (uint64_t)b->stack[--b->depth] * 16) | 1u;
+        }
+        put_sleb(&b->p, (int64_t)(mv - b->a.m));
+        put_uleb(&b->p, wall * 1000 - b->a.w);
+        put_uleb(&b->p, b->cpu * 1000 - b->a.c);
+        b->a.m = mv, b->a.w = wall * 1000, b->a.c = b->cpu * 1000;
+        if (++b->n == 4096) {
+            uint8_t bh[12] = {2};
+            put32(bh + 1, tids[ti]);
+            bh[5] = (uint8_t)b->n; bh[6] = (uint8_t)(b->n >> 8); bh[7] = 0;
+            put32(bh + 8, (uint32_t)b->p.n);
+            out_put(&o, bh, 12);
+            out_put(&o, b->p.p, b->p.n);
+            b->p.n = 0;
+            b->n = 0;
+            memset(&b->a, 0, sizeof b->a);
+        }
+    }
+    for (int ti = 0; ti < BENCH_THREADS; ti++) {
+        struct BT *b = &bt[ti];
+        if (b->n) {
+            uint8_t bh[12] = {2};
+            put32(bh + 1, tids[ti]);
+            bh[5] = (uint8_t)b->n; bh[6] = (uint8_t)(b->n >> 8); bh[7] = 0;
+            put32(bh + 8, (uint32_t)b->p.n);
+            out_put(&o, bh, 12);
+            out_put(&o, b->p.p, b->p.n);
+        }
+        free(b->p.p);
+    }
+    Buf sum = {0};
+    buf_printf(&sum, "*version\n5\ndata-file-overflow=false\nclock=dual\nelapsed-time-nsec=%" PRIu64
+                     "\nclock-call-overhead-nsec=250\nvm=art\npid=4321\n*end\n", bench_elapsed * 1000);
+    uint8_t sh[3] = {3};
+    put16(sh + 1, (uint32_t)sum.n);
+    out_put(&o, sh, 3);
+    out_put(&o, sum.p, sum.n);
+    free(sum.p);
+    out_flush(&o);
+    if (fclose(f)) { g_out_fp = NULL; die_io(outp); }
+    g_out_fp = NULL;
+    free(o.buf);
+}
+
+/* ------------------------------------------------------------------------ */
 
 static void usage(void)
 {
     fputs("usage: tracegen SCENARIO.scn OUT.trace [--facts OUT.facts.json]\n"
           "                [--obfuscate MAPPING.txt [--map-seed N] [--r8-map-id] [--residual all|needed]]\n"
-          "       tracegen --bench SIZE_MB OUT.trace\n", stderr);
+          "                [--v2 a16-ns|a16-us|a15|perfetto [--v2-split N]]\n"
+          "       tracegen --bench SIZE_MB OUT.trace [--v2 a16-ns]\n", stderr);
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "--bench")) {
+        if (argc == 6 && !strcmp(argv[4], "--v2") && !strcmp(argv[5], "a16-ns")) {
+            run_bench_v2(argv[2], argv[3]);
+            return 0;
+        }
         if (argc != 4) usage();
         run_bench(argv[2], argv[3]);
         return 0;
     }
     const char *scn = NULL, *out = NULL, *facts = NULL;
+    int v2 = 0, v2_split = 0;
     ObfOpts ob = {0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--facts")) {
@@ -2499,6 +2907,10 @@ int main(int argc, char **argv)
             if (++i >= argc) usage();
             ob.seed = atoi(argv[i]);
             if (ob.seed < 0 || ob.seed > 1000) usage();
+        } else if (!strcmp(argv[i], "--v2")) {
+            if (++i >= argc || !(v2 = v2_variant(argv[i]))) usage();
+        } else if (!strcmp(argv[i], "--v2-split")) {
+            if (++i >= argc || (v2_split = atoi(argv[i])) < 1) usage();
         } else if (!strcmp(argv[i], "--r8-map-id")) {
             ob.r8_map_id = 1;
         } else if (!strcmp(argv[i], "--residual")) {
@@ -2512,6 +2924,7 @@ int main(int argc, char **argv)
     }
     if (!scn || !out) usage();
     if ((ob.seed || ob.r8_map_id || ob.residual_needed) && !ob.map_path) usage();
-    run_scenario(scn, out, facts, &ob);
+    if (v2_split && !v2) usage();
+    run_scenario(scn, out, facts, &ob, v2, v2_split);
     return 0;
 }
