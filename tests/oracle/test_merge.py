@@ -151,10 +151,10 @@ def write(ctx, name, text):
     return path
 
 
-def art_trace(ctx, name, **kw):
+def art_trace(ctx, name, gen=(), **kw):
     scn = write(ctx, name + ".scn", mr.scenario(**kw))
     out = os.path.join(ctx.work, name + ".trace")
-    r = tclib.subprocess.run([ctx.tracegen, scn, out], capture_output=True)
+    r = tclib.subprocess.run([ctx.tracegen, scn, out, *gen], capture_output=True)
     ctx.check(r.returncode == 0, f"tracegen {scn}: {r.stderr.decode(errors='replace')}")
     return out
 
@@ -416,6 +416,16 @@ def check_random(ctx):
     ctx.check(crossings > 0, f"seed {seed}: no case had a crossing boundary")
 
 
+def check_v2(ctx):
+    """The run's method trace written as ART V2 (Android 16 ns, Android 15 µs): real tids,
+    a CLOCK_MONOTONIC header start, so the parent_ts rule puts every slice where the model does."""
+    cap = write(ctx, "cap-v2.txt", mr.capture())
+    for layout in ("a16-ns", "a15"):
+        art = art_trace(ctx, "app-" + layout, gen=("--v2", layout))
+        err = outputs(ctx, "app-" + layout, art, cap, what="art-v2 " + layout)
+        ctx.check("parent_ts marker" in err, f"art-v2 {layout}: the parent_ts rule: {err}")
+
+
 def check_sched(ctx):
     """A capture with scheduler data: the merged Perfetto trace carries it as the capture alone
     does (the sched, thread_state and counter tables of test_sched_perfetto's model of Perfetto's
@@ -460,6 +470,7 @@ def check_sched(ctx):
 def main():
     ctx = tclib.Ctx()
     check_sched(ctx)
+    check_v2(ctx)
     check_art(ctx)
     check_dalvik(ctx)
     check_offset(ctx)
