@@ -102,30 +102,32 @@ static bool packet_plausible(const uint8_t *p, size_t n)
         int64_t ts = (int64_t)v >> 1; /* the first record's time is absolute: positive, entry or exit */
         return ts > 0 && ts < TIME_MAX;
     }
+    /* a dump that starts with a method or thread packet has no chunk (they come first): nothing
+     * to convert, but said as such only when the whole packet is there and looks like one */
     if (p[0] == PKT_METHOD) {
         if (n < METHOD_HEADER)
             return false;
-        size_t len = tci_le16(p + 9), have = n - METHOD_HEADER < len ? n - METHOD_HEADER : len;
-        if (!tci_le64(p + 1) || len < 4)
+        size_t len = tci_le16(p + 9);
+        if (!tci_le64(p + 1) || len < 6 || len > n - METHOD_HEADER || p[METHOD_HEADER + len - 1] != '\n')
             return false;
         size_t tabs = 0;
-        for (size_t i = 0; i < have; i++) {
+        for (size_t i = 0; i + 1 < len; i++) {
             uint8_t c = p[METHOD_HEADER + i];
             if (c == '\t')
                 tabs++;
-            else if (c < 0x20 && c != '\n')
+            else if (c < 0x20)
                 return false;
         }
-        return tabs >= 2 || have < len; /* "class\tname\tsig\tsource\n" */
+        return tabs >= 2; /* "class\tname\tsig\tsource\n" */
     }
     if (p[0] == PKT_THREAD) {
         if (n < THREAD_HEADER)
             return false;
-        size_t len = tci_le16(p + 5), have = n - THREAD_HEADER < len ? n - THREAD_HEADER : len;
+        size_t len = tci_le16(p + 5);
         uint32_t tid = tci_le32(p + 1);
-        if (!tid || tid > (1u << 22) || !len)
+        if (!tid || tid > (1u << 22) || !len || len > n - THREAD_HEADER)
             return false;
-        for (size_t i = 0; i < have; i++)
+        for (size_t i = 0; i < len; i++)
             if (p[THREAD_HEADER + i] < 0x20)
                 return false;
         return true;

@@ -60,6 +60,7 @@ typedef struct pftrace {
     tci_artlr lr;
     tci_artlr_sink sink;
     tci_idmap threads;
+    int64_t origin;                /* the start_ns raw times are measured from (normalize moves start_ns after pass 1) */
     uint64_t packets, records;     /* pass 1 */
 } pftrace;
 
@@ -238,7 +239,7 @@ static int enter_dump(tci_rctx *r, pftrace *pf, const lrpacket *pk)
     if (r->pass == 1 && pk->name && tci_trace_name_process(t, proc, (const char *)pk->name, pk->name_len, 2) != TC_OK)
         return tci_trace_fail(t, r->diag, MODULE, (uint64_t)(pk->name - r->data));
     pf->sink = (tci_artlr_sink){.process = proc, .method_salt = (uint64_t)proc << 56,
-                                .tid_key = (uint64_t)proc << 32, .threads = &pf->threads, .origin = t->start_ns};
+                                .tid_key = (uint64_t)proc << 32, .threads = &pf->threads, .origin = pf->origin};
     pf->in_dump = true;
     return TC_OK;
 }
@@ -275,7 +276,9 @@ static int pftrace_open(tci_rctx *r)
     tci_trace *t = r->trace;
     tci_artlr_trace_setup(t);
     snprintf(t->detail, sizeof t->detail, "art_method_trace_long_running packets");
-    return find_start(r);
+    int rc = find_start(r);
+    ((pftrace *)r->priv)->origin = t->start_ns;
+    return rc;
 }
 
 static int pftrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *n)
