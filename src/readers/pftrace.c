@@ -335,7 +335,7 @@ static void pftrace_close(tci_rctx *r)
 const tci_reader tci_reader_pftrace = {
     .name = "pftrace",
     .description = "Perfetto trace carrying ART method data (art_method_trace_long_running packets)",
-    .extensions = "pftrace,perfetto-trace,pb",
+    .extensions = "pftrace,perfetto-trace",
     .priv_size = sizeof(pftrace),
     .probe = pftrace_probe,
     .open = pftrace_open,
