@@ -182,8 +182,7 @@ def random_dump(rnd, slow, summary):
     ptrs = sorted(set(ptrs))
     base = rnd.randrange(1, 1 << 45)
     chunks, threads = [], {}
-    for _ in range(rnd.randint(1, 4)):
-        tid = rnd.randint(1, 40000)
+    for tid in rnd.sample(range(1, 40000), rnd.randint(1, 4)):  # distinct: one timeline each
         threads[tid] = rnd.choice(["main", "worker", "pool-1-thread-2", "binder:1_3", "RenderThread"])
         t, depth, recs = base + rnd.randrange(10 ** 9), 0, []
         for _ in range(rnd.randint(1, 60)):
