@@ -27,8 +27,8 @@ mkdir -p "$regressions"
 seed_files() {
   ls "$root"/corpus/*.trace "$root"/tests/ir/*.ir.txt "$root"/tests/json/*.json 2>/dev/null || true
   ls "$root"/tests/fuzz/deobf-seeds/* 2>/dev/null || true   # mappings (fuzz_deobf's input)
-  for sub in systrace rhea; do   # the traces, side files and non-traces, not the generator and facts
-    find "$root/corpus/$sub" -maxdepth 1 -type f ! -name gen.py ! -name facts.json ! -name '*.md' | sort
+  for sub in systrace rhea art-longrun; do   # the traces, side files and non-traces, not the generator and facts
+    find "$root/corpus/$sub" -maxdepth 1 -type f ! -name gen.py ! -name facts.json ! -name '*.md' ! -name '*.scn' | sort
   done
   local extra=${TC_EXTRA_CORPUS:-}
   [ -z "$extra" ] || [ "${extra#/}" != "$extra" ] || extra=$root/$extra   # relative: to the source dir, as the tests take it

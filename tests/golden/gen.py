@@ -11,10 +11,14 @@ committed files byte for byte):
                            first), and the mapping: each ArtMethod* with its PrettyMethod
                            text, then the threads' comm names;
   systrace/capture.ctrace  `atrace -z` output: adb's "capturing trace... done" line,
-                           "TRACE:", then systrace/capture.txt deflated with zlib.
+                           "TRACE:", then systrace/capture.txt deflated with zlib;
+  art-longrun/anr-slow.txt an ART long-running-method dump (ART.md §6, §11), SLOW 0xF6 with
+                           the summary record, as base64 inside an ANR report;
+  pftrace/two-processes.pftrace  a Perfetto trace carrying two such dumps of two processes.
 
     python3 tests/golden/gen.py [OUTDIR]      (default: the directory of this script)
 """
+import base64
 import os
 import struct
 import sys
@@ -141,6 +145,90 @@ def v2_writer_bug():
             + block(2, [(a, 1000, 500), (b - a, 2000, 1500)])
             + block(4, [((b | 1) - b, 4000, 3000), ((a | 1) - (b | 1), 2000, 1000)])
             + bytes([3]) + struct.pack("<H", len(summary)) + summary)
+# ---- ART long-running-method dumps (ART.md §6, §11) ----
+# Packets: 0x02 chunk (u32 tid, u24 records, u32 payload size, payload), 0x00 thread (u32 tid,
+# u16 len, name), 0x01 method (u64 ArtMethod*, u16 len, "class\tname\tsig\tsource\n").
+# Record: sleb128 delta of (time_ns << 1 | is_exit), then on an entry sleb128 delta of the
+# method pointer; both deltas from 0 at each chunk's start.
+LR_START = 1_000_000_000
+LR_ONCREATE, LR_FETCH, LR_UNKNOWN = 0x70001000, 0x70001040, 0x70002000
+# (tid, [(ns after LR_START, method or None for an exit)]) in file order: main's records in two
+# chunks with thread 200's between them
+LR_CHUNKS = [(100, [(100, None), (1000, LR_ONCREATE), (2000, LR_FETCH)]),
+             (200, [(3000, LR_UNKNOWN)]),
+             (100, [(5000, None), (9000, None)])]
+
+
+def sleb128(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if (v == 0 and not b & 0x40) or (v == -1 and b & 0x40):
+            return bytes(out + bytes([b]))
+        out.append(b | 0x80)
+
+
+def lr_chunk(tid, records, start):
+    payload, prev_t, prev_m = b"", 0, 0
+    for t, method in records:
+        word = (start + t) << 1 | (method is None)
+        payload += sleb128(word - prev_t)
+        prev_t = word
+        if method is not None:
+            payload += sleb128(method - prev_m)
+            prev_m = method
+    return struct.pack("<BI", 2, tid) + len(records).to_bytes(3, "little") + struct.pack("<I", len(payload)) + payload
+
+
+def lr_named(kind, key, text):
+    data = text.encode()
+    return struct.pack("<BI" if kind == 0 else "<BQ", kind, key) + struct.pack("<H", len(data)) + data
+
+
+def slow_header(start):
+    return b"SLOW" + struct.pack("<HQ", 0xF6, start) + bytes(18)
+
+
+def longrun_anr():
+    """art-longrun/anr-slow.txt: the SLOW 0xF6 form with the summary record, as base64 on one
+    line after a marker line, inside a few lines of an ANR report."""
+    dump = slow_header(LR_START) + struct.pack("<BQQ", 3, LR_START, LR_START + 9000)
+    dump += b"".join(lr_chunk(tid, recs, LR_START) for tid, recs in LR_CHUNKS)
+    dump += lr_named(0, 100, "main")  # no thread packet for 200
+    dump += lr_named(1, LR_ONCREATE, "Lcom/example/Main;\tonCreate\t(Landroid/os/Bundle;)V\tMain.java\n")
+    dump += lr_named(1, LR_FETCH, "com.example.Net\tfetch\t()V\t\n")  # no packet for LR_UNKNOWN
+    return (b"----- pid 100 at 2026-01-01 00:00:00 -----\nCmd line: com.example\n\n"
+            b"Long running methods (base64):\n" + base64.b64encode(dump) + b"\n\n----- end 100 -----\n")
+
+
+def pb_len(field, data):
+    return pb_varint(field << 3 | 2) + pb_varint(len(data)) + data
+
+
+def pb_varint(v):
+    out = bytearray()
+    while True:
+        out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
+        v >>= 7
+        if not v:
+            return bytes(out)
+
+
+def longrun_pftrace():
+    """pftrace/two-processes.pftrace: a Perfetto Trace of two TracePackets carrying dumps of two
+    processes whose methods share one pointer, under two placeholder field numbers, the second
+    with process_name before payload."""
+    start = 2_000_000_000
+    a = slow_header(start) + lr_chunk(301, [(10, 0x1000), (20, None)], start)
+    a += lr_named(0, 301, "main") + lr_named(1, 0x1000, "La/A;\trun\t()V\tA.java\n")
+    b = slow_header(start) + lr_chunk(401, [(15, 0x1000), (30, None)], start)
+    b += lr_named(0, 401, "worker") + lr_named(1, 0x1000, "Lb/B;\tgo\t()V\tB.java\n")
+    other = pb_varint(8 << 3) + pb_varint(start)  # a packet with only a timestamp
+    pa = pb_varint(79 << 3) + pb_varint(300) + pb_len(1001, pb_len(1, a) + pb_len(2, b"com.a"))
+    pb = pb_varint(8 << 3) + pb_varint(start) + pb_varint(79 << 3) + pb_varint(400) + \
+        pb_len(2000, pb_len(5, b"com.b") + pb_len(3, b))
+    return pb_len(1, other) + pb_len(1, pa) + pb_len(1, pb)
 
 
 def files(source_dir=HERE):
@@ -149,7 +237,9 @@ def files(source_dir=HERE):
             os.path.join("rhea", "v3-sampling.bin"): sampling_bin(),
             os.path.join("rhea", "v3-sampling-mapping.bin"): sampling_mapping(),
             os.path.join("systrace", "capture.ctrace"): capture_ctrace(source_dir),
-            os.path.join("art-v2", "writer-bug.trace"): v2_writer_bug()}
+            os.path.join("art-v2", "writer-bug.trace"): v2_writer_bug(),
+            os.path.join("art-longrun", "anr-slow.txt"): longrun_anr(),
+            os.path.join("pftrace", "two-processes.pftrace"): longrun_pftrace()}
 
 
 def main():

@@ -28,6 +28,8 @@ def main():
     seeds += sorted(glob.glob(os.path.join(ctx.source, "tests", "fuzz", "deobf-seeds", "*")))  # mappings: replay_deobf
     for sub in ("systrace", "rhea"):
         seeds += ctx.corpus_files(sub)
+    seeds += sorted(p for p in glob.glob(os.path.join(ctx.corpus, "art-longrun", "*"))  # its dumps, not
+                    if not p.endswith((".scn", ".py", ".json", ".md")))          # scenarios or facts
     # every reader golden's input (tests/golden/<reader>/X beside X.ir): hand-made edge cases,
     # run through every writer here so that the sanitizer pass meets them too
     seeds += sorted(p[:-len(".ir")] for p in glob.glob(os.path.join(ctx.source, "tests", "golden", "*", "*.ir"))

@@ -230,6 +230,8 @@ def sources(ctx):
     # every file there, whatever its format: unknown ones must be refused cleanly too
     for sub in ("rhea", "systrace"):
         out += ctx.corpus_files(sub)
+    out += sorted(p for p in glob.glob(os.path.join(ctx.corpus, "art-longrun", "*"))  # long-running dumps
+                  if not p.endswith((".scn", ".py", ".json", ".md")))
     for sub in ("art", "rhea", "systrace"):
         out += [p for _, p in ctx.extra_files(sub)]
     return out

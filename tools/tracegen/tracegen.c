@@ -12,6 +12,8 @@
  *            [--obfuscate MAPPING.txt [--map-seed N] [--r8-map-id] [--residual all|needed]]
  *            [--v2 a16-ns|a16-us|a15|perfetto [--v2-split N]]
  *   tracegen --bench SIZE_MB OUT.trace [--v2 a16-ns]
+ *   tracegen SCENARIO.scn OUT --longrun raw|slow|slow-summary|pftrace [--base64 plain|anr] ...
+ *            (ART's long-running-method dump of the scenario: see run_longrun)
  *
  * Exit 0 on success, 2 on a bad scenario or usage ("tracegen: FILE:LINE: msg"),
  * 1 on an I/O error.
@@ -2872,13 +2874,322 @@ static void run_bench_v2(const char *size_s, const char *outp)
 }
 
 /* ------------------------------------------------------------------------ */
+/* --longrun: ART's long-running-method dump (ART.md §6, §11) of a scenario  */
+/*
+ * The same scenario walked per thread; each thread's events are written in
+ * chunks of --chunk-records records (0x02, u32 tid, u24 records, u32 size;
+ * records sleb128 delta of (time_ns << 1 | is_exit), then on an entry the
+ * sleb128 delta of the method pointer; both from 0 in each chunk), chunks in
+ * the order of their first event, then a thread packet per thread with events
+ * and a method packet per method used ("class\tname\tsig\tsource\n"; the class
+ * as a JVM descriptor "Lcom/x/Y;" in the SLOW forms, dotted otherwise).
+ * Times: (start + wall) µs as ns. Unroll exits are exits (the dump has no
+ * unroll), invalid records are left out (it has none either), pre frames'
+ * enters are not written (so their exits are unmatched, as ART's are).
+ *   raw           headerless, from the first byte
+ *   slow          SLOW, u16 0xF6, u64 session start ns, zeros to 32
+ *   slow-summary  slow + the 17-byte record 0x03, u64 start ns, u64 end ns
+ *   pftrace       a Perfetto Trace: one unrelated packet, then --pf-packets
+ *                 TracePackets (threads dealt round-robin), each with
+ *                 timestamp (8), trusted_pid (79) and field F, a message of
+ *                 payload (field P, the slow-summary dump of its threads) and
+ *                 process_name (field Q): --pf-fields F,P,Q [1001,1,2], placeholders,
+ *                 since the real numbers are not published (see pftrace.c)
+ * --base64 plain|anr: the dump (raw, slow or slow-summary) as base64 text,
+ * wrapped at 76 columns (plain) or on one line after a marker line inside a
+ * few lines of an ANR report (anr).
+ */
+static void usage(void);
+enum { LR_NONE, LR_RAW, LR_SLOW, LR_SLOW_SUMMARY, LR_PFTRACE };
+typedef struct {
+    int form, b64; /* b64: 0 none, 1 plain, 2 anr */
+    int chunk;
+    uint32_t pf_field, pf_payload, pf_name;
+    int pf_packets;
+    const char *process;
+} LrOpts;
+typedef struct { Ev *ev; int n, cap; } LrEvs;
+typedef struct { int thread, first; int64_t t0; } LrChunk;
+
+static void lr_sleb(Buf *b, int64_t v)
+{
+    for (;;) {
+        uint8_t byte = (uint8_t)(v & 0x7F);
+        v >>= 7; /* arithmetic on every compiler we build with */
+        int done = (v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40));
+        if (!done) byte |= 0x80;
+        buf_put(b, &byte, 1);
+        if (done) return;
+    }
+}
+
+static void lr_varint(Buf *b, uint64_t v)
+{
+    do {
+        uint8_t byte = (uint8_t)(v & 0x7F);
+        v >>= 7;
+        if (v) byte |= 0x80;
+        buf_put(b, &byte, 1);
+    } while (v);
+}
+
+static uint64_t lr_method_ptr(int mi) { return 0x6f1c2a40ull + (uint64_t)mi * 0x38; }
+static int64_t lr_ns(const G *g, int64_t wall_us) { return ((int64_t)g->start + wall_us) * 1000; }
+
+static void lr_class(Buf *b, const char *cls, int descriptor)
+{
+    if (descriptor) buf_str(b, "L");
+    for (const char *c = cls; *c; c++) {
+        char ch = *c == '/' || *c == '.' ? (descriptor ? '/' : '.') : *c;
+        buf_put(b, &ch, 1);
+    }
+    if (descriptor) buf_str(b, ";");
+}
+
+/* The dump of the threads t with t % every == which. */
+static void lr_dump(G *g, LrEvs *evs, const LrOpts *o, int slow, int summary, int every, int which, Buf *out)
+{
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    LrChunk *ch = NULL;
+    int nch = 0, cch = 0;
+    for (int i = 0; i < g->nth; i++) {
+        if (i % every != which) continue;
+        for (int k = 0; k < evs[i].n; k += o->chunk) {
+            GROW(ch, nch, cch);
+            ch[nch++] = (LrChunk){i, k, evs[i].ev[k].wall};
+        }
+        if (evs[i].n) {
+            if (evs[i].ev[0].wall < first) first = evs[i].ev[0].wall;
+            if (evs[i].ev[evs[i].n - 1].wall > last) last = evs[i].ev[evs[i].n - 1].wall;
+        }
+    }
+    for (int a = 1; a < nch; a++) /* stable: by first event, ties in thread order */
+        for (int b = a; b > 0 && ch[b - 1].t0 > ch[b].t0; b--) {
+            LrChunk x = ch[b]; ch[b] = ch[b - 1]; ch[b - 1] = x;
+        }
+    if (slow) {
+        uint8_t h[32] = {0};
+        put32(h, 0x574F4C53u);
+        put16(h + 4, 0xF6);
+        put64(h + 6, (uint64_t)lr_ns(g, 0));
+        buf_put(out, h, 32);
+        if (summary) {
+            uint8_t s[17] = {3};
+            put64(s + 1, (uint64_t)lr_ns(g, first == INT64_MAX ? 0 : first));
+            put64(s + 9, (uint64_t)lr_ns(g, last == INT64_MIN ? 0 : last));
+            buf_put(out, s, 17);
+        }
+    }
+    int *used = xcalloc((size_t)g->nm, sizeof *used);
+    for (int c = 0; c < nch; c++) {
+        LrEvs *e = &evs[ch[c].thread];
+        int end = ch[c].first + o->chunk < e->n ? ch[c].first + o->chunk : e->n;
+        Buf pay = {0};
+        uint64_t prev_t = 0, prev_m = 0;
+        for (int k = ch[c].first; k < end; k++) {
+            const Ev *ev = &e->ev[k];
+            int exit = ev->action != 0;
+            uint64_t enc = ((uint64_t)lr_ns(g, ev->wall) << 1) | (uint64_t)exit;
+            lr_sleb(&pay, (int64_t)(enc - prev_t));
+            prev_t = enc;
+            if (!exit) {
+                uint64_t mp = lr_method_ptr(ev->method);
+                lr_sleb(&pay, (int64_t)(mp - prev_m));
+                prev_m = mp;
+                used[ev->method] = 1;
+            }
+        }
+        uint8_t h[12] = {2};
+        put32(h + 1, (uint32_t)g->th[ch[c].thread].tid);
+        h[5] = (uint8_t)(end - ch[c].first); h[6] = (uint8_t)((end - ch[c].first) >> 8); h[7] = (uint8_t)((end - ch[c].first) >> 16);
+        put32(h + 8, (uint32_t)pay.n);
+        buf_put(out, h, 12);
+        buf_put(out, pay.p, pay.n);
+        free(pay.p);
+    }
+    for (int i = 0; i < g->nth; i++) {
+        Thread *t = &g->th[i];
+        if (i % every != which || !evs[i].n || t->unlisted) continue;
+        size_t n = strlen(t->name);
+        uint8_t h[7] = {0};
+        put32(h + 1, (uint32_t)t->tid);
+        put16(h + 5, (uint32_t)n);
+        buf_put(out, h, 7);
+        buf_put(out, t->name, n);
+    }
+    for (int mi = 0; mi < g->nm; mi++) {
+        Method *m = &g->m[mi];
+        if (!used[mi] || m->unknown) continue;
+        Buf line = {0};
+        lr_class(&line, m->cls, slow);
+        buf_printf(&line, "\t%s\t%s\t%s\n", m->name, m->sig, strcmp(m->src, "(null)") ? m->src : "");
+        uint8_t h[11] = {1};
+        put64(h + 1, lr_method_ptr(mi));
+        put16(h + 9, (uint32_t)line.n);
+        buf_put(out, h, 11);
+        buf_put(out, line.p, line.n);
+        free(line.p);
+    }
+    free(used);
+    free(ch);
+}
+
+static void lr_base64(Buf *out, const uint8_t *p, size_t n, int wrap)
+{
+    static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t col = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+        char q[4] = {al[v >> 18], al[(v >> 12) & 63], i + 1 < n ? al[(v >> 6) & 63] : '=', i + 2 < n ? al[v & 63] : '='};
+        buf_put(out, q, 4);
+        if (wrap && (col += 4) >= 76 && i + 3 < n) { buf_str(out, "\n"); col = 0; }
+    }
+    buf_str(out, "\n");
+}
+
+static void lr_field_len(Buf *b, uint32_t field, const void *p, size_t n)
+{
+    lr_varint(b, (uint64_t)field << 3 | 2);
+    lr_varint(b, n);
+    buf_put(b, p, n);
+}
+
+static void lr_pftrace(G *g, LrEvs *evs, const LrOpts *o, Buf *out)
+{
+    Buf pk = {0};
+    /* an unrelated packet first: a timestamp and a string field the reader must pass over */
+    lr_varint(&pk, 8 << 3 | 0);
+    lr_varint(&pk, (uint64_t)lr_ns(g, 0));
+    lr_field_len(&pk, 36, "\x0a\x04" "boot", 6);
+    lr_field_len(out, 1, pk.p, pk.n);
+    free(pk.p);
+    int64_t pid = g->has_pid ? g->pid : 1234;
+    for (int k = 0; k < o->pf_packets; k++) {
+        Buf dump = {0}, msg = {0};
+        lr_dump(g, evs, o, 1, 1, o->pf_packets, k, &dump);
+        lr_field_len(&msg, o->pf_payload, dump.p, dump.n);
+        lr_field_len(&msg, o->pf_name, o->process, strlen(o->process));
+        pk = (Buf){0};
+        lr_varint(&pk, 8 << 3 | 0);
+        lr_varint(&pk, (uint64_t)lr_ns(g, 0));
+        lr_varint(&pk, 79 << 3 | 0);
+        lr_varint(&pk, (uint64_t)pid);
+        lr_field_len(&pk, o->pf_field, msg.p, msg.n);
+        lr_field_len(out, 1, pk.p, pk.n);
+        free(pk.p); free(msg.p); free(dump.p);
+    }
+}
+
+static void run_longrun(const char *scn, const char *outp, const LrOpts *o)
+{
+    g_scn = scn;
+    FILE *in = fopen(scn, "rb");
+    if (!in) die_io(scn);
+    Buf src = {0};
+    char rb[65536];
+    size_t r;
+    while ((r = fread(rb, 1, sizeof rb, in)) > 0) buf_put(&src, rb, r);
+    if (ferror(in)) die_io(scn);
+    fclose(in);
+    Toks tk = {0};
+    tokenize(src.p ? src.p : "", src.n, &tk);
+    G *g = xcalloc(1, sizeof *g);
+    g->version = 3; g->clock = CLK_DUAL; g->start = 1000000; g->data_offset = 32;
+    g->ids = IDS_ART8; g->fields = 5; g->overhead = 250; g->summary = 1; g->summary_threads = 1;
+    g->stop_after = -1;
+    parse_scenario(g, &tk);
+    validate(g);
+    make_names(g);
+    LrEvs *evs = xcalloc((size_t)g->nth, sizeof *evs);
+    for (int i = 0; i < g->nth; i++) {
+        Thread *t = &g->th[i];
+        if (!t->has_body) continue;
+        walk_init(t);
+        Ev ev;
+        while (walk_next(t, &ev)) {
+            if (ev.action == 3) continue;
+            GROW(evs[i].ev, evs[i].n, evs[i].cap);
+            evs[i].ev[evs[i].n++] = ev;
+        }
+    }
+    Buf dump = {0}, text = {0};
+    if (o->form == LR_PFTRACE) lr_pftrace(g, evs, o, &dump);
+    else lr_dump(g, evs, o, o->form != LR_RAW, o->form == LR_SLOW_SUMMARY, 1, 0, &dump);
+    const Buf *w = &dump;
+    if (o->b64 == 1) {
+        lr_base64(&text, (const uint8_t *)dump.p, dump.n, 1);
+        w = &text;
+    } else if (o->b64 == 2) {
+        int64_t pid = g->has_pid ? g->pid : 1234;
+        buf_printf(&text, "\n----- pid %" PRId64 " at 2026-11-26 04:17:21.123456789+0000 -----\n"
+                          "Cmd line: %s\nBuild fingerprint: 'google/tracegen/generic:16/BP2A/1:user/release-keys'\n"
+                          "ABI: 'arm64'\n\nLong running methods (base64):\n", pid, o->process);
+        lr_base64(&text, (const uint8_t *)dump.p, dump.n, 0);
+        buf_printf(&text, "\nDALVIK THREADS (2):\n\"main\" prio=5 tid=1 Native\n\n----- end %" PRId64 " -----\n", pid);
+        w = &text;
+    }
+    g_out_path = outp;
+    write_file(outp, w->p ? w->p : "", w->n);
+    free(dump.p);
+    free(text.p);
+    for (int i = 0; i < g->nth; i++) free(evs[i].ev);
+    free(evs);
+    free_scenario(g, &tk, &src);
+}
+
+static int lr_main(int argc, char **argv)
+{
+    LrOpts o = {.chunk = 64, .pf_field = 1001, .pf_payload = 1, .pf_name = 2, .pf_packets = 2,
+                .process = "com.example.app"};
+    const char *scn = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--longrun") && v) {
+            o.form = !strcmp(v, "raw") ? LR_RAW : !strcmp(v, "slow") ? LR_SLOW
+                   : !strcmp(v, "slow-summary") ? LR_SLOW_SUMMARY : !strcmp(v, "pftrace") ? LR_PFTRACE : -1;
+            i++;
+        } else if (!strcmp(a, "--base64") && v) {
+            o.b64 = !strcmp(v, "plain") ? 1 : !strcmp(v, "anr") ? 2 : -1;
+            i++;
+        } else if (!strcmp(a, "--chunk-records") && v) {
+            o.chunk = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--pf-packets") && v) {
+            o.pf_packets = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--pf-process") && v) {
+            o.process = v;
+            i++;
+        } else if (!strcmp(a, "--pf-fields") && v) {
+            unsigned f, p, q;
+            if (sscanf(v, "%u,%u,%u", &f, &p, &q) != 3 || !f || !p || !q || p == q || f > 536870911u ||
+                p > 536870911u || q > 536870911u)
+                usage();
+            o.pf_field = f, o.pf_payload = p, o.pf_name = q;
+            i++;
+        } else if (a[0] == '-' && a[1]) {
+            usage();
+        } else if (!scn) scn = a;
+        else if (!out) out = a;
+        else usage();
+    }
+    if (!scn || !out || o.form <= 0 || o.b64 < 0 || o.chunk < 1 || o.chunk > 0xFFFFFF || o.pf_packets < 1 ||
+        (o.b64 && o.form == LR_PFTRACE))
+        usage();
+    run_longrun(scn, out, &o);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
 
 static void usage(void)
 {
     fputs("usage: tracegen SCENARIO.scn OUT.trace [--facts OUT.facts.json]\n"
           "                [--obfuscate MAPPING.txt [--map-seed N] [--r8-map-id] [--residual all|needed]]\n"
           "                [--v2 a16-ns|a16-us|a15|perfetto [--v2-split N]]\n"
-          "       tracegen --bench SIZE_MB OUT.trace [--v2 a16-ns]\n", stderr);
+          "       tracegen --bench SIZE_MB OUT.trace [--v2 a16-ns]\n"
+          "       tracegen SCENARIO.scn OUT --longrun raw|slow|slow-summary|pftrace [--base64 plain|anr]\n"
+          "                [--chunk-records N] [--pf-packets K] [--pf-fields F,P,Q] [--pf-process NAME]\n", stderr);
     exit(2);
 }
 
@@ -2893,6 +3204,9 @@ int main(int argc, char **argv)
         run_bench(argv[2], argv[3]);
         return 0;
     }
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--longrun"))
+            return lr_main(argc, argv);
     const char *scn = NULL, *out = NULL, *facts = NULL;
     int v2 = 0, v2_split = 0;
     ObfOpts ob = {0};

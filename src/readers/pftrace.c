@@ -1,0 +1,345 @@
+/*
+ * pftrace.c - a Perfetto trace that carries ART method data (ART.md §11): the
+ * TracePacket `art_method_trace_long_running` that newer ART writes when it
+ * traces through Perfetto (art/perfetto_method_trace/), a message with
+ * `payload` (bytes: a long-running dump in the SLOW 0xF6 form, decoded by
+ * src/parsers/artlr.c) and `process_name` (string); the process is the
+ * packet's `trusted_pid` (TracePacket field 79, int32: perfetto
+ * protos/perfetto/trace/trace_packet.proto).
+ *
+ * The field numbers of art_method_trace_long_running in TracePacket, and of
+ * payload and process_name inside it, are not in the Perfetto sources we have
+ * (snapshot of 2026-08-22), so such a packet is found by its content: a
+ * length-delimited field of the TracePacket that parses as a message holding a
+ * bytes field that starts with "SLOW" + u16 0x00F6 (the payload); a string
+ * field beside it, the first that is not the payload, is the process name.
+ * No field number is assumed (tracegen writes them under placeholder numbers,
+ * and the tests use two different ones).
+ *
+ * Only a trace holding at least one such packet is this reader's input: the
+ * probe walks the top-level packets by their lengths (a Trace is `repeated
+ * TracePacket packet = 1`), so traceconv's own .pftrace (no such packet) is
+ * never claimed and stays replaceable. Each payload becomes threads of the
+ * process trusted_pid; method pointers of a second process are kept apart
+ * from the first's (XOR with the process index << 56), since two processes'
+ * ArtMethod* values may coincide.
+ */
+#define _GNU_SOURCE /* memmem */
+#include "tc_artlr.h"
+#include "tc_base.h"
+#include "tc_diag.h"
+#include "tc_reader.h"
+#include "tc_registry.h"
+#include "tc_trace.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MODULE "pftrace"
+#define TRACE_PACKET 1   /* Trace.packet */
+#define TRUSTED_PID 79   /* TracePacket.trusted_pid */
+enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2, WIRE_I32 = 5 };
+
+typedef struct pbfield {
+    uint32_t field;
+    uint8_t wire;
+    size_t at, start, len; /* the key's offset; LEN: the bytes' start and length */
+    uint64_t value;        /* VARINT */
+} pbfield;
+
+typedef struct lrpacket {
+    size_t payload, payload_len;   /* offsets in the input */
+    const uint8_t *name;
+    size_t name_len;
+    int64_t pid;                   /* -1: no trusted_pid */
+} lrpacket;
+
+typedef struct pftrace {
+    size_t pos;                    /* the next top-level packet */
+    bool in_dump;
+    tci_artlr lr;
+    tci_artlr_sink sink;
+    tci_idmap threads;
+    int64_t origin;                /* the start_ns raw times are measured from (normalize moves start_ns after pass 1) */
+    uint64_t packets, records;     /* pass 1 */
+} pftrace;
+
+/* ---- protobuf wire format ---- */
+
+static bool varint(const uint8_t *p, size_t end, size_t *pos, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (unsigned shift = 0; shift < 70; shift += 7) {
+        if (*pos >= end)
+            return false;
+        uint8_t b = p[(*pos)++];
+        if (shift < 64)
+            x |= (uint64_t)(b & 0x7F) << shift;
+        if (!(b & 0x80)) {
+            *v = x;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The field at *pos of a message ending at end: 1 a field, 0 the end, -1 malformed (*pos at the fault). */
+static int pb_next(const uint8_t *p, size_t end, size_t *pos, pbfield *f)
+{
+    if (*pos >= end)
+        return 0;
+    f->at = *pos;
+    uint64_t key, v;
+    if (!varint(p, end, pos, &key) || key >> 3 == 0 || key >> 3 > 0x1FFFFFFF)
+        return *pos = f->at, -1;
+    f->field = (uint32_t)(key >> 3);
+    f->wire = key & 7;
+    switch (f->wire) {
+    case WIRE_VARINT:
+        if (!varint(p, end, pos, &f->value))
+            return *pos = f->at, -1;
+        return 1;
+    case WIRE_I64:
+    case WIRE_I32: {
+        size_t k = f->wire == WIRE_I64 ? 8 : 4;
+        if (end - *pos < k)
+            return *pos = f->at, -1;
+        *pos += k;
+        return 1;
+    }
+    case WIRE_LEN:
+        if (!varint(p, end, pos, &v) || v > end - *pos)
+            return *pos = f->at, -1;
+        f->start = *pos;
+        f->len = (size_t)v;
+        *pos += f->len;
+        return 1;
+    default: /* groups (3, 4) are not written by Perfetto */
+        return *pos = f->at, -1;
+    }
+}
+
+static bool is_payload(const uint8_t *p, size_t len)
+{
+    return len >= 6 && !memcmp(p, "SLOW", 4) && tci_le16(p + 4) == TCI_ARTLR_VERSION;
+}
+
+/* A process name: no control bytes (its bytes are escaped where shown, as every name's). */
+static bool is_text(const uint8_t *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (p[i] < 0x20 || p[i] == 0x7F)
+            return false;
+    return true;
+}
+
+/* Is the message [start, start+len) an art_method_trace_long_running? Its payload and name into pk. */
+static bool lr_message(const uint8_t *p, size_t start, size_t len, lrpacket *pk)
+{
+    size_t pos = start, end = start + len, text = SIZE_MAX, text_len = 0;
+    pbfield f = {0};
+    int rc;
+    bool found = false;
+    while ((rc = pb_next(p, end, &pos, &f)) == 1) {
+        if (f.wire != WIRE_LEN)
+            continue;
+        if (!found && is_payload(p + f.start, f.len)) {
+            pk->payload = f.start, pk->payload_len = f.len;
+            found = true;
+        } else if (text == SIZE_MAX && is_text(p + f.start, f.len)) {
+            text = f.start, text_len = f.len;
+        }
+    }
+    if (rc < 0 || !found)
+        return false;
+    pk->name = text == SIZE_MAX ? NULL : p + text;
+    pk->name_len = text_len;
+    return true;
+}
+
+/* The packet [start, start+len): 1 and pk when it carries a dump, 0 when not, -1 malformed (*bad). */
+static int scan_packet(const uint8_t *p, size_t start, size_t len, lrpacket *pk, size_t *bad)
+{
+    size_t pos = start, end = start + len;
+    pbfield f = {0};
+    int rc;
+    bool found = false;
+    pk->pid = -1;
+    while ((rc = pb_next(p, end, &pos, &f)) == 1) {
+        if (f.field == TRUSTED_PID && f.wire == WIRE_VARINT)
+            pk->pid = (int32_t)(uint32_t)f.value; /* int32 on the wire: a negative one is sign-extended */
+        else if (f.wire == WIRE_LEN && !found && f.len >= 8 && lr_message(p, f.start, f.len, pk))
+            found = true;
+    }
+    if (rc < 0) {
+        *bad = pos;
+        return -1;
+    }
+    return found;
+}
+
+/* The next top-level packet from *pos that carries a dump: 1 (pk), 0 the end, -1 malformed (*bad, *why). */
+static int next_lr_packet(const uint8_t *p, size_t n, size_t *pos, lrpacket *pk, size_t *bad, const char **why)
+{
+    pbfield f = {0};
+    int rc;
+    while ((rc = pb_next(p, n, pos, &f)) == 1) {
+        if (f.field != TRACE_PACKET || f.wire != WIRE_LEN)
+            continue;
+        if ((rc = scan_packet(p, f.start, f.len, pk, bad)) < 0) {
+            *why = "a malformed field inside a TracePacket";
+            return -1;
+        }
+        if (rc)
+            return 1;
+    }
+    if (rc < 0) {
+        *bad = *pos;
+        *why = "a top-level field (a TracePacket) that is cut short or malformed";
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the reader ---- */
+
+static int pftrace_probe(const uint8_t *buf, size_t len, const char *filename)
+{
+    (void)filename;
+    /* a Trace begins with a packet (field 1, LEN); the payload's magic must be somewhere */
+    if (len < 16 || buf[0] != 0x0A || !memmem(buf, len, "SLOW\xF6", 5))
+        return 0;
+    size_t pos = 0, bad;
+    const char *why;
+    lrpacket pk;
+    return next_lr_packet(buf, len, &pos, &pk, &bad, &why) == 1 ? 100 : 0;
+}
+
+static int packet_error(tci_rctx *r, size_t bad, const char *why)
+{
+    return tci_error(r->diag, TC_ERR_FORMAT, MODULE, bad, "%s", why);
+}
+
+/* Enter the dump of pk: its process (by trusted_pid) and the decoder. */
+static int enter_dump(tci_rctx *r, pftrace *pf, const lrpacket *pk)
+{
+    tci_trace *t = r->trace;
+    int rc = tci_artlr_open(&pf->lr, r->data + pk->payload, pk->payload_len, pk->payload, "", MODULE, r->diag);
+    if (rc != TC_OK)
+        return rc;
+    uint32_t proc = 0;
+    if (pk->pid >= 0) {
+        if (t->processes[0].pid < 0 && r->pass == 1) {
+            t->processes[0].pid = pk->pid;
+            t->pid = pk->pid;
+        }
+        if ((proc = tci_trace_process(t, pk->pid)) == TCI_NONE)
+            return tci_trace_fail(t, r->diag, MODULE, pk->payload);
+    }
+    if (r->pass == 1 && pk->name && tci_trace_name_process(t, proc, (const char *)pk->name, pk->name_len, 2) != TC_OK)
+        return tci_trace_fail(t, r->diag, MODULE, (uint64_t)(pk->name - r->data));
+    pf->sink = (tci_artlr_sink){.process = proc, .method_salt = (uint64_t)proc << 56,
+                                .tid_key = (uint64_t)proc << 32, .threads = &pf->threads, .origin = pf->origin};
+    pf->in_dump = true;
+    return TC_OK;
+}
+
+/* The session start of the earliest dump, when no record of any dump comes before it: the trace start. */
+static int find_start(tci_rctx *r)
+{
+    size_t pos = 0, bad;
+    const char *why;
+    lrpacket pk;
+    int rc;
+    int64_t start = INT64_MAX, earliest = INT64_MAX;
+    tci_artlr lr;
+    while ((rc = next_lr_packet(r->data, r->size, &pos, &pk, &bad, &why)) == 1) {
+        if ((rc = tci_artlr_open(&lr, r->data + pk.payload, pk.payload_len, pk.payload, "", MODULE, r->diag)) != TC_OK)
+            return rc;
+        int64_t e = tci_artlr_earliest(&lr);
+        if (lr.header_start < start)
+            start = lr.header_start;
+        if (e < earliest)
+            earliest = e;
+    }
+    if (rc < 0)
+        return packet_error(r, bad, why);
+    if (start != INT64_MAX && start <= earliest) {
+        r->trace->start_ns = start;
+        r->trace->start_given = true;
+    }
+    return TC_OK;
+}
+
+static int pftrace_open(tci_rctx *r)
+{
+    tci_trace *t = r->trace;
+    tci_artlr_trace_setup(t);
+    snprintf(t->detail, sizeof t->detail, "art_method_trace_long_running packets");
+    int rc = find_start(r);
+    ((pftrace *)r->priv)->origin = t->start_ns;
+    return rc;
+}
+
+static int pftrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *n)
+{
+    pftrace *pf = r->priv;
+    *n = 0;
+    for (;;) {
+        if (pf->in_dump) {
+            int rc = tci_artlr_read(r, &pf->lr, &pf->sink, ev, max, n);
+            if (rc != TC_EOF) {
+                if (r->pass == 1)
+                    pf->records += *n;
+                r->pos = pf->lr.base + pf->lr.pos;
+                return rc;
+            }
+            pf->in_dump = false;
+        }
+        lrpacket pk;
+        size_t bad;
+        const char *why;
+        int rc = next_lr_packet(r->data, r->size, &pf->pos, &pk, &bad, &why);
+        if (rc < 0)
+            return packet_error(r, bad, why);
+        if (rc == 0)
+            break;
+        if (r->pass == 1)
+            pf->packets++;
+        if ((rc = enter_dump(r, pf, &pk)) != TC_OK)
+            return rc;
+    }
+    r->pos = r->size;
+    if (r->pass == 1 && !pf->records)
+        return tci_error(r->diag, TC_ERR_NO_TRACE, MODULE, r->size,
+                         "no trace events found: %llu art_method_trace_long_running packets hold no record",
+                         (unsigned long long)pf->packets);
+    return TC_EOF;
+}
+
+static int pftrace_rewind(tci_rctx *r)
+{
+    pftrace *pf = r->priv;
+    pf->pos = 0;
+    pf->in_dump = false;
+    return TC_OK;
+}
+
+static void pftrace_close(tci_rctx *r)
+{
+    pftrace *pf = r->priv;
+    if (pf)
+        tci_idmap_free(&pf->threads);
+}
+
+const tci_reader tci_reader_pftrace = {
+    .name = "pftrace",
+    .description = "Perfetto trace carrying ART method data (art_method_trace_long_running packets)",
+    .extensions = "pftrace,perfetto-trace",
+    .priv_size = sizeof(pftrace),
+    .probe = pftrace_probe,
+    .open = pftrace_open,
+    .read = pftrace_read,
+    .rewind = pftrace_rewind,
+    .close = pftrace_close,
+};
