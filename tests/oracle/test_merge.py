@@ -159,8 +159,9 @@ def art_trace(ctx, name, gen=(), **kw):
     return out
 
 
-def outputs(ctx, stem, art, cap, extra=(), what="", tid_of=None, base_ns=None):
-    """Perfetto, JSON and systrace of one merge, each against the model."""
+def outputs(ctx, stem, art, cap, extra=(), what="", tid_of=None, base_ns=None, start_us=0):
+    """Perfetto, JSON and systrace of one merge, each against the model (JSON and systrace
+    count from the merged trace's start, start_us of the model's time)."""
     base_ns = mr.boot_ns(0) if base_ns is None else base_ns
     pf = os.path.join(ctx.work, stem + ".pftrace")
     r, err = run_merge(ctx, ["-o", "perfetto", *extra, "--output-file", pf, art, cap])
@@ -171,12 +172,12 @@ def outputs(ctx, stem, art, cap, extra=(), what="", tid_of=None, base_ns=None):
     run_merge(ctx, ["-o", "json", *extra, art, cap, js])
     c = ctx.oracle(["python3", ctx.checker("check_chrome_json.py"), js, "--quiet"])
     ctx.check(c is not None and c.returncode == 0, f"{what} json: check_chrome_json: {c and c.stdout.decode()[:400]}")
-    expect(ctx, f"{what} json", json_slices(js), 1, 0, tid_of)
+    expect(ctx, f"{what} json", json_slices(js), 1, -start_us, tid_of)
     sy = os.path.join(ctx.work, stem + ".html")
     run_merge(ctx, ["-o", "systrace", *extra, art, cap, sy])
     c = ctx.oracle(["python3", ctx.checker("check_systrace_html.py"), sy])
     ctx.check(c is not None and c.returncode == 0, f"{what} systrace: check_systrace_html: {c and c.stdout.decode()[:400]}")
-    expect(ctx, f"{what} systrace", systrace_slices(sy), 1, 0, tid_of)
+    expect(ctx, f"{what} systrace", systrace_slices(sy), 1, -start_us, tid_of)
     return err
 
 
@@ -424,6 +425,21 @@ def check_v2(ctx):
         art = art_trace(ctx, "app-" + layout, gen=("--v2", layout))
         err = outputs(ctx, "app-" + layout, art, cap, what="art-v2 " + layout)
         ctx.check("parent_ts marker" in err, f"art-v2 {layout}: the parent_ts rule: {err}")
+    # ART's long-running-method dump (absolute monotonic ns, no thread CPU), as a file and inside
+    # a Perfetto trace: the same slices on the same timeline
+    for form, ext in (("raw", ".trace"), ("pftrace", ".pftrace")):
+        scn = write(ctx, "lr-" + form + ".scn", mr.scenario())
+        art = os.path.join(ctx.work, "lr-" + form + ext)
+        r = tclib.subprocess.run([ctx.tracegen, scn, art, "--longrun", form, "--pf-process", "com.example.app"],
+                                 capture_output=True)
+        if not ctx.check(r.returncode == 0, f"tracegen --longrun {form}: {r.stderr.decode(errors='replace')}"):
+            continue
+        # a headerless dump has no session start: the merged trace starts at its first record
+        # (the Lonely thread's, 100 µs), before the capture's first slice
+        first_us = min(b for frames in mr.ART.values() for _a, b, _e, _d in frames)
+        err = outputs(ctx, "lr-" + form + "-merged", art, cap, what="art-longrun " + form,
+                      start_us=first_us if form == "raw" else 0)
+        ctx.check("parent_ts marker" in err, f"art-longrun {form}: the parent_ts rule: {err}")
 
 
 def check_sched(ctx):
