@@ -24,6 +24,7 @@
  * count and a payload size that disagree are an error, not a guess.
  */
 #include "tc_artlr.h"
+#include "tc_leb128.h"
 #include "text.h"
 
 #include <stdarg.h>
@@ -50,32 +51,21 @@ static int lr_error(const tci_artlr *lr, size_t at, const char *fmt, ...)
     return tci_error(lr->diag, TC_ERR_FORMAT, lr->module, lr->base + at, "%s%s", msg, lr->note);
 }
 
-/* A signed LEB128 in [*pos, end): false when it runs past end or past 10 bytes (*pos then says where). */
+/* A signed LEB128 in [*pos, end) (tc_leb128.h): false when it runs past end or past 10 bytes
+ * (*overlong), *pos then unchanged. */
 static bool read_sleb(const uint8_t *p, size_t end, size_t *pos, uint64_t *out, bool *overlong)
 {
-    uint64_t v = 0;
-    unsigned shift = 0;
-    size_t i = *pos;
     *overlong = false;
-    for (;;) {
-        if (i >= end)
-            return false;
-        uint8_t b = p[i++];
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7F) << shift;
-        shift += 7;
-        if (!(b & 0x80)) {
-            if (shift < 64 && (b & 0x40))
-                v |= ~(uint64_t)0 << shift;
-            *pos = i;
-            *out = v;
-            return true;
-        }
-        if (shift >= 70) {
-            *overlong = true;
-            return false;
-        }
+    if (*pos >= end)
+        return false;
+    const uint8_t *q = p + *pos;
+    int rc = tci_sleb(&q, p + end, out);
+    if (rc != TCI_LEB_OK) {
+        *overlong = rc == TCI_LEB_OVERLONG;
+        return false;
     }
+    *pos = (size_t)(q - p);
+    return true;
 }
 
 static uint32_t le24(const uint8_t *b) { return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16; }

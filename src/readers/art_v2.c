@@ -34,6 +34,7 @@
 #include "art_common.h"
 #include "tc_base.h"
 #include "tc_diag.h"
+#include "tc_leb128.h"
 #include "tc_reader.h"
 #include "tc_registry.h"
 #include "tc_trace.h"
@@ -45,7 +46,6 @@
 #define ART_MAGIC 0x574F4C53u
 #define HEADER_SIZE 32
 #define A16_BLOCK_HEADER 12
-#define LEB_MAX 10          /* bytes of a 64-bit LEB128 */
 #define METHOD_CACHE 4096   /* raw method id -> index, direct-mapped in front of the trace's hash (2^12: see method_index) */
 #define PROBE_BLOCKS 16     /* blocks decoded both ways to choose the layout */
 #define A15_MAX_WRAPS 256   /* a wrapped Android 15 block is looked for up to 16 MiB past its declared end */
@@ -98,99 +98,6 @@ typedef struct v2 {
     unsigned direct_shift;
     struct { uint64_t id; uint32_t index; } cache[METHOD_CACHE];
 } v2;
-
-/* ---- LEB128 -------------------------------------------------------------- */
-
-enum { LEB_OK = 0, LEB_END = 1, LEB_OVERLONG = 2 };
-
-/* An unsigned LEB128 at *pp before end; *pp moved past it. */
-static inline int uleb(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-    const uint8_t *p = *pp;
-    uint64_t r = 0;
-    for (unsigned shift = 0, i = 0; i < LEB_MAX; i++, shift += 7) {
-        if (TCI_UNLIKELY(p == end))
-            return LEB_END;
-        uint8_t x = *p++;
-        r |= (uint64_t)(x & 0x7F) << shift;
-        if (!(x & 0x80)) {
-            *v = r;
-            *pp = p;
-            return LEB_OK;
-        }
-    }
-    return LEB_OVERLONG;
-}
-
-static inline int sleb(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-    const uint8_t *p = *pp;
-    uint64_t r = 0;
-    for (unsigned shift = 0, i = 0; i < LEB_MAX; i++) {
-        if (TCI_UNLIKELY(p == end))
-            return LEB_END;
-        uint8_t x = *p++;
-        r |= (uint64_t)(x & 0x7F) << shift;
-        shift += 7;
-        if (!(x & 0x80)) {
-            if (shift < 64 && (x & 0x40))
-                r |= ~(uint64_t)0 << shift;
-            *v = r; /* two's complement: added to an accumulator, it subtracts */
-            *pp = p;
-            return LEB_OK;
-        }
-    }
-    return LEB_OVERLONG;
-}
-
-/* The same without bounds checks: the caller knows LEB_MAX bytes are there. */
-static inline int uleb_fast(const uint8_t **pp, uint64_t *v)
-{
-    const uint8_t *p = *pp;
-    uint64_t r = p[0] & 0x7F;
-    if (!(p[0] & 0x80)) { /* most deltas fit in a byte or two */
-        *v = r, *pp = p + 1;
-        return LEB_OK;
-    }
-    r |= (uint64_t)(p[1] & 0x7F) << 7;
-    if (!(p[1] & 0x80)) {
-        *v = r, *pp = p + 2;
-        return LEB_OK;
-    }
-    p += 2;
-    for (unsigned shift = 14; shift < 7 * LEB_MAX; shift += 7) {
-        uint8_t x = *p++;
-        r |= (uint64_t)(x & 0x7F) << shift;
-        if (!(x & 0x80)) {
-            *v = r, *pp = p;
-            return LEB_OK;
-        }
-    }
-    return LEB_OVERLONG;
-}
-
-static inline int sleb_fast(const uint8_t **pp, uint64_t *v)
-{
-    const uint8_t *p = *pp;
-    if (!(p[0] & 0x80)) { /* a method delta of a few slots: one byte */
-        *v = (uint64_t)((int64_t)(p[0] & 0x3F) - (p[0] & 0x40 ? 64 : 0));
-        *pp = p + 1;
-        return LEB_OK;
-    }
-    uint64_t r = 0;
-    for (unsigned shift = 0; shift < 7 * LEB_MAX;) {
-        uint8_t x = *p++;
-        r |= (uint64_t)(x & 0x7F) << shift;
-        shift += 7;
-        if (!(x & 0x80)) {
-            if (shift < 64 && (x & 0x40))
-                r |= ~(uint64_t)0 << shift;
-            *v = r, *pp = p;
-            return LEB_OK;
-        }
-    }
-    return LEB_OVERLONG;
-}
 
 /* How many LEB128 values end in [p, end): one per byte without the high bit. */
 static uint64_t count_lebs(const uint8_t *p, const uint8_t *end)
@@ -647,18 +554,18 @@ static inline int delta_record(v2 *s, const uint8_t **p, const uint8_t *end)
 {
     uint64_t dm, dw = 0, dc = 0;
     int rc;
-    if (TCI_LIKELY(end - *p >= 3 * LEB_MAX)) { /* the whole of any record is there */
-        rc = sleb_fast(p, &dm);
+    if (TCI_LIKELY(end - *p >= 3 * TCI_LEB_MAX)) { /* the whole of any record is there */
+        rc = tci_sleb_fast(p, &dm);
         if (!rc && s->wall)
-            rc = uleb_fast(p, &dw);
+            rc = tci_uleb_fast(p, &dw);
         if (!rc && s->cpu)
-            rc = uleb_fast(p, &dc);
+            rc = tci_uleb_fast(p, &dc);
     } else {
-        rc = sleb(p, end, &dm);
+        rc = tci_sleb(p, end, &dm);
         if (!rc && s->wall)
-            rc = uleb(p, end, &dw);
+            rc = tci_uleb(p, end, &dw);
         if (!rc && s->cpu)
-            rc = uleb(p, end, &dc);
+            rc = tci_uleb(p, end, &dc);
     }
     if (rc)
         return rc;
@@ -669,25 +576,25 @@ static inline int delta_record(v2 *s, const uint8_t **p, const uint8_t *end)
         s->w &= 0xFFFFFFFFu;
         s->c &= 0xFFFFFFFFu;
     }
-    return LEB_OK;
+    return TCI_LEB_OK;
 }
 
 /* One §5.4 record: Δ(ts << 2 | action), [Δcpu], Δmethod on an entry only. */
 static inline int perfetto_record(v2 *s, const uint8_t **p, const uint8_t *end, bool *entry)
 {
     uint64_t dt, dc = 0, dm = 0;
-    int rc = sleb(p, end, &dt);
+    int rc = tci_sleb(p, end, &dt);
     if (!rc && s->cpu && s->wall)
-        rc = sleb(p, end, &dc);
+        rc = tci_sleb(p, end, &dc);
     *entry = !rc && ((s->w + dt) & 3) == 0;
     if (!rc && *entry)
-        rc = sleb(p, end, &dm);
+        rc = tci_sleb(p, end, &dm);
     if (rc)
         return rc;
     s->w += dt;
     s->c += dc;
     s->m += dm;
-    return LEB_OK;
+    return TCI_LEB_OK;
 }
 
 /*
@@ -706,7 +613,7 @@ static bool continues_previous(tci_rctx *r, v2 *s, const block *b)
         return false;
     const uint8_t *p = r->data + b->data, *end = r->data + b->end;
     uint64_t dm, dw = 0;
-    if (sleb(&p, end, &dm) || (s->wall && uleb(&p, end, &dw)))
+    if (tci_sleb(&p, end, &dm) || (s->wall && tci_uleb(&p, end, &dw)))
         return false;
     const tci_trace *t = r->trace;
     bool reset_ok = is_defined(t, dm & ~(uint64_t)3), cont_ok = is_defined(t, (s->prev_m + dm) & ~(uint64_t)3);
@@ -777,7 +684,7 @@ static void end_block(tci_rctx *r, v2 *s)
 static int record_error(tci_rctx *r, v2 *s, int leb)
 {
     uint64_t at = (uint64_t)(s->p - r->data);
-    if (leb == LEB_OVERLONG)
+    if (leb == TCI_LEB_OVERLONG)
         return tci_error(r->diag, TC_ERR_FORMAT, MODULE, at, "a LEB128 number runs over 10 bytes (block at 0x%zx)",
                          s->b.at);
     return tci_error(r->diag, TC_ERR_FORMAT, MODULE, at,
@@ -805,10 +712,10 @@ static int a16_dual_run(tci_rctx *r, v2 *s, tci_raw *ev, size_t *k, size_t max, 
     uint64_t m = s->m, w = s->w, c = s->c, n = s->nrec;
     size_t i = *k;
     int rc = TC_OK;
-    while (i < max && end - p >= 3 * LEB_MAX) {
+    while (i < max && end - p >= 3 * TCI_LEB_MAX) {
         const uint8_t *at = p;
         uint64_t dm, dw, dc;
-        if (TCI_UNLIKELY(sleb_fast(&p, &dm) || uleb_fast(&p, &dw) || uleb_fast(&p, &dc))) {
+        if (TCI_UNLIKELY(tci_sleb_fast(&p, &dm) || tci_uleb_fast(&p, &dw) || tci_uleb_fast(&p, &dc))) {
             p = at; /* an overlong value: the general loop says so */
             break;
         }
@@ -868,7 +775,7 @@ static int block_records(tci_rctx *r, v2 *s, tci_raw *ev, size_t *k, size_t max)
         }
         if (TCI_UNLIKELY(rc)) {
             s->p = at;
-            if (rc == LEB_END && s->b.partial) { /* the cut: said at open */
+            if (rc == TCI_LEB_END && s->b.partial) { /* the cut: said at open */
                 s->p = end;
                 break;
             }

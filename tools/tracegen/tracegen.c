@@ -2231,28 +2231,35 @@ static void v2_check(G *g);
 static void v2_header(const G *g, uint8_t *h);
 static void v2_finish(G *g, const char *outp);
 
-static void run_scenario(const char *scn, const char *outp, const char *factsp, const ObfOpts *ob, int v2, int v2_split)
+/* The scenario file read, parsed and checked, with the defaults of an ART v3 dual-clock
+ * trace; one reading for every output (run_scenario's and run_longrun's). */
+static G *load_scenario(const char *scn, Buf *src, Toks *tk, int v2, int v2_split)
 {
     g_scn = scn;
     FILE *in = fopen(scn, "rb");
     if (!in) die_io(scn);
-    Buf src = {0};
     char rb[65536];
     size_t r;
-    while ((r = fread(rb, 1, sizeof rb, in)) > 0) buf_put(&src, rb, r);
+    while ((r = fread(rb, 1, sizeof rb, in)) > 0) buf_put(src, rb, r);
     if (ferror(in)) die_io(scn);
     fclose(in);
-    Toks tk = {0};
-    tokenize(src.p ? src.p : "", src.n, &tk);
-
+    tokenize(src->p ? src->p : "", src->n, tk);
     G *g = xcalloc(1, sizeof *g);
     g->version = 3; g->clock = CLK_DUAL; g->start = 1000000; g->data_offset = 32;
     g->ids = IDS_ART8; g->fields = 5; g->overhead = 250; g->summary = 1; g->summary_threads = 1;
     g->stop_after = -1;
     g->v2 = v2;
     g->v2_split = v2_split;
-    parse_scenario(g, &tk);
+    parse_scenario(g, tk);
     validate(g);
+    return g;
+}
+
+static void run_scenario(const char *scn, const char *outp, const char *factsp, const ObfOpts *ob, int v2, int v2_split)
+{
+    Buf src = {0};
+    Toks tk = {0};
+    G *g = load_scenario(scn, &src, &tk, v2, v2_split);
     if (g->v2) v2_check(g);
     make_names(g);
     if (ob->map_path)
@@ -2337,6 +2344,7 @@ static void run_scenario(const char *scn, const char *outp, const char *factsp, 
         bin_header(g, hdr);
         if (fwrite(hdr, 1, (size_t)g->data_offset, g_out_fp) != (size_t)g->data_offset) die_io(outp);
         if (fseek(g_tmp_fp, 0, SEEK_SET)) die_io("temporary file");
+        size_t r;
         while ((r = fread(g->out.buf, 1, g->out.cap, g_tmp_fp)) > 0)
             if (fwrite(g->out.buf, 1, r, g_out_fp) != r) die_io(outp);
         if (ferror(g_tmp_fp)) die_io("temporary file");
@@ -3082,23 +3090,9 @@ static void lr_pftrace(G *g, LrEvs *evs, const LrOpts *o, Buf *out)
 
 static void run_longrun(const char *scn, const char *outp, const LrOpts *o)
 {
-    g_scn = scn;
-    FILE *in = fopen(scn, "rb");
-    if (!in) die_io(scn);
     Buf src = {0};
-    char rb[65536];
-    size_t r;
-    while ((r = fread(rb, 1, sizeof rb, in)) > 0) buf_put(&src, rb, r);
-    if (ferror(in)) die_io(scn);
-    fclose(in);
     Toks tk = {0};
-    tokenize(src.p ? src.p : "", src.n, &tk);
-    G *g = xcalloc(1, sizeof *g);
-    g->version = 3; g->clock = CLK_DUAL; g->start = 1000000; g->data_offset = 32;
-    g->ids = IDS_ART8; g->fields = 5; g->overhead = 250; g->summary = 1; g->summary_threads = 1;
-    g->stop_after = -1;
-    parse_scenario(g, &tk);
-    validate(g);
+    G *g = load_scenario(scn, &src, &tk, 0, 0);
     make_names(g);
     LrEvs *evs = xcalloc((size_t)g->nth, sizeof *evs);
     for (int i = 0; i < g->nth; i++) {
