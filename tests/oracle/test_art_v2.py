@@ -342,7 +342,7 @@ def main():
         check_decoder(ctx, f"corpus/art-v2/{name}", v2)
     a15_wrapped(ctx)
     perfetto_without_tsc(ctx)
-    random_twins(ctx, int(os.environ.get("TC_V2_RANDOM", "12")))
+    random_twins(ctx, int(os.environ.get("TC_V2_RANDOM", "6")))
     bad_inputs(ctx)
     ctx.done()
 
