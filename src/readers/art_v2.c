@@ -715,7 +715,10 @@ static int a16_dual_run(tci_rctx *r, v2 *s, tci_raw *ev, size_t *k, size_t max, 
     while (i < max && end - p >= 3 * TCI_LEB_MAX) {
         const uint8_t *at = p;
         uint64_t dm, dw, dc;
-        if (TCI_UNLIKELY(tci_sleb_fast(&p, &dm) || tci_uleb_fast(&p, &dw) || tci_uleb_fast(&p, &dc))) {
+        unsigned len = tci_leb_triple(p, &dm, &dw, &dc); /* most records: one word */
+        if (TCI_LIKELY(len))
+            p += len;
+        else if (TCI_UNLIKELY(tci_sleb_fast(&p, &dm) || tci_uleb_fast(&p, &dw) || tci_uleb_fast(&p, &dc))) {
             p = at; /* an overlong value: the general loop says so */
             break;
         }
