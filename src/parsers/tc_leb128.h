@@ -150,9 +150,9 @@ static inline int tci_sleb_fast(const uint8_t **pp, uint64_t *v)
  * so no value waits for the previous one's length. Returns the bytes they take, or 0 when
  * they do not all end in the 8 bytes (the caller reads them one by one then).
  */
-static inline unsigned tci_leb_triple(const uint8_t *p, uint64_t *sa, uint64_t *ub, uint64_t *uc)
+static inline unsigned tci_leb_triple_word(uint64_t x, uint64_t *sa, uint64_t *ub, uint64_t *uc)
 {
-    uint64_t x = tci_le64(p), stop1 = ~x & 0x8080808080808080ull;
+    uint64_t stop1 = ~x & 0x8080808080808080ull;
     uint64_t stop2 = stop1 & (stop1 - 1), stop3 = stop2 & (stop2 - 1);
     if (TCI_UNLIKELY(!stop3))
         return 0;
@@ -163,6 +163,18 @@ static inline unsigned tci_leb_triple(const uint8_t *p, uint64_t *sa, uint64_t *
     *ub = tci_leb_gather(x >> (8 * e1), e2 - e1);
     *uc = tci_leb_gather(x >> (8 * e2), e3 - e2);
     return e3;
+}
+
+static inline unsigned tci_leb_triple(const uint8_t *p, uint64_t *sa, uint64_t *ub, uint64_t *uc)
+{
+    return tci_leb_triple_word(tci_le64(p), sa, ub, uc);
+}
+
+/* The 8 bytes at byte off (0..8) of the 16 whose halves are lo and hi: the next record's
+ * word without a load that waits for this record's length. */
+static inline uint64_t tci_leb_word_at(uint64_t lo, uint64_t hi, unsigned off)
+{
+    return (lo >> (4 * off) >> (4 * off)) | (hi << (32 - 4 * off) << (32 - 4 * off));
 }
 
 #endif /* TC_TC_LEB128_H */

@@ -712,32 +712,46 @@ static int a16_dual_run(tci_rctx *r, v2 *s, tci_raw *ev, size_t *k, size_t max, 
     uint64_t m = s->m, w = s->w, c = s->c, n = s->nrec;
     size_t i = *k;
     int rc = TC_OK;
+    /* One record, its values in dm, dw, dc, at `at`: its event, or a failed lookup. */
+#define A16_EMIT(at)                                                                  \
+    do {                                                                              \
+        uint32_t mi = method_index(r, s, (m + dm) & ~(uint64_t)3);                    \
+        if (TCI_UNLIKELY(mi == TCI_NONE)) {                                           \
+            p = (at);                                                                 \
+            rc = tci_trace_fail(r->trace, r->diag, MODULE, (uint64_t)((at) - r->data)); \
+            goto out;                                                                 \
+        }                                                                             \
+        m += dm, w += dw, c += dc;                                                    \
+        tci_raw *e = &ev[i++];                                                        \
+        e->thread = s->b.thread;                                                      \
+        e->method = mi;                                                               \
+        e->action = (uint8_t)(m & 3);                                                 \
+        e->offset = (uint64_t)((at) - r->data);                                       \
+        e->wall = (int64_t)w;                                                         \
+        e->cpu = (int64_t)c;                                                          \
+        n++;                                                                          \
+    } while (0)
     while (i < max && end - p >= 3 * TCI_LEB_MAX) {
         const uint8_t *at = p;
-        uint64_t dm, dw, dc;
-        unsigned len = tci_leb_triple(p, &dm, &dw, &dc); /* most records: one word */
+        uint64_t dm, dw, dc, lo = tci_le64(p), hi = tci_le64(p + 8);
+        unsigned len = tci_leb_triple_word(lo, &dm, &dw, &dc); /* most records: one word */
         if (TCI_LIKELY(len))
             p += len;
         else if (TCI_UNLIKELY(tci_sleb_fast(&p, &dm) || tci_uleb_fast(&p, &dw) || tci_uleb_fast(&p, &dc))) {
             p = at; /* an overlong value: the general loop says so */
             break;
         }
-        uint32_t mi = method_index(r, s, (m + dm) & ~(uint64_t)3);
-        if (TCI_UNLIKELY(mi == TCI_NONE)) {
-            p = at;
-            rc = tci_trace_fail(r->trace, r->diag, MODULE, (uint64_t)(at - r->data));
-            break;
+        A16_EMIT(at);
+        /* The next record from the same 16 bytes: its word does not wait for a load at p. */
+        unsigned len2 = len && i < max ? tci_leb_triple_word(tci_leb_word_at(lo, hi, len), &dm, &dw, &dc) : 0;
+        if (len2) {
+            const uint8_t *at2 = p;
+            p += len2;
+            A16_EMIT(at2);
         }
-        m += dm, w += dw, c += dc;
-        tci_raw *e = &ev[i++];
-        e->thread = s->b.thread;
-        e->method = mi;
-        e->action = (uint8_t)(m & 3);
-        e->offset = (uint64_t)(at - r->data);
-        e->wall = (int64_t)w;
-        e->cpu = (int64_t)c;
-        n++;
     }
+out:
+#undef A16_EMIT
     s->p = p, s->m = m, s->w = w, s->c = c, s->nrec = n;
     *k = i;
     return rc;

@@ -102,6 +102,16 @@ static void triples(void)
     CHECK(fitted > 1000); /* the draw reaches the word's case */
 }
 
+/* tci_leb_word_at: the word at every offset of 16 bytes, from their two halves. */
+static void words_at(void)
+{
+    uint8_t buf[24];
+    for (int i = 0; i < 24; i++)
+        buf[i] = (uint8_t)next_random();
+    for (unsigned off = 0; off <= 8; off++)
+        CHECK(tci_leb_word_at(tci_le64(buf), tci_le64(buf + 8), off) == tci_le64(buf + off));
+}
+
 static void overlong_and_short(void)
 {
     uint8_t buf[16];
@@ -121,6 +131,7 @@ int main(void)
     UNIT_RUN(every_length);
     UNIT_RUN(random_values);
     UNIT_RUN(triples);
+    UNIT_RUN(words_at);
     UNIT_RUN(overlong_and_short);
     return UNIT_DONE();
 }
