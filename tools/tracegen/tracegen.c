@@ -2410,6 +2410,35 @@ static const char *const bench_sigs[10] = {
 #define BENCH_METHODS 2000
 #define BENCH_THREADS 8
 
+/* One step of the bench's random walk on a thread's stack (both bench files, v3 and V2,
+ * hold the same records): an enter (1) of *method, or the exit (0) of the popped *method. */
+static int bench_step(uint32_t *stack, int *depth, int ti, uint64_t x, uint32_t *method)
+{
+    int enter = *depth < 10 ? 1 : *depth >= 40 ? 0 : ((x >> 8) & 255) < 128;
+    if (!enter) {
+        *method = stack[--*depth];
+        return 0;
+    }
+    uint32_t m;
+    if (*depth == 0) m = (uint32_t)(ti * 37 + 4);
+    else {
+        /* A real app has a bounded call graph: callers branch near the root
+         * (4 ways for 5 levels) and in the middle of the stack (2 ways at
+         * depths 10-20, where the walk spends its time: the depth never
+         * falls below 10 once there, so branching near the root alone gave
+         * one prefix per thread and only 320 distinct paths), deeper code
+         * paths repeat. About 140k distinct paths at 64 MB, 260k at
+         * 256 MB, ~300k at 1 GB, like a busy app; memory of aggregating
+         * writers grows with those, not with records. */
+        uint32_t k = *depth < 5 ? (uint32_t)((x >> 20) & 3)
+                     : *depth >= 10 && *depth <= 20 ? (uint32_t)((x >> 20) & 1) : 0;
+        m = (stack[*depth - 1] * 7u + 1u + k * 13u) % BENCH_METHODS;
+    }
+    stack[(*depth)++] = m;
+    *method = m;
+    return 1;
+}
+
 static void run_bench(const char *size_s, const char *outp)
 {
     char *e;
@@ -2477,32 +2506,9 @@ static void run_bench(const char *size_s, const char *outp)
         if (!b->started) { b->started = 1; b->last_wall = wall; }
         b->cpu += ((wall - b->last_wall) * 3) >> 2;
         b->last_wall = wall;
-        int enter;
-        if (b->depth < 10) enter = 1;
-        else if (b->depth >= 40) enter = 0;
-        else enter = ((x >> 8) & 255) < 128;
-        uint32_t mv;
-        if (enter) {
-            uint32_t m;
-            if (b->depth == 0) m = (uint32_t)(ti * 37 + 4);
-            else {
-                /* A real app has a bounded call graph: callers branch near the root
-                 * (4 ways for 5 levels) and in the middle of the stack (2 ways at
-                 * depths 10-20, where the walk spends its time: the depth never
-                 * falls below 10 once there, so branching near the root alone gave
-                 * one prefix per thread and only 320 distinct paths), deeper code
-                 * paths repeat. About 140k distinct paths at 64 MB, 260k at
-                 * 256 MB, ~300k at 1 GB, like a busy app; memory of aggregating
-                 * writers grows with those, not with records. */
-                uint32_t k = b->depth < 5 ? (uint32_t)((x >> 20) & 3)
-                             : b->depth >= 10 && b->depth <= 20 ? (uint32_t)((x >> 20) & 1) : 0;
-                m = (b->stack[b->depth - 1] * 7u + 1u + k * 13u) % BENCH_METHODS;
-            }
-            b->stack[b->depth++] = m;
-            mv = m << 2;
-        } else {
-            mv = (b->stack[--b->depth] << 2) | 1u;
-        }
+        uint32_t m;
+        int enter = bench_step(b->stack, &b->depth, ti, x, &m);
+        uint32_t mv = enter ? m << 2 : (m << 2) | 1u;
         uint8_t *p = buf + bn;
         put16(p, th[ti].tid & 0xFFFF);
         put32(p + 2, mv);
@@ -2824,21 +2830,9 @@ static void run_bench_v2(const char *size_s, const char *outp)
         if (!b->started) { b->started = 1; b->last_wall = wall; }
         b->cpu += ((wall - b->last_wall) * 3) >> 2;
         b->last_wall = wall;
-        int enter = b->depth < 10 ? 1 : b->depth >= 40 ? 0 : ((x >> 8) & 255) < 128;
-        uint64_t mv;
-        if (enter) {
-            uint32_t m;
-            if (b->depth == 0) m = (uint32_t)(ti * 37 + 4);
-            else {
-                uint32_t k = b->depth < 5 ? (uint32_t)((x >> 20) & 3)
-                             : b->depth >= 10 && b->depth <= 20 ? (uint32_t)((x >> 20) & 1) : 0;
-                m = (b->stack[b->depth - 1] * 7u + 1u + k * 13u) % BENCH_METHODS;
-            }
-            b->stack[b->depth++] = m;
-            mv = V2_METHOD_BASE + (uint64_t)m * 16;
-        } else {
-            mv = (V2_METHOD_BASE + (uint64_t)b->stack[--b->depth] * 16) | 1u;
-        }
+        uint32_t m;
+        int enter = bench_step(b->stack, &b->depth, ti, x, &m);
+        uint64_t mv = (V2_METHOD_BASE + (uint64_t)m * 16) | (enter ? 0u : 1u);
         put_sleb(&b->p, (int64_t)(mv - b->a.m));
         put_uleb(&b->p, wall * 1000 - b->a.w);
         put_uleb(&b->p, b->cpu * 1000 - b->a.c);
