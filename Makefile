@@ -6,9 +6,11 @@ TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 # Mutants in the sanitizer pass (the normal pass runs 3000 trace and 600 mapping mutants
 # with another seed): an ASan conversion is about 5x slower, and make test must stay under
-# 12 minutes on 2 cores; test_fuzz_replay runs every seed through every writer there too.
+# 12 minutes on 2 cores. test_fuzz_replay runs every seed through every writer there too,
+# with the defaults and ASAN_REPLAY_SETS of the other option sets (rotating, seeded).
 ASAN_MUTATIONS ?= 800
 ASAN_DEOBF_MUTATIONS ?= 200
+ASAN_REPLAY_SETS ?= 3
 # The layers (tests/<layer>/, ctest labels) the sanitizer pass runs: those whose inputs reach
 # the corners where memory errors live (see test: below).
 SANITIZE_LAYERS ?= unit|cli|stress
@@ -77,7 +79,7 @@ test-asan:
 	@$(CMAKE_GEN) $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTC_WERROR=ON -DTC_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j$(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		TC_ORACLE_CACHE=$(TC_ORACLE_CACHE) TC_REFERENCE_TRACECONV=$(TC_REFERENCE_TRACECONV) TC_MUTATIONS=$(ASAN_MUTATIONS) TC_DEOBF_MUTATIONS=$(ASAN_DEOBF_MUTATIONS) ctest --output-on-failure -j$(JOBS) \
+		TC_ORACLE_CACHE=$(TC_ORACLE_CACHE) TC_REFERENCE_TRACECONV=$(TC_REFERENCE_TRACECONV) TC_MUTATIONS=$(ASAN_MUTATIONS) TC_DEOBF_MUTATIONS=$(ASAN_DEOBF_MUTATIONS) TC_REPLAY_SETS=$(ASAN_REPLAY_SETS) ctest --output-on-failure -j$(JOBS) \
 		-L '^($(SANITIZE_LAYERS))$$'
 
 # Only what the stage needs: the library, tests/unit/api_threads.c and readers_threads.c.

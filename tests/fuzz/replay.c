@@ -12,6 +12,11 @@
  * set of FUZZ_SEED_OPTION_SETS. --seeds-default: every writer with the default
  * options only (replay_convert: the readers' own replays give the seeds every
  * option set; what it adds is the probe, which options do not reach).
+ * REPLAY_SETS=K (the ASan run of make test): each seed goes through every writer
+ * with the defaults and K of the other sets, which set rotating with the file,
+ * the writer and REPLAY_SEED (printed; default: the time), so one run covers
+ * every writer with every set over the files and runs differ; a failure is
+ * replayed with the printed seed.
  *
  * --check-options: every option of the library's tables (tc_option_at) is
  * set by some choice of the control block (or is said why not): exit 1 with
@@ -35,6 +40,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* What the child is doing, in memory the parent still reads after a crash. */
@@ -58,16 +64,34 @@ static bool convert(const uint8_t *trace, size_t size, size_t writer, unsigned o
 
 enum seed_mode { NOT_SEEDS, SEEDS, SEEDS_DEFAULT };
 
-/* Each writer with each seed option set (only the first, the defaults, when sets is 1).
+/* REPLAY_SETS and REPLAY_SEED (see the top): 0 sampled sets means all of them. */
+static size_t sampled_sets;
+static unsigned long sample_seed;
+
+/* Whether seed option set o (> 0) runs for writer w of the file-th file: K consecutive
+ * sets of the rotation, starting where the seed, the file and the writer put it. */
+static bool set_sampled(size_t o, size_t w, unsigned file, size_t all_sets)
+{
+    if (!sampled_sets || sampled_sets >= all_sets - 1)
+        return true;
+    size_t others = all_sets - 1, start = (size_t)((sample_seed + (unsigned long)file * 7u + w * 3u) % others);
+    return (o - 1 + others - start) % others < sampled_sets;
+}
+
+/* Each writer with each seed option set (only the first, the defaults, when sets is 1;
+ * sample_file non-NULL: the sets REPLAY_SETS samples for that file).
  * A trace the reader refuses with the defaults (a seed of another format) is refused
  * the same way whatever the writer and the options: once is enough (under ASan, the
  * 80 refusals of each foreign seed in each replay took most of the replay's time). */
-static void every_writer(const uint8_t *trace, size_t size, const char *how, size_t sets)
+static void every_writer(const uint8_t *trace, size_t size, const char *how, size_t sets, const unsigned *sample_file)
 {
     for (size_t o = 0; o < sets; o++)
-        for (size_t w = 0; w < fuzz_writer_count(); w++)
+        for (size_t w = 0; w < fuzz_writer_count(); w++) {
+            if (o > 0 && sample_file && !set_sampled(o, w, *sample_file, sets))
+                continue;
             if (!convert(trace, size, w, seed_option_sets[o], how) && o == 0 && w == 0)
                 return;
+        }
 }
 
 static uint8_t *read_all(const char *path, size_t *size)
@@ -97,7 +121,7 @@ static uint8_t *read_all(const char *path, size_t *size)
 }
 
 /* The child's work on one file; exits 0, or dies in a way the parent reports. */
-static void run_file(const char *path, int seeds)
+static void run_file(const char *path, int seeds, unsigned file)
 {
     size_t n;
     uint8_t *data = read_all(path, &n);
@@ -107,10 +131,10 @@ static void run_file(const char *path, int seeds)
     }
     const size_t all_sets = sizeof seed_option_sets / sizeof *seed_option_sets;
     if (seeds != NOT_SEEDS) {
-        every_writer(data, n, "as a seed", seeds == SEEDS ? all_sets : 1);
+        every_writer(data, n, "as a seed", seeds == SEEDS ? all_sets : 1, &file);
     } else if (n >= FUZZ_CONTROL_SIZE) {
         convert(data + FUZZ_CONTROL_SIZE, n - FUZZ_CONTROL_SIZE, data[0], data[1], "as fuzzed");
-        every_writer(data + FUZZ_CONTROL_SIZE, n - FUZZ_CONTROL_SIZE, "its trace", all_sets);
+        every_writer(data + FUZZ_CONTROL_SIZE, n - FUZZ_CONTROL_SIZE, "its trace", all_sets, NULL); /* every set: past crashes are few */
     }
     free(data);
     exit(0); /* not _exit: LeakSanitizer checks at exit */
@@ -135,7 +159,7 @@ static void replay_file(const char *path, int seeds, struct tally *t)
     }
     if (pid == 0) {
         alarm(t->timeout);
-        run_file(path, seeds);
+        run_file(path, seeds, t->files);
     }
     int st;
     while (waitpid(pid, &st, 0) < 0)
@@ -220,6 +244,11 @@ int main(int argc, char **argv)
     }
     const char *tmo = getenv("REPLAY_TIMEOUT");
     struct tally t = {0, 0, 0, tmo && atoi(tmo) > 0 ? (unsigned)atoi(tmo) : 120};
+    const char *k = getenv("REPLAY_SETS"), *seed = getenv("REPLAY_SEED");
+    sampled_sets = k && atoi(k) > 0 ? (size_t)atoi(k) : 0;
+    sample_seed = seed && *seed ? strtoul(seed, NULL, 10) : (unsigned long)time(NULL);
+    if (sampled_sets)
+        printf("replay: %zu sampled option sets per seed and writer, REPLAY_SEED=%lu\n", sampled_sets, sample_seed);
     int seeds = NOT_SEEDS, rc = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seeds")) {

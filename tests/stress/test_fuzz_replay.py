@@ -6,7 +6,10 @@ seeds), and over every past crash in tests/fuzz/regressions/, each as
 the fuzzer ran it (its control block picks writer and options) and its trace
 through every writer. Under the ASan+UBSan run of make test, a regression
 that comes back fails here, and the failure names the file, writer and
-options (replay.c runs each file in a child process)."""
+options (replay.c runs each file in a child process). TC_REPLAY_SETS=K (make test's
+ASan run: 3) gives each seed and writer the defaults and K of the other option sets,
+rotating with the file and TC_REPLAY_SEED (printed, default the time), so one run still
+reaches every writer with every set and the next run other pairs."""
 import glob
 import os
 import subprocess
@@ -38,6 +41,11 @@ def main():
         seeds += [p for _, p in ctx.extra_files(sub)]
     regressions = os.path.join(ctx.source, "tests", "fuzz", "regressions")
     mappings = [s for s in seeds if "deobf-seeds" in s]
+    env = dict(os.environ)
+    if os.environ.get("TC_REPLAY_SETS"):
+        seed = os.environ.get("TC_REPLAY_SEED") or str(int.from_bytes(os.urandom(4), "little"))
+        env.update(REPLAY_SETS=os.environ["TC_REPLAY_SETS"], REPLAY_SEED=seed)
+        print(f"TC_REPLAY_SETS={env['REPLAY_SETS']} TC_REPLAY_SEED={seed} (replay with these)")
     for exe in replays:
         name = os.path.basename(exe)
         # replay_convert probes the format, then does what the reader's own replay did with
@@ -50,7 +58,7 @@ def main():
         else:
             seed_args = ["--seeds", *seeds]
         r = subprocess.run([exe, *seed_args, "--fuzz", regressions], capture_output=True, text=True,
-                           timeout=1200)
+                           timeout=1200, env=env)
         lines = r.stderr.splitlines()
         failed = [l for l in lines if l.startswith("replay: FAILED ")]
         rest = "\n".join(l for l in lines if not l.startswith("replay: FAILED "))
