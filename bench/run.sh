@@ -10,6 +10,9 @@
 # A selection line times folded through the selection stage against plain folded (TC_BENCH_SELECT=0 skips it).
 # A sched line converts a generated capture of scheduler data to perfetto (TC_BENCH_SCHED=0 skips it).
 # bench/deobf.sh applies a 300 MB mapping to a trace of 100,000 methods (TC_BENCH_DEOBF=0 skips it).
+# The parse floor (issue 26): build/parse_floor (bench/floor.c) scans the same input's records
+# with a per-thread depth and nothing else, once per round; each writer's row says what share
+# of the floor's MB/s it reaches (the median of each round's own ratio).
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +28,7 @@ in_bytes=$(stat -c %s "$input")
 writers=${TC_BENCH_WRITERS:-$("$build/traceconv" --list-formats | awk '/^writers/{w=1;next} w&&NF{print $1}' | grep -v '^ir$')}
 runs=${TC_BENCH_RUNS:-3}
 echo "bench: $(basename "$input"), $((in_bytes / 1000000)) MB, $runs runs per writer (machine timings vary run to run: median and best shown)"
-printf '%-10s %12s %10s %10s %10s %8s\n' writer "MB/s median" "MB/s best" "RSS MB" "out MB" "out/in"
+printf '%-10s %12s %10s %10s %10s %8s %9s\n' writer "MB/s median" "MB/s best" "RSS MB" "out MB" "out/in" "of floor"
 cat "$input" > /dev/null   # warm the page cache so the first writer is not penalized
 
 # One timed run of traceconv with the given arguments: sets t (wall s), c (user+system s)
@@ -55,10 +58,22 @@ time_runs() {
   cpu=$(printf '%s\n' "${cpus[@]}" | median)
 }
 
-row() { # name, output bytes ("" unknown)
-  awk -v w="$1" -v b="$in_bytes" -v m="$med" -v x="$best" -v r="$rss_max" -v o="$2" 'BEGIN {
-    if (o == "") printf "%-10s %12.0f %10.0f %10.1f %10s %8s\n", w, b/1e6/m, b/1e6/x, r/1024, "-", "-";
-    else printf "%-10s %12.0f %10.0f %10.1f %10.1f %8.2f\n", w, b/1e6/m, b/1e6/x, r/1024, o/1e6, o/b }'
+row() { # name, output bytes ("" unknown), share of the parse floor ("" unknown)
+  awk -v w="$1" -v b="$in_bytes" -v m="$med" -v x="$best" -v r="$rss_max" -v o="$2" -v f="${3:-}" 'BEGIN {
+    fl = (f == "" ? "-" : sprintf("%.1f%%", 100 * f));
+    if (o == "") printf "%-10s %12.0f %10.0f %10.1f %10s %8s %9s\n", w, b/1e6/m, b/1e6/x, r/1024, "-", "-", fl;
+    else printf "%-10s %12.0f %10.0f %10.1f %10.1f %8.2f %9s\n", w, b/1e6/m, b/1e6/x, r/1024, o/1e6, o/b, fl }'
+}
+
+# The parse floor, once per round beside the writers: parse_floor prints its scan's own time
+# (the file mapped and faulted in first), so the floor is decoding, not process start-up.
+floor_exe=$build/parse_floor
+floor_walls=
+floor_once() {
+  [ -x "$floor_exe" ] || return 0
+  local secs
+  secs=$("$floor_exe" "$input" | awk '{ print $1 }')
+  floor_walls+="$secs "
 }
 
 # The writers are timed in rounds, each round running every writer once: this machine's
@@ -66,6 +81,7 @@ row() { # name, output bytes ("" unknown)
 # alike instead of charging it to whichever writer ran during a slow spell.
 declare -A walls cpus rss wall_of cpu_of
 for ((round = 0; round < runs; round++)); do
+  floor_once
   for w in $writers; do
     time_once -q -i art -o "$w" "$input" -
     walls[$w]+="$t "; cpus[$w]+="$c "
@@ -77,8 +93,19 @@ for w in $writers; do
   cpu=$(printf '%s\n' ${cpus[$w]} | median); rss_max=${rss[$w]}
   wall_of[$w]=$med; cpu_of[$w]=$cpu
   out_bytes=$("$build/traceconv" -q -i art -o "$w" "$input" - | wc -c)   # untimed: the size only
-  row "$w" "$out_bytes"
+  share=; [ -n "$floor_walls" ] && share=$(ratio_of "${walls[$w]}" "$floor_walls")
+  row "$w" "$out_bytes" "$share"
 done
+if [ -n "$floor_walls" ]; then
+  awk -v b="$in_bytes" -v m="$(printf '%s\n' $floor_walls | median)" -v x="$(printf '%s\n' $floor_walls | best)" 'BEGIN {
+    printf "parse floor (bench/floor.c: the records scanned with a per-thread depth, nothing else): %.0f MB/s median, %.0f best\n", b/1e6/m, b/1e6/x }'
+  if [ -n "${wall_of[folded]:-}" ]; then
+    awk -v f="$(ratio_of "${walls[folded]}" "$floor_walls")" 'BEGIN {
+      printf "folded at %.1f%% of the parse floor (target: at least 10%%)\n", 100 * f }'
+  fi
+else
+  echo "parse floor: $floor_exe not built (cmake --build $build --target parse_floor)"
+fi
 
 # The analysis writers against folded, the simplest aggregating writer (issue 12: each at
 # least 90% of its throughput; their peak RSS is in the table, bound 64 MB). The ratio is

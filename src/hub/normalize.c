@@ -91,7 +91,7 @@ static inline int64_t unwrap(norm *n, int64_t raw, int64_t *prev, int64_t *off, 
     int bits = n->t->wrap_bits;
     if (!bits)
         return raw;
-    int64_t period = (int64_t)1 << bits, half = period / 2;
+    int64_t period = (int64_t)1 << bits, half = period >> 1; /* a shift: the division cost more, per record */
     if (first) {
         *off = 0;
         /* A thread that starts after a wrap: place it nearest the previous
@@ -444,6 +444,9 @@ static int on_record(norm *n, const tci_raw *raw)
 static int check_record(norm *n, const tci_raw *raw)
 {
     const tci_trace *t = n->t;
+    /* the common record, a call's enter or exit of a known thread and method, in one test */
+    if (TCI_LIKELY(raw->action <= TCI_ACT_UNWIND && raw->thread < t->n_threads && raw->method < t->n_methods))
+        return TC_OK;
     const char *what = NULL;
     uint64_t got = 0, have = 0;
     bool bare_exit = raw->method == TCI_NONE && (raw->action == TCI_ACT_EXIT || raw->action == TCI_ACT_UNWIND);

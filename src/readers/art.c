@@ -612,39 +612,70 @@ static uint32_t method_slow(tci_rctx *r, art *a, uint32_t id)
     return m;
 }
 
-static inline uint32_t record_thread(tci_rctx *r, art *a, uint16_t id)
+/*
+ * Decode a run of up to n complete records from b into ev; returns how many were decoded
+ * (fewer when a stream's escape, tid 0, comes first; a->pos is advanced past them), with
+ * *rc set on a failure. Inlined with the layout as constants for the common shapes (u16
+ * tids and dual clocks, streaming or not: every ART v3 file), so the loop that runs for
+ * every record holds no test of the layout and keeps its position in a register.
+ */
+static inline __attribute__((always_inline)) size_t decode_run(tci_rctx *r, art *a, const uint8_t *b, size_t n,
+                                                             tci_raw *ev, size_t tid_size, int ntimes,
+                                                             bool streaming, int *rc)
 {
-    uint32_t th = a->tid_map[id];
-    return TCI_LIKELY(th < TID_AMBIGUOUS) ? th : thread_for_record(r, a, id);
+    const uint32_t *direct = a->direct;
+    uint32_t direct_n = a->direct_n;
+    const size_t rec_size = a->rec_size;
+    const bool first_is_cpu = a->first_is_cpu;
+    size_t pos = a->pos, i = 0;
+    for (; i < n; i++, b += rec_size, pos += rec_size) {
+        uint16_t id = tid_size == 1 ? b[0] : tci_le16(b);
+        if (streaming && id == 0)
+            break;
+        const uint8_t *p = b + tid_size;
+        uint32_t value = tci_le32(p);
+        uint32_t th = a->tid_map[id];
+        if (TCI_UNLIKELY(th >= TID_AMBIGUOUS)) {
+            a->pos = pos; /* messages name this record */
+            th = thread_for_record(r, a, id);
+        }
+        uint32_t m = (value >> 2) < direct_n ? direct[value >> 2] : TCI_NONE;
+        if (TCI_UNLIKELY(m == TCI_NONE)) {
+            a->pos = pos;
+            m = method_slow(r, a, value & ~3u); /* may grow the direct table */
+            direct = a->direct;
+            direct_n = a->direct_n;
+        }
+        if (TCI_UNLIKELY(th == TCI_NONE || m == TCI_NONE)) {
+            a->pos = pos;
+            *rc = tci_trace_fail(r->trace, r->diag, "art", pos);
+            return i;
+        }
+        tci_raw *e = &ev[i];
+        e->thread = th;
+        e->method = m;
+        e->action = (uint8_t)(value & 3);
+        e->offset = pos;
+        if (ntimes == 2) {
+            e->cpu = tci_le32(p + 4);
+            e->wall = tci_le32(p + 8);
+        } else if (first_is_cpu) {
+            e->cpu = tci_le32(p + 4);
+            e->wall = TCI_NO_TIME;
+        } else {
+            e->wall = tci_le32(p + 4);
+            e->cpu = TCI_NO_TIME;
+        }
+    }
+    a->pos = pos;
+    return i;
 }
 
-/* Decode one complete record at b (rec_size bytes). */
-static inline int decode_record(tci_rctx *r, art *a, const uint8_t *b, tci_raw *ev)
+static size_t decode_records(tci_rctx *r, art *a, const uint8_t *b, size_t n, tci_raw *ev, int *rc)
 {
-    uint16_t id = a->tid_size == 1 ? b[0] : tci_le16(b);
-    const uint8_t *p = b + a->tid_size;
-    uint32_t value = tci_le32(p);
-    uint32_t th = record_thread(r, a, id);
-    uint32_t m = (value >> 2) < a->direct_n ? a->direct[value >> 2] : TCI_NONE;
-    if (TCI_UNLIKELY(m == TCI_NONE))
-        m = method_slow(r, a, value & ~3u);
-    if (TCI_UNLIKELY(th == TCI_NONE || m == TCI_NONE))
-        return tci_trace_fail(r->trace, r->diag, "art", a->pos);
-    ev->thread = th;
-    ev->method = m;
-    ev->action = (uint8_t)(value & 3);
-    ev->offset = a->pos;
-    if (a->ntimes == 2) {
-        ev->cpu = tci_le32(p + 4);
-        ev->wall = tci_le32(p + 8);
-    } else if (a->first_is_cpu) {
-        ev->cpu = tci_le32(p + 4);
-        ev->wall = TCI_NO_TIME;
-    } else {
-        ev->wall = tci_le32(p + 4);
-        ev->cpu = TCI_NO_TIME;
-    }
-    return TC_OK;
+    if (a->tid_size == 2 && a->ntimes == 2)
+        return a->streaming ? decode_run(r, a, b, n, ev, 2, 2, true, rc) : decode_run(r, a, b, n, ev, 2, 2, false, rc);
+    return decode_run(r, a, b, n, ev, a->tid_size, a->ntimes, a->streaming, rc);
 }
 
 static int art_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *n)
@@ -672,13 +703,9 @@ static int art_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *n)
         size_t run = (a->end - a->pos) / a->rec_size;
         if (run > max - k)
             run = max - k;
-        for (size_t i = 0; i < run; i++, b += a->rec_size) {
-            if (a->streaming && tci_le16(b) == 0)
-                break;
-            if ((rc = decode_record(r, a, b, &ev[k++])) != TC_OK)
-                return rc;
-            a->pos += a->rec_size;
-        }
+        k += decode_records(r, a, b, run, ev + k, &rc);
+        if (rc != TC_OK)
+            return rc;
     }
     r->pos = a->pos;
     *n = k;

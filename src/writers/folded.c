@@ -24,8 +24,11 @@
 
 typedef struct folded_w {
     tci_folding fold;
-    uint32_t *chain;          /* scratch: one path's frames, leaf first */
-    uint32_t cap_chain;
+    uint32_t *depth_of;       /* per path of the current tree: its number of frames */
+    uint32_t cap_depth_of;
+    uint32_t *chain;          /* the frames of the last path put in `path`, root first */
+    size_t *ends;             /* path_len after the first frame (ends[0]) and after each of chain */
+    uint32_t cap_chain, cap_ends, depth;
     char *path;               /* the line being printed, frames joined by ';' */
     size_t path_len, path_cap;
 } folded_w;
@@ -60,22 +63,54 @@ static int path_push(folded_w *f, const char *name)
     return TC_OK;
 }
 
-/* The text of path p after `first` and before `last` (the thread frame, or NULL) into f->path. */
-static int path_text(folded_w *f, const char *first, uint32_t p, const char *last)
+/* Every path's depth (parents come before children), and `path` holding `first` alone: what
+ * path_text builds on. */
+static int paths_begin(folded_w *f, const char *first)
 {
     const tci_folding *fo = &f->fold;
-    uint32_t depth = 0;
-    for (uint32_t q = p; q != 0; q = fo->paths[q].parent) {
-        if (tci_grow((void **)&f->chain, &f->cap_chain, depth, sizeof *f->chain) != 0)
-            return TC_ERR_NOMEM;
-        f->chain[depth++] = q;
-    }
+    if (tci_grow((void **)&f->depth_of, &f->cap_depth_of, fo->n_paths, sizeof *f->depth_of) != 0 ||
+        tci_grow((void **)&f->ends, &f->cap_ends, 0, sizeof *f->ends) != 0)
+        return TC_ERR_NOMEM;
+    f->depth_of[0] = 0;
+    for (uint32_t p = 1; p < fo->n_paths; p++)
+        f->depth_of[p] = f->depth_of[fo->paths[p].parent] + 1;
     f->path_len = 0;
     if (first && path_push(f, first) != TC_OK)
         return TC_ERR_NOMEM;
-    while (depth)
-        if (path_push(f, fo->method_name[fo->paths[f->chain[--depth]].name]) != TC_OK)
+    f->ends[0] = f->path_len;
+    f->depth = 0;
+    return TC_OK;
+}
+
+/* The text of path p after `first` and before `last` (the thread frame, or NULL) into f->path.
+ * Paths come in order of first appearance, so one mostly shares a long prefix with the path
+ * before it: the text is cut back to the frames they share and only the rest is added (the
+ * bench trace's paths are 40 frames deep; each line was built from its root, a strlen and a
+ * copy per frame). The bytes are those of building it whole: the text up to a shared frame is
+ * what it was when that frame was pushed. */
+static int path_text(folded_w *f, const char *first, uint32_t p, const char *last)
+{
+    (void)first; /* in ends[0], since paths_begin */
+    const tci_folding *fo = &f->fold;
+    uint32_t d = f->depth_of[p];
+    if (tci_grow((void **)&f->chain, &f->cap_chain, d, sizeof *f->chain) != 0 ||
+        tci_grow((void **)&f->ends, &f->cap_ends, d, sizeof *f->ends) != 0)
+        return TC_ERR_NOMEM;
+    uint32_t q = p;
+    while (q != 0 && !(f->depth_of[q] <= f->depth && f->chain[f->depth_of[q] - 1] == q)) {
+        f->chain[f->depth_of[q] - 1] = q; /* deeper than any frame still shared */
+        q = fo->paths[q].parent;
+    }
+    uint32_t k = f->depth_of[q];
+    f->path_len = f->ends[k];
+    for (; k < d; k++) {
+        if (path_push(f, fo->method_name[fo->paths[f->chain[k]].name]) != TC_OK) {
+            f->depth = 0; /* the text no longer matches chain */
             return TC_ERR_NOMEM;
+        }
+        f->ends[k + 1] = f->path_len;
+    }
+    f->depth = d;
     return last ? path_push(f, last) : TC_OK;
 }
 
@@ -84,6 +119,8 @@ static int emit_paths(tci_wctx *w, const char *first, const char *last)
 {
     folded_w *f = w->priv;
     tci_sink *o = w->out;
+    if (paths_begin(f, first) != TC_OK)
+        return TC_ERR_NOMEM;
     for (uint32_t p = 1; p < f->fold.n_paths && !tci_sink_failed(o); p++) { /* a path's text costs its depth */
         int64_t us = f->fold.paths[p].self_us;
         if (us <= 0)
@@ -143,6 +180,8 @@ static void folded_close(tci_wctx *w)
     if (!f)
         return;
     tci_folding_free(&f->fold);
+    free(f->depth_of);
+    free(f->ends);
     free(f->chain);
     free(f->path);
 }
