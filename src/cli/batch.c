@@ -88,7 +88,12 @@ static const char usage_text[] =
     "                            same member: same size and mtime, or same content in an\n"
     "                            archive; a member converted again replaces its own outputs\n"
     "  -q, --quiet               no progress, no per-member messages\n"
-    "  -h, --help                this text\n";
+    "  -h, --help                this text\n"
+    "\n"
+    "traceconv batch --merge-summaries [--summary FILE] SUMMARY...\n"
+    "      --merge-summaries     merge the summaries of the shards of one run (each I of N\n"
+    "                            once) into the summary of one unsharded run: on stdout, or\n"
+    "                            into --summary FILE\n";
 
 static const char usage_tail[] =
     "\n"
@@ -1899,7 +1904,7 @@ static void take_input(batch *b, const char *input)
 
 /* Is the file at leaf a batch summary (of this or an earlier run, or shards merged by jq)?
  * An empty file counts too: nothing would be lost. */
-static int is_summary(int dirfd, const char *leaf)
+int batch_is_summary(int dirfd, const char *leaf)
 {
     char head[4097];
     int fd = openat(dirfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -1940,7 +1945,7 @@ static int open_summary(batch *b)
     if (b->summary_dirfd < 0 || !*b->summary_leaf)
         why = b->summary_dirfd < 0 ? strerror(errno) : "not a file name";
     else if (fstatat(b->summary_dirfd, b->summary_leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-             (!S_ISREG(st.st_mode) || !is_summary(b->summary_dirfd, b->summary_leaf)))
+             (!S_ISREG(st.st_mode) || !batch_is_summary(b->summary_dirfd, b->summary_leaf)))
         why = "exists and is not a traceconv batch summary; not replacing it";
     int fd = why ? -1 : of_scratch_at(b->summary_dirfd);
     if (!why && (fd < 0 || !(b->entries_file = fdopen(fd, "w+b")))) {
@@ -2189,6 +2194,9 @@ static void say_totals(const batch *b, double seconds)
 
 int batch_main(int argc, char **argv)
 {
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--merge-summaries"))
+            return batch_merge_main(argc, argv); /* batch_summary.c */
     static batch b;
     b.max_input = 64ULL << 30;
     b.used.exact = 0; /* names that differ only in case are one name on some file systems */
