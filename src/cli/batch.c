@@ -88,7 +88,12 @@ static const char usage_text[] =
     "                            same member: same size and mtime, or same content in an\n"
     "                            archive; a member converted again replaces its own outputs\n"
     "  -q, --quiet               no progress, no per-member messages\n"
-    "  -h, --help                this text\n";
+    "  -h, --help                this text\n"
+    "\n"
+    "traceconv batch --merge-summaries [--summary FILE] SUMMARY...\n"
+    "      --merge-summaries     merge the summaries of the shards of one run (each I of N\n"
+    "                            once) into the summary of one unsharded run: on stdout, or\n"
+    "                            into --summary FILE\n";
 
 static const char usage_tail[] =
     "\n"
@@ -135,6 +140,7 @@ static void *signal_thread(void *arg)
 
 typedef struct member {
     size_t index;   /* in the order members were found: their place in the summary */
+    size_t found;   /* its place among the members every shard finds: the unsharded run's index */
     char *source;   /* the INPUT operand */
     char *path;     /* member path in the archive or directory (as given) */
     char *clean;    /* path sanitized (sanitize_path) */
@@ -193,6 +199,7 @@ struct batch {
     size_t n_settings;
     uint64_t max_input;
     of_names used;   /* every output name given (the reader thread's) */
+    size_t n_found;  /* members found so far, in every shard (the reader thread's) */
     int summary_dirfd;
     const char *summary_leaf;
     worker_slot slots[MAX_WORKERS];
@@ -335,9 +342,11 @@ static void free_member(member *m)
     free(m);
 }
 
-static cJSON *member_json(member *m)
+static cJSON *member_json(const batch *b, member *m)
 {
     cJSON *o = cJSON_CreateObject();
+    if (b->shard_n > 1) /* where it goes among the other shards' members (--merge-summaries) */
+        cJSON_AddNumberToObject(o, "index", (double)m->found);
     cJSON_AddStringToObject(o, "source", m->source);
     cJSON_AddStringToObject(o, "member", m->path);
     cJSON_AddNumberToObject(o, "size", (double)m->size);
@@ -391,7 +400,7 @@ static void finish_member(batch *b, member *m, int status, const char *reason)
     m->status = status;
     if (reason)
         m->reason = xstrdup(reason);
-    cJSON *json = member_json(m);
+    cJSON *json = member_json(b, m);
     char *text = cJSON_PrintUnformatted(json);
     cJSON_Delete(json);
     pthread_mutex_lock(&b->lock);
@@ -523,12 +532,29 @@ static int in_shard(const batch *b, const char *key)
     return b->shard_n <= 1 || h % b->shard_n == b->shard_i;
 }
 
-/* A member found by the reader: filtered by --include/--exclude, named (the
- * names are taken even when another shard converts it, so that every shard
- * names alike), then kept when it is in our shard. prefix is the output
- * directory of its archive or directory ("" or "name/"). NULL: not ours. */
+/* A member that is not recorded: no place in the summary, no counters (another shard's). */
+static member *unlisted_member(const char *source, const char *listed)
+{
+    member *m = calloc(1, sizeof *m);
+    if (!m) {
+        cli_say("traceconv: out of memory");
+        exit(EXIT_SOME_FAILED);
+    }
+    m->source = xstrdup(source);
+    m->path = xstrdup(listed);
+    m->data_fd = -1;
+    m->mtime = -1;
+    return m;
+}
+
+/* A member found by the reader: filtered by --include/--exclude, counted and
+ * named (the names are taken even when another shard converts it, so that every
+ * shard names alike), then kept when it is in our shard. prefix is the output
+ * directory of its archive or directory ("" or "name/"). NULL: not ours; then,
+ * when foreign is given, a named member of another shard is returned there
+ * (unlisted: it may be an archive whose members are shared out too). */
 static member *admit_shown(batch *b, const char *source, const char *shown, const char *path, const char *prefix,
-                           int regular)
+                           int regular, member **foreign)
 {
     char *clean = sanitize_path(path);
     if (!clean) {
@@ -553,12 +579,13 @@ static member *admit_shown(batch *b, const char *source, const char *shown, cons
         }
         free(want);
     }
+    size_t found = b->n_found++;
     size_t n = strlen(prefix) + strlen(*clean ? clean : path) + 1;
     char *key = xmalloc(n);
     snprintf(key, n, "%s%s", prefix, *clean ? clean : path);
     int ours = in_shard(b, key);
     free(key);
-    if (!ours) {
+    if (!ours && !(foreign && rel)) {
         free(rel);
         free(clean);
         return NULL;
@@ -566,18 +593,22 @@ static member *admit_shown(batch *b, const char *source, const char *shown, cons
     n = strlen(shown) + strlen(path) + 1;
     char *listed = xmalloc(n);
     snprintf(listed, n, "%s%s", shown, path);
-    member *m = new_member(b, source, listed);
+    member *m = ours ? new_member(b, source, listed) : unlisted_member(source, listed);
     free(listed);
+    m->found = found;
     m->out_rel = rel;
     m->clean = clean;
     m->unnamed = rel ? NULL : unnamed;
     m->unnamed_status = unnamed_status;
-    return m;
+    if (ours)
+        return m;
+    *foreign = m;
+    return NULL;
 }
 
 static member *admit(batch *b, const char *source, const char *path, const char *prefix, int regular)
 {
-    return admit_shown(b, source, "", path, prefix, regular);
+    return admit_shown(b, source, "", path, prefix, regular, NULL);
 }
 
 /* Open (creating) the directories of rel under OUTDIR without following any
@@ -1328,9 +1359,10 @@ static uint64_t raw_consumed(struct archive *ar, const file_region *r)
 
 /* Copy the current entry into a spool file, under the library's decompression guard (the
  * same rule and message as for gzip input: tc_check_expansion) and --max-input; 0, -2 when
- * the run stops, or -1 with err (*fatal: the archive cannot go on). */
-static int spool_entry(batch *b, struct archive *ar, const file_region *region, member *m, char *err, size_t errlen,
-                       int *fatal)
+ * the run stops, or -1 with err (*fatal: the archive cannot go on). head: its first
+ * head_len bytes, already read from the archive (or NULL). */
+static int spool_entry(batch *b, struct archive *ar, const file_region *region, member *m, const uint8_t *head,
+                       size_t head_len, char *err, size_t errlen, int *fatal)
 {
     int fd = spool_file();
     if (fd < 0) {
@@ -1348,7 +1380,11 @@ static int spool_entry(batch *b, struct archive *ar, const file_region *region, 
     }
     uint64_t total = 0, raw_start = raw_consumed(ar, region);
     for (;;) {
-        la_ssize_t got = archive_read_data(ar, buf, sizeof buf);
+        la_ssize_t got = head ? (la_ssize_t)head_len : archive_read_data(ar, buf, sizeof buf);
+        if (head) {
+            memcpy(buf, head, head_len); /* head_len <= sizeof buf */
+            head = NULL;
+        }
         if (got == 0)
             break;
         if (got < 0) {
@@ -1456,6 +1492,8 @@ static void archive_reason(struct archive *ar, size_t entries, char *why, size_t
 }
 
 static int expand_nested(batch *b, member *m, const char *source, const char *prefix, char *why, size_t whylen);
+static int expand_foreign(batch *b, struct archive *ar, struct archive_entry *e, const file_region *region, member *m,
+                          const char *source, const char *prefix);
 
 /* The members of one archive; shown prefixes the member paths listed (a nested
  * archive's path); region: the file region it is read from, or NULL (stdin).
@@ -1473,7 +1511,7 @@ static size_t read_entries(batch *b, struct archive *ar, const char *source, con
             return entries;
         entries++;
         if (r < ARCHIVE_WARN) {
-            member *m = admit_shown(b, source, shown, "", prefix, 0);
+            member *m = admit_shown(b, source, shown, "", prefix, 0, NULL);
             if (m) {
                 char err[1200];
                 snprintf(err, sizeof err, "archive: %s",
@@ -1492,7 +1530,11 @@ static size_t read_entries(batch *b, struct archive *ar, const char *source, con
             continue; /* directories come with their members */
         }
         int regular = archive_entry_filetype(e) == AE_IFREG && !archive_entry_hardlink(e);
-        member *m = admit_shown(b, source, shown, name, prefix, regular);
+        member *foreign = NULL;
+        member *m = admit_shown(b, source, shown, name, prefix, regular,
+                                depth == 0 && regular && b->shard_n > 1 ? &foreign : NULL);
+        if (foreign && expand_foreign(b, ar, e, region, foreign, source, prefix))
+            return entries;
         if (!m)
             continue;
         if (!regular) {
@@ -1512,7 +1554,8 @@ static size_t read_entries(batch *b, struct archive *ar, const char *source, con
         int fatal = 0;
         uint64_t at;
         int spooled = content_in_place(ar, e, region, &at) ? take_in_place(b, e, region, at, m, err, sizeof err)
-                                                           : spool_entry(b, ar, region, m, err, sizeof err, &fatal);
+                                                           : spool_entry(b, ar, region, m, NULL, 0, err, sizeof err,
+                                                                         &fatal);
         if (spooled == -2) {
             record_now(b, m, ST_SKIPPED, stop_reason());
             return entries;
@@ -1577,12 +1620,40 @@ static int region_is_archive(file_region *r)
     return is_archive;
 }
 
+/* Whether the first bytes of a member (up to SHARD_PROBE of them) start an archive:
+ * how the shards a spooled member does not belong to decide to read it all. */
+enum { SHARD_PROBE = 1 << 16 };
+
+static int head_is_archive(const uint8_t *head, size_t len)
+{
+    struct archive *ar = new_archive_reader();
+    struct archive_entry *e;
+    int is_archive = ar && archive_read_open_memory(ar, head, len) == ARCHIVE_OK;
+    if (is_archive) {
+        (void)archive_read_next_header(ar, &e);
+        is_archive = archive_format(ar) != 0;
+    }
+    archive_read_free(ar);
+    return is_archive;
+}
+
+/* In a sharded run a spooled member is taken for an archive only when its head says so,
+ * as the other shards see it (expand_foreign): every shard then finds the same members. */
+static int spooled_head_is_archive(const batch *b, const member *m)
+{
+    static uint8_t head[SHARD_PROBE]; /* the reader thread only */
+    if (b->shard_n <= 1 || m->data_off)
+        return 1; /* unsharded, or in place: judged on the whole region, by every shard alike */
+    ssize_t got = pread(m->data_fd, head, sizeof head, 0);
+    return got > 0 && head_is_archive(head, (size_t)got);
+}
+
 /* A member that is itself a tar or zip archive: its members are read from where
  * the member's bytes are (one level: an archive in it is a member like any other).
  * 1 (why says what the container is listed as) or 0: not an archive. */
 static int expand_nested(batch *b, member *m, const char *source, const char *prefix, char *why, size_t whylen)
 {
-    file_region *r = malloc(sizeof *r);
+    file_region *r = spooled_head_is_archive(b, m) ? malloc(sizeof *r) : NULL;
     if (!r)
         return 0;
     *r = (file_region){.fd = m->data_fd, .base = m->data_off, .size = m->size};
@@ -1604,6 +1675,56 @@ static int expand_nested(batch *b, member *m, const char *source, const char *pr
     free(stem);
     free(r);
     return 1;
+}
+
+/* The first bytes of the current entry (up to cap): their count, or an ARCHIVE_ error. */
+static la_ssize_t read_head(struct archive *ar, uint8_t *head, size_t cap)
+{
+    size_t n = 0;
+    while (n < cap) {
+        la_ssize_t got = archive_read_data(ar, head + n, cap - n);
+        if (got < 0)
+            return got;
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    return (la_ssize_t)n;
+}
+
+/* A member of another shard, named and regular, at the top of an archive: when it is an
+ * archive itself its members are shared out like any others, so every shard reads it
+ * (the shard it belongs to lists the container). It is expanded exactly when its owner
+ * would expand it (not encrypted, within --max-input, an archive); a spooled one is
+ * first judged by its head, so that the other shards' traces are not copied. The member
+ * is freed. 1 when the archive cannot go on (its owner stops there too). */
+static int expand_foreign(batch *b, struct archive *ar, struct archive_entry *e, const file_region *region, member *m,
+                          const char *source, const char *prefix)
+{
+    static uint8_t head[SHARD_PROBE]; /* the reader thread only */
+    char err[1200];
+    int stop = 0, fatal = 0;
+    uint64_t at;
+    if (archive_entry_is_encrypted(e)) {
+        /* its owner skips it */
+    } else if (content_in_place(ar, e, region, &at)) {
+        if (take_in_place(b, e, region, at, m, err, sizeof err) == 0)
+            expand_nested(b, m, source, prefix, err, sizeof err);
+    } else {
+        la_ssize_t got = read_head(ar, head, sizeof head);
+        if (got < 0) {
+            stop = got == ARCHIVE_FATAL;
+        } else if (head_is_archive(head, (size_t)got)) {
+            int rc = spool_entry(b, ar, region, m, head, (size_t)got, err, sizeof err, &fatal);
+            if (rc == 0)
+                expand_nested(b, m, source, prefix, err, sizeof err);
+            stop = rc == -2 || fatal;
+        }
+    }
+    if (m->data_fd >= 0)
+        close(m->data_fd);
+    free_member(m);
+    return stop;
 }
 
 /* The members of the archive in path, under prefix+stem/; an archive without any is listed itself. */
@@ -1745,7 +1866,8 @@ static void take_input(batch *b, const char *input)
     }
     struct stat st;
     if (stat(input, &st) != 0) {
-        member *m = new_member(b, input, "");
+        member *m = new_member(b, input, ""); /* listed by every shard: each one's run failed */
+        m->found = b->n_found++;
         char err[64 + PATH_MAX];
         snprintf(err, sizeof err, "cannot open: %s", strerror(errno));
         record_now(b, m, ST_FAILED, err);
@@ -1782,7 +1904,7 @@ static void take_input(batch *b, const char *input)
 
 /* Is the file at leaf a batch summary (of this or an earlier run, or shards merged by jq)?
  * An empty file counts too: nothing would be lost. */
-static int is_summary(int dirfd, const char *leaf)
+int batch_is_summary(int dirfd, const char *leaf)
 {
     char head[4097];
     int fd = openat(dirfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -1823,7 +1945,7 @@ static int open_summary(batch *b)
     if (b->summary_dirfd < 0 || !*b->summary_leaf)
         why = b->summary_dirfd < 0 ? strerror(errno) : "not a file name";
     else if (fstatat(b->summary_dirfd, b->summary_leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-             (!S_ISREG(st.st_mode) || !is_summary(b->summary_dirfd, b->summary_leaf)))
+             (!S_ISREG(st.st_mode) || !batch_is_summary(b->summary_dirfd, b->summary_leaf)))
         why = "exists and is not a traceconv batch summary; not replacing it";
     int fd = why ? -1 : of_scratch_at(b->summary_dirfd);
     if (!why && (fd < 0 || !(b->entries_file = fdopen(fd, "w+b")))) {
@@ -2072,6 +2194,9 @@ static void say_totals(const batch *b, double seconds)
 
 int batch_main(int argc, char **argv)
 {
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--merge-summaries"))
+            return batch_merge_main(argc, argv); /* batch_summary.c */
     static batch b;
     b.max_input = 64ULL << 30;
     b.used.exact = 0; /* names that differ only in case are one name on some file systems */
