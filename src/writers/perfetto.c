@@ -18,15 +18,27 @@
  *    note for thread-CPU-only inputs, and every non-zero warning/repair count
  *    (args "debug.*" in the UI's slice details). Its timestamps are absolute
  *    ns of the default clock (BOOTTIME).
- *  - every thread gets its own packet sequence (2 + thread index), timed as
- *    Perfetto's SDK times its own: the first packet clears incremental state
+ *  - sequence 2 is shared: it starts with the clock snapshot below, every
+ *    thread's track (and its thread-time counter) and the defaults of its
+ *    busiest thread. Every thread starts there; the others' events carry
+ *    track_uuid and extra_counter_track_uuids (TP takes them from the event
+ *    before the defaults: TrackEventTokenizer, TrackEventEventImporter). A
+ *    thread moves to a sequence of its own (3 + thread index) when that costs
+ *    less (charge_shared: what the shared sequence costs it in uuids and
+ *    absolute times against the names other threads interned for it), so
+ *    threads that call what others call share their names, and busy threads
+ *    with names of their own pay for no track ids. Slice stacks are per track
+ *    in TP, so a slice may begin on one sequence and end on the other.
+ *  - every sequence but the process's is timed as Perfetto's SDK times its
+ *    own: the first packet clears incremental state
  *    and holds a ClockSnapshot giving one instant, the trace start, on
  *    BOOTTIME (6, ns) and on a sequence-scoped clock (id 64) that is
  *    is_incremental with unit_multiplier_ns 1000 when the input has µs
- *    resolution (ART), else 1. The next packet describes the thread track (no
- *    parent_uuid: TP wants root thread tracks), interns category "art" (iid 1)
+ *    resolution (ART), else 1. The next packet interns category "art" (iid 1)
  *    and sets TracePacketDefaults {timestamp_clock_id 64, track_uuid,
- *    extra_counter_track_uuids}. From then on every packet's timestamp is the
+ *    extra_counter_track_uuids} (on the shared sequence it also describes the
+ *    busiest thread's track; thread tracks have no parent_uuid: TP wants root
+ *    thread tracks). From then on every packet's timestamp is the
  *    delta, in clock units, from the previous packet of the sequence (TP adds
  *    it to the clock, starting from the snapshot): one or two bytes instead of
  *    six to nine. An event that cannot be such a delta (earlier than the last
@@ -37,8 +49,10 @@
  *    the default track and needs neither name nor category). Plain slice
  *    packets carry no sequence_flags: TP reads that flag only to skip packets
  *    after data loss, which a converted file never has, and 2 bytes an event
- *    is what keeps the output within the size of the input. Packets that
- *    define interned data keep SEQ_NEEDS_INCREMENTAL_STATE. For the same
+ *    is what keeps the output within the size of the input. Nor do packets
+ *    whose interned data names their event: TP parses interned data whatever
+ *    the flags (ProtoTraceReader::ParseInternedData checks only that the
+ *    state is valid). For the same
  *    reason begins carry no source_location_iid (3 bytes a begin, which TP
  *    only copies into per-slice args; the class in the name says the file).
  *  - thread CPU time (dual-clock input): a COUNTER_THREAD_TIME_NS child track
@@ -46,9 +60,11 @@
  *    fills thread_ts/thread_dur. Perfetto's own ART importer drops it. The
  *    counter is incremental (deltas) in the input's unit (unit_multiplier
  *    1000 for ART's µs), so a value costs one or two bytes, not six.
- *  - names are interned per sequence the first time a method appears on that
- *    thread (iids count up from 1 per sequence, so common ones take one
- *    varint byte); later events carry only the iid.
+ *  - names are interned per sequence the first time a method appears on it
+ *    (iids count up from 1 per sequence, so common ones take one varint
+ *    byte); later events carry only the iid. The notes of frames the
+ *    conversion made are debug annotations whose name and string value are
+ *    interned per sequence too (name_iid, string_value_iid).
  *  - TP keeps 512 nesting levels and then ends outer slices too early, so we
  *    drop every event at depth >= 500 (the stream is well nested per thread,
  *    so what remains still balances) and report the count.
