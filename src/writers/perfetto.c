@@ -18,15 +18,27 @@
  *    note for thread-CPU-only inputs, and every non-zero warning/repair count
  *    (args "debug.*" in the UI's slice details). Its timestamps are absolute
  *    ns of the default clock (BOOTTIME).
- *  - every thread gets its own packet sequence (2 + thread index), timed as
- *    Perfetto's SDK times its own: the first packet clears incremental state
+ *  - sequence 2 is shared: it starts with the clock snapshot below, every
+ *    thread's track (and its thread-time counter) and the defaults of its
+ *    busiest thread. Every thread starts there; the others' events carry
+ *    track_uuid and extra_counter_track_uuids (TP takes them from the event
+ *    before the defaults: TrackEventTokenizer, TrackEventEventImporter). A
+ *    thread moves to a sequence of its own (3 + thread index) when that costs
+ *    less (charge_shared: what the shared sequence costs it in uuids and
+ *    absolute times against the names other threads interned for it), so
+ *    threads that call what others call share their names, and busy threads
+ *    with names of their own pay for no track ids. Slice stacks are per track
+ *    in TP, so a slice may begin on one sequence and end on the other.
+ *  - every sequence but the process's is timed as Perfetto's SDK times its
+ *    own: the first packet clears incremental state
  *    and holds a ClockSnapshot giving one instant, the trace start, on
  *    BOOTTIME (6, ns) and on a sequence-scoped clock (id 64) that is
  *    is_incremental with unit_multiplier_ns 1000 when the input has µs
- *    resolution (ART), else 1. The next packet describes the thread track (no
- *    parent_uuid: TP wants root thread tracks), interns category "art" (iid 1)
+ *    resolution (ART), else 1. The next packet interns category "art" (iid 1)
  *    and sets TracePacketDefaults {timestamp_clock_id 64, track_uuid,
- *    extra_counter_track_uuids}. From then on every packet's timestamp is the
+ *    extra_counter_track_uuids} (on the shared sequence it also describes the
+ *    busiest thread's track; thread tracks have no parent_uuid: TP wants root
+ *    thread tracks). From then on every packet's timestamp is the
  *    delta, in clock units, from the previous packet of the sequence (TP adds
  *    it to the clock, starting from the snapshot): one or two bytes instead of
  *    six to nine. An event that cannot be such a delta (earlier than the last
@@ -37,8 +49,10 @@
  *    the default track and needs neither name nor category). Plain slice
  *    packets carry no sequence_flags: TP reads that flag only to skip packets
  *    after data loss, which a converted file never has, and 2 bytes an event
- *    is what keeps the output within the size of the input. Packets that
- *    define interned data keep SEQ_NEEDS_INCREMENTAL_STATE. For the same
+ *    is what keeps the output within the size of the input. Nor do packets
+ *    whose interned data names their event: TP parses interned data whatever
+ *    the flags (ProtoTraceReader::ParseInternedData checks only that the
+ *    state is valid). For the same
  *    reason begins carry no source_location_iid (3 bytes a begin, which TP
  *    only copies into per-slice args; the class in the name says the file).
  *  - thread CPU time (dual-clock input): a COUNTER_THREAD_TIME_NS child track
@@ -46,9 +60,11 @@
  *    fills thread_ts/thread_dur. Perfetto's own ART importer drops it. The
  *    counter is incremental (deltas) in the input's unit (unit_multiplier
  *    1000 for ART's µs), so a value costs one or two bytes, not six.
- *  - names are interned per sequence the first time a method appears on that
- *    thread (iids count up from 1 per sequence, so common ones take one
- *    varint byte); later events carry only the iid.
+ *  - names are interned per sequence the first time a method appears on it
+ *    (iids count up from 1 per sequence, so common ones take one varint
+ *    byte); later events carry only the iid. The notes of frames the
+ *    conversion made are debug annotations whose name and string value are
+ *    interned per sequence too (name_iid, string_value_iid).
  *  - TP keeps 512 nesting levels and then ends outer slices too early, so we
  *    drop every event at depth >= 500 (the stream is well nested per thread,
  *    so what remains still balances) and report the count.
@@ -117,27 +133,62 @@ enum {
     PF_TAG_TYPE = 9 << 3,              /* TrackEvent.type */
     PF_TAG_NAME_IID = 10 << 3,         /* TrackEvent.name_iid */
     PF_TAG_COUNTER_VALUE = 12 << 3,    /* TrackEvent.extra_counter_values */
+    PF_TAG_TRACK_UUID = 11 << 3,       /* TrackEvent.track_uuid */
+    PF_TAG_COUNTER_UUIDS = 31 << 3,    /* TrackEvent.extra_counter_track_uuids (a two-byte tag) */
 };
 /* The longest hand-written slice packet (every varint at its widest), so both
  * lengths in it fit one varint byte. */
-#define PF_SLICE_MAX 64u
+#define PF_SLICE_MAX 96u
+
+/* The debug annotations of frames the conversion made, interned per sequence
+ * on first use: names are iids 1-2, values 1-4 (bits of pf_w.notes). */
+enum { PF_NOTE_NAMES = 2, PF_NOTE_VALUES = 4 };
+
+/* What a thread on the shared sequence pays there and saves, in bytes, to
+ * decide whether its own sequence would be cheaper (promote_thread). */
+struct pf_share {
+    uint64_t events;     /* its slice events so far */
+    uint64_t rent;       /* explicit track and counter uuids, absolute times */
+    uint64_t saved;      /* names it found interned by other threads */
+    uint64_t names;      /* all the names it used: what its own sequence would intern again */
+    uint64_t next_check; /* the event count of the next decision */
+    struct {
+        uint64_t events, rent, saved;
+    } at;                /* the figures at the last decision */
+};
+/* What a sequence of its own costs before its names: a clock snapshot and a
+ * packet of defaults. */
+#define PF_OWN_SEQ_BYTES 64u
+/* The first decision after 32 events, then every quarter more (at least 32 more). */
+#define PF_FIRST_CHECK 32u
 
 typedef Perfetto__Protos__TracePacket pf_packet;
 
 typedef struct pf_w {
     uint8_t *buf;          /* the reusable pack buffer */
     size_t cap;
-    /* Per sequence, iids count up from 1 in order of first use, so the common
-     * ones fit one varint byte. A table per (thread, method) when that fits
-     * PF_IID_TABLE_MAX bytes (the hot path is one load), else a hash map. */
-    uint32_t **iid;        /* per thread: method -> iid (0 = not yet interned) */
-    uint32_t *next_iid;    /* per thread */
-    tci_idmap interned;    /* fallback: (thread << 32 | method) -> iid */
+    /* Sequences: index 0 is the shared one (id PF_SEQ_SHARED), index i + 1
+     * thread i's own (promote_thread). Per sequence, iids count up from 1 in
+     * order of first use, so the common ones fit one varint byte. A table per
+     * (sequence, method) when that fits PF_IID_TABLE_MAX bytes (the hot path
+     * is one load), else a hash map. */
+    uint32_t **iid;        /* per sequence: method -> iid (0 = not yet interned) */
+    uint32_t *next_iid;    /* per sequence */
+    bool iid_tables;       /* own sequences get a table too (else the hash map) */
+    tci_idmap interned;    /* fallback: (sequence << 32 | method) -> iid */
+    uint8_t *notes;        /* per sequence: PF_NOTE_* bits of the annotation strings interned */
+    uint32_t *seq_of;      /* per thread: its sequence index (0 shared) */
+    uint32_t shared_default; /* the thread whose track is the shared sequence's default */
+    struct pf_share *share;  /* per thread: what staying on the shared sequence costs */
+    uint64_t *seen;        /* per thread on the shared sequence: bitset of the methods it used */
+    uint32_t seen_words;   /* 64-bit words per thread in seen (0: the hash map instead) */
+    tci_idmap seen_map;    /* fallback: (thread << 32 | method) */
     int64_t *last_cpu;     /* per thread: the last CPU value sent (the counter is incremental) */
     int64_t cpu_unit;      /* ns per counter unit: the input's resolution */
-    /* The incremental clock of every thread sequence: it starts at ts_base
-     * (the snapshot) and each packet's timestamp moves it on by a delta. */
-    uint64_t *last_ts;     /* per thread: where the clock stands, ns */
+    /* The incremental clock of every sequence but the process's: it starts at
+     * ts_base (the snapshot) and each packet's timestamp moves it on by a delta. */
+    uint64_t *last_ts;     /* per sequence: where the clock stands, ns */
+    bool last_absolute;    /* the last seq_time could not be a delta (*absolute) */
     uint64_t ts_unit;      /* ns per clock unit: 1000 for µs inputs, else 1 */
     uint64_t ts_base;      /* the trace start, in whole units (ns) */
     uint64_t dropped;      /* events deeper than PF_MAX_DEPTH */
@@ -164,7 +215,9 @@ typedef struct pf_w {
 /* Track uuids: thread i -> 2i+2, its CPU-time counter -> 2i+3; 1 is the process. */
 static uint64_t thread_uuid(uint32_t thread) { return 2 * (uint64_t)thread + 2; }
 static uint64_t counter_uuid(uint32_t thread) { return 2 * (uint64_t)thread + 3; }
-static uint32_t thread_seq(uint32_t thread) { return thread + 2; }
+/* Sequence ids: 1 the process's, 2 the shared one, 3 + i thread i's own. */
+#define PF_SEQ_SHARED 2u
+static uint32_t seq_id(uint32_t seq) { return PF_SEQ_SHARED + seq; }
 /* Counter and async tracks of processes: above every thread's and process's uuid. */
 #define PF_UUID_COUNTERS ((uint64_t)2 << 40)
 #define PF_UUID_ASYNC ((uint64_t)3 << 40)
@@ -224,39 +277,55 @@ static void packet_header(pf_packet *pk, int64_t ts, uint32_t seq, uint32_t flag
     pk->sequence_flags = flags;
 }
 
-/* The timestamp of the next packet on a thread's sequence: the delta in clock
- * units from the sequence's previous packet, which moves the clock on. When
- * ts is earlier than the clock or not a whole unit, *absolute is set and the
- * result is absolute ns, to be sent with timestamp_clock_id BOOTTIME (the
- * clock then stays where it was, as TP keeps it). */
-static uint64_t seq_time(pf_w *p, uint32_t thread, int64_t ts, bool *absolute)
+/* The timestamp of the next packet on a sequence: the delta in clock units
+ * from the sequence's previous packet, which moves the clock on. When ts is
+ * earlier than the clock or not a whole unit, *absolute is set and the result
+ * is absolute ns, to be sent with timestamp_clock_id BOOTTIME (the clock then
+ * stays where it was, as TP keeps it). */
+static uint64_t seq_time(pf_w *p, uint32_t seq, int64_t ts, bool *absolute)
 {
-    uint64_t t = clamp_ts(ts), last = p->last_ts[thread];
+    uint64_t t = clamp_ts(ts), last = p->last_ts[seq];
     *absolute = false;
+    p->last_absolute = false;
     if (TCI_LIKELY(t >= last)) {
         uint64_t d = t - last;
         /* a constant divisor compiles to a multiply: ART's µs is the common case */
         if (p->ts_unit == 1000 && d % 1000 == 0) {
-            p->last_ts[thread] = t;
+            p->last_ts[seq] = t;
             return d / 1000;
         }
         if (p->ts_unit == 1) {
-            p->last_ts[thread] = t;
+            p->last_ts[seq] = t;
             return d;
         }
     }
     *absolute = true;
+    p->last_absolute = true;
     return t;
 }
 
-/* packet_header for a packet on a thread's sequence: timed by its clock. */
-static void thread_packet_header(pf_w *p, pf_packet *pk, uint32_t thread, int64_t ts, uint32_t flags)
+/* packet_header for a packet on a sequence with a clock: timed by it. */
+static void seq_packet_header(pf_w *p, pf_packet *pk, uint32_t seq, int64_t ts, uint32_t flags)
 {
     bool absolute;
-    packet_header(pk, 0, thread_seq(thread), flags);
-    pk->timestamp = seq_time(p, thread, ts, &absolute);
+    packet_header(pk, 0, seq_id(seq), flags);
+    pk->timestamp = seq_time(p, seq, ts, &absolute);
     pk->has_timestamp_clock_id = absolute;
     pk->timestamp_clock_id = PF_CLOCK_BOOTTIME;
+}
+
+/* ... on the sequence the thread's events go to now. */
+static void thread_packet_header(pf_w *p, pf_packet *pk, uint32_t thread, int64_t ts, uint32_t flags)
+{
+    seq_packet_header(p, pk, p->seq_of[thread], ts, flags);
+}
+
+/* Whether the thread's events name their tracks: on the shared sequence all
+ * but its default thread's do (TP takes track_uuid and
+ * extra_counter_track_uuids from the event before the defaults). */
+static bool explicit_track(const pf_w *p, uint32_t thread)
+{
+    return p->seq_of[thread] == 0 && thread != p->shared_default;
 }
 
 static int32_t pid32(const tci_trace *t, uint32_t process)
@@ -305,10 +374,10 @@ static int write_processes(tci_wctx *w)
     return rc;
 }
 
-/* First packet of a thread's sequence: cleared state and the instant its
+/* First packet of a sequence with a clock: cleared state and the instant its
  * incremental clock starts from, on that clock and on BOOTTIME (TP converts
  * through this pair; the custom clock's timestamp is in its own units). */
-static int write_clock_snapshot(tci_wctx *w, uint32_t i)
+static int write_clock_snapshot(tci_wctx *w, uint32_t seq)
 {
     pf_w *p = w->priv;
     Perfetto__Protos__ClockSnapshot__Clock boot = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
@@ -316,50 +385,54 @@ static int write_clock_snapshot(tci_wctx *w, uint32_t i)
     boot.clock_id = PF_CLOCK_BOOTTIME;
     boot.has_timestamp = 1;
     boot.timestamp = p->ts_base;
-    Perfetto__Protos__ClockSnapshot__Clock seq = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
-    seq.has_clock_id = 1;
-    seq.clock_id = PF_CLOCK_SEQ;
-    seq.has_timestamp = 1;
-    seq.timestamp = p->ts_base / p->ts_unit;
-    seq.has_is_incremental = 1;
-    seq.is_incremental = 1;
-    seq.has_unit_multiplier_ns = 1;
-    seq.unit_multiplier_ns = p->ts_unit;
-    Perfetto__Protos__ClockSnapshot__Clock *clocks[2] = {&boot, &seq};
+    Perfetto__Protos__ClockSnapshot__Clock clock = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
+    clock.has_clock_id = 1;
+    clock.clock_id = PF_CLOCK_SEQ;
+    clock.has_timestamp = 1;
+    clock.timestamp = p->ts_base / p->ts_unit;
+    clock.has_is_incremental = 1;
+    clock.is_incremental = 1;
+    clock.has_unit_multiplier_ns = 1;
+    clock.unit_multiplier_ns = p->ts_unit;
+    Perfetto__Protos__ClockSnapshot__Clock *clocks[2] = {&boot, &clock};
     Perfetto__Protos__ClockSnapshot cs = PERFETTO__PROTOS__CLOCK_SNAPSHOT__INIT;
     cs.n_clocks = 2;
     cs.clocks = clocks;
     pf_packet pk;
-    packet_header(&pk, (int64_t)p->ts_base, thread_seq(i), PF_FLAG_CLEARED);
+    packet_header(&pk, (int64_t)p->ts_base, seq_id(seq), PF_FLAG_CLEARED);
     pk.has_timestamp_clock_id = 1; /* this packet's own time: BOOTTIME, whatever defaults say */
     pk.timestamp_clock_id = PF_CLOCK_BOOTTIME;
     pk.has_first_packet_on_sequence = 1;
     pk.first_packet_on_sequence = 1;
     pk.clock_snapshot = &cs;
-    p->last_ts[i] = p->ts_base;
+    p->last_ts[seq] = p->ts_base;
     return put_packet(w, &pk.base);
 }
 
-/* Then the thread track, the category and the defaults that keep every later
- * event packet small. */
-static int write_thread(tci_wctx *w, uint32_t i)
+/* The thread track of thread i (no parent_uuid: TP wants root thread tracks). */
+static void thread_descriptor(const tci_trace *t, uint32_t i, Perfetto__Protos__TrackDescriptor *td,
+                              Perfetto__Protos__ThreadDescriptor *th)
+{
+    *th = (Perfetto__Protos__ThreadDescriptor)PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
+    th->has_pid = 1;
+    th->pid = pid32(t, t->threads[i].process);
+    th->has_tid = 1;
+    th->tid = (int64_t)t->threads[i].tid;
+    th->thread_name = (char *)t->threads[i].name;
+    *td = (Perfetto__Protos__TrackDescriptor)PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+    td->has_uuid = 1;
+    td->uuid = thread_uuid(i);
+    td->thread = th;
+}
+
+/* The second packet of a sequence: the category "art" (iid 1) and the
+ * defaults that keep every later event packet small: its clock, and thread's
+ * track and thread-time counter (the shared sequence's: its busiest thread's).
+ * td: a descriptor that goes in the same packet, or NULL. */
+static int write_defaults(tci_wctx *w, uint32_t seq, uint32_t thread, Perfetto__Protos__TrackDescriptor *td)
 {
     const tci_trace *t = w->trace;
     pf_w *p = w->priv;
-    int rc = write_clock_snapshot(w, i);
-    if (rc != TC_OK)
-        return rc;
-    Perfetto__Protos__ThreadDescriptor th = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
-    th.has_pid = 1;
-    th.pid = pid32(t, t->threads[i].process);
-    th.has_tid = 1;
-    th.tid = (int64_t)t->threads[i].tid;
-    th.thread_name = (char *)t->threads[i].name;
-    Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-    td.has_uuid = 1;
-    td.uuid = thread_uuid(i);
-    td.thread = &th;
-
     Perfetto__Protos__EventCategory cat = PERFETTO__PROTOS__EVENT_CATEGORY__INIT;
     cat.has_iid = 1;
     cat.iid = PF_CATEGORY_IID;
@@ -369,10 +442,10 @@ static int write_thread(tci_wctx *w, uint32_t i)
     in.n_event_categories = 1;
     in.event_categories = cats;
 
-    uint64_t cu = counter_uuid(i);
+    uint64_t cu = counter_uuid(thread);
     Perfetto__Protos__TrackEventDefaults ted = PERFETTO__PROTOS__TRACK_EVENT_DEFAULTS__INIT;
     ted.has_track_uuid = 1;
-    ted.track_uuid = thread_uuid(i);
+    ted.track_uuid = thread_uuid(thread);
     if (t->has_cpu) {
         ted.n_extra_counter_track_uuids = 1;
         ted.extra_counter_track_uuids = &cu;
@@ -384,22 +457,26 @@ static int write_thread(tci_wctx *w, uint32_t i)
 
     /* TP applies the defaults before the timestamp: this packet is already on the clock */
     pf_packet pk;
-    thread_packet_header(p, &pk, i, (int64_t)p->ts_base, PF_FLAG_NEEDS);
-    pk.track_descriptor = &td;
+    seq_packet_header(p, &pk, seq, (int64_t)p->ts_base, PF_FLAG_NEEDS);
+    pk.track_descriptor = td;
     pk.interned_data = &in;
     pk.trace_packet_defaults = &def;
-    rc = put_packet(w, &pk.base);
-    if (rc != TC_OK || !t->has_cpu)
-        return rc;
+    return put_packet(w, &pk.base);
+}
 
-    /* The thread-time counter is a child of the thread track (parent_uuid is
-     * right here: only process and thread tracks must be roots). */
+/* The thread-time counter of thread i, a child of its thread track
+ * (parent_uuid is right here: only process and thread tracks must be roots). */
+static int write_cpu_counter(tci_wctx *w, uint32_t i)
+{
+    pf_w *p = w->priv;
     Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
     cd.has_type = 1;
     cd.type = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__BUILTIN_COUNTER_TYPE__COUNTER_THREAD_TIME_NS;
     /* Deltas in the input's unit (µs for ART): one or two varint bytes per
      * event instead of five or six for absolute ns. TP multiplies by
-     * unit_multiplier and sums the deltas per sequence (PERFETTO-PROTO.md §3). */
+     * unit_multiplier and sums the deltas per (sequence, counter):
+     * TrackEventSequenceState::IncrementAndGetCounterValue, so a thread that
+     * moves to its own sequence starts its counter from 0 there. */
     cd.has_is_incremental = 1;
     cd.is_incremental = 1;
     if (p->cpu_unit != 1) {
@@ -408,26 +485,80 @@ static int write_thread(tci_wctx *w, uint32_t i)
     }
     Perfetto__Protos__TrackDescriptor ctd = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
     ctd.has_uuid = 1;
-    ctd.uuid = cu;
+    ctd.uuid = counter_uuid(i);
     ctd.has_parent_uuid = 1;
     ctd.parent_uuid = thread_uuid(i);
     ctd.counter = &cd;
     pf_packet cp;
-    thread_packet_header(p, &cp, i, (int64_t)p->ts_base, PF_FLAG_NEEDS);
+    seq_packet_header(p, &cp, 0, (int64_t)p->ts_base, PF_FLAG_NEEDS);
     cp.track_descriptor = &ctd;
     return put_packet(w, &cp.base);
+}
+
+/* Every thread's tracks, on the shared sequence, which starts with them: the
+ * busiest thread's descriptor rides in the packet of defaults. */
+static int write_threads(tci_wctx *w)
+{
+    const tci_trace *t = w->trace;
+    pf_w *p = w->priv;
+    if (p->shared_default == TCI_NONE)
+        return TC_OK; /* no thread has records */
+    int rc = write_clock_snapshot(w, 0);
+    Perfetto__Protos__TrackDescriptor td;
+    Perfetto__Protos__ThreadDescriptor th;
+    thread_descriptor(t, p->shared_default, &td, &th);
+    if (rc == TC_OK)
+        rc = write_defaults(w, 0, p->shared_default, &td);
+    if (rc == TC_OK && t->has_cpu)
+        rc = write_cpu_counter(w, p->shared_default);
+    for (uint32_t i = 0; rc == TC_OK && i < t->n_threads; i++) {
+        if (!t->threads[i].records || i == p->shared_default)
+            continue;
+        thread_descriptor(t, i, &td, &th);
+        pf_packet pk;
+        seq_packet_header(p, &pk, 0, (int64_t)p->ts_base, PF_FLAG_NEEDS);
+        pk.track_descriptor = &td;
+        rc = put_packet(w, &pk.base);
+        if (rc == TC_OK && t->has_cpu)
+            rc = write_cpu_counter(w, i);
+    }
+    return rc;
+}
+
+/* The busiest thread: the shared sequence's default track, so that a trace
+ * of one thread, or of one that does most of the work, names no track. */
+static uint32_t busiest_thread(const tci_trace *t)
+{
+    uint32_t best = TCI_NONE;
+    for (uint32_t i = 0; i < t->n_threads; i++) {
+        if (t->threads[i].records && (best == TCI_NONE || t->threads[i].records > t->threads[best].records))
+            best = i;
+    }
+    return best;
+}
+
+static uint32_t *new_iid_table(const tci_trace *t)
+{
+    return tci_calloc(t->n_methods ? t->n_methods : 1, sizeof(uint32_t));
 }
 
 static int alloc_state(pf_w *p, const tci_trace *t)
 {
     uint32_t n = t->n_threads ? t->n_threads : 1;
-    p->next_iid = tci_calloc(n, sizeof *p->next_iid);
+    p->next_iid = tci_calloc(n + 1, sizeof *p->next_iid);
+    p->notes = tci_calloc(n + 1, sizeof *p->notes);
+    p->last_ts = tci_calloc(n + 1, sizeof *p->last_ts);
+    p->iid = tci_calloc(n + 1, sizeof *p->iid);
+    p->seq_of = tci_calloc(n, sizeof *p->seq_of);
+    p->share = tci_calloc(n, sizeof *p->share);
     p->last_cpu = tci_calloc(n, sizeof *p->last_cpu);
-    p->last_ts = tci_calloc(n, sizeof *p->last_ts);
-    if (!p->next_iid || !p->last_cpu || !p->last_ts)
+    if (!p->next_iid || !p->notes || !p->last_ts || !p->iid || !p->seq_of || !p->share || !p->last_cpu)
         return TC_ERR_NOMEM;
-    for (uint32_t i = 0; i < t->n_threads; i++)
+    for (uint32_t i = 0; i <= n; i++)
         p->next_iid[i] = 1;
+    for (uint32_t i = 0; i < n; i++)
+        p->share[i].next_check = PF_FIRST_CHECK;
+    p->shared_default = busiest_thread(t);
     /* CPU values are whole multiples of the reader's unit (µs for ART) */
     p->cpu_unit = t->time_unit_ns > 0 ? t->time_unit_ns : 1;
     /* Timestamps too, when the start is (ART: the header's µs); an event that
@@ -437,36 +568,127 @@ static int alloc_state(pf_w *p, const tci_trace *t)
     uint64_t active = 0;
     for (uint32_t i = 0; i < t->n_threads; i++)
         active += t->threads[i].records != 0;
-    if (active * t->n_methods * sizeof(uint32_t) > PF_IID_TABLE_MAX)
-        return TC_OK; /* the hash map takes over */
-    if (!(p->iid = tci_calloc(n, sizeof *p->iid)))
+    uint64_t table = (uint64_t)t->n_methods * sizeof(uint32_t);
+    /* tables for the shared sequence and every thread's own, else the hash map */
+    p->iid_tables = (active + 1) * table <= PF_IID_TABLE_MAX;
+    if (table <= PF_IID_TABLE_MAX && !(p->iid[0] = new_iid_table(t)))
         return TC_ERR_NOMEM;
-    for (uint32_t i = 0; i < t->n_threads; i++) {
-        if (t->threads[i].records && !(p->iid[i] = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof(uint32_t))))
+    uint64_t words = ((uint64_t)t->n_methods + 63) / 64;
+    if (n * words * sizeof(uint64_t) <= PF_IID_TABLE_MAX) {
+        p->seen_words = (uint32_t)words;
+        if (words && !(p->seen = tci_calloc((size_t)n * words, sizeof *p->seen)))
             return TC_ERR_NOMEM;
     }
     return TC_OK;
 }
 
-/* The iid of a method on a thread's sequence; *fresh is set when it must be interned now. */
-static uint32_t method_iid(pf_w *p, uint32_t thread, uint32_t method, bool *fresh)
+/* The iid of a method on a sequence; *fresh is set when it must be interned now. */
+static uint32_t method_iid(pf_w *p, uint32_t seq, uint32_t method, bool *fresh)
 {
     *fresh = false;
-    if (p->iid && p->iid[thread]) {
-        uint32_t *slot = &p->iid[thread][method];
+    if (p->iid[seq]) {
+        uint32_t *slot = &p->iid[seq][method];
         if (!*slot) {
-            *slot = p->next_iid[thread]++;
+            *slot = p->next_iid[seq]++;
             *fresh = true;
         }
         return *slot;
     }
-    uint64_t key = (uint64_t)thread << 32 | method;
+    uint64_t key = (uint64_t)seq << 32 | method;
     uint32_t iid = tci_idmap_get(&p->interned, key);
     if (iid != TCI_NONE)
         return iid;
-    iid = p->next_iid[thread]++;
+    iid = p->next_iid[seq]++;
     *fresh = true;
     return tci_idmap_put(&p->interned, key, iid) != 0 ? 0 : iid;
+}
+
+/* Whether the thread uses the method for the first time (marks it); -1: no memory. */
+static int first_use(pf_w *p, uint32_t thread, uint32_t method)
+{
+    if (p->seen_words) {
+        uint64_t *word = &p->seen[(size_t)thread * p->seen_words + method / 64], bit = (uint64_t)1 << (method % 64);
+        int first = !(*word & bit);
+        *word |= bit;
+        return first;
+    }
+    uint64_t key = (uint64_t)thread << 32 | method;
+    if (tci_idmap_get(&p->seen_map, key) != TCI_NONE)
+        return 0;
+    return tci_idmap_put(&p->seen_map, key, 1) != 0 ? -1 : 1;
+}
+
+/* The iid of a method named by a thread on the shared sequence, counting what
+ * the thread's own sequence would have paid for the name and what sharing
+ * saved it (a name another thread had interned). 0: no memory. */
+static uint32_t shared_iid(pf_w *p, const tci_trace *t, uint32_t thread, uint32_t method, bool *fresh)
+{
+    uint32_t iid = method_iid(p, 0, method, fresh);
+    int first = first_use(p, thread, method);
+    if (first < 0)
+        return 0;
+    if (first) {
+        /* an EventName: the name and about 8 bytes of tags, lengths, iid and packet */
+        uint64_t cost = strlen(t->methods[method].full_name) + 8;
+        p->share[thread].names += cost;
+        if (!*fresh)
+            p->share[thread].saved += cost;
+    }
+    return iid;
+}
+
+/* Thread i leaves the shared sequence for its own (3 + i): a clock snapshot
+ * and the defaults (its track was described on the shared sequence). Its
+ * names are interned again there as they are used, its thread-time counter
+ * starts again from 0 (TP sums incremental values per sequence). TP's slice
+ * stacks are per track, so a slice begun on one sequence ends on the other. */
+static int promote_thread(tci_wctx *w, uint32_t thread)
+{
+    pf_w *p = w->priv;
+    uint32_t seq = thread + 1;
+    if (p->iid_tables && !(p->iid[seq] = new_iid_table(w->trace)))
+        return TC_ERR_NOMEM;
+    p->seq_of[thread] = seq;
+    p->last_cpu[thread] = 0;
+    int rc = write_clock_snapshot(w, seq);
+    return rc == TC_OK ? write_defaults(w, seq, thread, NULL) : rc;
+}
+
+/* After a slice event of a thread on the shared sequence: the bytes it paid
+ * there (rent), and at each decision point whether the rest of its events
+ * (pass 1 counted them) would cost more there than its own sequence would:
+ * the net rent per event of the last interval (rent less the names sharing
+ * saved it) times the events to come, against interning again the names it
+ * used so far (half of them: those it calls again; half measured best on
+ * the real traces, README "Perfetto output size"). Threads that share their
+ * names (repeated threads, small threads calling what the main thread calls)
+ * stay; busy threads with names of their own leave early. */
+static int charge_shared(tci_wctx *w, uint32_t thread, uint64_t rent)
+{
+    pf_w *p = w->priv;
+    struct pf_share *sh = &p->share[thread];
+    sh->rent += rent;
+    if (TCI_LIKELY(++sh->events < sh->next_check))
+        return TC_OK;
+    /* the rates of the last interval: names saturate, rent does not */
+    uint64_t events = sh->events - sh->at.events, net = sh->rent - sh->at.rent, saved = sh->saved - sh->at.saved;
+    sh->at.events = sh->events;
+    sh->at.rent = sh->rent;
+    sh->at.saved = sh->saved;
+    sh->next_check += sh->next_check / 4 > PF_FIRST_CHECK ? sh->next_check / 4 : PF_FIRST_CHECK;
+    uint64_t records = w->trace->threads[thread].records;
+    if (net <= saved || records <= sh->events)
+        return TC_OK;
+    double to_come = (double)(net - saved) / (double)events * (double)(records - sh->events);
+    return to_come > (double)(sh->names / 2 + PF_OWN_SEQ_BYTES) ? promote_thread(w, thread) : TC_OK;
+}
+
+/* The iid of a method on the thread's sequence now; 0: no memory. */
+static uint32_t thread_iid(tci_wctx *w, uint32_t thread, uint32_t method, bool *fresh)
+{
+    pf_w *p = w->priv;
+    uint32_t seq = p->seq_of[thread];
+    return seq ? method_iid(p, seq, method, fresh) : shared_iid(p, w->trace, thread, method, fresh);
 }
 
 static int pf_begin(tci_wctx *w)
@@ -475,63 +697,92 @@ static int pf_begin(tci_wctx *w)
     int rc = alloc_state(w->priv, t);
     if (rc == TC_OK)
         rc = write_processes(w);
-    for (uint32_t i = 0; rc == TC_OK && i < t->n_threads; i++) {
-        if (t->threads[i].records)
-            rc = write_thread(w, i);
-    }
-    return rc;
+    return rc == TC_OK ? write_threads(w) : rc;
 }
 
-/* Why a frame's begin or end is not a plain enter/exit of the input. */
-static const char *event_note(const tci_event *ev, const char **key)
+/* The annotation strings of frames the conversion made, each interned once
+ * per sequence: names take iids 1.., values 1.. (InternedData
+ * debug_annotation_names, debug_annotation_string_values). */
+static const char *const note_names[PF_NOTE_NAMES] = {"synthetic", "exit"};
+static const char *const note_values[PF_NOTE_VALUES] = {
+    "open when tracing began", "open when tracing ended", "exception unwind", "closed by the exit of a caller",
+};
+
+/* Why a frame's begin or end is not a plain enter/exit of the input: the
+ * indexes of its annotation's name and value; false when it is. */
+static bool event_note(const tci_event *ev, unsigned *key, unsigned *value)
 {
-    *key = "synthetic";
-    if (ev->flags & TCI_EVF_SYNTHETIC)
-        return ev->kind == TCI_EV_ENTER ? "open when tracing began" : "open when tracing ended";
-    *key = "exit";
-    if (ev->flags & TCI_EVF_UNWIND)
-        return "exception unwind";
-    if (ev->flags & TCI_EVF_FORCED)
-        return "closed by the exit of a caller";
-    return NULL;
+    *key = 0; /* synthetic */
+    if (ev->flags & TCI_EVF_SYNTHETIC) {
+        *value = ev->kind == TCI_EV_ENTER ? 0 : 1;
+        return true;
+    }
+    *key = 1; /* exit */
+    *value = ev->flags & TCI_EVF_UNWIND ? 2 : 3;
+    return ev->flags & (TCI_EVF_UNWIND | TCI_EVF_FORCED);
 }
 
-/* A packet that carries strings: a name interned on first use (with its
- * source location when the input has one) and/or a note on how the
- * conversion made the frame. pk holds the event, timed; name_iid is the
- * event's iid when intern is set. */
+/* A packet that carries strings: a name interned on first use and/or a note
+ * on how the conversion made the frame, as a debug annotation whose name and
+ * value are iids (about 6 bytes instead of 30; TP looks both up in the
+ * sequence's interned data: ProtoToArgsParser::ParseDebugAnnotation). pk
+ * holds the event, timed; name_iid is the event's iid when intern is set. */
 static int put_event_extras(tci_wctx *w, const tci_event *ev, pf_packet *pk, bool intern)
 {
+    pf_w *p = w->priv;
     const tci_method *m = &w->trace->methods[ev->method];
-    uint64_t iid = pk->track_event->name_iid;
+    uint8_t *notes = &p->notes[p->seq_of[ev->thread]];
     Perfetto__Protos__EventName en = PERFETTO__PROTOS__EVENT_NAME__INIT;
     Perfetto__Protos__EventName *ens[1] = {&en};
+    Perfetto__Protos__DebugAnnotationName dn = PERFETTO__PROTOS__DEBUG_ANNOTATION_NAME__INIT;
+    Perfetto__Protos__DebugAnnotationName *dns[1] = {&dn};
+    Perfetto__Protos__InternedString dv = PERFETTO__PROTOS__INTERNED_STRING__INIT;
+    Perfetto__Protos__InternedString *dvs[1] = {&dv};
     Perfetto__Protos__InternedData in = PERFETTO__PROTOS__INTERNED_DATA__INIT;
     if (intern) {
         en.has_iid = 1;
-        en.iid = iid;
+        en.iid = pk->track_event->name_iid;
         en.name = (char *)m->full_name;
         in.n_event_names = 1;
         in.event_names = ens;
-        pk->interned_data = &in;
-        pk->has_sequence_flags = 1;
-        pk->sequence_flags = PF_FLAG_NEEDS;
     }
     Perfetto__Protos__DebugAnnotation da = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
     Perfetto__Protos__DebugAnnotation *das[1] = {&da};
-    const char *key;
-    const char *note = ev->flags ? event_note(ev, &key) : NULL;
-    if (note) {
-        da.name = (char *)key;
-        da.string_value = (char *)note;
+    unsigned key, value;
+    if (ev->flags && event_note(ev, &key, &value)) {
+        uint8_t key_bit = (uint8_t)(1u << key), value_bit = (uint8_t)(1u << (PF_NOTE_NAMES + value));
+        da.has_name_iid = 1;
+        da.name_iid = key + 1;
+        da.has_string_value_iid = 1;
+        da.string_value_iid = value + 1;
+        if (!(*notes & key_bit)) {
+            dn.has_iid = 1;
+            dn.iid = key + 1;
+            dn.name = (char *)note_names[key];
+            in.n_debug_annotation_names = 1;
+            in.debug_annotation_names = dns;
+        }
+        if (!(*notes & value_bit)) {
+            dv.has_iid = 1;
+            dv.iid = value + 1;
+            dv.has_str = 1;
+            dv.str.data = (uint8_t *)note_values[value];
+            dv.str.len = strlen(note_values[value]);
+            in.n_debug_annotation_string_values = 1;
+            in.debug_annotation_string_values = dvs;
+        }
+        *notes |= key_bit | value_bit;
         pk->track_event->n_debug_annotations = 1;
         pk->track_event->debug_annotations = das;
     }
+    if (in.n_event_names || in.n_debug_annotation_names || in.n_debug_annotation_string_values)
+        pk->interned_data = &in;
     return put_packet(w, &pk->base);
 }
 
 /* The common packet, written by hand: a slice begin (name_iid != 0) or end
- * with no strings. */
+ * with no strings; on the shared sequence with the thread's track and
+ * thread-time counter unless they are the defaults. */
 static int put_slice(tci_wctx *w, const tci_event *ev, uint32_t name_iid, bool has_cpu, uint64_t cpu_delta)
 {
     pf_w *p = w->priv;
@@ -539,8 +790,9 @@ static int put_slice(tci_wctx *w, const tci_event *ev, uint32_t name_iid, bool h
     if (TCI_UNLIKELY(sizeof o->buf - o->len < PF_SLICE_MAX) && tci_sink_flush_buf(o) != 0)
         return TC_ERR_IO;
     uint8_t *start = o->buf + o->len, *q = start + 2;
+    uint32_t seq = p->seq_of[ev->thread];
     bool absolute;
-    uint64_t ts = seq_time(p, ev->thread, ev->ts_ns, &absolute);
+    uint64_t ts = seq_time(p, seq, ev->ts_ns, &absolute);
     *q++ = PF_TAG_TIMESTAMP;
     q = put_varint(q, ts);
     if (TCI_UNLIKELY(absolute)) {
@@ -548,7 +800,7 @@ static int put_slice(tci_wctx *w, const tci_event *ev, uint32_t name_iid, bool h
         *q++ = PF_CLOCK_BOOTTIME;
     }
     *q++ = PF_TAG_SEQ_ID;
-    q = put_varint(q, thread_seq(ev->thread));
+    q = put_varint(q, seq_id(seq));
     *q++ = PF_TAG_TRACK_EVENT;
     uint8_t *te_len = q++, *te = q;
     if (name_iid) {
@@ -562,9 +814,18 @@ static int put_slice(tci_wctx *w, const tci_event *ev, uint32_t name_iid, bool h
         *q++ = PF_TAG_TYPE;
         *q++ = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
     }
+    bool named_track = explicit_track(p, ev->thread);
+    if (named_track) {
+        *q++ = PF_TAG_TRACK_UUID;
+        q = put_varint(q, thread_uuid(ev->thread));
+    }
     if (has_cpu) {
         *q++ = PF_TAG_COUNTER_VALUE;
         q = put_varint(q, cpu_delta);
+        if (named_track) {
+            q = put_varint(q, PF_TAG_COUNTER_UUIDS);
+            q = put_varint(q, counter_uuid(ev->thread));
+        }
     }
     *te_len = (uint8_t)(q - te);
     start[0] = PF_TAG_PACKET;
@@ -844,9 +1105,11 @@ static int pf_point_event(tci_wctx *w, const tci_event *ev)
     int rc = TC_OK;
     bool named = false;
     switch (ev->kind) {
-    case TCI_EV_INSTANT: /* on the thread track: the sequence's default */
+    case TCI_EV_INSTANT: /* on the thread track: the sequence's default, else named */
         te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT;
         named = true;
+        te.has_track_uuid = explicit_track(p, ev->thread);
+        te.track_uuid = thread_uuid(ev->thread);
         break;
     case TCI_EV_COUNTER:
         if (!isfinite(ev->value)) {
@@ -879,7 +1142,7 @@ static int pf_point_event(tci_wctx *w, const tci_event *ev)
     bool intern = false;
     if (named) {
         te.has_name_iid = 1;
-        if (!(te.name_iid = method_iid(p, ev->thread, ev->method, &intern)))
+        if (!(te.name_iid = thread_iid(w, ev->thread, ev->method, &intern)))
             return TC_ERR_NOMEM;
     }
     pf_packet pk;
@@ -905,10 +1168,41 @@ static int put_slice_extras(tci_wctx *w, const tci_event *ev, uint32_t name_iid,
     }
     te.n_extra_counter_values = has_cpu;
     te.extra_counter_values = &cpu_delta;
+    uint64_t cu = counter_uuid(ev->thread);
+    if (explicit_track(w->priv, ev->thread)) {
+        te.has_track_uuid = 1;
+        te.track_uuid = thread_uuid(ev->thread);
+        te.n_extra_counter_track_uuids = has_cpu;
+        te.extra_counter_track_uuids = &cu;
+    }
     pf_packet pk;
     thread_packet_header(w->priv, &pk, ev->thread, ev->ts_ns, 0);
     pk.track_event = &te;
     return put_event_extras(w, ev, &pk, intern);
+}
+
+static unsigned varint_len(uint64_t v)
+{
+    unsigned n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* What a slice event of a thread on the shared sequence pays for being there:
+ * its track and counter uuids, and a time that could not be a delta because
+ * another thread's event moved the clock past it (about 10 bytes more). */
+static uint64_t shared_rent(const pf_w *p, uint32_t thread, bool has_cpu)
+{
+    uint64_t rent = p->last_absolute ? 10 : 0;
+    if (explicit_track(p, thread)) {
+        rent += 1 + varint_len(thread_uuid(thread));
+        if (has_cpu)
+            rent += 2 + varint_len(counter_uuid(thread));
+    }
+    return rent;
 }
 
 static int pf_event(tci_wctx *w, const tci_event *ev)
@@ -932,11 +1226,13 @@ static int pf_event(tci_wctx *w, const tci_event *ev)
     /* END needs no name (TP pops the top slice); BEGIN names the slice by iid. */
     bool intern = false;
     uint32_t name_iid = 0;
-    if (ev->kind == TCI_EV_ENTER && !(name_iid = method_iid(p, ev->thread, ev->method, &intern)))
+    if (ev->kind == TCI_EV_ENTER && !(name_iid = thread_iid(w, ev->thread, ev->method, &intern)))
         return TC_ERR_NOMEM;
-    if (TCI_UNLIKELY(intern || ev->flags))
-        return put_slice_extras(w, ev, name_iid, intern, has_cpu, cpu_delta);
-    return put_slice(w, ev, name_iid, has_cpu, (uint64_t)cpu_delta);
+    int rc = TCI_UNLIKELY(intern || ev->flags) ? put_slice_extras(w, ev, name_iid, intern, has_cpu, cpu_delta)
+                                               : put_slice(w, ev, name_iid, has_cpu, (uint64_t)cpu_delta);
+    if (rc != TC_OK || p->seq_of[ev->thread])
+        return rc;
+    return charge_shared(w, ev->thread, shared_rent(p, ev->thread, has_cpu));
 }
 
 /* ---- trace-level facts -------------------------------------------------- */
@@ -1031,11 +1327,16 @@ static void pf_close(tci_wctx *w)
         return;
     free(p->buf);
     if (p->iid) {
-        for (uint32_t i = 0; i < w->trace->n_threads; i++)
+        for (uint32_t i = 0; i <= w->trace->n_threads; i++) /* the shared sequence and one per thread */
             free(p->iid[i]);
         free(p->iid);
     }
     free(p->next_iid);
+    free(p->notes);
+    free(p->seq_of);
+    free(p->share);
+    free(p->seen);
+    tci_idmap_free(&p->seen_map);
     free(p->last_cpu);
     free(p->last_ts);
     tci_idmap_free(&p->interned);
