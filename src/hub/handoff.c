@@ -9,12 +9,15 @@
  * writing thread calls the very functions the reading thread would have called, in
  * the same order, so the outputs are the same bytes.
  *
- * Why this split (measured with perf on ART v3 -> perfetto, 134 MB): pass 1 (reader
- * + normalize, no events) is ~30% of the time, pass 2's reader + normalize ~30%, the
- * consumers ~40% (perfetto's encoder; the call tree for folded and pprof, plus gzip
- * for pprof). Pass 1 must end before pass 2 starts (the reconstructed frames, the
- * trace's start and the frozen tables come from it), so the writing thread is idle
- * during pass 1 and the conversion takes P1 + max(P2, W) instead of P1 + P2 + W.
+ * Why this split: it needs no change to any reader, normalize or writer, and each
+ * side's state stays its own (the reading side's diag and tables; the outputs' diags,
+ * the tree's and the merge's). What it gains is bounded by the reading thread: pass 1
+ * (reader + normalize, no events) must end before pass 2 starts (the reconstructed
+ * frames, the trace's start and the frozen tables come from it), so a conversion takes
+ * P1 + max(P2 read, W) + finish instead of P1 + P2 + W + finish. Measured with perf on
+ * the 134 MB ART v3 bench file (README, Memory and speed): the reading thread is 75% of
+ * the CPU for perfetto, 56-65% for json, folded and pprof, so 1.13-1.5x on two cores.
+ * More needs pass 1 split too (its per-thread machines are independent).
  *
  * The reading thread stops where it would have stopped on one thread: a consumer's
  * non-zero answer (every output failed) stops the writing thread at that event and
