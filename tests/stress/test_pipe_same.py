@@ -8,8 +8,8 @@ every input of the project corpus (those of test_mutations: art, art-v2, art-lon
 systrace, tests/json, tests/ir) through two writers chosen by the seed (all writers over
 the runs), then the option sets (--thread main, --since/--until, --reverse, --strict,
 --max-output 2K, several formats in one pass: -o perfetto,json,pprof) on a sample of
-inputs, then TC_PIPE_MUTANTS seeded mutants (default 80; made as test_mutations makes its
-own) each with a writer in turn. A full stdout (/dev/full: the writer fails mid-way) is
+inputs, then TC_PIPE_MUTANTS seeded mutants (default 80, 20 in a sanitized build; made as
+test_mutations makes its own) each with a writer in turn. A full stdout (/dev/full: the writer fails mid-way) is
 compared too. Kept under 20 s on the shared 2-core machine."""
 import concurrent.futures
 import os
@@ -77,7 +77,8 @@ def main():
     ctx = tclib.Ctx()
     env_seed = os.environ.get("TC_PIPE_SEED", "").strip()
     seed = int(env_seed) if env_seed else random.SystemRandom().randrange(1 << 32)
-    n_mutants = int(os.environ.get("TC_PIPE_MUTANTS", "80"))
+    # a sanitized build runs each conversion several times slower: fewer mutants there
+    n_mutants = int(os.environ.get("TC_PIPE_MUTANTS", "20" if tclib.is_sanitized(ctx.traceconv) else "80"))
     print(f"pipe seed: {seed} (replay with TC_PIPE_SEED={seed})", flush=True)
     rnd = random.Random(seed)
     writers = [w for w in test_mutations.tables(ctx)[0] if not w.startswith("diff:")]
