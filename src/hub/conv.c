@@ -650,6 +650,9 @@ static int pipeline_event(void *user, const tci_event *ev)
 
 /* The consumers an event is handed to, by the route it is pushed with. */
 enum { ROUTE_BOTH, ROUTE_TIMELINE, ROUTE_TREE, ROUTE__COUNT };
+static const tci_event_fn consumers[ROUTE__COUNT] = {[ROUTE_BOTH] = pipeline_event,
+                                                     [ROUTE_TIMELINE] = pipeline_timeline_event,
+                                                     [ROUTE_TREE] = pipeline_tree_event};
 
 /* Once the writers have begun: from here every consumer of the events (tree, writers,
  * merge, sinks) runs on the writing thread, the reader, normalize and the selection on
@@ -658,20 +661,14 @@ enum { ROUTE_BOTH, ROUTE_TIMELINE, ROUTE_TREE, ROUTE__COUNT };
  * a thread to be had the conversion goes on here: the same calls, the same bytes. */
 static void start_writing_thread(pipeline *p)
 {
-    static const tci_event_fn route[ROUTE__COUNT] = {[ROUTE_BOTH] = pipeline_event,
-                                                     [ROUTE_TIMELINE] = pipeline_timeline_event,
-                                                     [ROUTE_TREE] = pipeline_tree_event};
     uint64_t *fig = p->c->diag.fig;
     uint64_t *const marks[] = {&fig[TCI_FIG_EVENTS], &fig[TCI_FIG_SAMPLES], &fig[TCI_FIG_EVENTS_LEFT_OUT]};
-    tci_handoff_start(&p->handoff, route, ROUTE__COUNT, p, marks, sizeof marks / sizeof *marks);
+    tci_handoff_start(&p->handoff, consumers, ROUTE__COUNT, p, marks, sizeof marks / sizeof *marks);
 }
 
 static inline int hand_event(pipeline *p, unsigned route, const tci_event *ev)
 {
-    static const tci_event_fn here[ROUTE__COUNT] = {[ROUTE_BOTH] = pipeline_event,
-                                                    [ROUTE_TIMELINE] = pipeline_timeline_event,
-                                                    [ROUTE_TREE] = pipeline_tree_event};
-    return p->handoff ? tci_handoff_push(p->handoff, route, ev) : here[route](p, ev);
+    return p->handoff ? tci_handoff_push(p->handoff, route, ev) : consumers[route](p, ev);
 }
 
 static int handed_event(void *user, const tci_event *ev) { return hand_event(user, ROUTE_BOTH, ev); }
