@@ -82,12 +82,12 @@ test-asan:
 		TC_ORACLE_CACHE=$(TC_ORACLE_CACHE) TC_REFERENCE_TRACECONV=$(TC_REFERENCE_TRACECONV) TC_MUTATIONS=$(ASAN_MUTATIONS) TC_DEOBF_MUTATIONS=$(ASAN_DEOBF_MUTATIONS) TC_REPLAY_SETS=$(ASAN_REPLAY_SETS) ctest --output-on-failure -j$(JOBS) \
 		-L '^($(SANITIZE_LAYERS))$$'
 
-# Only what the stage needs: the library, tests/unit/api_threads.c and readers_threads.c.
+# Only what the stage needs: the library, tests/unit/api_threads.c, readers_threads.c and api_pipe.c.
 test-tsan:
 	@$(CMAKE_GEN) $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_WERROR=ON -DTC_TSAN=ON >/dev/null
-	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target api_threads readers_threads
+	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target api_threads readers_threads api_pipe
 	@cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-		ctest --output-on-failure -R '^(api_threads|readers_threads)$$'
+		ctest --output-on-failure -R '^(api_threads|readers_threads|api_pipe)$$'
 
 bench:
 	@scripts/setup.sh bench

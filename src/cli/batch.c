@@ -687,6 +687,8 @@ static tc_conv *new_conv(const batch *b, worker_slot *w)
         tc_conv_set_progress(c, member_progress, w);
     for (size_t i = 0; c && i < b->n_settings; i++)
         tc_conv_set_option(c, b->settings[i].key, b->settings[i].value); /* checked at start */
+    if (c) /* one thread per member: batch's -j is how many members at once */
+        tc_conv_set_option(c, "threads", "1");
     return c;
 }
 

@@ -312,8 +312,8 @@ int cli_api_option(const char *key)
         return 1;
     const tc_option_info *o;
     for (size_t i = 0; (o = tc_option_at(NULL, i)); i++)
-        if (!strcmp(o->name, key))
-            return !o->open_time && !o->limit && !o->hidden;
+        if (!strcmp(o->name, key)) /* threads: serve converts on one thread each (its workers are its parallelism) */
+            return !o->open_time && !o->limit && !o->hidden && strcmp(key, "threads") != 0;
     return 0;
 }
 

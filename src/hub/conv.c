@@ -6,6 +6,7 @@
 #include "tc_conv.h"
 #include "tc_deobf.h"
 #include "tc_diag.h"
+#include "tc_handoff.h"
 #include "tc_options.h"
 #include "tc_reader.h"
 #include "tc_registry.h"
@@ -13,6 +14,7 @@
 #include "tc_writer.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -33,6 +35,7 @@ struct tc_conv {
     char summary[192];
     tc_progress_fn progress;
     void *progress_user;
+    pthread_mutex_t *progress_lock; /* while two threads write (option threads): one progress call at a time */
     char last_error[1024]; /* the message of the latest failed call (diag.error is per call) */
     char *out_errors;      /* the messages of a write's outputs (tc_output.error point here) */
 };
@@ -415,6 +418,9 @@ typedef struct pipeline {
     tci_cancel cancel;   /* the progress callback, asked while the outputs are written */
     uint64_t limit;      /* max-output in bytes for each output (UINT64_MAX: none) */
     tci_select *select;  /* the part of the trace the writers are given (NULL: all of it) */
+    bool threaded;       /* option threads > 1: pass 2's events go to a writing thread (handoff.c) */
+    tci_handoff *handoff; /* ... once the writers have begun (NULL: on this thread) */
+    pthread_mutex_t progress_lock;
 } pipeline;
 
 static bool wants(const output *o, unsigned flag) { return (o->w->flags & flag) != 0; }
@@ -513,6 +519,8 @@ static void hand_figures(pipeline *p, output *o)
     }
 }
 
+static void start_writing_thread(pipeline *p);
+
 static int pipeline_ready(void *user)
 {
     pipeline *p = user;
@@ -544,6 +552,8 @@ static int pipeline_ready(void *user)
             output_fail(p, o, rc, NULL);
         o->diag.muted = true; /* as c->diag during pass 2: anomalies are not counted twice */
     }
+    if (p->threaded && p->alive)
+        start_writing_thread(p);
     return keep_going(p);
 }
 
@@ -636,6 +646,43 @@ static int pipeline_event(void *user, const tci_event *ev)
     return pipeline_timeline_event(user, ev);
 }
 
+/* ---- two threads (option threads): pass 2's events handed to a writing thread ---- */
+
+/* The consumers an event is handed to, by the route it is pushed with. */
+enum { ROUTE_BOTH, ROUTE_TIMELINE, ROUTE_TREE, ROUTE__COUNT };
+static const tci_event_fn consumers[ROUTE__COUNT] = {[ROUTE_BOTH] = pipeline_event,
+                                                     [ROUTE_TIMELINE] = pipeline_timeline_event,
+                                                     [ROUTE_TREE] = pipeline_tree_event};
+
+/* Once the writers have begun: from here every consumer of the events (tree, writers,
+ * merge, sinks) runs on the writing thread, the reader, normalize and the selection on
+ * this one. The figures these update (c->diag's events, samples, left out) are noted with
+ * each event so that a stop of the writing side reads as it would on one thread. Without
+ * a thread to be had the conversion goes on here: the same calls, the same bytes. */
+static void start_writing_thread(pipeline *p)
+{
+    uint64_t *fig = p->c->diag.fig;
+    uint64_t *const marks[] = {&fig[TCI_FIG_EVENTS], &fig[TCI_FIG_SAMPLES], &fig[TCI_FIG_EVENTS_LEFT_OUT]};
+    tci_handoff_start(&p->handoff, consumers, ROUTE__COUNT, p, marks, sizeof marks / sizeof *marks);
+}
+
+static inline int hand_event(pipeline *p, unsigned route, const tci_event *ev)
+{
+    return p->handoff ? tci_handoff_push(p->handoff, route, ev) : consumers[route](p, ev);
+}
+
+static int handed_event(void *user, const tci_event *ev) { return hand_event(user, ROUTE_BOTH, ev); }
+static int handed_timeline_event(void *user, const tci_event *ev) { return hand_event(user, ROUTE_TIMELINE, ev); }
+static int handed_tree_event(void *user, const tci_event *ev) { return hand_event(user, ROUTE_TREE, ev); }
+
+/* Pass 2 is over (or failed): the writing thread handles what it was given and ends. */
+static int join_writing_thread(pipeline *p)
+{
+    int rc = tci_handoff_finish(p->handoff);
+    p->handoff = NULL;
+    return rc;
+}
+
 /* normalize's select hook: the selection opens once the names are final. */
 static int open_selection(void *user, tci_trace *t, tci_diag *d)
 {
@@ -643,8 +690,12 @@ static int open_selection(void *user, tci_trace *t, tci_diag *d)
     bool timeline = false; /* an output that is not read from the call tree alone */
     for (size_t i = 0; i < p->n; i++)
         timeline |= p->outs[i].status == TC_OK && !wants(&p->outs[i], TCI_WF_AGGREGATE);
-    tci_select_out out = {.both = pipeline_event, .timeline = timeline ? pipeline_timeline_event : NULL,
-                          .tree = group_alive(p, TCI_WF_AGGREGATE) ? pipeline_tree_event : NULL, .user = p};
+    tci_select_out out = {.both = p->threaded ? handed_event : pipeline_event,
+                          .timeline = !timeline ? NULL : p->threaded ? handed_timeline_event : pipeline_timeline_event,
+                          .tree = !group_alive(p, TCI_WF_AGGREGATE) ? NULL
+                                  : p->threaded                     ? handed_tree_event
+                                                                    : pipeline_tree_event,
+                          .user = p};
     return tci_select_open(&p->select, t, &p->c->opt, &out, d);
 }
 
@@ -752,9 +803,14 @@ static void pipeline_close(pipeline *p)
 static int conv_progress(void *user, uint64_t done, uint64_t total)
 {
     tc_conv *c = user;
+    if (c->progress_lock) /* two threads ask (normalize here, the sinks and walks there): one at a time */
+        pthread_mutex_lock(c->progress_lock);
     if (!c->canceled && c->progress(c->progress_user, done, total))
         c->canceled = true;
-    return c->canceled;
+    int canceled = c->canceled;
+    if (c->progress_lock)
+        pthread_mutex_unlock(c->progress_lock);
+    return canceled;
 }
 
 /* While the outputs are written (the sinks, the walks of the call tree): the input is read. */
@@ -859,9 +915,21 @@ static int run_pipeline(tc_conv *c, tc_output *pub, size_t n, const tci_writer *
     int rc = TC_OK;
     bool select = tci_select_wanted(&c->opt);
     c->rctx.select = select ? (tci_transform){open_selection, &p} : (tci_transform){0};
+    p.threaded = c->opt.threads > 1; /* 1 (the default): no thread, today's path exactly */
+    if (p.threaded && c->progress) {
+        pthread_mutex_init(&p.progress_lock, NULL);
+        c->progress_lock = &p.progress_lock;
+    }
+    tci_event_fn first = select ? selected_event : p.threaded ? handed_event : pipeline_event;
     if (p.alive)
-        rc = tci_normalize_run(&c->rctx, c->reader, pipeline_ready, select ? selected_event : pipeline_event, &p,
-                               c->progress ? conv_progress : NULL, c);
+        rc = tci_normalize_run(&c->rctx, c->reader, pipeline_ready, first, &p, c->progress ? conv_progress : NULL, c);
+    int stopped = join_writing_thread(&p); /* before anything reads what the writers did */
+    if (stopped != TC_OK) /* every output failed: one thread would have stopped normalize with this */
+        rc = stopped;
+    if (c->progress_lock) {
+        c->progress_lock = NULL;
+        pthread_mutex_destroy(&p.progress_lock);
+    }
     c->rctx.select = (tci_transform){0};
     if (c->canceled) /* also when the last progress call (after pass 2) asked to stop */
         rc = TC_ERR_CANCELED;

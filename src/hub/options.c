@@ -257,6 +257,10 @@ const tci_option_def tci_core_options[] = {
      .parse = parse_max_output},
     {.key = "read-chunk", .type = TCI_OPT_SIZE, .flags = TCI_OPTF_OPEN | TCI_OPTF_HIDDEN, .min = 1, .max = 1 << 24,
      .arg = "BYTES", .help = "bytes per read when spooling a stream (for tests)", TCI_OPT_FIELD(read_chunk)},
+    {.key = "threads", .type = TCI_OPT_INT, .min = 1, .max = 256, .arg = "N",
+     .help = "threads for one conversion, the same output: 2 or more read on one and write on another "
+             "(the library's default: 1; the command's: -j)",
+     TCI_OPT_FIELD(threads)},
     {0},
 };
 

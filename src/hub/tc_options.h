@@ -61,6 +61,7 @@ typedef struct tci_options {
     const char *focus;      /* globs on method names: only the call paths through them */
     const char *ignore;     /* globs on method names: the call paths through them left out */
     bool ignore_idle;       /* ignore the documented idle waits (select.c) */
+    uint32_t threads;       /* threads of one conversion (conv.c, handoff.c): 1 (0: unset) none started */
     uint8_t given[TCI_MAX_OPTION_KEYS]; /* the keys set explicitly, in the order given (options.c) */
     uint8_t n_given;
 } tci_options;

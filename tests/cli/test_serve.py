@@ -502,12 +502,13 @@ def check_selection_api(ctx, srv, src):
         ctx.check(key in offered, f"/api/formats: the API takes {key}")
     # what it should take: every writer's option (--list-formats --json) and every option of
     # every conversion in --help (not the limits, the server's own, listed apart) but the
-    # mapping files the open reads (they come as upload fields)
+    # mapping files the open reads (they come as upload fields) and threads (serve converts
+    # each on one thread: its workers are its parallelism; issue 26)
     tables = json.loads(ctx.run(["--list-formats", "--json"], check_rc=0).stdout)
     helptext = ctx.run(["--help"], check_rc=0).stdout.decode()
     every = helptext.split("Options of every conversion:\n")[1].split("\nLimits")[0]
     want = {o["name"] for w in tables["writers"] for o in w["options"]}
-    want |= set(re.findall(r"^      --([a-z-]+)", every, re.M)) - {"deobfuscate", "mapping"}
+    want |= set(re.findall(r"^      --([a-z-]+)", every, re.M)) - {"deobfuscate", "mapping", "threads"}
     ctx.check({"thread", "strict"} <= want, f"--help's options of every conversion: {sorted(want)}")
     ctx.eq(sorted(set(offered)), sorted(want), "the API's options: every option of the tables a client may choose")
 

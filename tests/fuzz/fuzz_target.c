@@ -82,6 +82,7 @@ static const struct choice choices[] = {
     {FUZZ_VARIANT_3, 7u << FUZZ_LIMIT_SHIFT, "negate", {"negate"}, {"1"}},
     {FUZZ_VARIANT_3, 7u << FUZZ_LIMIT_SHIFT, "app-package=markup", {"app-package"}, {"a.<&>]]></text>\xff\x1b"}},
     {FUZZ_VARIANT_2, 7u << FUZZ_LIMIT_SHIFT, "reverse", {"reverse"}, {"1"}}, /* with html, hash: every reader of it */
+    {FUZZ_VARIANT_2, 7u << FUZZ_LIMIT_SHIFT, "threads=2", {"threads"}, {"2"}}, /* a writing thread (handoff.c) */
     /* the selection (every writer): a window and globs that match, so most inputs still convert */
     {FUZZ_VARIANT_1, 7u << FUZZ_LIMIT_SHIFT, "thread=*,until=50us,ignore=*a*", {"thread", "until", "ignore"},
      {"*", "50us", "*a*"}},
