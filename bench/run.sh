@@ -163,6 +163,39 @@ if [ -n "$slowest" ]; then
     if (sep != "") printf "the separate conversions take %.2fx the one pass (wall)\n", sep/m }'
 fi
 
+# Both cores on one file (issue 26 goal 2): perfetto, json, folded and pprof timed in rounds
+# with -j 2 (a writing thread: src/hub/handoff.c) and -j 1 (today's one-thread path), and with
+# TC_BENCH_BASE (an older traceconv, e.g. the build before issue 26: its single-thread figure)
+# when given. Targets: -j 2 at least 2x the single-thread figure; ART -> perfetto at least 8x
+# Perfetto's import. Perfetto's trace_processor cannot run here: "x Perfetto" is an estimate
+# from the issue's table, where Perfetto's import of the same ART trace took 4.2x the time
+# traceconv 0.4 took (1.26 s against 0.30 s), times our speedup over TC_BENCH_BASE in this run.
+# TC_BENCH_CORES=0 skips it.
+if [ "${TC_BENCH_CORES:-1}" != 0 ]; then
+  base=${TC_BENCH_BASE:-}
+  echo "both cores (-j 2 against -j 1${base:+ and against $base}; wall, median of each round's ratio):"
+  for w in perfetto json folded pprof; do
+    case " $writers " in *" $w "*) ;; *) continue ;; esac
+    j1=; j2=; jb=; c1=; c2=
+    for ((round = 0; round < runs; round++)); do
+      time_once -q -j 1 -i art -o "$w" "$input" -; j1+="$t "; c1+="$c "
+      time_once -q -j 2 -i art -o "$w" "$input" -; j2+="$t "; c2+="$c "
+      if [ -n "$base" ]; then
+        stats=$( { /usr/bin/env time -f '%e' "$base" -q -i art -o "$w" "$input" - > /dev/null; } 2>&1 | tail -1)
+        jb+="$stats "
+      fi
+    done
+    line=$(awk -v w="$w" -v b="$in_bytes" -v m="$(printf '%s\n' $j2 | median)" -v r="$(ratio_of "$j2" "$j1")" \
+             -v cr="$(ratio_of "$c1" "$c2")" 'BEGIN {
+      printf "%-10s -j 2: %.0f MB/s, %.2fx -j 1 (CPU %.2fx of -j 1)", w, b/1e6/m, r, cr }')
+    if [ -n "$base" ]; then
+      line+=$(awk -v w="$w" -v rb="$(ratio_of "$j2" "$jb")" 'BEGIN {
+        printf ", %.2fx the base (target: 2x)", rb; if (w == "perfetto") printf ", about %.1fx Perfetto'"'"'s import (target: 8x)", 4.2 * rb }')
+    fi
+    echo "$line"
+  done
+fi
+
 # Scheduler data (issue 25): a generated systrace capture of sched_switch, sched_waking and
 # cpu_frequency lines on 8 CPUs (TC_BENCH_SCHED_MB, default 256) to perfetto, whose ftrace
 # bundles wait per CPU; TC_BENCH_SCHED=0 skips it.
