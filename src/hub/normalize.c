@@ -436,120 +436,6 @@ static int on_record(norm *n, const tci_raw *raw)
     }
 }
 
-/* ---- the common record ------------------------------------------------------ */
-
-/* Most records are a call's enter or exit on a thread already seen, with
- * times that go forward and sit far from every bound. quick_record takes
- * those with one range test per clock and none of the general path's
- * dispatch; anything else (a first record, a wrap, a clamp, a depth limit,
- * a mismatched exit, the --max-events limit) goes the general way, before
- * any state is touched, so both paths decide alike. Its constants are held
- * by value, so that the stores to the thread's state do not make the
- * compiler load them again for every record. */
-typedef struct quick {
-    uint64_t max;        /* raw times and offsets up to this unwrap and scale without overflow; 0: off */
-    int64_t half;        /* half the wrap period (no wrap: more than any time, never a wrap) */
-    int64_t unit, origin;
-    uint64_t limit;      /* pass 1: --max-events, or no limit */
-    uint32_t n_threads, n_methods, max_depth;
-    bool wraps;
-    bool emits;          /* pass 2 */
-} quick;
-
-/* The bounds for the records of the batch just read: the reader may learn
- * its clock (and tables) while reading. A raw time u of at most max (its
- * offset added) scales to u * unit and moves by origin without overflow,
- * and is never the no-time mark. */
-static quick quick_bounds(const norm *n)
-{
-    const tci_trace *t = n->t;
-    quick q = {.unit = t->time_unit_ns, .origin = n->origin, .n_threads = t->n_threads,
-               .n_methods = t->n_methods, .max_depth = n->max_depth, .wraps = t->wrap_bits != 0,
-               .emits = n->pass == 2,
-               .limit = n->r->opt->max_events ? n->r->opt->max_events : UINT64_MAX};
-    if (q.unit <= 0 || q.origin == TCI_NO_TIME || t->wrap_bits > 62)
-        return q; /* max 0: every record goes the general way */
-    int64_t max = (INT64_MAX - (q.origin > 0 ? q.origin : 0)) / q.unit;
-    q.max = (uint64_t)(max < INT64_MAX / 4 ? max : INT64_MAX / 4);
-    q.half = t->wrap_bits ? ((int64_t)1 << t->wrap_bits) >> 1 : INT64_MAX / 2;
-    return q;
-}
-
-/* A raw time that unwraps without a wrap (as unwrap() would) into [0, max]. */
-static inline bool quick_time(quick q, int64_t raw, int64_t prev, int64_t off, int64_t *u)
-{
-    if ((uint64_t)raw > q.max || (uint64_t)off > q.max || raw + q.half < prev)
-        return false;
-    *u = raw + off;
-    return (uint64_t)*u <= q.max;
-}
-
-/* The common record: true when handled here, with its result in *rc;
- * false when nothing was changed. */
-static inline bool quick_record(norm *n, quick q, const tci_raw *raw, int *rc)
-{
-    uint32_t thread = raw->thread, method = raw->method;
-    if (!(raw->action <= TCI_ACT_UNWIND && thread < q.n_threads && method < q.n_methods && thread < n->n_th &&
-          n->status == TC_OK))
-        return false;
-    nthread *s = &n->th[thread];
-    if (TCI_UNLIKELY(!s->seen || s->overflow || s->counting))
-        return false;
-    bool has_wall = raw->wall != TCI_NO_TIME, has_cpu = raw->cpu != TCI_NO_TIME;
-    int64_t wall = 0, c = TCI_NO_TIME;
-    if (has_cpu) {
-        if (!quick_time(q, raw->cpu, s->cpu_prev, s->cpu_off, &c))
-            return false;
-        c *= q.unit;
-    }
-    if (has_wall ? !quick_time(q, raw->wall, s->wall_prev, s->wall_off, &wall) : !has_cpu)
-        return false;
-    int64_t ts = q.origin + (has_wall ? wall * q.unit : c);
-    if (ts < s->prev_ts || (has_cpu && s->prev_cpu != TCI_NO_TIME && c < s->prev_cpu))
-        return false; /* clamped, with a warning */
-    uint32_t depth = s->depth;
-    bool enter = raw->action == TCI_ACT_ENTER;
-    if (enter ? depth - s->floor >= q.max_depth || depth >= s->cap_stack
-              : depth == s->floor || s->stack[depth - 1] != method)
-        return false;
-    if (!q.emits) {
-        if (n->d->fig[TCI_FIG_RECORDS] >= q.limit)
-            return false; /* the record over the limit: the general path says so */
-        tci_count(n->d, TCI_FIG_RECORDS, 1);
-        if (++n->t->threads[thread].records == 1) {
-            s->first_ts = ts;
-            s->first_cpu = c;
-        }
-        s->last_ts = ts;
-        s->last_cpu = c;
-    }
-    /* what record_times leaves behind */
-    if (has_wall) {
-        if (q.wraps)
-            s->wall_prev = raw->wall;
-        n->last_wall_ref = wall;
-        n->have_ref = true;
-    }
-    if (has_cpu && q.wraps)
-        s->cpu_prev = raw->cpu;
-    s->prev_ts = ts;
-    s->prev_cpu = c;
-    *rc = TC_OK;
-    if (enter) {
-        s->stack[depth] = method;
-        s->depth = depth + 1;
-        if (q.emits)
-            emit(n, thread, method, depth, TCI_EV_ENTER, 0, ts, c);
-        return true;
-    }
-    s->depth = depth - 1;
-    if (q.emits) {
-        emit(n, thread, method, depth - 1, TCI_EV_EXIT, raw->action == TCI_ACT_UNWIND ? TCI_EVF_UNWIND : 0, ts, c);
-        *rc = n->status;
-    }
-    return true;
-}
-
 /* ---- passes -------------------------------------------------------------- */
 
 /* A record must name entries that exist: in pass 2 the tables are frozen and
@@ -599,14 +485,8 @@ static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void
             return TC_OK;
         if (rc != TC_OK)
             return rc;
-        quick q = quick_bounds(n);
         for (size_t i = 0; i < got; i++) {
             const tci_raw *raw = &batch[i];
-            if (TCI_LIKELY(quick_record(n, q, raw, &rc))) {
-                if (TCI_UNLIKELY(rc != TC_OK))
-                    return rc;
-                continue;
-            }
             n->offset = raw->offset;
             if ((rc = check_record(n, raw)) != TC_OK || (rc = on_record(n, raw)) != TC_OK)
                 return rc;
