@@ -43,6 +43,17 @@ static inline int64_t span(tci_calltree *ct, int64_t from, int64_t to)
     return d > 0 ? d : 0;
 }
 
+/* total + span(from, to), as sum() of span() gives it: one range test for the common case
+ * (a frame's length within [0, TCI_SUM_MAX] added to a total that stays in range; a total
+ * is in [-TCI_SUM_MAX, TCI_SUM_MAX], so the addition cannot overflow). */
+static inline int64_t add_span(tci_calltree *ct, int64_t total, int64_t from, int64_t to)
+{
+    int64_t d;
+    if (TCI_LIKELY(!__builtin_sub_overflow(to, from, &d) && (uint64_t)d <= TCI_SUM_MAX && total + d <= TCI_SUM_MAX))
+        return total + d;
+    return sum(ct, total, span(ct, from, to));
+}
+
 static uint32_t new_node(tci_calltree *ct, uint32_t parent, uint32_t method, uint32_t thread)
 {
     if (tci_grow((void **)&ct->nodes, &ct->cap_nodes, ct->n_nodes, sizeof *ct->nodes) != 0)
@@ -166,9 +177,9 @@ int tci_calltree_event(tci_calltree *ct, const tci_event *ev)
         return TC_OK;
     tci_ctframe f = st->frames[--st->depth];
     tci_ctnode *n = &ct->nodes[f.node];
-    n->wall_total = sum(ct, n->wall_total, span(ct, f.ts, ev->ts_ns));
+    n->wall_total = add_span(ct, n->wall_total, f.ts, ev->ts_ns);
     if (ev->cpu_ns != TCI_NO_TIME && f.cpu != TCI_NO_TIME)
-        n->cpu_total = sum(ct, n->cpu_total, span(ct, f.cpu, ev->cpu_ns));
+        n->cpu_total = add_span(ct, n->cpu_total, f.cpu, ev->cpu_ns);
     if (!st->depth)
         span_to(&ct->spans[ev->thread], ev);
     return TC_OK;

@@ -1,0 +1,1 @@
+tc_unit_test(sink_numbers INTERNAL SOURCES unit/sink_numbers.c)
