@@ -43,28 +43,70 @@
 
 /* ---- numbers ----------------------------------------------------------------- */
 
-/* Right-aligned in width: the text, or "-" when absent. */
-static void cell(tci_sink *o, const char *text, int width)
+/* The cells are printf's ("%*lld", "%.1f%%", ...) written by textout.c's formatters: a report
+ * has millions of them (a section per thread), and printf's parsing was most of its time. */
+
+/* Right-aligned in width (left-aligned when negative): a number, or "-" when absent. */
+static void cell_i64(tci_sink *o, int64_t v, int width)
 {
-    tci_sink_printf(o, "%*s", width, text);
+    char b[24];
+    tci_put_aligned(o, b, tci_fmt_i64(b, v), width);
 }
+
+static void cell_u64(tci_sink *o, uint64_t v, int width)
+{
+    char b[24];
+    tci_put_aligned(o, b, tci_fmt_u64(b, v), width);
+}
+
+static void cell_absent(tci_sink *o, int width) { tci_put_aligned(o, "-", 1, width); }
 
 static void cell_us(tci_sink *o, int64_t ns, bool present, int width)
 {
-    char b[32];
     if (present)
-        snprintf(b, sizeof b, "%lld", (long long)tci_us_of(ns));
-    cell(o, present ? b : "-", width);
+        cell_i64(o, tci_us_of(ns), width);
+    else
+        cell_absent(o, width);
 }
 
 /* "35.0%" of part in whole; "-" when absent or whole is 0. */
 static void cell_pct(tci_sink *o, int64_t part, int64_t whole, bool present, int width)
 {
-    char b[32];
-    bool ok = present && whole != 0;
-    if (ok)
-        snprintf(b, sizeof b, "%.1f%%", 100.0 * (double)part / (double)whole);
-    cell(o, ok ? b : "-", width);
+    if (!present || whole == 0) {
+        cell_absent(o, width);
+        return;
+    }
+    char b[TCI_FMT_FIXED1_MAX + 1];
+    size_t n = tci_fmt_fixed1(b, 100.0 * (double)part / (double)whole);
+    b[n++] = '%';
+    tci_put_aligned(o, b, n, width);
+}
+
+/* "[12]", a row's report index (0: (toplevel)), aligned in width. */
+static void cell_index(tci_sink *o, uint32_t index, int width)
+{
+    char b[24];
+    b[0] = '[';
+    size_t n = 1 + tci_fmt_u64(b + 1, index);
+    b[n++] = ']';
+    tci_put_aligned(o, b, n, width);
+}
+
+/* "%7llu+%-7llu" (normal+recursive calls) aligned in width. */
+static void cell_calls(tci_sink *o, uint64_t calls, uint64_t recursive, int half, int width)
+{
+    char num[24], b[64];
+    size_t k = tci_fmt_u64(num, calls), n = 0;
+    for (; n + k < (size_t)half; n++)
+        b[n] = ' ';
+    memcpy(b + n, num, k);
+    n += k;
+    b[n++] = '+';
+    k = tci_fmt_u64(num, recursive);
+    memcpy(b + n, num, k);
+    for (n += k; k < (size_t)half; k++)
+        b[n++] = ' ';
+    tci_put_aligned(o, b, n, width);
 }
 
 /* ---- names --------------------------------------------------------------------- */
@@ -205,11 +247,10 @@ static void table_head(tci_sink *o)
 /* Inclusive time per normal call ("-" without calls: sampled input). */
 static void cell_per_call(tci_sink *o, int64_t incl, uint64_t calls, bool present)
 {
-    char b[32];
-    bool ok = present && calls;
-    if (ok)
-        snprintf(b, sizeof b, "%lld", (long long)tci_us_of(incl / tci_clamp_calls(calls)));
-    cell(o, ok ? b : "-", 10);
+    if (present && calls)
+        cell_i64(o, tci_us_of(incl / tci_clamp_calls(calls)), 10);
+    else
+        cell_absent(o, 10);
 }
 
 /* A time and its share of whole, each followed by a blank: the table's four time columns. */
@@ -227,10 +268,10 @@ static void table_row(tci_wctx *w, const rview *v, uint32_t row)
     const tci_profile *p = v->p;
     const tci_pmethod *m = &p->methods[row];
     tci_sink *o = w->out;
-    char idx[24], calls[48];
-    snprintf(idx, sizeof idx, "[%u]", v->index[row]);
-    snprintf(calls, sizeof calls, "%7llu+%-7llu", (unsigned long long)m->calls, (unsigned long long)m->recursive_calls);
-    tci_sink_printf(o, "%-7s %15s ", idx, calls);
+    cell_index(o, v->index[row], -7); /* "%-7s %15s ": index, calls */
+    tci_sink_putc(o, ' ');
+    cell_calls(o, m->calls, m->recursive_calls, 7, 15);
+    tci_sink_putc(o, ' ');
     cells_us_pct(o, m->incl_wall, p->span_wall, r->has_wall);
     cells_us_pct(o, m->excl_wall, p->span_wall, r->has_wall);
     cells_us_pct(o, m->incl_cpu, p->span_cpu, r->has_cpu);
@@ -261,8 +302,6 @@ static void edge_row(tci_wctx *w, const rview *v, const tci_psort_item *it, int 
     tci_sink *o = w->out;
     tci_pcost c = tci_report_edge_part(&p->edges[it->tag], side, nested);
     int64_t t = r->cpu ? c.cpu : c.wall;
-    char idx[24];
-    snprintf(idx, sizeof idx, "[%u]", it->row == TCI_NONE ? 0 : v->index[it->row]);
     TCI_PUT_LIT(o, "               ");
     if (nested)
         TCI_PUT_LIT(o, "      ");
@@ -270,8 +309,15 @@ static void edge_row(tci_wctx *w, const rview *v, const tci_psort_item *it, int 
         cell_pct(o, t, self_incl, true, 6);
     /* a parent row's total is this method's calls; a child row's, the child's */
     uint64_t of = tci_report_total_calls(p, side == TCI_REPORT_PARENTS ? self : it->row);
-    tci_sink_printf(o, " %6s %6llu/%-6llu %9lld ", idx, (unsigned long long)c.calls, (unsigned long long)of,
-                    (long long)tci_us_of(t));
+    tci_sink_putc(o, ' '); /* " %6s %6llu/%-6llu %9lld ": index, calls/of, time */
+    cell_index(o, it->row == TCI_NONE ? 0 : v->index[it->row], 6);
+    tci_sink_putc(o, ' ');
+    cell_u64(o, c.calls, 6);
+    tci_sink_putc(o, '/');
+    cell_u64(o, of, -6);
+    tci_sink_putc(o, ' ');
+    cell_i64(o, tci_us_of(t), 9);
+    tci_sink_putc(o, ' ');
     put_row_name(o, p, it->row, false);
     tci_sink_putc(o, '\n');
 }
@@ -299,16 +345,22 @@ static void method_line(tci_wctx *w, const rview *v, uint32_t row, uint64_t call
 {
     static const char *const excl_what[2] = {"(self time of the outermost calls)", "(time outside any method)"};
     tci_sink *o = w->out;
-    char idx[24];
-    snprintf(idx, sizeof idx, "[%u]", row == TCI_NONE ? 0 : v->index[row]);
-    tci_sink_printf(o, "%-6s ", idx);
+    cell_index(o, row == TCI_NONE ? 0 : v->index[row], -6);
+    tci_sink_putc(o, ' ');
     cell_pct(o, incl, total, true, 6);
-    tci_sink_printf(o, "   %5s %6s %6llu+%-6llu %9lld ", "", "", (unsigned long long)calls, (unsigned long long)rec,
-                    (long long)tci_us_of(incl));
+    TCI_PUT_LIT(o, "                "); /* "   %5s %6s " of two empty texts */
+    cell_calls(o, calls, rec, 6, 0);
+    tci_sink_putc(o, ' ');
+    cell_i64(o, tci_us_of(incl), 9);
+    tci_sink_putc(o, ' ');
     put_row_name(o, v->p, row, true);
     TCI_PUT_LIT(o, "\n               ");
     cell_pct(o, excl, incl, true, 6);
-    tci_sink_printf(o, " %6s %6s %6s %9lld %s\n", "excl", "", "", (long long)tci_us_of(excl), excl_what[row == TCI_NONE]);
+    TCI_PUT_LIT(o, "   excl               "); /* " %6s %6s %6s " of "excl" and two empty texts */
+    cell_i64(o, tci_us_of(excl), 9);
+    tci_sink_putc(o, ' ');
+    tci_sink_puts(o, excl_what[row == TCI_NONE]);
+    tci_sink_putc(o, '\n');
 }
 
 static int calls_section(tci_wctx *w, const rview *v)
@@ -422,8 +474,14 @@ static void bottom_up_line(const bottom_up *bu, uint32_t node, uint32_t depth)
     const tci_ctnode *n = &bu->tree->nodes[node];
     int64_t t = node_time(bu, node);
     cell_pct(o, t, bu->total, true, 8);
-    tci_sink_printf(o, " %10lld %12llu %6u  %*s", (long long)tci_us_of(t), (unsigned long long)n->calls, depth,
-                    (int)(2 * (depth < BOTTOM_UP_MAX_INDENT ? depth : BOTTOM_UP_MAX_INDENT)), "");
+    tci_sink_putc(o, ' '); /* " %10lld %12llu %6u  %*s": time, calls, depth, indent */
+    cell_i64(o, tci_us_of(t), 10);
+    tci_sink_putc(o, ' ');
+    cell_u64(o, n->calls, 12);
+    tci_sink_putc(o, ' ');
+    cell_u64(o, depth, 6);
+    TCI_PUT_LIT(o, "  ");
+    tci_put_aligned(o, "", 0, (int)(2 * (depth < BOTTOM_UP_MAX_INDENT ? depth : BOTTOM_UP_MAX_INDENT)));
     put_row_name(o, bu->v->p, tci_profile_row(bu->v->p, n->method), false);
     tci_sink_putc(o, '\n');
 }
@@ -541,7 +599,9 @@ static void csv_thread_cells(tci_sink *o, const tci_thread *th)
     tci_put_csv_text(o, th->name, q);
     if (q)
         tci_sink_putc(o, '"');
-    tci_sink_printf(o, ",%llu,", (unsigned long long)th->tid);
+    tci_sink_putc(o, ',');
+    tci_sink_u64(o, th->tid);
+    tci_sink_putc(o, ',');
 }
 
 /* One profile's rows; thread NULL: the merged rows ("all", no tid). */
@@ -604,7 +664,9 @@ static int csv_bottom_up_row(void *user, uint32_t node, uint32_t depth)
     csv_us(o, n->wall_self, r->has_wall);
     csv_us(o, n->cpu_total, r->has_cpu);
     csv_us(o, n->cpu_self, r->has_cpu);
-    tci_sink_printf(o, ",%llu,", (unsigned long long)cb->ids[depth]);
+    tci_sink_putc(o, ',');
+    tci_sink_u64(o, cb->ids[depth]);
+    tci_sink_putc(o, ',');
     if (depth)
         tci_sink_u64(o, cb->ids[depth - 1]);
     tci_sink_putc(o, '\n');
