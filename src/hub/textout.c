@@ -124,15 +124,26 @@ void tci_put_dot_label(tci_sink *o, const char *s, size_t max) { tci_esc_dot_lab
 
 /* ---- numbers as printf prints them, without its cost (a report prints millions) ---- */
 
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
 size_t tci_fmt_u64(char *b, uint64_t v)
 {
-    char tmp[20];
-    size_t n = 0;
-    do
-        tmp[n++] = (char)('0' + v % 10);
-    while (v /= 10);
-    for (size_t i = 0; i < n; i++)
-        b[i] = tmp[n - 1 - i];
+    char tmp[20], *end = tmp + sizeof tmp, *p = end;
+    for (; v >= 100; v /= 100) { /* two digits a division */
+        p -= 2;
+        memcpy(p, digit_pairs + v % 100 * 2, 2);
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + v * 2, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
+    size_t n = (size_t)(end - p);
+    memcpy(b, p, n);
     b[n] = 0;
     return n;
 }
@@ -183,6 +194,18 @@ void tci_put_aligned(tci_sink *o, const char *text, size_t len, int width)
 {
     static const char blanks[32] = "                                ";
     size_t w = (size_t)(width < 0 ? -(int64_t)width : width), pad = w > len ? w - len : 0;
+    if (TCI_LIKELY(o->len + pad + len <= sizeof o->buf)) { /* the common cell: straight into the buffer */
+        uint8_t *at = o->buf + o->len;
+        if (width < 0) {
+            memcpy(at, text, len);
+            memset(at + len, ' ', pad);
+        } else {
+            memset(at, ' ', pad);
+            memcpy(at + pad, text, len);
+        }
+        o->len += pad + len;
+        return;
+    }
     if (width < 0)
         tci_sink_write(o, text, len);
     for (size_t k; pad; pad -= k) {

@@ -147,6 +147,26 @@ static void test_aligned(void)
         }
 }
 
+/* The same cells where the sink's buffer is nearly full (the cell crosses a flush). */
+static void put_after_fill(tci_sink *o, const void *arg)
+{
+    static char fill[sizeof o->buf];
+    memset(fill, 'x', sizeof fill);
+    tci_sink_write(o, fill, sizeof o->buf - 3);
+    put_aligned_case(o, arg);
+}
+
+static void test_aligned_across_a_flush(void)
+{
+    static const int widths[] = {0, 2, 7, 40, -2, -7, -40};
+    for (size_t k = 0; k < sizeof widths / sizeof *widths; k++) {
+        char want[128];
+        snprintf(want, sizeof want, "%*s", widths[k], "[12]");
+        const char *got = put(put_after_fill, &(aligned_case){"[12]", widths[k]});
+        CHECK(strlen(got) == sizeof sink.buf - 3 + strlen(want) && !strcmp(got + sizeof sink.buf - 3, want));
+    }
+}
+
 static void put_text(tci_sink *o, const void *arg) { tci_put_escaped_text(o, arg); }
 
 /* The rule (textout.c): printable UTF-8 as it is; \\, \n, \r, \t; other controls, DEL and
@@ -172,6 +192,7 @@ int main(void)
     UNIT_RUN(test_fixed1_percentages);
     UNIT_RUN(test_fixed1_bit_patterns);
     UNIT_RUN(test_aligned);
+    UNIT_RUN(test_aligned_across_a_flush);
     UNIT_RUN(test_escaped_text);
     free(out.p);
     return UNIT_DONE();
