@@ -113,10 +113,9 @@ static void cell_calls(tci_sink *o, uint64_t calls, uint64_t recursive, int half
 
 /* The method's name in a report: "pkg.Class.method (sig)ret", a plain name
  * (a systrace slice) as it is, an unknown id as "unknown.0x1c". */
-static void put_method_text(tci_sink *o, const tci_method *m, bool with_file)
+static void put_method_text_file(tci_sink *o, const tci_method *m)
 {
-    tci_put_method_name(o, m, tci_put_escaped_text);
-    if (with_file && m->defined && !m->plain_name && m->file && m->file[0] && strcmp(m->file, "(null)")) { /* ART writes "(null)" for none */
+    if (m->defined && !m->plain_name && m->file && m->file[0] && strcmp(m->file, "(null)")) { /* ART writes "(null)" for none */
         TCI_PUT_LIT(o, "  [");
         tci_put_escaped_text(o, m->file);
         if (m->line > 0)
@@ -125,12 +124,84 @@ static void put_method_text(tci_sink *o, const tci_method *m, bool with_file)
     }
 }
 
-static void put_row_name(tci_sink *o, const tci_profile *p, uint32_t row, bool with_file)
+static void put_method_text(tci_sink *o, const tci_method *m, bool with_file)
+{
+    tci_put_method_name(o, m, tci_put_escaped_text);
+    if (with_file)
+        put_method_text_file(o, m);
+}
+
+/* The sink name_text renders into: the bytes are appended to r->names. */
+static int append_name(void *user, const void *buf, size_t len)
+{
+    report_w *r = user;
+    if (len > r->cap_names - r->n_names) {
+        size_t cap = r->cap_names ? r->cap_names : 4096;
+        while (cap - r->n_names < len)
+            cap *= 2;
+        char *n = tci_realloc_array(r->names, cap, 1);
+        if (!n)
+            return -1;
+        r->names = n;
+        r->cap_names = cap;
+    }
+    memcpy(r->names + r->n_names, buf, len);
+    r->n_names += len;
+    return 0;
+}
+
+/* Method mi's text as put_method_text writes it, rendered on first use and kept: *len bytes
+ * (with the source file or without), or NULL when it could not be kept (memory; then the
+ * caller renders it itself). */
+static const char *name_text(report_w *r, const tci_trace *t, uint32_t mi, bool with_file, size_t *len)
+{
+    if (!r->name_at) {
+        r->name_at = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *r->name_at);
+        r->name_len = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *r->name_len);
+        r->name_file_len = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *r->name_file_len);
+        r->name_sink = tci_malloc(sizeof *r->name_sink);
+        if (!r->name_at || !r->name_len || !r->name_file_len || !r->name_sink)
+            return NULL;
+    }
+    if (!r->name_at[mi]) {
+        tci_sink *o = r->name_sink;
+        size_t at = r->n_names;
+        if (tci_sink_open_fn(o, append_name, r, false) != TC_OK)
+            return NULL;
+        put_method_text(o, &t->methods[mi], false);
+        int bad = tci_sink_flush_buf(o) != 0;
+        size_t bare = r->n_names - at;
+        put_method_text_file(o, &t->methods[mi]);
+        bad |= tci_sink_close(o) != TC_OK;
+        if (bad || r->n_names - at > UINT32_MAX) {
+            r->n_names = at;
+            return NULL;
+        }
+        r->name_at[mi] = at + 1;
+        r->name_len[mi] = (uint32_t)bare;
+        r->name_file_len[mi] = (uint32_t)(r->n_names - at);
+    }
+    *len = with_file ? r->name_file_len[mi] : r->name_len[mi];
+    return r->names + r->name_at[mi] - 1;
+}
+
+/* A method's name (put_method_text), from the names rendered once. */
+static void put_method_name_kept(tci_sink *o, report_w *r, const tci_trace *t, uint32_t mi, bool with_file)
+{
+    size_t len;
+    const char *text = name_text(r, t, mi, with_file, &len);
+    if (text)
+        tci_sink_write(o, text, len);
+    else
+        put_method_text(o, &t->methods[mi], with_file);
+}
+
+static void put_row_name(tci_sink *o, report_w *r, const tci_profile *p, uint32_t row, bool with_file)
 {
     if (row == TCI_NONE)
         TCI_PUT_LIT(o, "(toplevel)");
     else
-        put_method_text(o, &p->trace->methods[p->methods[row].method], with_file);
+        put_method_name_kept(o, r, p->trace, p->methods[row].method, with_file);
 }
 
 /* The method as one CSV field: the report's name without the source file. */
@@ -280,7 +351,7 @@ static void table_row(tci_wctx *w, const rview *v, uint32_t row)
     tci_sink_putc(o, ' ');
     cell_per_call(o, m->incl_cpu, m->calls, r->has_cpu);
     TCI_PUT_LIT(o, "  ");
-    put_method_text(o, &p->trace->methods[m->method], true);
+    put_method_name_kept(o, w->priv, p->trace, m->method, true);
     tci_sink_putc(o, '\n');
 }
 
@@ -318,7 +389,7 @@ static void edge_row(tci_wctx *w, const rview *v, const tci_psort_item *it, int 
     tci_sink_putc(o, ' ');
     cell_i64(o, tci_us_of(t), 9);
     tci_sink_putc(o, ' ');
-    put_row_name(o, p, it->row, false);
+    put_row_name(o, w->priv, p, it->row, false);
     tci_sink_putc(o, '\n');
 }
 
@@ -353,7 +424,7 @@ static void method_line(tci_wctx *w, const rview *v, uint32_t row, uint64_t call
     tci_sink_putc(o, ' ');
     cell_i64(o, tci_us_of(incl), 9);
     tci_sink_putc(o, ' ');
-    put_row_name(o, v->p, row, true);
+    put_row_name(o, w->priv, v->p, row, true);
     TCI_PUT_LIT(o, "\n               ");
     cell_pct(o, excl, incl, true, 6);
     TCI_PUT_LIT(o, "   excl               "); /* " %6s %6s %6s " of "excl" and two empty texts */
@@ -482,7 +553,7 @@ static void bottom_up_line(const bottom_up *bu, uint32_t node, uint32_t depth)
     cell_u64(o, depth, 6);
     TCI_PUT_LIT(o, "  ");
     tci_put_aligned(o, "", 0, (int)(2 * (depth < BOTTOM_UP_MAX_INDENT ? depth : BOTTOM_UP_MAX_INDENT)));
-    put_row_name(o, bu->v->p, tci_profile_row(bu->v->p, n->method), false);
+    put_row_name(o, bu->w->priv, bu->v->p, tci_profile_row(bu->v->p, n->method), false);
     tci_sink_putc(o, '\n');
 }
 
@@ -753,6 +824,11 @@ static void report_close(tci_wctx *w)
     free(r->items);
     free(r->list);
     free(r->index);
+    free(r->names);
+    free(r->name_at);
+    free(r->name_len);
+    free(r->name_file_len);
+    free(r->name_sink);
 }
 
 const tci_writer tci_writer_report = {
