@@ -137,6 +137,32 @@ if [ -n "$slowest" ]; then
     if (sep != "") printf "the separate conversions take %.2fx the one pass (wall)\n", sep/m }'
 fi
 
+# Scheduler data (issue 25): a generated systrace capture of sched_switch, sched_waking and
+# cpu_frequency lines on 8 CPUs (TC_BENCH_SCHED_MB, default 256) to perfetto, whose ftrace
+# bundles wait per CPU; TC_BENCH_SCHED=0 skips it.
+if [ "${TC_BENCH_SCHED:-1}" != 0 ]; then
+  sched_mb=${TC_BENCH_SCHED_MB:-256}
+  sched=$cache/sched-${sched_mb}mb.txt
+  if [ ! -s "$sched" ]; then
+    echo "bench: generating $sched (once)"
+    awk -v mb="$sched_mb" 'BEGIN {
+      print "# tracer: nop"; lim = mb * 1000000; n = 0
+      for (j = 0; n < lim; j++) {
+        us = j * 10; cpu = j % 8; a = 2000 + j % 64; b = 2000 + (j * 7 + 3) % 64
+        ts = sprintf("%d.%06d", 100 + int(us / 1000000), us % 1000000)
+        if (j % 3 == 0) l = sprintf("          t%d-%d  [%03d] d..2 %s: sched_switch: prev_comm=t%d prev_pid=%d prev_prio=120 prev_state=S ==> next_comm=t%d next_pid=%d next_prio=120", a, a, cpu, ts, a, a, b, b)
+        else if (j % 3 == 1) l = sprintf("          t%d-%d  [%03d] d..2 %s: sched_waking: comm=t%d pid=%d prio=120 target_cpu=%03d", a, a, cpu, ts, b, b, cpu)
+        else l = sprintf("          <idle>-0  [%03d] d..2 %s: cpu_frequency: state=%d cpu_id=%d", cpu, ts, 300000 + 1000 * (j % 50), cpu)
+        print l; n += length(l) + 1
+      } }' > "$sched.part" && mv "$sched.part" "$sched"
+  fi
+  sched_bytes=$(stat -c %s "$sched")
+  cat "$sched" > /dev/null
+  time_runs -q -i systrace -o perfetto "$sched" -
+  awk -v b="$sched_bytes" -v m="$med" -v x="$best" -v r="$rss_max" 'BEGIN {
+    printf "sched (systrace %.0f MB of scheduler lines -> perfetto): %.0f MB/s median, %.0f best, peak RSS %.1f MB\n", b/1e6, b/1e6/m, b/1e6/x, r/1024 }'
+fi
+
 # Many threads (issue 26, goal 3): tracegen --bench-wide, the issue's shape (98 threads a copy,
 # copies on fresh thread ids, ~43 call paths a thread; TC_BENCH_WIDE_MB, default 88: 35 copies,
 # 6.5 M records, ~141k paths), where the report's per-thread sections cost what a real trace's
@@ -179,32 +205,6 @@ if [ "${TC_BENCH_WIDE:-1}" != 0 ]; then
   awk -v rw="$(ratio_of "${wwalls[report]}" "${wwalls[folded]}")" -v rc="$(ratio_of "${wcpus[report]}" "${wcpus[folded]}")" \
       -v pw="$(ratio_of "$slowest_walls" "${wwalls[pass]}")" -v pc="$(ratio_of "$slowest_cpus" "${wcpus[pass]}")" 'BEGIN {
     printf "wide: report %.0f%% of folded throughput (wall), %.0f%% (CPU) (target: at least 80%%); folded,report,pprof in one pass %.2fx the slowest alone (wall), %.2fx (CPU) (target: at most 1.3x)\n", 100*rw, 100*rc, pw, pc }'
-fi
-
-# Scheduler data (issue 25): a generated systrace capture of sched_switch, sched_waking and
-# cpu_frequency lines on 8 CPUs (TC_BENCH_SCHED_MB, default 256) to perfetto, whose ftrace
-# bundles wait per CPU; TC_BENCH_SCHED=0 skips it.
-if [ "${TC_BENCH_SCHED:-1}" != 0 ]; then
-  sched_mb=${TC_BENCH_SCHED_MB:-256}
-  sched=$cache/sched-${sched_mb}mb.txt
-  if [ ! -s "$sched" ]; then
-    echo "bench: generating $sched (once)"
-    awk -v mb="$sched_mb" 'BEGIN {
-      print "# tracer: nop"; lim = mb * 1000000; n = 0
-      for (j = 0; n < lim; j++) {
-        us = j * 10; cpu = j % 8; a = 2000 + j % 64; b = 2000 + (j * 7 + 3) % 64
-        ts = sprintf("%d.%06d", 100 + int(us / 1000000), us % 1000000)
-        if (j % 3 == 0) l = sprintf("          t%d-%d  [%03d] d..2 %s: sched_switch: prev_comm=t%d prev_pid=%d prev_prio=120 prev_state=S ==> next_comm=t%d next_pid=%d next_prio=120", a, a, cpu, ts, a, a, b, b)
-        else if (j % 3 == 1) l = sprintf("          t%d-%d  [%03d] d..2 %s: sched_waking: comm=t%d pid=%d prio=120 target_cpu=%03d", a, a, cpu, ts, b, b, cpu)
-        else l = sprintf("          <idle>-0  [%03d] d..2 %s: cpu_frequency: state=%d cpu_id=%d", cpu, ts, 300000 + 1000 * (j % 50), cpu)
-        print l; n += length(l) + 1
-      } }' > "$sched.part" && mv "$sched.part" "$sched"
-  fi
-  sched_bytes=$(stat -c %s "$sched")
-  cat "$sched" > /dev/null
-  time_runs -q -i systrace -o perfetto "$sched" -
-  awk -v b="$sched_bytes" -v m="$med" -v x="$best" -v r="$rss_max" 'BEGIN {
-    printf "sched (systrace %.0f MB of scheduler lines -> perfetto): %.0f MB/s median, %.0f best, peak RSS %.1f MB\n", b/1e6, b/1e6/m, b/1e6/x, r/1024 }'
 fi
 
 # Batch conversion of an archive of mixed traces (issue 11); TC_BENCH_BATCH=0 skips it.
