@@ -9,6 +9,7 @@
 # bench/batch.sh times `traceconv batch` over an archive of mixed traces (TC_BENCH_BATCH=0 skips it).
 # A selection line times folded through the selection stage against plain folded (TC_BENCH_SELECT=0 skips it).
 # A sched line converts a generated capture of scheduler data to perfetto (TC_BENCH_SCHED=0 skips it).
+# A wide line times folded, pprof and report on many threads (tracegen --bench-wide; TC_BENCH_WIDE=0 skips it).
 # bench/deobf.sh applies a 300 MB mapping to a trace of 100,000 methods (TC_BENCH_DEOBF=0 skips it).
 # The parse floor (issue 26): build/parse_floor (bench/floor.c) scans the same input's records
 # with a per-thread depth and nothing else, once per round; each writer's row says what share
@@ -220,6 +221,50 @@ if [ "${TC_BENCH_SCHED:-1}" != 0 ]; then
   time_runs -q -i systrace -o perfetto "$sched" -
   awk -v b="$sched_bytes" -v m="$med" -v x="$best" -v r="$rss_max" 'BEGIN {
     printf "sched (systrace %.0f MB of scheduler lines -> perfetto): %.0f MB/s median, %.0f best, peak RSS %.1f MB\n", b/1e6, b/1e6/m, b/1e6/x, r/1024 }'
+fi
+
+# Many threads (issue 26, goal 3): tracegen --bench-wide, the issue's shape (98 threads a copy,
+# copies on fresh thread ids, ~43 call paths a thread; TC_BENCH_WIDE_MB, default 88: 35 copies,
+# 6.5 M records, ~141k paths), where the report's per-thread sections cost what a real trace's
+# do. folded, pprof, report and folded,report,pprof in one pass, in rounds; the ratios are the
+# medians of each round's own. Targets: report at least 80% of folded's throughput, the one
+# pass at most 1.3x the slowest of the three alone. TC_BENCH_WIDE=0 skips it.
+if [ "${TC_BENCH_WIDE:-1}" != 0 ]; then
+  wide_mb=${TC_BENCH_WIDE_MB:-88}
+  wide=$cache/bench-wide-${wide_mb}mb.trace
+  if [ ! -s "$wide" ]; then
+    echo "bench: generating $wide (once)"
+    "$build/tracegen" --bench-wide "$wide_mb" "$wide.part" && mv "$wide.part" "$wide"
+  fi
+  wide_bytes=$(stat -c %s "$wide")
+  wdir=$(mktemp -d "$cache/wide.XXXXXX")
+  trap 'rm -rf "$mdir" "$wdir"' EXIT
+  ln -s "$wide" "$wdir/wide.trace"
+  for ext in folded txt pb.gz; do ln -s /dev/null "$wdir/wide.$ext"; done
+  cat "$wide" > /dev/null
+  declare -A wwalls wcpus
+  slowest_walls=; slowest_cpus=
+  for ((round = 0; round < runs; round++)); do
+    sw=0; sc=0
+    for w in folded pprof report; do
+      time_once -q -i art -o "$w" "$wide" -
+      wwalls[$w]+="$t "; wcpus[$w]+="$c "
+      sw=$(awk -v a="$sw" -v b="$t" 'BEGIN { print (b > a ? b : a) }')
+      sc=$(awk -v a="$sc" -v b="$c" 'BEGIN { print (b > a ? b : a) }')
+    done
+    slowest_walls+="$sw "; slowest_cpus+="$sc "
+    time_once -q -i art -o folded,report,pprof "$wdir/wide.trace"
+    wwalls[pass]+="$t "; wcpus[pass]+="$c "
+  done
+  printf 'wide (%s, %.0f MB, %s): MB/s median' "$(basename "$wide")" "$(awk -v b="$wide_bytes" 'BEGIN { print b / 1e6 }')" \
+    "$("$build/traceconv" -i art -o folded "$wide" - 2>&1 >/dev/null | sed -n 's/.*: \([0-9]* threads\).*/\1/p')"
+  for w in folded pprof report; do
+    printf ' %s %.0f' "$w" "$(awk -v b="$wide_bytes" -v m="$(printf '%s\n' ${wwalls[$w]} | median)" 'BEGIN { print b / 1e6 / m }')"
+  done
+  echo
+  awk -v rw="$(ratio_of "${wwalls[report]}" "${wwalls[folded]}")" -v rc="$(ratio_of "${wcpus[report]}" "${wcpus[folded]}")" \
+      -v pw="$(ratio_of "$slowest_walls" "${wwalls[pass]}")" -v pc="$(ratio_of "$slowest_cpus" "${wcpus[pass]}")" 'BEGIN {
+    printf "wide: report %.0f%% of folded throughput (wall), %.0f%% (CPU) (target: at least 80%%); folded,report,pprof in one pass %.2fx the slowest alone (wall), %.2fx (CPU) (target: at most 1.3x)\n", 100*rw, 100*rc, pw, pc }'
 fi
 
 # Batch conversion of an archive of mixed traces (issue 11); TC_BENCH_BATCH=0 skips it.

@@ -122,6 +122,16 @@ void tci_put_js_visible(tci_sink *o, const char *s);
  * as it is, an unknown id as every writer names it ("unknown.0x1c"); put writes each part in the
  * output's escaping. */
 void tci_put_method_name(tci_sink *o, const tci_method *m, void (*put)(tci_sink *, const char *));
+/* Numbers as printf writes them, for the table writers' millions of cells: "%llu" and "%lld"
+ * into b (at least 21 bytes), "%.1f" (b at least TCI_FMT_FIXED1_MAX bytes; the same text for
+ * every double, rounding included); each NUL-terminated, the length returned. */
+size_t tci_fmt_u64(char *b, uint64_t v);
+size_t tci_fmt_i64(char *b, int64_t v);
+#define TCI_FMT_FIXED1_MAX 320
+size_t tci_fmt_fixed1(char *b, double x);
+/* text padded with blanks to width as printf's "%*s": right-aligned, or left-aligned ("%-*s")
+ * when width is negative. */
+void tci_put_aligned(tci_sink *o, const char *text, size_t len, int width);
 
 /* ---- writers ------------------------------------------------------------ */
 

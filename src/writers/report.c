@@ -43,38 +43,79 @@
 
 /* ---- numbers ----------------------------------------------------------------- */
 
-/* Right-aligned in width: the text, or "-" when absent. */
-static void cell(tci_sink *o, const char *text, int width)
+/* The cells are printf's ("%*lld", "%.1f%%", ...) written by textout.c's formatters: a report
+ * has millions of them (a section per thread), and printf's parsing was most of its time. */
+
+/* Right-aligned in width (left-aligned when negative): a number, or "-" when absent. */
+static void cell_i64(tci_sink *o, int64_t v, int width)
 {
-    tci_sink_printf(o, "%*s", width, text);
+    char b[24];
+    tci_put_aligned(o, b, tci_fmt_i64(b, v), width);
 }
+
+static void cell_u64(tci_sink *o, uint64_t v, int width)
+{
+    char b[24];
+    tci_put_aligned(o, b, tci_fmt_u64(b, v), width);
+}
+
+static void cell_absent(tci_sink *o, int width) { tci_put_aligned(o, "-", 1, width); }
 
 static void cell_us(tci_sink *o, int64_t ns, bool present, int width)
 {
-    char b[32];
     if (present)
-        snprintf(b, sizeof b, "%lld", (long long)tci_us_of(ns));
-    cell(o, present ? b : "-", width);
+        cell_i64(o, tci_us_of(ns), width);
+    else
+        cell_absent(o, width);
 }
 
 /* "35.0%" of part in whole; "-" when absent or whole is 0. */
 static void cell_pct(tci_sink *o, int64_t part, int64_t whole, bool present, int width)
 {
-    char b[32];
-    bool ok = present && whole != 0;
-    if (ok)
-        snprintf(b, sizeof b, "%.1f%%", 100.0 * (double)part / (double)whole);
-    cell(o, ok ? b : "-", width);
+    if (!present || whole == 0) {
+        cell_absent(o, width);
+        return;
+    }
+    char b[TCI_FMT_FIXED1_MAX + 1];
+    size_t n = tci_fmt_fixed1(b, 100.0 * (double)part / (double)whole);
+    b[n++] = '%';
+    tci_put_aligned(o, b, n, width);
+}
+
+/* "[12]", a row's report index (0: (toplevel)), aligned in width. */
+static void cell_index(tci_sink *o, uint32_t index, int width)
+{
+    char b[24];
+    b[0] = '[';
+    size_t n = 1 + tci_fmt_u64(b + 1, index);
+    b[n++] = ']';
+    tci_put_aligned(o, b, n, width);
+}
+
+/* "%7llu+%-7llu" (normal+recursive calls) aligned in width. */
+static void cell_calls(tci_sink *o, uint64_t calls, uint64_t recursive, int half, int width)
+{
+    char num[24], b[64];
+    size_t k = tci_fmt_u64(num, calls), n = 0;
+    for (; n + k < (size_t)half; n++)
+        b[n] = ' ';
+    memcpy(b + n, num, k);
+    n += k;
+    b[n++] = '+';
+    k = tci_fmt_u64(num, recursive);
+    memcpy(b + n, num, k);
+    for (n += k; k < (size_t)half; k++)
+        b[n++] = ' ';
+    tci_put_aligned(o, b, n, width);
 }
 
 /* ---- names --------------------------------------------------------------------- */
 
 /* The method's name in a report: "pkg.Class.method (sig)ret", a plain name
  * (a systrace slice) as it is, an unknown id as "unknown.0x1c". */
-static void put_method_text(tci_sink *o, const tci_method *m, bool with_file)
+static void put_method_text_file(tci_sink *o, const tci_method *m)
 {
-    tci_put_method_name(o, m, tci_put_escaped_text);
-    if (with_file && m->defined && !m->plain_name && m->file && m->file[0] && strcmp(m->file, "(null)")) { /* ART writes "(null)" for none */
+    if (m->defined && !m->plain_name && m->file && m->file[0] && strcmp(m->file, "(null)")) { /* ART writes "(null)" for none */
         TCI_PUT_LIT(o, "  [");
         tci_put_escaped_text(o, m->file);
         if (m->line > 0)
@@ -83,12 +124,84 @@ static void put_method_text(tci_sink *o, const tci_method *m, bool with_file)
     }
 }
 
-static void put_row_name(tci_sink *o, const tci_profile *p, uint32_t row, bool with_file)
+static void put_method_text(tci_sink *o, const tci_method *m, bool with_file)
+{
+    tci_put_method_name(o, m, tci_put_escaped_text);
+    if (with_file)
+        put_method_text_file(o, m);
+}
+
+/* The sink name_text renders into: the bytes are appended to r->names. */
+static int append_name(void *user, const void *buf, size_t len)
+{
+    report_w *r = user;
+    if (len > r->cap_names - r->n_names) {
+        size_t cap = r->cap_names ? r->cap_names : 4096;
+        while (cap - r->n_names < len)
+            cap *= 2;
+        char *n = tci_realloc_array(r->names, cap, 1);
+        if (!n)
+            return -1;
+        r->names = n;
+        r->cap_names = cap;
+    }
+    memcpy(r->names + r->n_names, buf, len);
+    r->n_names += len;
+    return 0;
+}
+
+/* Method mi's text as put_method_text writes it, rendered on first use and kept: *len bytes
+ * (with the source file or without), or NULL when it could not be kept (memory; then the
+ * caller renders it itself). */
+static const char *name_text(report_w *r, const tci_trace *t, uint32_t mi, bool with_file, size_t *len)
+{
+    if (!r->name_at) {
+        r->name_at = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *r->name_at);
+        r->name_len = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *r->name_len);
+        r->name_file_len = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *r->name_file_len);
+        r->name_sink = tci_malloc(sizeof *r->name_sink);
+        if (!r->name_at || !r->name_len || !r->name_file_len || !r->name_sink)
+            return NULL;
+    }
+    if (!r->name_at[mi]) {
+        tci_sink *o = r->name_sink;
+        size_t at = r->n_names;
+        if (tci_sink_open_fn(o, append_name, r, false) != TC_OK)
+            return NULL;
+        put_method_text(o, &t->methods[mi], false);
+        int bad = tci_sink_flush_buf(o) != 0;
+        size_t bare = r->n_names - at;
+        put_method_text_file(o, &t->methods[mi]);
+        bad |= tci_sink_close(o) != TC_OK;
+        if (bad || r->n_names - at > UINT32_MAX) {
+            r->n_names = at;
+            return NULL;
+        }
+        r->name_at[mi] = at + 1;
+        r->name_len[mi] = (uint32_t)bare;
+        r->name_file_len[mi] = (uint32_t)(r->n_names - at);
+    }
+    *len = with_file ? r->name_file_len[mi] : r->name_len[mi];
+    return r->names + r->name_at[mi] - 1;
+}
+
+/* A method's name (put_method_text), from the names rendered once. */
+static void put_method_name_kept(tci_sink *o, report_w *r, const tci_trace *t, uint32_t mi, bool with_file)
+{
+    size_t len;
+    const char *text = name_text(r, t, mi, with_file, &len);
+    if (text)
+        tci_sink_write(o, text, len);
+    else
+        put_method_text(o, &t->methods[mi], with_file);
+}
+
+static void put_row_name(tci_sink *o, report_w *r, const tci_profile *p, uint32_t row, bool with_file)
 {
     if (row == TCI_NONE)
         TCI_PUT_LIT(o, "(toplevel)");
     else
-        put_method_text(o, &p->trace->methods[p->methods[row].method], with_file);
+        put_method_name_kept(o, r, p->trace, p->methods[row].method, with_file);
 }
 
 /* The method as one CSV field: the report's name without the source file. */
@@ -205,11 +318,10 @@ static void table_head(tci_sink *o)
 /* Inclusive time per normal call ("-" without calls: sampled input). */
 static void cell_per_call(tci_sink *o, int64_t incl, uint64_t calls, bool present)
 {
-    char b[32];
-    bool ok = present && calls;
-    if (ok)
-        snprintf(b, sizeof b, "%lld", (long long)tci_us_of(incl / tci_clamp_calls(calls)));
-    cell(o, ok ? b : "-", 10);
+    if (present && calls)
+        cell_i64(o, tci_us_of(incl / tci_clamp_calls(calls)), 10);
+    else
+        cell_absent(o, 10);
 }
 
 /* A time and its share of whole, each followed by a blank: the table's four time columns. */
@@ -227,10 +339,10 @@ static void table_row(tci_wctx *w, const rview *v, uint32_t row)
     const tci_profile *p = v->p;
     const tci_pmethod *m = &p->methods[row];
     tci_sink *o = w->out;
-    char idx[24], calls[48];
-    snprintf(idx, sizeof idx, "[%u]", v->index[row]);
-    snprintf(calls, sizeof calls, "%7llu+%-7llu", (unsigned long long)m->calls, (unsigned long long)m->recursive_calls);
-    tci_sink_printf(o, "%-7s %15s ", idx, calls);
+    cell_index(o, v->index[row], -7); /* "%-7s %15s ": index, calls */
+    tci_sink_putc(o, ' ');
+    cell_calls(o, m->calls, m->recursive_calls, 7, 15);
+    tci_sink_putc(o, ' ');
     cells_us_pct(o, m->incl_wall, p->span_wall, r->has_wall);
     cells_us_pct(o, m->excl_wall, p->span_wall, r->has_wall);
     cells_us_pct(o, m->incl_cpu, p->span_cpu, r->has_cpu);
@@ -239,7 +351,7 @@ static void table_row(tci_wctx *w, const rview *v, uint32_t row)
     tci_sink_putc(o, ' ');
     cell_per_call(o, m->incl_cpu, m->calls, r->has_cpu);
     TCI_PUT_LIT(o, "  ");
-    put_method_text(o, &p->trace->methods[m->method], true);
+    put_method_name_kept(o, w->priv, p->trace, m->method, true);
     tci_sink_putc(o, '\n');
 }
 
@@ -261,8 +373,6 @@ static void edge_row(tci_wctx *w, const rview *v, const tci_psort_item *it, int 
     tci_sink *o = w->out;
     tci_pcost c = tci_report_edge_part(&p->edges[it->tag], side, nested);
     int64_t t = r->cpu ? c.cpu : c.wall;
-    char idx[24];
-    snprintf(idx, sizeof idx, "[%u]", it->row == TCI_NONE ? 0 : v->index[it->row]);
     TCI_PUT_LIT(o, "               ");
     if (nested)
         TCI_PUT_LIT(o, "      ");
@@ -270,9 +380,16 @@ static void edge_row(tci_wctx *w, const rview *v, const tci_psort_item *it, int 
         cell_pct(o, t, self_incl, true, 6);
     /* a parent row's total is this method's calls; a child row's, the child's */
     uint64_t of = tci_report_total_calls(p, side == TCI_REPORT_PARENTS ? self : it->row);
-    tci_sink_printf(o, " %6s %6llu/%-6llu %9lld ", idx, (unsigned long long)c.calls, (unsigned long long)of,
-                    (long long)tci_us_of(t));
-    put_row_name(o, p, it->row, false);
+    tci_sink_putc(o, ' '); /* " %6s %6llu/%-6llu %9lld ": index, calls/of, time */
+    cell_index(o, it->row == TCI_NONE ? 0 : v->index[it->row], 6);
+    tci_sink_putc(o, ' ');
+    cell_u64(o, c.calls, 6);
+    tci_sink_putc(o, '/');
+    cell_u64(o, of, -6);
+    tci_sink_putc(o, ' ');
+    cell_i64(o, tci_us_of(t), 9);
+    tci_sink_putc(o, ' ');
+    put_row_name(o, w->priv, p, it->row, false);
     tci_sink_putc(o, '\n');
 }
 
@@ -299,16 +416,22 @@ static void method_line(tci_wctx *w, const rview *v, uint32_t row, uint64_t call
 {
     static const char *const excl_what[2] = {"(self time of the outermost calls)", "(time outside any method)"};
     tci_sink *o = w->out;
-    char idx[24];
-    snprintf(idx, sizeof idx, "[%u]", row == TCI_NONE ? 0 : v->index[row]);
-    tci_sink_printf(o, "%-6s ", idx);
+    cell_index(o, row == TCI_NONE ? 0 : v->index[row], -6);
+    tci_sink_putc(o, ' ');
     cell_pct(o, incl, total, true, 6);
-    tci_sink_printf(o, "   %5s %6s %6llu+%-6llu %9lld ", "", "", (unsigned long long)calls, (unsigned long long)rec,
-                    (long long)tci_us_of(incl));
-    put_row_name(o, v->p, row, true);
+    TCI_PUT_LIT(o, "                "); /* "   %5s %6s " of two empty texts */
+    cell_calls(o, calls, rec, 6, 0);
+    tci_sink_putc(o, ' ');
+    cell_i64(o, tci_us_of(incl), 9);
+    tci_sink_putc(o, ' ');
+    put_row_name(o, w->priv, v->p, row, true);
     TCI_PUT_LIT(o, "\n               ");
     cell_pct(o, excl, incl, true, 6);
-    tci_sink_printf(o, " %6s %6s %6s %9lld %s\n", "excl", "", "", (long long)tci_us_of(excl), excl_what[row == TCI_NONE]);
+    TCI_PUT_LIT(o, "   excl               "); /* " %6s %6s %6s " of "excl" and two empty texts */
+    cell_i64(o, tci_us_of(excl), 9);
+    tci_sink_putc(o, ' ');
+    tci_sink_puts(o, excl_what[row == TCI_NONE]);
+    tci_sink_putc(o, '\n');
 }
 
 static int calls_section(tci_wctx *w, const rview *v)
@@ -422,9 +545,15 @@ static void bottom_up_line(const bottom_up *bu, uint32_t node, uint32_t depth)
     const tci_ctnode *n = &bu->tree->nodes[node];
     int64_t t = node_time(bu, node);
     cell_pct(o, t, bu->total, true, 8);
-    tci_sink_printf(o, " %10lld %12llu %6u  %*s", (long long)tci_us_of(t), (unsigned long long)n->calls, depth,
-                    (int)(2 * (depth < BOTTOM_UP_MAX_INDENT ? depth : BOTTOM_UP_MAX_INDENT)), "");
-    put_row_name(o, bu->v->p, tci_profile_row(bu->v->p, n->method), false);
+    tci_sink_putc(o, ' '); /* " %10lld %12llu %6u  %*s": time, calls, depth, indent */
+    cell_i64(o, tci_us_of(t), 10);
+    tci_sink_putc(o, ' ');
+    cell_u64(o, n->calls, 12);
+    tci_sink_putc(o, ' ');
+    cell_u64(o, depth, 6);
+    TCI_PUT_LIT(o, "  ");
+    tci_put_aligned(o, "", 0, (int)(2 * (depth < BOTTOM_UP_MAX_INDENT ? depth : BOTTOM_UP_MAX_INDENT)));
+    put_row_name(o, bu->w->priv, bu->v->p, tci_profile_row(bu->v->p, n->method), false);
     tci_sink_putc(o, '\n');
 }
 
@@ -541,7 +670,9 @@ static void csv_thread_cells(tci_sink *o, const tci_thread *th)
     tci_put_csv_text(o, th->name, q);
     if (q)
         tci_sink_putc(o, '"');
-    tci_sink_printf(o, ",%llu,", (unsigned long long)th->tid);
+    tci_sink_putc(o, ',');
+    tci_sink_u64(o, th->tid);
+    tci_sink_putc(o, ',');
 }
 
 /* One profile's rows; thread NULL: the merged rows ("all", no tid). */
@@ -604,7 +735,9 @@ static int csv_bottom_up_row(void *user, uint32_t node, uint32_t depth)
     csv_us(o, n->wall_self, r->has_wall);
     csv_us(o, n->cpu_total, r->has_cpu);
     csv_us(o, n->cpu_self, r->has_cpu);
-    tci_sink_printf(o, ",%llu,", (unsigned long long)cb->ids[depth]);
+    tci_sink_putc(o, ',');
+    tci_sink_u64(o, cb->ids[depth]);
+    tci_sink_putc(o, ',');
     if (depth)
         tci_sink_u64(o, cb->ids[depth - 1]);
     tci_sink_putc(o, '\n');
@@ -691,6 +824,11 @@ static void report_close(tci_wctx *w)
     free(r->items);
     free(r->list);
     free(r->index);
+    free(r->names);
+    free(r->name_at);
+    free(r->name_len);
+    free(r->name_file_len);
+    free(r->name_sink);
 }
 
 const tci_writer tci_writer_report = {

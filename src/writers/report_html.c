@@ -119,16 +119,17 @@ static void put_row_method(tci_sink *o, const tci_profile *p, uint32_t row)
  * page's script groups its numbers the same way). */
 static void put_grouped(tci_sink *o, int64_t v)
 {
-    char digits[24];
+    char digits[24], text[40];
     uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)a);
+    size_t n = tci_fmt_u64(digits, a), k = 0;
     if (v < 0)
-        tci_sink_putc(o, '-');
-    for (int i = 0; i < n; i++) {
+        text[k++] = '-';
+    for (size_t i = 0; i < n; i++) {
         if (i && (n - i) % 3 == 0)
-            tci_sink_putc(o, ',');
-        tci_sink_putc(o, digits[i]);
+            text[k++] = ',';
+        text[k++] = digits[i];
     }
+    tci_sink_write(o, text, k);
 }
 
 static void put_grouped_u64(tci_sink *o, uint64_t v)
@@ -153,9 +154,12 @@ static void td_us(tci_sink *o, int64_t ns, bool present)
 
 static void td_pct(tci_sink *o, int64_t part, int64_t whole, bool present)
 {
-    if (present && whole)
-        tci_sink_printf(o, "<td>%.1f%%</td>", 100.0 * (double)part / (double)whole);
-    else
+    char b[TCI_FMT_FIXED1_MAX];
+    if (present && whole) { /* "%.1f%%" without printf's cost: a page has a million of them */
+        TCI_PUT_LIT(o, "<td>");
+        tci_sink_write(o, b, tci_fmt_fixed1(b, 100.0 * (double)part / (double)whole));
+        TCI_PUT_LIT(o, "%</td>");
+    } else
         TCI_PUT_LIT(o, "<td>-</td>");
 }
 
@@ -677,10 +681,15 @@ static int table_row(page *pg, const rview *v, uint32_t row, bool all, bool edge
     const tci_pmethod *m = &p->methods[row];
     const tci_method *tm = &p->trace->methods[m->method];
     uint32_t idx = v->index[row];
-    if (all)
-        tci_sink_printf(o, "<tr id=\"m-%u\"><td>%u</td><td class=\"m\">", idx, idx);
-    else
-        tci_sink_printf(o, "<tr><td>%u</td><td class=\"m\">", idx);
+    if (all) {
+        TCI_PUT_LIT(o, "<tr id=\"m-");
+        tci_sink_u64(o, idx);
+        TCI_PUT_LIT(o, "\"><td>");
+    } else {
+        TCI_PUT_LIT(o, "<tr><td>");
+    }
+    tci_sink_u64(o, idx);
+    TCI_PUT_LIT(o, "</td><td class=\"m\">");
     int rc = TC_OK;
     if (edges) {
         TCI_PUT_LIT(o, "<details><summary>");

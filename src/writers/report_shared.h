@@ -24,6 +24,15 @@ typedef struct report_w {
     uint32_t cap_list;
     uint32_t *index;        /* per row of the profile shown: its report index (1..) */
     uint32_t cap_index;
+    /* the text report's method names, rendered once (report.c, name_text): a name is printed
+     * in every thread's section and edge list, and escaping it each time cost as much as the
+     * rest of its row. Grows with the methods, never with events. */
+    char *names;            /* the rendered names, one after another */
+    size_t n_names, cap_names;
+    size_t *name_at;        /* per method of the trace: offset in names + 1 (0: not rendered yet) */
+    uint32_t *name_len;     /* per method: the name's length; name_file_len: with its "  [file:line]" */
+    uint32_t *name_file_len;
+    struct tci_sink *name_sink; /* renders a name into names */
 } report_w;
 
 /* What a renderer shows of one profile: its rows in report order. */

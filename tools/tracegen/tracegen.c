@@ -12,6 +12,7 @@
  *            [--obfuscate MAPPING.txt [--map-seed N] [--r8-map-id] [--residual all|needed]]
  *            [--v2 a16-ns|a16-us|a15|perfetto [--v2-split N]]
  *   tracegen --bench SIZE_MB OUT.trace [--v2 a16-ns]
+ *   tracegen --bench-wide SIZE_MB OUT.trace   (98 threads a copy, copies on fresh threads)
  *   tracegen SCENARIO.scn OUT --longrun raw|slow|slow-summary|pftrace [--base64 plain|anr] ...
  *            (ART's long-running-method dump of the scenario: see run_longrun)
  *
@@ -2876,6 +2877,152 @@ static void run_bench_v2(const char *size_s, const char *outp)
 }
 
 /* ------------------------------------------------------------------------ */
+/* --bench-wide: the issue-26 shape, many threads with many call paths each    */
+/*
+ * A v3 dual non-streaming trace shaped like a real device trace repeated on
+ * fresh threads: each copy is 98 threads (main busiest: thread k records with
+ * weight 1/(k+1)) and 186,000 records over 6000 methods, the copies one after
+ * another in time, each on its own thread ids (names repeat, as they would).
+ * Every copy is the same walk (a repeated trace): depth 3..48, the callee of
+ * a frame one of 2 near the root and fixed deeper (code paths repeat), about
+ * 4,200 distinct call paths a copy (43 a thread), so 35 copies (88 MB, 6.5 M
+ * records) have the issue's ~141k. The bench's report-vs-folded line
+ * reads it: per-thread sections and per-thread sorting cost what a real
+ * trace's do, which the 8-thread --bench file cannot show. Records: one per
+ * µs of wall time; thread CPU 3/4 of the wall time since the thread's
+ * previous record.
+ */
+#define WIDE_THREADS 98
+#define WIDE_METHODS 6000
+#define WIDE_COPY_RECORDS 186000u
+#define WIDE_TID_BASE 1000u
+#define WIDE_MAX_DEPTH 48
+
+/* The thread of a random draw r (0..2^32): weights 1/(k+1), found in the cumulative table. */
+static int wide_pick(const uint32_t *cum, uint32_t r)
+{
+    int lo = 0, hi = WIDE_THREADS - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (cum[mid] > r) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* One step of thread ti's walk: enter (1) of *method or exit (0) of the popped one. */
+static int wide_step(uint32_t *stack, int *depth, int ti, uint64_t x, uint32_t *method)
+{
+    int enter = *depth < 3 ? 1 : *depth >= WIDE_MAX_DEPTH ? 0 : ((x >> 8) & 255) < 124;
+    if (!enter) {
+        *method = stack[--*depth];
+        return 0;
+    }
+    uint32_t ways = *depth < 3 ? 2u : 1u;
+    uint32_t k = (uint32_t)((x >> 20) & 0xFFFF) % ways;
+    uint32_t m = *depth == 0 ? (uint32_t)(ti * 61 + 7) % WIDE_METHODS
+                             : (stack[*depth - 1] * 7u + 1u + k * 131u + (uint32_t)*depth * 17u) % WIDE_METHODS;
+    stack[(*depth)++] = m;
+    *method = m;
+    return 1;
+}
+
+static void run_bench_wide(const char *size_s, const char *outp)
+{
+    char *e;
+    errno = 0;
+    unsigned long long mb = strtoull(size_s, &e, 10);
+    uint64_t n = mb ? (mb * 1048576ull + 13) / 14 : 0;
+    uint64_t copies = (n + WIDE_COPY_RECORDS - 1) / WIDE_COPY_RECORDS;
+    if (errno || *e || !mb || WIDE_TID_BASE + copies * WIDE_THREADS > 0xFFFF) {
+        fprintf(stderr, "tracegen: --bench-wide: bad size '%s' (megabytes, 1..%u: thread ids are 16 bits)\n", size_s,
+                (unsigned)((0xFFFF - WIDE_TID_BASE) / WIDE_THREADS * WIDE_COPY_RECORDS * 14ull / 1048576));
+        exit(2);
+    }
+    n = copies * WIDE_COPY_RECORDS;
+    static const char *const kinds[8] = {"Binder:4321_", "pool-2-thread-", "DefaultDispatcher-worker-",
+                                         "OkHttp Dispatcher ", "glide-source-thread-", "AsyncTask #",
+                                         "Jit thread pool worker thread ", "HeapTaskDaemon "};
+    Buf k = {0};
+    buf_printf(&k, "*version\n3\ndata-file-overflow=false\nclock=dual\nelapsed-time-usec=%" PRIu64
+                   "\nnum-method-calls=%" PRIu64 "\nclock-call-overhead-nsec=250\nvm=art\npid=4321\n*threads\n",
+               n, n);
+    for (uint64_t c = 0; c < copies; c++)
+        for (int i = 0; i < WIDE_THREADS; i++) {
+            unsigned tid = (unsigned)(WIDE_TID_BASE + c * WIDE_THREADS + (uint64_t)i);
+            if (i == 0) buf_printf(&k, "%u\tmain\n", tid);
+            else if (i == 1) buf_printf(&k, "%u\tRenderThread\n", tid);
+            else buf_printf(&k, "%u\t%s%d\n", tid, kinds[i % 8], i / 8 + 1);
+        }
+    buf_str(&k, "*methods\n");
+    for (int i = 0; i < WIDE_METHODS; i++) {
+        const char *cls = bench_classes[i % 40];
+        const char *simple = strrchr(cls, '.') + 1;
+        int inner = i / 2000; /* past 2000 the texts repeat: inner classes keep every name distinct */
+        char src[96], cname[160];
+        snprintf(cname, sizeof cname, inner ? "%s$%d" : "%s", cls, inner);
+        if (i % 17 == 5) snprintf(src, sizeof src, "(null)");
+        else snprintf(src, sizeof src, "%.*s.java", (int)strcspn(simple, "$"), simple);
+        if (i) buf_printf(&k, "0x%x", (unsigned)i << 2);
+        else buf_str(&k, "0");
+        buf_printf(&k, "\t%s\t%s\t%s\t%s\n", cname, bench_names[(i / 40) % 50],
+                   bench_sigs[(i * 7 + i / 40) % 10], src);
+    }
+    buf_str(&k, "*end\n");
+
+    FILE *f = fopen(outp, "wb");
+    if (!f) die_io(outp);
+    g_out_fp = f;
+    g_out_path = outp;
+    Out o = {f, outp, xrealloc(NULL, 1 << 20), 0, 1 << 20, 0};
+    out_put(&o, k.p, k.n);
+    uint8_t hdr[32] = {0};
+    put32(hdr, 0x574F4C53u);
+    put16(hdr + 4, 3);
+    put16(hdr + 6, 32);
+    put64(hdr + 8, 5123456789ull);
+    put16(hdr + 16, 14);
+    out_put(&o, hdr, 32);
+
+    uint32_t cum[WIDE_THREADS];
+    double wsum = 0, acc = 0;
+    for (int i = 0; i < WIDE_THREADS; i++) wsum += 1.0 / (i + 1);
+    for (int i = 0; i < WIDE_THREADS; i++) {
+        acc += 1.0 / (i + 1);
+        cum[i] = i == WIDE_THREADS - 1 ? UINT32_MAX : (uint32_t)(acc / wsum * 4294967295.0);
+    }
+    struct WT { uint32_t stack[WIDE_MAX_DEPTH]; int depth; uint32_t last_wall, cpu; int started; } *wt =
+        xcalloc(WIDE_THREADS, sizeof *wt);
+    uint32_t wall = 0;
+    for (uint64_t c = 0; c < copies; c++) {
+        memset(wt, 0, WIDE_THREADS * sizeof *wt);
+        uint64_t x = 0x9E3779B97F4A7C15ull; /* every copy the same walk: a repeated trace */
+        for (uint32_t i = 0; i < WIDE_COPY_RECORDS; i++, wall++) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            int ti = wide_pick(cum, (uint32_t)(x >> 32));
+            struct WT *b = &wt[ti];
+            if (!b->started) { b->started = 1; b->last_wall = wall; }
+            b->cpu += ((wall - b->last_wall) * 3) >> 2;
+            b->last_wall = wall;
+            uint32_t m;
+            int enter = wide_step(b->stack, &b->depth, ti, x, &m);
+            uint8_t r[14];
+            put16(r, (uint32_t)(WIDE_TID_BASE + c * WIDE_THREADS + (uint64_t)ti));
+            put32(r + 2, enter ? m << 2 : (m << 2) | 1u);
+            put32(r + 6, b->cpu);
+            put32(r + 10, wall);
+            out_put(&o, r, 14);
+        }
+    }
+    out_flush(&o);
+    if (fclose(f)) { g_out_fp = NULL; die_io(outp); }
+    g_out_fp = NULL;
+    free(wt);
+    free(o.buf);
+    free(k.p);
+}
+
+/* ------------------------------------------------------------------------ */
 /* --longrun: ART's long-running-method dump (ART.md §6, §11) of a scenario  */
 /*
  * The same scenario walked per thread; each thread's events are written in
@@ -3176,6 +3323,7 @@ static void usage(void)
           "                [--obfuscate MAPPING.txt [--map-seed N] [--r8-map-id] [--residual all|needed]]\n"
           "                [--v2 a16-ns|a16-us|a15|perfetto [--v2-split N]]\n"
           "       tracegen --bench SIZE_MB OUT.trace [--v2 a16-ns]\n"
+          "       tracegen --bench-wide SIZE_MB OUT.trace\n"
           "       tracegen SCENARIO.scn OUT --longrun raw|slow|slow-summary|pftrace [--base64 plain|anr]\n"
           "                [--chunk-records N] [--pf-packets K] [--pf-fields F,P,Q] [--pf-process NAME]\n", stderr);
     exit(2);
@@ -3190,6 +3338,10 @@ int main(int argc, char **argv)
         }
         if (argc != 4) usage();
         run_bench(argv[2], argv[3]);
+        return 0;
+    }
+    if (argc == 4 && !strcmp(argv[1], "--bench-wide")) {
+        run_bench_wide(argv[2], argv[3]);
         return 0;
     }
     for (int i = 1; i < argc; i++)
