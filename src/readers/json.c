@@ -116,15 +116,19 @@ typedef struct open_stack {
     uint64_t deeper; /* B events past max-depth, dropped: the next ends close them first */
 } open_stack;
 
+/* Records made by the replay and held until due, at most: beyond, they are sorted (late). */
+#define HELD_MAX ((size_t)1 << 16)
+
 /* The records, per thread in time order. Two sorted streams (tci_extsort: on disk
  * when there are many), so that after open() the reader holds no per-event array:
  * the records the walk made (instants, counters, async slices, ends that close
  * nothing), and the slices, replayed into enter and exit records at each read
  * rather than stored as twice as many records (writing those to the spool was a
- * fifth of a conversion). The replay's records come out in time order unless
- * slices overlap without nesting (an exit waits under a slice that ends later):
- * the count at open checks it, and then sorts them (late) as all records were
- * sorted before. Merged by (thread, time), the walk's first at equal times: the
+ * fifth of a conversion). The replay's records are held until no later record
+ * can come before them, which is at once when slices nest, and soon when they
+ * overlap a little (an exit waiting under a slice that ends later, as rounded
+ * times make them); when more than HELD_MAX would wait (the count at open
+ * finds out) they are sorted (late) as all records were sorted before. Merged by (thread, time), the walk's first at equal times: the
  * order of one sort of all records by (thread, time, order made in), the walk's
  * records being made before the replay's. */
 typedef struct jreader {
@@ -133,11 +137,18 @@ typedef struct jreader {
     tci_extsort *late;        /* the replay's records sorted, when they do not come out in order */
     uint64_t walk_recs, total; /* records: the walk's, and with the replay's (counted at open) */
     uint32_t max_depth;
-    /* the replay: the slices open, and the records of one step, sorted */
+    /* the replay: the slices open (and the earliest end among them), the records
+     * made but not yet due (a heap), and those due, in order */
     open_stack stack;
+    int64_t *min_end;         /* min_end[i]: the earliest end of stack.s[0..i] (NO_END: none) */
+    size_t cap_min_end;
+    jrec *held;
+    size_t n_held, cap_held;
     jrec *batch;
     size_t batch_n, batch_pos, batch_cap;
     uint64_t seq;             /* replay records made so far (their order at equal times) */
+    enum { REPLAY_COUNT, REPLAY_SORT, REPLAY_READ } mode;
+    bool too_many_held;       /* (the count) HELD_MAX records were held at once: sort them instead */
     uint32_t warned;          /* the thread last warned about (max-depth), in the count at open */
     bool slices_done;
     jrec walk_head;           /* the walk's next record, when have_walk */
@@ -448,13 +459,66 @@ static bool stays_open(const jslice *top, const jslice *s)
     return top->end > s->start || (top->end == s->start && top->start == s->start && top->end >= s->end);
 }
 
-/* The replay's record e, numbered in the order made (its place at equal times). */
-static int batch_add(tci_rctx *r, jreader *j, jrec e)
+/* Held records: a min-heap by (time, order made); one thread's at a time. */
+static bool held_before(const jrec *a, const jrec *b) { return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq); }
+
+static void held_push(jreader *j, jrec e)
 {
-    if (tci_grow_n((void **)&j->batch, &j->batch_cap, j->batch_n, sizeof *j->batch) != 0)
-        return nomem(r);
+    size_t i = j->n_held++;
+    for (; i && held_before(&e, &j->held[(i - 1) / 2]); i = (i - 1) / 2)
+        j->held[i] = j->held[(i - 1) / 2];
+    j->held[i] = e;
+}
+
+static jrec held_pop(jreader *j)
+{
+    jrec top = j->held[0], last = j->held[--j->n_held];
+    size_t i = 0, n = j->n_held;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && held_before(&j->held[c + 1], &j->held[c]))
+            c++;
+        if (!held_before(&j->held[c], &last))
+            break;
+        j->held[i] = j->held[c];
+        i = c;
+    }
+    if (n)
+        j->held[i] = last;
+    return top;
+}
+
+/* The replay's record e, numbered in the order made (its place at equal times): held
+ * (reading), counted (the count at open, which also sees how many wait at once), or
+ * sorted (late). */
+static int replay_add(tci_rctx *r, jreader *j, jrec e)
+{
     e.seq = j->walk_recs + j->seq++;
-    j->batch[j->batch_n++] = e;
+    if (j->mode == REPLAY_SORT)
+        return tci_extsort_add(j->late, &e) == 0 ? TC_OK : sort_error(r, "write");
+    if (j->too_many_held)
+        return TC_OK; /* counting only */
+    if (j->n_held == HELD_MAX && j->mode == REPLAY_COUNT) { /* reading, the same replay holds fewer */
+        j->too_many_held = true;
+        j->n_held = 0;
+        return TC_OK;
+    }
+    if (tci_grow_n((void **)&j->held, &j->cap_held, j->n_held, sizeof *j->held) != 0)
+        return nomem(r);
+    held_push(j, e);
+    return TC_OK;
+}
+
+/* The held records at or before `due` (all when due is INT64_MAX) into the batch, in order. */
+static int release(tci_rctx *r, jreader *j, int64_t due)
+{
+    while (j->n_held && j->held[0].ts <= due) {
+        if (tci_grow_n((void **)&j->batch, &j->batch_cap, j->batch_n, sizeof *j->batch) != 0)
+            return nomem(r);
+        j->batch[j->batch_n++] = held_pop(j);
+    }
     return TC_OK;
 }
 
@@ -468,36 +532,34 @@ static int close_before(tci_rctx *r, jreader *j, const jslice *s)
             continue; /* a B never closed stays open: normalize closes it at the end */
         jrec e = {.ts = top->end, .cpu = top->cpu_end, .thread = top->thread, .method = top->method,
                   .action = TCI_ACT_EXIT};
-        int rc = batch_add(r, j, e);
+        int rc = replay_add(r, j, e);
         if (rc != TC_OK)
             return rc;
     }
     return TC_OK;
 }
 
-/* Sorts a step's few records; insertion below a dozen, where qsort's set-up costs more. */
-static void sort_batch(jrec *b, size_t n)
+/* s on the stack, with the earliest end of the stack so far. */
+static int push_open(tci_rctx *r, jreader *j, const jslice *s)
 {
-    if (n > 12) {
-        qsort(b, n, sizeof *b, cmp_rec);
-        return;
-    }
-    for (size_t i = 1; i < n; i++) {
-        jrec x = b[i];
-        size_t k = i;
-        for (; k && cmp_rec(&b[k - 1], &x) > 0; k--)
-            b[k] = b[k - 1];
-        b[k] = x;
-    }
+    open_stack *st = &j->stack;
+    if (tci_grow_n((void **)&st->s, &st->cap, st->n, sizeof *st->s) != 0 ||
+        tci_grow_n((void **)&j->min_end, &j->cap_min_end, st->n, sizeof *j->min_end) != 0)
+        return nomem(r);
+    int64_t below = st->n ? j->min_end[st->n - 1] : NO_END;
+    j->min_end[st->n] = s->end < below ? s->end : below;
+    st->s[st->n++] = *s;
+    return TC_OK;
 }
 
 /* One step of the replay of the sorted slices through a stack: the next slice's
  * records (the exits of what ends before it starts, and its enter; at a thread's
- * change, all of the last thread's exits first) into j->batch, sorted by (thread,
- * time, order made). When slices nest, every record of a later step is at this
- * slice's start or later and made later, so the steps' records in turn are sorted
- * as one sort of them all would order them (count_replay checks that it is so).
- * warn: say where max-depth drops slices (the count at open).
+ * change, all of the last thread's exits first), and then into j->batch, in order,
+ * the records held that are due: every record still to come is at the earliest
+ * end among the open slices or at this slice's start or later (starts are sorted,
+ * an exit is never before its start), and is made later. So the batches in turn
+ * hold the replay's records as one sort of them all by (thread, time, order made)
+ * would order them. warn: say where max-depth drops slices (the count at open).
  * 1: a batch (maybe empty), 0: no slice left, else an error. */
 static int replay_step(tci_rctx *r, jreader *j, bool warn)
 {
@@ -510,13 +572,13 @@ static int replay_step(tci_rctx *r, jreader *j, bool warn)
         return sort_error(r, "read back");
     if (k == 0) {
         j->slices_done = true;
-        if ((rc = close_before(r, j, NULL)) != TC_OK)
+        if ((rc = close_before(r, j, NULL)) != TC_OK || (rc = release(r, j, INT64_MAX)) != TC_OK)
             return rc;
-        sort_batch(j->batch, j->batch_n);
         return j->batch_n ? 1 : 0;
     }
     open_stack *st = &j->stack;
-    if (st->n && st->s[0].thread != s.thread && (rc = close_before(r, j, NULL)) != TC_OK)
+    if (st->n && st->s[0].thread != s.thread &&
+        ((rc = close_before(r, j, NULL)) != TC_OK || (rc = release(r, j, INT64_MAX)) != TC_OK))
         return rc;
     if ((rc = close_before(r, j, &s)) != TC_OK)
         return rc;
@@ -526,13 +588,12 @@ static int replay_step(tci_rctx *r, jreader *j, bool warn)
         j->warned = s.thread;
     } else {
         jrec b = {.ts = s.start, .cpu = s.cpu_start, .thread = s.thread, .method = s.method, .action = TCI_ACT_ENTER};
-        if ((rc = batch_add(r, j, b)) != TC_OK)
+        if ((rc = replay_add(r, j, b)) != TC_OK || (rc = push_open(r, j, &s)) != TC_OK)
             return rc;
-        if (tci_grow_n((void **)&st->s, &st->cap, st->n, sizeof *st->s) != 0)
-            return nomem(r);
-        st->s[st->n++] = s;
     }
-    sort_batch(j->batch, j->batch_n);
+    int64_t due = st->n && j->min_end[st->n - 1] < s.start ? j->min_end[st->n - 1] : s.start;
+    if ((rc = release(r, j, due)) != TC_OK)
+        return rc;
     return 1;
 }
 
@@ -541,6 +602,7 @@ static int replay_rewind(tci_rctx *r, jreader *j)
 {
     j->stack.n = 0;
     j->batch_n = j->batch_pos = 0;
+    j->n_held = 0;
     j->seq = 0;
     j->slices_done = false;
     if (tci_extsort_rewind(j->slices) != 0 || tci_extsort_rewind(j->recs) != 0 ||
@@ -553,18 +615,15 @@ static int replay_rewind(tci_rctx *r, jreader *j)
     return TC_OK;
 }
 
-/* The replay's records once more, into the sort (late): slices overlap. */
+/* The replay's records once more, into the sort (late): too many would wait. */
 static int sort_replay(tci_rctx *r, jreader *j)
 {
     if (!(j->late = tci_extsort_new(sizeof(jrec), cmp_rec, 0)))
         return nomem(r);
+    j->mode = REPLAY_SORT;
     int rc = replay_rewind(r, j);
-    while (rc == TC_OK && (rc = replay_step(r, j, false)) == 1) {
+    while (rc == TC_OK && (rc = replay_step(r, j, false)) == 1)
         rc = TC_OK;
-        for (size_t i = 0; i < j->batch_n && rc == TC_OK; i++)
-            if (tci_extsort_add(j->late, &j->batch[i]) != 0)
-                rc = sort_error(r, "write");
-    }
     if (rc < 0)
         return rc;
     return tci_extsort_done(j->late) == 0 ? TC_OK : sort_error(r, "sort");
@@ -572,8 +631,8 @@ static int sort_replay(tci_rctx *r, jreader *j)
 
 /* At open: the slices sorted and replayed once, to count the records (progress, and
  * whether there are any), to warn where max-depth drops slices, as the reader always
- * did before its first record, and to see whether the replay's records come out in
- * order (else they are sorted). */
+ * did before its first record, and to see how many records wait at once (too many:
+ * they are sorted). */
 static int count_replay(tci_rctx *r, jreader *j)
 {
     if (tci_extsort_done(j->slices) != 0 || tci_extsort_done(j->recs) != 0)
@@ -581,25 +640,16 @@ static int count_replay(tci_rctx *r, jreader *j)
     j->walk_recs = tci_extsort_count(j->recs);
     j->max_depth = max_depth(r);
     j->warned = TCI_NONE;
-    uint64_t made = 0;
-    bool in_order = true;
-    jrec last = {.thread = 0, .ts = INT64_MIN};
+    j->mode = REPLAY_COUNT;
     int rc = replay_rewind(r, j);
-    while (rc == TC_OK && (rc = replay_step(r, j, true)) == 1) {
+    while (rc == TC_OK && (rc = replay_step(r, j, true)) == 1)
         rc = TC_OK;
-        if (!j->batch_n)
-            continue;
-        const jrec *first = &j->batch[0];
-        if (first->thread < last.thread || (first->thread == last.thread && first->ts < last.ts))
-            in_order = false;
-        last = j->batch[j->batch_n - 1];
-        made += j->batch_n;
-    }
     if (rc < 0)
         return rc;
-    j->total = j->walk_recs + made;
-    if (!in_order && (rc = sort_replay(r, j)) != TC_OK)
+    j->total = j->walk_recs + j->seq;
+    if (j->too_many_held && (rc = sort_replay(r, j)) != TC_OK)
         return rc;
+    j->mode = REPLAY_READ;
     return replay_rewind(r, j);
 }
 
@@ -1079,6 +1129,8 @@ static void json_close(tci_rctx *r)
     tci_extsort_free(j->slices);
     tci_extsort_free(j->late);
     free(j->stack.s);
+    free(j->min_end);
+    free(j->held);
     free(j->batch);
 }
 
