@@ -59,7 +59,7 @@ static bool is_hex(char c) { return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a'
  * either become zero, found as in "Bit Twiddling Hacks"; only the lowest hit is
  * exact, which is the one used). Most strings are keys and names of a few dozen
  * bytes, for which two memchr calls cost more than the whole scan. */
-static size_t quote_or_escape(const char *s, size_t i, size_t end)
+static inline size_t quote_or_escape(const char *s, size_t i, size_t end)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
@@ -127,7 +127,7 @@ static bool skip_long_string(tci_jscan *sc)
 
 /* A string at pos; *plain: it has no escape. A short one without escapes is found at
  * once, the others as skip_long_string reads them. */
-static bool scan_string(tci_jscan *sc, bool *plain)
+static inline bool scan_string(tci_jscan *sc, bool *plain)
 {
     size_t i = sc->pos + 1, end = sc->n - i < 256 ? sc->n : i + 256;
     size_t at = quote_or_escape(sc->s, i, end);
@@ -250,8 +250,18 @@ static bool scan_key(tci_jscan *sc, const char **key, size_t *len, bool *plain)
 {
     ws(sc);
     size_t start = sc->pos + 1;
-    if (sc->pos >= sc->n || sc->s[sc->pos] != '"' || !scan_string(sc, plain))
+    if (sc->pos >= sc->n || sc->s[sc->pos] != '"')
         return false;
+    /* keys are a few bytes: looked at one by one before the word-wise search */
+    size_t i = start, end = sc->n - start < 16 ? sc->n : start + 16;
+    while (i < end && sc->s[i] != '"' && sc->s[i] != '\\')
+        i++;
+    if (i < end && sc->s[i] == '"') {
+        *plain = true;
+        sc->pos = i + 1;
+    } else if (!scan_string(sc, plain)) {
+        return false;
+    }
     *key = sc->s + start;
     *len = sc->pos - 1 - start;
     ws(sc);
