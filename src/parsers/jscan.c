@@ -5,7 +5,8 @@
  * A validating scanner finds the extent of one value (accepting what cJSON
  * accepts, to the same nesting depth, iteratively: no recursion), and the
  * members a reader uses are decoded where they lie: strings into the
- * caller's buffer, numbers through strtod. Nothing is allocated per value, so
+ * caller's buffer, numbers through strtod (the common ones read here, to
+ * the same double). Nothing is allocated per value, so
  * memory does not depend on how large a value is (a cJSON tree took 40 times
  * the text of a 60 MB event), and an allocation failure can never be
  * mistaken for bad JSON.

@@ -10,8 +10,9 @@
  * depends neither on the file nor on the size of one event (a 60 MB event
  * made a 2.4 GB cJSON tree), and running out of it is never taken for bad
  * JSON. The option max-json still bounds one event (default 256 MiB).
- * Slices and records go through tci_extsort (runs spilled to a temporary
- * file), so the reader keeps no per-event array of its own.
+ * Slices and the other records go through tci_extsort (runs spilled to a
+ * temporary file), so the reader keeps no per-event array of its own; the
+ * slices become enter/exit records at each read (jreader).
  *
  * Quirks: events need not be in time order and X events may come in any
  * order, so each thread's slices are collected as intervals (B/E pairs
