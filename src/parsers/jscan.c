@@ -5,7 +5,8 @@
  * A validating scanner finds the extent of one value (accepting what cJSON
  * accepts, to the same nesting depth, iteratively: no recursion), and the
  * members a reader uses are decoded where they lie: strings into the
- * caller's buffer, numbers through strtod. Nothing is allocated per value, so
+ * caller's buffer, numbers through strtod (the common ones read here, to
+ * the same double). Nothing is allocated per value, so
  * memory does not depend on how large a value is (a cJSON tree took 40 times
  * the text of a 60 MB event), and an allocation failure can never be
  * mistaken for bad JSON.
@@ -34,6 +35,8 @@ static void moved_to(tci_jscan *sc, size_t at)
 /* Whitespace as cJSON has it (any byte up to ' '). */
 void tci_jscan_ws(tci_jscan *sc)
 {
+    if (TCI_LIKELY(sc->pos < sc->n && (unsigned char)sc->s[sc->pos] > ' '))
+        return; /* the usual case between two tokens: none */
     for (;;) {
         size_t end = sc->n - sc->pos < CHUNK ? sc->n : sc->pos + CHUNK;
         while (sc->pos < end && (unsigned char)sc->s[sc->pos] <= ' ')
@@ -44,12 +47,42 @@ void tci_jscan_ws(tci_jscan *sc)
     }
 }
 
+/* tci_jscan_ws where the next byte is usually a token: that byte is looked at here. */
+static inline void ws(tci_jscan *sc)
+{
+    if (sc->pos >= sc->n || (unsigned char)sc->s[sc->pos] <= ' ')
+        tci_jscan_ws(sc);
+}
+
 static bool is_hex(char c) { return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'); }
+
+/* The first '"' or '\\' in s[i, end), or end: eight bytes a step (the bytes equal to
+ * either become zero, found as in "Bit Twiddling Hacks"; only the lowest hit is
+ * exact, which is the one used). Most strings are keys and names of a few dozen
+ * bytes, for which two memchr calls cost more than the whole scan. */
+static inline size_t quote_or_escape(const char *s, size_t i, size_t end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    for (; end - i >= 8; i += 8) {
+        uint64_t w, q, b;
+        memcpy(&w, s + i, 8);
+        q = w ^ (ones * '"');
+        b = w ^ (ones * '\\');
+        uint64_t hit = ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs);
+        if (hit)
+            return i + (size_t)__builtin_ctzll(hit) / 8;
+    }
+#endif
+    while (i < end && s[i] != '"' && s[i] != '\\')
+        i++;
+    return i;
+}
 
 /* A string at pos (on its opening quote); escapes checked as cJSON does. Linear: each
  * byte is searched once for the closing quote (a MiB at a time, so that the pages
  * of a long string go back as it is read) and once for a backslash. */
-static bool skip_string(tci_jscan *sc)
+static bool skip_long_string(tci_jscan *sc)
 {
     const char *s = sc->s, *q = NULL; /* q: the next quote, when q >= s + i */
     size_t i = sc->pos + 1, clear = 0; /* else: no quote in [i, clear) */
@@ -93,6 +126,26 @@ static bool skip_string(tci_jscan *sc)
     }
 }
 
+/* A string at pos; *plain: it has no escape. A short one without escapes is found at
+ * once, the others as skip_long_string reads them. */
+static inline bool scan_string(tci_jscan *sc, bool *plain)
+{
+    size_t i = sc->pos + 1, end = sc->n - i < 256 ? sc->n : i + 256;
+    size_t at = quote_or_escape(sc->s, i, end);
+    *plain = at < end && sc->s[at] == '"';
+    if (*plain) {
+        sc->pos = at + 1;
+        return true;
+    }
+    return skip_long_string(sc);
+}
+
+static bool skip_string(tci_jscan *sc)
+{
+    bool plain;
+    return scan_string(sc, &plain);
+}
+
 static bool skip_literal(tci_jscan *sc, const char *word)
 {
     size_t len = strlen(word);
@@ -102,12 +155,17 @@ static bool skip_literal(tci_jscan *sc, const char *word)
     return true;
 }
 
+static bool in_number_run(char c)
+{
+    return (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.' || c == 'e' || c == 'E';
+}
+
 /* The run of [0-9+-.eE] at p (at most n bytes, fewer than 1024) as a C string in
  * num: its length, or 0 (none, or too long to be a number anyone writes). */
 static size_t number_run(const char *p, size_t n, char num[1024])
 {
     size_t k = 0;
-    while (k < n && p[k] && strchr("0123456789+-.eE", p[k]))
+    while (k < n && in_number_run(p[k]))
         if (++k == 1024)
             return 0;
     memcpy(num, p, k);
@@ -115,10 +173,72 @@ static size_t number_run(const char *p, size_t n, char num[1024])
     return k;
 }
 
+/* The powers of ten a double holds exactly. */
+static const double exact_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* The common number, -?digits(.digits)? (timestamps, ids) whose run of [0-9+-.eE] ends
+ * there, with its digits an integer m of at most 2^53 and k of them after the point:
+ * *out is m / 10^k, which is exactly what strtod returns, since m and 10^k are both
+ * exact doubles and one IEEE division rounds correctly (Clinger's fast path). strtod
+ * cost a tenth of the whole conversion of a trace of mostly numbers. Returns the bytes
+ * taken, 0 for any other form (left to strtod). */
+static size_t fast_number(const char *p, size_t n, double *out)
+{
+    size_t i = n && p[0] == '-';
+    uint64_t m = 0;
+    unsigned digits = 0, frac = 0;
+    for (; i < n && (unsigned)(p[i] - '0') < 10; i++, digits++) {
+        if (digits == 19)
+            return 0; /* m could overflow: rare, and strtod's */
+        m = m * 10 + (unsigned)(p[i] - '0');
+    }
+    if (!digits)
+        return 0;
+    if (i < n && p[i] == '.') {
+        for (i++; i < n && (unsigned)(p[i] - '0') < 10; i++, frac++) {
+            if (digits + frac == 19)
+                return 0;
+            m = m * 10 + (unsigned)(p[i] - '0');
+        }
+        if (!frac)
+            return 0;
+    }
+    if (m > (uint64_t)1 << 53 || (i < n && in_number_run(p[i])))
+        return 0; /* not exact, or the run goes on ("1e3", "1.5.2"): strtod decides */
+    double d = (double)m / exact_pow10[frac];
+    *out = p[0] == '-' ? -d : d;
+    return i;
+}
+
+/* The length of the run -?digits(.digits)? at p when the run of [0-9+-.eE] ends
+ * there (strtod takes all of it), else 0: a number skipped without reading its value. */
+static size_t plain_number(const char *p, size_t n)
+{
+    size_t first = n && p[0] == '-', i = first;
+    while (i < n && (unsigned)(p[i] - '0') < 10)
+        i++;
+    if (i == first)
+        return 0;
+    if (i < n && p[i] == '.') {
+        size_t frac = ++i;
+        while (i < n && (unsigned)(p[i] - '0') < 10)
+            i++;
+        if (i == frac)
+            return 0;
+    }
+    return i < 1024 && !(i < n && in_number_run(p[i])) ? i : 0;
+}
+
 /* A number as cJSON reads one: of the run of [0-9+-.eE], what strtod takes. */
 static bool skip_number(tci_jscan *sc)
 {
     char num[1024], *end;
+    size_t plain = plain_number(sc->s + sc->pos, sc->n - sc->pos);
+    if (plain) {
+        sc->pos += plain;
+        return true;
+    }
     if (!number_run(sc->s + sc->pos, sc->n - sc->pos, num))
         return false;
     (void)strtod(num, &end);
@@ -126,19 +246,36 @@ static bool skip_number(tci_jscan *sc)
     return end > num;
 }
 
-bool tci_jscan_key(tci_jscan *sc, const char **key, size_t *len)
+/* An object's key and its colon; *plain: the key has no escape. */
+static bool scan_key(tci_jscan *sc, const char **key, size_t *len, bool *plain)
 {
-    tci_jscan_ws(sc);
+    ws(sc);
     size_t start = sc->pos + 1;
-    if (sc->pos >= sc->n || sc->s[sc->pos] != '"' || !skip_string(sc))
+    if (sc->pos >= sc->n || sc->s[sc->pos] != '"')
         return false;
+    /* keys are a few bytes: looked at one by one before the word-wise search */
+    size_t i = start, end = sc->n - start < 16 ? sc->n : start + 16;
+    while (i < end && sc->s[i] != '"' && sc->s[i] != '\\')
+        i++;
+    if (i < end && sc->s[i] == '"') {
+        *plain = true;
+        sc->pos = i + 1;
+    } else if (!scan_string(sc, plain)) {
+        return false;
+    }
     *key = sc->s + start;
     *len = sc->pos - 1 - start;
-    tci_jscan_ws(sc);
+    ws(sc);
     if (sc->pos >= sc->n || sc->s[sc->pos] != ':')
         return false;
     sc->pos++;
     return true;
+}
+
+bool tci_jscan_key(tci_jscan *sc, const char **key, size_t *len)
+{
+    bool plain;
+    return scan_key(sc, key, len, &plain);
 }
 
 static bool skip_key(tci_jscan *sc)
@@ -155,7 +292,7 @@ bool tci_jscan_value(tci_jscan *sc)
     int depth = 0;
     for (;;) {
         moved_to(sc, sc->pos);
-        tci_jscan_ws(sc);
+        ws(sc);
         if (sc->pos >= sc->n)
             return false;
         char c = sc->s[sc->pos];
@@ -165,7 +302,7 @@ bool tci_jscan_value(tci_jscan *sc)
                 return false;
             open[depth++] = c;
             sc->pos++;
-            tci_jscan_ws(sc);
+            ws(sc);
             if (sc->pos < sc->n && sc->s[sc->pos] == (c == '{' ? '}' : ']')) {
                 sc->pos++;
                 depth--;
@@ -190,7 +327,7 @@ bool tci_jscan_value(tci_jscan *sc)
         for (;;) {
             if (!depth)
                 return true;
-            tci_jscan_ws(sc);
+            ws(sc);
             if (sc->pos >= sc->n)
                 return false;
             char d = sc->s[sc->pos];
@@ -206,6 +343,20 @@ bool tci_jscan_value(tci_jscan *sc)
             depth--;
         }
     }
+}
+
+/* A member's value: strings and numbers directly (most are), the rest through the
+ * container walk, which costs a kilobyte of stack state to enter. */
+static bool skip_member_value(tci_jscan *sc)
+{
+    if (sc->pos < sc->n) {
+        char c = sc->s[sc->pos];
+        if (c == '"')
+            return skip_string(sc);
+        if (c == '-' || (c >= '0' && c <= '9'))
+            return skip_number(sc);
+    }
+    return tci_jscan_value(sc);
 }
 
 static unsigned hex4(const char *p)
@@ -270,35 +421,88 @@ size_t tci_json_unescape(const char *raw, size_t n, char *out, size_t cap, uint6
     return o;
 }
 
+/* A short key's length, first and last byte in one word: the member names compared
+ * with the keys asked for are mostly told apart by it, without a memcmp. */
+static uint32_t key_sig(const char *k, size_t len)
+{
+    return len ? (uint32_t)len << 16 | (uint32_t)(uint8_t)k[0] << 8 | (uint8_t)k[len - 1] : 0;
+}
+
+static unsigned sig_slot(uint32_t sig) { return (sig * 0x9e3779b1u) >> 26; }
+
+/* The keys longer than a member name is ever compared (32 bytes) are left out: never found. */
+void tci_jkeys_init(tci_jkeys *k, const char *const *keys, size_t n_keys)
+{
+    memset(k, 0, sizeof *k);
+    k->keys = keys;
+    k->n = n_keys < TCI_JKEYS_MAX ? n_keys : TCI_JKEYS_MAX;
+    for (size_t i = 0; i < k->n; i++) {
+        size_t len = strlen(keys[i]);
+        if (len > 32)
+            continue;
+        k->sig[i] = key_sig(keys[i], len);
+        unsigned at = sig_slot(k->sig[i]);
+        while (k->slot[at])
+            at = (at + 1) & 63;
+        k->slot[at] = (uint8_t)(i + 1);
+    }
+}
+
+/* Every key asked for that text[0, len) names and that has no value yet gets v (a name
+ * may be asked for twice). Usually one probe: a few keys in 64 slots. */
+static void match_key(const tci_jkeys *k, const char *text, size_t len, tci_jspan v, tci_jspan *vals)
+{
+    uint32_t sig = key_sig(text, len);
+    for (unsigned at = sig_slot(sig); k->slot[at]; at = (at + 1) & 63) {
+        unsigned i = k->slot[at] - 1u;
+        if (k->sig[i] == sig && !vals[i].p && !memcmp(k->keys[i], text, len))
+            vals[i] = v; /* the first one counts */
+    }
+}
+
 bool tci_jscan_object(tci_jscan *sc, const char *const *keys, size_t n_keys, tci_jspan *vals)
 {
-    for (size_t i = 0; i < n_keys; i++)
+    tci_jkeys k;
+    tci_jkeys_init(&k, keys, n_keys);
+    for (size_t i = k.n; i < n_keys; i++)
         vals[i] = (tci_jspan){NULL, 0};
-    tci_jscan_ws(sc);
+    return tci_jscan_members(sc, &k, vals);
+}
+
+bool tci_jscan_members(tci_jscan *sc, const tci_jkeys *kt, tci_jspan *vals)
+{
+    for (size_t i = 0; i < kt->n; i++)
+        vals[i] = (tci_jspan){NULL, 0};
+    ws(sc);
     if (sc->pos >= sc->n || sc->s[sc->pos] != '{')
         return false;
     sc->pos++;
-    tci_jscan_ws(sc);
+    ws(sc);
     if (sc->pos < sc->n && sc->s[sc->pos] == '}') {
         sc->pos++;
         return true;
     }
+    char name[32]; /* the keys asked for are short: a longer one is none of them */
     for (;;) {
         const char *key;
         size_t len;
-        if (!tci_jscan_key(sc, &key, &len))
+        bool plain;
+        if (!scan_key(sc, &key, &len, &plain))
             return false;
-        char name[32]; /* the keys asked for are short: a longer one is none of them */
-        uint64_t lone = 0;
-        size_t k = len < 6 * sizeof name ? tci_json_unescape(key, len, name, sizeof name, &lone) : sizeof name + 1;
-        tci_jscan_ws(sc);
+        const char *k_text = key;
+        size_t k = len;
+        if (!plain) { /* escaped: compared decoded */
+            uint64_t lone = 0;
+            k = len < 6 * sizeof name ? tci_json_unescape(key, len, name, sizeof name, &lone) : sizeof name + 1;
+            k_text = name;
+        }
+        ws(sc);
         size_t start = sc->pos;
-        if (!tci_jscan_value(sc))
+        if (!skip_member_value(sc))
             return false;
-        for (size_t i = 0; i < n_keys && k <= sizeof name; i++)
-            if (!vals[i].p && strlen(keys[i]) == k && !memcmp(keys[i], name, k)) /* the first one counts */
-                vals[i] = (tci_jspan){sc->s + start, sc->pos - start};
-        tci_jscan_ws(sc);
+        if (k <= sizeof name)
+            match_key(kt, k_text, k, (tci_jspan){sc->s + start, sc->pos - start}, vals);
+        ws(sc);
         if (sc->pos < sc->n && sc->s[sc->pos] == ',') {
             sc->pos++;
             continue;
@@ -321,11 +525,15 @@ bool tci_jspan_number(tci_jspan v, double *out)
     if (v.p[0] == '"') { /* some writers quote numbers: the whole string must be one */
         if (v.n - 2 >= sizeof num || v.n == 2 || memchr(v.p + 1, '\\', v.n - 2))
             return false;
+        if (fast_number(v.p + 1, v.n - 2, out) == v.n - 2)
+            return true; /* the whole string, as strtod would take it */
         memcpy(num, v.p + 1, v.n - 2);
         num[v.n - 2] = 0;
         *out = strtod(num, &end);
         return !*end && isfinite(*out);
     }
+    if (fast_number(v.p, v.n, out))
+        return true;
     if (!strchr("-0123456789", v.p[0]) || !number_run(v.p, v.n, num))
         return false;
     *out = strtod(num, &end);

@@ -30,6 +30,18 @@ bool tci_jscan_value(tci_jscan *sc);
 bool tci_jscan_key(tci_jscan *sc, const char **key, size_t *len);
 /* The object at pos, validated and skipped; vals[i]: the first member named keys[i] (short keys). */
 bool tci_jscan_object(tci_jscan *sc, const char *const *keys, size_t n_keys, tci_jspan *vals);
+/* The keys of tci_jscan_members, measured and hashed once for all the objects a reader
+ * scans with them (at most TCI_JKEYS_MAX; more are never found). */
+#define TCI_JKEYS_MAX 32
+typedef struct tci_jkeys {
+    const char *const *keys;
+    size_t n;
+    uint32_t sig[TCI_JKEYS_MAX]; /* length, first and last byte of each */
+    uint8_t slot[64];            /* open addressing by sig: key index + 1, 0 empty */
+} tci_jkeys;
+void tci_jkeys_init(tci_jkeys *k, const char *const *keys, size_t n_keys);
+/* tci_jscan_object with prepared keys. */
+bool tci_jscan_members(tci_jscan *sc, const tci_jkeys *k, tci_jspan *vals);
 /* The string literal raw[0, n) (between its quotes, validated) decoded into out[0, cap):
  * returns the decoded length (bytes past cap are counted, not written). A \u escape
  * of half a surrogate pair becomes U+FFFD and is counted in *lone. */

@@ -10,8 +10,9 @@
  * depends neither on the file nor on the size of one event (a 60 MB event
  * made a 2.4 GB cJSON tree), and running out of it is never taken for bad
  * JSON. The option max-json still bounds one event (default 256 MiB).
- * Slices and records go through tci_extsort (runs spilled to a temporary
- * file), so the reader keeps no per-event array of its own.
+ * Slices and the other records go through tci_extsort (runs spilled to a
+ * temporary file), so the reader keeps no per-event array of its own; the
+ * slices become enter/exit records at each read (jreader).
  *
  * Quirks: events need not be in time order and X events may come in any
  * order, so each thread's slices are collected as intervals (B/E pairs
@@ -58,14 +59,6 @@ typedef struct jslice {
     uint64_t order;           /* file order, for stable ties */
     uint32_t thread, method;
 } jslice;
-
-/* The records, per thread in time order, sorted on disk when there are many
- * (tci_extsort): after open() the reader holds no per-event array. */
-typedef struct jreader {
-    tci_extsort *recs;
-    uint64_t taken;
-    bool done;
-} jreader;
 
 /* ---- an event's members, decoded where they lie ------------------------------ */
 
@@ -124,6 +117,47 @@ typedef struct open_stack {
     uint64_t deeper; /* B events past max-depth, dropped: the next ends close them first */
 } open_stack;
 
+/* Records made by the replay and held until due, at most: beyond, they are sorted (late). */
+#define HELD_MAX ((size_t)1 << 16)
+
+/* The records, per thread in time order. Two sorted streams (tci_extsort: on disk
+ * when there are many), so that after open() the reader holds no per-event array:
+ * the records the walk made (instants, counters, async slices, ends that close
+ * nothing), and the slices, replayed into enter and exit records at each read
+ * rather than stored as twice as many records (writing those to the spool was a
+ * fifth of a conversion). The replay's records are held until no later record
+ * can come before them, which is at once when slices nest, and soon when they
+ * overlap a little (an exit waiting under a slice that ends later, as rounded
+ * times make them); when more than HELD_MAX would wait (the count at open
+ * finds out) they are sorted (late) as all records were sorted before. Merged by (thread, time), the walk's first at equal times: the
+ * order of one sort of all records by (thread, time, order made in), the walk's
+ * records being made before the replay's. */
+typedef struct jreader {
+    tci_extsort *recs;        /* the walk's records */
+    tci_extsort *slices;      /* every thread's slices, by (thread, start, longer first, file order) */
+    tci_extsort *late;        /* the replay's records sorted, when they do not come out in order */
+    uint64_t walk_recs, total; /* records: the walk's, and with the replay's (counted at open) */
+    uint32_t max_depth;
+    /* the replay: the slices open (and the earliest end among them), the records
+     * made but not yet due (a heap), and those due, in order */
+    open_stack stack;
+    int64_t *min_end;         /* min_end[i]: the earliest end of stack.s[0..i] (NO_END: none) */
+    size_t cap_min_end;
+    jrec *held;
+    size_t n_held, cap_held;
+    jrec *batch;
+    size_t batch_n, batch_pos, batch_cap;
+    uint64_t seq;             /* replay records made so far (their order at equal times) */
+    enum { REPLAY_COUNT, REPLAY_SORT, REPLAY_READ } mode;
+    bool too_many_held;       /* (the count) HELD_MAX records were held at once: sort them instead */
+    uint32_t warned;          /* the thread last warned about (max-depth), in the count at open */
+    bool slices_done;
+    jrec walk_head;           /* the walk's next record, when have_walk */
+    bool have_walk;
+    uint64_t taken;
+    bool done;
+} jreader;
+
 /* Frames deeper than this are dropped (option max-depth), as normalize drops them; the
  * reader's own stacks stop there too, so that no nesting grows them per event. */
 static uint32_t max_depth(const tci_rctx *r) { return r->opt->max_depth ? r->opt->max_depth : 10000; }
@@ -142,14 +176,62 @@ typedef struct jwalk {
     uint32_t n_tids;
     open_stack *open;         /* per thread */
     uint32_t n_threads;       /* slots in open (empty ones included) */
-    tci_extsort *slices;      /* closed B/E pairs and X events, every thread's */
     uint64_t seq;             /* records made so far */
     char *name;               /* counter series names: "name.series" */
     size_t name_cap;
     jtext text[3];            /* decoded strings: an event's name, a pid or tid, one other member */
     uint64_t lone;            /* unpaired surrogates replaced so far */
     uint64_t lone_at;         /* the event of the first one */
+    struct name_slot *names;  /* recent slice names and their methods (NAME_SLOTS) */
+    int64_t last_pid, last_tid; /* the thread of the last event, when last_thread is not TCI_NONE */
+    uint32_t last_thread;
 } jwalk;
+
+/* ---- recent names and threads: most events repeat the ones before ------------------- */
+
+/* A direct-mapped cache of slice names: the table's lookup hashes the whole
+ * text byte by byte and searches it for a signature, a fifth of a conversion
+ * whose names are Java methods, while a name seen before is found here with a
+ * word-wise hash and one comparison with the text the table stored. */
+#define NAME_SLOTS 4096
+typedef struct name_slot {
+    uint64_t hash;
+    size_t len;
+    uint32_t method;
+} name_slot;
+
+static uint64_t quick_hash(const char *p, size_t n)
+{
+    const uint64_t mul = 0xff51afd7ed558ccdull;
+    uint64_t h = (uint64_t)n * 0x9e3779b97f4a7c15ull, w;
+    size_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * mul;
+        h ^= h >> 32;
+    }
+    w = 0;
+    memcpy(&w, p + i, n - i);
+    h = (h ^ w) * mul;
+    return h ^ h >> 29;
+}
+
+/* tci_trace_timeline_name through the cache: the same method for the same text. A
+ * slot is trusted only when the method's stored name is this text (a name with a
+ * NUL, stored with U+FFFD in its place, always misses and takes the table's way). */
+static uint32_t timeline_method(tci_trace *t, jwalk *w, const char *name, size_t len)
+{
+    uint64_t h = quick_hash(name, len);
+    name_slot *slot = &w->names[h & (NAME_SLOTS - 1)];
+    if (slot->hash == h && slot->len == len && slot->method != TCI_NONE) {
+        const char *stored = t->methods[slot->method].name;
+        if (!memcmp(stored, name, len) && !stored[len])
+            return slot->method;
+    }
+    uint32_t m = tci_trace_timeline_name(t, name, len);
+    *slot = (name_slot){h, len, m};
+    return m;
+}
 
 static int nomem(tci_rctx *r) { return tci_error(r->diag, TC_ERR_NOMEM, "json", UINT64_MAX, "out of memory"); }
 
@@ -230,9 +312,9 @@ static int add_rec(tci_rctx *r, jreader *j, jwalk *w, jrec rec)
     return tci_extsort_add(j->recs, &rec) == 0 ? TC_OK : sort_error(r, "write");
 }
 
-static int add_slice(tci_rctx *r, jwalk *w, const jslice *s)
+static int add_slice(tci_rctx *r, jreader *j, const jslice *s)
 {
-    return tci_extsort_add(w->slices, s) == 0 ? TC_OK : sort_error(r, "write");
+    return tci_extsort_add(j->slices, s) == 0 ? TC_OK : sort_error(r, "write");
 }
 
 /* ---- threads and processes ------------------------------------------------------ */
@@ -345,7 +427,7 @@ static int slice_end(tci_rctx *r, jreader *j, jwalk *w, uint32_t thread, int64_t
     jslice s = st->s[--st->n];
     s.end = ts < s.start ? s.start : ts;
     s.cpu_end = cpu;
-    return add_slice(r, w, &s);
+    return add_slice(r, j, &s);
 }
 
 /* Sort key: thread, start, longer first, file order (the slice carries it all). */
@@ -378,58 +460,233 @@ static bool stays_open(const jslice *top, const jslice *s)
     return top->end > s->start || (top->end == s->start && top->start == s->start && top->end >= s->end);
 }
 
-/* Pop what ends before s starts (all of it when s is NULL), as exit records. */
-static int close_before(tci_rctx *r, jreader *j, jwalk *w, open_stack *st, const jslice *s)
+/* Held records: a min-heap by (time, order made); one thread's at a time. */
+static bool held_before(const jrec *a, const jrec *b) { return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq); }
+
+static void held_push(jreader *j, jrec e)
 {
+    size_t i = j->n_held++;
+    for (; i && held_before(&e, &j->held[(i - 1) / 2]); i = (i - 1) / 2)
+        j->held[i] = j->held[(i - 1) / 2];
+    j->held[i] = e;
+}
+
+static jrec held_pop(jreader *j)
+{
+    jrec top = j->held[0], last = j->held[--j->n_held];
+    size_t i = 0, n = j->n_held;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && held_before(&j->held[c + 1], &j->held[c]))
+            c++;
+        if (!held_before(&j->held[c], &last))
+            break;
+        j->held[i] = j->held[c];
+        i = c;
+    }
+    if (n)
+        j->held[i] = last;
+    return top;
+}
+
+/* The replay's record e, numbered in the order made (its place at equal times): held
+ * (reading), counted (the count at open, which also sees how many wait at once), or
+ * sorted (late). */
+static int replay_add(tci_rctx *r, jreader *j, jrec e)
+{
+    e.seq = j->walk_recs + j->seq++;
+    if (j->mode == REPLAY_SORT)
+        return tci_extsort_add(j->late, &e) == 0 ? TC_OK : sort_error(r, "write");
+    if (j->too_many_held)
+        return TC_OK; /* counting only */
+    if (j->n_held == HELD_MAX && j->mode == REPLAY_COUNT) { /* reading, the same replay holds fewer */
+        j->too_many_held = true;
+        j->n_held = 0;
+        return TC_OK;
+    }
+    if (tci_grow_n((void **)&j->held, &j->cap_held, j->n_held, sizeof *j->held) != 0)
+        return nomem(r);
+    held_push(j, e);
+    return TC_OK;
+}
+
+/* The held records at or before `due` (all when due is INT64_MAX) into the batch, in order. */
+static int release(tci_rctx *r, jreader *j, int64_t due)
+{
+    while (j->n_held && j->held[0].ts <= due) {
+        if (tci_grow_n((void **)&j->batch, &j->batch_cap, j->batch_n, sizeof *j->batch) != 0)
+            return nomem(r);
+        j->batch[j->batch_n++] = held_pop(j);
+    }
+    return TC_OK;
+}
+
+/* Pop what ends before s starts (all of it when s is NULL), as exit records. */
+static int close_before(tci_rctx *r, jreader *j, const jslice *s)
+{
+    open_stack *st = &j->stack;
     while (st->n && !stays_open(&st->s[st->n - 1], s)) {
         const jslice *top = &st->s[--st->n];
         if (top->end == NO_END)
             continue; /* a B never closed stays open: normalize closes it at the end */
         jrec e = {.ts = top->end, .cpu = top->cpu_end, .thread = top->thread, .method = top->method,
                   .action = TCI_ACT_EXIT};
-        int rc = add_rec(r, j, w, e);
+        int rc = replay_add(r, j, e);
         if (rc != TC_OK)
             return rc;
     }
     return TC_OK;
 }
 
-/* Every thread's sorted slices through a stack into B/E records, one slice at a time. */
-static int slices_to_records(tci_rctx *r, jreader *j, jwalk *w)
+/* s on the stack, with the earliest end of the stack so far. */
+static int push_open(tci_rctx *r, jreader *j, const jslice *s)
 {
-    open_stack stack = {0};
+    open_stack *st = &j->stack;
+    if (tci_grow_n((void **)&st->s, &st->cap, st->n, sizeof *st->s) != 0 ||
+        tci_grow_n((void **)&j->min_end, &j->cap_min_end, st->n, sizeof *j->min_end) != 0)
+        return nomem(r);
+    int64_t below = st->n ? j->min_end[st->n - 1] : NO_END;
+    j->min_end[st->n] = s->end < below ? s->end : below;
+    st->s[st->n++] = *s;
+    return TC_OK;
+}
+
+/* One step of the replay of the sorted slices through a stack: the next slice's
+ * records (the exits of what ends before it starts, and its enter; at a thread's
+ * change, all of the last thread's exits first), and then into j->batch, in order,
+ * the records held that are due: every record still to come is at the earliest
+ * end among the open slices or at this slice's start or later (starts are sorted,
+ * an exit is never before its start), and is made later. So the batches in turn
+ * hold the replay's records as one sort of them all by (thread, time, order made)
+ * would order them. warn: say where max-depth drops slices (the count at open).
+ * 1: a batch (maybe empty), 0: no slice left, else an error. */
+static int replay_step(tci_rctx *r, jreader *j, bool warn)
+{
     jslice s;
-    uint32_t warned = TCI_NONE;
-    int rc = tci_extsort_done(w->slices) == 0 ? TC_OK : sort_error(r, "sort");
-    for (;;) {
-        int k = rc == TC_OK ? tci_extsort_next(w->slices, &s) : 0;
-        if (k < 0)
-            rc = sort_error(r, "read back");
-        if (k <= 0)
-            break;
-        if (stack.n && stack.s[0].thread != s.thread && (rc = close_before(r, j, w, &stack, NULL)) != TC_OK)
-            break;
-        if ((rc = close_before(r, j, w, &stack, &s)) != TC_OK)
-            break;
-        if (stack.n >= max_depth(r)) { /* inside max-depth open slices: dropped, and what nests in it */
-            if (warned != s.thread)
-                depth_warning(r, s.thread, UINT64_MAX);
-            warned = s.thread;
-            continue;
-        }
-        jrec b = {.ts = s.start, .cpu = s.cpu_start, .thread = s.thread, .method = s.method, .action = TCI_ACT_ENTER};
-        if ((rc = add_rec(r, j, w, b)) != TC_OK)
-            break;
-        if (tci_grow_n((void **)&stack.s, &stack.cap, stack.n, sizeof *stack.s) != 0) {
-            rc = nomem(r);
-            break;
-        }
-        stack.s[stack.n++] = s;
+    j->batch_n = j->batch_pos = 0;
+    if (j->slices_done)
+        return 0;
+    int k = tci_extsort_next(j->slices, &s), rc;
+    if (k < 0)
+        return sort_error(r, "read back");
+    if (k == 0) {
+        j->slices_done = true;
+        if ((rc = close_before(r, j, NULL)) != TC_OK || (rc = release(r, j, INT64_MAX)) != TC_OK)
+            return rc;
+        return j->batch_n ? 1 : 0;
     }
-    if (rc == TC_OK)
-        rc = close_before(r, j, w, &stack, NULL);
-    free(stack.s);
-    return rc;
+    open_stack *st = &j->stack;
+    if (st->n && st->s[0].thread != s.thread &&
+        ((rc = close_before(r, j, NULL)) != TC_OK || (rc = release(r, j, INT64_MAX)) != TC_OK))
+        return rc;
+    if ((rc = close_before(r, j, &s)) != TC_OK)
+        return rc;
+    if (st->n >= j->max_depth) { /* inside max-depth open slices: dropped, and what nests in it */
+        if (warn && j->warned != s.thread)
+            depth_warning(r, s.thread, UINT64_MAX);
+        j->warned = s.thread;
+    } else {
+        jrec b = {.ts = s.start, .cpu = s.cpu_start, .thread = s.thread, .method = s.method, .action = TCI_ACT_ENTER};
+        if ((rc = replay_add(r, j, b)) != TC_OK || (rc = push_open(r, j, &s)) != TC_OK)
+            return rc;
+    }
+    int64_t due = st->n && j->min_end[st->n - 1] < s.start ? j->min_end[st->n - 1] : s.start;
+    if ((rc = release(r, j, due)) != TC_OK)
+        return rc;
+    return 1;
+}
+
+/* Both streams from their first record again. */
+static int replay_rewind(tci_rctx *r, jreader *j)
+{
+    j->stack.n = 0;
+    j->batch_n = j->batch_pos = 0;
+    j->n_held = 0;
+    j->seq = 0;
+    j->slices_done = false;
+    if (tci_extsort_rewind(j->slices) != 0 || tci_extsort_rewind(j->recs) != 0 ||
+        (j->late && tci_extsort_rewind(j->late) != 0))
+        return sort_error(r, "read back");
+    int k = tci_extsort_next(j->recs, &j->walk_head);
+    if (k < 0)
+        return sort_error(r, "read back");
+    j->have_walk = k > 0;
+    return TC_OK;
+}
+
+/* The replay's records once more, into the sort (late): too many would wait. */
+static int sort_replay(tci_rctx *r, jreader *j)
+{
+    if (!(j->late = tci_extsort_new(sizeof(jrec), cmp_rec, 0)))
+        return nomem(r);
+    j->mode = REPLAY_SORT;
+    int rc = replay_rewind(r, j);
+    while (rc == TC_OK && (rc = replay_step(r, j, false)) == 1)
+        rc = TC_OK;
+    if (rc < 0)
+        return rc;
+    return tci_extsort_done(j->late) == 0 ? TC_OK : sort_error(r, "sort");
+}
+
+/* At open: the slices sorted and replayed once, to count the records (progress, and
+ * whether there are any), to warn where max-depth drops slices, as the reader always
+ * did before its first record, and to see how many records wait at once (too many:
+ * they are sorted). */
+static int count_replay(tci_rctx *r, jreader *j)
+{
+    if (tci_extsort_done(j->slices) != 0 || tci_extsort_done(j->recs) != 0)
+        return sort_error(r, "sort");
+    j->walk_recs = tci_extsort_count(j->recs);
+    j->max_depth = max_depth(r);
+    j->warned = TCI_NONE;
+    j->mode = REPLAY_COUNT;
+    int rc = replay_rewind(r, j);
+    while (rc == TC_OK && (rc = replay_step(r, j, true)) == 1)
+        rc = TC_OK;
+    if (rc < 0)
+        return rc;
+    j->total = j->walk_recs + j->seq;
+    if (j->too_many_held && (rc = sort_replay(r, j)) != TC_OK)
+        return rc;
+    j->mode = REPLAY_READ;
+    return replay_rewind(r, j);
+}
+
+/* The next record of the merged streams: 1, 0 at the end, or an error. */
+static int next_record(tci_rctx *r, jreader *j, jrec *out)
+{
+    while (j->batch_pos == j->batch_n && !j->slices_done) {
+        int rc;
+        if (j->late) { /* the replay's records, sorted: one at a time through the batch */
+            j->batch_n = j->batch_pos = 0;
+            if (!j->batch_cap && tci_grow_n((void **)&j->batch, &j->batch_cap, 0, sizeof *j->batch) != 0)
+                return nomem(r);
+            if ((rc = tci_extsort_next(j->late, j->batch)) < 0)
+                return sort_error(r, "read back");
+            j->batch_n = (size_t)rc;
+            j->slices_done = !rc;
+        } else if ((rc = replay_step(r, j, false)) < 0) {
+            return rc;
+        }
+    }
+    bool have_replay = j->batch_pos < j->batch_n;
+    if (!have_replay && !j->have_walk)
+        return 0;
+    const jrec *x = have_replay ? &j->batch[j->batch_pos] : NULL, *w = &j->walk_head;
+    bool walk_first = j->have_walk && (!x || w->thread < x->thread || (w->thread == x->thread && w->ts <= x->ts));
+    if (!walk_first) {
+        *out = *x;
+        j->batch_pos++;
+        return 1;
+    }
+    *out = *w;
+    int k = tci_extsort_next(j->recs, &j->walk_head);
+    if (k < 0)
+        return sort_error(r, "read back");
+    j->have_walk = k > 0;
+    return 1;
 }
 
 /* ---- the events ------------------------------------------------------------------ */
@@ -581,13 +838,18 @@ static int one_event(tci_rctx *r, jreader *j, jwalk *w, const jevent *e, uint64_
     }
     if ((rc = id_of(r, w, e, EV_PID, &pid)) != TC_OK || (rc = id_of(r, w, e, EV_TID, &tid)) != TC_OK)
         return rc;
-    uint32_t th = thread_of(r, w, pid, tid);
-    if (th == TCI_NONE)
-        return tci_trace_fail(t, r->diag, "json", e->at);
+    uint32_t th = w->last_thread;
+    if (th == TCI_NONE || pid != w->last_pid || tid != w->last_tid) {
+        if ((th = thread_of(r, w, pid, tid)) == TCI_NONE)
+            return tci_trace_fail(t, r->diag, "json", e->at);
+        w->last_pid = pid;
+        w->last_tid = tid;
+        w->last_thread = th;
+    }
     if (ns_of(e->v[EV_TTS], &cpu))
         t->has_cpu = true;
     uint32_t method = TCI_NONE;
-    if (name && (method = tci_trace_timeline_name(t, name->p, name->len)) == TCI_NONE)
+    if (name && (method = timeline_method(t, w, name->p, name->len)) == TCI_NONE)
         return tci_trace_fail(t, r->diag, "json", e->at);
     if (method == TCI_NONE && ph != 'E' && (method = tci_trace_name(t, "[unnamed]", 9)) == TCI_NONE)
         return tci_trace_fail(t, r->diag, "json", e->at);
@@ -604,7 +866,7 @@ static int one_event(tci_rctx *r, jreader *j, jwalk *w, const jevent *e, uint64_
             dur = 0;
         jslice s = {ts, ts + dur, cpu, cpu != TCI_NO_TIME && ns_of(e->v[EV_TDUR], &tdur) ? cpu + tdur : cpu, order,
                     th, method};
-        return add_slice(r, w, &s);
+        return add_slice(r, j, &s);
     }
     default: {
         jrec rec = {.ts = ts, .cpu = cpu, .thread = th, .method = method};
@@ -623,12 +885,12 @@ static int one_event(tci_rctx *r, jreader *j, jwalk *w, const jevent *e, uint64_
 }
 
 /* B events never closed go to the sort with their end unknown. */
-static int flush_open(tci_rctx *r, jwalk *w)
+static int flush_open(tci_rctx *r, jreader *j, jwalk *w)
 {
     int rc = TC_OK;
     for (uint32_t i = 0; i < w->n_threads && rc == TC_OK; i++)
         for (size_t k = 0; k < w->open[i].n && rc == TC_OK; k++)
-            rc = add_slice(r, w, &w->open[i].s[k]);
+            rc = add_slice(r, j, &w->open[i].s[k]);
     return rc;
 }
 
@@ -638,9 +900,9 @@ static void free_walk(jwalk *w)
         free(w->open[i].s);
     free(w->open);
     free(w->name);
+    free(w->names);
     for (size_t i = 0; i < sizeof w->text / sizeof *w->text; i++)
         free(w->text[i].p);
-    tci_extsort_free(w->slices);
     tci_idmap_free(&w->process_of);
     tci_idmap_free(&w->tid_index);
     tci_idmap_free(&w->thread_of);
@@ -654,11 +916,11 @@ static int bad_json(tci_rctx *r, size_t off)
 }
 
 /* The event object at sc->pos: its members found, sc->pos past it. */
-static int scan_event(tci_rctx *r, tci_jscan *sc, jevent *e)
+static int scan_event(tci_rctx *r, const tci_jkeys *keys, tci_jscan *sc, jevent *e)
 {
     size_t start = sc->pos;
     e->at = start;
-    if (!tci_jscan_object(sc, event_keys, EV__N, e->v))
+    if (!tci_jscan_members(sc, keys, e->v))
         return bad_json(r, sc->pos);
     uint64_t max = r->opt->max_json ? r->opt->max_json : TCI_DEFAULT_MAX_JSON;
     if (sc->pos - start > max)
@@ -677,7 +939,7 @@ static int events_read(tci_rctx *r, jreader *j, const jwalk *w, uint64_t events)
                  (unsigned long long)w->lone);
         tci_count(r->diag, TCI_FIG_LONE_SURROGATE, w->lone - 1);
     }
-    if (!tci_extsort_count(j->recs)) /* names alone (M events) show nothing either */
+    if (!j->total) /* names alone (M events) show nothing either */
         return tci_error(r->diag, TC_ERR_NO_TRACE, "json", UINT64_MAX,
                          "no trace events found (%llu array elements, none a B, E, X, i, I, C, b or e event with a "
                          "numeric ts)",
@@ -690,12 +952,18 @@ static int read_events(tci_rctx *r, jreader *j, tci_jscan *sc)
 {
     jwalk w;
     memset(&w, 0, sizeof w);
-    w.slices = tci_extsort_new(sizeof(jslice), cmp_slice, 0);
+    w.last_thread = TCI_NONE;
+    w.names = tci_calloc(NAME_SLOTS, sizeof *w.names);
+    j->slices = tci_extsort_new(sizeof(jslice), cmp_slice, 0);
     j->recs = tci_extsort_new(sizeof(jrec), cmp_rec, 0);
-    if (!w.slices || !j->recs) {
+    if (!w.names || !j->slices || !j->recs) {
         free_walk(&w);
         return nomem(r);
     }
+    for (size_t i = 0; i < NAME_SLOTS; i++)
+        w.names[i].method = TCI_NONE; /* empty */
+    tci_jkeys keys;
+    tci_jkeys_init(&keys, event_keys, EV__N);
     int rc = TC_OK;
     uint64_t order = 0, elements = 0;
     sc->pos++;
@@ -706,7 +974,7 @@ static int read_events(tci_rctx *r, jreader *j, tci_jscan *sc)
         elements++;
         if (sc->pos < sc->n && sc->s[sc->pos] == '{') {
             jevent e;
-            if ((rc = scan_event(r, sc, &e)) == TC_OK)
+            if ((rc = scan_event(r, &keys, sc, &e)) == TC_OK)
                 rc = one_event(r, j, &w, &e, order++);
             if (rc == TC_OK && r->opt->max_events && order > r->opt->max_events)
                 rc = tci_error(r->diag, TC_ERR_LIMIT, "json", sc->pos, "more than %llu events (option --max-events)",
@@ -729,11 +997,9 @@ static int read_events(tci_rctx *r, jreader *j, tci_jscan *sc)
         rc = bad_json(r, sc->pos);
     sc->pos++; /* past ']' */
     if (rc == TC_OK)
-        rc = flush_open(r, &w);
+        rc = flush_open(r, j, &w);
     if (rc == TC_OK)
-        rc = slices_to_records(r, j, &w);
-    if (rc == TC_OK && tci_extsort_done(j->recs) != 0)
-        rc = sort_error(r, "sort");
+        rc = count_replay(r, j);
     if (rc == TC_OK)
         rc = events_read(r, j, &w, elements);
     free_walk(&w);
@@ -828,11 +1094,11 @@ static int json_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
 {
     jreader *j = r->priv;
     size_t k = 0;
-    jrec x;
+    jrec x = {0}; /* set by next_record before it is used */
     while (k < max && !j->done) {
-        int n = tci_extsort_next(j->recs, &x);
+        int n = next_record(r, j, &x);
         if (n < 0)
-            return sort_error(r, "read back");
+            return n;
         if (n == 0) {
             j->done = true;
             break;
@@ -841,7 +1107,7 @@ static int json_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
                             .value = x.value, .id = x.id, .thread = x.thread, .method = x.method, .action = x.action};
     }
     /* progress: the share of records read, as a byte offset */
-    uint64_t total = tci_extsort_count(j->recs);
+    uint64_t total = j->total;
     r->pos = total && !j->done ? (uint64_t)((double)r->size * (double)j->taken / (double)total) : r->size;
     *got = k;
     return k ? TC_OK : TC_EOF;
@@ -852,14 +1118,21 @@ static int json_rewind(tci_rctx *r)
     jreader *j = r->priv;
     j->taken = 0;
     j->done = false;
-    return tci_extsort_rewind(j->recs) == 0 ? TC_OK : sort_error(r, "read back");
+    return replay_rewind(r, j);
 }
 
 static void json_close(tci_rctx *r)
 {
     jreader *j = r->priv;
-    if (j)
-        tci_extsort_free(j->recs);
+    if (!j)
+        return;
+    tci_extsort_free(j->recs);
+    tci_extsort_free(j->slices);
+    tci_extsort_free(j->late);
+    free(j->stack.s);
+    free(j->min_end);
+    free(j->held);
+    free(j->batch);
 }
 
 static int json_probe(const uint8_t *buf, size_t len, const char *filename)
