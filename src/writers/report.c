@@ -312,6 +312,46 @@ static void put_method_csv(tci_sink *o, const tci_method *m)
         tci_sink_putc(o, '"');
 }
 
+/* Method mi's CSV field as put_method_csv writes it, rendered on first use and kept beside the
+ * text report's names (a method is a row in every thread's rows): *len bytes, or NULL when it
+ * could not be kept (memory; then the caller renders it itself). */
+static const char *csv_name_text(report_w *r, const tci_trace *t, uint32_t mi, size_t *len)
+{
+    if (!r->csv_at) {
+        r->csv_at = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *r->csv_at);
+        r->csv_len = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *r->csv_len);
+        if (!r->name_sink)
+            r->name_sink = tci_malloc(sizeof *r->name_sink);
+        if (!r->csv_at || !r->csv_len || !r->name_sink)
+            return NULL;
+    }
+    if (!r->csv_at[mi]) {
+        tci_sink *o = r->name_sink;
+        size_t at = r->n_names;
+        if (tci_sink_open_fn(o, append_name, r, false) != TC_OK)
+            return NULL;
+        put_method_csv(o, &t->methods[mi]);
+        if (tci_sink_close(o) != TC_OK || r->n_names - at > UINT32_MAX) {
+            r->n_names = at;
+            return NULL;
+        }
+        r->csv_at[mi] = at + 1;
+        r->csv_len[mi] = (uint32_t)(r->n_names - at);
+    }
+    *len = r->csv_len[mi];
+    return r->names + r->csv_at[mi] - 1;
+}
+
+static void put_method_csv_kept(tci_sink *o, report_w *r, const tci_trace *t, uint32_t mi)
+{
+    size_t len;
+    const char *text = csv_name_text(r, t, mi, &len);
+    if (text)
+        tci_sink_write(o, text, len);
+    else
+        put_method_csv(o, &t->methods[mi]);
+}
+
 static int64_t total_of(const report_w *r, const tci_profile *p) { return r->cpu ? p->span_cpu : p->span_wall; }
 
 /* ---- text: the facts --------------------------------------------------------- */
@@ -768,7 +808,7 @@ static int csv_rows(tci_wctx *w, const tci_calltree *ct, uint32_t t)
     for (uint32_t i = 0; rc == TC_OK && i < p.n_methods; i++) {
         const tci_pmethod *m = &p.methods[v.rows[i].row];
         csv_thread_cells(o, th);
-        put_method_csv(o, &w->trace->methods[m->method]);
+        put_method_csv_kept(o, w->priv, w->trace, m->method);
         tci_sink_putc(o, ',');
         tci_sink_u64(o, tci_report_total_calls(&p, v.rows[i].row));
         csv_us(o, m->incl_wall, r->has_wall);
@@ -807,7 +847,7 @@ static int csv_bottom_up_row(void *user, uint32_t node, uint32_t depth)
         return TC_ERR_NOMEM;
     cb->ids[depth] = cb->next_id++;
     csv_thread_cells(o, cb->th);
-    put_method_csv(o, &cb->w->trace->methods[n->method]);
+    put_method_csv_kept(o, cb->w->priv, cb->w->trace, n->method);
     tci_sink_putc(o, ',');
     tci_sink_u64(o, n->calls);
     csv_us(o, n->wall_total, r->has_wall);
@@ -908,6 +948,8 @@ static void report_close(tci_wctx *w)
     free(r->name_len);
     free(r->name_file_len);
     free(r->name_sink);
+    free(r->csv_at);
+    free(r->csv_len);
 }
 
 const tci_writer tci_writer_report = {
