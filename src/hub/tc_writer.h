@@ -129,6 +129,9 @@ size_t tci_fmt_u64(char *b, uint64_t v);
 size_t tci_fmt_i64(char *b, int64_t v);
 #define TCI_FMT_FIXED1_MAX 320
 size_t tci_fmt_fixed1(char *b, double x);
+/* The tenths "%.1f" shows of |x| (its sign: signbit(x)), or false when printf must say it
+ * (|x| >= 2^50, infinities, NaN): for cells written in place (report.c). */
+bool tci_fixed1_tenths(double x, uint64_t *tenths);
 /* text padded with blanks to width as printf's "%*s": right-aligned, or left-aligned ("%-*s")
  * when width is negative. */
 void tci_put_aligned(tci_sink *o, const char *text, size_t len, int width);

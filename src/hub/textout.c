@@ -12,6 +12,8 @@
 #include "tc_trace.h"
 #include "tc_writer.h"
 
+#include <math.h>
+
 void tci_put_escaped_with(tci_sink *o, const char *s, size_t max, void (*escape_byte)(tci_sink *o, uint8_t c))
 {
     const uint8_t *p = (const uint8_t *)s;
@@ -159,29 +161,37 @@ size_t tci_fmt_i64(char *b, int64_t v)
 /* printf's "%.1f": the exact binary value of x rounded to tenths, a tie to the even tenth
  * (glibc's rule in the default rounding mode), "-" whenever the sign bit is set ("-0.0").
  * |x| = m * 2^-s exactly, so the tenths are m*10 >> s and the bits shifted out decide the
- * rounding; |x| >= 2^50, infinities and NaN go to printf itself. */
-size_t tci_fmt_fixed1(char *b, double x)
+ * rounding; |x| >= 2^50, infinities and NaN are left to printf itself (false). */
+bool tci_fixed1_tenths(double x, uint64_t *tenths)
 {
     uint64_t bits;
     memcpy(&bits, &x, sizeof bits);
     int exp = (int)(bits >> 52 & 0x7ff);
     if (exp >= 1023 + 50)
-        return (size_t)snprintf(b, TCI_FMT_FIXED1_MAX, "%.1f", x);
+        return false;
     uint64_t m = bits & ((UINT64_C(1) << 52) - 1);
     if (exp)
         m |= UINT64_C(1) << 52;
     else
         exp = 1; /* subnormal */
     int s = 1075 - exp; /* >= 3 */
-    uint64_t tenths = 0;
+    *tenths = 0;
     if (s < 64) { /* else m*10 < 2^57 is below half of 2^s: 0 */
         uint64_t t = m * 10, rest = t & ((UINT64_C(1) << s) - 1), half = UINT64_C(1) << (s - 1);
-        tenths = t >> s;
-        if (rest > half || (rest == half && (tenths & 1)))
-            tenths++;
+        *tenths = t >> s;
+        if (rest > half || (rest == half && (*tenths & 1)))
+            ++*tenths;
     }
+    return true;
+}
+
+size_t tci_fmt_fixed1(char *b, double x)
+{
+    uint64_t tenths;
+    if (!tci_fixed1_tenths(x, &tenths))
+        return (size_t)snprintf(b, TCI_FMT_FIXED1_MAX, "%.1f", x);
     size_t n = 0;
-    if (bits >> 63)
+    if (signbit(x))
         b[n++] = '-';
     n += tci_fmt_u64(b + n, tenths / 10);
     b[n++] = '.';

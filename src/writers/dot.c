@@ -77,8 +77,12 @@ static void put_ms(tci_sink *o, int64_t ns)
 
 static void put_pct(tci_sink *o, int64_t part, int64_t whole)
 {
-    if (whole > 0)
-        tci_sink_printf(o, " (%.1f%%)", 100.0 * (double)part / (double)whole);
+    if (whole <= 0)
+        return;
+    char b[TCI_FMT_FIXED1_MAX]; /* printf's "%.1f" without its parsing (textout.c) */
+    TCI_PUT_LIT(o, " (");
+    tci_sink_write(o, b, tci_fmt_fixed1(b, 100.0 * (double)part / (double)whole));
+    TCI_PUT_LIT(o, "%)");
 }
 
 /* ---- which edges and nodes are drawn -------------------------------------------- */

@@ -39,27 +39,99 @@
 #include "tc_trace.h"
 #include "tc_writer.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* ---- numbers ----------------------------------------------------------------- */
 
-/* The cells are printf's ("%*lld", "%.1f%%", ...) written by textout.c's formatters: a report
- * has millions of them (a section per thread), and printf's parsing was most of its time. */
+/* The cells are printf's ("%*lld", "%.1f%%", ...) without printf: a report has millions of
+ * them (a section per thread), and printf's parsing was most of its time. A cell's text is
+ * built from its end in a scratch between blanks, then placed with one fixed-size copy
+ * straight into the sink's buffer (the blanks before or after it are its padding); near the
+ * buffer's end, or wider than the copy, it goes through tci_put_aligned. */
+
+#define CELL_COPY 32 /* bytes a cell's copy moves: its widest text or padding */
+
+/* The scratch: CELL_COPY blanks, the text ending at `end` (at most CELL_COPY bytes), blanks. */
+typedef struct cell {
+    char b[3 * CELL_COPY];
+    char *p; /* the text's first byte */
+} cell;
+
+static char *cell_end(cell *c) { return c->b + 2 * CELL_COPY; }
+
+static void cell_start(cell *c)
+{
+    memset(c->b, ' ', sizeof c->b);
+    c->p = cell_end(c);
+}
+
+static void cell_char(cell *c, char ch) { *--c->p = ch; }
+
+/* v's decimal digits before the text already built ("%llu"). */
+static void cell_digits(cell *c, uint64_t v)
+{
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                   "8081828384858687888990919293949596979899";
+    for (; v >= 100; v /= 100) { /* two digits a division */
+        c->p -= 2;
+        memcpy(c->p, pairs + v % 100 * 2, 2);
+    }
+    if (v >= 10) {
+        c->p -= 2;
+        memcpy(c->p, pairs + v * 2, 2);
+    } else {
+        *--c->p = (char)('0' + v);
+    }
+}
+
+static void cell_signed(cell *c, int64_t v)
+{
+    cell_digits(c, v >= 0 ? (uint64_t)v : (uint64_t)0 - (uint64_t)v);
+    if (v < 0)
+        cell_char(c, '-');
+}
+
+/* The text, right-aligned in width, or left-aligned when width is negative ("%*s"). */
+static void cell_put(tci_sink *o, const cell *c, int width)
+{
+    const char *end = c->b + 2 * CELL_COPY;
+    size_t len = (size_t)(end - c->p), w = (size_t)(width < 0 ? -(int64_t)width : width);
+    if (TCI_UNLIKELY(w > CELL_COPY || o->len + CELL_COPY > sizeof o->buf)) {
+        tci_put_aligned(o, c->p, len, width);
+        return;
+    }
+    /* right-aligned: the copy starts w bytes before the text's end, in the blanks before it */
+    const char *from = width > 0 && len < w ? end - w : c->p;
+    memcpy(o->buf + o->len, from, CELL_COPY);
+    o->len += len > w ? len : w;
+}
 
 /* Right-aligned in width (left-aligned when negative): a number, or "-" when absent. */
 static void cell_i64(tci_sink *o, int64_t v, int width)
 {
-    char b[24];
-    tci_put_aligned(o, b, tci_fmt_i64(b, v), width);
+    cell c;
+    cell_start(&c);
+    cell_signed(&c, v);
+    cell_put(o, &c, width);
 }
 
 static void cell_u64(tci_sink *o, uint64_t v, int width)
 {
-    char b[24];
-    tci_put_aligned(o, b, tci_fmt_u64(b, v), width);
+    cell c;
+    cell_start(&c);
+    cell_digits(&c, v);
+    cell_put(o, &c, width);
 }
 
-static void cell_absent(tci_sink *o, int width) { tci_put_aligned(o, "-", 1, width); }
+static void cell_absent(tci_sink *o, int width)
+{
+    cell c;
+    cell_start(&c);
+    cell_char(&c, '-');
+    cell_put(o, &c, width);
+}
 
 static void cell_us(tci_sink *o, int64_t ns, bool present, int width)
 {
@@ -76,37 +148,44 @@ static void cell_pct(tci_sink *o, int64_t part, int64_t whole, bool present, int
         cell_absent(o, width);
         return;
     }
-    char b[TCI_FMT_FIXED1_MAX + 1];
-    size_t n = tci_fmt_fixed1(b, 100.0 * (double)part / (double)whole);
-    b[n++] = '%';
-    tci_put_aligned(o, b, n, width);
+    double x = 100.0 * (double)part / (double)whole;
+    uint64_t tenths;
+    if (TCI_UNLIKELY(!tci_fixed1_tenths(x, &tenths))) { /* beyond 2^50 %: printf's digits */
+        char b[TCI_FMT_FIXED1_MAX + 1];
+        size_t n = tci_fmt_fixed1(b, x);
+        b[n++] = '%';
+        tci_put_aligned(o, b, n, width);
+        return;
+    }
+    cell c;
+    cell_start(&c);
+    cell_char(&c, '%');
+    cell_char(&c, (char)('0' + tenths % 10));
+    cell_char(&c, '.');
+    cell_digits(&c, tenths / 10);
+    if (signbit(x))
+        cell_char(&c, '-');
+    cell_put(o, &c, width);
 }
 
 /* "[12]", a row's report index (0: (toplevel)), aligned in width. */
 static void cell_index(tci_sink *o, uint32_t index, int width)
 {
-    char b[24];
-    b[0] = '[';
-    size_t n = 1 + tci_fmt_u64(b + 1, index);
-    b[n++] = ']';
-    tci_put_aligned(o, b, n, width);
+    cell c;
+    cell_start(&c);
+    cell_char(&c, ']');
+    cell_digits(&c, index);
+    cell_char(&c, '[');
+    cell_put(o, &c, width);
 }
 
-/* "%7llu+%-7llu" (normal+recursive calls) aligned in width. */
-static void cell_calls(tci_sink *o, uint64_t calls, uint64_t recursive, int half, int width)
+/* "%7llu+%-7llu" (normal+recursive calls) aligned in width (at most 2 * half + 1: no padding
+ * beyond the halves'). */
+static void cell_calls(tci_sink *o, uint64_t calls, uint64_t recursive, int half)
 {
-    char num[24], b[64];
-    size_t k = tci_fmt_u64(num, calls), n = 0;
-    for (; n + k < (size_t)half; n++)
-        b[n] = ' ';
-    memcpy(b + n, num, k);
-    n += k;
-    b[n++] = '+';
-    k = tci_fmt_u64(num, recursive);
-    memcpy(b + n, num, k);
-    for (n += k; k < (size_t)half; k++)
-        b[n++] = ' ';
-    tci_put_aligned(o, b, n, width);
+    cell_u64(o, calls, half);
+    tci_sink_putc(o, '+');
+    cell_u64(o, recursive, -half);
 }
 
 /* ---- names --------------------------------------------------------------------- */
@@ -233,6 +312,46 @@ static void put_method_csv(tci_sink *o, const tci_method *m)
         tci_sink_putc(o, '"');
 }
 
+/* Method mi's CSV field as put_method_csv writes it, rendered on first use and kept beside the
+ * text report's names (a method is a row in every thread's rows): *len bytes, or NULL when it
+ * could not be kept (memory; then the caller renders it itself). */
+static const char *csv_name_text(report_w *r, const tci_trace *t, uint32_t mi, size_t *len)
+{
+    if (!r->csv_at) {
+        r->csv_at = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *r->csv_at);
+        r->csv_len = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *r->csv_len);
+        if (!r->name_sink)
+            r->name_sink = tci_malloc(sizeof *r->name_sink);
+        if (!r->csv_at || !r->csv_len || !r->name_sink)
+            return NULL;
+    }
+    if (!r->csv_at[mi]) {
+        tci_sink *o = r->name_sink;
+        size_t at = r->n_names;
+        if (tci_sink_open_fn(o, append_name, r, false) != TC_OK)
+            return NULL;
+        put_method_csv(o, &t->methods[mi]);
+        if (tci_sink_close(o) != TC_OK || r->n_names - at > UINT32_MAX) {
+            r->n_names = at;
+            return NULL;
+        }
+        r->csv_at[mi] = at + 1;
+        r->csv_len[mi] = (uint32_t)(r->n_names - at);
+    }
+    *len = r->csv_len[mi];
+    return r->names + r->csv_at[mi] - 1;
+}
+
+static void put_method_csv_kept(tci_sink *o, report_w *r, const tci_trace *t, uint32_t mi)
+{
+    size_t len;
+    const char *text = csv_name_text(r, t, mi, &len);
+    if (text)
+        tci_sink_write(o, text, len);
+    else
+        put_method_csv(o, &t->methods[mi]);
+}
+
 static int64_t total_of(const report_w *r, const tci_profile *p) { return r->cpu ? p->span_cpu : p->span_wall; }
 
 /* ---- text: the facts --------------------------------------------------------- */
@@ -341,7 +460,7 @@ static void table_row(tci_wctx *w, const rview *v, uint32_t row)
     tci_sink *o = w->out;
     cell_index(o, v->index[row], -7); /* "%-7s %15s ": index, calls */
     tci_sink_putc(o, ' ');
-    cell_calls(o, m->calls, m->recursive_calls, 7, 15);
+    cell_calls(o, m->calls, m->recursive_calls, 7);
     tci_sink_putc(o, ' ');
     cells_us_pct(o, m->incl_wall, p->span_wall, r->has_wall);
     cells_us_pct(o, m->excl_wall, p->span_wall, r->has_wall);
@@ -420,7 +539,7 @@ static void method_line(tci_wctx *w, const rview *v, uint32_t row, uint64_t call
     tci_sink_putc(o, ' ');
     cell_pct(o, incl, total, true, 6);
     TCI_PUT_LIT(o, "                "); /* "   %5s %6s " of two empty texts */
-    cell_calls(o, calls, rec, 6, 0);
+    cell_calls(o, calls, rec, 6);
     tci_sink_putc(o, ' ');
     cell_i64(o, tci_us_of(incl), 9);
     tci_sink_putc(o, ' ');
@@ -689,7 +808,7 @@ static int csv_rows(tci_wctx *w, const tci_calltree *ct, uint32_t t)
     for (uint32_t i = 0; rc == TC_OK && i < p.n_methods; i++) {
         const tci_pmethod *m = &p.methods[v.rows[i].row];
         csv_thread_cells(o, th);
-        put_method_csv(o, &w->trace->methods[m->method]);
+        put_method_csv_kept(o, w->priv, w->trace, m->method);
         tci_sink_putc(o, ',');
         tci_sink_u64(o, tci_report_total_calls(&p, v.rows[i].row));
         csv_us(o, m->incl_wall, r->has_wall);
@@ -728,7 +847,7 @@ static int csv_bottom_up_row(void *user, uint32_t node, uint32_t depth)
         return TC_ERR_NOMEM;
     cb->ids[depth] = cb->next_id++;
     csv_thread_cells(o, cb->th);
-    put_method_csv(o, &cb->w->trace->methods[n->method]);
+    put_method_csv_kept(o, cb->w->priv, cb->w->trace, n->method);
     tci_sink_putc(o, ',');
     tci_sink_u64(o, n->calls);
     csv_us(o, n->wall_total, r->has_wall);
@@ -829,6 +948,8 @@ static void report_close(tci_wctx *w)
     free(r->name_len);
     free(r->name_file_len);
     free(r->name_sink);
+    free(r->csv_at);
+    free(r->csv_len);
 }
 
 const tci_writer tci_writer_report = {

@@ -33,6 +33,8 @@ typedef struct report_w {
     uint32_t *name_len;     /* per method: the name's length; name_file_len: with its "  [file:line]" */
     uint32_t *name_file_len;
     struct tci_sink *name_sink; /* renders a name into names */
+    size_t *csv_at;         /* the CSV rows' method fields, kept the same way (report.c, csv_name_text) */
+    uint32_t *csv_len;
 } report_w;
 
 /* What a renderer shows of one profile: its rows in report order. */
