@@ -37,6 +37,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 typedef struct nthread {
     /* unwrap state, per clock */
@@ -659,6 +660,7 @@ typedef struct spec {
     uint32_t first_ref_thread;
     bool first_ref_is_first; /* ... and it was its thread's first in the half */
     atomic_bool stop;        /* the first half failed: no point going on */
+    double cpu_s;            /* the thread's CPU time, for TC_DEBUG_SPLIT */
     const char *failed;      /* why the speculation does not hold; NULL: it held so far */
 } spec;
 
@@ -713,6 +715,12 @@ static const char *spec_record(spec *sp, const tci_raw *raw)
     return NULL;
 }
 
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 ? (double)ts.tv_sec + ts.tv_nsec / 1e9 : 0;
+}
+
 static void *spec_main(void *arg)
 {
     spec *sp = arg;
@@ -740,6 +748,7 @@ static void *spec_main(void *arg)
     for (int k = 0; k < TCI_FIG__COUNT && !sp->failed; k++)
         if (sp->d.fig[k])
             spec_fail(sp, "a warning");
+    sp->cpu_s = thread_cpu_s();
     return NULL;
 }
 
@@ -876,7 +885,9 @@ static int pass_one(norm *n, const tci_reader *rd, tc_progress_fn progress, void
         free_spec(sp);
         return run_pass(n, rd, progress, pu);
     }
+    double cpu0 = thread_cpu_s();
     int rc = run_pass(n, rd, progress, pu);
+    double first_half_s = thread_cpu_s() - cpu0;
     if (rc != TC_OK || n->status != TC_OK)
         atomic_store(&sp->stop, true);
     pthread_join(thread, NULL);
@@ -885,9 +896,12 @@ static int pass_one(norm *n, const tci_reader *rd, tc_progress_fn progress, void
         const char *why = sp->failed ? sp->failed : stitch_check(n, sp);
         if (!why && tci_source_changed(n->r->source))
             why = "the input changed";
-        if (split_debug())
-            fprintf(stderr, why ? "split: fell back (%s)\n" : "split: stitched\n", why);
+        cpu0 = thread_cpu_s();
         rc = why ? run_records(n, rd, progress, pu) : stitch(n, sp);
+        if (split_debug()) /* the CPU times say whether the halves were even and what the join cost */
+            fprintf(stderr, "split: %s%s%s (CPU s: first half %.3f, second half %.3f, %s %.3f)\n",
+                    why ? "fell back (" : "stitched", why ? why : "", why ? ")" : "", first_half_s, sp->cpu_s,
+                    why ? "sequential rest" : "stitch", thread_cpu_s() - cpu0);
     }
     free_spec(sp);
     return rc;
