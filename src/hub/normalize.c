@@ -773,8 +773,11 @@ static const char *stitch_check(norm *n, spec *sp)
         if (!b->records)
             continue;
         records += b->records;
-        if (i >= n->n_th || !n->th[i].seen)
-            continue; /* the thread starts in the second half: nothing to join */
+        if (i >= n->n_th || !n->th[i].seen) { /* the thread starts in the second half: its exits are recons */
+            if (b->n_recon > n->max_depth)
+                return "more exits without enter than max-depth";
+            continue;
+        }
         const nthread *a = &n->th[i];
         if (a->overflow || a->wall_off || a->cpu_off)
             return "a thread above max-depth, or a clock offset, at the cut";
