@@ -726,7 +726,8 @@ static void *spec_main(void *arg)
     spec *sp = arg;
     tci_raw batch[TCI_RAW_BATCH];
     uint64_t dropped = sp->r.pos, max_events = sp->r.opt->max_events, records = 0;
-    const uint64_t step = 8u << 20, keep = 1u << 20;
+    /* as tci_source_release, a TLB flush per 4 MiB; the reader looks back at nothing here */
+    const uint64_t step = 4u << 20, keep = 64u << 10;
     while (!sp->failed) {
         if (atomic_load_explicit(&sp->stop, memory_order_relaxed))
             return spec_fail(sp, "the first half failed"), NULL;
