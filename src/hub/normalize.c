@@ -33,8 +33,11 @@
 #include "tc_reader.h"
 #include "tc_trace.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 typedef struct nthread {
     /* unwrap state, per clock */
@@ -52,6 +55,10 @@ typedef struct nthread {
     bool counting;
     bool started;                 /* pass 2: reconstructed enters emitted */
     int64_t prev_ts, prev_cpu;    /* monotonic clamp */
+    /* pass 1's second half on another thread (split_pass): recon holds its leading exits */
+    int64_t first_raw_wall, first_raw_cpu;
+    uint64_t records;
+    uint32_t max_local;           /* its deepest stack, counted from the cut */
 } nthread;
 
 typedef struct norm {
@@ -473,11 +480,11 @@ static int check_record(norm *n, const tci_raw *raw)
                      n->pass == 2 ? " (frozen after the first pass)" : "");
 }
 
-static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void *pu)
+/* The records from where the reader is to its end (a split's fallback goes on from the cut). */
+static int run_records(norm *n, const tci_reader *rd, tc_progress_fn progress, void *pu)
 {
     tci_raw batch[TCI_RAW_BATCH];
     uint64_t count = 0;
-    n->have_ref = false;
     for (;;) {
         size_t got = 0;
         int rc = rd->read(n->r, batch, TCI_RAW_BATCH, &got);
@@ -502,6 +509,12 @@ static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void
                 return TC_ERR_CANCELED; /* the caller's callback asked to stop */
         }
     }
+}
+
+static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void *pu)
+{
+    n->have_ref = false;
+    return run_records(n, rd, progress, pu);
 }
 
 /* An input in which the reader found nothing it converts or reports is refused,
@@ -617,6 +630,287 @@ static void free_threads(norm *n)
     free(n->th);
 }
 
+/* ---- pass 1 on two threads (option threads, a reader that can split) ---------
+ *
+ * Speculation with an exact fallback. The reader cuts the records near their
+ * middle; the first half runs here, through run_pass as always, and the second
+ * half on another thread, from empty per-thread state. What the second half
+ * cannot know (the stacks, clocks and figures at the cut) it does not guess:
+ * it keeps, per thread, its leading exits (those that met its empty stack, in
+ * order), its first raw times, records, first/last times and deepest local
+ * stack, and it gives up on anything else that depends on the state before the
+ * cut (a warning of any kind, an exit that does not close its own top frame, a
+ * clock offset, a record that would grow a table, an error). Once the first
+ * half has ended with the true state, stitch() checks that replaying the
+ * second half on it would take exactly the decisions the second half took,
+ * and then adds it in. Else the first half's reader simply goes on from the
+ * cut, through today's loop with the true state: byte-identical by
+ * construction. TC_DEBUG_SPLIT=1 says on stderr which way it went.
+ */
+
+typedef struct spec {
+    norm n;                  /* the second half's state (n.t: the snapshot below) */
+    tci_trace t;             /* the tables at the cut, for the clock code: a copy of the header, */
+    tci_thread *threads;     /* and of the thread list (the first half may grow and move both) */
+    tci_rctx r;              /* the reader's second context */
+    tci_diag d;              /* private: any warning in it ends the speculation */
+    const tci_reader *rd;
+    const tci_source *source; /* the first half's, only to drop the pages read here */
+    int64_t first_ref_raw;   /* raw wall time of the half's first record that has one */
+    uint32_t first_ref_thread;
+    bool first_ref_is_first; /* ... and it was its thread's first in the half */
+    atomic_bool stop;        /* the first half failed: no point going on */
+    double cpu_s;            /* the thread's CPU time, for TC_DEBUG_SPLIT */
+    const char *failed;      /* why the speculation does not hold; NULL: it held so far */
+} spec;
+
+static void spec_fail(spec *sp, const char *why)
+{
+    if (!sp->failed)
+        sp->failed = why;
+}
+
+/* One record of the second half: pass 1's rules for a call's enter or exit,
+ * with the state the first half will have handed over left open. NULL, or
+ * why the speculation does not hold. */
+static const char *spec_record(spec *sp, const tci_raw *raw)
+{
+    norm *n = &sp->n;
+    if (raw->action > TCI_ACT_UNWIND || raw->thread >= sp->t.n_threads || raw->method >= sp->t.n_methods)
+        return "a record other than a known thread's enter or exit of a known method";
+    nthread *s = thread_state(n, raw->thread);
+    if (!s)
+        return "out of memory";
+    bool first = !s->seen, ref = raw->wall != TCI_NO_TIME && !n->have_ref;
+    int64_t ts = 0, cpu = TCI_NO_TIME;
+    record_times(n, s, raw, &ts, &cpu);
+    if (n->status != TC_OK || s->wall_off || s->cpu_off || sp->d.fig[TCI_FIG_TIME_BACKWARDS])
+        return "a clock wraps, steps back or is out of range";
+    if (ref) {
+        sp->first_ref_raw = raw->wall;
+        sp->first_ref_thread = raw->thread;
+        sp->first_ref_is_first = first;
+    }
+    if (first) {
+        s->first_ts = ts, s->first_cpu = cpu;
+        s->first_raw_wall = raw->wall, s->first_raw_cpu = raw->cpu;
+    }
+    s->last_ts = ts, s->last_cpu = cpu;
+    s->records++;
+    if (raw->action == TCI_ACT_ENTER) {
+        if (s->depth >= n->max_depth || push(s, raw->method) != TC_OK)
+            return "the depth limit (max-depth) or out of memory";
+        if (s->depth > s->max_local)
+            s->max_local = s->depth;
+    } else if (s->depth) {
+        if (s->stack[s->depth - 1] != raw->method)
+            return "an exit that does not close the top frame";
+        s->depth--;
+    } else { /* a leading exit: closes a frame of the first half, or one open before the trace */
+        if (s->n_recon >= 2 * n->max_depth ||
+            tci_grow((void **)&s->recon, &s->cap_recon, s->n_recon, sizeof *s->recon) != 0)
+            return "too many exits without enter, or out of memory";
+        s->recon[s->n_recon++] = raw->method;
+    }
+    return NULL;
+}
+
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 ? (double)ts.tv_sec + ts.tv_nsec / 1e9 : 0;
+}
+
+static void *spec_main(void *arg)
+{
+    spec *sp = arg;
+    tci_raw batch[TCI_RAW_BATCH];
+    uint64_t dropped = sp->r.pos, max_events = sp->r.opt->max_events, records = 0;
+    /* as tci_source_release, a TLB flush per 4 MiB; the reader looks back at nothing here */
+    const uint64_t step = 4u << 20, keep = 64u << 10;
+    while (!sp->failed) {
+        if (atomic_load_explicit(&sp->stop, memory_order_relaxed))
+            return spec_fail(sp, "the first half failed"), NULL;
+        size_t got = 0;
+        int rc = sp->rd->read(&sp->r, batch, TCI_RAW_BATCH, &got);
+        if (rc == TC_EOF)
+            break;
+        if (rc != TC_OK)
+            return spec_fail(sp, "the reader refused a record (an error, a warning or a table growth)"), NULL;
+        for (size_t i = 0; i < got && !sp->failed; i++)
+            sp->failed = spec_record(sp, &batch[i]);
+        if (max_events && (records += got) > max_events)
+            spec_fail(sp, "more records than max-events");
+        if (sp->r.pos > dropped + step + keep) { /* the pages read here: the first half's loop never reaches them */
+            tci_source_drop((tci_source *)sp->source, dropped, sp->r.pos - keep);
+            dropped = sp->r.pos - keep;
+        }
+    }
+    for (int k = 0; k < TCI_FIG__COUNT && !sp->failed; k++)
+        if (sp->d.fig[k])
+            spec_fail(sp, "a warning");
+    sp->cpu_s = thread_cpu_s();
+    return NULL;
+}
+
+/* True when the raw time `raw`, following `prev`, is taken for a wrap of the clock. */
+static bool wraps_after(const norm *n, int64_t prev, int64_t raw)
+{
+    int bits = n->t->wrap_bits;
+    return bits && raw + (((int64_t)1 << bits) >> 1) < prev;
+}
+
+/* Would replaying the second half on the first half's final state take the
+ * decisions the second half took? NULL when it would, else why not. Changes nothing. */
+static const char *stitch_check(norm *n, spec *sp)
+{
+    norm *h = &sp->n;
+    uint64_t records = n->d->fig[TCI_FIG_RECORDS];
+    if (sp->first_ref_is_first && n->have_ref && wraps_after(n, n->last_wall_ref, sp->first_ref_raw) &&
+        (sp->first_ref_thread >= n->n_th || !n->th[sp->first_ref_thread].seen))
+        return "a thread's first time would be placed after a clock wrap";
+    for (uint32_t i = 0; i < h->n_th; i++) {
+        const nthread *b = &h->th[i];
+        if (!b->records)
+            continue;
+        records += b->records;
+        if (i >= n->n_th || !n->th[i].seen) { /* the thread starts in the second half: its exits are recons */
+            if (b->n_recon > n->max_depth)
+                return "more exits without enter than max-depth";
+            continue;
+        }
+        const nthread *a = &n->th[i];
+        if (a->overflow || a->wall_off || a->cpu_off)
+            return "a thread above max-depth, or a clock offset, at the cut";
+        if ((b->first_raw_wall != TCI_NO_TIME && wraps_after(n, a->wall_prev, b->first_raw_wall)) ||
+            (b->first_raw_cpu != TCI_NO_TIME && wraps_after(n, a->cpu_prev, b->first_raw_cpu)))
+            return "a clock wraps across the cut";
+        if (b->first_ts < a->prev_ts || (b->first_cpu != TCI_NO_TIME && a->prev_cpu != TCI_NO_TIME &&
+                                         b->first_cpu < a->prev_cpu))
+            return "a time steps back across the cut";
+        if ((uint64_t)a->depth + b->max_local > n->max_depth)
+            return "max-depth crossed after the cut";
+        uint32_t depth = a->depth, recon = a->n_recon;
+        for (uint32_t j = 0; j < b->n_recon; j++) {
+            if (depth && a->stack[depth - 1] != b->recon[j])
+                return "an exit after the cut that does not close the first half's top frame";
+            if (depth)
+                depth--;
+            else if (recon++ >= n->max_depth)
+                return "more exits without enter than max-depth";
+        }
+    }
+    if (n->r->opt->max_events && records > n->r->opt->max_events)
+        return "more records than max-events";
+    return NULL;
+}
+
+/* Add the second half to the first half's state, as the records would have. */
+static int stitch(norm *n, spec *sp)
+{
+    norm *h = &sp->n;
+    for (uint32_t i = 0; i < h->n_th; i++) {
+        nthread *b = &h->th[i], *a;
+        if (!b->records)
+            continue;
+        if (!(a = thread_state(n, i)))
+            return TC_ERR_NOMEM;
+        for (uint32_t j = 0; j < b->n_recon; j++) {
+            if (a->depth) {
+                leave(a);
+            } else {
+                if (tci_grow((void **)&a->recon, &a->cap_recon, a->n_recon, sizeof *a->recon) != 0)
+                    return TC_ERR_NOMEM;
+                a->recon[a->n_recon++] = b->recon[j];
+                tci_count(n->d, TCI_FIG_EXIT_WITHOUT_ENTER, 1);
+            }
+        }
+        for (uint32_t j = 0; j < b->depth; j++)
+            if (entered(a, b->stack[j]) != TC_OK)
+                return TC_ERR_NOMEM;
+        tci_thread *t = &n->t->threads[i];
+        if (!t->records)
+            a->first_ts = b->first_ts, a->first_cpu = b->first_cpu;
+        t->records += b->records;
+        n->d->fig[TCI_FIG_RECORDS] += b->records;
+        a->last_ts = b->last_ts, a->last_cpu = b->last_cpu;
+        a->prev_ts = b->prev_ts, a->prev_cpu = b->prev_cpu;
+        a->wall_prev = b->wall_prev, a->cpu_prev = b->cpu_prev;
+        a->seen = true;
+    }
+    if (h->have_ref)
+        n->last_wall_ref = h->last_wall_ref, n->have_ref = true;
+    return TC_OK;
+}
+
+static bool split_debug(void)
+{
+    const char *e = getenv("TC_DEBUG_SPLIT");
+    return e && *e && strcmp(e, "0");
+}
+
+static void free_spec(spec *sp)
+{
+    free_threads(&sp->n);
+    for (size_t i = 0; i < sp->d.n_kept; i++)
+        free(sp->d.kept[i]);
+    free(sp->threads);
+    free(sp);
+}
+
+/* Pass 1: on two threads when asked (option threads) and the reader can cut its records; else run_pass. */
+static int pass_one(norm *n, const tci_reader *rd, tc_progress_fn progress, void *pu)
+{
+    if (n->r->opt->threads < 2 || !rd->split)
+        return run_pass(n, rd, progress, pu);
+    const tci_trace *t = n->t;
+    spec *sp = calloc(1, sizeof *sp);
+    tci_thread *threads = sp ? malloc(((size_t)t->n_threads + 1) * sizeof *threads) : NULL;
+    if (!threads) {
+        free(sp);
+        return run_pass(n, rd, progress, pu);
+    }
+    if (t->n_threads)
+        memcpy(threads, t->threads, (size_t)t->n_threads * sizeof *threads);
+    sp->t = *t;
+    sp->t.threads = sp->threads = threads;
+    sp->n.r = &sp->r, sp->n.t = &sp->t, sp->n.d = &sp->d, sp->n.pass = 1;
+    sp->n.max_depth = n->max_depth, sp->n.origin = n->origin, sp->n.sys_first = sp->n.sys_last = TCI_NO_TIME;
+    sp->rd = rd, sp->source = n->r->source;
+    atomic_init(&sp->stop, false);
+    pthread_t thread;
+    if (rd->split(n->r, &sp->r) != TC_OK) {
+        free_spec(sp);
+        return run_pass(n, rd, progress, pu);
+    }
+    sp->r.diag = &sp->d;
+    if (pthread_create(&thread, NULL, spec_main, sp) != 0) {
+        rd->join(n->r, &sp->r);
+        free_spec(sp);
+        return run_pass(n, rd, progress, pu);
+    }
+    double cpu0 = thread_cpu_s();
+    int rc = run_pass(n, rd, progress, pu);
+    double first_half_s = thread_cpu_s() - cpu0;
+    if (rc != TC_OK || n->status != TC_OK)
+        atomic_store(&sp->stop, true);
+    pthread_join(thread, NULL);
+    rd->join(n->r, &sp->r);
+    if (rc == TC_OK && n->status == TC_OK) {
+        const char *why = sp->failed ? sp->failed : stitch_check(n, sp);
+        if (!why && tci_source_changed(n->r->source))
+            why = "the input changed";
+        cpu0 = thread_cpu_s();
+        rc = why ? run_records(n, rd, progress, pu) : stitch(n, sp);
+        if (split_debug()) /* the CPU times say whether the halves were even and what the join cost */
+            fprintf(stderr, "split: %s%s%s (CPU s: first half %.3f, second half %.3f, %s %.3f)\n",
+                    why ? "fell back (" : "stitched", why ? why : "", why ? ")" : "", first_half_s, sp->cpu_s,
+                    why ? "sequential rest" : "stitch", thread_cpu_s() - cpu0);
+    }
+    free_spec(sp);
+    return rc;
+}
+
 int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci_event_fn emit_fn,
                       void *user, tc_progress_fn progress, void *progress_user)
 {
@@ -633,7 +927,7 @@ int tci_normalize_run(tci_rctx *r, const tci_reader *rd, tci_ready_fn ready, tci
     int rc;
 
     n.pass = r->pass = 1;
-    if ((rc = run_pass(&n, rd, progress, progress_user)) != TC_OK || (rc = n.status) != TC_OK)
+    if ((rc = pass_one(&n, rd, progress, progress_user)) != TC_OK || (rc = n.status) != TC_OK)
         goto out;
     if ((rc = between_passes(&n)) != TC_OK)
         goto out;

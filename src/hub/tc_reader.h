@@ -84,8 +84,19 @@ typedef struct tci_reader {
      * reported in d; or TCI_NOT_A_PAIR (other NULL only): path is an input of its own.
      * NULL: the format has no such inputs. */
     int (*pair_parts)(const char *path, const char *other, char *parts[2], tci_diag *d);
+    /* Optional: pass 1 on two threads (option threads; normalize.c, split_pass). Before pass 1,
+     * cut the records at a record boundary near their middle: r reads [start, cut) from now on,
+     * and *child (a copy of r; the hook sets its priv) reads [cut, end) from another thread
+     * without touching anything r owns or shares: the tables are read-only to it, and a record
+     * that would grow one or warn is an error (in child->diag, a private one). TC_OK, or
+     * TCI_NO_SPLIT when this input cannot be cut so (nothing changed). join(r, child), called
+     * once the child thread has stopped, frees the child and gives r the records after the cut
+     * back (r goes on from where it stopped). NULL: the format cannot be cut. */
+    int (*split)(tci_rctx *r, tci_rctx *child);
+    void (*join)(tci_rctx *r, tci_rctx *child);
 } tci_reader;
 #define TCI_NOT_A_PAIR 1
+#define TCI_NO_SPLIT 1
 
 /* ---- input source -------------------------------------------------------- */
 

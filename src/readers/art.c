@@ -55,6 +55,8 @@ typedef struct art {
     tci_idmap listed;     /* full tid as listed -> thread index (a list of 100,000 threads stays linear) */
     uint32_t *direct;     /* method id >> 2 -> method index: ART >= 6 ids are dense */
     uint32_t direct_n;
+    bool child;           /* a split's second reader: read-only tables (art_split) */
+    size_t split_end;     /* the parent of a split: its end before the cut */
 } art;
 
 /* ---- key lines' fields (the text rules: text.h) ------------------------- */
@@ -636,11 +638,15 @@ static inline __attribute__((always_inline)) size_t decode_run(tci_rctx *r, art 
         uint32_t value = tci_le32(p);
         uint32_t th = a->tid_map[id];
         if (TCI_UNLIKELY(th >= TID_AMBIGUOUS)) {
+            if (a->child) /* it would warn or list a thread: the shared tables are not its own */
+                return a->pos = pos, *rc = TC_ERR_FORMAT, i;
             a->pos = pos; /* messages name this record */
             th = thread_for_record(r, a, id);
         }
         uint32_t m = (value >> 2) < direct_n ? direct[value >> 2] : TCI_NONE;
         if (TCI_UNLIKELY(m == TCI_NONE)) {
+            if (a->child) /* it would name an unknown method: a table growth */
+                return a->pos = pos, *rc = TC_ERR_FORMAT, i;
             a->pos = pos;
             m = method_slow(r, a, value & ~3u); /* may grow the direct table */
             direct = a->direct;
@@ -722,6 +728,50 @@ static int art_rewind(tci_rctx *r)
     art *a = r->priv;
     a->pos = a->data_off;
     return TC_OK;
+}
+
+/* Pass 1 on two threads: a non-streaming file is whole records of one size
+ * after its header, so the record at any index is found without reading those
+ * before it. A file cut inside a record is not split (its tail warns as it is
+ * read). The child copies the thread map and the direct method table, so the
+ * parent may grow its own while the child reads. */
+static int art_split(tci_rctx *r, tci_rctx *child)
+{
+    art *a = r->priv;
+    if (a->streaming || a->pos != a->data_off || (a->end - a->data_off) % a->rec_size)
+        return TCI_NO_SPLIT;
+    size_t records = (a->end - a->data_off) / a->rec_size;
+    art *c = malloc(sizeof *c);
+    uint32_t *direct = a->direct_n ? malloc((size_t)a->direct_n * sizeof *direct) : NULL;
+    if (!c || (a->direct_n && !direct)) {
+        free(c);
+        free(direct);
+        return TCI_NO_SPLIT;
+    }
+    memcpy(c, a, sizeof *c);
+    if (direct)
+        memcpy(direct, a->direct, (size_t)a->direct_n * sizeof *direct);
+    c->direct = direct;
+    memset(&c->listed, 0, sizeof c->listed);
+    c->child = true;
+    c->pos = a->data_off + records / 2 * a->rec_size;
+    a->split_end = a->end;
+    a->end = c->pos;
+    *child = *r;
+    child->priv = c;
+    child->source = NULL; /* its pages are the parent's to release */
+    child->pos = c->pos;
+    return TC_OK;
+}
+
+static void art_join(tci_rctx *r, tci_rctx *child)
+{
+    art *a = r->priv, *c = child->priv;
+    a->end = a->split_end;
+    if (c)
+        free(c->direct);
+    free(c);
+    child->priv = NULL;
 }
 
 static void art_close(tci_rctx *r)
@@ -830,4 +880,6 @@ const tci_reader tci_reader_art = {
     .rewind = art_rewind,
     .close = art_close,
     .pair_parts = art_pair_parts,
+    .split = art_split,
+    .join = art_join,
 };

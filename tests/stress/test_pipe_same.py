@@ -15,6 +15,7 @@ import concurrent.futures
 import os
 import random
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -73,8 +74,115 @@ def full_disk(ctx, src, writer):
     ctx.check(res[0] == res[1] and res[0][0] == 1, f"{writer} {src} > /dev/full: -j 1 and -j 2: {res}")
 
 
+# ---- pass 1 on two threads: ART v1-v3 records cut in two halves (normalize.c, pass_one) ----
+
+def art_v3(records, threads=((1, "main"), (2, "worker"), (3, "binder"), (4, "pad"))):
+    """An ART v3 non-streaming trace (dual clock): records are (tid, method id, action, wall, cpu)."""
+    key = ["*version", "3", "data-file-overflow=false", "clock=dual", "vm=art", "pid=1", "*threads"]
+    key += ["%d\t%s" % t for t in threads]
+    key.append("*methods")
+    key += ["0x%x\tcom.x.C%d\tm%d\t()V\tC.java" % (m, m, m) for m in (0x4, 0x8, 0xc, 0x10, 0x14, 0x18)]
+    key.append("*end")
+    body = bytearray("\n".join(key).encode() + b"\n")
+    body += struct.pack("<IHHQH", 0x574F4C53, 3, 32, 1_000_000_000, 14) + b"\0" * 14
+    for tid, mid, action, wall, cpu in records:
+        body += struct.pack("<HIII", tid, mid | action, cpu & 0xFFFFFFFF, wall & 0xFFFFFFFF)
+    return bytes(body)
+
+
+def halves(first, second, pad=40):
+    """Records (tid, method, action) of both halves, padded with balanced pairs on thread 4 to
+    the same even length, so that the reader's cut (half the records) falls between them.
+    Times: the record's index (both clocks), unless a record gives its own (wall, cpu)."""
+    n = max(len(first), len(second)) + pad
+    n += n % 2
+    out = []
+    for half in (first, second):
+        half = list(half)
+        if (n - len(half)) % 2:
+            half.append((4, 0x18, 0))  # one frame left open on the pad thread
+        while len(half) < n:
+            half += [(4, 0x14, 0), (4, 0x14, 1)]
+        out += half
+    return [r if len(r) == 5 else (*r, i * 10, i * 10) for i, r in enumerate(out)]
+
+
+def split_cases():
+    """(name, records, options, expected path): each reaches the stitch or one of its fallbacks."""
+    E, X = 0, 1
+    open_frames = ([(1, 0x4, E), (1, 0x8, E), (3, 0xc, X), (3, 0x10, E), (3, 0x10, X)],
+                   [(1, 0xc, E), (1, 0xc, X), (1, 0x8, X), (1, 0x4, X), (1, 0x10, X),  # pops, then before-trace
+                    (2, 0x8, X), (2, 0x4, X), (2, 0x10, E),  # a thread that starts in the second half
+                    (3, 0x14, X), (1, 0x8, 2)])  # exits of frames open before the trace; an unwind
+    deep = ([(1, m, E) for m in (0x4, 0x8, 0xc, 0x10)], [(1, 0x14, E), (1, 0x18, E), (1, 0x18, X), (1, 0x14, X)])
+    wrap = halves([(1, 0x4, E)], [(1, 0x4, X)])
+    n = len(wrap)
+    wrap = [(t, m, a, w + (0xFFFFF000 if i < n // 2 else 0), c) for i, (t, m, a, w, c) in enumerate(wrap)]
+    back = halves([(4, 0x14, E), (4, 0x14, X)] * 5 + [(1, 0x4, E)], [(1, 0x4, X)])
+    k = len(back) // 2
+    t, m, a, w, c = back[k]
+    back[k] = (t, m, a, 0, c)  # thread 1's first record after the cut goes back in time
+    events = halves([(1, 0x4, E)], [(1, 0x4, X)])
+    return [
+        ("open frames across the cut, exits of frames open before the trace", halves(*open_frames), [], "stitched"),
+        ("max-depth not reached", halves(*deep), ["--max-depth", "6"], "stitched"),
+        ("max-depth crossed after the cut", halves(*deep), ["--max-depth", "5"], "fell back"),
+        ("an exit after the cut that is not the top frame",
+         halves([(1, 0x4, E), (1, 0x8, E)], [(1, 0x4, X), (1, 0x8, X)]), [], "fell back"),
+        ("an exit after the cut of a method not on the stack",
+         halves([(1, 0x4, E)], [(1, 0xc, X), (1, 0x4, X)]), [], "fell back"),
+        ("more exits without enter than max-depth, a thread that starts after the cut",
+         halves([(1, 0x4, E), (1, 0x4, X)], [(2, m, X) for m in (0x4, 0x8, 0xc, 0x10)]), ["--max-depth", "3"],
+         "fell back"),
+        ("more exits without enter than max-depth, across the cut",
+         halves([(3, 0x4, X)], [(3, m, X) for m in (0x8, 0xc, 0x10)]), ["--max-depth", "3"], "fell back"),
+        ("exits without enter up to max-depth, across the cut",
+         halves([(3, 0x4, X)], [(3, m, X) for m in (0x8, 0xc)]), ["--max-depth", "3"], "stitched"),
+        ("a clock wrap across the cut", wrap, [], "fell back"),
+        ("time steps back across the cut", back, [], "fell back"),
+        ("a thread id not in the thread list after the cut", halves([(1, 0x4, E)], [(9, 0x4, E), (1, 0x4, X)]),
+         [], "fell back"),
+        ("an unknown method id after the cut", halves([(1, 0x4, E)], [(1, 0x40, E), (1, 0x4, X)]), [], "fell back"),
+        ("a corrupt record (action 3) after the cut", halves([(1, 0x4, E)], [(1, 0x4, 3), (1, 0x4, X)]), [],
+         "fell back"),
+        ("max-events crossed after the cut", events, ["--max-events", str(len(events) - 2)], "fell back"),
+    ]
+
+
+def same_split(ctx, what, argv, expect):
+    """-j 1 and -j 2 equal (as same()), and -j 2 took the expected path of the split."""
+    env = dict(os.environ, TC_DEBUG_SPLIT="1")
+    res = []
+    for j in ("1", "2"):
+        r = subprocess.run([os.path.abspath(ctx.traceconv), "-j", j, *argv], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120, env=env)
+        lines = r.stderr.splitlines(keepends=True)
+        said = [x.decode() for x in lines if x.startswith(b"split: ")]
+        res.append(((r.returncode, r.stdout, b"".join(x for x in lines if not x.startswith(b"split: "))), said))
+    ctx.check(res[0][0][0] != 2, f"{what}: usage error {res[0][0][2][-300:]!r}")
+    ctx.check(res[0][0] == res[1][0], f"{what}: -j 1 and -j 2 differ: exit {res[0][0][0]}/{res[1][0][0]}, "
+              f"stdout equal: {res[0][0][1] == res[1][0][1]}, stderr {res[0][0][2][-200:]!r} / {res[1][0][2][-200:]!r}")
+    ctx.check(not res[0][1], f"{what}: -j 1 split the pass: {res[0][1]}")
+    ctx.check(len(res[1][1]) == 1 and res[1][1][0].startswith("split: " + expect),
+              f"{what}: expected 'split: {expect}', -j 2 said {res[1][1]}")
+
+
+def test_split(ctx):
+    n = 0
+    for name, records, opts, expect in split_cases():
+        path = os.path.join(ctx.work, "split.trace")
+        with open(path, "wb") as f:
+            f.write(art_v3(records))
+        for w in ("perfetto", "folded", "json", "report"):
+            same_split(ctx, f"split: {name} -> {w}", ["-o", w, *opts, path, "-"], expect)
+            n += 1
+        os.remove(path)
+    print(f"{n} split cases compared with -j 1 and -j 2")
+
+
 def main():
     ctx = tclib.Ctx()
+    test_split(ctx)
     env_seed = os.environ.get("TC_PIPE_SEED", "").strip()
     seed = int(env_seed) if env_seed else random.SystemRandom().randrange(1 << 32)
     # a sanitized build runs each conversion several times slower: fewer mutants there

@@ -70,6 +70,35 @@ static void write_trace(const char *path, uint32_t n_pairs)
     CHECK(fclose(f) == 0);
 }
 
+/* A copy of the trace at src with records after its cut (pass 1's split, option threads 2)
+ * that the second half cannot take alone: a thread not in the thread list, an exit that
+ * does not close the top frame, a method id not in the table. Each is read again on the
+ * first half's thread, so the conversion equals the one-thread one. */
+static void write_trace_with_tail(const char *path, const char *src)
+{
+    FILE *in = fopen(src, "rb"), *out = fopen(path, "wb");
+    CHECK(in != NULL && out != NULL);
+    if (!in || !out) {
+        if (in)
+            fclose(in);
+        if (out)
+            fclose(out);
+        return;
+    }
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        CHECK(fwrite(buf, 1, n, out) == n);
+    fclose(in);
+    static const unsigned char tail[][14] = {
+        {9, 0, 0x04, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f},  /* tid 9: unlisted */
+        {1, 0, 0x05, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f},  /* an exit of A: not on the stack */
+        {2, 0, 0x41, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f},  /* method 0x40: not in the table */
+    };
+    CHECK(fwrite(tail, 1, sizeof tail, out) == sizeof tail);
+    CHECK(fclose(out) == 0);
+}
+
 typedef struct outbuf {
     unsigned char *p;
     size_t n, cap;
@@ -215,6 +244,13 @@ static void test_generated(void)
     same(&(setup){.path = big, .writers = {"perfetto", "json", "pprof"}}, "800k records, three at once");
     same(&(setup){.path = mid, .writers = {"folded", "json"}, .options = {{"ignore", "*idle*"}}}, "--ignore");
     same(&(setup){.path = mid, .writers = {"systrace"}, .options = {{"max-depth", "1"}}}, "--max-depth");
+    /* pass 1 on two threads falls back to one: the second half's records need the first half's tables */
+    char tail[112];
+    snprintf(tail, sizeof tail, "%s/tail.trace", dir);
+    write_trace_with_tail(tail, mid);
+    same(&(setup){.path = tail, .writers = {"perfetto", "folded", "report"}}, "records the second half cannot take");
+    same(&(setup){.path = tail, .writers = {"json"}, .options = {{"max-events", "60000"}}}, "max-events after the cut");
+    unlink(tail);
 }
 
 /* Outputs that fail mid-way: the figures of a conversion whose every output failed are
