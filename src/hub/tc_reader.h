@@ -85,7 +85,10 @@ typedef struct tci_reader {
      * NULL: the format has no such inputs. */
     int (*pair_parts)(const char *path, const char *other, char *parts[2], tci_diag *d);
     /* Optional: pass 1 on two threads (option threads; normalize.c, split_pass). Before pass 1,
-     * cut the records at a record boundary near their middle: r reads [start, cut) from now on,
+     * cut the records at a record boundary near their middle, where a read of TCI_RAW_BATCH
+     * records ends on one thread too (every read before the cut returns the same records as
+     * without it: the messages of a batch, the reader's then normalize's, keep their order
+     * when the rest is read again after a failed stitch): r reads [start, cut) from now on,
      * and *child (a copy of r; the hook sets its priv) reads [cut, end) from another thread
      * without touching anything r owns or shares: the tables are read-only to it, and a record
      * that would grow one or warn is an error (in child->diag, a private one). TC_OK, or

@@ -740,7 +740,11 @@ static int art_split(tci_rctx *r, tci_rctx *child)
     art *a = r->priv;
     if (a->streaming || a->pos != a->data_off || (a->end - a->data_off) % a->rec_size)
         return TCI_NO_SPLIT;
-    size_t records = (a->end - a->data_off) / a->rec_size;
+    /* every record is one tci_raw here, so a cut at a multiple of TCI_RAW_BATCH records is
+     * where one thread's read ends too (tc_reader.h) */
+    size_t records = (a->end - a->data_off) / a->rec_size, cut = records / 2 / TCI_RAW_BATCH * TCI_RAW_BATCH;
+    if (!cut)
+        return TCI_NO_SPLIT;
     art *c = malloc(sizeof *c);
     uint32_t *direct = a->direct_n ? malloc((size_t)a->direct_n * sizeof *direct) : NULL;
     if (!c || (a->direct_n && !direct)) {
@@ -754,7 +758,7 @@ static int art_split(tci_rctx *r, tci_rctx *child)
     c->direct = direct;
     memset(&c->listed, 0, sizeof c->listed);
     c->child = true;
-    c->pos = a->data_off + records / 2 * a->rec_size;
+    c->pos = a->data_off + cut * a->rec_size;
     a->split_end = a->end;
     a->end = c->pos;
     *child = *r;

@@ -92,10 +92,11 @@ def art_v3(records, threads=((1, "main"), (2, "worker"), (3, "binder"), (4, "pad
 
 def halves(first, second, pad=40):
     """Records (tid, method, action) of both halves, padded with balanced pairs on thread 4 to
-    the same even length, so that the reader's cut (half the records) falls between them.
-    Times: the record's index (both clocks), unless a record gives its own (wall, cpu)."""
+    the same length, a multiple of 256 (TCI_RAW_BATCH), so that the reader's cut (half the
+    records, down to a multiple of the batch normalize reads: art.c art_split) falls between
+    them. Times: the record's index (both clocks), unless a record gives its own (wall, cpu)."""
     n = max(len(first), len(second)) + pad
-    n += n % 2
+    n = -(-n // 256) * 256
     out = []
     for half in (first, second):
         half = list(half)
@@ -123,7 +124,17 @@ def split_cases():
     t, m, a, w, c = back[k]
     back[k] = (t, m, a, 0, c)  # thread 1's first record after the cut goes back in time
     events = halves([(1, 0x4, E)], [(1, 0x4, X)])
+    # 768 records: half is 384, inside the batch [256, 512) of one thread's reading. Warnings
+    # on both sides of 384 in that batch (normalize's at 300, the reader's at 400) come out in
+    # one thread's order only if the cut is at a batch's end (256; at 384 they were swapped).
+    mixed = [(4, 0x14, E if i % 2 == 0 else X) for i in range(768)]
+    mixed[290], mixed[291], mixed[292], mixed[293] = (1, 0x4, E), (1, 0x8, E), (4, 0x14, E), (4, 0x14, X)
+    mixed[300], mixed[301] = (1, 0x4, X), (4, 0x18, E)  # an exit one frame below the top; a pad
+    mixed[400], mixed[401] = (9, 0x4, E), (4, 0x18, E)  # a thread id not in the thread list
+    mixed = [(*r, i * 10, i * 10) for i, r in enumerate(mixed)]
     return [
+        ("warnings of the reader and of normalize on both sides of the middle, in one batch", mixed, [],
+         "fell back"),
         ("open frames across the cut, exits of frames open before the trace", halves(*open_frames), [], "stitched"),
         ("max-depth not reached", halves(*deep), ["--max-depth", "6"], "stitched"),
         ("max-depth crossed after the cut", halves(*deep), ["--max-depth", "5"], "fell back"),
