@@ -245,20 +245,20 @@ static void test_writing_threads(void)
     snprintf(path, sizeof path, "%s/corpus/systrace/capture.txt", TC_SOURCE_DIR);
     for (size_t t = 0; several[t]; t++) {
         threads = several[t];
-        same(&(setup){.path = big, .writers = {"json", "perfetto", "pprof", "folded", "systrace", "speedscope"}},
+        same(&(setup){.path = mid, .writers = {"json", "perfetto", "pprof", "folded", "systrace", "speedscope"}},
              "six at once");
         same(&(setup){.path = path, .writers = {"perfetto", "json", "systrace", "report"}}, "system events, four at once");
-        same(&(setup){.path = big, .writers = {"json", "perfetto", "folded"}, .fail_after = {200000, 0, 0}},
+        same(&(setup){.path = mid, .writers = {"json", "perfetto", "folded"}, .fail_after = {200000, 0, 0}},
              "the first thread's output fails, the others go on");
-        same(&(setup){.path = big, .writers = {"json", "perfetto", "ir"}, .fail_after = {200000, 300000, 400000}},
+        same(&(setup){.path = mid, .writers = {"json", "perfetto", "ir"}, .fail_after = {200000, 300000, 400000}},
              "every output fails, the last on another thread");
-        same(&(setup){.path = big, .writers = {"json", "perfetto", "ir"}, .fail_after = {900000, 300000, 100000}},
+        same(&(setup){.path = mid, .writers = {"json", "perfetto", "ir"}, .fail_after = {900000, 300000, 100000}},
              "every output fails, the last on the first thread");
-        same(&(setup){.path = big, .writers = {"perfetto", "json", "ir"}, .fail_after = {1, 1, 1}},
+        same(&(setup){.path = mid, .writers = {"perfetto", "json", "ir"}, .fail_after = {1, 1, 1}},
              "every output fails at once");
-        same(&(setup){.path = big, .writers = {"json", "perfetto", "pprof"}, .options = {{"max-output", "64K"}}},
+        same(&(setup){.path = mid, .writers = {"json", "perfetto", "pprof"}, .options = {{"max-output", "64K"}}},
              "max-output on every thread");
-        same(&(setup){.path = big, .writers = {"json", "folded", "perfetto"}, .options = {{"thread", "main"}},
+        same(&(setup){.path = mid, .writers = {"json", "folded", "perfetto"}, .options = {{"thread", "main"}},
                       .fail_after = {300000, 0, 200000}},
              "a selection, the direct outputs fail");
     }
