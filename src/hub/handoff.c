@@ -26,6 +26,12 @@
  * back to their values at the stopping event, noted with each event (marks). A
  * failure of the reading side (a format error, a cancel) ends its pushes: what it
  * pushed before is still handled, as one thread would have handled it.
+ *
+ * Several writing threads (conv.c splits several outputs over them, each its own
+ * share): each is a consumer reading every batch in push order, a batch is filled again
+ * once the slowest is done with it. A consumer that stops (its outputs all failed) only
+ * takes batches back; the reading thread stops when every one has stopped, at the last
+ * of their stopping events (the one a single thread calling them all would stop at).
  */
 #define _GNU_SOURCE
 #include "tc_handoff.h"
