@@ -26,6 +26,12 @@
  * back to their values at the stopping event, noted with each event (marks). A
  * failure of the reading side (a format error, a cancel) ends its pushes: what it
  * pushed before is still handled, as one thread would have handled it.
+ *
+ * Several writing threads (conv.c splits several outputs over them, each its own
+ * share): each is a consumer reading every batch in push order, a batch is filled again
+ * once the slowest is done with it. A consumer that stops (its outputs all failed) only
+ * takes batches back; the reading thread stops when every one has stopped, at the last
+ * of their stopping events (the one a single thread calling them all would stop at).
  */
 #define _GNU_SOURCE
 #include "tc_handoff.h"
@@ -50,68 +56,106 @@ typedef struct batch {
     uint64_t mark[HANDOFF_BATCH][TCI_HANDOFF_MARKS];
 } batch;
 
+/* One writing thread: its routes, the batches it has handled, where it stopped. */
+typedef struct consumer {
+    tci_handoff_consumer fn;
+    struct tci_handoff *h;
+    pthread_t thread;
+    bool started;
+    uint64_t done;     /* batches handled (sequence numbers below it); under the lock */
+    int stop_rc;       /* the answer that stopped it (TC_OK: none); under the lock */
+    uint64_t stop_seq; /* ... at this event (batch sequence x HANDOFF_BATCH + index) */
+    uint64_t stop_mark[TCI_HANDOFF_MARKS];
+} consumer;
+
 struct tci_handoff {
     /* the reading thread's, read at every push: a cache line of their own, away from the
-     * lock and the counts the writing thread writes (else each hand-over steals it) */
-    _Alignas(64) batch *fill; /* the batch being filled (ring[tail]) */
+     * lock and the counts the writing threads write (else each hand-over steals it) */
+    _Alignas(64) batch *fill; /* the batch being filled (ring[sent % HANDOFF_RING]) */
     size_t n_marks;
     uint64_t *marks[TCI_HANDOFF_MARKS];
-    _Alignas(64) tci_event_fn route[TCI_HANDOFF_ROUTES];
-    void *user;
     batch *ring;         /* HANDOFF_RING batches */
-    pthread_t thread;
-    _Alignas(64) pthread_mutex_t lock; /* guards what follows */
+    size_t n_consumers;
+    consumer cons[TCI_HANDOFF_CONSUMERS];
+    _Alignas(64) pthread_mutex_t lock; /* guards what follows (and each consumer's done, stop_*) */
     pthread_cond_t filled, emptied;
-    size_t head, tail, count; /* batches handed over and not yet handled: ring[head..] */
+    uint64_t sent;       /* batches handed over; a batch is free again when every consumer is done with it */
     bool ended;          /* no more batches will come */
-    int stop_rc;         /* the consumer's answer that stopped the writing thread (TC_OK: none) */
-    uint64_t stop_mark[TCI_HANDOFF_MARKS];
 };
 
-/* The writing thread's part of one batch; a non-zero answer stops it for good. */
-static void handle_batch(tci_handoff *h, batch *b, int *stopped, uint64_t *mark)
+/* One consumer's part of one batch (sequence seq); a non-zero answer stops it for good. */
+static void handle_batch(consumer *c, const batch *b, uint64_t seq, int *stopped, uint64_t *stop_seq, uint64_t *mark)
 {
     for (size_t i = 0; i < b->n && !*stopped; i++) {
-        int rc = h->route[b->route[i]](h->user, &b->ev[i]);
+        tci_event_fn fn = c->fn.route[b->route[i]];
+        int rc = fn ? fn(c->fn.user, &b->ev[i]) : TC_OK;
         if (TCI_UNLIKELY(rc != TC_OK)) {
             *stopped = rc;
+            *stop_seq = seq * HANDOFF_BATCH + i;
             memcpy(mark, b->mark[i], sizeof b->mark[i]);
         }
     }
 }
 
+/* The batches no consumer still needs: the slowest one's count. Under the lock. */
+static uint64_t all_done(const tci_handoff *h)
+{
+    uint64_t least = UINT64_MAX;
+    for (size_t k = 0; k < h->n_consumers; k++)
+        if (h->cons[k].done < least)
+            least = h->cons[k].done;
+    return least;
+}
+
 static void *writing_thread(void *arg)
 {
-    tci_handoff *h = arg;
+    consumer *c = arg;
+    tci_handoff *h = c->h;
     int stopped = TC_OK;
-    uint64_t mark[TCI_HANDOFF_MARKS] = {0};
+    uint64_t stop_seq = 0, mark[TCI_HANDOFF_MARKS] = {0};
     pthread_mutex_lock(&h->lock);
     for (;;) {
-        while (!h->count && !h->ended)
+        while (c->done == h->sent && !h->ended)
             pthread_cond_wait(&h->filled, &h->lock);
-        if (!h->count)
+        if (c->done == h->sent)
             break;
-        batch *b = &h->ring[h->head];
+        uint64_t seq = c->done;
+        const batch *b = &h->ring[seq % HANDOFF_RING];
         pthread_mutex_unlock(&h->lock);
-        handle_batch(h, b, &stopped, mark); /* after a stop: batches are only taken back */
+        handle_batch(c, b, seq, &stopped, &stop_seq, mark); /* after a stop: batches are only taken back */
         pthread_mutex_lock(&h->lock);
-        if (stopped && h->stop_rc == TC_OK) {
-            h->stop_rc = stopped;
-            memcpy(h->stop_mark, mark, sizeof mark);
+        if (stopped && c->stop_rc == TC_OK) {
+            c->stop_rc = stopped;
+            c->stop_seq = stop_seq;
+            memcpy(c->stop_mark, mark, sizeof mark);
         }
-        h->head = (h->head + 1) % HANDOFF_RING;
-        h->count--;
+        c->done++;
         pthread_cond_signal(&h->emptied);
     }
     pthread_mutex_unlock(&h->lock);
     return NULL;
 }
 
+/* Every consumer stopped: the last of them to stop (in push order) is where one thread
+ * would have stopped. NULL while one goes on. Under the lock, or after the joins. */
+static const consumer *stopped_at(const tci_handoff *h)
+{
+    const consumer *last = NULL;
+    for (size_t k = 0; k < h->n_consumers; k++) {
+        const consumer *c = &h->cons[k];
+        if (c->stop_rc == TC_OK)
+            return NULL;
+        if (!last || c->stop_seq > last->stop_seq)
+            last = c;
+    }
+    return last;
+}
+
 /* The writing thread takes no asynchronous signal (SIGINT, SIGTERM, ...): they reach the
  * threads they reached before (the caller's handlers run where they always ran). The
  * synchronous ones (SIGBUS of a shrunk input, SIGPIPE, SIGXFSZ) go to the thread that
  * caused them, whatever its mask says for the others. */
-static int start_thread(tci_handoff *h)
+static int start_thread(consumer *c)
 {
     sigset_t all, old;
     sigfillset(&all);
@@ -119,16 +163,33 @@ static int start_thread(tci_handoff *h)
     for (size_t i = 0; i < sizeof synchronous / sizeof *synchronous; i++)
         sigdelset(&all, synchronous[i]);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    int rc = pthread_create(&h->thread, NULL, writing_thread, h);
+    int rc = pthread_create(&c->thread, NULL, writing_thread, c);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
 
-int tci_handoff_start(tci_handoff **out, const tci_event_fn *route, size_t n_routes, void *user,
+/* The threads are told the end, joined, and everything is released. */
+static void end_threads(tci_handoff *h)
+{
+    pthread_mutex_lock(&h->lock);
+    h->ended = true;
+    pthread_cond_broadcast(&h->filled);
+    pthread_mutex_unlock(&h->lock);
+    for (size_t k = 0; k < h->n_consumers; k++)
+        if (h->cons[k].started)
+            pthread_join(h->cons[k].thread, NULL);
+    pthread_cond_destroy(&h->emptied);
+    pthread_cond_destroy(&h->filled);
+    pthread_mutex_destroy(&h->lock);
+    free(h->ring);
+    free(h);
+}
+
+int tci_handoff_start(tci_handoff **out, const tci_handoff_consumer *consumers, size_t n_consumers,
                       uint64_t *const *marks, size_t n_marks)
 {
     *out = NULL;
-    if (n_routes > TCI_HANDOFF_ROUTES || n_marks > TCI_HANDOFF_MARKS)
+    if (!n_consumers || n_consumers > TCI_HANDOFF_CONSUMERS || n_marks > TCI_HANDOFF_MARKS)
         return TC_ERR_USAGE;
     tci_handoff *h = aligned_alloc(64, sizeof *h); /* the sizes are multiples of 64 (_Alignas) */
     if (!h)
@@ -138,40 +199,44 @@ int tci_handoff_start(tci_handoff **out, const tci_event_fn *route, size_t n_rou
         free(h);
         return TC_ERR_NOMEM;
     }
-    memcpy(h->route, route, n_routes * sizeof *route);
     memcpy(h->marks, marks, n_marks * sizeof *marks);
     h->n_marks = n_marks;
-    h->user = user;
+    h->n_consumers = n_consumers;
     h->fill = &h->ring[0];
     h->fill->n = 0;
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->filled, NULL);
     pthread_cond_init(&h->emptied, NULL);
-    if (start_thread(h) != 0) {
-        pthread_cond_destroy(&h->emptied);
-        pthread_cond_destroy(&h->filled);
-        pthread_mutex_destroy(&h->lock);
-        free(h->ring);
-        free(h);
-        return TC_ERR_NOMEM; /* no thread to be had: the caller goes on with one */
+    for (size_t k = 0; k < n_consumers; k++) {
+        consumer *c = &h->cons[k];
+        c->fn = consumers[k];
+        c->h = h;
+        if (start_thread(c) != 0) {
+            end_threads(h); /* none has been handed anything */
+            return TC_ERR_NOMEM; /* no thread to be had: the caller goes on with one */
+        }
+        c->started = true;
     }
     *out = h;
     return TC_OK;
 }
 
-/* The filled batch goes to the writing thread; the next free one is filled. */
+/* The filled batch goes to the writing threads; the next free one is filled. */
 static int hand_over(tci_handoff *h)
 {
     pthread_mutex_lock(&h->lock);
-    h->count++;
-    h->tail = (h->tail + 1) % HANDOFF_RING;
-    if (h->count >= HANDOFF_WAKE)
-        pthread_cond_signal(&h->filled);
-    while (h->count == HANDOFF_RING) /* every batch is full: the next to fill is being handled */
+    h->sent++;
+    uint64_t backlog = h->sent - all_done(h);
+    if (backlog >= HANDOFF_WAKE)
+        pthread_cond_broadcast(&h->filled);
+    while (h->sent - all_done(h) == HANDOFF_RING) { /* every batch is full: the next to fill is being handled */
+        pthread_cond_broadcast(&h->filled); /* the slowest consumer may be asleep short of HANDOFF_WAKE */
         pthread_cond_wait(&h->emptied, &h->lock);
-    int rc = h->stop_rc;
+    }
+    const consumer *stop = stopped_at(h);
+    int rc = stop ? stop->stop_rc : TC_OK;
     pthread_mutex_unlock(&h->lock);
-    h->fill = &h->ring[h->tail];
+    h->fill = &h->ring[h->sent % HANDOFF_RING];
     h->fill->n = 0;
     return rc;
 }
@@ -195,17 +260,17 @@ int tci_handoff_finish(tci_handoff *h)
         hand_over(h);
     pthread_mutex_lock(&h->lock);
     h->ended = true;
-    pthread_cond_signal(&h->filled);
+    pthread_cond_broadcast(&h->filled);
     pthread_mutex_unlock(&h->lock);
-    pthread_join(h->thread, NULL);
-    int rc = h->stop_rc;
-    if (rc != TC_OK)
+    for (size_t k = 0; k < h->n_consumers; k++) {
+        pthread_join(h->cons[k].thread, NULL);
+        h->cons[k].started = false;
+    }
+    const consumer *stop = stopped_at(h);
+    int rc = stop ? stop->stop_rc : TC_OK;
+    if (stop)
         for (size_t k = 0; k < h->n_marks; k++)
-            *h->marks[k] = h->stop_mark[k];
-    pthread_cond_destroy(&h->emptied);
-    pthread_cond_destroy(&h->filled);
-    pthread_mutex_destroy(&h->lock);
-    free(h->ring);
-    free(h);
+            *h->marks[k] = stop->stop_mark[k];
+    end_threads(h);
     return rc;
 }

@@ -9,7 +9,8 @@ systrace, tests/json, tests/ir) through two writers chosen by the seed (all writ
 the runs), then the option sets (--thread main, --since/--until, --reverse, --strict,
 --max-output 2K, several formats in one pass: -o perfetto,json,pprof) on a sample of
 inputs, then TC_PIPE_MUTANTS seeded mutants (default 80, 20 in a sanitized build; made as
-test_mutations makes its own) each with a writer in turn. A full stdout (/dev/full: the writer fails mid-way) is
+test_mutations makes its own) each with a writer in turn, six of them with five formats in
+one pass (-j 2 and -j 4: the outputs over several writing threads). A full stdout (/dev/full: the writer fails mid-way) is
 compared too. Kept under 20 s on the shared 2-core machine."""
 import concurrent.futures
 import os
@@ -48,10 +49,11 @@ def same(ctx, what, argv):
     return one == two
 
 
-def same_files(ctx, what, src, formats):
-    """Several formats in one pass, written beside a copy of src: the same files and messages."""
+def same_files(ctx, what, src, formats, threads="2"):
+    """Several formats in one pass, written beside a copy of src: the same files and messages
+    (with -j 2 or more, the outputs are split over several writing threads)."""
     got = []
-    for j in ("1", "2"):
+    for j in ("1", threads):
         d = os.path.join(ctx.work, f"multi-j{j}")
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
@@ -60,7 +62,7 @@ def same_files(ctx, what, src, formats):
         rc, _, err = run(ctx, ["-j", j, "-o", formats, copy], cwd=d)
         files = {f: open(os.path.join(d, f), "rb").read() for f in sorted(os.listdir(d))}
         got.append((rc, err.replace(d.encode(), b"DIR"), files))
-    ctx.check(got[0] == got[1], f"{what}: -o {formats} {src}: -j 1 and -j 2 differ "
+    ctx.check(got[0] == got[1], f"{what}: -o {formats} {src}: -j 1 and -j {threads} differ "
               f"(exit {got[0][0]}/{got[1][0]}, files {sorted(got[0][2])} / {sorted(got[1][2])})")
 
 
@@ -229,6 +231,8 @@ def main():
     ctx.check(all(results), f"seed {seed}: {results.count(False)} of {len(jobs)} commands differ (above)")
     for src in rnd.sample(inputs, 2):
         same_files(ctx, "several formats", src, "perfetto,json,pprof")
+    for k, p in enumerate(rnd.sample(mutants, min(6, len(mutants)))):  # several writing threads on bad input
+        same_files(ctx, "several formats, a mutant", p, "json,perfetto,ir,folded,systrace", "2" if k % 2 else "4")
     full_disk(ctx, os.path.join(ctx.corpus, "app-startup.trace"), "json")
     full_disk(ctx, os.path.join(ctx.corpus, "app-startup.trace"), "pprof")
     for p in mutants:

@@ -186,12 +186,16 @@ static void convert(const setup *s, const char *threads, run *r)
     tc_conv_free(c);
 }
 
-/* The conversion on two threads equals it on one; what differs is printed. */
+/* The threads option compared with 1 ("2": a reading thread and, with several outputs
+ * of different groups, two writing threads; more: up to one writing thread per output). */
+static const char *threads = "2";
+
+/* The conversion on several threads equals it on one; what differs is printed. */
 static void same(const setup *s, const char *what)
 {
     run one, two;
     convert(s, "1", &one);
-    convert(s, "2", &two);
+    convert(s, threads, &two);
     bool ok = one.rc == two.rc && !strcmp(one.error, two.error) && one.n_fig == two.n_fig &&
               !strcmp(one.warnings ? one.warnings : "", two.warnings ? two.warnings : "");
     for (size_t i = 0; ok && i < one.n_fig; i++)
@@ -200,8 +204,8 @@ static void same(const setup *s, const char *what)
         ok = one.status[i] == two.status[i] && !strcmp(one.out_error[i], two.out_error[i]) &&
              one.out[i].n == two.out[i].n && (!one.out[i].n || !memcmp(one.out[i].p, two.out[i].p, one.out[i].n));
     if (!ok) {
-        fprintf(stderr, "%s: %s (%s...): threads 1 and 2 differ: rc %d/%d, '%s' / '%s'\n", what, s->path,
-                s->writers[0], one.rc, two.rc, one.error, two.error);
+        fprintf(stderr, "%s: %s (%s...): threads 1 and %s differ: rc %d/%d, '%s' / '%s'\n", what, s->path,
+                s->writers[0], threads, one.rc, two.rc, one.error, two.error);
         for (size_t i = 0; i < one.n_fig; i++)
             if (one.fig[i].value != two.fig[i].value)
                 fprintf(stderr, "  figure %s: %llu / %llu\n", one.fig[i].name, (unsigned long long)one.fig[i].value,
@@ -264,6 +268,37 @@ static void test_outputs_fail(void)
     same(&(setup){.path = big, .writers = {"pprof", "perfetto"}, .options = {{"max-output", "64K"}}}, "max-output");
     same(&(setup){.path = big, .writers = {"folded"}, .options = {{"thread", "main"}}, .fail_after = {1}},
          "a selection, the only output fails at once");
+}
+
+/* Several writing threads (the outputs split by groups: the call tree's writers on one,
+ * the merge's on one, each direct writer on one, as many as the option allows): every
+ * output the same, and the read stops where one thread stops, at the event that failed
+ * the last output whichever thread had it and whichever thread failed first. */
+static void test_writing_threads(void)
+{
+    static const char *const several[] = {"2", "4", NULL};
+    char path[512];
+    snprintf(path, sizeof path, "%s/corpus/systrace/capture.txt", TC_SOURCE_DIR);
+    for (size_t t = 0; several[t]; t++) {
+        threads = several[t];
+        same(&(setup){.path = mid, .writers = {"json", "perfetto", "pprof", "folded", "systrace", "speedscope"}},
+             "six at once");
+        same(&(setup){.path = path, .writers = {"perfetto", "json", "systrace", "report"}}, "system events, four at once");
+        same(&(setup){.path = mid, .writers = {"json", "perfetto", "folded"}, .fail_after = {200000, 0, 0}},
+             "the first thread's output fails, the others go on");
+        same(&(setup){.path = mid, .writers = {"json", "perfetto", "ir"}, .fail_after = {200000, 300000, 400000}},
+             "every output fails, the last on another thread");
+        same(&(setup){.path = mid, .writers = {"json", "perfetto", "ir"}, .fail_after = {900000, 300000, 100000}},
+             "every output fails, the last on the first thread");
+        same(&(setup){.path = mid, .writers = {"perfetto", "json", "ir"}, .fail_after = {1, 1, 1}},
+             "every output fails at once");
+        same(&(setup){.path = mid, .writers = {"json", "perfetto", "pprof"}, .options = {{"max-output", "64K"}}},
+             "max-output on every thread");
+        same(&(setup){.path = mid, .writers = {"json", "folded", "perfetto"}, .options = {{"thread", "main"}},
+                      .fail_after = {300000, 0, 200000}},
+             "a selection, the direct outputs fail");
+    }
+    threads = "2";
 }
 
 /* Cancel at the n-th progress call: the second pass is under way (n = 4 on 800k records). */
@@ -337,6 +372,7 @@ int main(void)
     UNIT_RUN(test_every_writer);
     UNIT_RUN(test_generated);
     UNIT_RUN(test_outputs_fail);
+    UNIT_RUN(test_writing_threads);
     UNIT_RUN(test_cancel);
     UNIT_RUN(test_input_shrinks);
     unlink(big);
