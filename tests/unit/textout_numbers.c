@@ -117,7 +117,7 @@ static unit_buf out;
 static const char *put(void (*fn)(tci_sink *, const void *), const void *arg)
 {
     free(out.p);
-    out = (unit_buf){NULL, 0};
+    out = (unit_buf){NULL, 0, 0};
     CHECK_EQ_INT(tci_sink_open_fn(&sink, unit_to_buf, &out, false), TC_OK);
     fn(&sink, arg);
     CHECK_EQ_INT(tci_sink_close(&sink), TC_OK);

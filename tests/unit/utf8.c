@@ -150,7 +150,8 @@ static tci_sink sink;
 static tci_sink *open_sink(void)
 {
     free(out.p);
-    out = (unit_buf){strdup(""), 0};
+    out = (unit_buf){NULL, 0, 0};
+    unit_to_buf(&out, "", 0);
     CHECK_EQ_INT(tci_sink_open_fn(&sink, unit_to_buf, &out, false), TC_OK);
     return &sink;
 }
