@@ -5,7 +5,7 @@
 # Timed runs write to /dev/null, so the figures measure traceconv, not the
 # disk or a pipe; the output size comes from one more, untimed run. A last line converts
 # into several formats at once (TC_BENCH_MULTI, default json,perfetto,pprof) and compares
-# its time with the single formats' (issue 11: at most 1.6x the slowest of them). Then
+# its time with the single formats' (issue 26: at most 1.3x the slowest of them). Then
 # bench/batch.sh times `traceconv batch` over an archive of mixed traces (TC_BENCH_BATCH=0 skips it).
 # A selection line times folded through the selection stage against plain folded (TC_BENCH_SELECT=0 skips it).
 # A sched line converts a generated capture of scheduler data to perfetto (TC_BENCH_SCHED=0 skips it).
@@ -161,7 +161,7 @@ if [ -n "$slowest" ]; then
       -v jw="${wall_of[json]:-}" -v jc="${cpu_of[json]:-}" -v sep="$separate" 'BEGIN {
     printf "one pass costs %.2fx the slowest single format (%s) in wall time, %.2fx in CPU time", m/sw, s, c/sc;
     if (jw != "" && s != "json") printf "; %.2fx json alone (wall), %.2fx (CPU)", m/jw, c/jc;
-    printf " (target: at most 1.6x)\n";
+    printf " (target: at most 1.3x, issue 26)\n";
     if (sep != "") printf "the separate conversions take %.2fx the one pass (wall)\n", sep/m }'
 fi
 
