@@ -2440,6 +2440,38 @@ static int bench_step(uint32_t *stack, int *depth, int ti, uint64_t x, uint32_t 
     return 1;
 }
 
+/* The bench files' *methods section and *end (n methods, ids 4 apart): the texts repeat
+ * every 2000, so past that an inner class ("$1") keeps every name distinct. */
+static void bench_methods(Buf *k, int n)
+{
+    buf_str(k, "*methods\n");
+    for (int i = 0; i < n; i++) {
+        const char *cls = bench_classes[i % 40];
+        const char *simple = strrchr(cls, '.') + 1;
+        int inner = i / 2000;
+        char src[96], cname[160];
+        snprintf(cname, sizeof cname, inner ? "%s$%d" : "%s", cls, inner);
+        if (i % 17 == 5) snprintf(src, sizeof src, "(null)");
+        else snprintf(src, sizeof src, "%.*s.java", (int)strcspn(simple, "$"), simple);
+        if (i) buf_printf(k, "0x%x", (unsigned)i << 2);
+        else buf_str(k, "0");
+        buf_printf(k, "\t%s\t%s\t%s\t%s\n", cname, bench_names[(i / 40) % 50],
+                   bench_sigs[(i * 7 + i / 40) % 10], src);
+    }
+    buf_str(k, "*end\n");
+}
+
+/* The bench files' v3 header: 32 bytes, dual-clock 14-byte records. */
+static void bench_v3_header(uint8_t hdr[32])
+{
+    memset(hdr, 0, 32);
+    put32(hdr, 0x574F4C53u);
+    put16(hdr + 4, 3);
+    put16(hdr + 6, 32);
+    put64(hdr + 8, 5123456789ull);
+    put16(hdr + 16, 14);
+}
+
 static void run_bench(const char *size_s, const char *outp)
 {
     char *e;
@@ -2463,34 +2495,15 @@ static void run_bench(const char *size_s, const char *outp)
                    "\nnum-method-calls=%" PRIu64 "\nclock-call-overhead-nsec=250\nvm=art\npid=4321\n*threads\n",
                elapsed, n);
     for (int i = 0; i < BENCH_THREADS; i++) buf_printf(&k, "%u\t%s\n", (unsigned)th[i].tid, th[i].name);
-    buf_str(&k, "*methods\n");
-    for (int i = 0; i < BENCH_METHODS; i++) {
-        const char *cls = bench_classes[i % 40];
-        const char *simple = strrchr(cls, '.') + 1;
-        char src[96];
-        if (i % 17 == 5) snprintf(src, sizeof src, "(null)");
-        else {
-            size_t l = strcspn(simple, "$");
-            snprintf(src, sizeof src, "%.*s.java", (int)l, simple);
-        }
-        if (i) buf_printf(&k, "0x%x", (unsigned)i << 2);
-        else buf_str(&k, "0");
-        buf_printf(&k, "\t%s\t%s\t%s\t%s\n", cls, bench_names[(i / 40) % 50],
-                   bench_sigs[(i * 7 + i / 40) % 10], src);
-    }
-    buf_str(&k, "*end\n");
+    bench_methods(&k, BENCH_METHODS);
 
     FILE *f = fopen(outp, "wb");
     if (!f) die_io(outp);
     g_out_fp = f;
     g_out_path = outp;
     if (fwrite(k.p, 1, k.n, f) != k.n) die_io(outp);
-    uint8_t hdr[32] = {0};
-    put32(hdr, 0x574F4C53u);
-    put16(hdr + 4, 3);
-    put16(hdr + 6, 32);
-    put64(hdr + 8, 5123456789ull);
-    put16(hdr + 16, 14);
+    uint8_t hdr[32];
+    bench_v3_header(hdr);
     if (fwrite(hdr, 1, 32, f) != 32) die_io(outp);
 
     struct BT { uint32_t stack[48]; int depth; uint32_t last_wall, cpu; int started; } bt[BENCH_THREADS];
@@ -2954,21 +2967,7 @@ static void run_bench_wide(const char *size_s, const char *outp)
             else if (i == 1) buf_printf(&k, "%u\tRenderThread\n", tid);
             else buf_printf(&k, "%u\t%s%d\n", tid, kinds[i % 8], i / 8 + 1);
         }
-    buf_str(&k, "*methods\n");
-    for (int i = 0; i < WIDE_METHODS; i++) {
-        const char *cls = bench_classes[i % 40];
-        const char *simple = strrchr(cls, '.') + 1;
-        int inner = i / 2000; /* past 2000 the texts repeat: inner classes keep every name distinct */
-        char src[96], cname[160];
-        snprintf(cname, sizeof cname, inner ? "%s$%d" : "%s", cls, inner);
-        if (i % 17 == 5) snprintf(src, sizeof src, "(null)");
-        else snprintf(src, sizeof src, "%.*s.java", (int)strcspn(simple, "$"), simple);
-        if (i) buf_printf(&k, "0x%x", (unsigned)i << 2);
-        else buf_str(&k, "0");
-        buf_printf(&k, "\t%s\t%s\t%s\t%s\n", cname, bench_names[(i / 40) % 50],
-                   bench_sigs[(i * 7 + i / 40) % 10], src);
-    }
-    buf_str(&k, "*end\n");
+    bench_methods(&k, WIDE_METHODS);
 
     FILE *f = fopen(outp, "wb");
     if (!f) die_io(outp);
@@ -2976,12 +2975,8 @@ static void run_bench_wide(const char *size_s, const char *outp)
     g_out_path = outp;
     Out o = {f, outp, xrealloc(NULL, 1 << 20), 0, 1 << 20, 0};
     out_put(&o, k.p, k.n);
-    uint8_t hdr[32] = {0};
-    put32(hdr, 0x574F4C53u);
-    put16(hdr + 4, 3);
-    put16(hdr + 6, 32);
-    put64(hdr + 8, 5123456789ull);
-    put16(hdr + 16, 14);
+    uint8_t hdr[32];
+    bench_v3_header(hdr);
     out_put(&o, hdr, 32);
 
     uint32_t cum[WIDE_THREADS];
