@@ -77,7 +77,8 @@ static const char usage_head[] =
     "  -q, --quiet                print nothing but errors\n"
     "  -j, --jobs N               threads for each INPUT (--threads N): 2 reads on one\n"
     "                             and writes on the other, the same bytes as 1 (default:\n"
-    "                             2 when the machine has 2 CPUs or more, else 1)\n"
+    "                             2 when the machine has 2 CPUs or more, else 1; 1 for\n"
+    "                             a file under 4 MiB)\n"
     "      --probe INPUT          print every reader's score for INPUT\n"
     "      --list-formats         list readers and writers (with --json: also their options\n"
     "                             and output variants, as JSON)\n"
@@ -575,10 +576,19 @@ static int convert(cli *a, const job *jb, tc_conv *conv)
 }
 
 /* One file on both cores where there are two (the library's default is one thread, so
- * that embedders are unchanged): the reading and the writing of a conversion overlap. */
-static const char *default_threads(void)
+ * that embedders are unchanged): the reading and the writing of a conversion overlap.
+ * Not for a file under 4 MiB: starting the threads and meeting at each batch cost about
+ * 3.5 ms a conversion, 40% more CPU for a small trace (200 conversions of a 64 KB trace:
+ * 2.33 s against 1.64 s), more than the overlap gives back. Streams: two threads. */
+#define THREADS_FROM_BYTES ((off_t)4 << 20)
+static const char *default_threads(const char *input)
 {
-    return sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? "2" : "1";
+    struct stat st;
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        return "1";
+    if (input && strcmp(input, "-") && stat(input, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < THREADS_FROM_BYTES)
+        return "1";
+    return "2";
 }
 
 /* Each input gets a tc_conv of its own with every option given. */
@@ -599,7 +609,7 @@ static int run_job(cli *a, const job *jb)
     if (!a->quiet && isatty(STDERR_FILENO))
         tc_conv_set_progress(conv, show_progress, NULL);
     if (!a->threads_given)
-        tc_conv_set_option(conv, "threads", default_threads());
+        tc_conv_set_option(conv, "threads", default_threads(jb->input));
     int rc = convert(a, jb, conv);
     tc_conv_free(conv);
     return rc;
