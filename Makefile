@@ -8,7 +8,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 # with another seed): an ASan conversion is about 5x slower, and make test must stay under
 # 12 minutes on 2 cores. test_fuzz_replay runs every seed through every writer there too,
 # with the defaults and ASAN_REPLAY_SETS of the other option sets (rotating, seeded).
-ASAN_MUTATIONS ?= 800
+ASAN_MUTATIONS ?= 500
 ASAN_DEOBF_MUTATIONS ?= 200
 ASAN_REPLAY_SETS ?= 3
 # The layers (tests/<layer>/, ctest labels) the sanitizer pass runs: those whose inputs reach
@@ -87,7 +87,7 @@ test-tsan:
 	@$(CMAKE_GEN) $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_WERROR=ON -DTC_TSAN=ON >/dev/null
 	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target api_threads readers_threads api_pipe
 	@cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-		ctest --output-on-failure -R '^(api_threads|readers_threads|api_pipe)$$'
+		ctest --output-on-failure -j$(JOBS) -R '^(api_threads|readers_threads|api_pipe)$$'
 
 bench:
 	@scripts/setup.sh bench
