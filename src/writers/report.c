@@ -210,7 +210,7 @@ static void put_method_text(tci_sink *o, const tci_method *m, bool with_file)
         put_method_text_file(o, m);
 }
 
-/* The sink name_text renders into: the bytes are appended to r->names. */
+/* The sink kept_name renders into: the bytes are appended to r->names. */
 static int append_name(void *user, const void *buf, size_t len)
 {
     report_w *r = user;
@@ -229,46 +229,69 @@ static int append_name(void *user, const void *buf, size_t len)
     return 0;
 }
 
-/* Method mi's text as put_method_text writes it, rendered on first use and kept: *len bytes
- * (with the source file or without), or NULL when it could not be kept (memory; then the
- * caller renders it itself). */
-static const char *name_text(report_w *r, const tci_trace *t, uint32_t mi, bool with_file, size_t *len)
+static void free_kept(kept_names *k)
 {
-    if (!r->name_at) {
-        r->name_at = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *r->name_at);
-        r->name_len = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *r->name_len);
-        r->name_file_len = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *r->name_file_len);
+    free(k->at);
+    free(k->len);
+    free(k->whole_len);
+    *k = (kept_names){0};
+}
+
+/* k's tables for every method of t, all or none (a half-made table would be read later). */
+static bool alloc_kept(report_w *r, const tci_trace *t, kept_names *k)
+{
+    size_t n = t->n_methods ? t->n_methods : 1;
+    k->at = tci_calloc(n, sizeof *k->at);
+    k->len = tci_calloc(n, sizeof *k->len);
+    k->whole_len = tci_calloc(n, sizeof *k->whole_len);
+    if (!r->name_sink)
         r->name_sink = tci_malloc(sizeof *r->name_sink);
-        if (!r->name_at || !r->name_len || !r->name_file_len || !r->name_sink)
-            return NULL;
-    }
-    if (!r->name_at[mi]) {
+    if (k->at && k->len && k->whole_len && r->name_sink)
+        return true;
+    free_kept(k);
+    return false;
+}
+
+typedef void method_renderer(tci_sink *o, const tci_method *m);
+
+/* Method mi's text, rendered by first and then rest (when not NULL) on its first use and kept
+ * in k: *len bytes (of the first part, or of the whole), or NULL when it could not be kept
+ * (memory; then the caller renders it itself). */
+static const char *kept_name(report_w *r, const tci_trace *t, kept_names *k, uint32_t mi, method_renderer *first,
+                             method_renderer *rest, bool whole, size_t *len)
+{
+    if (!k->at && !alloc_kept(r, t, k))
+        return NULL;
+    if (!k->at[mi]) {
         tci_sink *o = r->name_sink;
         size_t at = r->n_names;
         if (tci_sink_open_fn(o, append_name, r, false) != TC_OK)
             return NULL;
-        put_method_text(o, &t->methods[mi], false);
+        first(o, &t->methods[mi]);
         int bad = tci_sink_flush_buf(o) != 0;
-        size_t bare = r->n_names - at;
-        put_method_text_file(o, &t->methods[mi]);
+        size_t first_len = r->n_names - at;
+        if (rest)
+            rest(o, &t->methods[mi]);
         bad |= tci_sink_close(o) != TC_OK;
         if (bad || r->n_names - at > UINT32_MAX) {
             r->n_names = at;
             return NULL;
         }
-        r->name_at[mi] = at + 1;
-        r->name_len[mi] = (uint32_t)bare;
-        r->name_file_len[mi] = (uint32_t)(r->n_names - at);
+        k->at[mi] = at + 1;
+        k->len[mi] = (uint32_t)first_len;
+        k->whole_len[mi] = (uint32_t)(r->n_names - at);
     }
-    *len = with_file ? r->name_file_len[mi] : r->name_len[mi];
-    return r->names + r->name_at[mi] - 1;
+    *len = whole ? k->whole_len[mi] : k->len[mi];
+    return r->names + k->at[mi] - 1;
 }
+
+static void put_method_bare(tci_sink *o, const tci_method *m) { put_method_text(o, m, false); }
 
 /* A method's name (put_method_text), from the names rendered once. */
 static void put_method_name_kept(tci_sink *o, report_w *r, const tci_trace *t, uint32_t mi, bool with_file)
 {
     size_t len;
-    const char *text = name_text(r, t, mi, with_file, &len);
+    const char *text = kept_name(r, t, &r->text_names, mi, put_method_bare, put_method_text_file, with_file, &len);
     if (text)
         tci_sink_write(o, text, len);
     else
@@ -312,40 +335,12 @@ static void put_method_csv(tci_sink *o, const tci_method *m)
         tci_sink_putc(o, '"');
 }
 
-/* Method mi's CSV field as put_method_csv writes it, rendered on first use and kept beside the
- * text report's names (a method is a row in every thread's rows): *len bytes, or NULL when it
- * could not be kept (memory; then the caller renders it itself). */
-static const char *csv_name_text(report_w *r, const tci_trace *t, uint32_t mi, size_t *len)
-{
-    if (!r->csv_at) {
-        r->csv_at = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *r->csv_at);
-        r->csv_len = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *r->csv_len);
-        if (!r->name_sink)
-            r->name_sink = tci_malloc(sizeof *r->name_sink);
-        if (!r->csv_at || !r->csv_len || !r->name_sink)
-            return NULL;
-    }
-    if (!r->csv_at[mi]) {
-        tci_sink *o = r->name_sink;
-        size_t at = r->n_names;
-        if (tci_sink_open_fn(o, append_name, r, false) != TC_OK)
-            return NULL;
-        put_method_csv(o, &t->methods[mi]);
-        if (tci_sink_close(o) != TC_OK || r->n_names - at > UINT32_MAX) {
-            r->n_names = at;
-            return NULL;
-        }
-        r->csv_at[mi] = at + 1;
-        r->csv_len[mi] = (uint32_t)(r->n_names - at);
-    }
-    *len = r->csv_len[mi];
-    return r->names + r->csv_at[mi] - 1;
-}
-
+/* The CSV field of method mi (put_method_csv), rendered once: a method is a row in every
+ * thread's rows. */
 static void put_method_csv_kept(tci_sink *o, report_w *r, const tci_trace *t, uint32_t mi)
 {
     size_t len;
-    const char *text = csv_name_text(r, t, mi, &len);
+    const char *text = kept_name(r, t, &r->csv_names, mi, put_method_csv, NULL, true, &len);
     if (text)
         tci_sink_write(o, text, len);
     else
@@ -944,12 +939,9 @@ static void report_close(tci_wctx *w)
     free(r->list);
     free(r->index);
     free(r->names);
-    free(r->name_at);
-    free(r->name_len);
-    free(r->name_file_len);
+    free_kept(&r->text_names);
+    free_kept(&r->csv_names);
     free(r->name_sink);
-    free(r->csv_at);
-    free(r->csv_len);
 }
 
 const tci_writer tci_writer_report = {

@@ -15,6 +15,14 @@
 #include "tc_profile.h"
 #include "tc_writer.h"
 
+/* Per method of the trace, where its rendered text lies in report_w.names: offset + 1 (0: not
+ * rendered yet), the length of its first part and of the whole (a text name: without and with
+ * its source file; a CSV field: the same). */
+typedef struct kept_names {
+    size_t *at;
+    uint32_t *len, *whole_len;
+} kept_names;
+
 typedef struct report_w {
     bool cpu;               /* sort and percentages by thread CPU time */
     bool has_wall, has_cpu; /* which clocks the input has: the other's columns show "-" (CSV: empty) */
@@ -24,17 +32,14 @@ typedef struct report_w {
     uint32_t cap_list;
     uint32_t *index;        /* per row of the profile shown: its report index (1..) */
     uint32_t cap_index;
-    /* the text report's method names, rendered once (report.c, name_text): a name is printed
-     * in every thread's section and edge list, and escaping it each time cost as much as the
-     * rest of its row. Grows with the methods, never with events. */
+    /* method names, rendered once (report.c, kept_name): a name is printed in every
+     * thread's section and edge list, and escaping it each time cost as much as the rest of
+     * its row. Grows with the methods, never with events. */
     char *names;            /* the rendered names, one after another */
     size_t n_names, cap_names;
-    size_t *name_at;        /* per method of the trace: offset in names + 1 (0: not rendered yet) */
-    uint32_t *name_len;     /* per method: the name's length; name_file_len: with its "  [file:line]" */
-    uint32_t *name_file_len;
     struct tci_sink *name_sink; /* renders a name into names */
-    size_t *csv_at;         /* the CSV rows' method fields, kept the same way (report.c, csv_name_text) */
-    uint32_t *csv_len;
+    kept_names text_names;  /* the text report's: the name, and the name with its "  [file:line]" */
+    kept_names csv_names;   /* the CSV rows' method fields */
 } report_w;
 
 /* What a renderer shows of one profile: its rows in report order. */
