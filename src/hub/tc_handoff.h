@@ -26,7 +26,8 @@ typedef struct tci_handoff_consumer {
  * stopping events (as one thread, calling them all in turn, would have stopped there).
  * marks: counters the reading thread keeps (its figures); each push notes their values,
  * and a stop puts back the ones noted with that event, so they read as if the reading
- * thread had stopped at that event. */
+ * thread had stopped at that event. marks[0] is best a count that grows by one a push (the
+ * events): only the marks' changes beyond that are noted. */
 int tci_handoff_start(tci_handoff **h, const tci_handoff_consumer *consumers, size_t n_consumers,
                       uint64_t *const *marks, size_t n_marks);
 /* The reading thread's: hand one event over. TC_OK, or the answer of the event that
