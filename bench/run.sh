@@ -175,6 +175,17 @@ fi
 # TC_BENCH_CORES=0 skips it.
 if [ "${TC_BENCH_CORES:-1}" != 0 ]; then
   base=${TC_BENCH_BASE:-}
+  # What two cores give here: two independent -j 1 conversions started together, against one
+  # alone, in rounds. 2.00x is two full cores; a VM whose vCPUs share a core (or a busy host)
+  # gives less, and no split of one conversion can pass what two whole ones get.
+  alone=; pair=
+  for ((round = 0; round < runs; round++)); do
+    time_once -q -j 1 -i art -o folded "$input" -; alone+="$t "
+    t=$( { /usr/bin/env time -f '%e' sh -c '"$1" -q -j 1 -i art -o folded "$2" - > /dev/null & "$1" -q -j 1 -i art -o folded "$2" - > /dev/null; wait' sh "$build/traceconv" "$input"; } 2>&1 | tail -1)
+    pair+=$(awk -v t="$t" 'BEGIN { print t / 2 }')" "
+  done
+  awk -v r="$(ratio_of "$pair" "$alone")" 'BEGIN {
+    printf "two cores here: two -j 1 conversions at once do %.2fx the work of one alone in the same time (2.00x: two whole cores; a split of one conversion cannot pass it)\n", r }'
   echo "both cores (-j 2 against -j 1${base:+ and against $base}; wall, median of each round's ratio):"
   for w in perfetto json folded pprof; do
     case " $writers " in *" $w "*) ;; *) continue ;; esac
