@@ -63,7 +63,7 @@ extern "C" {
 /* The version: the single source of truth; CMake's project(VERSION) reads
  * these three lines. NUMBER is MAJOR*10000 + MINOR*100 + PATCH. */
 #define TC_VERSION_MAJOR 0
-#define TC_VERSION_MINOR 4
+#define TC_VERSION_MINOR 5
 #define TC_VERSION_PATCH 0
 #define TC_VERSION_STR_(x) #x
 #define TC_VERSION_XSTR_(x) TC_VERSION_STR_(x)
