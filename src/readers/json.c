@@ -147,6 +147,7 @@ typedef struct jreader {
     size_t n_held, cap_held;
     jrec *batch;
     size_t batch_n, batch_pos, batch_cap;
+    size_t fresh;             /* batch[fresh, batch_n): made in this step, in order, not released yet */
     uint64_t seq;             /* replay records made so far (their order at equal times) */
     enum { REPLAY_COUNT, REPLAY_SORT, REPLAY_READ } mode;
     bool too_many_held;       /* (the count) HELD_MAX records were held at once: sort them instead */
@@ -491,9 +492,26 @@ static jrec held_pop(jreader *j)
     return top;
 }
 
+/* Room for one more at a[n] (the check inline: the replay makes records at every step). */
+static inline int room(void **a, size_t *cap, size_t n, size_t esz)
+{
+    return TCI_LIKELY(n < *cap) ? 0 : tci_grow_n(a, cap, n, esz);
+}
+
+/* This step's records still in the batch go to the heap: one came out of order. */
+static void hold_fresh(jreader *j)
+{
+    for (size_t i = j->fresh; i < j->batch_n; i++)
+        held_push(j, j->batch[i]);
+    j->batch_n = j->fresh;
+}
+
 /* The replay's record e, numbered in the order made (its place at equal times): held
  * (reading), counted (the count at open, which also sees how many wait at once), or
- * sorted (late). */
+ * sorted (late). Held means in the heap, or, while the heap is empty and the step's
+ * records come in time order (slices that nest: nearly always), at the batch's end,
+ * where the heap would have put them in the same order; release decides which of
+ * them are due. */
 static int replay_add(tci_rctx *r, jreader *j, jrec e)
 {
     e.seq = j->walk_recs + j->seq++;
@@ -501,13 +519,22 @@ static int replay_add(tci_rctx *r, jreader *j, jrec e)
         return tci_extsort_add(j->late, &e) == 0 ? TC_OK : sort_error(r, "write");
     if (j->too_many_held)
         return TC_OK; /* counting only */
-    if (j->n_held == HELD_MAX && j->mode == REPLAY_COUNT) { /* reading, the same replay holds fewer */
+    /* reading, the same replay holds fewer */
+    if (j->n_held + (j->batch_n - j->fresh) == HELD_MAX && j->mode == REPLAY_COUNT) {
         j->too_many_held = true;
         j->n_held = 0;
+        j->batch_n = j->fresh;
         return TC_OK;
     }
-    if (tci_grow_n((void **)&j->held, &j->cap_held, j->n_held, sizeof *j->held) != 0)
+    if (!j->n_held && (j->batch_n == j->fresh || j->batch[j->batch_n - 1].ts <= e.ts)) {
+        if (room((void **)&j->batch, &j->batch_cap, j->batch_n, sizeof *j->batch) != 0)
+            return nomem(r);
+        j->batch[j->batch_n++] = e;
+        return TC_OK;
+    }
+    if (room((void **)&j->held, &j->cap_held, j->n_held + (j->batch_n - j->fresh), sizeof *j->held) != 0)
         return nomem(r);
+    hold_fresh(j);
     held_push(j, e);
     return TC_OK;
 }
@@ -515,11 +542,27 @@ static int replay_add(tci_rctx *r, jreader *j, jrec e)
 /* The held records at or before `due` (all when due is INT64_MAX) into the batch, in order. */
 static int release(tci_rctx *r, jreader *j, int64_t due)
 {
+    if (!j->n_held) { /* this step's records, in order: those after due wait in the heap */
+        size_t k = j->batch_n;
+        while (k > j->fresh && j->batch[k - 1].ts > due)
+            k--;
+        if (k < j->batch_n) {
+            if (room((void **)&j->held, &j->cap_held, j->batch_n - k, sizeof *j->held) != 0)
+                return nomem(r);
+            size_t end = j->batch_n;
+            for (size_t i = k; i < end; i++)
+                held_push(j, j->batch[i]);
+            j->batch_n = k;
+        }
+        j->fresh = j->batch_n;
+        return TC_OK;
+    }
     while (j->n_held && j->held[0].ts <= due) {
-        if (tci_grow_n((void **)&j->batch, &j->batch_cap, j->batch_n, sizeof *j->batch) != 0)
+        if (room((void **)&j->batch, &j->batch_cap, j->batch_n, sizeof *j->batch) != 0)
             return nomem(r);
         j->batch[j->batch_n++] = held_pop(j);
     }
+    j->fresh = j->batch_n;
     return TC_OK;
 }
 
@@ -544,8 +587,8 @@ static int close_before(tci_rctx *r, jreader *j, const jslice *s)
 static int push_open(tci_rctx *r, jreader *j, const jslice *s)
 {
     open_stack *st = &j->stack;
-    if (tci_grow_n((void **)&st->s, &st->cap, st->n, sizeof *st->s) != 0 ||
-        tci_grow_n((void **)&j->min_end, &j->cap_min_end, st->n, sizeof *j->min_end) != 0)
+    if (room((void **)&st->s, &st->cap, st->n, sizeof *st->s) != 0 ||
+        room((void **)&j->min_end, &j->cap_min_end, st->n, sizeof *j->min_end) != 0)
         return nomem(r);
     int64_t below = st->n ? j->min_end[st->n - 1] : NO_END;
     j->min_end[st->n] = s->end < below ? s->end : below;
@@ -565,7 +608,7 @@ static int push_open(tci_rctx *r, jreader *j, const jslice *s)
 static int replay_step(tci_rctx *r, jreader *j, bool warn)
 {
     jslice s;
-    j->batch_n = j->batch_pos = 0;
+    j->batch_n = j->batch_pos = j->fresh = 0;
     if (j->slices_done)
         return 0;
     int k = tci_extsort_next(j->slices, &s), rc;
@@ -660,7 +703,7 @@ static int next_record(tci_rctx *r, jreader *j, jrec *out)
     while (j->batch_pos == j->batch_n && !j->slices_done) {
         int rc;
         if (j->late) { /* the replay's records, sorted: one at a time through the batch */
-            j->batch_n = j->batch_pos = 0;
+            j->batch_n = j->batch_pos = j->fresh = 0;
             if (!j->batch_cap && tci_grow_n((void **)&j->batch, &j->batch_cap, 0, sizeof *j->batch) != 0)
                 return nomem(r);
             if ((rc = tci_extsort_next(j->late, j->batch)) < 0)
