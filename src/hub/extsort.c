@@ -33,6 +33,7 @@ typedef struct xs_run {
 struct tci_extsort {
     size_t esz, max_elems;
     tci_sort_cmp cmp;
+    tci_sort_run sort;     /* NULL: qsort with cmp */
     uint8_t *buf;          /* adding: the run being filled; reading: the runs' read buffers */
     size_t n, cap;         /* records in buf, capacity (adding) */
     uint64_t total;
@@ -59,12 +60,22 @@ tci_extsort *tci_extsort_new(size_t elem_size, tci_sort_cmp cmp, size_t max_byte
     return s;
 }
 
+void tci_extsort_set_sort(tci_extsort *s, tci_sort_run sort) { s->sort = sort; }
+
+static void sort_buffer(tci_extsort *s)
+{
+    if (s->sort)
+        s->sort(s->buf, s->n);
+    else
+        qsort(s->buf, s->n, s->esz, s->cmp);
+}
+
 /* Sort the buffer and append it to the file as one run. */
 static int spill(tci_extsort *s)
 {
     if (!s->n)
         return 0;
-    qsort(s->buf, s->n, s->esz, s->cmp);
+    sort_buffer(s);
     if (s->fd < 0 && (s->fd = tci_temp_fd("sort")) < 0)
         return -1;
     if (tci_grow((void **)&s->runs, &s->cap_runs, s->n_runs, sizeof *s->runs) != 0) {
@@ -181,7 +192,7 @@ int tci_extsort_done(tci_extsort *s)
 {
     if (!s->n_runs) { /* it all fits: sort in place, no file */
         if (s->n)
-            qsort(s->buf, s->n, s->esz, s->cmp);
+            sort_buffer(s);
         return 0;
     }
     if (spill(s) != 0)
