@@ -171,9 +171,10 @@ int tci_extsort_rewind(tci_extsort *s);                /* read from the first re
 uint64_t tci_extsort_count(const tci_extsort *s);
 void tci_extsort_free(tci_extsort *s);
 /* A run's sort in place, into cmp's order, where the caller knows a faster way than
- * qsort (cmp still merges the runs); set before the first add. */
-typedef void (*tci_sort_run)(void *base, size_t n);
-void tci_extsort_set_sort(tci_extsort *s, tci_sort_run sort);
+ * qsort (cmp still merges the runs); scratch: scratch_per_elem * n bytes of its own.
+ * Set before the first add. */
+typedef void (*tci_sort_run)(void *base, size_t n, void *scratch);
+void tci_extsort_set_sort(tci_extsort *s, tci_sort_run sort, size_t scratch_per_elem);
 
 /* ---- spool: per-stream byte sequences in bounded memory (spool.c) ------------ */
 

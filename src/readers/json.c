@@ -545,41 +545,29 @@ static bool order_ties(const jslice *s, slice_key *k, size_t n)
 }
 
 /* tci_sort_run for the slices: cmp_slice's order with a handful of operations per slice
- * (qsort of the 48-byte slices was a sixth of a conversion). Falls back to qsort when the
- * keys do not pack or there is no memory for them. */
-static void sort_slices(void *base, size_t n)
+ * (qsort of the 48-byte slices was a sixth of a conversion). scratch: the keys (twice)
+ * and the slices gathered in order, read from where they lie one after another rather
+ * than moved along the permutation's cycles, each move waiting for the one before.
+ * qsort when the keys do not pack or a large group of ties finds no memory. */
+#define SLICE_SCRATCH (2 * sizeof(slice_key) + sizeof(jslice))
+static void sort_slices(void *base, size_t n, void *scratch)
 {
-    jslice *s = base;
-    slice_key *k = n > 1 ? tci_realloc_array(NULL, 2 * n, sizeof *k) : NULL;
-    if (!k || !slice_keys(s, n, k)) {
-        free(k);
+    jslice *s = base, *out = (jslice *)((slice_key *)scratch + 2 * n);
+    slice_key *k = scratch;
+    if (n < 2)
+        return;
+    if (!slice_keys(s, n, k)) {
         qsort(base, n, sizeof *s, cmp_slice);
         return;
     }
     radix_keys(k, k + n, n);
     if (!order_ties(s, k, n)) {
-        free(k);
         qsort(base, n, sizeof *s, cmp_slice);
         return;
     }
-    /* s[k[i].index] to place i, following the permutation's cycles (index marks done) */
-    for (size_t i = 0; i < n; i++) {
-        if (k[i].index == i || k[i].index == UINT64_MAX)
-            continue;
-        jslice keep = s[i];
-        size_t at = i;
-        for (;;) {
-            size_t from = (size_t)k[at].index;
-            k[at].index = UINT64_MAX;
-            if (from == i) {
-                s[at] = keep;
-                break;
-            }
-            s[at] = s[from];
-            at = from;
-        }
-    }
-    free(k);
+    for (size_t i = 0; i < n; i++)
+        out[i] = s[k[i].index];
+    memcpy(s, out, n * sizeof *s);
 }
 
 /* Records per thread in time order; at equal times, the order they were made in
@@ -1144,7 +1132,7 @@ static int read_events(tci_rctx *r, jreader *j, tci_jscan *sc)
         free_walk(&w);
         return nomem(r);
     }
-    tci_extsort_set_sort(j->slices, sort_slices);
+    tci_extsort_set_sort(j->slices, sort_slices, SLICE_SCRATCH);
     for (size_t i = 0; i < NAME_SLOTS; i++)
         w.names[i].method = TCI_NONE; /* empty */
     tci_jkeys keys;
