@@ -198,6 +198,7 @@ typedef struct jwalk {
 typedef struct name_slot {
     uint64_t hash;
     size_t len;
+    const char *stored; /* the method's name (in the trace's arena: it never moves) */
     uint32_t method;
 } name_slot;
 
@@ -224,13 +225,11 @@ static uint32_t timeline_method(tci_trace *t, jwalk *w, const char *name, size_t
 {
     uint64_t h = quick_hash(name, len);
     name_slot *slot = &w->names[h & (NAME_SLOTS - 1)];
-    if (slot->hash == h && slot->len == len && slot->method != TCI_NONE) {
-        const char *stored = t->methods[slot->method].name;
-        if (!memcmp(stored, name, len) && !stored[len])
-            return slot->method;
-    }
+    if (slot->hash == h && slot->len == len && slot->method != TCI_NONE && !memcmp(slot->stored, name, len) &&
+        !slot->stored[len])
+        return slot->method; /* the stored name read where it lies, not through the method table */
     uint32_t m = tci_trace_timeline_name(t, name, len);
-    *slot = (name_slot){h, len, m};
+    *slot = (name_slot){h, len, m != TCI_NONE ? t->methods[m].name : NULL, m};
     return m;
 }
 
