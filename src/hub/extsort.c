@@ -66,6 +66,11 @@ void tci_extsort_set_sort(tci_extsort *s, tci_sort_run sort, size_t scratch_per_
 {
     s->sort = sort;
     s->scratch_esz = scratch_per_elem;
+    /* the run and its scratch together within half of max_bytes: the peak RSS for 4x the
+     * slices stays within test_json_reader's bound (with all of max_bytes it grew 5 MB) */
+    s->max_elems = s->max_elems * s->esz / (s->esz + scratch_per_elem) / 2;
+    if (s->max_elems < 2)
+        s->max_elems = 2;
 }
 
 /* The run in cmp's order: by the caller's sort with its scratch (kept from run to run,

@@ -171,8 +171,8 @@ int tci_extsort_rewind(tci_extsort *s);                /* read from the first re
 uint64_t tci_extsort_count(const tci_extsort *s);
 void tci_extsort_free(tci_extsort *s);
 /* A run's sort in place, into cmp's order, where the caller knows a faster way than
- * qsort (cmp still merges the runs); scratch: scratch_per_elem * n bytes of its own.
- * Set before the first add. */
+ * qsort (cmp still merges the runs); scratch: scratch_per_elem * n bytes of its own,
+ * counted in max_bytes with the run. Set before the first add. */
 typedef void (*tci_sort_run)(void *base, size_t n, void *scratch);
 void tci_extsort_set_sort(tci_extsort *s, tci_sort_run sort, size_t scratch_per_elem);
 
