@@ -170,6 +170,11 @@ int tci_extsort_next(tci_extsort *s, void *out);       /* 1 a record, 0 the end,
 int tci_extsort_rewind(tci_extsort *s);                /* read from the first record again */
 uint64_t tci_extsort_count(const tci_extsort *s);
 void tci_extsort_free(tci_extsort *s);
+/* A run's sort in place, into cmp's order, where the caller knows a faster way than
+ * qsort (cmp still merges the runs); scratch: scratch_per_elem * n bytes of its own,
+ * counted in max_bytes with the run. Set before the first add. */
+typedef void (*tci_sort_run)(void *base, size_t n, void *scratch);
+void tci_extsort_set_sort(tci_extsort *s, tci_sort_run sort, size_t scratch_per_elem);
 
 /* ---- spool: per-stream byte sequences in bounded memory (spool.c) ------------ */
 

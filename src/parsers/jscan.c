@@ -421,14 +421,29 @@ size_t tci_json_unescape(const char *raw, size_t n, char *out, size_t cap, uint6
     return o;
 }
 
-/* A short key's length, first and last byte in one word: the member names compared
- * with the keys asked for are mostly told apart by it, without a memcmp. */
-static uint32_t key_sig(const char *k, size_t len)
+/* The first min(len, 8) bytes of a key at p as one word, the others zero: a member name
+ * is told from the keys asked for by comparing words, not bytes. avail: the bytes
+ * readable at p (8 or more: one load). */
+static inline uint64_t key_word(const char *p, size_t len, size_t avail)
 {
-    return len ? (uint32_t)len << 16 | (uint32_t)(uint8_t)k[0] << 8 | (uint8_t)k[len - 1] : 0;
+    uint64_t w = 0;
+    size_t k = len < 8 ? len : 8;
+    if (avail >= 8) {
+        memcpy(&w, p, 8);
+        if (k < 8) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            w &= ~(~0ull >> (8 * k));
+#else
+            w &= (1ull << (8 * k)) - 1;
+#endif
+        }
+    } else {
+        memcpy(&w, p, k);
+    }
+    return w;
 }
 
-static unsigned sig_slot(uint32_t sig) { return (sig * 0x9e3779b1u) >> 26; }
+static unsigned word_slot(uint64_t word, size_t len) { return (unsigned)(((word ^ len) * 0x9e3779b97f4a7c15ull) >> 58); }
 
 /* The keys longer than a member name is ever compared (32 bytes) are left out: never found. */
 void tci_jkeys_init(tci_jkeys *k, const char *const *keys, size_t n_keys)
@@ -440,8 +455,9 @@ void tci_jkeys_init(tci_jkeys *k, const char *const *keys, size_t n_keys)
         size_t len = strlen(keys[i]);
         if (len > 32)
             continue;
-        k->sig[i] = key_sig(keys[i], len);
-        unsigned at = sig_slot(k->sig[i]);
+        k->len[i] = (uint8_t)len;
+        k->word[i] = key_word(keys[i], len, 0);
+        unsigned at = word_slot(k->word[i], len);
         while (k->slot[at])
             at = (at + 1) & 63;
         k->slot[at] = (uint8_t)(i + 1);
@@ -450,12 +466,15 @@ void tci_jkeys_init(tci_jkeys *k, const char *const *keys, size_t n_keys)
 
 /* Every key asked for that text[0, len) names and that has no value yet gets v (a name
  * may be asked for twice). Usually one probe: a few keys in 64 slots. */
-static void match_key(const tci_jkeys *k, const char *text, size_t len, tci_jspan v, tci_jspan *vals)
+static inline void match_key(const tci_jkeys *k, const char *text, size_t len, size_t avail, tci_jspan v,
+                             tci_jspan *vals)
 {
-    uint32_t sig = key_sig(text, len);
-    for (unsigned at = sig_slot(sig); k->slot[at]; at = (at + 1) & 63) {
+    uint64_t word = key_word(text, len, avail);
+    for (unsigned at = word_slot(word, len); k->slot[at]; at = (at + 1) & 63) {
         unsigned i = k->slot[at] - 1u;
-        if (k->sig[i] == sig && !vals[i].p && !memcmp(k->keys[i], text, len))
+        bool same = k->word[i] == word && k->len[i] == len &&
+                    (len <= 8 || !memcmp(k->keys[i] + 8, text + 8, len - 8));
+        if (same && !vals[i].p)
             vals[i] = v; /* the first one counts */
     }
 }
@@ -482,7 +501,7 @@ bool tci_jscan_members(tci_jscan *sc, const tci_jkeys *kt, tci_jspan *vals)
         sc->pos++;
         return true;
     }
-    char name[32]; /* the keys asked for are short: a longer one is none of them */
+    char name[32] = {0}; /* the keys asked for are short: a longer one is none of them */
     for (;;) {
         const char *key;
         size_t len;
@@ -501,7 +520,8 @@ bool tci_jscan_members(tci_jscan *sc, const tci_jkeys *kt, tci_jspan *vals)
         if (!skip_member_value(sc))
             return false;
         if (k <= sizeof name)
-            match_key(kt, k_text, k, (tci_jspan){sc->s + start, sc->pos - start}, vals);
+            match_key(kt, k_text, k, plain ? sc->n - (size_t)(key - sc->s) : sizeof name,
+                      (tci_jspan){sc->s + start, sc->pos - start}, vals);
         ws(sc);
         if (sc->pos < sc->n && sc->s[sc->pos] == ',') {
             sc->pos++;

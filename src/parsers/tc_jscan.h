@@ -36,8 +36,9 @@ bool tci_jscan_object(tci_jscan *sc, const char *const *keys, size_t n_keys, tci
 typedef struct tci_jkeys {
     const char *const *keys;
     size_t n;
-    uint32_t sig[TCI_JKEYS_MAX]; /* length, first and last byte of each */
-    uint8_t slot[64];            /* open addressing by sig: key index + 1, 0 empty */
+    uint64_t word[TCI_JKEYS_MAX]; /* the first 8 bytes of each (fewer: zeros after) */
+    uint8_t len[TCI_JKEYS_MAX];
+    uint8_t slot[64];             /* open addressing by word and length: key index + 1, 0 empty */
 } tci_jkeys;
 void tci_jkeys_init(tci_jkeys *k, const char *const *keys, size_t n_keys);
 /* tci_jscan_object with prepared keys. */

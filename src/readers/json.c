@@ -147,6 +147,7 @@ typedef struct jreader {
     size_t n_held, cap_held;
     jrec *batch;
     size_t batch_n, batch_pos, batch_cap;
+    size_t fresh;             /* batch[fresh, batch_n): made in this step, in order, not released yet */
     uint64_t seq;             /* replay records made so far (their order at equal times) */
     enum { REPLAY_COUNT, REPLAY_SORT, REPLAY_READ } mode;
     bool too_many_held;       /* (the count) HELD_MAX records were held at once: sort them instead */
@@ -197,6 +198,7 @@ typedef struct jwalk {
 typedef struct name_slot {
     uint64_t hash;
     size_t len;
+    const char *stored; /* the method's name (in the trace's arena: it never moves) */
     uint32_t method;
 } name_slot;
 
@@ -223,13 +225,11 @@ static uint32_t timeline_method(tci_trace *t, jwalk *w, const char *name, size_t
 {
     uint64_t h = quick_hash(name, len);
     name_slot *slot = &w->names[h & (NAME_SLOTS - 1)];
-    if (slot->hash == h && slot->len == len && slot->method != TCI_NONE) {
-        const char *stored = t->methods[slot->method].name;
-        if (!memcmp(stored, name, len) && !stored[len])
-            return slot->method;
-    }
+    if (slot->hash == h && slot->len == len && slot->method != TCI_NONE && !memcmp(slot->stored, name, len) &&
+        !slot->stored[len])
+        return slot->method; /* the stored name read where it lies, not through the method table */
     uint32_t m = tci_trace_timeline_name(t, name, len);
-    *slot = (name_slot){h, len, m};
+    *slot = (name_slot){h, len, m != TCI_NONE ? t->methods[m].name : NULL, m};
     return m;
 }
 
@@ -440,6 +440,135 @@ static int cmp_slice(const void *a, const void *b)
     return s->order < u->order ? -1 : s->order > u->order;
 }
 
+/* ---- the slices' sort: by a radix sort of one 64-bit key -------------------------------- */
+
+/* A slice's place as one number: (thread, start) packed, when the run's spread of both
+ * fits in 64 bits (ties: the rest of cmp_slice), with the slice's index in the run. */
+typedef struct slice_key {
+    uint64_t key;
+    uint64_t index;
+} slice_key;
+
+static unsigned bits_of(uint64_t v) { return v ? 64u - (unsigned)__builtin_clzll(v) : 0; }
+
+/* The keys of s[0, n) into k, or false when (thread, start) does not pack into 64 bits. */
+static bool slice_keys(const jslice *s, size_t n, slice_key *k)
+{
+    uint32_t tmin = UINT32_MAX, tmax = 0;
+    int64_t smin = INT64_MAX, smax = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        tmin = s[i].thread < tmin ? s[i].thread : tmin;
+        tmax = s[i].thread > tmax ? s[i].thread : tmax;
+        smin = s[i].start < smin ? s[i].start : smin;
+        smax = s[i].start > smax ? s[i].start : smax;
+    }
+    unsigned sbits = bits_of((uint64_t)smax - (uint64_t)smin), tbits = bits_of((uint64_t)(tmax - tmin));
+    if (sbits + tbits > 64)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t t = (uint64_t)(s[i].thread - tmin);
+        k[i] = (slice_key){(sbits < 64 ? t << sbits : 0) | ((uint64_t)s[i].start - (uint64_t)smin), i};
+    }
+    return true;
+}
+
+/* k[0, n) by key, stable: a byte a pass, the passes where all keys share the byte skipped. */
+static void radix_keys(slice_key *k, slice_key *tmp, size_t n)
+{
+    size_t count[8][256] = {{0}};
+    for (size_t i = 0; i < n; i++)
+        for (unsigned b = 0; b < 8; b++)
+            count[b][(k[i].key >> (8 * b)) & 255]++;
+    slice_key *from = k, *to = tmp;
+    for (unsigned b = 0; b < 8; b++) {
+        size_t *c = count[b], sum = 0;
+        if (c[(k[0].key >> (8 * b)) & 255] == n)
+            continue;
+        for (unsigned v = 0; v < 256; v++) {
+            size_t x = c[v];
+            c[v] = sum;
+            sum += x;
+        }
+        for (size_t i = 0; i < n; i++)
+            to[c[(from[i].key >> (8 * b)) & 255]++] = from[i];
+        slice_key *t = from;
+        from = to;
+        to = t;
+    }
+    if (from != k)
+        memcpy(k, from, n * sizeof *k);
+}
+
+/* A tie's order in cmp_slice (same thread, same start): longer first, then file order. */
+typedef struct slice_tie {
+    int64_t end;
+    uint64_t order, index;
+} slice_tie;
+
+static int cmp_tie(const void *a, const void *b)
+{
+    const slice_tie *x = a, *y = b;
+    if (x->end != y->end) return x->end > y->end ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Equal keys (one thread's slices starting together; index order is the order added,
+ * none of cmp_slice's) sorted by the rest of cmp_slice: insertion for a few, qsort for
+ * many (never quadratic). false: no memory for a large group. */
+static bool order_ties(const jslice *s, slice_key *k, size_t n)
+{
+    for (size_t i = 0, e; i < n; i = e) {
+        for (e = i + 1; e < n && k[e].key == k[i].key;)
+            e++;
+        if (e - i <= 16) {
+            for (size_t a = i + 1; a < e; a++) {
+                slice_key x = k[a];
+                size_t b = a;
+                for (; b > i && cmp_slice(&s[k[b - 1].index], &s[x.index]) > 0; b--)
+                    k[b] = k[b - 1];
+                k[b] = x;
+            }
+            continue;
+        }
+        slice_tie *t = tci_realloc_array(NULL, e - i, sizeof *t);
+        if (!t)
+            return false;
+        for (size_t a = i; a < e; a++)
+            t[a - i] = (slice_tie){s[k[a].index].end, s[k[a].index].order, k[a].index};
+        qsort(t, e - i, sizeof *t, cmp_tie);
+        for (size_t a = i; a < e; a++)
+            k[a].index = t[a - i].index;
+        free(t);
+    }
+    return true;
+}
+
+/* tci_sort_run for the slices: cmp_slice's order with a handful of operations per slice
+ * (qsort of the 48-byte slices was a sixth of a conversion). scratch: the keys (twice)
+ * and the slices gathered in order, read from where they lie one after another rather
+ * than moved along the permutation's cycles, each move waiting for the one before.
+ * qsort when the keys do not pack or a large group of ties finds no memory. */
+#define SLICE_SCRATCH (2 * sizeof(slice_key) + sizeof(jslice))
+static void sort_slices(void *base, size_t n, void *scratch)
+{
+    jslice *s = base, *out = (jslice *)((slice_key *)scratch + 2 * n);
+    slice_key *k = scratch;
+    if (n < 2)
+        return;
+    if (!slice_keys(s, n, k)) {
+        qsort(base, n, sizeof *s, cmp_slice);
+        return;
+    }
+    radix_keys(k, k + n, n);
+    if (!order_ties(s, k, n)) {
+        qsort(base, n, sizeof *s, cmp_slice);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = s[k[i].index];
+    memcpy(s, out, n * sizeof *s);
+}
+
 /* Records per thread in time order; at equal times, the order they were made in
  * (which the slice replay chose so that frames nest). */
 static int cmp_rec(const void *a, const void *b)
@@ -491,9 +620,26 @@ static jrec held_pop(jreader *j)
     return top;
 }
 
+/* Room for one more at a[n] (the check inline: the replay makes records at every step). */
+static inline int room(void **a, size_t *cap, size_t n, size_t esz)
+{
+    return TCI_LIKELY(n < *cap) ? 0 : tci_grow_n(a, cap, n, esz);
+}
+
+/* This step's records still in the batch go to the heap: one came out of order. */
+static void hold_fresh(jreader *j)
+{
+    for (size_t i = j->fresh; i < j->batch_n; i++)
+        held_push(j, j->batch[i]);
+    j->batch_n = j->fresh;
+}
+
 /* The replay's record e, numbered in the order made (its place at equal times): held
  * (reading), counted (the count at open, which also sees how many wait at once), or
- * sorted (late). */
+ * sorted (late). Held means in the heap, or, while the heap is empty and the step's
+ * records come in time order (slices that nest: nearly always), at the batch's end,
+ * where the heap would have put them in the same order; release decides which of
+ * them are due. */
 static int replay_add(tci_rctx *r, jreader *j, jrec e)
 {
     e.seq = j->walk_recs + j->seq++;
@@ -501,13 +647,22 @@ static int replay_add(tci_rctx *r, jreader *j, jrec e)
         return tci_extsort_add(j->late, &e) == 0 ? TC_OK : sort_error(r, "write");
     if (j->too_many_held)
         return TC_OK; /* counting only */
-    if (j->n_held == HELD_MAX && j->mode == REPLAY_COUNT) { /* reading, the same replay holds fewer */
+    /* reading, the same replay holds fewer */
+    if (j->n_held + (j->batch_n - j->fresh) == HELD_MAX && j->mode == REPLAY_COUNT) {
         j->too_many_held = true;
         j->n_held = 0;
+        j->batch_n = j->fresh;
         return TC_OK;
     }
-    if (tci_grow_n((void **)&j->held, &j->cap_held, j->n_held, sizeof *j->held) != 0)
+    if (!j->n_held && (j->batch_n == j->fresh || j->batch[j->batch_n - 1].ts <= e.ts)) {
+        if (room((void **)&j->batch, &j->batch_cap, j->batch_n, sizeof *j->batch) != 0)
+            return nomem(r);
+        j->batch[j->batch_n++] = e;
+        return TC_OK;
+    }
+    if (room((void **)&j->held, &j->cap_held, j->n_held + (j->batch_n - j->fresh), sizeof *j->held) != 0)
         return nomem(r);
+    hold_fresh(j);
     held_push(j, e);
     return TC_OK;
 }
@@ -515,11 +670,27 @@ static int replay_add(tci_rctx *r, jreader *j, jrec e)
 /* The held records at or before `due` (all when due is INT64_MAX) into the batch, in order. */
 static int release(tci_rctx *r, jreader *j, int64_t due)
 {
+    if (!j->n_held) { /* this step's records, in order: those after due wait in the heap */
+        size_t k = j->batch_n;
+        while (k > j->fresh && j->batch[k - 1].ts > due)
+            k--;
+        if (k < j->batch_n) {
+            if (room((void **)&j->held, &j->cap_held, j->batch_n - k, sizeof *j->held) != 0)
+                return nomem(r);
+            size_t end = j->batch_n;
+            for (size_t i = k; i < end; i++)
+                held_push(j, j->batch[i]);
+            j->batch_n = k;
+        }
+        j->fresh = j->batch_n;
+        return TC_OK;
+    }
     while (j->n_held && j->held[0].ts <= due) {
-        if (tci_grow_n((void **)&j->batch, &j->batch_cap, j->batch_n, sizeof *j->batch) != 0)
+        if (room((void **)&j->batch, &j->batch_cap, j->batch_n, sizeof *j->batch) != 0)
             return nomem(r);
         j->batch[j->batch_n++] = held_pop(j);
     }
+    j->fresh = j->batch_n;
     return TC_OK;
 }
 
@@ -544,8 +715,8 @@ static int close_before(tci_rctx *r, jreader *j, const jslice *s)
 static int push_open(tci_rctx *r, jreader *j, const jslice *s)
 {
     open_stack *st = &j->stack;
-    if (tci_grow_n((void **)&st->s, &st->cap, st->n, sizeof *st->s) != 0 ||
-        tci_grow_n((void **)&j->min_end, &j->cap_min_end, st->n, sizeof *j->min_end) != 0)
+    if (room((void **)&st->s, &st->cap, st->n, sizeof *st->s) != 0 ||
+        room((void **)&j->min_end, &j->cap_min_end, st->n, sizeof *j->min_end) != 0)
         return nomem(r);
     int64_t below = st->n ? j->min_end[st->n - 1] : NO_END;
     j->min_end[st->n] = s->end < below ? s->end : below;
@@ -565,7 +736,7 @@ static int push_open(tci_rctx *r, jreader *j, const jslice *s)
 static int replay_step(tci_rctx *r, jreader *j, bool warn)
 {
     jslice s;
-    j->batch_n = j->batch_pos = 0;
+    j->batch_n = j->batch_pos = j->fresh = 0;
     if (j->slices_done)
         return 0;
     int k = tci_extsort_next(j->slices, &s), rc;
@@ -660,7 +831,7 @@ static int next_record(tci_rctx *r, jreader *j, jrec *out)
     while (j->batch_pos == j->batch_n && !j->slices_done) {
         int rc;
         if (j->late) { /* the replay's records, sorted: one at a time through the batch */
-            j->batch_n = j->batch_pos = 0;
+            j->batch_n = j->batch_pos = j->fresh = 0;
             if (!j->batch_cap && tci_grow_n((void **)&j->batch, &j->batch_cap, 0, sizeof *j->batch) != 0)
                 return nomem(r);
             if ((rc = tci_extsort_next(j->late, j->batch)) < 0)
@@ -960,6 +1131,7 @@ static int read_events(tci_rctx *r, jreader *j, tci_jscan *sc)
         free_walk(&w);
         return nomem(r);
     }
+    tci_extsort_set_sort(j->slices, sort_slices, SLICE_SCRATCH);
     for (size_t i = 0; i < NAME_SLOTS; i++)
         w.names[i].method = TCI_NONE; /* empty */
     tci_jkeys keys;

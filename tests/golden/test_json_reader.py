@@ -11,9 +11,14 @@
    with the offset of the fault; --max-json bounds one event, not the file; peak RSS
    for 4n events is that for n plus a little, and below the size of the file.
 4. Linear time: one counter event with n args (n series), n vs 4n:
-   CPU time(4n) <= 6 x time(n) (floor 0.3 s), and every series comes out."""
+   CPU time(4n) <= 6 x time(n) (floor 0.3 s), and every series comes out.
+6. The slices' sort (issue 26: a radix sort of (thread, start) with ties sorted apart):
+   40 slices of one thread starting together, shuffled, nest longest first; 20 equal
+   ones nest in file order; starts spread over +-4.5e15 us on three threads (the key
+   does not pack: the general sort) still nest. Folded stacks worked out here."""
 import json
 import os
+import random
 import subprocess
 import sys
 
@@ -206,6 +211,32 @@ def counter_args(ctx):
               f"counter args: 4n takes {times[40000]:.2f} s, n {times[10000]:.2f} s (quadratic?)")
 
 
+def sort_edges(ctx):
+    rng = random.Random(26)
+    durs = list(range(10, 50))  # distinct: the longer holds the shorter
+    rng.shuffle(durs)
+    ties = [{"ph": "X", "pid": 1, "tid": 1, "ts": 100, "dur": d, "name": f"d{d}"} for d in durs]
+    ties += [{"ph": "X", "pid": 1, "tid": 2, "ts": 7, "dur": 5, "name": f"e{k:02d}"} for k in range(20)]
+    want_ties = {}
+    chain = sorted(durs, reverse=True)
+    for i, d in enumerate(chain):  # each one's self time: its duration less its child's
+        want_ties[";".join(f"d{x}" for x in chain[:i + 1])] = d - (chain[i + 1] if i + 1 < len(chain) else 0)
+    want_ties[";".join(f"e{k:02d}" for k in range(20))] = 5
+    spread, want_spread = [], {}
+    for tid, ts in ((3, -4.5e15), (4, 0), (5, 4.5e15)):
+        spread += [{"ph": "X", "pid": 1, "tid": tid, "ts": ts + 1, "dur": 2, "name": f"in{tid}"},
+                   {"ph": "X", "pid": 1, "tid": tid, "ts": ts, "dur": 6, "name": f"out{tid}"}]
+        want_spread.update({f"out{tid}": 4, f"out{tid};in{tid}": 2})
+    for label, events, want in (("ties", ties, want_ties), ("spread", spread, want_spread)):
+        path = os.path.join(ctx.work, f"sort-{label}.json")
+        with open(path, "w") as f:
+            json.dump({"traceEvents": events}, f)
+        out = os.path.join(ctx.work, f"sort-{label}.folded")
+        r = ctx.run(["-f", "-o", "folded", "--no-thread", path, out], check_rc=0)
+        if r.returncode == 0:
+            ctx.eq(tclib.read_folded(out), want, f"slice sort, {label}: folded stacks")
+
+
 def main():
     ctx = tclib.Ctx()
     round_trip(ctx)
@@ -213,6 +244,7 @@ def main():
     bad_json(ctx)
     streamed(ctx)
     counter_args(ctx)
+    sort_edges(ctx)
     ctx.done()
 
 
