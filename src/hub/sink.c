@@ -302,28 +302,30 @@ static inline __attribute__((always_inline)) char *format_milli(char *end, int64
     return p;
 }
 
-/* A number beyond 2^32 thousandths, or a buffer without 32 bytes of room: kept out of the
- * common path so that it needs few registers (nothing to save and restore per call). */
+/* Formatted before tmp + 32 and copied as a fixed 32 bytes: two vector moves, no memcpy call
+ * (json writes two of these per event); any int64 has fewer than 32 characters. */
+size_t tci_fmt_milli(char *dst, int64_t v)
+{
+    char tmp[64];
+    char *p = format_milli(tmp + 32, v);
+    memcpy(dst, p, TCI_MILLI_ROOM);
+    return (size_t)(tmp + 32 - p);
+}
+
+/* A buffer without 32 bytes of room: kept out of the common path. */
 static __attribute__((noinline)) void milli_rare(tci_sink *s, int64_t v)
 {
-    char tmp[32];
-    char *p = format_milli(tmp + sizeof tmp, v);
-    tci_sink_write(s, p, (size_t)(tmp + sizeof tmp - p));
+    char tmp[TCI_MILLI_ROOM];
+    tci_sink_write(s, tmp, tci_fmt_milli(tmp, v));
 }
 
 void tci_sink_milli(tci_sink *s, int64_t v)
 {
-    /* formatted before tmp + 32; copied as a fixed 32 bytes (two vector moves, no memcpy
-     * call: json writes two of these per event) when the buffer has that much room */
-    const int64_t max = (int64_t)UINT32_MAX * 1000 + 999; /* whole part in 32 bits */
-    if (TCI_UNLIKELY(v > max || v < -max || s->len + 32 > sizeof s->buf)) {
+    if (TCI_UNLIKELY(s->len + TCI_MILLI_ROOM > sizeof s->buf)) {
         milli_rare(s, v);
         return;
     }
-    char tmp[64];
-    char *p = format_milli(tmp + 32, v);
-    memcpy(s->buf + s->len, p, 32);
-    s->len += (size_t)(tmp + 32 - p);
+    s->len += tci_fmt_milli((char *)s->buf + s->len, v);
 }
 
 void tci_sink_printf(tci_sink *s, const char *fmt, ...)
@@ -391,6 +393,8 @@ static size_t json_escape(char *dst, const char *str, size_t n)
     dst[o++] = '"';
     return o;
 }
+
+size_t tci_json_quote_to(char *dst, const char *str, size_t n) { return json_escape(dst, str, n); }
 
 void tci_sink_json_string(tci_sink *s, const char *str)
 {
