@@ -1,5 +1,5 @@
 /*
- * sink_numbers.c - the sink's number formatting (tci_sink_milli, tci_sink_u64, tci_sink_i64)
+ * sink_numbers.c - the sink's number formatting (tci_sink_milli, tci_fmt_milli, tci_sink_u64, tci_sink_i64)
  * against the C library's printf: every edge of the digit loops (powers of ten and their
  * neighbours, 2^32 thousandths where the 32-bit path ends, the int64 extremes) and a
  * pseudo-random sweep of every magnitude, written back to back so that values also land
@@ -61,6 +61,26 @@ static void test_milli_like_printf(void)
     free(want.p);
 }
 
+/* tci_fmt_milli, which json places straight into the sink's buffer: the same text, no byte
+ * written past its room. */
+static void test_fmt_milli_like_printf(void)
+{
+    enum { N = 200000 };
+    static int64_t v[N];
+    size_t n = values(v, N);
+    for (size_t i = 0; i < n; i++) {
+        char got[TCI_MILLI_ROOM + 8], want[64];
+        memset(got, 'x', sizeof got);
+        size_t len = tci_fmt_milli(got, v[i]);
+        uint64_t a = v[i] < 0 ? (uint64_t)0 - (uint64_t)v[i] : (uint64_t)v[i];
+        int wlen = snprintf(want, sizeof want, "%s%" PRIu64 ".%03u", v[i] < 0 ? "-" : "", a / 1000,
+                            (unsigned)(a % 1000));
+        CHECK_EQ_INT(len, wlen);
+        CHECK(!memcmp(got, want, len));
+        CHECK(!memcmp(got + TCI_MILLI_ROOM, "xxxxxxxx", 8));
+    }
+}
+
 static void test_integers_like_printf(void)
 {
     enum { N = 100000 };
@@ -88,6 +108,7 @@ static void test_integers_like_printf(void)
 int main(void)
 {
     UNIT_RUN(test_milli_like_printf);
+    UNIT_RUN(test_fmt_milli_like_printf);
     UNIT_RUN(test_integers_like_printf);
     return UNIT_DONE();
 }
