@@ -312,6 +312,42 @@ size_t tci_fmt_milli(char *dst, int64_t v)
     return (size_t)(tmp + 32 - p);
 }
 
+/* The memo's text, then the last five digits "dd.ddd" of v (hi: v / 100000, the memo's). */
+static inline size_t memo_place(char *dst, int64_t v, uint64_t hi, const tci_milli_memo *m)
+{
+    unsigned low = (unsigned)((uint64_t)v - hi * 100000);
+    unsigned two = low / 1000, frac = low - two * 1000, tens = frac / 10;
+    memcpy(dst, m->text, 16);
+    char *d = dst + m->len;
+    memcpy(d, digit_pairs + two * 2, 2);
+    d[2] = '.';
+    memcpy(d + 3, digit_pairs + tens * 2, 2);
+    d[5] = (char)('0' + (frac - tens * 10));
+    return m->len + 6;
+}
+
+/* Out of line, so that the common call (a kept text) saves no registers and calls nothing. */
+static __attribute__((noinline)) size_t memo_miss(char *dst, int64_t v, tci_milli_memo *m)
+{
+    if (v < 100000) /* no digits before the last five (or a minus sign) */
+        return tci_fmt_milli(dst, v);
+    uint64_t hi = (uint64_t)v / 100000;
+    char tmp[24];
+    char *p = format_u64(tmp + sizeof tmp, hi); /* at most 14 digits: 2^63 / 10^5 */
+    m->len = (uint32_t)(tmp + sizeof tmp - p);
+    memcpy(m->text, p, m->len);
+    m->hi = hi;
+    return memo_place(dst, v, hi, m);
+}
+
+size_t tci_fmt_milli_memo(char *dst, int64_t v, tci_milli_memo *m)
+{
+    uint64_t hi = (uint64_t)v / 100000;
+    if (TCI_UNLIKELY(v < 100000 || hi != m->hi))
+        return memo_miss(dst, v, m);
+    return memo_place(dst, v, hi, m);
+}
+
 /* A buffer without 32 bytes of room: kept out of the common path. */
 static __attribute__((noinline)) void milli_rare(tci_sink *s, int64_t v)
 {

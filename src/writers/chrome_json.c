@@ -32,6 +32,7 @@ typedef struct json_w {
     size_t *tail_len;
     char **head;       /* per thread, B then E: ,\n{"ph":"B","pid":P,"tid":T,"ts": */
     size_t *head_len;
+    tci_milli_memo *memo; /* per thread, ts then tts: their leading digits kept line to line */
     uint64_t samples;  /* not shown on a timeline */
 } json_w;
 
@@ -106,7 +107,8 @@ static int make_heads(json_w *j, const tci_trace *t)
 {
     j->head = tci_calloc(2 * (size_t)t->n_threads, sizeof *j->head);
     j->head_len = tci_calloc(2 * (size_t)t->n_threads, sizeof *j->head_len);
-    if (!j->head || !j->head_len)
+    j->memo = tci_calloc(2 * (size_t)t->n_threads, sizeof *j->memo);
+    if (!j->head || !j->head_len || !j->memo)
         return TC_ERR_NOMEM;
     for (uint32_t i = 0; i < t->n_threads; i++) {
         for (int e = 0; e < 2; e++) {
@@ -207,11 +209,12 @@ static int json_event(tci_wctx *w, const tci_event *ev)
     char *q = (char *)o->buf + o->len;
     memcpy(q, j->head[h], head_len);
     q += head_len;
-    q += tci_fmt_milli(q, ev->ts_ns - w->trace->start_ns);
+    tci_milli_memo *memo = &j->memo[2 * (size_t)ev->thread];
+    q += tci_fmt_milli_memo(q, ev->ts_ns - w->trace->start_ns, &memo[0]);
     if (ev->cpu_ns != TCI_NO_TIME) {
         memcpy(q, ",\"tts\":", 7);
         q += 7;
-        q += tci_fmt_milli(q, ev->cpu_ns);
+        q += tci_fmt_milli_memo(q, ev->cpu_ns, &memo[1]);
     }
     memcpy(q, j->tail[ev->method], tail_len);
     o->len = (size_t)(q + tail_len - (char *)o->buf);
@@ -258,6 +261,7 @@ static void json_close(tci_wctx *w)
     free(j->tail_len);
     free(j->head);
     free(j->head_len);
+    free(j->memo);
     tci_arena_free(&j->arena);
 }
 
