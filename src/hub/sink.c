@@ -312,28 +312,34 @@ size_t tci_fmt_milli(char *dst, int64_t v)
     return (size_t)(tmp + 32 - p);
 }
 
-/* The memo's text, then the last five digits "dd.ddd" of v (hi: v / 100000, the memo's). */
+/* The memo keeps the text of v / MEMO_LOW; each call places the last seven digits "dddd.ddd".
+ * 10^7 ns: a thread's next time is mostly within the same 10 ms (misses cost a division per digit
+ * pair and a mispredicted branch: 100 µs missed on 8.5% of the bench trace's times). */
+#define MEMO_LOW 10000000u
+
 static inline size_t memo_place(char *dst, int64_t v, uint64_t hi, const tci_milli_memo *m)
 {
-    unsigned low = (unsigned)((uint64_t)v - hi * 100000);
-    unsigned two = low / 1000, frac = low - two * 1000, tens = frac / 10;
+    unsigned low = (unsigned)((uint64_t)v - hi * MEMO_LOW);
+    unsigned whole = low / 1000, frac = low - whole * 1000, tens = frac / 10;
+    unsigned top = whole / 100;
     memcpy(dst, m->text, 16);
     char *d = dst + m->len;
-    memcpy(d, digit_pairs + two * 2, 2);
-    d[2] = '.';
-    memcpy(d + 3, digit_pairs + tens * 2, 2);
-    d[5] = (char)('0' + (frac - tens * 10));
-    return m->len + 6;
+    memcpy(d, digit_pairs + top * 2, 2);
+    memcpy(d + 2, digit_pairs + (whole - top * 100) * 2, 2);
+    d[4] = '.';
+    memcpy(d + 5, digit_pairs + tens * 2, 2);
+    d[7] = (char)('0' + (frac - tens * 10));
+    return m->len + 8;
 }
 
 /* Out of line, so that the common call (a kept text) saves no registers and calls nothing. */
 static __attribute__((noinline)) size_t memo_miss(char *dst, int64_t v, tci_milli_memo *m)
 {
-    if (v < 100000) /* no digits before the last five (or a minus sign) */
+    if (v < (int64_t)MEMO_LOW) /* no digits before the last seven (or a minus sign) */
         return tci_fmt_milli(dst, v);
-    uint64_t hi = (uint64_t)v / 100000;
+    uint64_t hi = (uint64_t)v / MEMO_LOW;
     char tmp[24];
-    char *p = format_u64(tmp + sizeof tmp, hi); /* at most 14 digits: 2^63 / 10^5 */
+    char *p = format_u64(tmp + sizeof tmp, hi); /* at most 12 digits: 2^63 / 10^7 */
     m->len = (uint32_t)(tmp + sizeof tmp - p);
     memcpy(m->text, p, m->len);
     m->hi = hi;
@@ -342,8 +348,8 @@ static __attribute__((noinline)) size_t memo_miss(char *dst, int64_t v, tci_mill
 
 size_t tci_fmt_milli_memo(char *dst, int64_t v, tci_milli_memo *m)
 {
-    uint64_t hi = (uint64_t)v / 100000;
-    if (TCI_UNLIKELY(v < 100000 || hi != m->hi))
+    uint64_t hi = (uint64_t)v / MEMO_LOW;
+    if (TCI_UNLIKELY(v < (int64_t)MEMO_LOW || hi != m->hi))
         return memo_miss(dst, v, m);
     return memo_place(dst, v, hi, m);
 }

@@ -93,10 +93,10 @@ void tci_sink_milli(tci_sink *s, int64_t v);
 #define TCI_MILLI_ROOM 32
 size_t tci_fmt_milli(char *dst, int64_t v);
 /* The same again for a series of close values (one thread's timestamps): the text of all but
- * the last five digits of v is kept from the call before when they are the same, so most calls
- * only place six characters. A memo starts zeroed; TCI_MILLI_ROOM bytes of room at dst. */
+ * the last seven digits of v is kept from the call before when they are the same, so most calls
+ * only place eight characters. A memo starts zeroed; TCI_MILLI_ROOM bytes of room at dst. */
 typedef struct tci_milli_memo {
-    uint64_t hi;   /* v / 100000 whose text is kept; 0: none (never kept: no leading digits) */
+    uint64_t hi;   /* v / 10^7 whose text is kept; 0: none (never kept: no leading digits) */
     uint32_t len;  /* its length */
     char text[20];
 } tci_milli_memo;

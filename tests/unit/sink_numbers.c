@@ -89,9 +89,9 @@ static size_t milli_printf(char *out, int64_t v)
 }
 
 /* tci_fmt_milli_memo: the kept leading digits must never show through a value that changed
- * them. Series that climb by small and large steps across 10^5 boundaries from every magnitude,
+ * them. Series that climb by small and large steps across its 10^7 boundaries,
  * two series sharing one memo and then keeping their own, and the edge values in their order
- * (sign changes, 0 to 10^5, 2^32 thousandths, the int64 extremes). */
+ * (sign changes, 0 to 10^7, 2^32 thousandths, the int64 extremes). */
 static void test_fmt_milli_memo_like_printf(void)
 {
     enum { N = 200000 };
@@ -99,12 +99,12 @@ static void test_fmt_milli_memo_like_printf(void)
     size_t n = values(v, N);
     tci_milli_memo shared = {0}, own[2] = {{0}};
     uint64_t x = 0x2545f4914f6cdd1du;
-    int64_t series[2] = {99990, 4294967290000};
+    int64_t series[2] = {9999990, 4294967290000};
     for (size_t i = 0; i < n; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         int k = (int)(x >> 60) & 1;
-        uint64_t step = (x >> 8) % (x & 256 ? 300000 : 40); /* mostly within 10^5, sometimes across */
-        series[k] = series[k] > INT64_MAX - 300000 ? 0 : series[k] + (int64_t)step;
+        uint64_t step = (x >> 8) % (x & 256 ? 30000000 : 40000); /* mostly within 10^7, sometimes across */
+        series[k] = series[k] > INT64_MAX - 30000000 ? 0 : series[k] + (int64_t)step;
         int64_t in[3] = {v[i], series[k], series[k]};
         tci_milli_memo *memo[3] = {&shared, &shared, &own[k]};
         for (int c = 0; c < 3; c++) {
