@@ -302,28 +302,72 @@ static inline __attribute__((always_inline)) char *format_milli(char *end, int64
     return p;
 }
 
-/* A number beyond 2^32 thousandths, or a buffer without 32 bytes of room: kept out of the
- * common path so that it needs few registers (nothing to save and restore per call). */
+/* Formatted before tmp + 32 and copied as a fixed 32 bytes: two vector moves, no memcpy call
+ * (json writes two of these per event); any int64 has fewer than 32 characters. */
+size_t tci_fmt_milli(char *dst, int64_t v)
+{
+    char tmp[64];
+    char *p = format_milli(tmp + 32, v);
+    memcpy(dst, p, TCI_MILLI_ROOM);
+    return (size_t)(tmp + 32 - p);
+}
+
+/* The memo keeps the text of v / MEMO_LOW; each call places the last seven digits "dddd.ddd".
+ * 10^7 ns: a thread's next time is mostly within the same 10 ms (misses cost a division per digit
+ * pair and a mispredicted branch: 100 µs missed on 8.5% of the bench trace's times). */
+#define MEMO_LOW 10000000u
+
+static inline size_t memo_place(char *dst, int64_t v, uint64_t hi, const tci_milli_memo *m)
+{
+    unsigned low = (unsigned)((uint64_t)v - hi * MEMO_LOW);
+    unsigned whole = low / 1000, frac = low - whole * 1000, tens = frac / 10;
+    unsigned top = whole / 100;
+    memcpy(dst, m->text, 16);
+    char *d = dst + m->len;
+    memcpy(d, digit_pairs + top * 2, 2);
+    memcpy(d + 2, digit_pairs + (whole - top * 100) * 2, 2);
+    d[4] = '.';
+    memcpy(d + 5, digit_pairs + tens * 2, 2);
+    d[7] = (char)('0' + (frac - tens * 10));
+    return m->len + 8;
+}
+
+/* Out of line, so that the common call (a kept text) saves no registers and calls nothing. */
+static __attribute__((noinline)) size_t memo_miss(char *dst, int64_t v, tci_milli_memo *m)
+{
+    if (v < (int64_t)MEMO_LOW) /* no digits before the last seven (or a minus sign) */
+        return tci_fmt_milli(dst, v);
+    uint64_t hi = (uint64_t)v / MEMO_LOW;
+    char tmp[24];
+    char *p = format_u64(tmp + sizeof tmp, hi); /* at most 12 digits: 2^63 / 10^7 */
+    m->len = (uint32_t)(tmp + sizeof tmp - p);
+    memcpy(m->text, p, m->len);
+    m->hi = hi;
+    return memo_place(dst, v, hi, m);
+}
+
+size_t tci_fmt_milli_memo(char *dst, int64_t v, tci_milli_memo *m)
+{
+    uint64_t hi = (uint64_t)v / MEMO_LOW;
+    if (TCI_UNLIKELY(v < (int64_t)MEMO_LOW || hi != m->hi))
+        return memo_miss(dst, v, m);
+    return memo_place(dst, v, hi, m);
+}
+
+/* A buffer without 32 bytes of room: kept out of the common path. */
 static __attribute__((noinline)) void milli_rare(tci_sink *s, int64_t v)
 {
-    char tmp[32];
-    char *p = format_milli(tmp + sizeof tmp, v);
-    tci_sink_write(s, p, (size_t)(tmp + sizeof tmp - p));
+    char tmp[TCI_MILLI_ROOM];
+    tci_sink_write(s, tmp, tci_fmt_milli(tmp, v));
 }
 
 void tci_sink_milli(tci_sink *s, int64_t v)
 {
-    /* formatted before tmp + 32; copied as a fixed 32 bytes (two vector moves, no memcpy
-     * call: json writes two of these per event) when the buffer has that much room */
-    const int64_t max = (int64_t)UINT32_MAX * 1000 + 999; /* whole part in 32 bits */
-    if (TCI_UNLIKELY(v > max || v < -max || s->len + 32 > sizeof s->buf)) {
+    if (TCI_UNLIKELY(s->len + TCI_MILLI_ROOM > sizeof s->buf)) {
         milli_rare(s, v);
         return;
     }
-    char tmp[64];
-    char *p = format_milli(tmp + 32, v);
-    memcpy(s->buf + s->len, p, 32);
-    s->len += (size_t)(tmp + 32 - p);
+    s->len += tci_fmt_milli((char *)s->buf + s->len, v);
 }
 
 void tci_sink_printf(tci_sink *s, const char *fmt, ...)
@@ -391,6 +435,8 @@ static size_t json_escape(char *dst, const char *str, size_t n)
     dst[o++] = '"';
     return o;
 }
+
+size_t tci_json_quote_to(char *dst, const char *str, size_t n) { return json_escape(dst, str, n); }
 
 void tci_sink_json_string(tci_sink *s, const char *str)
 {

@@ -88,11 +88,26 @@ void tci_sink_u64(tci_sink *s, uint64_t v);
 void tci_sink_i64(tci_sink *s, int64_t v);
 /* v / 1000 with exactly three decimals, e.g. 1234567 -> "1234.567" (µs from ns). */
 void tci_sink_milli(tci_sink *s, int64_t v);
+/* The same text at dst, which has TCI_MILLI_ROOM bytes of room (any int64 fits); returns its
+ * length. For a writer that checks the sink's room once for a whole line. */
+#define TCI_MILLI_ROOM 32
+size_t tci_fmt_milli(char *dst, int64_t v);
+/* The same again for a series of close values (one thread's timestamps): the text of all but
+ * the last seven digits of v is kept from the call before when they are the same, so most calls
+ * only place eight characters. A memo starts zeroed; TCI_MILLI_ROOM bytes of room at dst. */
+typedef struct tci_milli_memo {
+    uint64_t hi;   /* v / 10^7 whose text is kept; 0: none (never kept: no leading digits) */
+    uint32_t len;  /* its length */
+    char text[20];
+} tci_milli_memo;
+size_t tci_fmt_milli_memo(char *dst, int64_t v, tci_milli_memo *m);
 void tci_sink_printf(tci_sink *s, const char *fmt, ...) TCI_PRINTF(2, 3);
 /* A JSON string literal with quotes; invalid UTF-8 bytes become U+FFFD. */
 void tci_sink_json_string(tci_sink *s, const char *str);
 /* The same literal in the arena, for writers that repeat names (len set, not NUL-terminated). */
 char *tci_json_quote(tci_arena *a, const char *str, size_t *len);
+/* The same literal at dst, which has room for 6n+2 bytes; returns its length. */
+size_t tci_json_quote_to(char *dst, const char *str, size_t n);
 
 /* ---- text out (textout.c): names and numbers as the table writers print them ---- */
 

@@ -24,16 +24,26 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* A B or E line is three pieces: the thread's head (up to "ts":), the numbers, and the
+ * method's tail (from ,"name": to the closing brace), each head and tail made once. */
 typedef struct json_w {
     tci_arena arena;
-    char **name;       /* per method: the escaped "name" value */
-    size_t *name_len;
-    char **prefix;     /* per thread: "pid":P,"tid":T, */
-    size_t *prefix_len;
-    char *cat;         /* ,"cat":"<reader>" */
-    size_t cat_len;
+    char **tail;       /* per method: ,"name":"<escaped name>","cat":"<reader>"} */
+    size_t *tail_len;
+    char **head;       /* per thread, B then E: ,\n{"ph":"B","pid":P,"tid":T,"ts": */
+    size_t *head_len;
+    tci_milli_memo *memo; /* per thread, ts then tts: their leading digits kept line to line */
     uint64_t samples;  /* not shown on a timeline */
 } json_w;
+
+enum { HEAD_PH = 12 /* ,\n{"ph":"B", */, HEAD_TS = 5 /* "ts": */, TAIL_NAME = 8 /* ,"name": */ };
+
+/* "pid":P,"tid":T, of thread i, as the metadata and the point events write it after their ph. */
+static const char *thread_prefix(const json_w *j, uint32_t i, size_t *len)
+{
+    *len = j->head_len[2 * i] - HEAD_PH - HEAD_TS;
+    return j->head[2 * i] + HEAD_PH;
+}
 
 /* The process names first (one per process with events), then the threads. */
 static void write_metadata(tci_sink *o, const tci_trace *t, const json_w *j)
@@ -53,45 +63,78 @@ static void write_metadata(tci_sink *o, const tci_trace *t, const json_w *j)
     for (uint32_t i = 0, sort = 0; i < t->n_threads; i++) {
         if (!t->threads[i].records)
             continue;
+        size_t prefix_len;
+        const char *prefix = thread_prefix(j, i, &prefix_len);
         tci_sink_puts(o, ",\n{\"ph\":\"M\",");
-        tci_sink_write(o, j->prefix[i], j->prefix_len[i]);
+        tci_sink_write(o, prefix, prefix_len);
         tci_sink_puts(o, "\"name\":\"thread_name\",\"args\":{\"name\":");
         tci_sink_json_string(o, t->threads[i].name);
         tci_sink_puts(o, "}},\n{\"ph\":\"M\",");
-        tci_sink_write(o, j->prefix[i], j->prefix_len[i]);
+        tci_sink_write(o, prefix, prefix_len);
         tci_sink_printf(o, "\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%u}}", sort++);
     }
+}
+
+/* Each method's tail: its escaped name, the category, the closing brace. */
+static int make_tails(json_w *j, const tci_trace *t)
+{
+    /* the category names the input's format: "art" for method traces */
+    char *cat = tci_arena_printf(&j->arena, ",\"cat\":\"%s\"}", t->reader ? t->reader : "trace");
+    j->tail = tci_calloc(t->n_methods, sizeof *j->tail);
+    j->tail_len = tci_calloc(t->n_methods, sizeof *j->tail_len);
+    if (!cat || !j->tail || !j->tail_len)
+        return TC_ERR_NOMEM;
+    size_t cat_len = strlen(cat);
+    for (uint32_t i = 0; i < t->n_methods; i++) {
+        const char *name = t->methods[i].full_name;
+        size_t n = strlen(name);
+        char *tail = n <= (SIZE_MAX - TAIL_NAME - cat_len - 2) / 6 ? tci_arena_alloc(&j->arena, TAIL_NAME + 6 * n + 2 + cat_len) : NULL;
+        if (!tail)
+            return TC_ERR_NOMEM;
+        memcpy(tail, ",\"name\":", TAIL_NAME);
+        size_t len = TAIL_NAME + tci_json_quote_to(tail + TAIL_NAME, name, n);
+        memcpy(tail + len, cat, cat_len);
+        len += cat_len;
+        tci_arena_trim(&j->arena, tail, len); /* the room for escapes that were not needed */
+        j->tail[i] = tail;
+        j->tail_len[i] = len;
+    }
+    return TC_OK;
+}
+
+/* Each thread's heads, B and E. */
+static int make_heads(json_w *j, const tci_trace *t)
+{
+    j->head = tci_calloc(2 * (size_t)t->n_threads, sizeof *j->head);
+    j->head_len = tci_calloc(2 * (size_t)t->n_threads, sizeof *j->head_len);
+    j->memo = tci_calloc(2 * (size_t)t->n_threads, sizeof *j->memo);
+    if (!j->head || !j->head_len || !j->memo)
+        return TC_ERR_NOMEM;
+    for (uint32_t i = 0; i < t->n_threads; i++) {
+        for (int e = 0; e < 2; e++) {
+            char *h = tci_arena_printf(&j->arena, ",\n{\"ph\":\"%c\",\"pid\":%lld,\"tid\":%llu,\"ts\":", e ? 'E' : 'B',
+                                       (long long)t->processes[t->threads[i].process].pid,
+                                       (unsigned long long)t->threads[i].tid);
+            if (!h)
+                return TC_ERR_NOMEM;
+            j->head[2 * i + e] = h;
+            j->head_len[2 * i + e] = strlen(h);
+        }
+    }
+    return TC_OK;
 }
 
 static int json_begin(tci_wctx *w)
 {
     json_w *j = w->priv;
     const tci_trace *t = w->trace;
-    tci_sink *o = w->out;
-    j->name = tci_calloc(t->n_methods, sizeof *j->name);
-    j->name_len = tci_calloc(t->n_methods, sizeof *j->name_len);
-    j->prefix = tci_calloc(t->n_threads, sizeof *j->prefix);
-    j->prefix_len = tci_calloc(t->n_threads, sizeof *j->prefix_len);
-    if (!j->name || !j->name_len || !j->prefix || !j->prefix_len)
-        return TC_ERR_NOMEM;
-    for (uint32_t i = 0; i < t->n_methods; i++) {
-        if (!(j->name[i] = tci_json_quote(&j->arena, t->methods[i].full_name, &j->name_len[i])))
-            return TC_ERR_NOMEM;
-    }
-    for (uint32_t i = 0; i < t->n_threads; i++) {
-        j->prefix[i] = tci_arena_printf(&j->arena, "\"pid\":%lld,\"tid\":%llu,",
-                                        (long long)t->processes[t->threads[i].process].pid,
-                                        (unsigned long long)t->threads[i].tid);
-        if (!j->prefix[i])
-            return TC_ERR_NOMEM;
-        j->prefix_len[i] = strlen(j->prefix[i]);
-    }
-    /* the category names the input's format: "art" for method traces */
-    if (!(j->cat = tci_arena_printf(&j->arena, ",\"cat\":\"%s\"", t->reader ? t->reader : "trace")))
-        return TC_ERR_NOMEM;
-    j->cat_len = strlen(j->cat);
-    tci_sink_puts(o, "{\"traceEvents\":[\n");
-    write_metadata(o, t, j);
+    int rc = make_tails(j, t);
+    if (rc == TC_OK)
+        rc = make_heads(j, t);
+    if (rc != TC_OK)
+        return rc;
+    tci_sink_puts(w->out, "{\"traceEvents\":[\n");
+    write_metadata(w->out, t, j);
     return TC_OK;
 }
 
@@ -111,12 +154,10 @@ static int json_point_event(tci_wctx *w, const tci_event *ev)
                                      [TCI_EV_ASYNC_BEGIN] = ",\n{\"ph\":\"b\",",
                                      [TCI_EV_ASYNC_END] = ",\n{\"ph\":\"e\","};
     tci_sink_puts(o, ph[ev->kind]);
-    tci_sink_write(o, j->prefix[ev->thread], j->prefix_len[ev->thread]);
-    TCI_PUT_LIT(o, "\"ts\":");
+    const char *head = j->head[2 * ev->thread];
+    tci_sink_write(o, head + HEAD_PH, j->head_len[2 * ev->thread] - HEAD_PH); /* "pid":P,"tid":T,"ts": */
     tci_sink_milli(o, ev->ts_ns - w->trace->start_ns);
-    TCI_PUT_LIT(o, ",\"name\":");
-    tci_sink_write(o, j->name[ev->method], j->name_len[ev->method]);
-    tci_sink_write(o, j->cat, j->cat_len);
+    tci_sink_write(o, j->tail[ev->method], j->tail_len[ev->method] - 1); /* its brace after the args */
     if (ev->kind == TCI_EV_COUNTER)
         tci_sink_printf(o, ",\"args\":{\"value\":%.17g}", ev->value);
     else if (ev->kind != TCI_EV_INSTANT) /* process-scoped: a plain "id" is global to Chrome and Perfetto */
@@ -125,34 +166,59 @@ static int json_point_event(tci_wctx *w, const tci_event *ev)
     return o->err ? TC_ERR_IO : TC_OK;
 }
 
-static int json_event(tci_wctx *w, const tci_event *ev)
+/* The longest line a B or E event writes besides its head and tail: two numbers and ,"tts":. */
+#define NUMBERS_ROOM (2 * TCI_MILLI_ROOM + 7)
+
+/* A B or E line written piece by piece: near the end of the sink's buffer, or with args. */
+static int slice_line(tci_wctx *w, const tci_event *ev)
 {
     json_w *j = w->priv;
     tci_sink *o = w->out;
-    switch (ev->kind) {
-    case TCI_EV_ENTER: TCI_PUT_LIT(o, ",\n{\"ph\":\"B\","); break;
-    case TCI_EV_EXIT: TCI_PUT_LIT(o, ",\n{\"ph\":\"E\","); break;
-    default: return json_point_event(w, ev);
-    }
-    tci_sink_write(o, j->prefix[ev->thread], j->prefix_len[ev->thread]);
-    TCI_PUT_LIT(o, "\"ts\":");
+    size_t h = 2 * (size_t)ev->thread + (ev->kind == TCI_EV_EXIT);
+    tci_sink_write(o, j->head[h], j->head_len[h]);
     tci_sink_milli(o, ev->ts_ns - w->trace->start_ns);
     if (ev->cpu_ns != TCI_NO_TIME) {
         TCI_PUT_LIT(o, ",\"tts\":");
         tci_sink_milli(o, ev->cpu_ns);
     }
-    TCI_PUT_LIT(o, ",\"name\":");
-    tci_sink_write(o, j->name[ev->method], j->name_len[ev->method]);
-    tci_sink_write(o, j->cat, j->cat_len);
+    uint16_t args = ev->flags & (TCI_EVF_SYNTHETIC | TCI_EVF_UNWIND | TCI_EVF_FORCED);
+    tci_sink_write(o, j->tail[ev->method], j->tail_len[ev->method] - (args ? 1 : 0));
     if (ev->flags & TCI_EVF_SYNTHETIC)
-        tci_sink_puts(o, ev->kind == TCI_EV_ENTER ? ",\"args\":{\"synthetic\":\"open when tracing began\"}"
-                                                  : ",\"args\":{\"synthetic\":\"open when tracing ended\"}");
+        tci_sink_puts(o, ev->kind == TCI_EV_ENTER ? ",\"args\":{\"synthetic\":\"open when tracing began\"}}"
+                                                  : ",\"args\":{\"synthetic\":\"open when tracing ended\"}}");
     else if (ev->flags & TCI_EVF_UNWIND)
-        tci_sink_puts(o, ",\"args\":{\"exit\":\"exception unwind\"}");
+        tci_sink_puts(o, ",\"args\":{\"exit\":\"exception unwind\"}}");
     else if (ev->flags & TCI_EVF_FORCED)
-        tci_sink_puts(o, ",\"args\":{\"exit\":\"closed by the exit of a caller\"}");
-    tci_sink_putc(o, '}');
+        tci_sink_puts(o, ",\"args\":{\"exit\":\"closed by the exit of a caller\"}}");
     return o->err ? TC_ERR_IO : TC_OK;
+}
+
+/* A B or E line: head, ts, tts, tail. The common line is placed straight into the sink's
+ * buffer after one check of its room, rather than through seven writes each checking it. */
+static int json_event(tci_wctx *w, const tci_event *ev)
+{
+    json_w *j = w->priv;
+    tci_sink *o = w->out;
+    if (TCI_UNLIKELY(ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT))
+        return json_point_event(w, ev);
+    size_t h = 2 * (size_t)ev->thread + (ev->kind == TCI_EV_EXIT), tail_len = j->tail_len[ev->method];
+    size_t head_len = j->head_len[h];
+    if (TCI_UNLIKELY(o->len + head_len + NUMBERS_ROOM + tail_len > sizeof o->buf ||
+                     (ev->flags & (TCI_EVF_SYNTHETIC | TCI_EVF_UNWIND | TCI_EVF_FORCED))))
+        return slice_line(w, ev);
+    char *q = (char *)o->buf + o->len;
+    memcpy(q, j->head[h], head_len);
+    q += head_len;
+    tci_milli_memo *memo = &j->memo[2 * (size_t)ev->thread];
+    q += tci_fmt_milli_memo(q, ev->ts_ns - w->trace->start_ns, &memo[0]);
+    if (ev->cpu_ns != TCI_NO_TIME) {
+        memcpy(q, ",\"tts\":", 7);
+        q += 7;
+        q += tci_fmt_milli_memo(q, ev->cpu_ns, &memo[1]);
+    }
+    memcpy(q, j->tail[ev->method], tail_len);
+    o->len = (size_t)(q + tail_len - (char *)o->buf);
+    return TC_OK;
 }
 
 static int json_finish(tci_wctx *w, const tci_calltree *ct)
@@ -191,10 +257,11 @@ static void json_close(tci_wctx *w)
     json_w *j = w->priv;
     if (!j)
         return;
-    free(j->name);
-    free(j->name_len);
-    free(j->prefix);
-    free(j->prefix_len);
+    free(j->tail);
+    free(j->tail_len);
+    free(j->head);
+    free(j->head_len);
+    free(j->memo);
     tci_arena_free(&j->arena);
 }
 

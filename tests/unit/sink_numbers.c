@@ -1,5 +1,6 @@
 /*
- * sink_numbers.c - the sink's number formatting (tci_sink_milli, tci_sink_u64, tci_sink_i64)
+ * sink_numbers.c - the sink's number formatting (tci_sink_milli, tci_fmt_milli, tci_fmt_milli_memo,
+ * tci_sink_u64, tci_sink_i64)
  * against the C library's printf: every edge of the digit loops (powers of ten and their
  * neighbours, 2^32 thousandths where the 32-bit path ends, the int64 extremes) and a
  * pseudo-random sweep of every magnitude, written back to back so that values also land
@@ -61,6 +62,62 @@ static void test_milli_like_printf(void)
     free(want.p);
 }
 
+/* tci_fmt_milli, which json places straight into the sink's buffer: the same text, no byte
+ * written past its room. */
+static void test_fmt_milli_like_printf(void)
+{
+    enum { N = 200000 };
+    static int64_t v[N];
+    size_t n = values(v, N);
+    for (size_t i = 0; i < n; i++) {
+        char got[TCI_MILLI_ROOM + 8], want[64];
+        memset(got, 'x', sizeof got);
+        size_t len = tci_fmt_milli(got, v[i]);
+        uint64_t a = v[i] < 0 ? (uint64_t)0 - (uint64_t)v[i] : (uint64_t)v[i];
+        int wlen = snprintf(want, sizeof want, "%s%" PRIu64 ".%03u", v[i] < 0 ? "-" : "", a / 1000,
+                            (unsigned)(a % 1000));
+        CHECK_EQ_INT(len, wlen);
+        CHECK(!memcmp(got, want, len));
+        CHECK(!memcmp(got + TCI_MILLI_ROOM, "xxxxxxxx", 8));
+    }
+}
+
+static size_t milli_printf(char *out, int64_t v)
+{
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    return (size_t)snprintf(out, 64, "%s%" PRIu64 ".%03u", v < 0 ? "-" : "", a / 1000, (unsigned)(a % 1000));
+}
+
+/* tci_fmt_milli_memo: the kept leading digits must never show through a value that changed
+ * them. Series that climb by small and large steps across its 10^7 boundaries,
+ * two series sharing one memo and then keeping their own, and the edge values in their order
+ * (sign changes, 0 to 10^7, 2^32 thousandths, the int64 extremes). */
+static void test_fmt_milli_memo_like_printf(void)
+{
+    enum { N = 200000 };
+    static int64_t v[N];
+    size_t n = values(v, N);
+    tci_milli_memo shared = {0}, own[2] = {{0}};
+    uint64_t x = 0x2545f4914f6cdd1du;
+    int64_t series[2] = {9999990, 4294967290000};
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int k = (int)(x >> 60) & 1;
+        uint64_t step = (x >> 8) % (x & 256 ? 30000000 : 40000); /* mostly within 10^7, sometimes across */
+        series[k] = series[k] > INT64_MAX - 30000000 ? 0 : series[k] + (int64_t)step;
+        int64_t in[3] = {v[i], series[k], series[k]};
+        tci_milli_memo *memo[3] = {&shared, &shared, &own[k]};
+        for (int c = 0; c < 3; c++) {
+            char got[TCI_MILLI_ROOM + 8], want[64];
+            memset(got, 'x', sizeof got);
+            size_t len = tci_fmt_milli_memo(got, in[c], memo[c]);
+            CHECK_EQ_INT(len, milli_printf(want, in[c]));
+            CHECK(!memcmp(got, want, len));
+            CHECK(!memcmp(got + TCI_MILLI_ROOM, "xxxxxxxx", 8));
+        }
+    }
+}
+
 static void test_integers_like_printf(void)
 {
     enum { N = 100000 };
@@ -88,6 +145,8 @@ static void test_integers_like_printf(void)
 int main(void)
 {
     UNIT_RUN(test_milli_like_printf);
+    UNIT_RUN(test_fmt_milli_like_printf);
+    UNIT_RUN(test_fmt_milli_memo_like_printf);
     UNIT_RUN(test_integers_like_printf);
     return UNIT_DONE();
 }
