@@ -727,23 +727,27 @@ static void unsplit(pipeline *p)
     p->n_groups = 0;
 }
 
-/* A unit's pass-2 work on its writing thread, in 10 M instructions per 3.3 MB of ART
- * bench trace (tracegen --bench 3; callgrind, -j 1, pipeline_event inclusive, alone):
- * json 88 M, perfetto 73 M, ir 140 M, the call tree (folded) 32 M. The aggregating writers'
- * own work is at finish, after the join; the merge's writers' too (after pass 2). */
+/* A unit's pass-2 work on its writing thread, in CPU time, not instructions: the call tree
+ * waits on memory (its nodes are spread over hundreds of MB of paths) where the direct
+ * writers stream. perf, -j 2, each alone on the 134 MB ART bench file (bench-v2-128mb; ms
+ * of the writing thread, two runs): the call tree 550 (folded, pprof), ir 510, systrace
+ * (the merge) 430, perfetto 360, json 300; in 50 ms. The aggregating writers' own work is
+ * at finish, after the join; the merge's writers' too (after pass 2). */
 static unsigned unit_cost(const output *o)
 {
     if (wants(o, TCI_WF_AGGREGATE))
-        return 3; /* the tree's, counted once for all its writers */
+        return 11; /* the tree's, counted once for all its writers */
     if (wants(o, TCI_WF_GLOBAL_ORDER))
-        return 3; /* the merge's spill, counted once */
+        return 8; /* the merge's spill, counted once */
     const char *name = o->w->name;
-    return !strcmp(name, "ir") ? 14 : !strcmp(name, "json") ? 9 : !strcmp(name, "perfetto") ? 7 : 8;
+    return !strcmp(name, "ir") ? 10 : !strcmp(name, "json") ? 6 : !strcmp(name, "perfetto") ? 7 : 8;
 }
 
 /* The live outputs split in units (the tree's writers, the merge's, each direct writer),
- * each unit to a writing thread: a thread each for the first, then the least loaded (at
- * most option threads, TCI_HANDOFF_CONSUMERS). Gives how many threads. */
+ * the dearest unit first, each to a thread of its own while there are fewer than option
+ * threads (at most TCI_HANDOFF_CONSUMERS), then to the least loaded: given in order
+ * json,perfetto,pprof, the tree went with json and left perfetto's thread idle half the
+ * time. Gives how many threads. */
 static int split_outputs(pipeline *p)
 {
     unsigned load[TCI_HANDOFF_CONSUMERS] = {0};
@@ -752,15 +756,19 @@ static int split_outputs(pipeline *p)
         most = TCI_HANDOFF_CONSUMERS;
     size_t n = 0;
     p->tree_group = p->merge_group = -1;
-    for (size_t i = 0; i < p->n; i++) { /* the units: the tree's writers, the merge's, each direct one */
-        output *o = &p->outs[i];
-        if (o->status != TC_OK)
-            continue;
-        int *shared = wants(o, TCI_WF_AGGREGATE) ? &p->tree_group : wants(o, TCI_WF_GLOBAL_ORDER) ? &p->merge_group : NULL;
-        if (shared && *shared >= 0) {
-            o->group = *shared;
-            continue;
+    for (size_t i = 0; i < p->n; i++)
+        p->outs[i].group = -1;
+    for (;;) {
+        output *next = NULL; /* the dearest unit not placed yet (the first given among equals) */
+        for (size_t i = 0; i < p->n; i++) {
+            output *o = &p->outs[i];
+            bool placed = o->group >= 0 || (wants(o, TCI_WF_AGGREGATE) && p->tree_group >= 0) ||
+                          (wants(o, TCI_WF_GLOBAL_ORDER) && p->merge_group >= 0);
+            if (o->status == TC_OK && !placed && (!next || unit_cost(o) > unit_cost(next)))
+                next = o;
         }
+        if (!next)
+            break;
         int g = 0;
         if (n < most)
             g = (int)n++;
@@ -768,10 +776,17 @@ static int split_outputs(pipeline *p)
             for (size_t k = 1; k < n; k++)
                 if (load[k] < load[g])
                     g = (int)k;
-        o->group = g;
-        load[g] += unit_cost(o);
-        if (shared)
-            *shared = g;
+        load[g] += unit_cost(next);
+        next->group = g;
+        if (wants(next, TCI_WF_AGGREGATE))
+            p->tree_group = g;
+        else if (wants(next, TCI_WF_GLOBAL_ORDER))
+            p->merge_group = g;
+    }
+    for (size_t i = 0; i < p->n; i++) { /* the other writers of the tree's and the merge's units */
+        output *o = &p->outs[i];
+        if (o->status == TC_OK && o->group < 0)
+            o->group = wants(o, TCI_WF_AGGREGATE) ? p->tree_group : wants(o, TCI_WF_GLOBAL_ORDER) ? p->merge_group : -1;
     }
     return (int)n;
 }
