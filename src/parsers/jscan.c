@@ -183,30 +183,68 @@ static const double exact_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
  * exact doubles and one IEEE division rounds correctly (Clinger's fast path). strtod
  * cost a tenth of the whole conversion of a trace of mostly numbers. Returns the bytes
  * taken, 0 for any other form (left to strtod). */
+/* 10^k for the eight-digit steps of take_digits. */
+static const uint64_t pow10_u64[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+/* The digits at p[*i, n) appended to *m, *count the digits taken in all: false past 19
+ * (m could overflow: rare, and strtod's). Eight at a time where eight bytes are left:
+ * a byte is a digit when it differs from '0' in the low four bits only and by less
+ * than 10 (the lowest byte that is none is found exactly: a carry comes only out of
+ * a byte that is none), and the digits are combined in three multiplications, as in
+ * Lemire's "Fast float parsing". The digits of timestamps were a third of the scan. */
+static inline bool take_digits(const char *p, size_t *i, size_t n, uint64_t *m, unsigned *count)
+{
+    size_t k = *i;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (n - k >= 8) {
+        uint64_t w, x, none;
+        memcpy(&w, p + k, 8);
+        x = w ^ 0x3030303030303030ull; /* a digit's value in its byte, else 10 or more */
+        none = ((x + 0x7676767676767676ull) | x) & 0x8080808080808080ull;
+        unsigned c = none ? (unsigned)__builtin_ctzll(none) / 8 : 8;
+        if (*count + c > 19)
+            return false;
+        if (c) {
+            uint64_t v = x << (8 * (8 - c)); /* the c digits last, zeros before them */
+            v = (v * 10 + (v >> 8)) & 0x00FF00FF00FF00FFull;
+            v = (v * 100 + (v >> 16)) & 0x0000FFFF0000FFFFull;
+            v = (v * 10000 + (v >> 32)) & 0xFFFFFFFFull;
+            *m = *m * pow10_u64[c] + v;
+        }
+        *count += c;
+        k += c;
+        if (c < 8) {
+            *i = k;
+            return true;
+        }
+    }
+#endif
+    for (; k < n && (unsigned)(p[k] - '0') < 10; k++) {
+        if (*count == 19)
+            return false;
+        *m = *m * 10 + (unsigned)(p[k] - '0');
+        ++*count;
+    }
+    *i = k;
+    return true;
+}
+
 static size_t fast_number(const char *p, size_t n, double *out)
 {
     size_t i = n && p[0] == '-';
     uint64_t m = 0;
-    unsigned digits = 0, frac = 0;
-    for (; i < n && (unsigned)(p[i] - '0') < 10; i++, digits++) {
-        if (digits == 19)
-            return 0; /* m could overflow: rare, and strtod's */
-        m = m * 10 + (unsigned)(p[i] - '0');
-    }
-    if (!digits)
+    unsigned digits = 0, all;
+    if (!take_digits(p, &i, n, &m, &digits) || !digits)
         return 0;
+    all = digits;
     if (i < n && p[i] == '.') {
-        for (i++; i < n && (unsigned)(p[i] - '0') < 10; i++, frac++) {
-            if (digits + frac == 19)
-                return 0;
-            m = m * 10 + (unsigned)(p[i] - '0');
-        }
-        if (!frac)
+        i++;
+        if (!take_digits(p, &i, n, &m, &all) || all == digits)
             return 0;
     }
     if (m > (uint64_t)1 << 53 || (i < n && in_number_run(p[i])))
         return 0; /* not exact, or the run goes on ("1e3", "1.5.2"): strtod decides */
-    double d = (double)m / exact_pow10[frac];
+    double d = (double)m / exact_pow10[all - digits];
     *out = p[0] == '-' ? -d : d;
     return i;
 }
