@@ -233,15 +233,30 @@ static uint64_t quick_hash(const char *p, size_t n)
 /* tci_trace_timeline_name through the cache: the same method for the same text. A
  * slot is trusted only when the method's stored name is this text (a name with a
  * NUL, stored with U+FFFD in its place, always misses and takes the table's way). */
+static inline bool slot_has(const name_slot *slot, uint64_t h, const char *name, size_t len)
+{
+    return slot->hash == h && slot->len == len && slot->method != TCI_NONE && !memcmp(slot->stored, name, len) &&
+           !slot->stored[len]; /* the stored name read where it lies, not through the method table */
+}
+
+/* Two ways a set (a pair of slots, one cache line), the one used last first: a
+ * name whose slot another name took came back through the table (13% of the
+ * events of the 20 MB bench file, with 1,768 names in 4,096 slots). */
 static uint32_t timeline_method(tci_trace *t, jwalk *w, const char *name, size_t len)
 {
     uint64_t h = quick_hash(name, len);
-    name_slot *slot = &w->names[h & (NAME_SLOTS - 1)];
-    if (slot->hash == h && slot->len == len && slot->method != TCI_NONE && !memcmp(slot->stored, name, len) &&
-        !slot->stored[len])
-        return slot->method; /* the stored name read where it lies, not through the method table */
+    name_slot *set = &w->names[h & (NAME_SLOTS - 2)];
+    if (slot_has(&set[0], h, name, len))
+        return set[0].method;
+    if (slot_has(&set[1], h, name, len)) {
+        name_slot hit = set[1];
+        set[1] = set[0];
+        set[0] = hit;
+        return hit.method;
+    }
     uint32_t m = tci_trace_timeline_name(t, name, len);
-    *slot = (name_slot){h, len, m != TCI_NONE ? t->methods[m].name : NULL, m};
+    set[1] = set[0];
+    set[0] = (name_slot){h, len, m != TCI_NONE ? t->methods[m].name : NULL, m};
     return m;
 }
 
