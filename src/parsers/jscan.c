@@ -183,30 +183,68 @@ static const double exact_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
  * exact doubles and one IEEE division rounds correctly (Clinger's fast path). strtod
  * cost a tenth of the whole conversion of a trace of mostly numbers. Returns the bytes
  * taken, 0 for any other form (left to strtod). */
+/* 10^k for the eight-digit steps of take_digits. */
+static const uint64_t pow10_u64[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+/* The digits at p[*i, n) appended to *m, *count the digits taken in all: false past 19
+ * (m could overflow: rare, and strtod's). Eight at a time where eight bytes are left:
+ * a byte is a digit when it differs from '0' in the low four bits only and by less
+ * than 10 (the lowest byte that is none is found exactly: a carry comes only out of
+ * a byte that is none), and the digits are combined in three multiplications, as in
+ * Lemire's "Fast float parsing". The digits of timestamps were a third of the scan. */
+static inline bool take_digits(const char *p, size_t *i, size_t n, uint64_t *m, unsigned *count)
+{
+    size_t k = *i;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (n - k >= 8) {
+        uint64_t w, x, none;
+        memcpy(&w, p + k, 8);
+        x = w ^ 0x3030303030303030ull; /* a digit's value in its byte, else 10 or more */
+        none = ((x + 0x7676767676767676ull) | x) & 0x8080808080808080ull;
+        unsigned c = none ? (unsigned)__builtin_ctzll(none) / 8 : 8;
+        if (*count + c > 19)
+            return false;
+        if (c) {
+            uint64_t v = x << (8 * (8 - c)); /* the c digits last, zeros before them */
+            v = (v * 10 + (v >> 8)) & 0x00FF00FF00FF00FFull;
+            v = (v * 100 + (v >> 16)) & 0x0000FFFF0000FFFFull;
+            v = (v * 10000 + (v >> 32)) & 0xFFFFFFFFull;
+            *m = *m * pow10_u64[c] + v;
+        }
+        *count += c;
+        k += c;
+        if (c < 8) {
+            *i = k;
+            return true;
+        }
+    }
+#endif
+    for (; k < n && (unsigned)(p[k] - '0') < 10; k++) {
+        if (*count == 19)
+            return false;
+        *m = *m * 10 + (unsigned)(p[k] - '0');
+        ++*count;
+    }
+    *i = k;
+    return true;
+}
+
 static size_t fast_number(const char *p, size_t n, double *out)
 {
     size_t i = n && p[0] == '-';
     uint64_t m = 0;
-    unsigned digits = 0, frac = 0;
-    for (; i < n && (unsigned)(p[i] - '0') < 10; i++, digits++) {
-        if (digits == 19)
-            return 0; /* m could overflow: rare, and strtod's */
-        m = m * 10 + (unsigned)(p[i] - '0');
-    }
-    if (!digits)
+    unsigned digits = 0, all;
+    if (!take_digits(p, &i, n, &m, &digits) || !digits)
         return 0;
+    all = digits;
     if (i < n && p[i] == '.') {
-        for (i++; i < n && (unsigned)(p[i] - '0') < 10; i++, frac++) {
-            if (digits + frac == 19)
-                return 0;
-            m = m * 10 + (unsigned)(p[i] - '0');
-        }
-        if (!frac)
+        i++;
+        if (!take_digits(p, &i, n, &m, &all) || all == digits)
             return 0;
     }
     if (m > (uint64_t)1 << 53 || (i < n && in_number_run(p[i])))
         return 0; /* not exact, or the run goes on ("1e3", "1.5.2"): strtod decides */
-    double d = (double)m / exact_pow10[frac];
+    double d = (double)m / exact_pow10[all - digits];
     *out = p[0] == '-' ? -d : d;
     return i;
 }
@@ -345,6 +383,46 @@ bool tci_jscan_value(tci_jscan *sc)
     }
 }
 
+static inline bool quick_key(tci_jscan *sc, const char **key, size_t *len, uint64_t *word);
+
+/* A flat object at pos in the common form (quick_key's names, each followed by a string
+ * or a number in plain_number's form and a ',' or the '}', no whitespace), as most
+ * events' args are: skipped here without the container walk's setup. false: another
+ * form, pos unchanged (the walk reads it, and reads this form the same way). */
+static bool skip_flat_object(tci_jscan *sc)
+{
+    size_t at = sc->pos + 1;
+    if (at < sc->n && sc->s[at] == '}') {
+        sc->pos = at + 1;
+        return true;
+    }
+    tci_jscan t = *sc;
+    t.pos = at;
+    for (;;) {
+        const char *key;
+        size_t len, k;
+        uint64_t word;
+        bool plain;
+        if (!quick_key(&t, &key, &len, &word) || t.pos >= t.n)
+            return false;
+        char c = t.s[t.pos];
+        if (c == '"') {
+            if (!scan_string(&t, &plain))
+                return false;
+        } else if ((k = plain_number(t.s + t.pos, t.n - t.pos)) != 0) {
+            t.pos += k;
+        } else {
+            return false;
+        }
+        if (t.pos >= t.n || (t.s[t.pos] != ',' && t.s[t.pos] != '}'))
+            return false;
+        if (t.s[t.pos++] == '}') {
+            sc->pos = t.pos;
+            return true;
+        }
+    }
+}
+
 /* A member's value: strings and numbers directly (most are), the rest through the
  * container walk, which costs a kilobyte of stack state to enter. */
 static bool skip_member_value(tci_jscan *sc)
@@ -355,6 +433,8 @@ static bool skip_member_value(tci_jscan *sc)
             return skip_string(sc);
         if (c == '-' || (c >= '0' && c <= '9'))
             return skip_number(sc);
+        if (c == '{' && skip_flat_object(sc))
+            return true;
     }
     return tci_jscan_value(sc);
 }
@@ -464,19 +544,21 @@ void tci_jkeys_init(tci_jkeys *k, const char *const *keys, size_t n_keys)
     }
 }
 
-/* Every key asked for that text[0, len) names and that has no value yet gets v (a name
- * may be asked for twice). Usually one probe: a few keys in 64 slots. */
-static inline void match_key(const tci_jkeys *k, const char *text, size_t len, size_t avail, tci_jspan v,
-                             tci_jspan *vals)
+/* The keys asked for that text[0, len) names (word: its first bytes, as key_word reads
+ * them) and that have no value yet: bit i for keys[i] (a name may be asked for twice;
+ * the first member named so counts). Usually one probe: a few keys in 64 slots. */
+static inline uint32_t claim_key(const tci_jkeys *k, uint64_t word, const char *text, size_t len,
+                                 const tci_jspan *vals)
 {
-    uint64_t word = key_word(text, len, avail);
+    uint32_t mask = 0;
     for (unsigned at = word_slot(word, len); k->slot[at]; at = (at + 1) & 63) {
         unsigned i = k->slot[at] - 1u;
         bool same = k->word[i] == word && k->len[i] == len &&
                     (len <= 8 || !memcmp(k->keys[i] + 8, text + 8, len - 8));
         if (same && !vals[i].p)
-            vals[i] = v; /* the first one counts */
+            mask |= (uint32_t)1 << i;
     }
+    return mask;
 }
 
 bool tci_jscan_object(tci_jscan *sc, const char *const *keys, size_t n_keys, tci_jspan *vals)
@@ -488,10 +570,82 @@ bool tci_jscan_object(tci_jscan *sc, const char *const *keys, size_t n_keys, tci
     return tci_jscan_members(sc, &k, vals);
 }
 
+/* A member name in the common form at sc->pos, "key": (no escape, no whitespace, at most
+ * 15 bytes), found with two word-wise looks rather than scan_key's walk byte by byte;
+ * *word: its first bytes as key_word reads them. false: another form, or too near the
+ * end; scan_key reads it from the same place (and reads this form the same way). */
+static inline bool quick_key(tci_jscan *sc, const char **key, size_t *len, uint64_t *word)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    const char *s = sc->s;
+    size_t p = sc->pos;
+    if (p > sc->n || sc->n - p < 18 || s[p] != '"')
+        return false;
+    for (size_t half = 0; half < 2; half++) {
+        uint64_t w, q, b;
+        memcpy(&w, s + p + 1 + 8 * half, 8);
+        if (!half)
+            *word = w;
+        q = w ^ (ones * '"');
+        b = w ^ (ones * '\\');
+        uint64_t hit = ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs);
+        if (!hit)
+            continue;
+        size_t k = 8 * half + (size_t)__builtin_ctzll(hit) / 8; /* the first quote or backslash */
+        if (s[p + 1 + k] != '"' || s[p + 2 + k] != ':')
+            return false;
+        if (k < 8)
+            *word &= ((uint64_t)1 << (8 * k)) - 1;
+        *key = s + p + 1;
+        *len = k;
+        sc->pos = p + k + 3;
+        return true;
+    }
+#else
+    (void)sc, (void)key, (void)len, (void)word;
+#endif
+    return false;
+}
+
+/* The next member's name (past its colon) and the keys asked for it claims (claim_key). */
+static inline bool member_name(tci_jscan *sc, const tci_jkeys *kt, const tci_jspan *vals, uint32_t *claimed)
+{
+    const char *key;
+    size_t len;
+    uint64_t word;
+    if (quick_key(sc, &key, &len, &word)) {
+        *claimed = claim_key(kt, word, key, len, vals);
+        return true;
+    }
+    bool plain;
+    if (!scan_key(sc, &key, &len, &plain))
+        return false;
+    char name[32] = {0}; /* the keys asked for are short: a longer one is none of them */
+    const char *text = key;
+    size_t k = len;
+    if (!plain) { /* escaped: compared decoded */
+        uint64_t lone = 0;
+        k = len < 6 * sizeof name ? tci_json_unescape(key, len, name, sizeof name, &lone) : sizeof name + 1;
+        text = name;
+    }
+    *claimed = 0;
+    if (k <= sizeof name)
+        *claimed = claim_key(kt, key_word(text, k, plain ? sc->n - (size_t)(key - sc->s) : sizeof name), text, k, vals);
+    return true;
+}
+
 bool tci_jscan_members(tci_jscan *sc, const tci_jkeys *kt, tci_jspan *vals)
+{
+    return tci_jscan_members_num(sc, kt, vals, NULL, NULL);
+}
+
+bool tci_jscan_members_num(tci_jscan *sc, const tci_jkeys *kt, tci_jspan *vals, double *num, uint32_t *numbered)
 {
     for (size_t i = 0; i < kt->n; i++)
         vals[i] = (tci_jspan){NULL, 0};
+    if (numbered)
+        *numbered = 0;
     ws(sc);
     if (sc->pos >= sc->n || sc->s[sc->pos] != '{')
         return false;
@@ -501,27 +655,28 @@ bool tci_jscan_members(tci_jscan *sc, const tci_jkeys *kt, tci_jspan *vals)
         sc->pos++;
         return true;
     }
-    char name[32] = {0}; /* the keys asked for are short: a longer one is none of them */
     for (;;) {
-        const char *key;
-        size_t len;
-        bool plain;
-        if (!scan_key(sc, &key, &len, &plain))
+        uint32_t claimed;
+        if (!member_name(sc, kt, vals, &claimed))
             return false;
-        const char *k_text = key;
-        size_t k = len;
-        if (!plain) { /* escaped: compared decoded */
-            uint64_t lone = 0;
-            k = len < 6 * sizeof name ? tci_json_unescape(key, len, name, sizeof name, &lone) : sizeof name + 1;
-            k_text = name;
-        }
         ws(sc);
-        size_t start = sc->pos;
-        if (!skip_member_value(sc))
+        size_t start = sc->pos, taken = 0;
+        double d = 0;
+        /* a number asked for in its common form: read here, not skipped and read again */
+        if (claimed && num && sc->pos < sc->n && (sc->s[sc->pos] == '-' || (unsigned)(sc->s[sc->pos] - '0') < 10))
+            taken = fast_number(sc->s + sc->pos, sc->n - sc->pos, &d);
+        if (taken)
+            sc->pos += taken; /* what skip_number takes of it too */
+        else if (!skip_member_value(sc))
             return false;
-        if (k <= sizeof name)
-            match_key(kt, k_text, k, plain ? sc->n - (size_t)(key - sc->s) : sizeof name,
-                      (tci_jspan){sc->s + start, sc->pos - start}, vals);
+        for (uint32_t c = claimed; c; c &= c - 1) {
+            unsigned i = (unsigned)__builtin_ctz(c);
+            vals[i] = (tci_jspan){sc->s + start, sc->pos - start};
+            if (taken) {
+                num[i] = d;
+                *numbered |= (uint32_t)1 << i;
+            }
+        }
         ws(sc);
         if (sc->pos < sc->n && sc->s[sc->pos] == ',') {
             sc->pos++;

@@ -43,6 +43,10 @@ typedef struct tci_jkeys {
 void tci_jkeys_init(tci_jkeys *k, const char *const *keys, size_t n_keys);
 /* tci_jscan_object with prepared keys. */
 bool tci_jscan_members(tci_jscan *sc, const tci_jkeys *k, tci_jspan *vals);
+/* tci_jscan_members, and the numbers found read at once rather than skipped and read
+ * again: bit i of *numbered says num[i] holds vals[i]'s value, exactly as
+ * tci_jspan_number reads it (the common forms; any other is left to it). */
+bool tci_jscan_members_num(tci_jscan *sc, const tci_jkeys *k, tci_jspan *vals, double *num, uint32_t *numbered);
 /* The string literal raw[0, n) (between its quotes, validated) decoded into out[0, cap):
  * returns the decoded length (bytes past cap are counted, not written). A \u escape
  * of half a surrogate pair becomes U+FFFD and is counted in *lone. */

@@ -5,7 +5,12 @@
  * and only those whose value it can compute exactly. Random texts of every
  * shape around the fast path's limits (19 digits, 2^53, 22 decimals, a run
  * that goes on: "1.5e3", "1-2"), bare and quoted; each must give strtod's
- * double (sign of zero included) and end where strtod ends.
+ * double (sign of zero included) and end where strtod ends. A number read
+ * as an object is scanned (tci_jscan_members_num: read once, not skipped and
+ * read again) must be strtod's too, found under its key in each of the key's
+ * forms (short and long names, escaped, spaced: the word-wise path and the
+ * general one), with the object accepted exactly where the container walk
+ * (tci_jscan_value) accepts it.
  */
 #include "tc_jscan.h"
 #include "unit.h"
@@ -71,6 +76,38 @@ static void check_bare(const char *text, size_t n)
     CHECK(!isfinite(want) || same_double(got, want));
 }
 
+/* In an object, as a member asked for: under one of a key's forms, between other members. */
+static void check_member(const char *text)
+{
+    static const char *const forms[][2] = {
+        {"\"v\":", "v"}, {"\"tdur\":", "tdur"}, {"\"abcdefgh\":", "abcdefgh"},
+        {"\"abcdefghijklmno\":", "abcdefghijklmno"}, {"\"abcdefghijklmnopqr\":", "abcdefghijklmnopqr"},
+        {"\"t\\u0064ur\":", "tdur"}, {" \"v\" : ", "v"}, {"\"v\"\n:", "v"},
+    };
+    static const char *const before[] = {"", "\"a\":\"x\",", "\"args\":{\"d\":1,\"s\":\"t\"},", "\"n\":[1,{}],"};
+    static const char *const after[] = {"}", ",\"z\":null}", " }", ",\"q\":{\"w\":-2.5}}"};
+    char obj[256];
+    unsigned f = next(sizeof forms / sizeof *forms);
+    size_t at = (size_t)snprintf(obj, sizeof obj, "{%s%s", before[next(4)], forms[f][0]);
+    snprintf(obj + at, sizeof obj - at, "%s%s", text, after[next(4)]);
+    const char *const keys[] = {"n", forms[f][1]};
+    tci_jkeys k;
+    tci_jkeys_init(&k, keys, 2);
+    tci_jspan vals[2];
+    double num[2] = {0, 0}, want = 0;
+    uint32_t numbered = 0;
+    tci_jscan sc = {obj, strlen(obj), 0, NULL, 0}, walk = sc;
+    bool ok = tci_jscan_members_num(&sc, &k, vals, num, &numbered), walk_ok = tci_jscan_value(&walk);
+    CHECK(ok == walk_ok);
+    if (!ok || !walk_ok)
+        return;
+    CHECK_EQ_INT(sc.pos, walk.pos);
+    CHECK(vals[1].p == obj + at);
+    CHECK(!(numbered & 1));
+    bool read = tci_jspan_number(vals[1], &want);
+    CHECK(!(numbered & 2) || (read && same_double(num[1], want)));
+}
+
 /* Quoted: a number only when strtod takes the whole text. */
 static void check_quoted(const char *text, size_t n)
 {
@@ -89,6 +126,7 @@ static void test_random_numbers_equal_strtod(void)
         size_t n = number_text(text);
         check_bare(text, n);
         check_quoted(text, n);
+        check_member(text);
     }
 }
 
@@ -104,6 +142,7 @@ static void test_edges_equal_strtod(void)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         check_bare(cases[i], strlen(cases[i]));
         check_quoted(cases[i], strlen(cases[i]));
+        check_member(cases[i]);
     }
 }
 
