@@ -38,6 +38,13 @@ static size_t values(int64_t *out, size_t max)
     return n;
 }
 
+/* The reference: printf of the thousandths as "%d.%03u" (µs with three decimals). */
+static size_t milli_printf(char *out, int64_t v)
+{
+    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    return (size_t)snprintf(out, 64, "%s%" PRIu64 ".%03u", v < 0 ? "-" : "", a / 1000, (unsigned)(a % 1000));
+}
+
 static void test_milli_like_printf(void)
 {
     enum { N = 200000 };
@@ -49,11 +56,10 @@ static void test_milli_like_printf(void)
     for (size_t i = 0; i < n; i++) {
         tci_sink_milli(&s, v[i]);
         tci_sink_putc(&s, '\n');
-        uint64_t a = v[i] < 0 ? (uint64_t)0 - (uint64_t)v[i] : (uint64_t)v[i];
         char line[64];
-        int len = snprintf(line, sizeof line, "%s%" PRIu64 ".%03u\n", v[i] < 0 ? "-" : "", a / 1000,
-                           (unsigned)(a % 1000));
-        unit_to_buf(&want, line, (size_t)len);
+        size_t len = milli_printf(line, v[i]);
+        line[len++] = '\n';
+        unit_to_buf(&want, line, len);
     }
     CHECK(tci_sink_close(&s) == TC_OK);
     CHECK_EQ_INT(got.len, want.len);
@@ -73,19 +79,10 @@ static void test_fmt_milli_like_printf(void)
         char got[TCI_MILLI_ROOM + 8], want[64];
         memset(got, 'x', sizeof got);
         size_t len = tci_fmt_milli(got, v[i]);
-        uint64_t a = v[i] < 0 ? (uint64_t)0 - (uint64_t)v[i] : (uint64_t)v[i];
-        int wlen = snprintf(want, sizeof want, "%s%" PRIu64 ".%03u", v[i] < 0 ? "-" : "", a / 1000,
-                            (unsigned)(a % 1000));
-        CHECK_EQ_INT(len, wlen);
+        CHECK_EQ_INT(len, milli_printf(want, v[i]));
         CHECK(!memcmp(got, want, len));
         CHECK(!memcmp(got + TCI_MILLI_ROOM, "xxxxxxxx", 8));
     }
-}
-
-static size_t milli_printf(char *out, int64_t v)
-{
-    uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    return (size_t)snprintf(out, 64, "%s%" PRIu64 ".%03u", v < 0 ? "-" : "", a / 1000, (unsigned)(a % 1000));
 }
 
 /* tci_fmt_milli_memo: the kept leading digits must never show through a value that changed
