@@ -814,16 +814,23 @@ static int replay_rewind(tci_rctx *r, jreader *j)
     return TC_OK;
 }
 
+/* The replay from its first slice to its last in the current mode. */
+static int replay_all(tci_rctx *r, jreader *j, bool warn)
+{
+    int rc = replay_rewind(r, j);
+    while (rc == TC_OK && (rc = replay_step(r, j, warn)) == 1)
+        rc = TC_OK;
+    return rc < 0 ? rc : TC_OK;
+}
+
 /* The replay's records once more, into the sort (late): too many would wait. */
 static int sort_replay(tci_rctx *r, jreader *j)
 {
     if (!(j->late = tci_extsort_new(sizeof(jrec), cmp_rec, 0)))
         return nomem(r);
     j->mode = REPLAY_SORT;
-    int rc = replay_rewind(r, j);
-    while (rc == TC_OK && (rc = replay_step(r, j, false)) == 1)
-        rc = TC_OK;
-    if (rc < 0)
+    int rc = replay_all(r, j, false);
+    if (rc != TC_OK)
         return rc;
     return tci_extsort_done(j->late) == 0 ? TC_OK : sort_error(r, "sort");
 }
@@ -840,10 +847,8 @@ static int count_replay(tci_rctx *r, jreader *j)
     j->max_depth = max_depth(r);
     j->warned = TCI_NONE;
     j->mode = REPLAY_COUNT;
-    int rc = replay_rewind(r, j);
-    while (rc == TC_OK && (rc = replay_step(r, j, true)) == 1)
-        rc = TC_OK;
-    if (rc < 0)
+    int rc = replay_all(r, j, true);
+    if (rc != TC_OK)
         return rc;
     j->total = j->walk_recs + j->seq;
     if (j->too_many_held && (rc = sort_replay(r, j)) != TC_OK)
