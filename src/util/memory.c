@@ -170,37 +170,32 @@ uint32_t tci_idmap_get(const tci_idmap *m, uint64_t key)
         return TCI_NONE;
     uint32_t mask = m->cap - 1, i = idmap_hash(key) & mask;
     for (;;) {
-        if (m->vals[i] == TCI_NONE)
+        const tci_idslot *s = &m->slots[i];
+        if (s->val == TCI_NONE)
             return TCI_NONE;
-        if (m->keys[i] == key)
-            return m->vals[i];
+        if (s->key == key)
+            return s->val;
         i = (i + 1) & mask;
     }
 }
 
 static int idmap_resize(tci_idmap *m, uint32_t ncap)
 {
-    uint64_t *keys = tci_realloc_array(NULL, ncap, sizeof *keys);
-    uint32_t *vals = tci_realloc_array(NULL, ncap, sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
+    tci_idslot *slots = tci_realloc_array(NULL, ncap, sizeof *slots);
+    if (!slots)
         return -1;
-    }
-    memset(vals, 0xff, (size_t)ncap * sizeof *vals);
+    for (uint32_t i = 0; i < ncap; i++)
+        slots[i] = (tci_idslot){0, TCI_NONE};
     for (uint32_t j = 0; j < m->cap; j++) {
-        if (m->vals[j] == TCI_NONE)
+        if (m->slots[j].val == TCI_NONE)
             continue;
-        uint32_t i = idmap_hash(m->keys[j]) & (ncap - 1);
-        while (vals[i] != TCI_NONE)
+        uint32_t i = idmap_hash(m->slots[j].key) & (ncap - 1);
+        while (slots[i].val != TCI_NONE)
             i = (i + 1) & (ncap - 1);
-        keys[i] = m->keys[j];
-        vals[i] = m->vals[j];
+        slots[i] = m->slots[j];
     }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
+    free(m->slots);
+    m->slots = slots;
     m->cap = ncap;
     return 0;
 }
@@ -212,22 +207,20 @@ int tci_idmap_put(tci_idmap *m, uint64_t key, uint32_t val)
             return -1;
     }
     uint32_t mask = m->cap - 1, i = idmap_hash(key) & mask;
-    while (m->vals[i] != TCI_NONE) {
-        if (m->keys[i] == key) {
-            m->vals[i] = val;
+    while (m->slots[i].val != TCI_NONE) {
+        if (m->slots[i].key == key) {
+            m->slots[i].val = val;
             return 0;
         }
         i = (i + 1) & mask;
     }
-    m->keys[i] = key;
-    m->vals[i] = val;
+    m->slots[i] = (tci_idslot){key, val};
     m->count++;
     return 0;
 }
 
 void tci_idmap_free(tci_idmap *m)
 {
-    free(m->keys);
-    free(m->vals);
+    free(m->slots);
     memset(m, 0, sizeof *m);
 }

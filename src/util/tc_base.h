@@ -85,9 +85,14 @@ static inline uint64_t tci_text_hash(const char *s, size_t n, uint64_t seed)
 }
 
 /* u64 -> u32 hash map (open addressing); grows with entries, not with lookups. */
+/* A slot holds its key and value together: a lookup in a large map (the call tree's
+ * children, millions of paths) is one cache miss, where keys and values apart made it two. */
+typedef struct tci_idslot {
+    uint64_t key;
+    uint32_t val; /* TCI_NONE: the slot is free */
+} tci_idslot;
 typedef struct tci_idmap {
-    uint64_t *keys;
-    uint32_t *vals;
+    tci_idslot *slots;
     uint32_t cap, count; /* cap is a power of two or 0 */
 } tci_idmap;
 uint32_t tci_idmap_get(const tci_idmap *m, uint64_t key); /* TCI_NONE if absent */
