@@ -85,9 +85,9 @@ test-asan:
 # Only what the stage needs: the library, tests/unit/api_threads.c, readers_threads.c and api_pipe.c.
 test-tsan:
 	@$(CMAKE_GEN) $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_WERROR=ON -DTC_TSAN=ON >/dev/null
-	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target api_threads readers_threads api_pipe
+	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target api_threads readers_threads api_pipe core_handoff
 	@cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-		ctest --output-on-failure -j$(JOBS) -R '^(api_threads|readers_threads|api_pipe|api_pipe_2)$$'
+		ctest --output-on-failure -j$(JOBS) -R '^(api_threads|readers_threads|api_pipe|api_pipe_2|core_handoff)$$'
 
 bench:
 	@scripts/setup.sh bench
