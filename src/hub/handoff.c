@@ -44,13 +44,13 @@
 #include <emmintrin.h>
 #endif
 
-/* 32 x 2048 events of 49 bytes (event, route): 3.2 MB in all, and the marks' changes. A batch
+/* 32 x 2048 events of 32 bytes (the slots below): 2 MB in all, and the marks' changes. A batch
  * amortizes the meeting of the threads (a mutex and a condition variable); 32 of them let
  * either side run ahead when the other is slow for a while. That matters where there are
  * more threads than cores (-o json,perfetto,pprof: the reading thread and two writing
  * threads on two cores): a thread that is ahead and blocked leaves a core idle when the
  * other threads cannot use it. 8 batches: 1.36 s, 32: 1.23 s (median of 8 alternating
- * runs; perfetto or pprof alone unchanged; peak RSS +2.4 MB). A writing thread that
+ * runs; perfetto or pprof alone unchanged). A writing thread that
  * has caught up sleeps until half the ring is full again, counted from its own place, and
  * a reading thread that found the ring full sleeps until half of it is free: woken for
  * every batch, either costs a futex wake and two context switches per 2048 events (+50%
@@ -70,11 +70,30 @@ typedef struct mark_change {
     uint64_t mark[TCI_HANDOFF_MARKS];
 } mark_change;
 
+/* An event as the ring holds it, with its route: 32 bytes, two stores. A call's enter or
+ * exit (nearly every event) has neither value nor id; an event that has one keeps them in
+ * its batch's extras, found through `more`, where the others keep their depth. The 48-byte
+ * tci_event and a route array beside it made the copy into the ring 9% of -o json's
+ * samples, a fifth of the reading thread's time in pass 2. */
+typedef struct slot {
+    int64_t ts_ns, cpu_ns;
+    uint32_t thread, method;
+    uint32_t more; /* the depth, or (has_extra) the index of the extra */
+    uint8_t kind, flags, route, has_extra;
+} slot;
+_Static_assert(sizeof(slot) == 32, "a slot is two 16-byte stores");
+
+typedef struct extra {
+    double value;
+    uint64_t id;
+    uint32_t depth;
+} extra;
+
 typedef struct batch {
     _Alignas(64) size_t n;
-    size_t n_changes;
-    _Alignas(64) tci_event ev[HANDOFF_BATCH];
-    uint8_t route[HANDOFF_BATCH];
+    size_t n_changes, n_extras;
+    _Alignas(64) slot ev[HANDOFF_BATCH];
+    extra extras[HANDOFF_BATCH];
     mark_change change[HANDOFF_BATCH];
 } batch;
 
@@ -124,14 +143,32 @@ static void marks_at(const batch *b, size_t i, uint64_t *mark)
     mark[0] += i;
 }
 
+/* The event a slot holds, as it was pushed. */
+static inline void take_event(const batch *b, const slot *s, tci_event *ev)
+{
+    *ev = (tci_event){.ts_ns = s->ts_ns, .cpu_ns = s->cpu_ns, .thread = s->thread, .method = s->method,
+                      .depth = s->more, .kind = s->kind, .flags = s->flags};
+    if (TCI_UNLIKELY(s->has_extra)) {
+        const extra *x = &b->extras[s->more];
+        ev->value = x->value;
+        ev->id = x->id;
+        ev->depth = x->depth;
+    }
+}
+
 /* One consumer's part of one batch (sequence seq); a non-zero answer stops it for good. */
 static void handle_batch(consumer *c, const batch *b, uint64_t seq, int *stopped, uint64_t *stop_seq, uint64_t *mark)
 {
     for (size_t i = 0; i < b->n && !*stopped; i++) {
         if (i + 16 < HANDOFF_BATCH)
             __builtin_prefetch(&b->ev[i + 16]); /* the ring was written past the caches: ask for it ahead */
-        tci_event_fn fn = c->fn.route[b->route[i]];
-        int rc = fn ? fn(c->fn.user, &b->ev[i]) : TC_OK;
+        const slot *s = &b->ev[i];
+        tci_event_fn fn = c->fn.route[s->route];
+        if (!fn)
+            continue;
+        tci_event ev;
+        take_event(b, s, &ev);
+        int rc = fn(c->fn.user, &ev);
         if (TCI_UNLIKELY(rc != TC_OK)) {
             *stopped = rc;
             *stop_seq = seq * HANDOFF_BATCH + i;
@@ -269,7 +306,7 @@ int tci_handoff_start(tci_handoff **out, const tci_handoff_consumer *consumers, 
     h->n_marks = n_marks;
     h->n_consumers = n_consumers;
     h->fill = &h->ring[0];
-    h->fill->n = h->fill->n_changes = 0;
+    h->fill->n = h->fill->n_changes = h->fill->n_extras = 0;
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->emptied, NULL);
     for (size_t k = 0; k < n_consumers; k++)
@@ -294,18 +331,33 @@ int tci_handoff_start(tci_handoff **out, const tci_handoff_consumer *consumers, 
  * reading thread's time, and made -j 2 slower than -j 1 on two idle cores (perf: the
  * copy's stores 34% of the samples; ART -> perfetto 0.75 s against 0.66 s, now 0.47 s).
  * Under load both threads share a core and the lines never move, which hid it. */
-#if defined(__SSE2__)
-_Static_assert(sizeof(tci_event) % 16 == 0 && offsetof(batch, ev) % 16 == 0, "events are copied 16 bytes at a time");
-static inline void put_event(tci_event *dst, const tci_event *src)
+/* The slot of ev (more: its depth or extra; the kind, flags, route and has_extra bytes).
+ * The two halves are made in registers: a slot built in memory field by field, then read
+ * back 16 bytes at a time, waited on the stores (no forwarding from several narrow
+ * stores to one wide load), and cost more than the 48 bytes it saved. */
+#if defined(__SSE2__) && defined(__x86_64__)
+_Static_assert(offsetof(batch, ev) % 16 == 0, "slots are written 16 bytes at a time");
+_Static_assert(offsetof(tci_event, cpu_ns) == 8 && offsetof(slot, cpu_ns) == 8 && offsetof(slot, thread) == 16 &&
+                   offsetof(tci_event, method) == offsetof(tci_event, thread) + 4 && offsetof(slot, more) == 24 &&
+                   offsetof(slot, kind) == 28 && offsetof(slot, flags) == 29 && offsetof(slot, route) == 30,
+               "the halves below are laid out as these structs (x86-64: little-endian)");
+static inline void put_slot(slot *dst, const tci_event *ev, uint32_t more, uint8_t route, uint8_t has_extra)
 {
-    const __m128i *from = (const __m128i *)(const void *)src;
-    __m128i *to = (__m128i *)(void *)dst;
-    for (size_t k = 0; k < sizeof *src / 16; k++)
-        _mm_stream_si128(to + k, _mm_loadu_si128(from + k));
+    uint64_t thread_method;
+    memcpy(&thread_method, &ev->thread, sizeof thread_method);
+    uint64_t tail = (uint64_t)ev->kind | (uint64_t)ev->flags << 8 | (uint64_t)route << 16 | (uint64_t)has_extra << 24;
+    __m128i times = _mm_loadu_si128((const __m128i *)(const void *)&ev->ts_ns);
+    __m128i rest = _mm_set_epi64x((long long)(more | tail << 32), (long long)thread_method);
+    _mm_stream_si128((__m128i *)(void *)dst, times);
+    _mm_stream_si128((__m128i *)(void *)dst + 1, rest);
 }
 static inline void put_fence(void) { _mm_sfence(); } /* the events are seen before the batch is handed over */
 #else
-static inline void put_event(tci_event *dst, const tci_event *src) { *dst = *src; }
+static inline void put_slot(slot *dst, const tci_event *ev, uint32_t more, uint8_t route, uint8_t has_extra)
+{
+    *dst = (slot){.ts_ns = ev->ts_ns, .cpu_ns = ev->cpu_ns, .thread = ev->thread, .method = ev->method,
+                  .more = more, .kind = ev->kind, .flags = ev->flags, .route = route, .has_extra = has_extra};
+}
 static inline void put_fence(void) {}
 #endif
 
@@ -327,7 +379,7 @@ static int hand_over(tci_handoff *h)
     int rc = stop ? stop->stop_rc : TC_OK;
     pthread_mutex_unlock(&h->lock);
     h->fill = &h->ring[h->sent % HANDOFF_RING];
-    h->fill->n = h->fill->n_changes = 0;
+    h->fill->n = h->fill->n_changes = h->fill->n_extras = 0;
     return rc;
 }
 
@@ -347,8 +399,14 @@ int tci_handoff_push(tci_handoff *h, unsigned route, const tci_event *ev)
 {
     batch *b = h->fill;
     size_t i = b->n++;
-    put_event(&b->ev[i], ev);
-    b->route[i] = (uint8_t)route;
+    uint64_t value_bits;
+    memcpy(&value_bits, &ev->value, sizeof value_bits); /* -0.0 is not 0 here */
+    if (TCI_LIKELY(!(value_bits | ev->id))) {
+        put_slot(&b->ev[i], ev, ev->depth, (uint8_t)route, 0);
+    } else {
+        put_slot(&b->ev[i], ev, (uint32_t)b->n_extras, (uint8_t)route, 1);
+        b->extras[b->n_extras++] = (extra){ev->value, ev->id, ev->depth};
+    }
     note_marks(h, b, i);
     return TCI_LIKELY(b->n < HANDOFF_BATCH) ? TC_OK : hand_over(h);
 }

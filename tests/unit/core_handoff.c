@@ -1,6 +1,6 @@
 /*
  * core_handoff.c - the hand-over of pass 2's events to writing threads (handoff.c), alone:
- * every consumer gets every event of its routes, in push order, whatever the speeds of the
+ * every consumer gets every event of its routes, as pushed and in push order, whatever the speeds of the
  * threads; a stop of every consumer reaches the reading thread with the answer of the last
  * of their stopping events, and the marks read as they were at that event; nothing hangs.
  *
@@ -30,7 +30,7 @@ typedef struct consumer_state {
     uint64_t seen, sum; /* events and the sum of their ids */
     int64_t stop_at;    /* answers TC_ERR_IO at this id (-1: never) */
     bool stopped;       /* it answered so: it must not be called again */
-    bool out_of_order, called_after_stop;
+    bool out_of_order, called_after_stop, altered;
     unsigned n_consumers;
 } consumer_state;
 
@@ -57,6 +57,27 @@ static void pause_us(long us)
 
 static uint64_t case_salt;
 
+/* Event id as pushed: the id is its time; value, id and depth vary, so that both forms of
+ * the ring's slots (with and without an extra) are taken, -0.0 among the values. */
+static tci_event event_of(uint64_t id)
+{
+    tci_event ev = {.ts_ns = (int64_t)id, .cpu_ns = id % 5 ? (int64_t)id * 2 : TCI_NO_TIME, .thread = (uint32_t)(id % 13),
+                    .method = (uint32_t)id ^ 0x5a5a, .depth = (uint32_t)(id % 1000), .kind = (uint8_t)(1 + id % 2),
+                    .flags = (uint8_t)(id % 4)};
+    if (id % 7 == 0)
+        ev.id = id * 3 + 1;
+    if (id % 11 == 0)
+        ev.value = id % 22 ? -0.0 : (double)id * 0.25;
+    return ev;
+}
+
+static bool same_event(const tci_event *a, const tci_event *b)
+{
+    return a->ts_ns == b->ts_ns && a->cpu_ns == b->cpu_ns && a->thread == b->thread && a->method == b->method &&
+           a->depth == b->depth && a->kind == b->kind && a->flags == b->flags && a->id == b->id &&
+           !memcmp(&a->value, &b->value, sizeof a->value);
+}
+
 static int take(void *user, const tci_event *ev)
 {
     consumer_state *c = user;
@@ -64,7 +85,10 @@ static int take(void *user, const tci_event *ev)
         c->called_after_stop = true;
         return TC_ERR_IO;
     }
-    uint64_t id = ev->id;
+    uint64_t id = (uint64_t)ev->ts_ns;
+    tci_event want = event_of(id);
+    if (!same_event(ev, &want))
+        c->altered = true;
     while (c->next < id && !((c->routes >> route_of(c->next, case_salt)) & 1))
         c->next++; /* the ids between were other routes' */
     if (id != c->next || !((c->routes >> route_of(id, case_salt)) & 1))
@@ -129,7 +153,7 @@ static void run_case(uint64_t n, unsigned n_consumers, const int64_t *stop)
         pushed++; /* as the events figure: counted, then the event handed over */
         if (id % 100000 == 50000)
             other++; /* a mark that changes in the middle of a batch */
-        tci_event ev = {.id = id, .thread = 1, .method = (uint32_t)id};
+        tci_event ev = event_of(id);
         rc = tci_handoff_push(h, route_of(id, case_salt), &ev);
         if (id % 30011 == 0)
             pause_us(2000); /* the consumers catch up and sleep */
@@ -147,6 +171,7 @@ static void run_case(uint64_t n, unsigned n_consumers, const int64_t *stop)
     for (unsigned k = 0; k < n_consumers; k++) {
         consumer_state *c = &st[k];
         CHECK(!c->out_of_order);
+        CHECK(!c->altered); /* every field as pushed */
         CHECK(!c->called_after_stop);
         uint64_t until = c->stop_at >= 0 && (uint64_t)c->stop_at < n ? (uint64_t)c->stop_at + 1 : n;
         uint64_t seen = 0, sum = 0;
