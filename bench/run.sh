@@ -28,6 +28,7 @@ if [ ! -s "$input" ]; then
 fi
 in_bytes=$(stat -c %s "$input")
 writers=${TC_BENCH_WRITERS:-$("$build/traceconv" --list-formats | awk '/^writers/{w=1;next} w&&NF{print $1}' | grep -v '^ir$')}
+writers=$(echo $writers) # one line: the list of formats came one a line, and " $writers " matched none of them
 runs=${TC_BENCH_RUNS:-3}
 echo "bench: $(basename "$input"), $((in_bytes / 1000000)) MB, $runs runs per writer (machine timings vary run to run: median and best shown)"
 printf '%-10s %12s %10s %10s %10s %8s %9s\n' writer "MB/s median" "MB/s best" "RSS MB" "out MB" "out/in" "of floor"
