@@ -15,10 +15,11 @@
 # with a per-thread depth and nothing else, once per round; each writer's row says what share
 # of the floor's MB/s it reaches (the median of each round's own ratio).
 # A json line converts Chrome JSON to perfetto, against TC_BENCH_BASE when set (TC_BENCH_JSON=0 skips it).
+# TC_BENCH_CACHE: where the generated inputs are kept (default bench/cache).
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
-cache=$here/cache
+cache=${TC_BENCH_CACHE:-$here/cache} # generated inputs, kept between runs (tests/cli/test_bench_smoke.py: its own)
 size_mb=${TC_BENCH_MB:-1024}
 mkdir -p "$cache"
 input=$cache/bench-v2-${size_mb}mb.trace   # v2: the generator branches mid-stack (~300k paths)
