@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -282,7 +283,7 @@ static void end_threads(tci_handoff *h)
         pthread_cond_destroy(&h->cons[k].wake);
     pthread_cond_destroy(&h->emptied);
     pthread_mutex_destroy(&h->lock);
-    free(h->ring);
+    munmap(h->ring, HANDOFF_RING * sizeof *h->ring);
     free(h);
 }
 
@@ -296,10 +297,15 @@ int tci_handoff_start(tci_handoff **out, const tci_handoff_consumer *consumers, 
     if (!h)
         return TC_ERR_NOMEM;
     memset(h, 0, sizeof *h);
-    if (!(h->ring = aligned_alloc(64, HANDOFF_RING * sizeof *h->ring))) {
+    /* mapped, not allocated: a conversion pays for the pages it fills (a small one, for a
+     * part of the first batch), and a sanitized build does not poison 5.6 MB of shadow for
+     * each one (the fuzz replay's threads=2 conversions: +10% of its time) */
+    void *ring = mmap(NULL, HANDOFF_RING * sizeof *h->ring, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ring == MAP_FAILED) {
         free(h);
         return TC_ERR_NOMEM;
     }
+    h->ring = ring; /* page-aligned: the batches' 64-byte alignment holds */
     static uint64_t no_mark; /* read, never written: the marks put back are the first n_marks */
     for (size_t k = 0; k < TCI_HANDOFF_MARKS; k++)
         h->marks[k] = k < n_marks ? marks[k] : &no_mark;
