@@ -600,31 +600,38 @@ static int pipeline_tree_event(void *user, const tci_event *ev)
     return keep_going(p);
 }
 
-/* Every other writer's share (those of writing thread g; -1: all): in time order (the
- * merge) or as it comes (direct). */
-static inline void timeline_part(pipeline *p, int g, const tci_event *ev)
+/* The merge's share of an event: it waits there to come out in time order. Only the
+ * merge's thread reads merge_ok. */
+static inline void merge_part(pipeline *p, const tci_event *ev)
 {
-    if ((g < 0 || g == p->merge_group) && p->merge_ok) { /* the merge's thread alone reads merge_ok */
-        int rc = tci_merge_add(p->merge, ev);
-        if (TCI_UNLIKELY(rc != TC_OK)) {
-            p->merge_ok = false;
-            fail_group(p, TCI_WF_GLOBAL_ORDER, rc, p->merge_diag.error);
-        }
-    }
-    for (size_t i = 0; i < p->n; i++) {
-        output *o = &p->outs[i];
-        if (!mine(o, g) || !o->direct || o->status != TC_OK)
-            continue;
-        int rc = o->w->event(&o->wctx, ev);
-        if (TCI_UNLIKELY(rc != TC_OK || o->sink.err))
-            output_fail(p, o, rc, NULL);
+    if (!p->merge_ok)
+        return;
+    int rc = tci_merge_add(p->merge, ev);
+    if (TCI_UNLIKELY(rc != TC_OK)) {
+        p->merge_ok = false;
+        fail_group(p, TCI_WF_GLOBAL_ORDER, rc, p->merge_diag.error);
     }
 }
 
+/* A direct writer's share of an event, as it comes. */
+static inline void direct_part(pipeline *p, output *o, const tci_event *ev)
+{
+    if (o->status != TC_OK)
+        return;
+    int rc = o->w->event(&o->wctx, ev);
+    if (TCI_UNLIKELY(rc != TC_OK || o->sink.err))
+        output_fail(p, o, rc, NULL);
+}
+
+/* Every writer's share but the tree's, on one thread. */
 static int pipeline_timeline_event(void *user, const tci_event *ev)
 {
-    timeline_part(user, -1, ev);
-    return keep_going(user);
+    pipeline *p = user;
+    merge_part(p, ev);
+    for (size_t i = 0; i < p->n; i++)
+        if (p->outs[i].direct)
+            direct_part(p, &p->outs[i], ev);
+    return keep_going(p);
 }
 
 /* A system event (scheduler data): only writers that show them get it (never the call
@@ -680,21 +687,13 @@ static int pipeline_event(void *user, const tci_event *ev)
 
 /* ---- several writing threads: each one's share of an event (user: its group_ref) ---- */
 
-/* timeline_part for one writing thread: its own outputs only. */
+/* Every writer's share but the tree's, for one writing thread: its own outputs only. */
 static inline void group_timeline_part(const struct group_ref *r, const tci_event *ev)
 {
-    pipeline *p = r->p;
-    if (r->merge && p->merge_ok) {
-        timeline_part(p, r->g, ev); /* the merge's thread: the general path */
-        return;
-    }
-    for (output *o = r->direct; o; o = o->next_direct) {
-        if (o->status != TC_OK)
-            continue;
-        int rc = o->w->event(&o->wctx, ev);
-        if (TCI_UNLIKELY(rc != TC_OK || o->sink.err))
-            output_fail(p, o, rc, NULL);
-    }
+    if (r->merge)
+        merge_part(r->p, ev);
+    for (output *o = r->direct; o; o = o->next_direct)
+        direct_part(r->p, o, ev);
 }
 
 static int group_event(void *user, const tci_event *ev)
