@@ -45,19 +45,20 @@
 #include <emmintrin.h>
 #endif
 
-/* 32 x 2048 events of 32 bytes (the slots below): 2 MB in all, and the marks' changes. A batch
- * amortizes the meeting of the threads (a mutex and a condition variable); 32 of them let
- * either side run ahead when the other is slow for a while. That matters where there are
- * more threads than cores (-o json,perfetto,pprof: the reading thread and two writing
+/* 32 x 2048 events of 32 bytes (the slots below): 2 MB in all, and the marks' changes. A
+ * batch amortizes the meeting of the threads (a mutex and a condition variable); 32 of them
+ * let either side run ahead when the other is slow for a while. That matters where there
+ * are more threads than cores (-o json,perfetto,pprof: the reading thread and two writing
  * threads on two cores): a thread that is ahead and blocked leaves a core idle when the
  * other threads cannot use it. 8 batches: 1.36 s, 32: 1.23 s (median of 8 alternating
- * runs; perfetto or pprof alone unchanged). A writing thread that
- * has caught up sleeps until half the ring is full again, counted from its own place, and
- * a reading thread that found the ring full sleeps until half of it is free: woken for
- * every batch, either costs a futex wake and two context switches per 2048 events (+50%
- * CPU on a loaded VM). Two writing threads woken together, the faster for the one batch
- * the slower had just let go, made 70,000 futex calls of -o json,perfetto,pprof's 4,700
- * batches. */
+ * runs; perfetto or pprof alone unchanged).
+ *
+ * A writing thread that has caught up sleeps until half the ring is full again, counted
+ * from its own place, and a reading thread that found the ring full sleeps until half of
+ * it is free: woken for every batch, either costs a futex wake and two context switches
+ * per 2048 events (+50% CPU on a loaded VM). Two writing threads woken together, the
+ * faster for the one batch the slower had just let go, made 70,000 futex calls of
+ * -o json,perfetto,pprof's 4,700 batches. */
 #define HANDOFF_BATCH 2048
 #define HANDOFF_RING 32
 #define HANDOFF_WAKE (HANDOFF_RING / 2)
