@@ -41,13 +41,19 @@ def temps_in(d):
 
 def wait_for(d, p, after=None, seconds=120):
     """Until a temporary output exists in d (the input is mapped and being converted), and
-    the file after, when given, exists too (an earlier member's output is in place)."""
+    the file after, when given, exists too (an earlier member's output is in place). after
+    is looked for first: then a temporary output is a later member's. Looked for the other
+    way round, the earlier member's own temporary output, renamed to after between the two
+    looks, passed; and the answer was looked for again after the loop, when that temporary
+    output was gone and the later one not yet made (an ASan run failed so)."""
     def begun():
-        return temps_in(d) and (after is None or os.path.exists(after))
+        return (after is None or os.path.exists(after)) and bool(temps_in(d))
     deadline = time.time() + seconds
-    while not begun() and p.poll() is None and time.time() < deadline:
+    while p.poll() is None and time.time() < deadline:
+        if begun():
+            return True
         time.sleep(0.002)
-    return bool(begun())
+    return begun()
 
 
 def check_cli(ctx):
