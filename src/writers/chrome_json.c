@@ -166,6 +166,9 @@ static int json_point_event(tci_wctx *w, const tci_event *ev)
     return o->err ? TC_ERR_IO : TC_OK;
 }
 
+/* The flags a frame's line notes in its args (how the conversion made it). */
+#define NOTE_FLAGS (TCI_EVF_SYNTHETIC | TCI_EVF_UNWIND | TCI_EVF_FORCED)
+
 /* The longest line a B or E event writes besides its head and tail: two numbers and ,"tts":. */
 #define NUMBERS_ROOM (2 * TCI_MILLI_ROOM + 7)
 
@@ -181,7 +184,7 @@ static int slice_line(tci_wctx *w, const tci_event *ev)
         TCI_PUT_LIT(o, ",\"tts\":");
         tci_sink_milli(o, ev->cpu_ns);
     }
-    uint16_t args = ev->flags & (TCI_EVF_SYNTHETIC | TCI_EVF_UNWIND | TCI_EVF_FORCED);
+    uint16_t args = ev->flags & NOTE_FLAGS;
     tci_sink_write(o, j->tail[ev->method], j->tail_len[ev->method] - (args ? 1 : 0));
     if (ev->flags & TCI_EVF_SYNTHETIC)
         tci_sink_puts(o, ev->kind == TCI_EV_ENTER ? ",\"args\":{\"synthetic\":\"open when tracing began\"}}"
@@ -204,7 +207,7 @@ static int json_event(tci_wctx *w, const tci_event *ev)
     size_t h = 2 * (size_t)ev->thread + (ev->kind == TCI_EV_EXIT), tail_len = j->tail_len[ev->method];
     size_t head_len = j->head_len[h];
     if (TCI_UNLIKELY(o->len + head_len + NUMBERS_ROOM + tail_len > sizeof o->buf ||
-                     (ev->flags & (TCI_EVF_SYNTHETIC | TCI_EVF_UNWIND | TCI_EVF_FORCED))))
+                     (ev->flags & NOTE_FLAGS)))
         return slice_line(w, ev);
     char *q = (char *)o->buf + o->len;
     memcpy(q, j->head[h], head_len);

@@ -151,6 +151,14 @@ static inline uint8_t *pb_scalar(uint8_t *q, uint32_t field, uint64_t v)
     return v ? pb_varint(pb_tag(q, field, PB_VARINT), v) : q;
 }
 
+/* A length-delimited field into a buffer: tag, length, then the n bytes of body. */
+static inline uint8_t *pb_bytes(uint8_t *q, uint32_t field, const uint8_t *body, size_t n)
+{
+    q = pb_varint(pb_tag(q, field, PB_LEN), n);
+    memcpy(q, body, n);
+    return q + n;
+}
+
 /* One element of a repeated message field of Profile: tag, length, then the n bytes of body. */
 static void pb_append(tci_sink *o, uint32_t field, const uint8_t *body, size_t n)
 {
@@ -294,9 +302,8 @@ static void append_location(tci_sink *o, uint64_t id, int64_t line)
     uint8_t ln[2 * (1 + PB_VARINT_MAX)], body[3 * (1 + PB_VARINT_MAX) + sizeof ln], *q;
     size_t ln_len = (size_t)(pb_scalar(pb_scalar(ln, 1, id), 2, (uint64_t)line) - ln);
     q = pb_scalar(pb_scalar(body, 1, id), 2, 1);
-    q = pb_varint(pb_tag(q, 4, PB_LEN), ln_len); /* a repeated message: even an empty one is there */
-    memcpy(q, ln, ln_len);
-    pb_append(o, F_LOCATION, body, (size_t)(q + ln_len - body));
+    q = pb_bytes(q, 4, ln, ln_len); /* a repeated message: even an empty one is there */
+    pb_append(o, F_LOCATION, body, (size_t)(q - body));
 }
 
 /* Function{id, name, system_name, filename, start_line}. */
@@ -360,13 +367,10 @@ static void pack_thread_labels(walk_state *s, const pprof_w *p, int64_t name, in
 {
     uint8_t body[4 * (1 + PB_VARINT_MAX)], *q = s->labels;
     size_t n = (size_t)(pb_scalar(pb_scalar(body, 1, (uint64_t)p->s_thread), 2, (uint64_t)name) - body);
-    q = pb_varint(pb_tag(q, 3, PB_LEN), n);
-    memcpy(q, body, n);
-    q += n;
+    q = pb_bytes(q, 3, body, n);
     n = (size_t)(pb_scalar(pb_scalar(body, 1, (uint64_t)p->s_tid), 3, (uint64_t)tid) - body);
-    q = pb_varint(pb_tag(q, 3, PB_LEN), n);
-    memcpy(q, body, n);
-    s->labels_len = (size_t)(q + n - s->labels);
+    q = pb_bytes(q, 3, body, n);
+    s->labels_len = (size_t)(q - s->labels);
 }
 
 /* Sample{location_id leaf first, value, label}: the ids are packed first (their length
@@ -384,9 +388,7 @@ static void emit_sample(const tci_wctx *w, walk_state *s, const tci_ctnode *n)
     if (w->trace->has_cpu || !w->trace->has_wall)
         v = pb_varint(v, (uint64_t)n->cpu_self);
     uint8_t tail[1 + PB_VARINT_MAX + sizeof vals + LABELS_MAX], *r = tail;
-    r = pb_varint(pb_tag(r, 2, PB_LEN), (uint64_t)(v - vals));
-    memcpy(r, vals, (size_t)(v - vals));
-    r += v - vals;
+    r = pb_bytes(r, 2, vals, (size_t)(v - vals));
     memcpy(r, s->labels, s->labels_len);
     r += s->labels_len;
 
