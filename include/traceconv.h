@@ -343,6 +343,18 @@ typedef struct tc_figure {
 } tc_figure;
 TC_API size_t tc_conv_figures(const tc_conv *c, tc_figure *out, size_t max);
 
+/*
+ * After tc_conv_open: the input records the reader read and did not convert, by kind (a
+ * Chrome JSON phase "O", an event name), the first kinds met; the figure not-converted
+ * counts them all, so their sum may be less. Stores at most max entries (kind is valid
+ * until the next tc_conv_open or tc_conv_free) and returns how many kinds there are.
+ */
+typedef struct tc_kind_count {
+    const char *kind;
+    uint64_t count;
+} tc_kind_count;
+TC_API size_t tc_conv_not_converted(const tc_conv *c, tc_kind_count *out, size_t max);
+
 /* Human-readable warning messages kept so far (the first few), NULL past the end. */
 TC_API const char *tc_conv_warning_at(const tc_conv *c, size_t index);
 

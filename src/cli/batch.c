@@ -700,6 +700,13 @@ static void describe_conversion(tc_conv *c, cJSON *detail)
     for (size_t i = 0; i < n && i < 64; i++)
         if (fig[i].value || fig[i].kind == TC_FIG_COUNT)
             cJSON_AddNumberToObject(figs, fig[i].name, (double)fig[i].value);
+    tc_kind_count left[32];
+    size_t nl = tc_conv_not_converted(c, left, 32);
+    if (nl) { /* by kind, as the warning names them: absent when the reader converted everything */
+        cJSON *kinds = cJSON_AddObjectToObject(detail, "not_converted");
+        for (size_t i = 0; i < nl && i < 32; i++)
+            cJSON_AddNumberToObject(kinds, left[i].kind, (double)left[i].count);
+    }
     cJSON *warn = cJSON_AddArrayToObject(detail, "warnings");
     const char *w;
     for (size_t i = 0; (w = tc_conv_warning_at(c, i)); i++)
@@ -1206,7 +1213,7 @@ static int reuse_previous(batch *b, member *m)
         return 0;
     }
     m->detail = cJSON_CreateObject();
-    static const char *const kept[] = {"outputs", "reader", "input", "figures", "warnings", "hints"};
+    static const char *const kept[] = {"outputs", "reader", "input", "figures", "not_converted", "warnings", "hints"};
     for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, kept[i]);
         if (v)

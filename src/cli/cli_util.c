@@ -148,6 +148,25 @@ void cli_progress_clear(void)
     fflush(stderr);
 }
 
+void cli_not_converted_text(const tc_conv *c, char *out, size_t cap)
+{
+    tc_kind_count k[32];
+    size_t n = tc_conv_not_converted(c, k, 32), o = 0;
+    uint64_t named = 0, total = 0;
+    tc_figure fig[64];
+    size_t nf = tc_conv_figures(c, fig, 64);
+    for (size_t i = 0; i < nf; i++)
+        if (!strcmp(fig[i].name, "not-converted"))
+            total = fig[i].value;
+    out[0] = 0;
+    for (size_t i = 0; i < n && i < 32 && o < cap; i++) {
+        o += (size_t)snprintf(out + o, cap - o, "%s%s %llu", o ? ", " : "", k[i].kind, (unsigned long long)k[i].count);
+        named += k[i].count;
+    }
+    if (total > named && o < cap)
+        snprintf(out + o, cap - o, "%s%llu of other kinds", o ? ", " : "", (unsigned long long)(total - named));
+}
+
 /* ---- format names ---- */
 
 const char *cli_format_name(const char *name, int reader)

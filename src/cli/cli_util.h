@@ -34,6 +34,10 @@ void cli_progress_clear(void);
 /* s escaped as cli_say escapes (NUL-terminated, truncated to fit out; cap >= 1). */
 void cli_escape(const char *s, char *out, size_t cap);
 
+/* What the input held that was not converted, as the summaries say it: "O 1, ( 2, ) 1",
+ * with "N of other kinds" for those the library did not name; "" when nothing. Into out. */
+void cli_not_converted_text(const tc_conv *c, char *out, size_t cap);
+
 /* ---- format names ---- */
 
 /* The registry's name of the reader (reader=1) or writer called name in any case

@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include "serve.h"
+#include "cli_util.h"
 #include "outfile.h"
 #include "../util/escape.h" /* the library's escaping rules, compiled in (CMakeLists.txt) */
 #include "traceconv.h"
@@ -621,6 +622,10 @@ static void describe_figures(tc_conv *c, char *out, size_t len)
             first = 0;
         }
     }
+    char left[1024];
+    cli_not_converted_text(c, left, sizeof left);
+    if (left[0] && o < len)
+        snprintf(out + o, len - o, "; not converted: %s", left);
 }
 
 /* An output with options of its own (the other flame graphs): a read of its own. */

@@ -131,6 +131,8 @@ static void reset_input(tc_conv *c)
     for (size_t i = 0; i < c->diag.n_kept; i++)
         free(c->diag.kept[i]);
     memset(c->diag.fig, 0, sizeof c->diag.fig);
+    memset(c->diag.left, 0, sizeof c->diag.left);
+    c->diag.left_module = NULL;
     c->diag.n_kept = 0;
     c->diag.muted = false;
     c->diag.input = NULL;
@@ -1312,6 +1314,15 @@ size_t tc_conv_figures(const tc_conv *c, tc_figure *out, size_t max)
         return 0;
     for (int i = 0; i < TCI_FIG__COUNT && n < max; i++)
         out[n++] = (tc_figure){tci_figure_name(i), c->diag.fig[i], tci_figure_kind(i)};
+    return n;
+}
+
+size_t tc_conv_not_converted(const tc_conv *c, tc_kind_count *out, size_t max)
+{
+    size_t n = 0;
+    for (int k = 0; c && k < TCI_LEFT_KINDS && c->diag.left[k].count; k++, n++)
+        if (out && n < max)
+            out[n] = (tc_kind_count){c->diag.left[k].name, c->diag.left[k].count};
     return n;
 }
 

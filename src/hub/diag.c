@@ -105,22 +105,92 @@ int tci_error(tci_diag *d, int code, const char *module, uint64_t offset, const 
     return code;
 }
 
+/* Keep a warning's message if it is among the first few (counting is the caller's). */
+static void keep_message(tci_diag *d, const char *module, uint64_t offset, const char *fmt, va_list ap)
+{
+    if (d->n_kept >= TCI_MAX_KEPT_WARNINGS)
+        return;
+    char buf[512];
+    diag_format(buf, sizeof buf, d->input, module, offset, fmt, ap);
+    d->kept[d->n_kept] = strdup(buf);
+    if (d->kept[d->n_kept])
+        d->n_kept++;
+}
+
 void tci_warn(tci_diag *d, enum tci_figure_id kind, const char *module, uint64_t offset,
               const char *fmt, ...)
 {
     if (d->muted)
         return;
     d->fig[kind]++;
-    if (d->n_kept >= TCI_MAX_KEPT_WARNINGS)
-        return;
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    diag_format(buf, sizeof buf, d->input, module, offset, fmt, ap);
+    keep_message(d, module, offset, fmt, ap);
     va_end(ap);
-    d->kept[d->n_kept] = strdup(buf);
-    if (d->kept[d->n_kept])
-        d->n_kept++;
+}
+
+static TCI_PRINTF(4, 5) void keep_warning(tci_diag *d, const char *module, uint64_t offset, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    keep_message(d, module, offset, fmt, ap);
+    va_end(ap);
+}
+
+void tci_not_converted(tci_diag *d, const char *module, uint64_t offset, const char *kind, size_t len)
+{
+    if (d->muted)
+        return;
+    if (!d->fig[TCI_FIG_NOT_CONVERTED]++) {
+        d->left_module = module;
+        d->left_offset = offset;
+    }
+    if (len >= TCI_LEFT_NAME_MAX)
+        len = TCI_LEFT_NAME_MAX - 1;
+    for (int k = 0; k < TCI_LEFT_KINDS; k++) {
+        tci_left_kind *e = &d->left[k];
+        if (!e->count) {
+            memcpy(e->name, kind, len);
+            e->name[len] = 0;
+        } else if (strlen(e->name) != len || memcmp(e->name, kind, len)) {
+            continue;
+        }
+        e->count++;
+        return;
+    }
+}
+
+const char *tci_not_converted_text(const tci_diag *d, char *buf, size_t size)
+{
+    size_t n = 0;
+    uint64_t named = 0;
+    buf[0] = 0;
+    for (int k = 0; k < TCI_LEFT_KINDS && d->left[k].count; k++) {
+        char name[4 * TCI_LEFT_NAME_MAX];
+        copy_printable(name, sizeof name, d->left[k].name);
+        int w = snprintf(buf + n, size - n, "%s%s %llu", n ? ", " : "", name, (unsigned long long)d->left[k].count);
+        if (w < 0 || (size_t)w >= size - n - 32) { /* room for the count of the rest */
+            buf[n] = 0;
+            break;
+        }
+        n += (size_t)w;
+        named += d->left[k].count;
+    }
+    uint64_t total = d->fig[TCI_FIG_NOT_CONVERTED];
+    if (named < total)
+        snprintf(buf + n, size - n, "%s%llu of other kinds", n ? ", " : "", (unsigned long long)(total - named));
+    return buf;
+}
+
+void tci_report_not_converted(tci_diag *d)
+{
+    uint64_t total = d->fig[TCI_FIG_NOT_CONVERTED];
+    if (!total || d->muted)
+        return;
+    char list[512];
+    keep_warning(d, d->left_module ? d->left_module : "input", d->left_offset,
+                 "%llu input record%s not converted (%s)", (unsigned long long)total, total == 1 ? "" : "s",
+                 tci_not_converted_text(d, list, sizeof list));
 }
 
 void tci_writer_dropped(tci_wctx *w, uint64_t n, const char *what)

@@ -518,13 +518,13 @@ static int run_pass(norm *n, const tci_reader *rd, tc_progress_fn progress, void
 }
 
 /* An input in which the reader found nothing it converts or reports is refused,
- * whichever reader it is (-i rhea on any text made an empty output, exit 0). The
- * ftrace events that systrace only counts are reported (a scheduler-only capture
- * says what it left out), so they are not nothing. */
+ * whichever reader it is (-i rhea on any text made an empty output, exit 0). Records
+ * read and not converted are reported (the input says what it left out), so they are
+ * not nothing. */
 static int nothing_found(norm *n)
 {
     const tci_diag *d = n->d;
-    if (d->fig[TCI_FIG_RECORDS] || d->fig[TCI_FIG_SYSTEM_EVENTS] || d->fig[TCI_FIG_FTRACE_IGNORED])
+    if (d->fig[TCI_FIG_RECORDS] || d->fig[TCI_FIG_SYSTEM_EVENTS] || d->fig[TCI_FIG_NOT_CONVERTED])
         return TC_OK;
     const char *mod = n->t->reader ? n->t->reader : "normalize";
     if (d->n_kept) { /* why, as the reader said it (a cut item, lines it could not read): without the file name */
@@ -537,12 +537,27 @@ static int nothing_found(norm *n)
     return tci_error(n->d, TC_ERR_NO_TRACE, mod, UINT64_MAX, "no trace events found");
 }
 
+/* What every reader read and did not convert, said once, the same way for all of them: a
+ * warning and the trace's metadata (not-converted: "O 1, ( 2"), which the outputs that
+ * carry metadata show. */
+static int report_not_converted(norm *n)
+{
+    if (!n->d->fig[TCI_FIG_NOT_CONVERTED])
+        return TC_OK;
+    tci_report_not_converted(n->d);
+    char list[512];
+    tci_not_converted_text(n->d, list, sizeof list);
+    if (tci_trace_add_meta(n->t, "not-converted", 13, list, strlen(list)) != TC_OK)
+        return tci_trace_fail(n->t, n->d, "normalize", UINT64_MAX);
+    return TC_OK;
+}
+
 /* After pass 1: trace start and end, thread and method figures, names. */
 static int between_passes(norm *n)
 {
     tci_trace *t = n->t;
     int rc = nothing_found(n);
-    if (rc != TC_OK)
+    if (rc != TC_OK || (rc = report_not_converted(n)) != TC_OK)
         return rc;
     int64_t end = TCI_NO_TIME, first = TCI_NO_TIME;
     uint32_t with_events = 0;

@@ -45,7 +45,7 @@
     X(DEOBF_MISMATCH, "deobf-mismatch", TC_FIG_WARNING)                 \
     X(DEOBF_BAD_LINE, "deobf-bad-line", TC_FIG_WARNING)                 \
     X(LONE_SURROGATE, "unpaired-surrogate", TC_FIG_WARNING)             \
-    X(FTRACE_IGNORED, "ftrace-events-ignored", TC_FIG_WARNING)         \
+    X(NOT_CONVERTED, "not-converted", TC_FIG_WARNING)                   \
     X(GZIP_PADDING, "gzip-zero-padding", TC_FIG_NOTE)                   \
     X(THREADS_LEFT_OUT, "threads-left-out", TC_FIG_NOTE)                \
     X(EVENTS_LEFT_OUT, "events-left-out", TC_FIG_NOTE)                  \
@@ -68,6 +68,16 @@ int tci_figure_kind(enum tci_figure_id id);
 
 #define TCI_MAX_KEPT_WARNINGS 8
 
+/* Input records a reader read and did not convert, by kind (a JSON phase "O", an event
+ * name): the first TCI_LEFT_KINDS kinds met are named, the others only add to the figure
+ * not-converted (which counts them all). */
+#define TCI_LEFT_KINDS 12
+#define TCI_LEFT_NAME_MAX 32
+typedef struct tci_left_kind {
+    char name[TCI_LEFT_NAME_MAX];
+    uint64_t count;
+} tci_left_kind;
+
 typedef struct tci_diag {
     const char *input;                /* file name shown in messages */
     char error[1024];                 /* the one error line */
@@ -76,6 +86,9 @@ typedef struct tci_diag {
     size_t n_kept;
     bool muted;                       /* pass 2: the same anomalies are not counted again */
     bool strict;
+    tci_left_kind left[TCI_LEFT_KINDS]; /* records not converted, by kind (tci_not_converted) */
+    const char *left_module;          /* the reader that counted the first of them, and where */
+    uint64_t left_offset;
 } tci_diag;
 
 /* Record an error; returns code (so: `return tci_error(...)`). offset UINT64_MAX = none. */
@@ -90,6 +103,17 @@ static inline void tci_count(tci_diag *d, enum tci_figure_id kind, uint64_t n)
     if (!d->muted)
         d->fig[kind] += n;
 }
+
+/* One input record of this kind (len bytes of text; cut to fit a name) was read and not
+ * converted: counted in the figure not-converted and by kind. Readers call it in pass 1 (it
+ * counts nothing while muted); normalize says it once at the end of pass 1
+ * (tci_report_not_converted). */
+void tci_not_converted(tci_diag *d, const char *module, uint64_t offset, const char *kind, size_t len);
+/* "O 1, ( 2, ) 1, 3 of other kinds" into buf (at least 64 bytes; whole entries only), or "". */
+const char *tci_not_converted_text(const tci_diag *d, char *buf, size_t size);
+/* The one warning that says them all, at the first one's offset ("12 input records not
+ * converted (O 10, ( 2)"): kept among the warnings, the figure unchanged. */
+void tci_report_not_converted(tci_diag *d);
 
 /* How the CLI summary and every output that lists figures head a kind: "repaired", "warnings", "notes". */
 const char *tci_figure_heading(int kind);

@@ -1076,10 +1076,10 @@ static void report_ignored(tci_rctx *r, systrace *s)
     if (named < s->other_events)
         snprintf(list + n, sizeof list - n, "%s%llu of other kinds", n ? ", " : "",
                  (unsigned long long)(s->other_events - named));
-    tci_warn(r->diag, TCI_FIG_FTRACE_IGNORED, MOD, s->first_ignored,
+    tci_warn(r->diag, TCI_FIG_NOT_CONVERTED, MOD, s->first_ignored,
              "%llu ftrace events not converted (%s): only atrace events (tracing_mark_write) and the "
              "scheduler's (sched_switch, sched_waking, cpu_frequency, ...) are read%s", (unsigned long long)s->other_events, list, s->inflated ? " (offset in the decompressed text)" : "");
-    tci_count(r->diag, TCI_FIG_FTRACE_IGNORED, s->other_events - 1);
+    tci_count(r->diag, TCI_FIG_NOT_CONVERTED, s->other_events - 1);
 }
 
 /* ---- records ------------------------------------------------------------------------ */
