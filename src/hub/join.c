@@ -356,6 +356,7 @@ static int copy_system(join *j, uint32_t app, uint32_t **pmap)
     if (!(*pmap = tci_calloc(s->n_processes ? s->n_processes : 1, sizeof(uint32_t))))
         return TC_ERR_NOMEM;
     t->processes[0].pid = app != TCI_NONE ? s->processes[app].pid : m->pid;
+    t->processes[0].ppid = app != TCI_NONE ? s->processes[app].ppid : -1;
     const char *app_name = app != TCI_NONE && !m->process_named ? s->processes[app].name : m->process_name;
     if (tci_trace_name_process(t, 0, app_name, strlen(app_name), 2) != TC_OK)
         return table_fail(j);
@@ -368,6 +369,7 @@ static int copy_system(join *j, uint32_t app, uint32_t **pmap)
         if (q == TCI_NONE || tci_trace_name_process(t, q, s->processes[p].name, strlen(s->processes[p].name),
                                                     s->processes[p].name_rank) != TC_OK)
             return table_fail(j);
+        t->processes[q].ppid = s->processes[p].ppid;
         (*pmap)[p] = q;
     }
     if (s->n_threads && !(j->thread_map[SYS] = tci_calloc(s->n_threads, sizeof(uint32_t))))
@@ -564,6 +566,8 @@ static int join_open(tci_rctx *r)
     if (rc != TC_OK)
         return r->diag->error[0] ? rc : input_failed(j, SYS, rc);
     take_diagnostics(j);
+    r->trace->sys_text = j->t[SYS]->sys_text; /* the kernel events' text: the system trace's, still open */
+    r->trace->sys_text_len = j->t[SYS]->sys_text_len;
     if (!(j->th = tci_calloc(r->trace->n_threads ? r->trace->n_threads : 1, sizeof *j->th)))
         return TC_ERR_NOMEM;
     j->n_th = r->trace->n_threads;
@@ -676,7 +680,7 @@ static int step(join *j, tci_raw *out, bool *done)
     case TCI_EV_CPU_FREQUENCY:
     case TCI_EV_CPU_IDLE: { /* scheduler data: the second thread is mapped like the first */
         uint64_t id = ev->id;
-        if (ev->kind != TCI_EV_CPU_FREQUENCY && ev->kind != TCI_EV_CPU_IDLE) {
+        if (tci_sys_has_other(ev->kind)) {
             uint32_t other = tci_sys_other(id);
             if (other >= in->n_threads)
                 return 0;
@@ -686,6 +690,9 @@ static int step(join *j, tci_raw *out, bool *done)
         out->id = id;
         return 1;
     }
+    case TCI_EV_FTRACE: /* its text stays the system trace's (join_open gives the merge its sys_text) */
+        *out = raw_of(j, ev, thread, method, (uint8_t)(TCI_ACT_SYS + (ev->kind - TCI_EV_SYS_FIRST)));
+        return 1;
     case TCI_EV_SAMPLE:
         if (ev->id >= in->n_stacks)
             return 0;

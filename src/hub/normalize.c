@@ -386,7 +386,7 @@ static int on_system(norm *n, const tci_raw *raw)
     if (n->status != TC_OK)
         return n->status;
     tci_event ev = {.ts_ns = ts, .cpu_ns = raw->cpu, .value = raw->value, .id = raw->id, .thread = raw->thread,
-                    .method = TCI_NONE, .depth = 0,
+                    .method = raw->method, .depth = 0,
                     .kind = (uint8_t)(raw->action - TCI_ACT_SYS + TCI_EV_SYS_FIRST), .flags = 0};
     n->d->fig[TCI_FIG_EVENTS]++;
     int rc = n->emit(n->user, &ev);
@@ -459,15 +459,17 @@ static int check_record(norm *n, const tci_raw *raw)
     bool bare_exit = raw->method == TCI_NONE && (raw->action == TCI_ACT_EXIT || raw->action == TCI_ACT_UNWIND);
     bool sys = raw->action >= TCI_ACT_SYS;
     uint8_t kind = (uint8_t)(raw->action - TCI_ACT_SYS + TCI_EV_SYS_FIRST);
-    bool other_is_thread = sys && kind != TCI_EV_CPU_FREQUENCY && kind != TCI_EV_CPU_IDLE;
+    bool other_is_thread = sys && tci_sys_has_other(kind);
     if (raw->action > TCI_ACT_SYS_LAST)
         what = "action", got = raw->action, have = TCI_ACT_SYS_LAST + 1;
     else if (raw->thread >= t->n_threads)
         what = "thread", got = raw->thread, have = t->n_threads;
     else if (other_is_thread && tci_sys_other(raw->id) >= t->n_threads)
         what = "thread", got = tci_sys_other(raw->id), have = t->n_threads;
+    else if (sys && raw->method != TCI_NONE && raw->method >= t->n_methods)
+        what = "method", got = raw->method, have = t->n_methods; /* an ftrace event's name */
     else if (sys)
-        return TC_OK; /* method: none */
+        return TC_OK;
     else if (raw->method >= t->n_methods && !bare_exit)
         what = "method", got = raw->method, have = t->n_methods;
     else if (raw->action == TCI_ACT_SAMPLE && raw->id >= t->n_stacks)

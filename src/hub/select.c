@@ -515,7 +515,7 @@ static __attribute__((noinline)) int system_event(tci_select *s, const tci_event
     if (s->window && (ev->ts_ns < s->since || ev->ts_ns >= s->until))
         return left_out(s);
     uint32_t other = tci_sys_other(ev->id);
-    bool has_other = ev->kind != TCI_EV_CPU_FREQUENCY && ev->kind != TCI_EV_CPU_IDLE;
+    bool has_other = tci_sys_has_other(ev->kind);
     bool kept = s->th[ev->thread].keep || (has_other && other < s->n_th && s->th[other].keep);
     return kept ? s->out.both(s->out.user, ev) : left_out(s);
 }

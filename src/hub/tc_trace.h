@@ -40,6 +40,7 @@ typedef struct tci_thread {
  * traces (atrace/systrace) have many. */
 typedef struct tci_process {
     int64_t pid;        /* -1 unknown: process 0 gets the trace's pid at finalize */
+    int64_t ppid;       /* its parent's pid (a process listing's PPID); -1 unknown */
     const char *name;   /* NULL: process 0 takes the trace's process name, others "process <pid>" */
     uint8_t name_rank;
     /* After finalize: its first thread with records (TCI_NONE: none), so that
@@ -104,6 +105,11 @@ typedef struct tci_trace {
     tci_idmap process_ids;    /* pid -> process index */
 
     uint64_t elapsed_offset;  /* where the input gave elapsed_ns (messages); UINT64_MAX unknown */
+
+    /* The text TCI_EV_FTRACE events point into (the input, or the text the reader decoded
+     * from it), set by the reader at open; valid until the conversion is closed. */
+    const char *sys_text;
+    size_t sys_text_len;
 
     /* After pass 1 the writers size their arrays from the counts above, so
      * normalize freezes the tables (tci_trace_freeze): from then on a call
@@ -202,10 +208,16 @@ enum tci_event_kind {
     TCI_EV_CPU_FREQUENCY = 12,
     TCI_EV_CPU_IDLE = 13,
     TCI_EV_TASK_EXIT = 14,  /* sched_process_exit */
-    TCI_EV_TASK_RENAME = 15
+    TCI_EV_TASK_RENAME = 15,
+    /* Any other kernel event of a system trace (binder_transaction, irq_handler_entry,
+     * a print that is not atrace's, ...), as its text: method is its event name (a plain
+     * name), id tci_sys_pack_text(cpu, offset of its details in the trace's sys_text),
+     * cpu_ns the details' length in bytes. The shared ftrace parser (tc_ftrace.h) reads
+     * its fields from that text, where a writer needs them. */
+    TCI_EV_FTRACE = 16
 };
 #define TCI_EV_SYS_FIRST TCI_EV_SCHED_SWITCH
-#define TCI_EV_SYS_LAST TCI_EV_TASK_RENAME
+#define TCI_EV_SYS_LAST TCI_EV_FTRACE
 #define TCI_EV_SYS_KINDS (TCI_EV_SYS_LAST - TCI_EV_SYS_FIRST + 1)
 #define TCI_SYS_MAX_CPUS 1024u /* Perfetto refuses a bundle of CPU 1024 or above as corrupt */
 /* The ftrace event name of a system kind ("sched_switch"). */
@@ -236,6 +248,27 @@ static inline uint64_t tci_sys_pack_id(uint32_t cpu, uint32_t other, uint16_t pr
 static inline int64_t tci_sys_pack_prios(int32_t a, int32_t b)
 {
     return (int64_t)((uint64_t)(uint32_t)a | (uint64_t)(uint32_t)b << 32);
+}
+/* TCI_EV_FTRACE: the CPU and where its details start in sys_text (offsets below 2^48). */
+#define TCI_SYS_TEXT_MAX ((uint64_t)1 << 48)
+static inline uint64_t tci_sys_pack_text(uint32_t cpu, uint64_t offset)
+{
+    return (offset & (TCI_SYS_TEXT_MAX - 1)) | (uint64_t)(cpu & 0xFFFu) << 48;
+}
+/* The details of a TCI_EV_FTRACE event ("transaction=12 dest_node=0 ..."), *len bytes; NULL
+ * when they do not lie in t's text (an event made by hand). */
+static inline const char *tci_sys_details(const tci_trace *t, const tci_event *ev, size_t *len)
+{
+    uint64_t at = ev->id & (TCI_SYS_TEXT_MAX - 1), n = (uint64_t)ev->cpu_ns;
+    if (!t->sys_text || ev->cpu_ns < 0 || at > t->sys_text_len || n > t->sys_text_len - at)
+        return NULL;
+    *len = (size_t)n;
+    return t->sys_text + at;
+}
+/* Whether a system kind names a second thread (tci_sys_other): the scheduler's do. */
+static inline bool tci_sys_has_other(uint8_t kind)
+{
+    return kind != TCI_EV_CPU_FREQUENCY && kind != TCI_EV_CPU_IDLE && kind != TCI_EV_FTRACE;
 }
 static inline uint32_t tci_sys_cpu(uint64_t id) { return (uint32_t)(id >> 48) & 0xFFFu; }
 static inline uint32_t tci_sys_other(uint64_t id) { return (uint32_t)id; }

@@ -23,7 +23,7 @@ const char *tci_sys_kind_name(int kind)
 {
     static const char *const names[TCI_EV_SYS_KINDS] = {
         "sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new",
-        "cpu_frequency", "cpu_idle", "sched_process_exit", "task_rename"};
+        "cpu_frequency", "cpu_idle", "sched_process_exit", "task_rename", "ftrace"};
     return tci_event_is_system((uint8_t)kind) ? names[kind - TCI_EV_SYS_FIRST] : "?";
 }
 
@@ -153,6 +153,7 @@ int tci_trace_init(tci_trace *t)
     t->cap_processes = 4;
     t->n_processes = 1;
     t->processes[0].pid = -1;
+    t->processes[0].ppid = -1;
     t->pid = -1;
     t->elapsed_ns = -1;
     t->elapsed_offset = UINT64_MAX;
@@ -265,6 +266,7 @@ uint32_t tci_trace_process(tci_trace *t, int64_t pid)
     tci_process *p = &t->processes[t->n_processes];
     memset(p, 0, sizeof *p);
     p->pid = pid;
+    p->ppid = -1;
     return t->n_processes++;
 }
 

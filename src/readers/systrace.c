@@ -111,14 +111,6 @@ typedef struct async_key {
     bool used;          /* false: an empty slot */
 } async_key;
 
-/* Ftrace events of one kind (sched_switch, ...) that make no record, for the warning. */
-#define IGNORED_KINDS 6
-typedef struct ignored_kind {
-    char name[32];
-    size_t len;
-    uint64_t count;
-} ignored_kind;
-
 typedef struct systrace {
     const char *text;      /* what lines are read from: the input or the inflated data */
     size_t len;
@@ -143,9 +135,7 @@ typedef struct systrace {
     uint32_t n_names, cap_names;
     async_key *async;      /* open-addressed set of (pid, name, cookie) with open async slices */
     uint32_t cap_async, n_async;
-    uint64_t lines_ok, lines_bad, other_events;
-    ignored_kind ignored[IGNORED_KINDS]; /* the first kinds met; the others are only counted */
-    uint64_t first_ignored;              /* offset of the first such line */
+    uint64_t lines_ok, lines_bad;
     bool tables_done;      /* end of pass 1 seen */
     struct sched_tid {     /* tids only scheduler events named so far (pass 1), in order */
         uint64_t tid, offset;
@@ -289,14 +279,28 @@ static size_t without_js_newline(const char *p, size_t n)
     return n;
 }
 
-/* Blank, a `#` comment, or trace-cmd's `cpus=N`: not an event line. */
+/* `CPU 3 is empty` (trace-cmd report's preamble). */
+static bool empty_cpu_line(const char *p, size_t n)
+{
+    static const char head[] = "CPU ", tail[] = " is empty";
+    size_t h = sizeof head - 1, t = sizeof tail - 1, i = h;
+    if (n <= h + t || memcmp(p, head, h) || memcmp(p + n - t, tail, t))
+        return false;
+    while (i < n - t && tci_is_digit(p[i]))
+        i++;
+    return i == n - t && i > h;
+}
+
+/* Blank, a `#` comment, or trace-cmd report's preamble (`version = 6`, `CPU 3 is empty`,
+ * `cpus=8`): not an event line. */
 static bool skip_line(const char *p, size_t n)
 {
     size_t i = 0;
     while (i < n && tci_is_blank(p[i]))
         i++;
     return i == n || p[i] == '#' || (n - i >= 5 && !memcmp(p + i, "cpus=", 5)) ||
-           (n - i == 6 && !memcmp(p + i, TRACE_MARK, 6));
+           (n - i == 6 && !memcmp(p + i, TRACE_MARK, 6)) || (n - i > 10 && !memcmp(p + i, "version = ", 10)) ||
+           empty_cpu_line(p + i, n - i);
 }
 
 /* The line at *pos (text.h: lines end at LF, the CRs before it are not theirs). */
@@ -601,6 +605,8 @@ static int systrace_open(tci_rctx *r)
                  layout);
     else
         snprintf(t->detail, sizeof t->detail, "%s%s", kind, layout);
+    t->sys_text = s->text; /* kernel events' records point into it */
+    t->sys_text_len = s->len;
     t->start_ns = 0; /* raw times are absolute ns (the kernel's trace clock) */
     t->time_unit_ns = 1;
     t->wrap_bits = 0;
@@ -1019,10 +1025,6 @@ static int finish_tables(tci_rctx *r, systrace *s)
         if (i != TCI_NONE && tci_trace_name_process(t, p, s->names[i].s, s->names[i].len, 0) != TC_OK)
             return tci_trace_fail(t, r->diag, MOD, s->names[i].offset);
     }
-    char buf[32];
-    int k = snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->other_events);
-    if (s->other_events && tci_trace_add_meta(t, "ftrace-events-ignored", 21, buf, (size_t)k) != TC_OK)
-        return tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
     if (s->lines_ok == 0 && s->lines_bad > 0)
         return tci_error(r->diag, TC_ERR_FORMAT, MOD, UINT64_MAX,
                          "no line is an ftrace event line (%llu lines tried): not systrace text",
@@ -1030,59 +1032,26 @@ static int finish_tables(tci_rctx *r, systrace *s)
     return TC_OK;
 }
 
-/* ---- ftrace events that make no record ---------------------------------------------- */
-
-static void note_ignored(systrace *s, const fline *f, uint64_t off)
-{
-    if (!s->other_events++)
-        s->first_ignored = off;
-    for (int k = 0; k < IGNORED_KINDS && f->event_len < sizeof s->ignored[k].name; k++) {
-        ignored_kind *g = &s->ignored[k];
-        if (!g->count) {
-            memcpy(g->name, f->event, f->event_len);
-            g->len = f->event_len;
-        } else if (g->len != f->event_len || memcmp(g->name, f->event, g->len)) {
-            continue;
-        }
-        g->count++;
-        return;
-    }
-}
-
-static int by_count(const void *a, const void *b)
-{
-    const ignored_kind *x = a, *y = b;
-    return x->count != y->count ? (x->count < y->count ? 1 : -1) : 0;
-}
-
-/* Say what was left out: "116 ftrace events not converted (irq_handler_entry 80,
- * binder_transaction 36)". Counted, so that a capture of them alone is reported
- * rather than refused as holding nothing (normalize). */
-static void report_ignored(tci_rctx *r, systrace *s)
-{
-    if (!s->other_events)
-        return;
-    ignored_kind k[IGNORED_KINDS];
-    memcpy(k, s->ignored, sizeof k);
-    qsort(k, IGNORED_KINDS, sizeof *k, by_count);
-    char list[256];
-    size_t n = 0;
-    uint64_t named = 0;
-    for (int i = 0; i < IGNORED_KINDS && k[i].count && n < sizeof list - 64; i++) {
-        n += (size_t)snprintf(list + n, sizeof list - n, "%s%.*s %llu", n ? ", " : "", (int)k[i].len, k[i].name,
-                              (unsigned long long)k[i].count);
-        named += k[i].count;
-    }
-    if (named < s->other_events)
-        snprintf(list + n, sizeof list - n, "%s%llu of other kinds", n ? ", " : "",
-                 (unsigned long long)(s->other_events - named));
-    tci_warn(r->diag, TCI_FIG_NOT_CONVERTED, MOD, s->first_ignored,
-             "%llu ftrace events not converted (%s): only atrace events (tracing_mark_write) and the "
-             "scheduler's (sched_switch, sched_waking, cpu_frequency, ...) are read%s", (unsigned long long)s->other_events, list, s->inflated ? " (offset in the decompressed text)" : "");
-    tci_count(r->diag, TCI_FIG_NOT_CONVERTED, s->other_events - 1);
-}
-
 /* ---- records ------------------------------------------------------------------------ */
+
+/* Any other kernel event, and a print that is not atrace's (free text, clock-sync markers): a
+ * record of its text (TCI_EV_FTRACE), named by its event. 1 (in *ev), 0 (a CPU beyond
+ * Perfetto's limit: skipped with a warning) or an error. */
+static int kernel_record(tci_rctx *r, systrace *s, const fline *f, uint32_t th, uint64_t off, tci_raw *ev)
+{
+    if (f->cpu >= TCI_SYS_MAX_CPUS) {
+        tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "%.*s: CPU number above 1023 (Perfetto's limit); line skipped%s",
+                 (int)f->event_len, f->event, s->inflated ? " (offset in the decompressed text)" : "");
+        return 0;
+    }
+    uint32_t name = tci_trace_name(r->trace, f->event, f->event_len);
+    if (name == TCI_NONE)
+        return tci_trace_fail(r->trace, r->diag, MOD, off);
+    *ev = (tci_raw){.wall = f->ts, .cpu = (int64_t)f->details_len, .offset = off, .thread = th, .method = name,
+                    .id = tci_sys_pack_text((uint32_t)f->cpu, (uint64_t)(f->details - s->text)),
+                    .action = (uint8_t)(TCI_ACT_SYS + TCI_EV_FTRACE - TCI_EV_SYS_FIRST)};
+    return 1;
+}
 
 static uint32_t async_hash(uint64_t owner, uint32_t name, int64_t cookie)
 {
@@ -1228,8 +1197,10 @@ static int payload(tci_rctx *r, systrace *s, const fline *f, uint32_t th, uint64
     }
     tci_atrace a;
     int pr = tci_atrace_parse(p, n, &a);
-    if (pr == TCI_ATRACE_NONE) /* clock sync and free text */
-        return r->pass == 1 ? note_clock_sync(r, p, n, f->ts, off) : 0;
+    if (pr == TCI_ATRACE_NONE) { /* clock sync and free text: the print event they are */
+        int rc = r->pass == 1 ? note_clock_sync(r, p, n, f->ts, off) : 0;
+        return rc < 0 ? rc : kernel_record(r, s, f, th, off, ev);
+    }
     if (pr != TCI_ATRACE_OK) {
         tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "atrace %c event: %s; line skipped", a.kind, a.why);
         return 0;
@@ -1302,8 +1273,8 @@ static int systrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
             int got1 = sched_record(r, s, &f, th, off, &ev[k]);
             if (got1 < 0)
                 return got1;
-            if (got1 == SCHED_OTHER_KIND && r->pass == 1)
-                note_ignored(s, &f, off);
+            if (got1 == SCHED_OTHER_KIND && (got1 = kernel_record(r, s, &f, th, off, &ev[k])) < 0)
+                return got1;
             k += got1 == 1;
             continue;
         }
@@ -1320,7 +1291,6 @@ static int systrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
         s->tables_done = true;
         if ((rc = finish_tables(r, s)) != TC_OK)
             return rc;
-        report_ignored(r, s);
     }
     *got = k;
     return k ? TC_OK : TC_EOF;

@@ -104,6 +104,7 @@
 #include "tc_trace.h"
 #include "tc_writer.h"
 
+#include "perfetto_ftrace.h"
 #include "perfetto_trace_subset.pb-c.h"
 
 #include <math.h>
@@ -210,6 +211,7 @@ typedef struct pf_w {
         size_t len, cap;
     } *bundles;
     uint32_t n_bundles;
+    tci_pf_ftrace *ft;     /* kernel events' messages (perfetto_ftrace.c), from the first one on */
 } pf_w;
 
 /* Track uuids: thread i -> 2i+2, its CPU-time counter -> 2i+3; 1 is the process. */
@@ -933,6 +935,7 @@ static uint32_t ftrace_field(uint8_t kind)
         13,  /* cpu_idle */
         238, /* sched_process_exit */
         236, /* task_rename */
+        0,   /* ftrace: the member perfetto_ftrace.c chooses */
     };
     return fields[kind - TCI_EV_SYS_FIRST];
 }
@@ -1043,11 +1046,11 @@ static int flush_bundles(tci_wctx *w)
     return rc;
 }
 
-/* A system event: an FtraceEvent {timestamp, pid, <kind>} appended to its CPU's bundle. */
-static int pf_system_event(tci_wctx *w, const tci_event *ev)
+/* An FtraceEvent {timestamp, pid, member} appended to the bundle of the event's CPU; member is
+ * its oneof's field (tag, length, message). */
+static int bundle_event(tci_wctx *w, const tci_event *ev, const uint8_t *member, size_t member_len)
 {
     pf_w *p = w->priv;
-    const tci_trace *t = w->trace;
     uint32_t cpu = tci_sys_cpu(ev->id);
     if (cpu >= p->n_bundles) {
         uint32_t n = cpu + 1;
@@ -1058,21 +1061,13 @@ static int pf_system_event(tci_wctx *w, const tci_event *ev)
         p->bundles = nb;
         p->n_bundles = n;
     }
-    /* the kind's message: three names at most, ints of 10 bytes */
-    size_t names = strlen(t->threads[ev->thread].name) + strlen(t->threads[tci_sys_other(ev->id) < t->n_threads ?
-                                                                           tci_sys_other(ev->id) : ev->thread].name);
-    if (ensure_buf(p, 2 * names + 160) != TC_OK)
-        return TC_ERR_NOMEM;
-    size_t body = encode_system(t, ev, p->buf + 80);
-    uint8_t *q = p->buf, *e;
-    q = put_varint(put_tag(q, 1, 0), clamp_ts(ev->ts_ns));             /* FtraceEvent.timestamp */
-    q = put_varint(put_tag(q, 2, 0), t->threads[ev->thread].tid);      /* FtraceEvent.pid */
-    q = put_varint(put_tag(q, ftrace_field(ev->kind), 2), body);
-    size_t head = (size_t)(q - p->buf);
-    uint8_t ev_head[16];
-    e = put_varint(put_tag(ev_head, 2, 2), head + body);               /* FtraceEventBundle.event */
+    uint8_t head[32], *q = head, ev_head[16], *e;
+    q = put_varint(put_tag(q, 1, 0), clamp_ts(ev->ts_ns));                 /* FtraceEvent.timestamp */
+    q = put_varint(put_tag(q, 2, 0), w->trace->threads[ev->thread].tid);  /* FtraceEvent.pid */
+    size_t hn = (size_t)(q - head);
+    e = put_varint(put_tag(ev_head, 2, 2), hn + member_len);              /* FtraceEventBundle.event */
     struct pf_bundle *b = &p->bundles[cpu];
-    size_t need = b->len + (size_t)(e - ev_head) + head + body;
+    size_t need = b->len + (size_t)(e - ev_head) + hn + member_len;
     if (need > b->cap) {
         size_t cap = b->cap ? b->cap : 1024;
         while (cap < need)
@@ -1085,11 +1080,68 @@ static int pf_system_event(tci_wctx *w, const tci_event *ev)
     }
     memcpy(b->buf + b->len, ev_head, (size_t)(e - ev_head));
     b->len += (size_t)(e - ev_head);
-    memcpy(b->buf + b->len, p->buf, head);
-    b->len += head;
-    memcpy(b->buf + b->len, p->buf + 80, body);
-    b->len += body;
+    memcpy(b->buf + b->len, head, hn);
+    b->len += hn;
+    memcpy(b->buf + b->len, member, member_len);
+    b->len += member_len;
     return b->len >= PF_BUNDLE_MAX ? flush_bundle(w, cpu) : TC_OK;
+}
+
+/* A scheduler event: its kind's message (SchedSwitchFtraceEvent, ...) in its CPU's bundle. */
+static int pf_system_event(tci_wctx *w, const tci_event *ev)
+{
+    pf_w *p = w->priv;
+    const tci_trace *t = w->trace;
+    /* the kind's message: three names at most, ints of 10 bytes */
+    size_t names = strlen(t->threads[ev->thread].name) + strlen(t->threads[tci_sys_other(ev->id) < t->n_threads ?
+                                                                           tci_sys_other(ev->id) : ev->thread].name);
+    if (ensure_buf(p, 2 * names + 160) != TC_OK)
+        return TC_ERR_NOMEM;
+    size_t body = encode_system(t, ev, p->buf + 80);
+    uint8_t head[16], *h = put_varint(put_tag(head, ftrace_field(ev->kind), 2), body);
+    size_t hn = (size_t)(h - head);
+    memcpy(p->buf + 80 - hn, head, hn);
+    return bundle_event(w, ev, p->buf + 80 - hn, hn + body);
+}
+
+/* A kernel symbol's definition, before the first event that names it: a packet of the process
+ * sequence with InternedData.kernel_symbols {iid, str} (TP resolves the iid of
+ * sched_blocked_reason's caller and workqueue's function there). */
+static int write_symbol(void *user, uint64_t iid, const char *text, size_t len)
+{
+    tci_wctx *w = user;
+    uint8_t head[48], *q;
+    uint8_t sym[24], *sq = put_varint(put_tag(sym, 1, 0), iid);        /* InternedString.iid */
+    uint8_t *sl = put_varint(put_tag(sq, 2, 2), len);                   /* InternedString.str */
+    size_t sym_len = (size_t)(sl - sym) + len;
+    uint8_t in[16], *iq = put_varint(put_tag(in, 26, 2), sym_len);      /* InternedData.kernel_symbols */
+    size_t in_len = (size_t)(iq - in) + sym_len;
+    uint8_t seq[8], *qq = put_varint(put_tag(seq, 10, 0), PF_SEQ_PROCESS); /* trusted_packet_sequence_id */
+    uint8_t pin[16], *pq = put_varint(put_tag(pin, 12, 2), in_len);     /* TracePacket.interned_data */
+    size_t packet_len = (size_t)(qq - seq) + (size_t)(pq - pin) + in_len;
+    q = head;
+    *q++ = PF_TAG_PACKET;
+    q = put_varint(q, packet_len);
+    tci_sink *o = w->out;
+    tci_sink_write(o, head, (size_t)(q - head));
+    tci_sink_write(o, seq, (size_t)(qq - seq));
+    tci_sink_write(o, pin, (size_t)(pq - pin));
+    tci_sink_write(o, in, (size_t)(iq - in));
+    tci_sink_write(o, sym, (size_t)(sl - sym));
+    tci_sink_write(o, text, len);
+    return o->err ? TC_ERR_IO : TC_OK;
+}
+
+/* Any other kernel event: the message upstream has for it, or a generic one (perfetto_ftrace.c). */
+static int pf_kernel_event(tci_wctx *w, const tci_event *ev)
+{
+    pf_w *p = w->priv;
+    if (!p->ft && !(p->ft = tci_pf_ftrace_new(w->trace, write_symbol, w)))
+        return TC_ERR_NOMEM;
+    size_t len;
+    int rc;
+    const uint8_t *member = tci_pf_ftrace_event(p->ft, ev, &len, &rc);
+    return member ? bundle_event(w, ev, member, len) : rc;
 }
 
 /* Everything but slice begin/end: rare, so built from scratch, off the hot path. */
@@ -1210,7 +1262,9 @@ static int pf_event(tci_wctx *w, const tci_event *ev)
     pf_w *p = w->priv;
     const tci_trace *t = w->trace;
     if (ev->kind != TCI_EV_ENTER && ev->kind != TCI_EV_EXIT)
-        return TCI_UNLIKELY(tci_event_is_system(ev->kind)) ? pf_system_event(w, ev) : pf_point_event(w, ev);
+        return TCI_UNLIKELY(tci_event_is_system(ev->kind))
+                   ? (ev->kind == TCI_EV_FTRACE ? pf_kernel_event(w, ev) : pf_system_event(w, ev))
+                   : pf_point_event(w, ev);
     if (ev->depth >= PF_MAX_DEPTH) {
         p->dropped++;
         return TC_OK;
@@ -1316,6 +1370,7 @@ static int pf_finish(tci_wctx *w, const tci_calltree *ct)
     tci_writer_dropped(w, p->samples, "sampled stacks not shown on the timeline (see pprof or folded)");
     tci_writer_dropped(w, p->bad_counters, "counter values that are not finite numbers not written");
     tci_writer_dropped(w, p->lone_async_ends, "async slice ends without a begin not written");
+    tci_pf_ftrace_report(p->ft, w);
     int rc = flush_bundles(w);
     return rc == TC_OK ? write_facts(w) : rc;
 }
@@ -1345,6 +1400,7 @@ static void pf_close(tci_wctx *w)
     for (uint32_t c = 0; c < p->n_bundles; c++)
         free(p->bundles[c].buf);
     free(p->bundles);
+    tci_pf_ftrace_free(p->ft);
 }
 
 const tci_writer tci_writer_perfetto = {
