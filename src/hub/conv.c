@@ -134,6 +134,7 @@ static void reset_input(tc_conv *c)
     memset(c->diag.left, 0, sizeof c->diag.left);
     c->diag.left_module = NULL;
     c->diag.n_kept = 0;
+    memset(c->diag.kept_of, 0, sizeof c->diag.kept_of);
     c->diag.muted = false;
     c->diag.input = NULL;
     free(c->path);

@@ -105,11 +105,14 @@ int tci_error(tci_diag *d, int code, const char *module, uint64_t offset, const 
     return code;
 }
 
-/* Keep a warning's message if it is among the first few (counting is the caller's). */
-static void keep_message(tci_diag *d, const char *module, uint64_t offset, const char *fmt, va_list ap)
+/* Keep a warning's message if it is among the first few, and the first few of its kind
+ * (counting is the caller's). */
+static void keep_message(tci_diag *d, enum tci_figure_id kind, const char *module, uint64_t offset, const char *fmt,
+                         va_list ap)
 {
-    if (d->n_kept >= TCI_MAX_KEPT_WARNINGS)
+    if (d->n_kept >= TCI_MAX_KEPT_WARNINGS || d->kept_of[kind] >= TCI_KEPT_PER_KIND)
         return;
+    d->kept_of[kind]++;
     char buf[512];
     diag_format(buf, sizeof buf, d->input, module, offset, fmt, ap);
     d->kept[d->n_kept] = strdup(buf);
@@ -125,15 +128,16 @@ void tci_warn(tci_diag *d, enum tci_figure_id kind, const char *module, uint64_t
     d->fig[kind]++;
     va_list ap;
     va_start(ap, fmt);
-    keep_message(d, module, offset, fmt, ap);
+    keep_message(d, kind, module, offset, fmt, ap);
     va_end(ap);
 }
 
-static TCI_PRINTF(4, 5) void keep_warning(tci_diag *d, const char *module, uint64_t offset, const char *fmt, ...)
+static TCI_PRINTF(5, 6) void keep_warning(tci_diag *d, enum tci_figure_id kind, const char *module, uint64_t offset,
+                                          const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    keep_message(d, module, offset, fmt, ap);
+    keep_message(d, kind, module, offset, fmt, ap);
     va_end(ap);
 }
 
@@ -188,7 +192,7 @@ void tci_report_not_converted(tci_diag *d)
     if (!total || d->muted)
         return;
     char list[512];
-    keep_warning(d, d->left_module ? d->left_module : "input", d->left_offset,
+    keep_warning(d, TCI_FIG_NOT_CONVERTED, d->left_module ? d->left_module : "input", d->left_offset,
                  "%llu input record%s not converted (%s)", (unsigned long long)total, total == 1 ? "" : "s",
                  tci_not_converted_text(d, list, sizeof list));
 }

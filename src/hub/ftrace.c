@@ -36,6 +36,7 @@ enum how {
     H_BYTES,  /* "0c-00": hex pairs */
     H_ENUM,   /* a symbol of syms, else a number */
     H_UNIT_B, /* a number with a trailing 'B' */
+    H_DEVT,   /* a device "major:minor", as the kernel's dev_t (major << 20 | minor) */
     H_DROP    /* derived from another member: not a field */
 };
 
@@ -80,6 +81,8 @@ static const struct tci_ftrace_rule rules[] = {
     {"ipi_exit", {{NULL}}, {"({reason:t})"}},
     {"ipi_raise", {{NULL}}, {"target_mask={target_cpus:x} ({reason:t})"}},
     {"irq_handler_exit", {{"ret", NULL, H_ENUM, "handled=1,unhandled=0"}}, {NULL}},
+    {"mm_filemap_add_to_page_cache", {{NULL}}, {"dev {s_dev:d} ino {i_ino:x} page={page:x} pfn={pfn} ofs={ofs}"}},
+    {"mm_filemap_delete_from_page_cache", {{NULL}}, {"dev {s_dev:d} ino {i_ino:x} page={page:x} pfn={pfn} ofs={ofs}"}},
     {"print", {{NULL}}, {"{ip:x}: {buf:t}", "{:-}: {buf:t}", "{buf:t}"}},
     {"regulator_set_voltage", {{NULL}}, {"name={name:t} ({min}-{max})"}},
     {"rss_stat", {{"type", "member", H_ENUM, "MM_FILEPAGES=0,MM_ANONPAGES=1,MM_SWAPENTS=2,MM_SHMEMPAGES=3"},
@@ -222,6 +225,18 @@ static void set_value(tci_ftrace_field *f, const char *p, size_t n, uint8_t how,
         if (n > 1 && p[n - 1] == 'B' && read_number(f, p, n - 1))
             return;
         break;
+    case H_DEVT: {
+        const char *colon = memchr(p, ':', n);
+        uint64_t major, minor;
+        if (colon && tci_parse_u64(p, (size_t)(colon - p), 0xFFF, &major) &&
+            tci_parse_u64(colon + 1, n - (size_t)(colon - p) - 1, 0xFFFFF, &minor)) {
+            f->u = major << 20 | minor;
+            f->i = (int64_t)f->u;
+            f->type = TCI_FTV_UINT;
+            return;
+        }
+        break;
+    }
     default:
         break;
     }
@@ -277,9 +292,12 @@ static const ft_key *key_rule(const tci_ftrace_rule *r, const char *k, size_t kn
     return NULL;
 }
 
-/* A field as a rule names it: its member's name and how its value reads. */
+/* A field as a rule names it: its member's name and how its value reads. A trailing ',' is
+ * the format's ("heap_name=%s, len=%zu"). */
 static void put_keyed(sink *s, const tci_ftrace_rule *r, const char *k, size_t kn, const char *v, size_t vn)
 {
+    while (vn && v[vn - 1] == ',')
+        vn--;
     const ft_key *kr = key_rule(r, k, kn);
     if (kr && kr->field)
         put(s, kr->field, strlen(kr->field), v, vn, kr->how, kr->syms);
@@ -310,7 +328,8 @@ static void general(const tci_ftrace_rule *r, const char *p, size_t n, sink *s)
             i++;
         const char *w = p + ws;
         size_t wn = i - ws, eq;
-        if (wn > 1 && w[0] == '[' && w[wn - 1] == ']') /* "[action=TIMER]" */
+        bool bracketed = wn > 1 && w[0] == '[' && w[wn - 1] == ']';
+        if (bracketed) /* "[action=TIMER]", or a unit: "runtime=%Lu [ns]" */
             w++, wn -= 2;
         if (keyed_word(w, wn, &eq)) {
             if (key)
@@ -323,6 +342,8 @@ static void general(const tci_ftrace_rule *r, const char *p, size_t n, sink *s)
             val = w + eq + 1;
             vn = wn - eq - 1;
             any_keyed = true;
+        } else if (bracketed && key) {
+            continue; /* the value's unit */
         } else if (key) { /* more of the value: "comm=Binder thread", "cmd=0x3 BC_REPLY" */
             const ft_key *kr = key_rule(r, "", 0);
             bool comm = kn >= 4 && !memcmp(key + kn - 4, "comm", 4);
@@ -335,16 +356,44 @@ static void general(const tci_ftrace_rule *r, const char *p, size_t n, sink *s)
             bn = (size_t)(w + wn - bare);
         }
     }
-    if (key) {
-        while (vn && val[vn - 1] == ',') /* "heap_name=system," */
-            vn--;
+    if (key)
         put_keyed(s, r, key, kn, val, vn);
-    }
     if (!any_keyed && bare)
         put(s, "text", 4, bare, bn, H_TEXT, NULL);
 }
 
 /* ---- templates ------------------------------------------------------------------------ */
+
+/* Where the literal text that starts template t (up to its next '{' or end; a blank in it is
+ * any run of blanks) first occurs in p from i: a value of a template runs to there ("function
+ * {function:s} workqueue=" takes "hdd_bus_bw_work_handler [wlan]"). n when it does not. */
+static size_t literal_at(const char *p, size_t i, size_t n, const char *t)
+{
+    size_t tn = 0;
+    while (t[tn] && t[tn] != '{')
+        tn++;
+    if (!tn)
+        return n;
+    for (size_t from = i; i < n; i++) {
+        if (t[0] == ' ' && i > from && tci_is_blank(p[i - 1]))
+            continue; /* a run of blanks is tried once, from its start: linear in n */
+        size_t j = i, k = 0;
+        while (k < tn && j < n) {
+            if (t[k] == ' ') {
+                if (!tci_is_blank(p[j]))
+                    break;
+                while (j < n && tci_is_blank(p[j]))
+                    j++;
+            } else if (p[j++] != t[k]) {
+                break;
+            }
+            k++;
+        }
+        if (k == tn || (k == tn - 1 && t[k] == ' ' && j == n))
+            return i;
+    }
+    return n;
+}
 
 /* Match [p, p+n) against template t: true with the fields put, false with nothing put. */
 static bool match_template(const char *t, const char *p, size_t n, sink *s)
@@ -374,23 +423,16 @@ static bool match_template(const char *t, const char *p, size_t n, sink *s)
                 case 's': how = H_SYMBOL; break;
                 case 't': how = H_TEXT; break;
                 case 'b': how = H_BYTES; break;
+                case 'd': how = H_DEVT; break;
                 case '-': how = H_DROP; break;
                 case 'e': how = H_ENUM; syms = colon + 3; break;
                 default: break;
                 }
             }
             t = close + 1;
-            char stop = *t; /* the value runs to the next literal character, or to the end */
             size_t b = i;
-            if (!stop)
-                i = n;
-            else if (stop == ' ')
-                while (i < n && !tci_is_blank(p[i]))
-                    i++;
-            else
-                while (i < n && p[i] != stop)
-                    i++;
-            if (i == b || (stop && i >= n))
+            i = literal_at(p, i, n, t); /* the value runs to the literal text after it, or to the end */
+            if (i == b || (*t && i >= n))
                 return false;
             if (probe.n >= probe.max)
                 return false;

@@ -355,6 +355,72 @@ done:
     return rc;
 }
 
+#define TEXTSPOOL_BUF (1u << 16)
+
+int tci_textspool_open(tci_textspool *w, const char *module, const tci_options *o, tci_diag *d)
+{
+    memset(w, 0, sizeof *w);
+    w->module = module;
+    w->diag = d;
+    w->max = o->max_input;
+    w->fd = tci_temp_fd("text");
+    if (w->fd < 0)
+        return tci_error(d, TC_ERR_IO, "input", UINT64_MAX, "cannot create a temporary file: %s", strerror(errno));
+    if (!(w->buf = malloc(TEXTSPOOL_BUF))) {
+        tci_textspool_close(w);
+        return tci_error(d, TC_ERR_NOMEM, module, UINT64_MAX, "out of memory");
+    }
+    return TC_OK;
+}
+
+static int textspool_flush(tci_textspool *w)
+{
+    if (w->len && tci_write_all(w->fd, w->buf, w->len) != 0)
+        return tci_error(w->diag, TC_ERR_IO, "input", UINT64_MAX, "cannot write the temporary spool file: %s",
+                         strerror(errno));
+    w->len = 0;
+    return TC_OK;
+}
+
+int tci_textspool_put(tci_textspool *w, const void *p, size_t n)
+{
+    w->total += n;
+    if (w->max && w->total > w->max)
+        return tci_error(w->diag, TC_ERR_LIMIT, w->module, UINT64_MAX,
+                         "the decoded text is larger than max-input (%llu bytes); raise it with --max-input",
+                         (unsigned long long)w->max);
+    const uint8_t *b = p;
+    while (n) {
+        if (w->len == TEXTSPOOL_BUF && textspool_flush(w) != TC_OK)
+            return TC_ERR_IO;
+        size_t k = TEXTSPOOL_BUF - w->len < n ? TEXTSPOOL_BUF - w->len : n;
+        memcpy(w->buf + w->len, b, k);
+        w->len += k;
+        b += k;
+        n -= k;
+    }
+    return TC_OK;
+}
+
+int tci_textspool_map(tci_textspool *w, tci_source *s)
+{
+    memset(s, 0, sizeof *s);
+    int rc = textspool_flush(w);
+    if (rc == TC_OK)
+        rc = map_fd(s, w->fd, w->total, false, w->diag);
+    tci_textspool_close(w);
+    return rc;
+}
+
+void tci_textspool_close(tci_textspool *w)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+    free(w->buf);
+    w->buf = NULL;
+}
+
 int tci_source_open_concat(tci_source *s, const char *first, const char *second, const tci_options *o,
                            tci_diag *d)
 {

@@ -67,6 +67,8 @@ const char *tci_figure_name(enum tci_figure_id id);
 int tci_figure_kind(enum tci_figure_id id);
 
 #define TCI_MAX_KEPT_WARNINGS 8
+/* A kind that recurs (thousands of ends without a begin) leaves room for the others' messages. */
+#define TCI_KEPT_PER_KIND 3
 
 /* Input records a reader read and did not convert, by kind (a JSON phase "O", an event
  * name): the first TCI_LEFT_KINDS kinds met are named, the others only add to the figure
@@ -82,8 +84,9 @@ typedef struct tci_diag {
     const char *input;                /* file name shown in messages */
     char error[1024];                 /* the one error line */
     uint64_t fig[TCI_FIG__COUNT];
-    char *kept[TCI_MAX_KEPT_WARNINGS]; /* first warning messages */
+    char *kept[TCI_MAX_KEPT_WARNINGS]; /* first warning messages, at most TCI_KEPT_PER_KIND of a kind */
     size_t n_kept;
+    uint8_t kept_of[TCI_FIG__COUNT];   /* messages kept per figure */
     bool muted;                       /* pass 2: the same anomalies are not counted again */
     bool strict;
     tci_left_kind left[TCI_LEFT_KINDS]; /* records not converted, by kind (tci_not_converted) */

@@ -129,6 +129,22 @@ int tci_source_open_memory(tci_source *s, const uint8_t *data, size_t size, cons
  * (tci_source_release) and closes it. */
 int tci_source_inflate(tci_source *s, const uint8_t *data, size_t len, const char *module, uint64_t base,
                        const tci_options *o, tci_diag *d);
+/* A text a reader makes from its input (legacy systrace's JavaScript string, decoded), kept
+ * as the input is: written into an unlinked temporary file, then mapped as a source, so that
+ * memory stays flat whatever its size. At most max-input bytes. */
+typedef struct tci_textspool {
+    int fd;
+    uint64_t total, max;
+    uint8_t *buf;   /* what is not written yet */
+    size_t len;
+    const char *module;
+    tci_diag *diag;
+} tci_textspool;
+int tci_textspool_open(tci_textspool *w, const char *module, const tci_options *o, tci_diag *d);
+int tci_textspool_put(tci_textspool *w, const void *p, size_t n);
+/* The text written, mapped as s (the writer is closed, whatever the result). */
+int tci_textspool_map(tci_textspool *w, tci_source *s);
+void tci_textspool_close(tci_textspool *w); /* after a failure: nothing is mapped */
 void tci_source_close(tci_source *s);
 /* Readers move forward: drop mapped pages before `upto` so peak memory stays flat on huge inputs.
  * A reader that starts again from the front (pass 2) is noticed: its pages go back again. */

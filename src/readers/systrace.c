@@ -112,10 +112,11 @@ typedef struct async_key {
 } async_key;
 
 typedef struct systrace {
-    const char *text;      /* what lines are read from: the input or the inflated data */
+    const char *text;      /* what lines are read from: the input, or the text made from it */
     size_t len;
-    bool inflated;         /* the input was zlib-compressed: text is spool's */
-    tci_source spool;      /* the inflated text, mapped from a temporary file */
+    bool spooled;          /* text is spool's: the inflated zlib data, or the decoded linuxPerfData string */
+    const char *offset_note; /* what messages' offsets count: "" the input's bytes, else which text's */
+    tci_source spool;      /* the text made from the input, mapped from a temporary file */
     bool html;
     range *blocks;         /* ftrace text ranges, in file order */
     uint32_t n_blocks, cap_blocks;
@@ -432,7 +433,8 @@ static int inflate_text(tci_rctx *r, systrace *s, size_t at)
     int rc = tci_source_inflate(&s->spool, r->data + at, r->size - at, MOD, at, r->opt, r->diag);
     if (rc != TC_OK)
         return rc;
-    s->inflated = true;
+    s->spooled = true;
+    s->offset_note = " (offset in the decompressed text)";
     s->text = (const char *)s->spool.data;
     s->len = s->spool.size;
     /* inflated text may itself start with TRACE: or have it absent */
@@ -500,62 +502,404 @@ static const char *first_line(const systrace *s, size_t start, size_t end, size_
     return NULL;
 }
 
-/* find() over the HTML a MiB at a time, giving back the pages looked at: the blocks
- * are found before any is read, so a large file was otherwise whole in memory. */
-static const char *find_releasing(tci_rctx *r, const systrace *s, size_t from, const char *needle)
+/* ---- open: the page's trace-data elements, or its linuxPerfData string ---------------- */
+
+static bool is_word(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$'; }
+
+static char lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
+
+/* [p, p+n) starts with lit (lower case), in any case. */
+static bool at_ci(const char *p, size_t n, const char *lit)
 {
-    size_t nn = strlen(needle), win = (size_t)1 << 20;
-    for (size_t at = from; at < s->len;) {
-        size_t end = s->len - at > win + nn ? at + win + nn : s->len;
-        const char *q = find(s->text + at, end - at, needle);
-        if (q || end == s->len)
-            return q;
-        at = end - nn + 1; /* a match across the boundary is still found */
-        tci_source_release(r->source, at);
+    size_t k = strlen(lit);
+    if (n < k)
+        return false;
+    for (size_t i = 0; i < k; i++)
+        if (lower(p[i]) != lit[i])
+            return false;
+    return true;
+}
+
+static bool ends_tag_name(const char *p, const char *end) { return p == end || *p == '>' || *p == '/' || tci_is_blank(*p); }
+
+/* The elements whose content is text to an HTML parser, never markup: a `<` inside them starts
+ * no tag (the viewer's JavaScript holds `<script class="trace-data"` in a regular expression). */
+static const char *raw_text_element(const char *q, const char *end)
+{
+    static const char *const names[] = {"script", "style", "title", "textarea", "xmp"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+        size_t n = strlen(names[k]);
+        if ((size_t)(end - q) > n + 1 && at_ci(q + 1, (size_t)(end - q - 1), names[k]) && ends_tag_name(q + 1 + n, end))
+            return names[k];
     }
     return NULL;
 }
 
-static int scan_html(tci_rctx *r, systrace *s)
+/* The '>' that ends the tag starting at q (quoted attribute values may hold one), or NULL. */
+static const char *tag_end(const char *q, const char *end)
 {
-    static const char open_tag[] = "<script class=\"trace-data\"";
-    const char *p = s->text;
+    char quote = 0;
+    for (const char *c = q + 1; c < end; c++) {
+        if (quote)
+            quote = *c == quote ? 0 : quote;
+        else if (*c == '"' || *c == '\'')
+            quote = *c;
+        else if (*c == '>')
+            return c;
+    }
+    return NULL;
+}
+
+/* Whether the tag [q, gt) has trace-data among the words of its class attribute. */
+static bool trace_data_class(const char *q, const char *gt)
+{
+    const char *c = q + 1;
+    while (c < gt && !tci_is_blank(*c) && *c != '/')
+        c++; /* the tag's name */
+    while (c < gt) {
+        while (c < gt && (tci_is_blank(*c) || *c == '/'))
+            c++;
+        const char *name = c;
+        while (c < gt && *c != '=' && !tci_is_blank(*c) && *c != '/')
+            c++;
+        size_t name_len = (size_t)(c - name);
+        while (c < gt && tci_is_blank(*c))
+            c++;
+        const char *v = c, *ve = c;
+        if (c < gt && *c == '=') {
+            c++;
+            while (c < gt && tci_is_blank(*c))
+                c++;
+            if (c < gt && (*c == '"' || *c == '\'')) {
+                char quote = *c++;
+                v = c;
+                while (c < gt && *c != quote)
+                    c++;
+                ve = c;
+                c += c < gt;
+            } else {
+                v = c;
+                while (c < gt && !tci_is_blank(*c))
+                    c++;
+                ve = c;
+            }
+        }
+        if (name_len == 5 && at_ci(name, 5, "class")) {
+            for (const char *w = v; w < ve;) {
+                while (w < ve && tci_is_blank(*w))
+                    w++;
+                const char *we = w;
+                while (we < ve && !tci_is_blank(*we))
+                    we++;
+                if (we - w == 10 && !memcmp(w, "trace-data", 10))
+                    return true;
+                w = we;
+            }
+        }
+        if (name_len == 0)
+            c++;
+    }
+    return false;
+}
+
+/* The `</name` (any case) that ends a raw text element whose content starts at from, or NULL;
+ * the pages looked at are given back as it goes (the viewer is megabytes of JavaScript). */
+static const char *close_tag(tci_rctx *r, const systrace *s, size_t from, const char *name)
+{
+    const char *p = s->text, *end = p + s->len;
+    size_t n = strlen(name);
+    for (const char *q = p + from; (q = memchr(q, '<', (size_t)(end - q))) != NULL; q++) {
+        if ((size_t)(end - q) > n + 2 && q[1] == '/' && at_ci(q + 2, (size_t)(end - q - 2), name) &&
+            ends_tag_name(q + 2 + n, end))
+            return q;
+        tci_source_release(r->source, (size_t)(q - p)); /* cheap: it acts once per 4 MiB */
+    }
+    return NULL;
+}
+
+/* Whether the text at `at` (in a script whose content starts at from) begins a statement,
+ * after an optional var/let/const: not a part of an expression, a string or a regular expression
+ * (the 2013 viewer matches `/^  var linuxPerfData = "\\$/` in other pages). */
+static bool statement_start(const systrace *s, size_t from, size_t at)
+{
+    const char *t = s->text;
+    size_t i = at;
+    while (i > from && (tci_is_blank(t[i - 1]) || t[i - 1] == '\n' || t[i - 1] == '\r'))
+        i--;
+    static const char *const decl[] = {"var", "let", "const"};
+    for (size_t k = 0; k < 3; k++) {
+        size_t n = strlen(decl[k]);
+        if (i >= from + n && !memcmp(t + i - n, decl[k], n) && i < at && (i - n == from || !is_word(t[i - n - 1]))) {
+            i -= n;
+            while (i > from && (tci_is_blank(t[i - 1]) || t[i - 1] == '\n' || t[i - 1] == '\r'))
+                i--;
+            break;
+        }
+    }
+    return i == from || t[i - 1] == ';' || t[i - 1] == '{' || t[i - 1] == '}' || t[i - 1] == '\n';
+}
+
+/* Where the string assigned to linuxPerfData starts in [from, to) (its opening quote), or 0. */
+static size_t legacy_string(const systrace *s, size_t from, size_t to)
+{
+    static const char var[] = "linuxPerfData";
+    for (const char *q = s->text + from; (q = find(q, to - (size_t)(q - s->text), var)) != NULL; q++) {
+        size_t i = (size_t)(q - s->text) + sizeof var - 1;
+        while (i < to && tci_is_blank(s->text[i]))
+            i++;
+        if (i >= to || s->text[i] != '=')
+            continue; /* a use of it (the viewer's `if (linuxPerfData)`), not the assignment */
+        i++;
+        while (i < to && (tci_is_blank(s->text[i]) || s->text[i] == '\n' || s->text[i] == '\r'))
+            i++;
+        if (i < to && (s->text[i] == '"' || s->text[i] == '\'') && statement_start(s, from, (size_t)(q - s->text)))
+            return i;
+    }
+    return 0;
+}
+
+static int read_trace_data(tci_rctx *r, systrace *s, size_t start, size_t end)
+{
+    size_t fn;
+    const char *first = first_line(s, start, end, &fn);
+    if (!first || (fn >= 11 && !memcmp(first, "CGROUP DUMP", 11)) || *first == '{' || *first == '[')
+        return TC_OK; /* empty, cgroups, the controller's JSON */
+    if (fn >= 12 && !memcmp(first, "PROCESS DUMP", 12))
+        return read_dump(r, s, start, end);
+    return add_block(r, s, start, end);
+}
+
+/* The data blocks of a systrace page, found as an HTML parser finds elements: every `<script>`
+ * whose class is trace-data, outside comments and outside the content of other scripts and
+ * raw text elements (a script's content ends at the first `</script`, whatever it holds). A
+ * page without one may hold the pre-2015 form: the ftrace text as the JavaScript string
+ * assigned to linuxPerfData (*legacy: where it starts). */
+static int scan_html(tci_rctx *r, systrace *s, size_t *legacy, uint32_t *n_found)
+{
+    const char *p = s->text, *end = p + s->len;
     size_t at = 0;
-    uint32_t n_found = 0;
+    *legacy = 0;
+    *n_found = 0;
     const char *q;
-    while ((q = find_releasing(r, s, at, open_tag)) != NULL) {
-        n_found++;
-        const char *gt = memchr(q, '>', s->len - (size_t)(q - p));
-        size_t start = gt ? (size_t)(gt - p) + 1 : s->len;
-        const char *close = find_releasing(r, s, start, "</script");
-        size_t end = close ? (size_t)(close - p) : s->len;
-        if (!close)
-            tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, (uint64_t)(q - p),
-                     "a trace-data block has no closing </script> (the file is cut?); read to the end of the file");
-        at = close ? end + 8 : s->len;
-        size_t fn;
-        const char *first = first_line(s, start, end, &fn);
-        int rc = TC_OK;
-        if (!first || (fn >= 12 && !memcmp(first, "CGROUP DUMP", 11)) || *first == '{' || *first == '[')
-            continue; /* empty, cgroups, the controller's JSON */
-        if (fn >= 12 && !memcmp(first, "PROCESS DUMP", 12))
-            rc = read_dump(r, s, start, end);
-        else
-            rc = add_block(r, s, start, end);
-        if (rc != TC_OK)
-            return rc;
+    while (at < s->len && (q = memchr(p + at, '<', s->len - at)) != NULL) {
+        size_t qo = (size_t)(q - p);
+        tci_source_release(r->source, qo);
+        if (end - q >= 4 && !memcmp(q, "<!--", 4)) {
+            const char *e = find(q + 4, (size_t)(end - q - 4), "-->");
+            at = e ? (size_t)(e - p) + 3 : s->len;
+            continue;
+        }
+        const char *raw = raw_text_element(q, end);
+        const char *gt = raw ? tag_end(q, end) : NULL;
+        if (!gt) {
+            at = qo + 1;
+            continue;
+        }
+        size_t start = (size_t)(gt - p) + 1;
+        const char *close = close_tag(r, s, start, raw);
+        size_t stop = close ? (size_t)(close - p) : s->len;
+        at = close ? stop + 2 + strlen(raw) : s->len;
+        if (strcmp(raw, "script"))
+            continue;
+        if (trace_data_class(q, gt)) {
+            (*n_found)++;
+            if (!close)
+                tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, qo,
+                         "a trace-data block has no closing </script> (the file is cut?); read to the end of the file");
+            int rc = read_trace_data(r, s, start, stop);
+            if (rc != TC_OK)
+                return rc;
+        } else if (!*legacy) {
+            *legacy = legacy_string(s, start, stop);
+        }
+    }
+    return TC_OK;
+}
+
+/* ---- the pre-2015 page: linuxPerfData's JavaScript string --------------------------------- */
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* n hex digits at p (false: fewer). */
+static bool hex_n(const char *p, const char *end, int n, uint32_t *v)
+{
+    *v = 0;
+    for (int k = 0; k < n; k++) {
+        int d = p + k < end ? hex_digit(p[k]) : -1;
+        if (d < 0)
+            return false;
+        *v = *v << 4 | (uint32_t)d;
+    }
+    return true;
+}
+
+static size_t utf8_of(uint32_t cp, char *o)
+{
+    if (cp >= 0xD800 && cp <= 0xDFFF)
+        cp = 0xFFFD; /* half a surrogate pair */
+    if (cp < 0x80) {
+        o[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | cp >> 6);
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | cp >> 12);
+        o[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | cp >> 18);
+    o[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+    o[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+    o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* The escape at *c (just after its backslash), decoded into o: its length (0: a line
+ * continuation, which stands for nothing). *c moves past it. */
+static size_t js_escape(const char **c, const char *end, char *o)
+{
+    char e = *(*c)++;
+    uint32_t v, lo;
+    switch (e) {
+    case 'n': o[0] = '\n'; return 1;
+    case 't': o[0] = '\t'; return 1;
+    case 'r': o[0] = '\r'; return 1;
+    case 'b': o[0] = '\b'; return 1;
+    case 'f': o[0] = '\f'; return 1;
+    case 'v': o[0] = '\v'; return 1;
+    case '0': o[0] = 0; return 1;
+    case '\r':
+        if (*c < end && **c == '\n')
+            (*c)++;
+        return 0;
+    case '\n':
+        return 0;
+    case 'x':
+        if (!hex_n(*c, end, 2, &v))
+            break;
+        *c += 2;
+        return utf8_of(v, o);
+    case 'u':
+        if (*c < end && **c == '{') { /* \u{1F600} */
+            const char *d = *c + 1;
+            v = 0;
+            while (d < end && hex_digit(*d) >= 0 && v <= 0x10FFFF)
+                v = v << 4 | (uint32_t)hex_digit(*d++);
+            if (d >= end || *d != '}' || d == *c + 1 || v > 0x10FFFF)
+                break;
+            *c = d + 1;
+            return utf8_of(v, o);
+        }
+        if (!hex_n(*c, end, 4, &v))
+            break;
+        *c += 4;
+        if (v >= 0xD800 && v <= 0xDBFF && end - *c >= 6 && (*c)[0] == '\\' && (*c)[1] == 'u' &&
+            hex_n(*c + 2, end, 4, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+            *c += 6;
+            v = 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        return utf8_of(v, o);
+    default:
+        break;
+    }
+    o[0] = e; /* \" \' \\ \/ and any other character: itself */
+    return 1;
+}
+
+/* The string expression at p[at] (one literal or several joined by `+`) decoded into w: the
+ * text the page's viewer gave its importer. A literal left open at the end of the script (a cut
+ * file, or a stub that broke the continuations) is read to there, with a warning. */
+static int decode_js_strings(tci_rctx *r, const systrace *s, size_t at, size_t stop, tci_textspool *w)
+{
+    const char *c = s->text + at, *end = s->text + stop;
+    for (int literal = 0;; literal++) {
+        while (c < end && (tci_is_blank(*c) || *c == '\n' || *c == '\r'))
+            c++;
+        if (literal) {
+            if (c >= end || *c != '+')
+                return TC_OK;
+            c++;
+            while (c < end && (tci_is_blank(*c) || *c == '\n' || *c == '\r'))
+                c++;
+        }
+        if (c >= end || (*c != '"' && *c != '\''))
+            return literal ? TC_OK
+                           : tci_error(r->diag, TC_ERR_FORMAT, MOD, (uint64_t)(c - s->text),
+                                       "linuxPerfData is not given a string");
+        char quote = *c++;
+        for (;;) {
+            const char *run = c;
+            while (c < end && *c != quote && *c != '\\')
+                c++;
+            if (c > run && tci_textspool_put(w, run, (size_t)(c - run)) != TC_OK)
+                return TC_ERR_IO;
+            if (c >= end) {
+                tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, at, "the linuxPerfData string does not end before its "
+                         "script does (the file is cut?); read to there");
+                return TC_OK;
+            }
+            if (*c++ == quote)
+                break;
+            char o[4];
+            size_t k = c < end ? js_escape(&c, end, o) : 0;
+            if (k && tci_textspool_put(w, o, k) != TC_OK)
+                return TC_ERR_IO;
+        }
+    }
+}
+
+/* The legacy page's text, decoded into a temporary file that is then read as atrace text is. */
+static int read_legacy(tci_rctx *r, systrace *s, size_t at)
+{
+    const char *end_script = (const char *)close_tag(r, s, at, "script");
+    size_t stop = end_script ? (size_t)(end_script - s->text) : s->len;
+    tci_textspool w;
+    int rc = tci_textspool_open(&w, MOD, r->opt, r->diag);
+    if (rc != TC_OK)
+        return rc;
+    if ((rc = decode_js_strings(r, s, at, stop, &w)) != TC_OK) {
+        tci_textspool_close(&w);
+        return rc;
+    }
+    tci_source_drop(r->source, 0, s->len); /* the page is read: its pages go back */
+    if ((rc = tci_textspool_map(&w, &s->spool)) != TC_OK)
+        return rc;
+    s->spooled = true;
+    s->offset_note = " (offset in the text decoded from the page's linuxPerfData string)";
+    s->text = (const char *)s->spool.data;
+    s->len = s->spool.size;
+    return add_block(r, s, after_trace_mark(s->spool.data, s->spool.size), s->len);
+}
+
+/* A systrace page: its trace-data blocks, or its linuxPerfData string. */
+static int read_html(tci_rctx *r, systrace *s, const char **kind)
+{
+    size_t legacy;
+    uint32_t n_found;
+    int rc = scan_html(r, s, &legacy, &n_found);
+    if (rc != TC_OK)
+        return rc;
+    if (n_found == 0 && legacy) {
+        *kind = "legacy HTML (var linuxPerfData)";
+        return read_legacy(r, s, legacy);
     }
     if (n_found == 0) {
-        if ((q = find_releasing(r, s, 0, "linuxPerfData")) != NULL)
-            return tci_error(r->diag, TC_ERR_UNSUPPORTED, MOD, (uint64_t)(q - p),
-                             "legacy systrace HTML (var linuxPerfData, systrace before 2015) is not supported "
-                             "(Perfetto cannot read it either); open it in catapult's trace viewer or capture again");
-        if ((q = find_releasing(r, s, 0, "id=\"viewer-data\"")) != NULL)
-            return tci_error(r->diag, TC_ERR_UNSUPPORTED, MOD, (uint64_t)(q - p),
+        const char *q = find(s->text, s->len, "id=\"viewer-data\"");
+        if (q)
+            return tci_error(r->diag, TC_ERR_UNSUPPORTED, MOD, (uint64_t)(q - s->text),
                              "trace2html HTML (viewer-data, gzip+base64) is not supported; "
                              "convert the original trace instead");
         return tci_error(r->diag, TC_ERR_FORMAT, MOD, 0,
-                         "HTML without a <script class=\"trace-data\"> block: not a systrace HTML file");
+                         "HTML without a <script class=\"trace-data\"> element or a linuxPerfData string: "
+                         "not a systrace HTML file");
     }
     if (s->n_blocks == 0)
         return tci_error(r->diag, TC_ERR_FORMAT, MOD, UINT64_MAX,
@@ -569,13 +913,14 @@ static int systrace_open(tci_rctx *r)
     tci_trace *t = r->trace;
     s->text = (const char *)r->data;
     s->len = r->size;
+    s->offset_note = "";
     size_t i = skip_bom_space(r->data, r->size);
     int rc;
     const char *kind;
     if (looks_html(r->data + i, r->size - i)) {
         s->html = true;
         kind = "HTML";
-        rc = scan_html(r, s);
+        rc = read_html(r, s, &kind);
     } else {
         size_t at = after_trace_mark(r->data, r->size);
         if (at && !(r->size - at >= 8 && !memcmp(r->data + at, "# tracer", 8)) && is_zlib(r->data + at, r->size - at)) {
@@ -600,7 +945,7 @@ static int systrace_open(tci_rctx *r)
                 break;
             }
     }
-    if (s->html)
+    if (s->html && !s->spooled)
         snprintf(t->detail, sizeof t->detail, "%s, %u ftrace block%s%s", kind, s->n_blocks, s->n_blocks == 1 ? "" : "s",
                  layout);
     else
@@ -903,7 +1248,7 @@ static int sched_record(tci_rctx *r, systrace *s, const fline *f, uint32_t line_
     if (f->cpu >= TCI_SYS_MAX_CPUS || !sched_fields(f, kind, &tid, &other, &state, &a, &b, &value)) {
         tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "%.*s: %s; line skipped%s", (int)f->event_len, f->event,
                  f->cpu >= TCI_SYS_MAX_CPUS ? "CPU number above 1023 (Perfetto's limit)" : "a field is missing or out of range",
-                 s->inflated ? " (offset in the decompressed text)" : "");
+                 s->offset_note);
         return 0;
     }
     uint32_t th = tid == f->tid ? line_th : sched_thread(r, s, tid, line_th, off, &rc);
@@ -1041,7 +1386,7 @@ static int kernel_record(tci_rctx *r, systrace *s, const fline *f, uint32_t th, 
 {
     if (f->cpu >= TCI_SYS_MAX_CPUS) {
         tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "%.*s: CPU number above 1023 (Perfetto's limit); line skipped%s",
-                 (int)f->event_len, f->event, s->inflated ? " (offset in the decompressed text)" : "");
+                 (int)f->event_len, f->event, s->offset_note);
         return 0;
     }
     uint32_t name = tci_trace_name(r->trace, f->event, f->event_len);
@@ -1258,7 +1603,7 @@ static int systrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
             if (r->pass == 1)
                 s->lines_bad++;
             tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, off, "not an ftrace event line%s (\"%.*s%s\"); skipped",
-                     s->inflated ? " (offset in the decompressed text)" : "", (int)(n > 40 ? 40 : n), l,
+                     s->offset_note, (int)(n > 40 ? 40 : n), l,
                      n > 40 ? "..." : "");
             continue;
         }
@@ -1284,8 +1629,8 @@ static int systrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
         k += (size_t)got1;
     }
     /* progress and page release are in input bytes; the inflated text's pages go as they are read */
-    r->pos = s->inflated ? (s->len ? (uint64_t)((double)s->pos / (double)s->len * (double)r->size) : 0) : s->pos;
-    if (s->inflated)
+    r->pos = s->spooled ? (s->len ? (uint64_t)((double)s->pos / (double)s->len * (double)r->size) : 0) : s->pos;
+    if (s->spooled)
         tci_source_release(&s->spool, s->pos);
     if (k == 0 && r->pass == 1 && !s->tables_done) {
         s->tables_done = true;

@@ -237,11 +237,14 @@ static bool put_typed(tci_pf_ftrace *f, const pft_field *pf, const tci_ftrace_fi
 {
     bool number = x->type == TCI_FTV_INT || x->type == TCI_FTV_UINT;
     bool neg = x->type == TCI_FTV_INT && x->i < 0;
+    /* A 32-bit member printed with the other signedness ("cpu=%u" of an int32 member:
+     * 4294967295) holds the same 32 bits: Perfetto's recorder copies the bits, so do we. */
+    bool bits32 = number && (x->type == TCI_FTV_UINT ? x->u <= UINT32_MAX : x->i >= INT32_MIN && x->i <= (int64_t)UINT32_MAX);
     switch (pf->type) {
     case PFT_INT32:
-        if (!number || (x->type == TCI_FTV_UINT ? x->u > INT32_MAX : x->i < INT32_MIN || x->i > INT32_MAX))
+        if (!bits32)
             return false;
-        *q = varint(tag(*q, pf->number, 0), (uint64_t)x->i); /* negatives: ten bytes, as protobuf */
+        *q = varint(tag(*q, pf->number, 0), (uint64_t)(int64_t)(int32_t)(uint32_t)x->u); /* negatives: ten bytes */
         return true;
     case PFT_INT64:
         if (!number || (x->type == TCI_FTV_UINT && x->u > INT64_MAX))
@@ -254,10 +257,10 @@ static bool put_typed(tci_pf_ftrace *f, const pft_field *pf, const tci_ftrace_fi
         if (x->type == TCI_FTV_SYMBOL && pf->type == PFT_UINT64) {
             if (!(v = symbol_iid(f, x->text, x->text_len, rc)))
                 return false;
-        } else if (!number || neg || (pf->type == PFT_UINT32 && x->u > UINT32_MAX)) {
+        } else if (pf->type == PFT_UINT32 ? !bits32 : !number || neg) {
             return false;
         } else {
-            v = x->u;
+            v = pf->type == PFT_UINT32 ? (uint32_t)x->u : x->u;
         }
         *q = varint(tag(*q, pf->number, 0), v);
         return true;
