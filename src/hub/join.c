@@ -566,6 +566,7 @@ static int join_open(tci_rctx *r)
     if (rc != TC_OK)
         return r->diag->error[0] ? rc : input_failed(j, SYS, rc);
     take_diagnostics(j);
+    r->trace->process_listing = j->t[SYS]->process_listing;
     r->trace->sys_text = j->t[SYS]->sys_text; /* the kernel events' text: the system trace's, still open */
     r->trace->sys_text_len = j->t[SYS]->sys_text_len;
     if (!(j->th = tci_calloc(r->trace->n_threads ? r->trace->n_threads : 1, sizeof *j->th)))

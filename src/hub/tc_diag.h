@@ -49,6 +49,7 @@
     X(GZIP_PADDING, "gzip-zero-padding", TC_FIG_NOTE)                   \
     X(THREADS_LEFT_OUT, "threads-left-out", TC_FIG_NOTE)                \
     X(EVENTS_LEFT_OUT, "events-left-out", TC_FIG_NOTE)                  \
+    X(PROCESS_DISAGREES, "process-dump-disagrees", TC_FIG_WARNING)      \
     X(MERGE_CLAMPED, "merge-clamped", TC_FIG_REPAIR)                    \
     X(MERGE_UNMATCHED_THREAD, "merge-unmatched-thread", TC_FIG_WARNING) \
     X(MERGE_CLOCK_GUESS, "merge-clock-guess", TC_FIG_WARNING)            \

@@ -106,6 +106,10 @@ typedef struct tci_trace {
 
     uint64_t elapsed_offset;  /* where the input gave elapsed_ns (messages); UINT64_MAX unknown */
 
+    /* A process listing (systrace's PROCESS DUMP) named the processes and threads of the
+     * system, those without events too: outputs that can list them do (perfetto's ProcessTree). */
+    bool process_listing;
+
     /* The text TCI_EV_FTRACE events point into (the input, or the text the reader decoded
      * from it), set by the reader at open; valid until the conversion is closed. */
     const char *sys_text;

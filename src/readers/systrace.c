@@ -84,7 +84,7 @@ typedef struct range {
 } range;
 
 typedef struct dump_proc {
-    int64_t pid;
+    int64_t pid, ppid;
     const char *name;
     size_t len;
 } dump_proc;
@@ -442,8 +442,9 @@ static int inflate_text(tci_rctx *r, systrace *s, size_t at)
     return add_block(r, s, t, s->len);
 }
 
-/* PROCESS DUMP: `ps -A -o USER,PID,PPID,VSZ,RSS,WCHAN,ADDR=PC,S,NAME,COMM` (NAME = token 8)
- * and `ps -AT -o USER,PID,TID,CMD` (thread name = the rest of the line). */
+/* PROCESS DUMP: `ps -A -o USER,PID,PPID,VSZ,RSS,WCHAN,ADDR=PC,S,NAME,COMM` (PPID = token 2,
+ * NAME = token 8) and `ps -AT -o USER,PID,TID,CMD` (thread name = the rest of the line), each
+ * taken at the start and at the stop. A row of neither form is a bad line. */
 static int read_dump(tci_rctx *r, systrace *s, size_t start, size_t end)
 {
     enum { NONE, LONG, SHORT } mode = NONE;
@@ -467,19 +468,26 @@ static int read_dump(tci_rctx *r, systrace *s, size_t start, size_t end)
             mode = tlen[2] == 3 && !memcmp(tok[2], "TID", 3) ? SHORT : LONG;
             continue;
         }
-        int64_t pid, tid;
-        if (mode == LONG && nt >= 9 && tci_parse_i64(tok[1], tlen[1], &pid)) {
+        int64_t pid, ppid, tid;
+        if (nt == 0 || (nt == 2 && tlen[0] == 7 && !memcmp(tok[0], "PROCESS", 7)))
+            continue;
+        if (mode == LONG && nt >= 9 && tci_parse_i64(tok[1], tlen[1], &pid) && tci_parse_i64(tok[2], tlen[2], &ppid) &&
+            pid > 0 && pid <= INT32_MAX) {
             if (tci_grow((void **)&s->procs, &s->cap_procs, s->n_procs, sizeof *s->procs) != 0)
                 return tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "out of memory");
-            s->procs[s->n_procs++] = (dump_proc){pid, tok[8], tlen[8]};
+            s->procs[s->n_procs++] = (dump_proc){pid, ppid >= 0 && ppid <= INT32_MAX ? ppid : -1, tok[8], tlen[8]};
         } else if (mode == SHORT && nt >= 4 && tci_parse_i64(tok[1], tlen[1], &pid) &&
-                   tci_parse_i64(tok[2], tlen[2], &tid)) {
+                   tci_parse_i64(tok[2], tlen[2], &tid) && pid > 0 && pid <= INT32_MAX && tid > 0 && tid <= INT32_MAX) {
             size_t len = (size_t)(l + n - tok[3]);
             while (len && tci_is_blank(tok[3][len - 1]))
                 len--;
             if (tci_grow((void **)&s->dthreads, &s->cap_dthreads, s->n_dthreads, sizeof *s->dthreads) != 0)
                 return tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "out of memory");
             s->dthreads[s->n_dthreads++] = (dump_thread){pid, tid, tok[3], len};
+        } else { /* read once, at open */
+            tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, at, "PROCESS DUMP: neither a process (USER PID PPID ... NAME) "
+                     "nor a thread (USER PID TID CMD) of positive ids (\"%.*s%s\"); skipped", (int)(n > 40 ? 40 : n), l,
+                     n > 40 ? "..." : "");
         }
     }
     return TC_OK;
@@ -1319,6 +1327,71 @@ static uint32_t thread_of(tci_rctx *r, systrace *s, const fline *f, uint64_t off
     return th;
 }
 
+/* The thread of a tid only a PROCESS DUMP lists: an entry without records. */
+static uint32_t dump_thread_of(tci_rctx *r, systrace *s, uint64_t tid)
+{
+    uint32_t th = tci_idmap_get(&s->tid_thread, tid);
+    if (th != TCI_NONE)
+        return th;
+    if ((th = tci_trace_add_thread(r->trace, tid)) == TCI_NONE || tci_idmap_put(&s->tid_thread, tid, th) != 0 ||
+        tci_grow((void **)&s->pid_at, &s->cap_pid_at, th, sizeof *s->pid_at) != 0)
+        return TCI_NONE;
+    s->pid_at[th] = PID_UNSET;
+    return th;
+}
+
+/* Every process and thread of the PROCESS DUMPs, as Perfetto's import of the capture has
+ * them: a process (pid, parent, name) for each process row, a thread (tid, process, name)
+ * for each thread row, those no ftrace line shows included. Where the lines gave a thread
+ * another process (its TGID column or an atrace pid), the lines win: said in one warning. */
+static int dump_tables(tci_rctx *r, systrace *s)
+{
+    tci_trace *t = r->trace;
+    t->process_listing = s->n_procs || s->n_dthreads;
+    for (uint32_t i = 0; i < s->n_procs; i++) {
+        uint32_t p = process_of(r, s, s->procs[i].pid);
+        if (p == TCI_NONE)
+            return tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
+        if (t->processes[p].ppid < 0)
+            t->processes[p].ppid = s->procs[i].ppid;
+    }
+    uint64_t disagree = 0;
+    const dump_thread *first = NULL;
+    int64_t lines_pid = 0;
+    for (uint32_t i = 0; i < s->n_dthreads; i++) {
+        const dump_thread *d = &s->dthreads[i];
+        uint32_t th = dump_thread_of(r, s, (uint64_t)d->tid);
+        if (th == TCI_NONE)
+            return tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
+        /* the dump's CMD is the full name; ftrace's task field is the kernel comm,
+         * cut to 15 bytes: a name that is a prefix of the dump's gives way to it */
+        const char *cur = t->threads[th].name;
+        bool fuller = cur && comm_of(cur, strlen(cur), d->name, d->len);
+        if ((!cur || fuller) && d->len && tci_trace_name_thread(t, th, d->name, d->len, 2) != TC_OK)
+            return tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
+        if (s->pid_at[th] != PID_UNSET && s->pid_at[th] != PID_AT_END) {
+            int64_t had = t->processes[t->threads[th].process].pid;
+            if (had != d->pid && !disagree++) {
+                first = d;
+                lines_pid = had;
+            }
+            continue;
+        }
+        int rc = set_pid(r, s, th, d->pid, UINT64_MAX);
+        if (rc != TC_OK)
+            return rc;
+    }
+    if (disagree) {
+        tci_warn(r->diag, TCI_FIG_PROCESS_DISAGREES, MOD, UINT64_MAX,
+                 "%llu thread%s of the PROCESS DUMP belong%s to another process in the ftrace lines (thread %lld: "
+                 "process %lld in the lines, %lld in the dump); the lines win", (unsigned long long)disagree,
+                 disagree == 1 ? "" : "s", disagree == 1 ? "s" : "", (long long)first->tid, (long long)lines_pid,
+                 (long long)first->pid);
+        tci_count(r->diag, TCI_FIG_PROCESS_DISAGREES, disagree - 1);
+    }
+    return TC_OK;
+}
+
 /* End of pass 1: the dumps' names, and a process for every thread. */
 static int finish_tables(tci_rctx *r, systrace *s)
 {
@@ -1331,21 +1404,9 @@ static int finish_tables(tci_rctx *r, systrace *s)
         if (i != TCI_NONE && tci_trace_name_thread(t, th, s->names[i].s, s->names[i].len, 1) != TC_OK)
             return tci_trace_fail(t, r->diag, MOD, s->names[i].offset);
     }
-    for (uint32_t i = 0; i < s->n_dthreads; i++) {
-        const dump_thread *d = &s->dthreads[i];
-        uint32_t th = tci_idmap_get(&s->tid_thread, (uint64_t)d->tid);
-        if (th == TCI_NONE)
-            continue;
-        /* the dump's CMD is the full name; ftrace's task field is the kernel comm,
-         * cut to 15 bytes: a name that is a prefix of the dump's gives way to it */
-        const char *cur = t->threads[th].name;
-        bool fuller = cur && comm_of(cur, strlen(cur), d->name, d->len);
-        if ((!cur || fuller) && d->len && tci_trace_name_thread(t, th, d->name, d->len, 2) != TC_OK)
-            return tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
-        int rc = d->pid > 0 ? set_pid(r, s, th, d->pid, UINT64_MAX) : TC_OK;
-        if (rc != TC_OK)
-            return rc;
-    }
+    int drc = dump_tables(r, s);
+    if (drc != TC_OK)
+        return drc;
     for (uint32_t th = 0; th < t->n_threads; th++) {
         int rc = s->pid_at[th] != PID_UNSET ? TC_OK : set_pid(r, s, th, (int64_t)t->threads[th].tid, UINT64_MAX);
         if (rc != TC_OK)

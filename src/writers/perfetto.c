@@ -251,6 +251,8 @@ static uint8_t *put_varint(uint8_t *q, uint64_t v)
     return q;
 }
 
+static uint8_t *put_tag(uint8_t *q, uint32_t field, uint32_t wire) { return put_varint(q, (uint64_t)field << 3 | wire); }
+
 /* Frame one packet as Trace.packet (field 1, LEN) and write it. */
 static int put_packet(tci_wctx *w, const ProtobufCMessage *pk)
 {
@@ -374,6 +376,82 @@ static int write_processes(tci_wctx *w)
         rc = put_packet(w, &pk.base);
     }
     return rc;
+}
+
+/* A process listing (systrace's PROCESS DUMP) as Perfetto's own recorder writes one
+ * (linux.process_stats): ProcessTree packets of the process sequence listing every process
+ * (pid, ppid, its name as cmdline) and every thread (tid, tgid, name), those without events
+ * too, in packets of about 32 KiB. TP then knows each of them, as its import of the capture does. */
+#define PF_TREE_PACKET (32u << 10)
+
+static int flush_tree(tci_wctx *w, const uint8_t *body, size_t len)
+{
+    if (!len)
+        return TC_OK;
+    const tci_trace *t = w->trace;
+    uint8_t head[48], *q = head + 12, *start = q;
+    q = put_varint(put_tag(q, 8, 0), clamp_ts(t->start_ns));  /* TracePacket.timestamp */
+    q = put_varint(put_tag(q, 10, 0), PF_SEQ_PROCESS);        /* trusted_packet_sequence_id */
+    q = put_varint(put_tag(q, 2, 2), len);                    /* TracePacket.process_tree */
+    size_t inner = (size_t)(q - start) + len;
+    uint8_t frame[12], *f = frame;
+    *f++ = PF_TAG_PACKET;
+    f = put_varint(f, inner);
+    tci_sink_write(w->out, frame, (size_t)(f - frame));
+    tci_sink_write(w->out, start, (size_t)(q - start));
+    tci_sink_write(w->out, body, len);
+    return w->out->err ? TC_ERR_IO : TC_OK;
+}
+
+/* One Process or Thread entry of a ProcessTree into buf at *len (room checked by the caller). */
+static size_t tree_entry(uint8_t *buf, uint32_t field, int64_t a, int64_t b, uint32_t b_field, const char *name,
+                         uint32_t name_field)
+{
+    uint8_t body[32], *q = body;
+    q = put_varint(put_tag(q, 1, 0), (uint64_t)a);                /* pid / tid */
+    if (b >= 0)
+        q = put_varint(put_tag(q, b_field, 0), (uint64_t)b);      /* ppid / tgid */
+    size_t nl = name ? strlen(name) : 0;
+    uint8_t nh[16], *nq = nl ? put_varint(put_tag(nh, name_field, 2), nl) : nh; /* cmdline / name */
+    size_t inner = (size_t)(q - body) + (size_t)(nq - nh) + nl;
+    uint8_t *o = put_varint(put_tag(buf, field, 2), inner);
+    memcpy(o, body, (size_t)(q - body));
+    o += q - body;
+    memcpy(o, nh, (size_t)(nq - nh));
+    o += nq - nh;
+    memcpy(o, name, nl);
+    return (size_t)(o + nl - buf);
+}
+
+static int write_process_tree(tci_wctx *w)
+{
+    const tci_trace *t = w->trace;
+    pf_w *p = w->priv;
+    if (!t->process_listing)
+        return TC_OK;
+    size_t len = 0;
+    int rc = TC_OK;
+    for (uint32_t i = 0; i < t->n_processes + t->n_threads && rc == TC_OK; i++) {
+        bool proc = i < t->n_processes;
+        const tci_process *pr = proc ? &t->processes[i] : NULL;
+        const tci_thread *th = proc ? NULL : &t->threads[i - t->n_processes];
+        int64_t id = proc ? pr->pid : (int64_t)th->tid;
+        if (id <= 0 || id > INT32_MAX)
+            continue; /* no pid of its own (a method trace's process 0 before it had one), or the idle task */
+        const char *name = proc ? pr->name : th->name;
+        size_t need = 64 + (name ? strlen(name) : 0);
+        if (ensure_buf(p, len + need) != TC_OK)
+            return TC_ERR_NOMEM;
+        if (proc)
+            len += tree_entry(p->buf + len, 1, id, pr->ppid, 2, name, 3);
+        else
+            len += tree_entry(p->buf + len, 2, id, pid32(t, th->process), 3, name, 2);
+        if (len >= PF_TREE_PACKET) {
+            rc = flush_tree(w, p->buf, len);
+            len = 0;
+        }
+    }
+    return rc == TC_OK ? flush_tree(w, p->buf, len) : rc;
 }
 
 /* First packet of a sequence with a clock: cleared state and the instant its
@@ -699,6 +777,8 @@ static int pf_begin(tci_wctx *w)
     int rc = alloc_state(w->priv, t);
     if (rc == TC_OK)
         rc = write_processes(w);
+    if (rc == TC_OK)
+        rc = write_process_tree(w);
     return rc == TC_OK ? write_threads(w) : rc;
 }
 
@@ -940,7 +1020,6 @@ static uint32_t ftrace_field(uint8_t kind)
     return fields[kind - TCI_EV_SYS_FIRST];
 }
 
-static uint8_t *put_tag(uint8_t *q, uint32_t field, uint32_t wire) { return put_varint(q, (uint64_t)field << 3 | wire); }
 static uint8_t *put_int(uint8_t *q, uint32_t field, int64_t v) /* int32/int64: negatives as 10 bytes, as protobuf */
 {
     return put_varint(put_tag(q, field, 0), (uint64_t)v);
