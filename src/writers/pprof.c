@@ -7,7 +7,12 @@
  * path) whose self time is not zero, values [self wall ns, self cpu ns]
  * (cpu left out, with a comment saying so, when the input has no thread-CPU
  * clock; wall left out when it has only that clock, whose timeline is CPU
- * time); location ids leaf first; a string label "thread" and a numeric
+ * time); location ids leaf first. An input whose sampled stacks weigh counts
+ * (the trace's metadata sample-unit "count": perf's samples, whose weights are
+ * cycles for "cycles:HG") has one value type instead, named by its
+ * sample-type ("cycles:HG", unit "count"), whose values are the counts the
+ * samples of each path weigh (the IR carries a count as 1000 ns: the node's
+ * sampled weight / 1000); its slices, which weigh time, are not in it; a string label "thread" and a numeric
  * label "tid" unless merge-threads folds all threads into one tree. One
  * Function and one Location per method that some sample uses (ids 1..N, the
  * same id for both), one synthetic Mapping (id 1) so that pprof does not try
@@ -62,7 +67,19 @@ typedef struct pprof_w {
     int64_t s_wall, s_cpu, s_ns, s_thread, s_tid, s_process;
     int64_t *s_thread_name; /* per thread */
     bool has_lines;
+    /* sampled stacks that weigh counts (metadata sample-type, sample-unit): their one value type */
+    const char *count_type, *count_unit;
+    int64_t s_count_type, s_count_unit;
 } pprof_w;
+
+/* A count in the IR: 1000 ns a unit (the json reader's sampled stacks), as pprof gets it. */
+static int64_t count_of(int64_t sampled) { return sampled / 1000 + (sampled % 1000 >= 500); }
+
+/* A node's value or values in this profile: its sampled counts, or self times. */
+static bool has_value(const pprof_w *p, const tci_ctnode *n)
+{
+    return p->count_type ? count_of(n->sampled) != 0 : n->wall_self || n->cpu_self;
+}
 
 /* ---- string table ------------------------------------------------------- */
 
@@ -169,17 +186,17 @@ static void pb_append(tci_sink *o, uint32_t field, const uint8_t *body, size_t n
 
 /* ---- which nodes and methods the samples use ---------------------------- */
 
-/* live[i]: node i or a descendant has self time. Children have larger
+/* live[i]: node i or a descendant has self time (its counts). Children have larger
  * indices than their parents (nodes are made on first entry), so one
  * backwards sweep suffices. */
-static uint8_t *live_nodes(const tci_calltree *ct)
+static uint8_t *live_nodes(const pprof_w *p, const tci_calltree *ct)
 {
     uint8_t *live = tci_calloc(ct->n_nodes ? ct->n_nodes : 1, 1);
     if (!live)
         return NULL;
     for (uint32_t i = ct->n_nodes; i-- > 0;) {
         const tci_ctnode *n = &ct->nodes[i];
-        if (n->method != TCI_NONE && (n->wall_self || n->cpu_self))
+        if (n->method != TCI_NONE && has_value(p, n))
             live[i] = 1;
         if (live[i] && n->parent != TCI_NONE)
             live[n->parent] = 1;
@@ -211,13 +228,14 @@ static int use_methods(pprof_w *p, const tci_trace *t, const tci_calltree *ct, c
 
 /* ---- header -------------------------------------------------------------- */
 
-/* Values per sample: [wall, cpu], [wall] without a CPU clock, [cpu] without a wall clock. */
-static size_t sample_values(const tci_trace *t)
+/* Values per sample: [wall, cpu], [wall] without a CPU clock, [cpu] without a wall clock;
+ * [count] when the samples weigh counts. */
+static size_t sample_values(const pprof_w *p, const tci_trace *t)
 {
-    return t->has_wall && t->has_cpu ? 2 : 1;
+    return !p->count_type && t->has_wall && t->has_cpu ? 2 : 1;
 }
 
-#define PPROF_MAX_COMMENTS 7
+#define PPROF_MAX_COMMENTS 8
 
 /* Comments pprof prints above its reports: what was converted and how, and the
  * figures grouped by kind under the CLI summary's headings. */
@@ -230,7 +248,10 @@ static int make_comments(pprof_w *p, const tci_wctx *w, int64_t *c, size_t *n)
     s[k++] = tci_arena_printf(&p->arena, "converted by traceconv from %s", t->input_name ? t->input_name : "-");
     s[k++] = tci_arena_printf(&p->arena, "format: %s", tci_trace_format(t, text, sizeof text));
     s[k++] = tci_arena_printf(&p->arena, "clock: %s", tci_clock_name(t->clock));
-    if (!t->has_cpu)
+    if (p->count_type)
+        s[k++] = tci_arena_printf(&p->arena, "values: the %s counts of the sampled stacks (%s); the time of the "
+                                  "input's slices is not in this profile", p->count_type, p->count_unit);
+    else if (!t->has_cpu)
         s[k++] = "no thread-CPU clock in the input: the cpu sample type is omitted";
     else if (!t->has_wall)
         s[k++] = "no wall clock in the input (clock=thread-cpu): the wall sample type is omitted";
@@ -258,8 +279,10 @@ static int write_header(pprof_w *p, const tci_wctx *w)
     Perftools__Profiles__ValueType period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
     wall.type = p->s_wall, wall.unit = p->s_ns;
     cpu.type = p->s_cpu, cpu.unit = p->s_ns;
+    if (p->count_type) /* its one type: the samples' event, in their unit */
+        wall.type = p->s_count_type, wall.unit = p->s_count_unit;
     /* a thread-CPU-only input has no wall time to show: its one type is cpu */
-    Perftools__Profiles__ValueType *types[2] = {&wall, &cpu}, **first = t->has_wall ? types : types + 1;
+    Perftools__Profiles__ValueType *types[2] = {&wall, &cpu}, **first = t->has_wall || p->count_type ? types : types + 1;
     period = **first;
 
     Perftools__Profiles__Mapping map = PERFTOOLS__PROFILES__MAPPING__INIT;
@@ -270,7 +293,7 @@ static int write_header(pprof_w *p, const tci_wctx *w)
     map.has_line_numbers = p->has_lines;
 
     Perftools__Profiles__Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-    prof.n_sample_type = sample_values(t);
+    prof.n_sample_type = sample_values(p, t);
     prof.sample_type = first;
     prof.n_mapping = 1;
     prof.mapping = maps;
@@ -290,7 +313,7 @@ static int write_header(pprof_w *p, const tci_wctx *w)
     prof.period = 1;
     prof.n_comment = n_comments;
     prof.comment = comments;
-    prof.default_sample_type = t->has_wall ? p->s_wall : p->s_cpu;
+    prof.default_sample_type = (*first)->type;
     sink_buffer sb = {{sink_append}, w->out};
     protobuf_c_message_pack_to_buffer(&prof.base, &sb.base);
     return TC_OK;
@@ -382,10 +405,13 @@ static void emit_sample(const tci_wctx *w, walk_state *s, const tci_ctnode *n)
         q = pb_varint(q, s->path[i]);
     size_t ids_len = (size_t)(q - s->packed);
 
-    uint8_t vals[2 * PB_VARINT_MAX], *v = vals; /* [wall, cpu], [wall] or [cpu]: sample_values */
-    if (w->trace->has_wall)
+    const pprof_w *p = w->priv;
+    uint8_t vals[2 * PB_VARINT_MAX], *v = vals; /* [wall, cpu], [wall], [cpu] or [count]: sample_values */
+    if (p->count_type)
+        v = pb_varint(v, (uint64_t)count_of(n->sampled));
+    else if (w->trace->has_wall)
         v = pb_varint(v, (uint64_t)n->wall_self);
-    if (w->trace->has_cpu || !w->trace->has_wall)
+    if (!p->count_type && (w->trace->has_cpu || !w->trace->has_wall))
         v = pb_varint(v, (uint64_t)n->cpu_self);
     uint8_t tail[1 + PB_VARINT_MAX + sizeof vals + LABELS_MAX], *r = tail;
     r = pb_bytes(r, 2, vals, (size_t)(v - vals));
@@ -425,7 +451,7 @@ static int sample_enter(void *user, uint32_t node, uint32_t depth)
         return TCI_WALK_PRUNE;
     if (path_push(sw->s, p->loc_id[n->method]) != TC_OK)
         return TC_ERR_NOMEM;
-    if (n->wall_self || n->cpu_self)
+    if (has_value(p, n))
         emit_sample(sw->w, sw->s, n);
     return TC_OK;
 }
@@ -480,6 +506,9 @@ static int intern_fixed(pprof_w *p, const tci_wctx *w, bool merged)
     p->s_process = intern(p, t->process_name);
     if (p->s_wall < 0 || p->s_cpu < 0 || p->s_ns < 0 || p->s_thread < 0 || p->s_tid < 0 || p->s_process < 0)
         return TC_ERR_NOMEM;
+    if (p->count_type &&
+        ((p->s_count_type = intern(p, p->count_type)) < 0 || (p->s_count_unit = intern(p, p->count_unit)) < 0))
+        return TC_ERR_NOMEM;
     for (uint32_t i = 0; !merged && i < t->n_threads; i++)
         if ((p->s_thread_name[i] = intern(p, t->threads[i].name)) < 0)
             return TC_ERR_NOMEM;
@@ -498,13 +527,20 @@ static int pprof_begin(tci_wctx *w)
     p->s_thread_name = tci_calloc(nt, sizeof *p->s_thread_name);
     if (!p->loc_id || !p->s_name || !p->s_sys || !p->s_file || !p->s_thread_name)
         return TC_ERR_NOMEM;
+    /* sampled stacks weighing counts (a json reader's perf samples): named by their event */
+    const char *unit = t->n_meta ? tci_trace_meta(t, "sample-unit") : NULL;
+    if (unit && !strcmp(unit, "count")) {
+        const char *type = tci_trace_meta(t, "sample-type");
+        p->count_type = type && type[0] ? type : "samples";
+        p->count_unit = unit;
+    }
     return TC_OK;
 }
 
 static int write_profile(tci_wctx *w, const tci_calltree *ct, bool merged)
 {
     pprof_w *p = w->priv;
-    uint8_t *live = live_nodes(ct);
+    uint8_t *live = live_nodes(p, ct);
     if (!live)
         return TC_ERR_NOMEM;
     int rc = intern_fixed(p, w, merged);
