@@ -27,6 +27,7 @@ facts.json maps each file name to its facts:
   "bad_lines", "first_bad_offset": lines no ftrace parser can read, and where the
              first one starts.
 """
+import collections
 import json
 import os
 import sys
@@ -290,33 +291,116 @@ def procfs_dump():
     return "".join(rows).encode(), {"input": False}
 
 
-def legacy_html(m):
+def js_string_lines(text, quote='"'):
+    """text as a JavaScript string literal the way old systrace.py wrote it: each line followed by
+    `\\n\\` (an escaped newline, then a line continuation)."""
+    esc = text.replace("\\", "\\\\").replace(quote, "\\" + quote)
+    return "".join(line + "\\n\\\n" for line in esc.splitlines())
+
+
+def legacy_html(text):
     """Generation A (old systrace.py, before 2015): the ftrace text inside a JS string, each line
-    ending in `\\n\\` (a string continuation). Only catapult reads it; the reader refuses it."""
-    text = capture_text(m, tgid=False).decode()
-    body = "".join(line + "\\n\\\n" for line in text.splitlines())
+    ending in `\\n\\` (a string continuation). Perfetto cannot read it; catapult's importer and
+    traceconv can: it reads as the text it holds (the test compares it with that text's reading)."""
     html = ("<!DOCTYPE html>\n<html>\n<head i18n-values=\"dir:textdirection;\">\n<title>Android System Trace</title>\n"
-            "<script>\n  var linuxPerfData = \"\\\n" + body + "\";\n</script>\n</head>\n<body>\n</body>\n</html>\n")
-    return html.encode(), {"input": True, "refused": "linuxPerfData"}
+            "<script>\n  var linuxPerfData = \"\\\n" + js_string_lines(text) + "\";\n</script>\n</head>\n<body>\n</body>\n</html>\n")
+    return html.encode()
+
+
+VIEWER_2013 = (  # what the 2013 standalone viewer's code holds: a use of the variable, and a regex
+    "<script>\n'use strict';\nfunction onLoad() {\n  if (!linuxPerfData)\n    return;\n"  # that names its assignment
+    "  var ok = /^  var linuxPerfData = \"\\\\$/.test(lines[1]);\n}\n"
+    "document.addEventListener('DOMContentLoaded', onLoad);\n</script>\n")
+
+
+def legacy_split_html(text):
+    """The same page as a 2013 standalone viewer wrote it (trace_html.py): the viewer's code first
+    (it mentions linuxPerfData and matches `var linuxPerfData = "` in a regex: neither is the
+    data), then the string split over several literals joined with `+`, the second in single
+    quotes, with the escapes JavaScript has (\\t, \\", \\', \\u00e9, \\x41, \\/, \\u{1F600}), a
+    `'use strict';` statement before the assignment."""
+    lines = text.splitlines(keepends=True)
+    third = len(lines) // 3
+    parts = ["".join(lines[:third]), "".join(lines[third:2 * third]), "".join(lines[2 * third:])]
+
+    def escaped(chunk, quote):
+        out = []
+        for ch in chunk:
+            if ch == "\n":
+                out.append("\\n")
+            elif ch == "\t":
+                out.append("\\t")
+            elif ch == "\\":
+                out.append("\\\\")
+            elif ch == quote:
+                out.append("\\" + quote)
+            elif ch == "/":
+                out.append("\\/")
+            elif ch == "A":
+                out.append("\\x41")
+            elif ord(ch) > 0xFFFF:
+                out.append("\\u{%X}" % ord(ch))
+            elif ord(ch) > 0x7E:
+                out.append("\\u%04x" % ord(ch))
+            else:
+                out.append(ch)
+        return "".join(out)
+    body = ('"' + escaped(parts[0], '"') + '" +\n    \'' + escaped(parts[1], "'") + "' +\n    \"" +
+            escaped(parts[2], '"') + '"')
+    html = ("<!DOCTYPE html>\n<html>\n<head>\n<title>Android System Trace</title>\n"
+            "<style>.view { overflow: hidden; }</style>\n" + VIEWER_2013 + "</head>\n<body>\n  <div class=\"view\"></div>\n"
+            "<!-- BEGIN TRACE -->\n  <script>\n  'use strict';\n  var linuxPerfData = " + body + ";\n  </script>\n"
+            "<!-- END TRACE -->\n</body>\n</html>\n")
+    return html.encode()
 
 
 PS_HEAD = "USER           PID  PPID     VSZ    RSS WCHAN  PC S NAME                        COMM\n"
 PST_HEAD = "USER           PID   TID CMD\n"
 THREAD_CMD = COMM  # `ps -T` prints each thread's comm
+# what `ps -A` lists beside the processes with events: (pid, ppid, name), and their threads
+DUMP_ONLY_PROCS = [(1, 0, "/system/bin/init"), (2, 0, "[kthreadd]"), (700, 1, "zygote64"),
+                   (9000, 700, "com.android.phone")]
+DUMP_ONLY_THREADS = [(1, 1, "init"), (2, 2, "kthreadd"), (700, 700, "main"), (9000, 9000, "m.android.phone"),
+                     (9011, 9000, "Binder:9000_1"), (9012, 9000, "RenderThread"), (4299, 4242, "OkHttp ConnectionPool")]
+PPID = {4242: 700, 1100: 700, 620: 1}
+# the dump says the pool thread is system_server's; its lines (B|4242|) say the app's: the lines win
+DUMP_PID_OF = {**PID_OF, 4281: 1100}
 
 
 def process_dump():
     out = "PROCESS DUMP\n"
+    procs = [(pid, PPID[pid], name) for pid, name in PROCS] + DUMP_ONLY_PROCS
+    threads = [(tid, DUMP_PID_OF[tid], THREAD_CMD[tid]) for tid, _, _ in THREADS] + \
+        [(tid, pid, name) for tid, pid, name in DUMP_ONLY_THREADS]
     for _ in range(2):  # the start and the stop snapshot
         out += PS_HEAD
-        for pid, name in PROCS:
+        for pid, ppid, name in procs:
             user = "u0_a123" if pid == 4242 else "system"
-            out += f"{user:<12} {pid:>5} {1:>5} {0:>7} {0:>6} {0:<6} {0:>2} S {name:<27} {name.rsplit('/', 1)[-1]}\n"
+            out += f"{user:<12} {pid:>5} {ppid:>5} {0:>7} {0:>6} {0:<6} {0:>2} S {name:<27} {name.rsplit('/', 1)[-1]}\n"
         out += PST_HEAD
-        for tid, pid, _ in THREADS:
+        for tid, pid, name in threads:
             user = "u0_a123" if pid == 4242 else "system"
-            out += f"{user:<12} {pid:>5} {tid:>5} {THREAD_CMD[tid]}\n"
+            out += f"{user:<12} {pid:>5} {tid:>5} {name}\n"
     return out
+
+
+def dump_facts():
+    """What a reader of the dump knows: every process (ppid, name) and thread (process, name)."""
+    procs = {str(pid): [PPID[pid], name] for pid, name in PROCS}
+    procs.update({str(pid): [ppid, name] for pid, ppid, name in DUMP_ONLY_PROCS})
+    threads = {str(tid): [PID_OF[tid], THREAD_CMD[tid]] for tid, _, _ in THREADS}
+    threads.update({str(tid): [pid, name] for tid, pid, name in DUMP_ONLY_THREADS})
+    return {"processes": procs, "threads": threads, "disagree": 1}
+
+
+VIEWER_2019 = (  # the catapult viewer inlined before the data: its code names the data element in a
+    # regular expression (escaped slash) and in strings; an HTML comment and a style hold the tag too
+    "<script>\n/* trace viewer (stub) */\n"
+    "var kDataRe = /<script class=\"trace-data\" type=\"application\\/text\">/;\n"
+    "var kOpen = '<script class=\"trace-data\" type=\"application/text\">';\n"
+    "function onLoad() { return document.body.querySelectorAll('.trace-data'); }\n</script>\n"
+    "<!-- a comment: <script class=\"trace-data\" type=\"application/text\">\nnot data\n</script> -->\n"
+    "<style>/* <script class=\"trace-data\"> */ .trace-data { display: none; }</style>\n")
 
 
 def systrace_html():
@@ -334,7 +418,7 @@ def systrace_html():
         lines.append(ftrace_line(T0_NS + ns, tid, kind, text, True, tid == 4281, tid == 4281))
     ftrace = HEADER_TGID.format(n=len(lines)) + "".join(lines)
     html = ("<!DOCTYPE html>\n<html>\n<head i18n-values=\"dir:textdirection;\">\n<meta charset=\"utf-8\"/>\n"
-            "<title>Android System Trace</title>\n<script>/* the trace viewer would be here */</script>\n</head>\n"
+            "<title>Android System Trace</title>\n" + VIEWER_2019 + "</head>\n"
             "<body>\n<!-- BEGIN TRACE -->\n"
             "  <script class=\"trace-data\" type=\"application/text\">\n" + process_dump() + "  </script>\n"
             "  <script class=\"trace-data\" type=\"application/text\">\n" + ftrace + "  </script>\n"
@@ -346,7 +430,7 @@ def systrace_html():
     f = m.facts()
     f["threads"] = {k: v for k, v in thread_facts(THREAD_CMD).items() if int(k) in (4242, 4281)}
     f["processes"] = {str(pid): name for pid, name in PROCS if pid == 4242}  # the one with events
-    return html.encode(), dict(f, input=True)
+    return html.encode(), dict(f, input=True, dump=dump_facts(), ftrace_blocks=1, bad_lines=0)
 
 
 def bad_lines():
@@ -367,6 +451,164 @@ def bad_lines():
     return data.encode(), f
 
 
+
+# ---- kernel events, as real devices print them -----------------------------------------------
+
+SYMBOLS = ["futex_wait_queue_me+0x10c/0x178", "rpmh_write_batch+0x638/0x7d0", "worker_thread+0x368/0x458",
+           "msm_rpm_wait_for_ack+0x68/0x128"]
+WORK_FUNCS = ["binder_deferred_func", "vmstat_update", "hdd_bus_bw_work_handler [wlan]"]
+
+
+def kernel_capture():
+    """Binder calls from the app to system_server and their replies, blocked reasons, irqs, softirqs,
+    ipis, workqueues, clocks, CPU frequency limits, suspend/resume, memory (rss_stat both ways
+    kernels print it, vmscan, ion, dma fences), new tasks, i2c, regulators, a vendor's events no
+    schema knows, free-text prints and clock-sync markers, beside atrace slices and scheduler
+    events. Facts: the lines per event name, and the fields of the events a test checks by value."""
+    m, rng = Model(), Rng(31)
+    us = 1000
+    f = {"binder": [], "blocked": [], "limits": [], "rss": [], "suspend": [], "vendor": [], "workqueue": []}
+    tid_seq = 68227878
+    for i in range(24):
+        t = i * 5000 * us
+        code = 1 + i % 7
+        node = 10330411 + i % 3
+        # the app calls system_server (a binder thread answers), which replies
+        m.slice(t, 4242, f"binder transaction async {i}" if i % 6 == 5 else "binder transaction", 900 * us)
+        m.kernel(t + 10 * us, 4242, f"binder_transaction: transaction={tid_seq} dest_node={node} dest_proc=1100 "
+                                    f"dest_thread=0 reply=0 flags=0x{0x10 | (i % 6 == 5):x} code=0x{code:x}")
+        f["binder"].append([tid_seq, node, 1100, 0, 0, 0x10 | (i % 6 == 5), code])
+        m.kernel(t + 12 * us, 4242, f"binder_transaction_alloc_buf: transaction={tid_seq} data_size={88 + 8 * i} "
+                                    f"offsets_size={8 * (i % 2)} extra_buffers_size=0")
+        m.kernel(t + 40 * us, 1120, f"binder_transaction_received: transaction={tid_seq}")
+        m.kernel(t + 41 * us, 1120, f"binder_set_priority: proc=1100 thread=1120 old=120 => new=110 desired=110")
+        if i % 6 != 5:
+            m.kernel(t + 600 * us, 1120, f"binder_transaction: transaction={tid_seq + 1} dest_node=0 dest_proc=4242 "
+                                         f"dest_thread=4242 reply=1 flags=0x0 code=0x0")
+            f["binder"].append([tid_seq + 1, 0, 4242, 4242, 1, 0, 0])
+            m.kernel(t + 620 * us, 4242, f"binder_transaction_received: transaction={tid_seq + 1}")
+        tid_seq += 2
+        caller = SYMBOLS[i % len(SYMBOLS)]
+        m.kernel(t + 700 * us, 620, f"sched_blocked_reason: pid=4281 iowait={i % 2} caller={caller}")
+        f["blocked"].append([4281, i % 2, caller])
+        m.kernel(t + 800 * us, 655, f"irq_handler_entry: irq={32 + i % 4} name=90b6400.qcom,cpu-cpu-llcc-bwmon")
+        m.kernel(t + 805 * us, 655, f"irq_handler_exit: irq={32 + i % 4} ret={'handled' if i % 5 else 'unhandled'}")
+        action = ["TIMER", "NET_RX", "TASKLET", "SCHED"][i % 4]
+        vec = {"TIMER": 1, "NET_RX": 3, "TASKLET": 6, "SCHED": 7}[action]
+        m.kernel(t + 806 * us, 655, f"softirq_raise: vec={vec} [action={action}]")
+        m.kernel(t + 810 * us, 655, f"softirq_entry: vec={vec} [action={action}]")
+        m.kernel(t + 830 * us, 655, f"softirq_exit: vec={vec} [action={action}]")
+        m.kernel(t + 900 * us, 620, "ipi_entry: (Rescheduling interrupts)")
+        m.kernel(t + 903 * us, 620, "ipi_exit: (Rescheduling interrupts)")
+        work = 0xffffff83b8f89238 + 0x40 * (i % 3)
+        fn = WORK_FUNCS[i % len(WORK_FUNCS)]
+        m.kernel(t + 1000 * us, 1120, f"workqueue_queue_work: work struct={work:x} function={fn} "
+                                      f"workqueue=ffffffdb37408c00 req_cpu=8 cpu={4294967295 if i % 2 else i % 4}")
+        m.kernel(t + 1001 * us, 1120, f"workqueue_activate_work: work struct {work:x}")
+        m.kernel(t + 1100 * us, 4281, f"workqueue_execute_start: work struct {work:x}: function {fn}")
+        m.kernel(t + 1150 * us, 4281, f"workqueue_execute_end: work struct {work:x}")
+        f["workqueue"].append(fn)
+        m.kernel(t + 1200 * us, 4290, f"clock_set_rate:       video_subcore0_clk_src state={200000000 + i * 1000} cpu_id=3")
+        m.kernel(t + 1210 * us, 4290, f"clk_set_rate: l3_cluster0_vote_clk {710400000 + i * 100}")
+        lo, hi = 300000 + 100 * i, 1785600 - 100 * i
+        if i % 3 == 0:  # newer kernels print min=/max=, older min_freq=/max_freq=
+            m.kernel(t + 1300 * us, 620, f"cpu_frequency_limits: min={lo} max={hi} cpu_id={i % 4}")
+        else:
+            m.kernel(t + 1300 * us, 620, f"cpu_frequency_limits: min_freq={lo} max_freq={hi} cpu_id={i % 4}")
+        f["limits"].append([lo, hi, i % 4])
+        size = 3829760 + 4096 * i
+        if i % 2:
+            m.kernel(t + 1400 * us, 4242, f"rss_stat: mm_id=2672238769 curr=1 member={i % 4} size={size}B")
+            f["rss"].append([i % 4, size])
+        else:
+            kind = ["MM_FILEPAGES", "MM_ANONPAGES", "MM_SWAPENTS", "MM_SHMEMPAGES"][i % 4]
+            m.kernel(t + 1400 * us, 4242, f"rss_stat: mm_id=1617 curr=1 type={kind} size={size}B")
+            f["rss"].append([i % 4, size])
+        m.kernel(t + 1500 * us, 4270, f"dma_fence_init: driver=kgsl-timeline timeline=kgsl-3d0_7-com.example.notes"
+                                      f"(4242)-RenderThread(4270) context=13 seqno={60437 + i}")
+        m.kernel(t + 1600 * us, 655, f"dma_fence_signaled: driver=kgsl-timeline timeline=kgsl-3d0_7-com.example.notes"
+                                     f"(4242)-RenderThread(4270) context=13 seqno={60437 + i}")
+        if i % 8 == 0:
+            m.kernel(t + 1700 * us, 4242, f"task_newtask: pid={9550 + i} comm=RenderThread clone_flags=3d0f00 "
+                                          "oom_score_adj=0")
+            m.kernel(t + 1710 * us, 1100, "mm_vmscan_direct_reclaim_begin: order=0 may_writepage=1 "
+                                          "gfp_flags=GFP_HIGHUSER_MOVABLE|__GFP_ZERO")
+            m.kernel(t + 1790 * us, 1100, f"mm_vmscan_direct_reclaim_end: nr_reclaimed={32 + i}")
+            m.kernel(t + 1800 * us, 620, f"ion_heap_grow: heap_name=system, len={4096 * (i + 1)}, "
+                                         f"total_allocated={40960 + i}")
+            m.kernel(t + 1810 * us, 620, f"ion_heap_shrink: heap_name=system, len={4096 * (i + 1)}, "
+                                         f"total_allocated={40960 - i}")
+            m.kernel(t + 1820 * us, 1100, f"i2c_write: i2c-2 #0 a=044 f=0000 l=2 [0c-{i:02x}]")
+            m.kernel(t + 1830 * us, 1100, "i2c_result: i2c-2 n=1 ret=1")
+            m.kernel(t + 1840 * us, 1100, "regulator_set_voltage: name=pm8150l_l3 (1200000-1200000)")
+            action = ["sync_filesystems", "freeze_processes", "machine_suspend"][i // 8 % 3]
+            for start in (1, 0):
+                m.kernel(t + (1850 + 10 * (1 - start)) * us, 1100,
+                         f"suspend_resume: {action}[{i // 8}] {'begin' if start else 'end'}")
+                f["suspend"].append([action, i // 8, start])
+        # a vendor's events: no schema has them
+        m.kernel(t + 1900 * us, 655, f"vendor_gpu_busy: gpu=0 busy_pct={50 + i} state={'on' if i % 2 else 'off'}")
+        f["vendor"].append(["vendor_gpu_busy", {"gpu": 0, "busy_pct": 50 + i, "state": "on" if i % 2 else "off"}])
+        m.kernel(t + 1950 * us, 655, f"sde_evtlog: 260|sde_rsc_client_state_update:876|0|1|1|{i}|2222|0")
+        if i % 4 == 0:  # prints that are no atrace payload: the kernel's print events all the same
+            m.kernel(t + 2000 * us, 4242, f"tracing_mark_write: free text from the app, step {i}")
+            m.kernel(t + 2010 * us, 620, f"0: a marker without kallsyms {i}")
+        # the scheduler beside them
+        m.kernel(t + 2100 * us, 4242, "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> "
+                                      f"next_comm={COMM[4242]} next_pid=4242 next_prio=110")
+        m.kernel(t + 2200 * us, 4242, f"sched_waking: comm={COMM[4281]} pid=4281 prio=120 target_cpu=003")
+    f["events"] = dict(collections.Counter(text.split(":", 1)[0] for _, _, _, kind, text in m.ev if kind == "k"))
+    f["atrace_lines"] = sum(1 for e in m.ev if e[3] != "k")
+    return m, f
+
+
+TRACE_CMD_PREAMBLE = "version = 6\nCPU 1 is empty\nCPU 2 is empty\ncpus=4\n"
+
+
+def trace_cmd_capture():
+    """`trace-cmd report` of the same kind of capture: its preamble (version, empty CPUs, cpus=),
+    no irq-flags column, event names padded to a column, prints as `print: IP: text` and bputs."""
+    lines, events = [], collections.Counter()
+    for i in range(30):
+        ns = T0_NS + i * 1000000
+        stamp = f"{ns // 10**9}.{ns % 10**9 // 1000:06d}"
+        tid = (620, 4242, 1100)[i % 3]
+        rows = [("sched_switch", f"prev_comm={COMM[tid]} prev_pid={tid} prev_prio=120 prev_state=S ==> "
+                                 f"next_comm=swapper/0 next_pid=0 next_prio=120"),
+                ("thermal_temperature", f"thermal_zone=exynos-therm id=0 temp_prev={24000 + i} temp={24100 + i}"),
+                ("print", f"0xc00a081cf: TRACE_MARKER {i}"),
+                ("bputs", f"0xffff0000080feeb8s: equals_event: my_field=foo{i}=bar")]
+        if i % 5 == 0:
+            rows.append(("print", f"tracing_mark_write: B|{PID_OF[tid]}|trace-cmd slice {i}"))
+            rows.append(("print", f"tracing_mark_write: E|{PID_OF[tid]}"))
+        for k, (event, details) in enumerate(rows):
+            lines.append(f"{COMM[tid]:>16}-{tid:<5} [{CPU_OF[tid]:03d}] {stamp}: {event + ':':<22}{details}\n")
+            if not (event == "print" and "tracing_mark_write: " in details):
+                events[event] += 1
+    return (TRACE_CMD_PREAMBLE + "".join(lines)).encode(), {"input": True, "events": dict(events),
+                                                            "atrace_lines": 12, "counts": {}, "slices": {}}
+
+
+UNICODE_COMM = {4242: "notes-café", 4270: "RenderThread"}
+
+
+def unicode_capture():
+    """A small capture whose slice and thread names are not ASCII (é, an emoji): the legacy page's
+    string carries them as \\u escapes."""
+    lines = []
+    for i in range(6):
+        for tid in (4242, 4270):
+            ns = T0_NS + i * 2000000 + (tid - 4242) * 1000
+            stamp = f"{ns // 10**9}.{ns % 10**9 // 1000:06d}"
+            for kind, text in (("B", f"B|4242|dessin 😀 {i}/{tid}\tA"), ("E", "E|4242")):
+                lines.append(f"{UNICODE_COMM[tid]:>16}-{tid:<5} [{CPU_OF[tid]:03d}] ...1 {stamp}: "
+                             f"tracing_mark_write: {text}\n")
+                ns += 500000
+                stamp = f"{ns // 10**9}.{ns % 10**9 // 1000:06d}"
+    text = HEADER_PLAIN.format(n=len(lines)) + "".join(lines)
+    return text.encode(), {"input": True, "counts": {"B": {"4242": 12}}, "slices": {"4242": 6, "4270": 6},
+                           "threads": {"4242": ["notes-café", 4242], "4270": ["RenderThread", 4242]}}
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     files, facts = {}, {}
@@ -379,7 +621,15 @@ def main():
     files["capture-notgid.txt"], facts["capture-notgid.txt"] = capture_text(small, tgid=False, seed=5), capture_facts(small)
     files["sched-only.txt"], facts["sched-only.txt"] = sched_only()
     files["procfs-dump"], facts["procfs-dump"] = procfs_dump()
-    files["legacy-linuxperfdata.html"], facts["legacy-linuxperfdata.html"] = legacy_html(small)
+    files["legacy-linuxperfdata.html"] = legacy_html(files["capture-notgid.txt"].decode())
+    facts["legacy-linuxperfdata.html"] = dict(facts["capture-notgid.txt"], same_as="capture-notgid.txt")
+    files["unicode-names.txt"], facts["unicode-names.txt"] = unicode_capture()
+    files["legacy-split.html"] = legacy_split_html(files["unicode-names.txt"].decode())
+    facts["legacy-split.html"] = dict(facts["unicode-names.txt"], same_as="unicode-names.txt")
+    km, kf = kernel_capture()
+    files["kernel-events.txt"] = capture_text(km, seed=13)
+    facts["kernel-events.txt"] = dict(capture_facts(km), **kf)
+    files["trace-cmd-report.txt"], facts["trace-cmd-report.txt"] = trace_cmd_capture()
     files["systrace.html"], facts["systrace.html"] = systrace_html()
     files["bad-lines.systrace"], facts["bad-lines.systrace"] = bad_lines()
     for name, data in files.items():

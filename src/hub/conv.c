@@ -405,6 +405,9 @@ typedef struct output {
     int group;                      /* its writing thread while several run (pass 2), else -1 */
     struct output *next_direct;     /* ... and the next direct output of that thread, in order */
     uint64_t sys_left[TCI_EV_SYS_KINDS]; /* system events this writer cannot show, per kind */
+    uint64_t *kernel_left;          /* ... and the other kernel events (TCI_EV_FTRACE), per event name
+                                     * (a method): allocated at the first one; NULL when it failed */
+    bool kernel_left_failed;
     tci_sink sink;
 } output;
 
@@ -637,6 +640,17 @@ static int pipeline_timeline_event(void *user, const tci_event *ev)
     return keep_going(p);
 }
 
+/* A kernel event this output cannot show, counted by its name. */
+static void note_kernel_left(const pipeline *p, output *o, uint32_t method)
+{
+    const tci_trace *t = &p->c->trace;
+    if (!o->kernel_left && !o->kernel_left_failed &&
+        !(o->kernel_left = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *o->kernel_left)))
+        o->kernel_left_failed = true; /* the count by kind is still said */
+    if (o->kernel_left && method < t->n_methods)
+        o->kernel_left[method]++;
+}
+
 /* A system event (scheduler data): only writers that show them get it (never the call
  * tree nor the merge); the others count it, and say so at their finish. */
 static __attribute__((noinline)) int system_event(pipeline *p, int g, const tci_event *ev)
@@ -647,6 +661,8 @@ static __attribute__((noinline)) int system_event(pipeline *p, int g, const tci_
             continue;
         if (!o->direct || !wants(o, TCI_WF_SYSTEM) || !o->w->event) {
             o->sys_left[ev->kind - TCI_EV_SYS_FIRST]++;
+            if (ev->kind == TCI_EV_FTRACE)
+                note_kernel_left(p, o, ev->method);
             continue;
         }
         int rc = o->w->event(&o->wctx, ev);
@@ -656,28 +672,64 @@ static __attribute__((noinline)) int system_event(pipeline *p, int g, const tci_
     return keep_going_in(p, g);
 }
 
-/* "sched events not shown in folded: 120 (sched_switch 80, sched_waking 40)": a note of the output. */
-static void note_system_left(output *o)
+/* The kernel events of output o's list by name, most first: up to 6 after n bytes of list. */
+static size_t list_kernel_left(const tci_trace *t, const output *o, char *list, size_t size, size_t n)
+{
+    uint64_t shown = 0, last_count = UINT64_MAX;
+    uint32_t last = TCI_NONE;
+    for (int k = 0; k < 6 && o->kernel_left; k++) { /* the next largest after (last_count, last): 6 passes */
+        uint32_t best = TCI_NONE;
+        for (uint32_t m = 0; m < t->n_methods; m++) {
+            uint64_t c = o->kernel_left[m];
+            bool after = c < last_count || (c == last_count && last != TCI_NONE && m > last);
+            if (c && after && (best == TCI_NONE || c > o->kernel_left[best]))
+                best = m;
+        }
+        if (best == TCI_NONE)
+            break;
+        n += (size_t)snprintf(list + n, n < size ? size - n : 0, "%s%s %llu", n ? ", " : "",
+                              t->methods[best].full_name, (unsigned long long)o->kernel_left[best]);
+        shown += o->kernel_left[best];
+        last = best;
+        last_count = o->kernel_left[best];
+    }
+    uint64_t all = o->sys_left[TCI_EV_FTRACE - TCI_EV_SYS_FIRST];
+    if (shown < all && n < size)
+        n += (size_t)snprintf(list + n, size - n, "%s%llu other kernel events", n ? ", " : "",
+                              (unsigned long long)(all - shown));
+    return n < size ? n : size - 1;
+}
+
+/* "kernel events not shown in folded: 120 (sched_switch 80, binder_transaction 40)": a note of the output. */
+static void note_system_left(const pipeline *p, output *o)
 {
     uint64_t total = 0;
-    char list[256];
+    char list[512];
     size_t n = 0;
     for (int k = 0; k < TCI_EV_SYS_KINDS; k++) {
         if (!o->sys_left[k])
             continue;
         total += o->sys_left[k];
-        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s %llu", n ? ", " : "", tci_sys_kind_name(TCI_EV_SYS_FIRST + k),
-                              (unsigned long long)o->sys_left[k]);
+        if (TCI_EV_SYS_FIRST + k == TCI_EV_FTRACE)
+            continue; /* by name, after the scheduler's */
+        n += (size_t)snprintf(list + n, n < sizeof list ? sizeof list - n : 0, "%s%s %llu", n ? ", " : "",
+                              tci_sys_kind_name(TCI_EV_SYS_FIRST + k), (unsigned long long)o->sys_left[k]);
     }
     if (!total)
         return;
+    if (n >= sizeof list)
+        n = sizeof list - 1;
+    if (o->sys_left[TCI_EV_FTRACE - TCI_EV_SYS_FIRST])
+        list_kernel_left(&p->c->trace, o, list, sizeof list, n);
     bool muted = o->diag.muted;
     o->diag.muted = false;
     tci_warn(&o->diag, TCI_FIG_SYSTEM_NOT_SHOWN, o->w->name, UINT64_MAX,
-             "sched events not shown in %s: %llu (%s); the perfetto output shows them", o->w->name,
+             "kernel events not shown in %s: %llu (%s); the perfetto output shows them", o->w->name,
              (unsigned long long)total, list);
     o->diag.fig[TCI_FIG_SYSTEM_NOT_SHOWN] += total - 1;
     o->diag.muted = muted;
+    free(o->kernel_left);
+    o->kernel_left = NULL;
 }
 
 static int pipeline_event(void *user, const tci_event *ev)
@@ -941,7 +993,7 @@ static void pipeline_finish(pipeline *p)
             break;
         bool tree = wants(o, TCI_WF_AGGREGATE);
         hand_figures(p, o);
-        note_system_left(o);
+        note_system_left(p, o);
         o->diag.muted = false;
         if (tree)
             p->tree.diag = &o->diag; /* a tree the writer derives (pprof's merged threads) reports to it */
@@ -995,6 +1047,8 @@ static void pipeline_close(pipeline *p)
             o->w->close(&o->wctx);
         if (!p->internal)
             free(o->wctx.priv);
+        free(o->kernel_left);
+        o->kernel_left = NULL;
     }
     tci_merge_free(p->merge);
     if (p->has_tree)

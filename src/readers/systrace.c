@@ -252,8 +252,8 @@ static bool prefix_at(const char *p, size_t n, size_t at, fline *f)
         return false;
     f->event = p + s;
     f->event_len = i - s - 1;
-    if (i < n)
-        i++; /* the one space after "event:" */
+    while (i < n && tci_is_blank(p[i]))
+        i++; /* the space after "event:" (trace-cmd pads the names to a column) */
     f->details = p + i;
     f->details_len = n - i;
     size_t t0 = 0;
@@ -1355,32 +1355,46 @@ static int dump_tables(tci_rctx *r, systrace *s)
         if (t->processes[p].ppid < 0)
             t->processes[p].ppid = s->procs[i].ppid;
     }
-    uint64_t disagree = 0;
+    uint64_t disagree = 0; /* threads, not rows: each snapshot lists them */
+    tci_idmap said = {0};
     const dump_thread *first = NULL;
     int64_t lines_pid = 0;
     for (uint32_t i = 0; i < s->n_dthreads; i++) {
         const dump_thread *d = &s->dthreads[i];
         uint32_t th = dump_thread_of(r, s, (uint64_t)d->tid);
-        if (th == TCI_NONE)
+        if (th == TCI_NONE) {
+            tci_idmap_free(&said);
             return tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
+        }
         /* the dump's CMD is the full name; ftrace's task field is the kernel comm,
          * cut to 15 bytes: a name that is a prefix of the dump's gives way to it */
         const char *cur = t->threads[th].name;
         bool fuller = cur && comm_of(cur, strlen(cur), d->name, d->len);
-        if ((!cur || fuller) && d->len && tci_trace_name_thread(t, th, d->name, d->len, 2) != TC_OK)
+        if ((!cur || fuller) && d->len && tci_trace_name_thread(t, th, d->name, d->len, 2) != TC_OK) {
+            tci_idmap_free(&said);
             return tci_trace_fail(t, r->diag, MOD, UINT64_MAX);
+        }
         if (s->pid_at[th] != PID_UNSET && s->pid_at[th] != PID_AT_END) {
             int64_t had = t->processes[t->threads[th].process].pid;
-            if (had != d->pid && !disagree++) {
+            if (had == d->pid || tci_idmap_get(&said, (uint64_t)d->tid) != TCI_NONE)
+                continue;
+            if (tci_idmap_put(&said, (uint64_t)d->tid, 1) != 0) {
+                tci_idmap_free(&said);
+                return tci_error(r->diag, TC_ERR_NOMEM, MOD, UINT64_MAX, "out of memory");
+            }
+            if (!disagree++) {
                 first = d;
                 lines_pid = had;
             }
             continue;
         }
         int rc = set_pid(r, s, th, d->pid, UINT64_MAX);
-        if (rc != TC_OK)
+        if (rc != TC_OK) {
+            tci_idmap_free(&said);
             return rc;
+        }
     }
+    tci_idmap_free(&said);
     if (disagree) {
         tci_warn(r->diag, TCI_FIG_PROCESS_DISAGREES, MOD, UINT64_MAX,
                  "%llu thread%s of the PROCESS DUMP belong%s to another process in the ftrace lines (thread %lld: "

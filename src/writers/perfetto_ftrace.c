@@ -99,7 +99,11 @@ static const pft_event *event_of(tci_pf_ftrace *f, uint32_t method, const tci_ft
     }
     if (!f->event_of[method]) {
         const tci_method *m = &t->methods[method];
-        const pft_event *e = bsearch(m, pft_events, sizeof pft_events / sizeof *pft_events, sizeof *pft_events, by_name);
+        /* a print line names the print event's ip symbol: tracing_mark_write, or 0 without kallsyms */
+        static const tci_method print = {.full_name = "print"};
+        bool is_print = !strcmp(m->full_name, "tracing_mark_write") || !strcmp(m->full_name, "0");
+        const pft_event *e = bsearch(is_print ? &print : m, pft_events, sizeof pft_events / sizeof *pft_events,
+                                     sizeof *pft_events, by_name);
         f->event_of[method] = e ? (uint32_t)(e - pft_events) + 1 : PF_NOT_TYPED;
         f->rule_of[method] = tci_ftrace_rule_of(m->full_name, strlen(m->full_name));
     }

@@ -1,10 +1,15 @@
 """The systrace reader (-i systrace): atrace/ftrace text, TRACE: + zlib, systrace HTML.
 1. Every file of the project's corpus/systrace (made by its gen.py from a model, with
    facts from the same model) converts to every writer (JSON outputs pass
-   check_chrome_json.py), except: the legacy `var linuxPerfData` HTML fails with one
-   clear line and no output; procfs-dump is a /proc listing (input of catapult's TGID
+   check_chrome_json.py), except procfs-dump, a /proc listing (input of catapult's TGID
    repair), not a trace: no reader claims it. The same for every file of
    TC_EXTRA_CORPUS/systrace when it is set (catapult's and Perfetto's files, by name).
+   The legacy pages (`var linuxPerfData`, one string with `\n\` continuations, or several
+   literals joined by `+` with JavaScript's escapes, after a viewer whose code mentions the
+   variable and matches its assignment in a regex) read as the text they hold: their -o ir
+   dump equals that of the text file the facts name (same_as). The gen-B page whose viewer
+   code, a comment and a style hold the trace-data tag's text gives one ftrace block and no
+   bad line.
 2. The captures: per pid, B slices, C samples and S async slices in our JSON equal the
    input lines of each kind, counted here with a regex over the input and in the facts;
    thread names and processes equal the facts; the zlib-compressed copy gives the same
@@ -25,7 +30,6 @@ import tclib  # noqa: E402
 
 WRITERS = ("json", "folded", "perfetto", "pprof", "ir")
 # TC_EXTRA_CORPUS/systrace: catapult's and Perfetto's files, known by name
-LEGACY = ("catapult-tracing-counter_tracks.html", "catapult-tracing-trivial_systrace.html")
 NOT_A_TRACE = ("catapult-systrace-atrace_procfs_dump",)
 CAPTURE = "catapult-systrace-decompressed_atrace_data.txt"
 COMPRESSED = "catapult-systrace-compressed_atrace_data.txt"
@@ -177,6 +181,30 @@ def bad_lines(ctx, label, src, facts):
     ctx.eq(len(re.findall(r"^B ", ir, re.M)), facts["slices"]["620"], f"{label}: the slice after them is read")
 
 
+def same_text(ctx, label, page, text):
+    """A legacy page reads as the text its linuxPerfData string holds."""
+    dumps = []
+    for src in (page, text):
+        ir, err = ir_dump(ctx, src, ["--process-name", "capture"])
+        if ir is None:
+            return
+        dumps.append([l for l in ir.splitlines() if not l.startswith("trace ")])
+        if src == page:
+            ctx.check("legacy HTML (var linuxPerfData)" in err, f"{label}: the summary says what it read: {err[-300:]}")
+    ctx.check(dumps[0] == dumps[1] and len(dumps[0]) > 20,
+              f"{label}: the same -o ir dump as {os.path.basename(text)} ({len(dumps[0])} / {len(dumps[1])} lines)")
+
+
+def html_blocks(ctx, label, src, facts):
+    """The trace-data elements are found as an HTML parser finds them: text that looks like the
+    tag inside the viewer's code, a comment or a style is no block."""
+    ir, err = ir_dump(ctx, src)
+    if ir is None:
+        return
+    ctx.check(f"HTML, {facts['ftrace_blocks']} ftrace block" in err, f"{label}: ftrace blocks: {err[-300:]}")
+    ctx.eq(tclib.parse_figures(err).get("bad-line", 0), facts["bad_lines"], f"{label}: bad lines")
+
+
 def bad_print(ctx, corpus):
     ir, err = ir_dump(ctx, os.path.join(corpus, "perfetto-atrace-bad_print.systrace"))
     if ir is None:
@@ -314,10 +342,15 @@ def main():
         if "threads" in f and "bad_lines" not in f:
             corpus_facts(ctx, label, src, f)
     bad_lines(ctx, "bad-lines.systrace", os.path.join(ours, "bad-lines.systrace"), facts["bad-lines.systrace"])
+    for label, src, f in ctx.corpus_inputs("systrace"):
+        if "same_as" in f:
+            same_text(ctx, label, src, os.path.join(ours, f["same_as"]))
+        if "ftrace_blocks" in f:
+            html_blocks(ctx, label, src, f)
     extra = ctx.extra_corpus("systrace")
     if extra:  # catapult's and Perfetto's files: what CORPUS.md says of them
-        every_file(ctx, [(f, p, "linuxPerfData" if f in LEGACY else "unknown input format" if f in NOT_A_TRACE
-                          else None) for f, p in ((os.path.basename(p), p) for _, p in ctx.extra_files("systrace"))])
+        every_file(ctx, [(f, p, "unknown input format" if f in NOT_A_TRACE else None)
+                         for f, p in ((os.path.basename(p), p) for _, p in ctx.extra_files("systrace"))])
         if os.path.exists(os.path.join(extra, CAPTURE)):
             capture_counts(ctx, os.path.join(extra, CAPTURE), os.path.join(extra, COMPRESSED),
                            totals={"B": 463, "C": 88, "S": 17})

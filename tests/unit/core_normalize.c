@@ -180,9 +180,13 @@ static void test_pass2_record_out_of_range(void)
     out_of_range(0, 1, TCI_ACT_INSTANT, 0, "method 1");      /* one method */
     out_of_range(0, TCI_NONE, TCI_ACT_ENTER, 0, "method");   /* only exits may name no method */
     out_of_range(0, 0, TCI_ACT_SAMPLE, 0, "stack 0");        /* no stacks at all */
-    out_of_range(0, 0, TCI_ACT_SYS_LAST + 1, 0, "action 17"); /* past the system events' actions */
+    char past[32];
+    snprintf(past, sizeof past, "action %d", TCI_ACT_SYS_LAST + 1);
+    out_of_range(0, 0, TCI_ACT_SYS_LAST + 1, 0, past); /* past the system events' actions */
     /* a system event's second thread (sched_switch's next task) is checked as its first */
     out_of_range(0, TCI_NONE, TCI_ACT_SYS, tci_sys_pack_id(0, 1, 0), "thread 1");
+    /* a kernel event's name is a method: checked as one; its id is text, not a thread */
+    out_of_range(0, 1, TCI_ACT_SYS + TCI_EV_FTRACE - TCI_EV_SYS_FIRST, tci_sys_pack_text(0, 0), "method 1");
 }
 
 /* A reader that meets a new name in pass 2 (the NUL-name bug's shape) gets a clean error. */
