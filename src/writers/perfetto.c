@@ -193,7 +193,13 @@ typedef struct pf_w {
     uint64_t ts_unit;      /* ns per clock unit: 1000 for µs inputs, else 1 */
     uint64_t ts_base;      /* the trace start, in whole units (ns) */
     uint64_t dropped;      /* events deeper than PF_MAX_DEPTH */
-    uint64_t samples;      /* sampled stacks: not written */
+    /* Sampled stacks: PerfSample packets on a sequence of their own, their callstacks interned
+     * there on first use (bits per stack and per method: the frames and names defined). */
+    uint32_t sample_seq;   /* its id; 0 until the first sample */
+    bool samples_begun;    /* its first packet (incremental state cleared) is written */
+    uint64_t *stack_done, *frame_done;
+    uint32_t *path;        /* scratch: a stack's frames, leaf first */
+    uint32_t cap_path;
     uint64_t bad_counters; /* NaN or infinite counter values */
     uint64_t lone_async_ends;
     /* Process-scoped tracks, described on first use. */
@@ -1223,6 +1229,119 @@ static int pf_kernel_event(tci_wctx *w, const tci_event *ev)
     return member ? bundle_event(w, ev, member, len) : rc;
 }
 
+/* ---- sampled stacks ------------------------------------------------------------- */
+
+/* A sampled stack (a CPU profile's, perf's) as Perfetto's profilers write one: a PerfSample
+ * {cpu, pid, tid, callstack_iid} packet of the samples' own sequence, at the sample's time; the
+ * callstack (its frames root first), its frames and their names are interned on that sequence
+ * the first time a sample names them, in the sample's packet (InternedData callstacks, frames,
+ * function_names; frames with no mapping, which TP gives its dummy mapping). TP shows them as
+ * the thread's samples, with a flame graph of any selection of them. */
+static bool bit(const uint64_t *set, uint32_t i) { return set[i / 64] >> (i % 64) & 1; }
+static void set_bit(uint64_t *set, uint32_t i) { set[i / 64] |= (uint64_t)1 << (i % 64); }
+
+static int sample_state(tci_wctx *w)
+{
+    pf_w *p = w->priv;
+    const tci_trace *t = w->trace;
+    if (p->sample_seq)
+        return TC_OK;
+    p->stack_done = tci_calloc((t->n_stacks + 63) / 64 + 1, sizeof *p->stack_done);
+    p->frame_done = tci_calloc((t->n_methods + 63) / 64 + 1, sizeof *p->frame_done);
+    if (!p->stack_done || !p->frame_done)
+        return TC_ERR_NOMEM;
+    p->sample_seq = PF_SEQ_SHARED + t->n_threads + 1; /* past every thread's own (3 + i) */
+    return TC_OK;
+}
+
+/* InternedData's member `field` {iid, str} (an InternedString) at q. */
+static uint8_t *put_interned_string(uint8_t *q, uint32_t field, uint64_t iid, const char *s, size_t n)
+{
+    uint8_t body[16], *b = put_varint(put_tag(body, 1, 0), iid);
+    b = put_varint(put_tag(b, 2, 2), n);
+    q = put_varint(put_tag(q, field, 2), (size_t)(b - body) + n);
+    memcpy(q, body, (size_t)(b - body));
+    q += b - body;
+    memcpy(q, s, n);
+    return q + n;
+}
+
+static int pf_sample(tci_wctx *w, const tci_event *ev)
+{
+    pf_w *p = w->priv;
+    const tci_trace *t = w->trace;
+    if (ev->id >= t->n_stacks)
+        return TC_OK; /* normalize lets no such sample through */
+    int rc = sample_state(w);
+    if (rc != TC_OK)
+        return rc;
+    uint32_t stack = (uint32_t)ev->id, depth = 0;
+    size_t names = 0;
+    bool first = !bit(p->stack_done, stack);
+    if (first) { /* its frames, leaf first, and the room their names take */
+        for (uint32_t s = stack; s != TCI_NONE; s = t->stacks[s].parent) {
+            if (depth >= p->cap_path && tci_grow((void **)&p->path, &p->cap_path, depth, sizeof *p->path) != 0)
+                return TC_ERR_NOMEM;
+            p->path[depth++] = t->stacks[s].method;
+            if (!bit(p->frame_done, t->stacks[s].method))
+                names += strlen(t->methods[t->stacks[s].method].full_name) + 48;
+        }
+    }
+    if (ensure_buf(p, 128 + names + (size_t)depth * 16) != TC_OK)
+        return TC_ERR_NOMEM;
+    uint8_t *q = p->buf + 16, *in_start;
+    const tci_thread *th = &t->threads[ev->thread];
+    q = put_varint(put_tag(q, 8, 0), clamp_ts(ev->ts_ns));                       /* timestamp */
+    q = put_varint(put_tag(q, 10, 0), p->sample_seq);                             /* trusted_packet_sequence_id */
+    q = put_varint(put_tag(q, 13, 0), p->samples_begun ? PF_FLAG_NEEDS : PF_FLAG_CLEARED); /* sequence_flags */
+    p->samples_begun = true;
+    uint8_t sample[48], *sq = sample;
+    sq = put_varint(put_tag(sq, 1, 0), 0);                                        /* cpu: not in the input */
+    sq = put_varint(put_tag(sq, 2, 0), (uint64_t)(uint32_t)pid32(t, th->process)); /* pid */
+    sq = put_varint(put_tag(sq, 3, 0), th->tid);                                  /* tid */
+    sq = put_varint(put_tag(sq, 4, 0), (uint64_t)stack + 1);                      /* callstack_iid */
+    q = put_varint(put_tag(q, 66, 2), (size_t)(sq - sample));                    /* TracePacket.perf_sample */
+    memcpy(q, sample, (size_t)(sq - sample));
+    q += sq - sample;
+    if (first) { /* InternedData: the new names and frames, then the callstack, root first */
+        uint8_t *len_at = put_tag(q, 12, 2);                                      /* TracePacket.interned_data */
+        in_start = q = len_at + 5;
+        for (uint32_t k = depth; k-- > 0;) {
+            uint32_t m = p->path[k];
+            if (bit(p->frame_done, m))
+                continue;
+            set_bit(p->frame_done, m);
+            const char *name = t->methods[m].full_name; /* as the timeline's slices name it */
+            q = put_interned_string(q, 5, (uint64_t)m + 1, name, strlen(name)); /* function_names */
+            uint8_t fr[24], *fq = put_varint(put_tag(fr, 1, 0), (uint64_t)m + 1); /* Frame.iid */
+            fq = put_varint(put_tag(fq, 2, 0), (uint64_t)m + 1);                 /* Frame.function_name_id */
+            q = put_varint(put_tag(q, 6, 2), (size_t)(fq - fr));                  /* InternedData.frames */
+            memcpy(q, fr, (size_t)(fq - fr));
+            q += fq - fr;
+        }
+        uint8_t *cs_len = put_tag(q, 7, 2), *cs = cs_len + 5, *c = cs;           /* InternedData.callstacks */
+        c = put_varint(put_tag(c, 1, 0), (uint64_t)stack + 1);                    /* Callstack.iid */
+        for (uint32_t k = depth; k-- > 0;)
+            c = put_varint(put_tag(c, 2, 0), (uint64_t)p->path[k] + 1);           /* frame_ids, root first */
+        size_t cn = (size_t)(c - cs);
+        uint8_t *e = put_varint(cs_len, cn);
+        memmove(e, cs, cn);
+        q = e + cn;
+        size_t in_len = (size_t)(q - in_start);
+        e = put_varint(len_at, in_len);
+        memmove(e, in_start, in_len);
+        q = e + in_len;
+        set_bit(p->stack_done, stack);
+    }
+    size_t len = (size_t)(q - (p->buf + 16));
+    uint8_t head[12], *h = head;
+    *h++ = PF_TAG_PACKET;
+    h = put_varint(h, len);
+    tci_sink_write(w->out, head, (size_t)(h - head));
+    tci_sink_write(w->out, p->buf + 16, len);
+    return w->out->err ? TC_ERR_IO : TC_OK;
+}
+
 /* Everything but slice begin/end: rare, so built from scratch, off the hot path. */
 static int pf_point_event(tci_wctx *w, const tci_event *ev)
 {
@@ -1266,9 +1385,8 @@ static int pf_point_event(tci_wctx *w, const tci_event *ev)
                         : PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
         te.n_category_iids = named; /* an end needs no category, as for slices */
         break;
-    default: /* sampled stacks go to pprof and folded */
-        p->samples++;
-        return TC_OK;
+    default:
+        return pf_sample(w, ev);
     }
     bool intern = false;
     if (named) {
@@ -1446,7 +1564,6 @@ static int pf_finish(tci_wctx *w, const tci_calltree *ct)
     (void)ct;
     pf_w *p = w->priv;
     tci_writer_dropped(w, p->dropped, "events deeper than 500 levels dropped (Perfetto keeps 512)");
-    tci_writer_dropped(w, p->samples, "sampled stacks not shown on the timeline (see pprof or folded)");
     tci_writer_dropped(w, p->bad_counters, "counter values that are not finite numbers not written");
     tci_writer_dropped(w, p->lone_async_ends, "async slice ends without a begin not written");
     tci_pf_ftrace_report(p->ft, w);
@@ -1480,6 +1597,9 @@ static void pf_close(tci_wctx *w)
         free(p->bundles[c].buf);
     free(p->bundles);
     tci_pf_ftrace_free(p->ft);
+    free(p->stack_done);
+    free(p->frame_done);
+    free(p->path);
 }
 
 const tci_writer tci_writer_perfetto = {
