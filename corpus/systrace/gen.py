@@ -609,6 +609,28 @@ def unicode_capture():
     return text.encode(), {"input": True, "counts": {"B": {"4242": 12}}, "slices": {"4242": 6, "4270": 6},
                            "threads": {"4242": ["notes-café", 4242], "4270": ["RenderThread", 4242]}}
 
+
+def old_thread_list():
+    """Old systrace (2014) appended `ps -t` to the ftrace text: one table of processes, each
+    followed by its threads (same VSIZE and RSS, PPID the process), header `USER PID PPID VSIZE
+    RSS WCHAN PC NAME` (rows have one more column, the state). Read as a process listing."""
+    text, _ = sched_only()
+    procs = [(1, 0, "/init", 8784, 712), (2, 0, "kthreadd", 0, 0), (620, 1, "/system/bin/surfaceflinger", 146792, 9724),
+             (4242, 700, "com.example.notes", 912332, 61200), (700, 1, "zygote", 880000, 40000)]
+    threads = {620: [(655, "app"), (661, "Binder_1")], 4242: [(4270, "RenderThread"), (4281, "pool-1-thread-1")]}
+    rows = ["USER     PID   PPID  VSIZE  RSS     WCHAN    PC        NAME\n"]
+    dump_p, dump_t = {}, {}
+    for pid, ppid, name, vsize, rss in procs:
+        rows.append(f"root      {pid:<5} {ppid:<5} {vsize:<6} {rss:<6} ffffffff 00000000 S {name}\n")
+        dump_p[str(pid)] = [ppid, name]
+        dump_t[str(pid)] = [pid, name]
+        for tid, tname in threads.get(pid, []):
+            rows.append(f"root      {tid:<5} {pid:<5} {vsize:<6} {rss:<6} ffffffff 00000000 S {tname}\n")
+            dump_t[str(tid)] = [pid, tname]
+    return text + "".join(rows).encode(), {"input": True, "sched_only": True, "counts": {}, "slices": {},
+                                           "dump": {"processes": dump_p, "threads": dump_t, "disagree": 0},
+                                           "bad_lines": 0}
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     files, facts = {}, {}
@@ -630,6 +652,7 @@ def main():
     files["kernel-events.txt"] = capture_text(km, seed=13)
     facts["kernel-events.txt"] = dict(capture_facts(km), **kf)
     files["trace-cmd-report.txt"], facts["trace-cmd-report.txt"] = trace_cmd_capture()
+    files["old-thread-list.txt"], facts["old-thread-list.txt"] = old_thread_list()
     files["systrace.html"], facts["systrace.html"] = systrace_html()
     files["bad-lines.systrace"], facts["bad-lines.systrace"] = bad_lines()
     for name, data in files.items():

@@ -111,6 +111,13 @@ typedef struct async_key {
     bool used;          /* false: an empty slot */
 } async_key;
 
+/* A process listing being read (listing_line): its table's form, and old `ps -t`'s last process. */
+enum listing_mode { LIST_NONE, LIST_LONG, LIST_SHORT, LIST_OLD };
+typedef struct listing {
+    enum listing_mode mode;
+    int64_t pid, vsize, rss;
+} listing;
+
 typedef struct systrace {
     const char *text;      /* what lines are read from: the input, or the text made from it */
     size_t len;
@@ -138,6 +145,7 @@ typedef struct systrace {
     uint32_t cap_async, n_async;
     uint64_t lines_ok, lines_bad;
     bool tables_done;      /* end of pass 1 seen */
+    struct listing text_listing; /* a process listing in the text (old systrace's `ps -t`), as read so far */
     struct sched_tid {     /* tids only scheduler events named so far (pass 1), in order */
         uint64_t tid, offset;
     } *sched_tids;
@@ -442,53 +450,105 @@ static int inflate_text(tci_rctx *r, systrace *s, size_t at)
     return add_block(r, s, t, s->len);
 }
 
-/* PROCESS DUMP: `ps -A -o USER,PID,PPID,VSZ,RSS,WCHAN,ADDR=PC,S,NAME,COMM` (PPID = token 2,
- * NAME = token 8) and `ps -AT -o USER,PID,TID,CMD` (thread name = the rest of the line), each
- * taken at the start and at the stop. A row of neither form is a bad line. */
+/* A process listing: systrace's PROCESS DUMP, `ps -A -o USER,PID,PPID,VSZ,RSS,WCHAN,ADDR=PC,S,
+ * NAME,COMM` (PPID = token 2, NAME = token 8) and `ps -AT -o USER,PID,TID,CMD` (the thread's
+ * name = the rest of the line), each taken at the start and at the stop; or old systrace's
+ * `ps -t` (header `USER PID PPID VSIZE RSS WCHAN PC NAME`, appended to the ftrace text), which
+ * lists each process then its threads in one table: a row whose PPID is the process row just
+ * above and whose VSIZE and RSS are that process's is its thread, any other row a process. */
+
+static int add_dump_proc(tci_rctx *r, systrace *s, dump_proc d, uint64_t at)
+{
+    if (tci_grow((void **)&s->procs, &s->cap_procs, s->n_procs, sizeof *s->procs) != 0)
+        return tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "out of memory");
+    s->procs[s->n_procs++] = d;
+    return TC_OK;
+}
+
+static int add_dump_thread(tci_rctx *r, systrace *s, dump_thread d, uint64_t at)
+{
+    if (tci_grow((void **)&s->dthreads, &s->cap_dthreads, s->n_dthreads, sizeof *s->dthreads) != 0)
+        return tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "out of memory");
+    s->dthreads[s->n_dthreads++] = d;
+    return TC_OK;
+}
+
+static bool valid_id(int64_t id) { return id > 0 && id <= INT32_MAX; }
+
+/* One line of a listing: TC_OK when it is a header or a row (*row set for a row), TCI_NO_ROW when
+ * it is neither, or an error. */
+#define TCI_NO_ROW 1
+static int listing_line(tci_rctx *r, systrace *s, listing *ls, const char *l, size_t n, uint64_t at, bool keep)
+{
+    const char *tok[10];
+    size_t tlen[10], nt = 0, i = 0;
+    while (nt < 10) {
+        while (i < n && tci_is_blank(l[i]))
+            i++;
+        if (i == n)
+            break;
+        tok[nt] = l + i;
+        while (i < n && !tci_is_blank(l[i]))
+            i++;
+        tlen[nt] = (size_t)(l + i - tok[nt]);
+        nt++;
+    }
+    if (nt == 0 || (nt == 2 && tlen[0] == 7 && !memcmp(tok[0], "PROCESS", 7)))
+        return TC_OK;
+    if (nt >= 3 && tlen[0] == 4 && !memcmp(tok[0], "USER", 4) && tlen[1] == 3 && !memcmp(tok[1], "PID", 3)) {
+        ls->mode = tlen[2] == 3 && !memcmp(tok[2], "TID", 3)                  ? LIST_SHORT
+                   : nt >= 4 && tlen[3] == 5 && !memcmp(tok[3], "VSIZE", 5) ? LIST_OLD
+                                                                          : LIST_LONG;
+        ls->pid = -1;
+        return TC_OK;
+    }
+    int64_t pid, ppid, tid, vsize, rss;
+    if ((ls->mode == LIST_LONG || ls->mode == LIST_OLD) && nt >= 9 && tci_parse_i64(tok[1], tlen[1], &pid) &&
+        tci_parse_i64(tok[2], tlen[2], &ppid) && valid_id(pid)) {
+        if (ls->mode == LIST_OLD && tci_parse_i64(tok[3], tlen[3], &vsize) && tci_parse_i64(tok[4], tlen[4], &rss)) {
+            if (ppid == ls->pid && vsize == ls->vsize && rss == ls->rss) /* a thread of the process above */
+                return keep ? add_dump_thread(r, s, (dump_thread){ls->pid, pid, tok[8], tlen[8]}, at) : TC_OK;
+            ls->pid = pid;
+            ls->vsize = vsize;
+            ls->rss = rss;
+            int rc = keep ? add_dump_thread(r, s, (dump_thread){pid, pid, tok[8], tlen[8]}, at) : TC_OK;
+            if (rc != TC_OK)
+                return rc;
+        }
+        return keep ? add_dump_proc(r, s, (dump_proc){pid, ppid >= 0 && ppid <= INT32_MAX ? ppid : -1, tok[8], tlen[8]}, at) : TC_OK;
+    }
+    if (ls->mode == LIST_SHORT && nt >= 4 && tci_parse_i64(tok[1], tlen[1], &pid) &&
+        tci_parse_i64(tok[2], tlen[2], &tid) && valid_id(pid) && valid_id(tid)) {
+        size_t len = (size_t)(l + n - tok[3]);
+        while (len && tci_is_blank(tok[3][len - 1]))
+            len--;
+        return keep ? add_dump_thread(r, s, (dump_thread){pid, tid, tok[3], len}, at) : TC_OK;
+    }
+    return TCI_NO_ROW;
+}
+
+/* Where a listing starts in text: `PROCESS DUMP`, or a `USER PID ...` header. */
+static bool starts_listing(const char *l, size_t n)
+{
+    while (n && tci_is_blank(*l))
+        l++, n--;
+    return (n >= 12 && !memcmp(l, "PROCESS DUMP", 12)) || (n > 9 && !memcmp(l, "USER", 4) && tci_is_blank(l[4]));
+}
+
+/* A PROCESS DUMP block of an HTML page; a row of no form is a bad line. */
 static int read_dump(tci_rctx *r, systrace *s, size_t start, size_t end)
 {
-    enum { NONE, LONG, SHORT } mode = NONE;
+    listing ls = {LIST_NONE, -1, 0, 0};
     size_t pos = start, n, at;
     const char *l;
     while (next_line(s->text, end, &pos, &l, &n, &at)) {
-        const char *tok[10];
-        size_t tlen[10], nt = 0, i = 0;
-        while (nt < 10) {
-            while (i < n && tci_is_blank(l[i]))
-                i++;
-            if (i == n)
-                break;
-            tok[nt] = l + i;
-            while (i < n && !tci_is_blank(l[i]))
-                i++;
-            tlen[nt] = (size_t)(l + i - tok[nt]);
-            nt++;
-        }
-        if (nt >= 3 && tlen[0] == 4 && !memcmp(tok[0], "USER", 4)) {
-            mode = tlen[2] == 3 && !memcmp(tok[2], "TID", 3) ? SHORT : LONG;
-            continue;
-        }
-        int64_t pid, ppid, tid;
-        if (nt == 0 || (nt == 2 && tlen[0] == 7 && !memcmp(tok[0], "PROCESS", 7)))
-            continue;
-        if (mode == LONG && nt >= 9 && tci_parse_i64(tok[1], tlen[1], &pid) && tci_parse_i64(tok[2], tlen[2], &ppid) &&
-            pid > 0 && pid <= INT32_MAX) {
-            if (tci_grow((void **)&s->procs, &s->cap_procs, s->n_procs, sizeof *s->procs) != 0)
-                return tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "out of memory");
-            s->procs[s->n_procs++] = (dump_proc){pid, ppid >= 0 && ppid <= INT32_MAX ? ppid : -1, tok[8], tlen[8]};
-        } else if (mode == SHORT && nt >= 4 && tci_parse_i64(tok[1], tlen[1], &pid) &&
-                   tci_parse_i64(tok[2], tlen[2], &tid) && pid > 0 && pid <= INT32_MAX && tid > 0 && tid <= INT32_MAX) {
-            size_t len = (size_t)(l + n - tok[3]);
-            while (len && tci_is_blank(tok[3][len - 1]))
-                len--;
-            if (tci_grow((void **)&s->dthreads, &s->cap_dthreads, s->n_dthreads, sizeof *s->dthreads) != 0)
-                return tci_error(r->diag, TC_ERR_NOMEM, MOD, at, "out of memory");
-            s->dthreads[s->n_dthreads++] = (dump_thread){pid, tid, tok[3], len};
-        } else { /* read once, at open */
+        int rc = listing_line(r, s, &ls, l, n, at, true);
+        if (rc == TCI_NO_ROW) /* read once, at open */
             tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, at, "PROCESS DUMP: neither a process (USER PID PPID ... NAME) "
                      "nor a thread (USER PID TID CMD) of positive ids (\"%.*s%s\"); skipped", (int)(n > 40 ? 40 : n), l,
                      n > 40 ? "..." : "");
-        }
+        else if (rc != TC_OK)
+            return rc;
     }
     return TC_OK;
 }
@@ -1674,6 +1734,14 @@ static int systrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
             continue;
         fline f;
         uint64_t off = (uint64_t)at;
+        if (TCI_UNLIKELY(s->text_listing.mode != LIST_NONE || starts_listing(l, n)) && !parse_line(l, n, &f)) {
+            /* a process listing in the text (old systrace appended `ps -t`): its rows are kept in pass 1 */
+            int lrc = listing_line(r, s, &s->text_listing, l, n, off, r->pass == 1);
+            if (lrc == TC_OK)
+                continue;
+            if (lrc != TCI_NO_ROW)
+                return lrc;
+        }
         if (!parse_line(l, n, &f)) {
             if (r->pass == 1)
                 s->lines_bad++;
@@ -1721,6 +1789,7 @@ static int systrace_rewind(tci_rctx *r)
     systrace *s = r->priv;
     s->block = 0;
     s->pos = s->n_blocks ? s->blocks[0].start : 0;
+    s->text_listing = (listing){LIST_NONE, -1, 0, 0};
     s->spool.released = 0; /* pages come back as pass 2 touches them */
     for (uint32_t i = 0; i < s->cap_async; i++) /* pass 2 replays the async matching from an empty set */
         s->async[i].used = false;

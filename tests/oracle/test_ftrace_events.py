@@ -17,7 +17,8 @@ schema (third_party/perfetto). Checked against what this test reads from the inp
    with every field (numbers as numbers, the rest as text).
 3. corpus/systrace/systrace.html: its PROCESS DUMP reaches ProcessTree packets: every process
    (pid, ppid, name) and every thread (tid, tgid, name) of the dump, the thread whose dump row
-   disagrees with its TGID column in the lines' process; the reader's warning says so.
+   disagrees with its lines in the lines' process; the reader's warning says so. The same for
+   old-thread-list.txt, old systrace's `ps -t` table appended to the ftrace text.
 4. Random captures (seeded, printed; TC_FTRACE_SEED=N replays one) of real events' forms with
    random values and hostile details: the counts of 1 hold and protoc decodes the output.
 On traceconv before issue 35 (kernel events counted, not converted) 1 fails for every capture."""
@@ -193,8 +194,7 @@ def kernel_values(ctx, packets, facts):
               f"{label}: a text of no key=value is one field 'text' of its generic event")
 
 
-def process_tree(ctx, packets, err, facts):
-    label = "systrace.html"
+def process_tree(ctx, label, packets, err, facts):
     procs, threads = {}, {}
     for p in packets:
         for t in p.get("process_tree", []):
@@ -207,8 +207,9 @@ def process_tree(ctx, packets, err, facts):
         ctx.eq(procs.get(pid), [ppid, name], f"{label}: process {pid} of the PROCESS DUMP in the ProcessTree")
     for tid, (pid, name) in dump["threads"].items():
         ctx.eq(threads.get(tid), [pid, name], f"{label}: thread {tid} of the PROCESS DUMP in the ProcessTree")
-    ctx.eq(tclib.parse_figures(err).get("process-dump-disagrees"), dump["disagree"],
-           f"{label}: the dump row that disagrees with the lines is said: {err[-300:]}")
+    ctx.eq(tclib.parse_figures(err).get("process-dump-disagrees", 0), dump["disagree"],
+           f"{label}: a dump row that disagrees with the lines is said: {err[-300:]}")
+    ctx.eq(tclib.parse_figures(err).get("bad-line", 0), 0, f"{label}: every row of the listing is read")
 
 
 # -- random captures --------------------------------------------------------------------
@@ -277,9 +278,9 @@ def main():
         name = os.path.basename(src)
         if packets is not None and name == "kernel-events.txt":
             kernel_values(ctx, packets, facts[name])
-        if packets is not None and name == "systrace.html":
+        if packets is not None and "dump" in f:
             _, err = convert(ctx, src, label + ".again", quiet=False)
-            process_tree(ctx, packets, err, facts[name])
+            process_tree(ctx, name, packets, err, f)
     ctx.check(checked >= 8, f"corpus captures compared: {checked}")
     ke = sum(input_counts(os.path.join(ctx.corpus, "systrace", "kernel-events.txt")).values())
     ctx.check(ke > 600, f"kernel-events.txt holds the kernel's events: {ke} lines")
