@@ -78,6 +78,7 @@
 #define TRACE_MARK "TRACE:"
 #define PID_UNSET UINT64_MAX
 #define PID_AT_END (UINT64_MAX - 1)
+#define NAME_SLOTS 64
 
 typedef struct range {
     size_t start, end; /* byte offsets into the text */
@@ -146,6 +147,11 @@ typedef struct systrace {
     uint64_t lines_ok, lines_bad;
     bool tables_done;      /* end of pass 1 seen */
     struct listing text_listing; /* a process listing in the text (old systrace's `ps -t`), as read so far */
+    struct name_slot {     /* event_name's cache: an event's name and its method */
+        char text[40];
+        uint8_t len;       /* 0: empty */
+        uint32_t method;
+    } names_cache[NAME_SLOTS];
     struct sched_tid {     /* tids only scheduler events named so far (pass 1), in order */
         uint64_t tid, offset;
     } *sched_tids;
@@ -1252,13 +1258,23 @@ static int sched_threads(tci_rctx *r, systrace *s)
     return TC_OK;
 }
 
+/* The scheduler's kind of an event line, or 0 (every other kernel event). */
 static int sched_kind(const fline *f)
 {
-    for (int k = TCI_EV_SYS_FIRST; k <= TCI_EV_SYS_LAST; k++) {
-        const char *name = tci_sys_kind_name(k);
-        if (strlen(name) == f->event_len && !memcmp(name, f->event, f->event_len))
-            return k;
-    }
+#define KIND(lit, k) {lit, sizeof(lit) - 1, k}
+    static const struct {
+        const char *name;
+        uint8_t len, kind;
+    } kinds[] = {KIND("sched_switch", TCI_EV_SCHED_SWITCH), KIND("sched_waking", TCI_EV_SCHED_WAKING),
+                 KIND("sched_wakeup", TCI_EV_SCHED_WAKEUP), KIND("sched_wakeup_new", TCI_EV_SCHED_WAKEUP_NEW),
+                 KIND("cpu_frequency", TCI_EV_CPU_FREQUENCY), KIND("cpu_idle", TCI_EV_CPU_IDLE),
+                 KIND("sched_process_exit", TCI_EV_TASK_EXIT), KIND("task_rename", TCI_EV_TASK_RENAME)};
+#undef KIND
+    if (f->event_len < 8 || (f->event[0] != 's' && f->event[0] != 'c' && f->event[0] != 't'))
+        return 0; /* most kernel events: one test */
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+        if (kinds[k].len == f->event_len && !memcmp(kinds[k].name, f->event, f->event_len))
+            return kinds[k].kind;
     return 0;
 }
 
@@ -1514,6 +1530,27 @@ static int finish_tables(tci_rctx *r, systrace *s)
 
 /* ---- records ------------------------------------------------------------------------ */
 
+/* The method an event line's name is (interned in pass 1), through a small cache: a capture
+ * has a few dozen event names, and hashing the name at every line was a tenth of its cost. */
+static uint32_t event_name(tci_rctx *r, systrace *s, const fline *f)
+{
+    size_t n = f->event_len;
+    struct name_slot *slot = NULL;
+    if (n <= sizeof slot->text) {
+        uint32_t h = (uint32_t)n * 31u + (uint8_t)f->event[0] * 7u + (uint8_t)f->event[n - 1] + (uint8_t)f->event[n / 2] * 13u;
+        slot = &s->names_cache[h % NAME_SLOTS];
+        if (slot->len == n && !memcmp(slot->text, f->event, n))
+            return slot->method;
+    }
+    uint32_t m = tci_trace_name(r->trace, f->event, n);
+    if (slot && m != TCI_NONE) {
+        memcpy(slot->text, f->event, n);
+        slot->len = (uint8_t)n;
+        slot->method = m;
+    }
+    return m;
+}
+
 /* Any other kernel event, and a print that is not atrace's (free text, clock-sync markers): a
  * record of its text (TCI_EV_FTRACE), named by its event. 1 (in *ev), 0 (a CPU beyond
  * Perfetto's limit: skipped with a warning) or an error. */
@@ -1524,7 +1561,7 @@ static int kernel_record(tci_rctx *r, systrace *s, const fline *f, uint32_t th, 
                  (int)f->event_len, f->event, s->offset_note);
         return 0;
     }
-    uint32_t name = tci_trace_name(r->trace, f->event, f->event_len);
+    uint32_t name = event_name(r, s, f);
     if (name == TCI_NONE)
         return tci_trace_fail(r->trace, r->diag, MOD, off);
     *ev = (tci_raw){.wall = f->ts, .cpu = (int64_t)f->details_len, .offset = off, .thread = th, .method = name,
