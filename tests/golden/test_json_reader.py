@@ -6,7 +6,8 @@
    Expectations are worked out by hand in the comments.
 3. Bad JSON: one clear error with an offset; a size over --max-json is refused.
 5. Streamed: the document is scanned, never held as a tree. Values around traceEvents
-   (nested, strings with ] } and escapes) are skipped, otherData counts wherever it is,
+   (nested, strings with ] } and escapes) are skipped, stackFrames and samples are read
+   wherever they are (before or after traceEvents), otherData counts wherever it is,
    the first traceEvents counts; broken JSON anywhere (also in a skipped value) fails
    with the offset of the fault; --max-json bounds one event, not the file; peak RSS
    for 4n events is that for n plus a little, and below the size of the file.
@@ -125,6 +126,13 @@ def streamed(ctx):
         "second traceEvents ignored": ('{"traceEvents": %s, "traceEvents": [{"ph": "B"}]}' % body, None),
         "whitespace everywhere": (' \n{ "traceEvents" :\t[ %s , %s ] } \n' % (json.dumps(ev[0]), json.dumps(ev[1])),
                                   None),
+        # sampled stacks around the events, in any order: the one slice is still all the timeline has
+        "samples and frames first": ('{"samples": [{"sf": 2, "ts": 2, "pid": 1, "tid": 2}], "stackFrames": '
+                                     '{"2": {"name": "leaf", "parent": 1}, "1": {"name": "root"}}, "traceEvents": %s}'
+                                     % body, None),
+        "frames after the events, samples last": ('{"traceEvents": %s, "stackFrames": {"1": {"name": "root"}}, '
+                                                  '"otherData": %s, "samples": [{"sf": "1", "ts": 3, "tid": 2}]}'
+                                                  % (body, other), 123456789),
     }
     for name, (doc, start) in cases.items():
         path = os.path.join(ctx.work, "streamed.json")
@@ -146,6 +154,9 @@ def streamed(ctx):
         "missing comma between events": '{"traceEvents": [%s @%s]}' % (json.dumps(ev[0]), json.dumps(ev[1])),
         "garbage after the events": '{"traceEvents": %s @x}' % body,
         "a letter for a number in a skipped value": '{"x": [1, @e5], "traceEvents": []}',
+        "a missing colon in stackFrames": '{"traceEvents": [], "stackFrames": {"1" @{"name": "a"}}, "samples": []}',
+        "a trailing comma in samples": '{"samples": [{"sf": 1, "ts": 1, "tid": 1},@], "traceEvents": []}',
+        "garbage in a .cpuprofile's nodes": '{"nodes": [{"id": 1, "callFrame": {}}, @x], "samples": [1]}',
     }
     for name, doc in broken.items():
         at = doc.index("@")
