@@ -1537,9 +1537,11 @@ static bool node_key(uint32_t prof, tci_jspan v, uint64_t *key)
 }
 
 /* A call frame (functionName, url, lineNumber, columnNumber, scriptId) as a method:
- * "functionName (url:line:column)", its name part ("(anonymous)" for an empty one) what
- * flame graphs and pprof show, url its file, line and column from 1 (DevTools' count from
- * 0). The column and scriptId keep apart the functions that read alike. */
+ * "functionName: (url:line:column)", as a Java method is "pkg.Class.method: (sig)ret" (the
+ * one form whose part before ": (" every output and the IR text take as the short name),
+ * its name part ("(anonymous)" for an empty one) what flame graphs and pprof show, url its
+ * file, line and column from 1 (DevTools' count from 0). The column and scriptId keep apart
+ * the functions that read alike. */
 static uint32_t js_method(tci_rctx *r, jwalk *w, const tci_jspan *cf, uint64_t at, int *rc, bool *root)
 {
     jtext *fn = &w->ftext[0], *url = &w->ftext[1];
@@ -1566,7 +1568,7 @@ static uint32_t js_method(tci_rctx *r, jwalk *w, const tci_jspan *cf, uint64_t a
             snprintf(num, sizeof num, ":%d:%d", (int)line + 1, (int)col + 1);
         else if (line >= 0)
             snprintf(num, sizeof num, ":%d", (int)line + 1);
-        if (!fbuf_put(w, &len, " (", 2))
+        if (!fbuf_put(w, &len, ": (", 3))
             goto nomem;
         file_at = len;
         if (!fbuf_put(w, &len, url->p, url->len))

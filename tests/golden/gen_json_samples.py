@@ -14,7 +14,7 @@ is what the input says, worked out here from the values written, not by reading 
   unit:    "count" (sample-type = type) or "ns" (wall time)
   type:    the pprof sample type
   nc:      {kind: n} of the input records that are not converted; bad: bad-line records
-  full_names: frames' full names (pprof's system_name, the report's): "name (url:line:column)"
+  full_names: frames' full names (pprof's system_name, the report's): "name: (url:line:column)"
 
 Cases:
   samples-perf.json            Linux perf's converter (catapult profile_chrome): traceEvents,
@@ -337,9 +337,9 @@ def devtools_case(rng):
                        "name": "ProfileChunk", "args": {"data": {"cpuProfile": cp, "timeDeltas": w_deltas[a:b]}}})
     return events, {"samples": model, "unit": "ns", "type": "wall", "nc": nc, "bad": 0,
                     "slices": [(label("CrRendererMain", main), ("RunTask",), 550000)],
-                    "full_names": ["render (https://example.com/app.js:41:3)", "(anonymous) (https://example.com/app.js:89:15)",
-                                   "(anonymous) (https://example.com/app.js:89:31)", "(program)", "(idle)",
-                                   "(garbage collector)", "crunch (https://example.com/w.js:11:5)"]}
+                    "full_names": ["render: (https://example.com/app.js:41:3)", "(anonymous): (https://example.com/app.js:89:15)",
+                                   "(anonymous): (https://example.com/app.js:89:31)", "(program)", "(idle)",
+                                   "(garbage collector)", "crunch: (https://example.com/w.js:11:5)"]}
 
 
 def cpuprofile_case(rng):
@@ -374,7 +374,7 @@ def cpuprofile_case(rng):
            "startTime": start, "endTime": end, "samples": ids, "timeDeltas": deltas}
     model = [(label("main", 1), path(n), w) for n, w in zip(ids, weights)]
     return doc, {"samples": model, "unit": "ns", "type": "wall", "nc": {}, "bad": 0,
-                 "full_names": ["(anonymous) (file:///srv/app/server.js:1:1)", "handle (file:///srv/app/server.js:13:18)",
+                 "full_names": ["(anonymous): (file:///srv/app/server.js:1:1)", "handle: (file:///srv/app/server.js:13:18)",
                                 "JSON.parse"]}
 
 
