@@ -569,6 +569,7 @@ static int join_open(tci_rctx *r)
     r->trace->process_listing = j->t[SYS]->process_listing;
     r->trace->sys_text = j->t[SYS]->sys_text; /* the kernel events' text: the system trace's, still open */
     r->trace->sys_text_len = j->t[SYS]->sys_text_len;
+    r->trace->sys_text_mapped = j->t[SYS]->sys_text_mapped;
     if (!(j->th = tci_calloc(r->trace->n_threads ? r->trace->n_threads : 1, sizeof *j->th)))
         return TC_ERR_NOMEM;
     j->n_th = r->trace->n_threads;

@@ -493,24 +493,37 @@ int tci_source_open(tci_source *s, const char *path, const tci_options *o, tci_d
     return rc;
 }
 
-void tci_source_release(tci_source *s, uint64_t upto)
+/* The pages of a mapping before upto, less the last few, given back; *released: how far it
+ * was done (the caller's). Readers may look back a little (keep). A call per 4 MiB, not per MiB:
+ * each call flushes the TLB, on the other core too (an IPI) when the process ran there lately,
+ * which cost about as much as zapping the pages; 4 MiB more pages mapped at most stays within
+ * test_reader_memory's flatness bound. */
+static void release_upto(const uint8_t *data, uint64_t *released, uint64_t upto)
 {
-    /* Readers may look back a little (keep). A call per 4 MiB, not per MiB: each call flushes
-     * the TLB, on the other core too (an IPI) when the process ran there lately, which cost
-     * about as much as zapping the pages; 4 MiB more pages mapped at most stays within
-     * test_reader_memory's flatness bound. */
     const uint64_t keep = 4u << 20, step = 4u << 20;
-    if (!s || !s->mapped || upto <= keep)
+    if (upto <= keep)
         return;
     uint64_t end = upto - keep;
-    if (end + (8u << 20) < s->released)
-        s->released = 0; /* read again from the front (the next pass): its pages go back again */
-    if (end < s->released + step)
+    if (end + (8u << 20) < *released)
+        *released = 0; /* read again from the front (the next pass): its pages go back again */
+    if (end < *released + step)
         return; /* cheap enough to be asked after every batch of records */
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     end = end / page * page;
-    madvise((uint8_t *)s->data + s->released, (size_t)(end - s->released), MADV_DONTNEED);
-    s->released = end;
+    madvise((uint8_t *)data + *released, (size_t)(end - *released), MADV_DONTNEED);
+    *released = end;
+}
+
+void tci_source_release(tci_source *s, uint64_t upto)
+{
+    if (s && s->mapped)
+        release_upto(s->data, &s->released, upto);
+}
+
+void tci_sys_text_release(const tci_trace *t, uint64_t upto, uint64_t *released)
+{
+    if (t->sys_text_mapped && upto <= t->sys_text_len)
+        release_upto((const uint8_t *)t->sys_text, released, upto);
 }
 
 void tci_source_drop(tci_source *s, uint64_t from, uint64_t to)

@@ -114,6 +114,7 @@ typedef struct tci_trace {
      * from it), set by the reader at open; valid until the conversion is closed. */
     const char *sys_text;
     size_t sys_text_len;
+    bool sys_text_mapped;     /* it is a file the conversion mapped: its pages may be given back */
 
     /* After pass 1 the writers size their arrays from the counts above, so
      * normalize freezes the tables (tci_trace_freeze): from then on a call
@@ -269,6 +270,12 @@ static inline const char *tci_sys_details(const tci_trace *t, const tci_event *e
     *len = (size_t)n;
     return t->sys_text + at;
 }
+/* A writer that read the details of kernel events up to offset upto of sys_text gives back the
+ * pages before it (source.c; *released is the writer's own mark, from 0): the reading thread
+ * gave them back already, and a writer that reads them after it (a thread of its own, behind)
+ * would map them again for the rest of the conversion. Nothing when the text is not a mapping. */
+void tci_sys_text_release(const tci_trace *t, uint64_t upto, uint64_t *released);
+
 /* Whether a system kind names a second thread (tci_sys_other): the scheduler's do. */
 static inline bool tci_sys_has_other(uint8_t kind)
 {

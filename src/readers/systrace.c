@@ -79,6 +79,7 @@
 #define PID_UNSET UINT64_MAX
 #define PID_AT_END (UINT64_MAX - 1)
 #define NAME_SLOTS 64
+#define PROBE_HTML_MAX ((size_t)16 << 20)
 
 typedef struct range {
     size_t start, end; /* byte offsets into the text */
@@ -410,10 +411,13 @@ static int systrace_probe(const uint8_t *buf, size_t len, const char *filename)
     if (len >= 4 && tci_le32(buf) == 0x574F4C53)
         return 0; /* ART's SLOW */
     if (looks_html(buf + i, len - i)) {
+        /* the data follows the viewer (a few MB of JavaScript): look in the first 16 MiB, not
+         * in a whole page of hundreds, whose pages a search would map all at once */
         const char *p = (const char *)buf;
-        if (find(p, len, "class=\"trace-data\"") || find(p, len, "linuxPerfData"))
+        size_t look_html = len < PROBE_HTML_MAX ? len : PROBE_HTML_MAX;
+        if (find(p, look_html, "class=\"trace-data\"") || find(p, look_html, "linuxPerfData"))
             return 90;
-        return 10 + hint; /* some HTML: ours to say clearly that it holds no trace */
+        return 10 + hint; /* some HTML: ours to say clearly that it holds no trace (or read it, with -i) */
     }
     size_t look = len < 128 ? len : 128;
     if (find((const char *)buf, look, "# tracer") || after_trace_mark(buf, len))
@@ -676,18 +680,41 @@ static bool trace_data_class(const char *q, const char *gt)
     return false;
 }
 
-/* The `</name` (any case) that ends a raw text element whose content starts at from, or NULL;
- * the pages looked at are given back as it goes (the viewer is megabytes of JavaScript). */
+/* The first byte c at or after from, or NULL: looked for a MiB at a time, the pages looked at
+ * given back as it goes (a page is mapped: a data block of 100 MB holds no '<', and one memchr
+ * over it kept it all in memory). */
+static const char *find_byte(tci_rctx *r, const systrace *s, size_t from, char c)
+{
+    const size_t win = (size_t)1 << 20;
+    for (size_t at = from; at < s->len; at += win) {
+        size_t n = s->len - at < win ? s->len - at : win;
+        const char *q = memchr(s->text + at, c, n);
+        tci_source_release(r->source, q ? (size_t)(q - s->text) : at + n); /* cheap: it acts once per 4 MiB */
+        if (q)
+            return q;
+    }
+    return NULL;
+}
+
+/* The `</name` (any case) that ends a raw text element whose content starts at from, or NULL
+ * (the viewer is megabytes of JavaScript, a data block hundreds). */
 static const char *close_tag(tci_rctx *r, const systrace *s, size_t from, const char *name)
 {
     const char *p = s->text, *end = p + s->len;
     size_t n = strlen(name);
-    for (const char *q = p + from; (q = memchr(q, '<', (size_t)(end - q))) != NULL; q++) {
+    for (const char *q = p + from; (q = find_byte(r, s, (size_t)(q - p), '<')) != NULL; q++)
         if ((size_t)(end - q) > n + 2 && q[1] == '/' && at_ci(q + 2, (size_t)(end - q - 2), name) &&
             ends_tag_name(q + 2 + n, end))
             return q;
-        tci_source_release(r->source, (size_t)(q - p)); /* cheap: it acts once per 4 MiB */
-    }
+    return NULL;
+}
+
+/* The first `-->` at or after from, or NULL (a comment may be long too). */
+static const char *comment_end(tci_rctx *r, const systrace *s, size_t from)
+{
+    for (const char *q = s->text + from; (q = find_byte(r, s, (size_t)(q - s->text), '-')) != NULL; q++)
+        if (s->len - (size_t)(q - s->text) >= 3 && q[1] == '-' && q[2] == '>')
+            return q;
     return NULL;
 }
 
@@ -755,11 +782,10 @@ static int scan_html(tci_rctx *r, systrace *s, size_t *legacy, uint32_t *n_found
     *legacy = 0;
     *n_found = 0;
     const char *q;
-    while (at < s->len && (q = memchr(p + at, '<', s->len - at)) != NULL) {
+    while (at < s->len && (q = find_byte(r, s, at, '<')) != NULL) {
         size_t qo = (size_t)(q - p);
-        tci_source_release(r->source, qo);
         if (end - q >= 4 && !memcmp(q, "<!--", 4)) {
-            const char *e = find(q + 4, (size_t)(end - q - 4), "-->");
+            const char *e = comment_end(r, s, qo + 4);
             at = e ? (size_t)(e - p) + 3 : s->len;
             continue;
         }
@@ -913,6 +939,7 @@ static int decode_js_strings(tci_rctx *r, const systrace *s, size_t at, size_t s
             const char *run = c;
             while (c < end && *c != quote && *c != '\\')
                 c++;
+            tci_source_release(r->source, (uint64_t)(c - s->text)); /* the page's text is read once */
             if (c > run && tci_textspool_put(w, run, (size_t)(c - run)) != TC_OK)
                 return TC_ERR_IO;
             if (c >= end) {
@@ -1026,6 +1053,7 @@ static int systrace_open(tci_rctx *r)
         snprintf(t->detail, sizeof t->detail, "%s%s", kind, layout);
     t->sys_text = s->text; /* kernel events' records point into it */
     t->sys_text_len = s->len;
+    t->sys_text_mapped = s->spooled ? s->spool.mapped : r->source && r->source->mapped;
     t->start_ns = 0; /* raw times are absolute ns (the kernel's trace clock) */
     t->time_unit_ns = 1;
     t->wrap_bits = 0;

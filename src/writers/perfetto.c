@@ -218,6 +218,7 @@ typedef struct pf_w {
     } *bundles;
     uint32_t n_bundles;
     tci_pf_ftrace *ft;     /* kernel events' messages (perfetto_ftrace.c), from the first one on */
+    uint64_t text_released; /* the kernel events' text given back before this offset */
 } pf_w;
 
 /* Track uuids: thread i -> 2i+2, its CPU-time counter -> 2i+3; 1 is the process. */
@@ -1226,7 +1227,10 @@ static int pf_kernel_event(tci_wctx *w, const tci_event *ev)
     size_t len;
     int rc;
     const uint8_t *member = tci_pf_ftrace_event(p->ft, ev, &len, &rc);
-    return member ? bundle_event(w, ev, member, len) : rc;
+    if (!member)
+        return rc;
+    tci_sys_text_release(w->trace, ev->id & (TCI_SYS_TEXT_MAX - 1), &p->text_released);
+    return bundle_event(w, ev, member, len);
 }
 
 /* ---- sampled stacks ------------------------------------------------------------- */
