@@ -117,7 +117,10 @@ static uint32_t thread_for_record(tci_rctx *r, art *a, uint16_t id)
 
 /* ---- the key section (and the streaming summary, same syntax) ------------ */
 
-enum section { SEC_NONE, SEC_VERSION, SEC_THREADS, SEC_METHODS };
+/* SEC_UNKNOWN: under a section header no ART writes (a bad line itself); its lines are
+ * counted as not converted, by the section's name, rather than read as the previous
+ * section's. */
+enum section { SEC_NONE, SEC_VERSION, SEC_THREADS, SEC_METHODS, SEC_UNKNOWN };
 
 int tci_art_key_value(tci_rctx *r, tci_span line, uint64_t off, uint64_t *declared, uint64_t *declared_at)
 {
@@ -215,6 +218,7 @@ static int parse_key_text(tci_rctx *r, art *a, const char *text, size_t len, uin
     enum section sec = SEC_NONE;
     bool want_version = false;
     size_t pos = 0;
+    tci_span unknown = {"", 0}; /* the header of the SEC_UNKNOWN section */
     *end_off = SIZE_MAX;
     tci_line l;
     while (tci_next_line(text, len, &pos, &l)) {
@@ -226,7 +230,11 @@ static int parse_key_text(tci_rctx *r, art *a, const char *text, size_t len, uin
             else if (tci_span_is(line, "*threads")) sec = SEC_THREADS;
             else if (tci_span_is(line, "*methods")) sec = SEC_METHODS;
             else if (tci_span_is(line, "*end")) { *end_off = pos; return TC_OK; }
-            else tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", off, "unknown section '%.*s' ignored", (int)(line.n > 40 ? 40 : line.n), line.p);
+            else {
+                tci_warn(r->diag, TCI_FIG_BAD_LINE, "art", off, "unknown section '%.*s' ignored", (int)(line.n > 40 ? 40 : line.n), line.p);
+                sec = SEC_UNKNOWN;
+                unknown = line;
+            }
             continue;
         }
         if (!line.n)
@@ -243,6 +251,7 @@ static int parse_key_text(tci_rctx *r, art *a, const char *text, size_t len, uin
         case SEC_VERSION: rc = tci_art_key_value(r, line, off, &a->declared, &a->declared_at); break;
         case SEC_THREADS: rc = thread_line(r, a, line, off, rank); break;
         case SEC_METHODS: rc = method_line(r, line, off); break;
+        case SEC_UNKNOWN: tci_not_converted(r->diag, "art", off, unknown.p, unknown.n); break;
         default:
             return tci_error(r->diag, TC_ERR_FORMAT, "art", off, "text before *version");
         }
@@ -412,10 +421,15 @@ static int open_streaming(tci_rctx *r, art *a)
         r->trace->clock = a->ntimes == 2 ? TCI_CLOCK_DUAL : TCI_CLOCK_WALL;
     } else {
         a->end = at;
-        int rc = parse_key_text(r, a, (const char *)r->data + at + 7, r->size - at - 7, at + 7, RANK_SUMMARY,
-                                &end_off, &version);
+        const char *text = (const char *)r->data + at + 7;
+        size_t len = r->size - at - 7;
+        int rc = parse_key_text(r, a, text, len, at + 7, RANK_SUMMARY, &end_off, &version);
         if (rc != TC_OK)
             return rc;
+        tci_line l; /* the summary ends the file: lines after its *end are read by nothing */
+        for (size_t pos = end_off == SIZE_MAX ? len : end_off; tci_next_line(text, len, &pos, &l);)
+            if (l.n)
+                tci_not_converted(r->diag, "art", at + 7 + l.off, "line after the summary's *end", 29);
     }
     settle_clock(r, a);
     snprintf(r->trace->detail, sizeof r->trace->detail, "v%d streaming (0x%X)", a->version, 0xF0 | a->version);
@@ -561,9 +575,10 @@ static int stream_item(tci_rctx *r, art *a)
         a->pos += 7 + len;
         return TC_OK;
     }
-    if (op == 3) { /* a summary that is not the last item: skip it */
+    if (op == 3) { /* a summary that is not the last item: not read (the last one is), counted */
         if (left < 7 || left - 7 < tci_le32(b + 3))
             return truncated(r, a, 7), TC_EOF;
+        tci_not_converted(r->diag, "art", a->pos, "summary item before the end", 27);
         a->pos += 7 + (size_t)tci_le32(b + 3);
         return TC_OK;
     }
