@@ -219,6 +219,9 @@ static int summary_packet(tci_rctx *r, v2 *s, const char *text, size_t len, uint
             continue;
         if (line.p[0] == '*') {
             want_version = tci_span_is(line, "*version");
+            if (!want_version) /* a V2 summary has no other section (ART.md 5.1) */
+                tci_warn(r->diag, TCI_FIG_BAD_LINE, MODULE, file_off + l.off, "unknown section '%.*s' ignored",
+                         (int)(line.n > 40 ? 40 : line.n), line.p);
             continue;
         }
         if (want_version) { /* 4 or 5: the header's version says the same */
@@ -394,6 +397,38 @@ static int cut(tci_rctx *r, v2 *s, size_t at, size_t need)
     return TC_EOF;
 }
 
+/* The summary is the last packet ART writes: what follows it is read by nothing, and each
+ * packet there (framed as the walk frames them) is counted as not converted; bytes that
+ * frame as no packet, once. */
+static void after_summary(tci_rctx *r, v2 *s, size_t q)
+{
+    static const char *const kinds[] = {"thread packet after the summary", "method packet after the summary",
+                                        "block after the summary", "summary after the summary"};
+    const uint8_t *b = r->data;
+    size_t n = r->size;
+    block k;
+    enum mode keep = s->mode;
+    s->mode = M_FRAMING; /* the walk's rules keep what they find: here, nothing is kept */
+    while (q < n) {
+        size_t left = n - q, next = 0;
+        if (b[q] == T_THREAD && left >= 7 && left - 7 >= tci_le16(b + q + 5))
+            next = q + 7 + tci_le16(b + q + 5);
+        else if (b[q] == T_METHOD && left >= 11 && left - 11 >= tci_le16(b + q + 9))
+            next = q + 11 + tci_le16(b + q + 9);
+        else if (b[q] == T_BLOCK && left >= block_header_size(s) && parse_block(r, s, q, &k) == TC_OK)
+            next = k.end;
+        else if (b[q] == T_SUMMARY && left >= 3 && left - 3 >= tci_le16(b + q + 1))
+            next = q + 3 + tci_le16(b + q + 1);
+        if (!next) {
+            tci_not_converted(r->diag, MODULE, q, "bytes after the summary", 23);
+            break;
+        }
+        tci_not_converted(r->diag, MODULE, q, kinds[b[q]], strlen(kinds[b[q]]));
+        q = next;
+    }
+    s->mode = keep;
+}
+
 /* One packet at s->pos during the walk of open(): tables filled, pos moved on.
  * TC_OK, TC_EOF (the summary or the end), or an error. */
 static int walk_packet(tci_rctx *r, v2 *s)
@@ -447,6 +482,7 @@ static int walk_packet(tci_rctx *r, v2 *s)
         if ((rc = summary_packet(r, s, (const char *)b + 3, len, at + 3)) != TC_OK)
             return rc;
         s->end = at;
+        after_summary(r, s, at + 3 + len);
         return TC_EOF;
     }
     default:
@@ -667,6 +703,8 @@ static int start_block(tci_rctx *r, v2 *s, size_t at)
 static void end_block(tci_rctx *r, v2 *s)
 {
     uint64_t want = s->b.declared - s->base_declared;
+    if (s->layout == L_PERFETTO && !s->b.partial && s->p < r->data + s->b.end) /* §5.4: the count decides */
+        tci_not_converted(r->diag, MODULE, (uint64_t)(s->p - r->data), "block bytes past its count", 26);
     if (s->layout == L_A15 ? (s->nrec & 0xFFFF) != (want & 0xFFFF) : s->nrec != want)
         if (!s->b.partial)
             tci_warn(r->diag, TCI_FIG_TRUNCATED, MODULE, s->b.at,
