@@ -155,10 +155,7 @@ int tci_artlr_open(tci_artlr *lr, const uint8_t *p, size_t n, uint64_t base, con
             if (n < HEADER_LEN + SUMMARY_LEN)
                 return lr_error(lr, HEADER_LEN, "the summary record is cut short (need %d bytes, have %zu)",
                                 SUMMARY_LEN, n - HEADER_LEN);
-            lr->has_summary = true;
-            lr->summary[0] = tci_le64(p + HEADER_LEN + 1);
-            lr->summary[1] = tci_le64(p + HEADER_LEN + 9);
-            lr->body += SUMMARY_LEN;
+            lr->has_summary = true; /* read as an item by tci_artlr_next, as one anywhere else would be */
         }
     }
     lr->pos = lr->body;
@@ -277,8 +274,12 @@ int tci_artlr_next(tci_artlr *lr, tci_artlr_item *it)
             if (lr->n - lr->pos < SUMMARY_LEN) /* newer builds put it after the header; tolerated anywhere */
                 return lr_error(lr, lr->pos, "summary record cut short (need %d bytes, have %zu)", SUMMARY_LEN,
                                 lr->n - lr->pos);
+            it->kind = TCI_ARTLR_SUMMARY;
+            it->offset = lr->base + lr->pos;
+            it->summary[0] = tci_le64(lr->p + lr->pos + 1);
+            it->summary[1] = tci_le64(lr->p + lr->pos + 9);
             lr->pos += SUMMARY_LEN;
-            continue;
+            return TC_OK;
         default:
             break;
         }
@@ -365,6 +366,24 @@ static int define_method(tci_rctx *r, const tci_artlr *lr, const tci_artlr_sink 
     return TC_OK;
 }
 
+/* A summary record's two u64 (timestamps, ART.md §11; what they mean is not documented, and
+ * Perfetto's importer skips them) kept as the metadata summary-timestamps, "A B": each dump's
+ * appended ("A B; C D") when a trace holds several. */
+static int keep_summary(tci_rctx *r, const tci_artlr *lr, const tci_artlr_item *it)
+{
+    const char *had = tci_trace_meta(r->trace, "summary-timestamps");
+    char v[512];
+    int k = snprintf(v, sizeof v, "%s%s%llu %llu", had ? had : "", had ? "; " : "", (unsigned long long)it->summary[0],
+                     (unsigned long long)it->summary[1]);
+    if (k < 0 || (size_t)k >= sizeof v) { /* dozens of dumps: the rest are counted, not listed */
+        tci_not_converted(r->diag, lr->module, it->offset, "summary record", 14);
+        return TC_OK;
+    }
+    if (tci_trace_add_meta(r->trace, "summary-timestamps", 18, v, (size_t)k) != TC_OK)
+        return tci_trace_fail(r->trace, r->diag, lr->module, it->offset);
+    return TC_OK;
+}
+
 int tci_artlr_read(tci_rctx *r, tci_artlr *lr, const tci_artlr_sink *s, tci_raw *ev, size_t max, size_t *n)
 {
     size_t k = 0;
@@ -384,6 +403,9 @@ int tci_artlr_read(tci_rctx *r, tci_artlr *lr, const tci_artlr_sink *s, tci_raw 
                 return tci_trace_fail(r->trace, r->diag, lr->module, it.offset);
         } else if (r->pass == 1 && it.kind == TCI_ARTLR_METHOD) {
             if ((rc = define_method(r, lr, s, &it)) != TC_OK)
+                return rc;
+        } else if (r->pass == 1 && it.kind == TCI_ARTLR_SUMMARY) {
+            if ((rc = keep_summary(r, lr, &it)) != TC_OK)
                 return rc;
         }
     }

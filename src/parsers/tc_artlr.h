@@ -24,9 +24,8 @@ typedef struct tci_artlr {
     tci_diag *diag;
     bool slow;           /* the SLOW 0xF6 form (else headerless) */
     int64_t header_start; /* SLOW: the producer's monotonic ns at session start */
-    bool has_summary;     /* SLOW: the 17-byte 0x03 summary record */
-    uint64_t summary[2];
-    size_t body;          /* the first chunk or packet */
+    bool has_summary;     /* SLOW: the 17-byte 0x03 summary record after the header */
+    size_t body;          /* the first chunk or packet (or the summary record after the header) */
     /* cursor */
     size_t pos, chunk_end;
     uint32_t left, tid;   /* records left in the current chunk, its thread */
@@ -34,7 +33,7 @@ typedef struct tci_artlr {
 } tci_artlr;
 
 /* What the decoder found at the cursor. */
-enum tci_artlr_kind { TCI_ARTLR_RECORD, TCI_ARTLR_THREAD, TCI_ARTLR_METHOD };
+enum tci_artlr_kind { TCI_ARTLR_RECORD, TCI_ARTLR_THREAD, TCI_ARTLR_METHOD, TCI_ARTLR_SUMMARY };
 typedef struct tci_artlr_item {
     enum tci_artlr_kind kind;
     uint64_t offset;      /* input offset (base + dump offset) */
@@ -44,12 +43,13 @@ typedef struct tci_artlr_item {
     uint64_t method;      /* RECORD (entries), METHOD: the ArtMethod* */
     const char *text;     /* THREAD: the name; METHOD: "class\tname\tsig\tsource\n" */
     size_t len;
+    uint64_t summary[2];  /* SUMMARY: its two u64 */
 } tci_artlr_item;
 
 /* Does [p, p+n) begin like a dump (header or first packet, and a little decoded)? Pure, cheap:
  * looks at no more than the first few KiB. */
 bool tci_artlr_plausible(const uint8_t *p, size_t n);
-/* Header and summary record; the cursor at the first chunk or packet. TC_OK or an error reported in d. */
+/* The header; the cursor after it (a summary record there is the first item). TC_OK or an error reported in d. */
 int tci_artlr_open(tci_artlr *lr, const uint8_t *p, size_t n, uint64_t base, const char *note, const char *module,
                    tci_diag *d);
 void tci_artlr_rewind(tci_artlr *lr);
@@ -70,7 +70,8 @@ typedef struct tci_artlr_sink {
     int64_t origin;       /* the trace's start_ns: raw wall times are measured from it */
 } tci_artlr_sink;
 
-/* Up to max records of lr into ev (pass 1 also names threads and defines methods): TC_OK with
+/* Up to max records of lr into ev (pass 1 also names threads, defines methods and keeps each summary
+ * record's two values as the metadata summary-timestamps): TC_OK with
  * *n > 0, TC_EOF (*n == 0) at the dump's end, or an error. */
 int tci_artlr_read(tci_rctx *r, tci_artlr *lr, const tci_artlr_sink *s, tci_raw *ev, size_t max, size_t *n);
 /* Set what every long-running input shares: ns times, wall clock only, no wrap. */
