@@ -23,6 +23,11 @@
  * process trusted_pid; method pointers of a second process are kept apart
  * from the first's (XOR with the process index << 56), since two processes'
  * ArtMethod* values may coincide.
+ *
+ * Every other packet is read and converts to nothing: each is counted as not converted (pass
+ * 1), by the name of its data field (track_event, ftrace_events, ...: packet_kinds), else by
+ * what it holds ("TracePacket field 1001", interned_data, "packet without data"); so are a
+ * top-level field that is no packet ("Trace field N") and a second dump in one packet.
  */
 #define _GNU_SOURCE /* memmem */
 #include "tc_artlr.h"
@@ -39,6 +44,61 @@
 #define TRACE_PACKET 1   /* Trace.packet */
 #define TRUSTED_PID 79   /* TracePacket.trusted_pid */
 enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2, WIRE_I32 = 5 };
+
+/* TracePacket's `oneof data` (third_party/perfetto/perfetto_trace.proto), by field number: a
+ * packet that carries no dump is counted as not converted under the name of its data field
+ * (test_accounting.py checks this table against the schema). */
+static const struct packet_kind {
+    uint16_t field;
+    const char *name;
+} packet_kinds[] = {
+    {1, "ftrace_events"}, {2, "process_tree"}, {4, "inode_file_map"}, {5, "chrome_events"},
+    {6, "clock_snapshot"}, {7, "sys_stats"}, {9, "process_stats"}, {11, "track_event"}, {33, "trace_config"},
+    {34, "ftrace_stats"}, {35, "trace_stats"}, {36, "synchronization_marker"}, {37, "profile_packet"},
+    {38, "battery"}, {39, "android_log"}, {40, "power_rails"}, {43, "process_descriptor"},
+    {44, "thread_descriptor"}, {45, "system_info"}, {46, "trigger"}, {47, "packages_list"},
+    {48, "chrome_benchmark_metadata"}, {49, "perfetto_metatrace"}, {50, "compressed_packets"},
+    {51, "chrome_metadata"}, {52, "gpu_counter_event"}, {53, "gpu_render_stage_event"},
+    {54, "streaming_profile_packet"}, {57, "graphics_frame_event"}, {60, "track_descriptor"},
+    {61, "module_symbols"}, {62, "vulkan_memory_event"}, {63, "gpu_log"}, {64, "deobfuscation_mapping"},
+    {65, "vulkan_api_event"}, {66, "perf_sample"}, {67, "cpu_info"}, {68, "smaps_packet"},
+    {69, "service_event"}, {70, "initial_display_state"}, {71, "gpu_mem_total_event"},
+    {72, "extension_descriptor"}, {73, "memory_tracker_snapshot"}, {74, "streaming_allocation"},
+    {75, "streaming_free"}, {77, "android_energy_estimation_breakdown"}, {78, "ui_state"},
+    {82, "translation_table"}, {83, "android_game_intervention_list"}, {84, "statsd_atom"},
+    {86, "android_system_property"}, {89, "trace_uuid"}, {90, "track_event_range_of_interest"},
+    {91, "entity_state_residency"}, {95, "etw_events"}, {99, "v8_js_code"}, {100, "v8_internal_code"},
+    {101, "v8_wasm_code"}, {102, "v8_reg_exp_code"}, {103, "v8_code_move"}, {107, "remote_clock_sync"},
+    {109, "chrome_trigger"}, {110, "pixel_modem_events"}, {111, "pixel_modem_token_database"},
+    {113, "clone_snapshot_trigger"}, {115, "kernel_wakelock_data"}, {117, "generic_kernel_task_state_event"},
+    {118, "generic_kernel_cpu_freq_event"}, {119, "cpu_per_uid_data"},
+    {120, "generic_kernel_task_rename_event"}, {122, "generic_kernel_process_tree"}, {123, "user_list"},
+    {124, "trace_provenance"}, {125, "protovms"}, {126, "trace_attributes"}, {127, "android_aflags"},
+    {128, "gpu_info"}, {129, "generic_gpu_frequency_event"}, {130, "interrupt_info"},
+    {131, "art_process_metadata"}, {132, "journald_event"}, {133, "zstd_compressed_packets"},
+    {134, "concurrent_session_event"}, {135, "stack_sample"}, {900, "for_testing"}
+};
+/* TracePacket's fields beside its data: they say when and whose a packet is, not what. */
+static bool packet_context(uint32_t f)
+{
+    return f == 3 || f == 8 || f == 10 || f == 12 || f == 13 || f == 41 || f == 42 || f == 58 || f == 59 || f == 79 ||
+           f == 87 || f == 98;
+}
+
+static const char *packet_kind(uint32_t f)
+{
+    size_t lo = 0, hi = sizeof packet_kinds / sizeof *packet_kinds;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (packet_kinds[mid].field == f)
+            return packet_kinds[mid].name;
+        if (packet_kinds[mid].field < f)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
 
 typedef struct pbfield {
     uint32_t field;
@@ -157,19 +217,47 @@ static bool lr_message(const uint8_t *p, size_t start, size_t len, lrpacket *pk)
     return true;
 }
 
-/* The packet [start, start+len): 1 and pk when it carries a dump, 0 when not, -1 malformed (*bad). */
-static int scan_packet(const uint8_t *p, size_t start, size_t len, lrpacket *pk, size_t *bad)
+/* What a packet that carries no dump is, for the count of what is not converted (pass 1). */
+typedef struct pkind {
+    const char *data;     /* the name of its data field (packet_kinds) */
+    uint32_t unknown;     /* the first field that is neither data nor context (0: none) */
+    bool interned, defaults;
+    uint32_t more_dumps;  /* dumps after the first in one packet (read: the first only) */
+} pkind;
+
+static void classify(pkind *k, uint32_t field)
+{
+    const char *name = k->data ? NULL : packet_kind(field);
+    if (name)
+        k->data = name;
+    else if (field == 12)
+        k->interned = true;
+    else if (field == 59)
+        k->defaults = true;
+    else if (!k->unknown && !packet_context(field) && !packet_kind(field))
+        k->unknown = field;
+}
+
+/* The packet [start, start+len): 1 and pk when it carries a dump, 0 when not, -1 malformed (*bad).
+ * With k (counting), what it is, and whether it carries more than one dump. */
+static int scan_packet(const uint8_t *p, size_t start, size_t len, lrpacket *pk, size_t *bad, pkind *k)
 {
     size_t pos = start, end = start + len;
     pbfield f = {0};
     int rc;
     bool found = false;
+    lrpacket other;
     pk->pid = -1;
     while ((rc = pb_next(p, end, &pos, &f)) == 1) {
         if (f.field == TRUSTED_PID && f.wire == WIRE_VARINT)
             pk->pid = (int32_t)(uint32_t)f.value; /* int32 on the wire: a negative one is sign-extended */
-        else if (f.wire == WIRE_LEN && !found && f.len >= 8 && lr_message(p, f.start, f.len, pk))
+        else if (f.wire == WIRE_LEN && (!found || k) && f.len >= 8 && lr_message(p, f.start, f.len, found ? &other : pk)) {
+            if (found)
+                k->more_dumps++;
             found = true;
+        }
+        if (k)
+            classify(k, f.field);
     }
     if (rc < 0) {
         *bad = pos;
@@ -178,18 +266,48 @@ static int scan_packet(const uint8_t *p, size_t start, size_t len, lrpacket *pk,
     return found;
 }
 
-/* The next top-level packet from *pos that carries a dump: 1 (pk), 0 the end, -1 malformed (*bad, *why). */
-static int next_lr_packet(const uint8_t *p, size_t n, size_t *pos, lrpacket *pk, size_t *bad, const char **why)
+/* Pass 1: a top-level field that is no TracePacket, or a packet that carries no dump (or a
+ * second dump in one packet), counted as not converted by what it is. */
+static void count_other(tci_diag *d, uint64_t at, const pbfield *f, const pkind *k, bool dump)
+{
+    char name[48];
+    const char *kind = name;
+    if (f->field != TRACE_PACKET || f->wire != WIRE_LEN)
+        snprintf(name, sizeof name, "Trace field %u", f->field);
+    else if (dump)
+        kind = NULL;
+    else if (k->data)
+        kind = k->data;
+    else if (k->unknown)
+        snprintf(name, sizeof name, "TracePacket field %u", k->unknown);
+    else
+        kind = k->interned ? "interned_data" : k->defaults ? "trace_packet_defaults" : "packet without data";
+    if (kind)
+        tci_not_converted(d, MODULE, at, kind, strlen(kind));
+    for (uint32_t i = 0; dump && i < k->more_dumps; i++)
+        tci_not_converted(d, MODULE, at, "second ART dump in one packet", 29);
+}
+
+/* The next top-level packet from *pos that carries a dump: 1 (pk), 0 the end, -1 malformed (*bad, *why).
+ * With count (pass 1), what it passes over is counted as not converted. */
+static int next_lr_packet(const uint8_t *p, size_t n, size_t *pos, lrpacket *pk, size_t *bad, const char **why,
+                          tci_diag *count)
 {
     pbfield f = {0};
     int rc;
     while ((rc = pb_next(p, n, pos, &f)) == 1) {
-        if (f.field != TRACE_PACKET || f.wire != WIRE_LEN)
+        pkind k = {0};
+        if (f.field != TRACE_PACKET || f.wire != WIRE_LEN) {
+            if (count)
+                count_other(count, f.at, &f, &k, false);
             continue;
-        if ((rc = scan_packet(p, f.start, f.len, pk, bad)) < 0) {
+        }
+        if ((rc = scan_packet(p, f.start, f.len, pk, bad, count ? &k : NULL)) < 0) {
             *why = "a malformed field inside a TracePacket";
             return -1;
         }
+        if (count)
+            count_other(count, f.at, &f, &k, rc == 1);
         if (rc)
             return 1;
     }
@@ -212,7 +330,7 @@ static int pftrace_probe(const uint8_t *buf, size_t len, const char *filename)
     size_t pos = 0, bad;
     const char *why;
     lrpacket pk;
-    return next_lr_packet(buf, len, &pos, &pk, &bad, &why) == 1 ? 100 : 0;
+    return next_lr_packet(buf, len, &pos, &pk, &bad, &why, NULL) == 1 ? 100 : 0;
 }
 
 static int packet_error(tci_rctx *r, size_t bad, const char *why)
@@ -253,7 +371,7 @@ static int find_start(tci_rctx *r)
     int rc;
     int64_t start = INT64_MAX, earliest = INT64_MAX;
     tci_artlr lr;
-    while ((rc = next_lr_packet(r->data, r->size, &pos, &pk, &bad, &why)) == 1) {
+    while ((rc = next_lr_packet(r->data, r->size, &pos, &pk, &bad, &why, NULL)) == 1) {
         if ((rc = tci_artlr_open(&lr, r->data + pk.payload, pk.payload_len, pk.payload, "", MODULE, r->diag)) != TC_OK)
             return rc;
         int64_t e = tci_artlr_earliest(&lr);
@@ -299,7 +417,7 @@ static int pftrace_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *n)
         lrpacket pk;
         size_t bad;
         const char *why;
-        int rc = next_lr_packet(r->data, r->size, &pf->pos, &pk, &bad, &why);
+        int rc = next_lr_packet(r->data, r->size, &pf->pos, &pk, &bad, &why, r->pass == 1 ? r->diag : NULL);
         if (rc < 0)
             return packet_error(r, bad, why);
         if (rc == 0)
