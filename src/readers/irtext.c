@@ -13,7 +13,13 @@
  *   stack 0 parent=- m=3                sampled stacks (parent: an earlier stack)
  *   I/C/S/F t= m= ts= cpu= [value=]/[id=]  instant, counter, async begin/end
  *   P t= m=- ts= id=<stack> value=<ns>  a sample
- *   figure ...                          ignored
+ *   meta "<key>" "<value>"              the trace's metadata
+ *   figure ...                          the dumping conversion's figures: computed again
+ *
+ * Every line is one of these, read (table and meta lines before the first event, events
+ * after it), or a bad-line warning: nothing is skipped unsaid. The figure lines and the meta
+ * not-converted are the accounting of the conversion that wrote the dump, which this one
+ * makes again from what it reads; they are not records of the trace.
  *
  * Quirks: names are JSON string literals (read by the core's scanner, jscan.c); method lines
  * become plain names (their text is shown as is, nothing is re-split);
@@ -204,6 +210,33 @@ static int stack_line(tci_rctx *r, const tci_line *l)
     return TC_OK;
 }
 
+/* meta "<key>" "<value>": two JSON string literals */
+static int meta_line(tci_rctx *r, const tci_line *l)
+{
+    tci_jscan sc = {l->p + 5, l->n - 5, 0, NULL, 0};
+    if (!tci_jscan_value(&sc) || sc.pos + 1 >= l->n - 5 || l->p[5 + sc.pos] != ' ')
+        return tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "meta line is not meta \"<key>\" \"<value>\"");
+    size_t vat = 5 + sc.pos + 1;
+    char *key = NULL, *value = NULL;
+    int rc = string_literal(r, l->p + 5, sc.pos, l->off + 5, "meta key", &key);
+    if (rc == TC_OK)
+        rc = string_literal(r, l->p + vat, l->n - vat, l->off + vat, "meta value", &value);
+    if (rc == TC_OK && strcmp(key, "not-converted") != 0 && /* the dumping conversion's: made again */
+        tci_trace_add_meta(r->trace, key, strlen(key), value, strlen(value)) != TC_OK)
+        rc = tci_trace_fail(r->trace, r->diag, "ir", l->off);
+    free(key);
+    free(value);
+    return rc;
+}
+
+static bool is_figure(const tci_line *l) { return l->n > 7 && !memcmp(l->p, "figure ", 7); }
+
+/* A line that is no line of the dump (or a table line after the events began): a bad line. */
+static void bad_line(tci_rctx *r, const tci_line *l, const char *why)
+{
+    tci_warn(r->diag, TCI_FIG_BAD_LINE, "ir", l->off, "line skipped: %s: %.*s", why, (int)(l->n > 40 ? 40 : l->n), l->p);
+}
+
 /* process "<name>": the input's own process (index 0) */
 static int process0_line(tci_rctx *r, const tci_line *l)
 {
@@ -242,6 +275,10 @@ static int ir_open(tci_rctx *r)
         else if ((l.n > 8 && !memcmp(l.p, "process ", 8) && l.p[8] != '"') || (l.n > 7 && !memcmp(l.p, "thread ", 7)) ||
                  (l.n > 7 && !memcmp(l.p, "method ", 7)))
             rc = table_line(r, &l);
+        else if (l.n > 5 && !memcmp(l.p, "meta ", 5))
+            rc = meta_line(r, &l);
+        else if (l.n && !is_figure(&l))
+            bad_line(r, &l, "not a line of the IR dump");
         if (rc != TC_OK)
             return rc;
     }
@@ -303,8 +340,11 @@ static int ir_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *got)
     size_t k = 0;
     tci_line l;
     while (k < max && next_line(r, &x->pos, &l)) {
-        if (event_kind(&l) < 0)
-            continue; /* figure lines, blank lines */
+        if (event_kind(&l) < 0) { /* figure lines, blank lines; anything else is said */
+            if (l.n && !is_figure(&l))
+                bad_line(r, &l, "not an event line (the tables come before the first event)");
+            continue;
+        }
         int rc = event_line(r, &l, &ev[k]);
         if (rc != TC_OK)
             return rc;
