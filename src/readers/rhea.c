@@ -441,8 +441,10 @@ static int load_mapping(tci_rctx *r, rhea *x, const char *const *names, size_t n
             while (rc == TC_OK && len - off >= 3) { /* thread names to the end */
                 uint16_t tid = tci_le16(b + off);
                 uint8_t n = b[off + 2];
-                if (len - off - 3 < n)
+                if (len - off - 3 < n) {
+                    tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, UINT64_MAX, "%s ends inside a thread name", path);
                     break;
+                }
                 const char *s = buf + off + 3;
                 off += 3 + (size_t)n;
                 while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
@@ -579,6 +581,17 @@ static char marker_of(const body *b)
 static bool is_monotonic_line(const body *b)
 {
     return b->kind == 'B' && b->name_len > 15 && !memcmp(b->name, "monotonic_time:", 15);
+}
+
+/* The value of a monotonic_time line (seconds), or false when it is none (a bad line). */
+static bool monotonic_value(const body *b, int64_t *mono)
+{
+    const char *s = b->name + 15;
+    size_t k = b->name_len - 15;
+    int fd;
+    while (k && *s == ' ')
+        s++, k--;
+    return parse_time(s, k, mono, &fd) == k;
 }
 
 /* The record's thread: the tid column, or the pid (main-thread mode). */
@@ -762,12 +775,7 @@ static int text_open(tci_rctx *r, rhea *x)
         }
         if (is_monotonic_line(&b)) {
             int64_t mono;
-            int fd;
-            const char *s = b.name + 15;
-            size_t k = b.name_len - 15;
-            while (k && *s == ' ')
-                s++, k--;
-            if (parse_time(s, k, &mono, &fd) == k) {
+            if (monotonic_value(&b, &mono)) {
                 char val[32];
                 int vn = snprintf(val, sizeof val, "%lld", (long long)(mono - b.ts));
                 if (tci_trace_add_meta(t, "monotonic-minus-boottime-ns", 27, val, (size_t)vn) != TC_OK)
@@ -854,6 +862,20 @@ static int throw_dropped(tci_rctx *r, rhea *x, uint64_t off)
     }
 }
 
+/* A profilo entry line after the header ("<id>|TRACE_START|...", "<id>|<other>|..."): TRACE_END
+ * lines are read by open() (the last one's time: the dump's end); any other (a TRACE_START
+ * that is not the first line, an entry RheaTrace does not write) is counted by its name. */
+static void header_line(tci_rctx *r, const tci_line *l, int kind)
+{
+    if (kind == 'E' || r->pass != 1)
+        return;
+    const char *name = memchr(l->p, '|', l->n) + 1, *bar = memchr(name, '|', l->n - (size_t)(name - l->p));
+    size_t len = bar ? (size_t)(bar - name) : l->n - (size_t)(name - l->p);
+    if (!len)
+        name = "unnamed profilo entry", len = 21;
+    tci_not_converted(r->diag, MOD, l->off, name, len);
+}
+
 static int text_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
 {
     size_t k = 0;
@@ -862,9 +884,13 @@ static int text_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
                                        "no \"<tid>:\" or \":\" after the timestamp", "not an atrace payload"};
     while (k < max && next_line(r->data, r->size, &x->pos, &l)) {
         body b;
-        int bad;
-        if (!l.n || header_kind(&l))
+        int bad, hk;
+        if (!l.n)
             continue;
+        if ((hk = header_kind(&l)) != 0) {
+            header_line(r, &l, hk);
+            continue;
+        }
         if ((bad = parse_body(&l, &b)) != 0) {
             if (bad == 3 && b.at.why)
                 tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, l.off, "line skipped: atrace %c event: %s", b.at.kind, b.at.why);
@@ -872,8 +898,12 @@ static int text_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
                 tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, l.off, "line skipped: %s", what[bad]);
             continue;
         }
-        if (is_monotonic_line(&b))
+        int64_t mono;
+        if (is_monotonic_line(&b)) { /* kept as metadata by open() */
+            if (!monotonic_value(&b, &mono))
+                tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, l.off, "line skipped: monotonic_time is not <seconds>.<fraction>");
             continue;
+        }
         uint32_t th = tci_idmap_get(&x->threads, tid_of(x, &b));
         if (th == TCI_NONE)
             continue; /* not seen by open(): cannot happen on the same bytes */
@@ -886,8 +916,10 @@ static int text_read(tci_rctx *r, rhea *x, tci_raw *ev, size_t max, size_t *got)
             int drop = throw_dropped(r, x, l.off);
             if (drop < 0)
                 return drop;
-            if (drop)
-                continue; /* a throw caught inside the method */
+            if (drop) { /* a throw caught inside the method: no slice ends, nothing else shows it */
+                tci_not_converted(r->diag, MOD, l.off, "T: throw caught in its method", 29);
+                continue;
+            }
         }
         switch (mk) {
         case 'B': e->action = TCI_ACT_ENTER; break;
@@ -1183,10 +1215,12 @@ static int sampling_open(tci_rctx *r, rhea *x)
         tci_idmap_free(&unnamed.seen);
         return rc;
     }
-    if (skipped)
+    if (skipped) { /* one message, each record counted */
         tci_warn(r->diag, TCI_FIG_BAD_LINE, MOD, UINT64_MAX,
                  "%llu sample records without a valid stack (saved depth != actual depth, or 0); skipped",
                  (unsigned long long)skipped);
+        tci_count(r->diag, TCI_FIG_BAD_LINE, skipped - 1);
+    }
     report_unnamed(r, &unnamed, "frames",
                    x->have_map ? "not in the mapping" : "no sampling-mapping file: give one with --mapping",
                    "method#0x<ptr>");
