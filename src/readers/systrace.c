@@ -696,6 +696,22 @@ static const char *find_byte(tci_rctx *r, const systrace *s, size_t from, char c
     return NULL;
 }
 
+/* The first needle in [from, to), or NULL: looked for a MiB at a time, as find_byte does. */
+static const char *find_text(tci_rctx *r, const systrace *s, size_t from, size_t to, const char *needle)
+{
+    size_t nn = strlen(needle);
+    const size_t win = (size_t)1 << 20;
+    for (size_t at = from; at < to && to - at >= nn;) {
+        size_t end = to - at > win + nn ? at + win + nn : to;
+        const char *q = find(s->text + at, end - at, needle);
+        tci_source_release(r->source, q ? (size_t)(q - s->text) : end);
+        if (q || end == to)
+            return q;
+        at = end - nn + 1; /* a match across the window's end is still found */
+    }
+    return NULL;
+}
+
 /* The `</name` (any case) that ends a raw text element whose content starts at from, or NULL
  * (the viewer is megabytes of JavaScript, a data block hundreds). */
 static const char *close_tag(tci_rctx *r, const systrace *s, size_t from, const char *name)
@@ -741,10 +757,10 @@ static bool statement_start(const systrace *s, size_t from, size_t at)
 }
 
 /* Where the string assigned to linuxPerfData starts in [from, to) (its opening quote), or 0. */
-static size_t legacy_string(const systrace *s, size_t from, size_t to)
+static size_t legacy_string(tci_rctx *r, const systrace *s, size_t from, size_t to)
 {
     static const char var[] = "linuxPerfData";
-    for (const char *q = s->text + from; (q = find(q, to - (size_t)(q - s->text), var)) != NULL; q++) {
+    for (const char *q = s->text + from; (q = find_text(r, s, (size_t)(q - s->text), to, var)) != NULL; q++) {
         size_t i = (size_t)(q - s->text) + sizeof var - 1;
         while (i < to && tci_is_blank(s->text[i]))
             i++;
@@ -775,7 +791,7 @@ static int read_trace_data(tci_rctx *r, systrace *s, size_t start, size_t end)
  * raw text elements (a script's content ends at the first `</script`, whatever it holds). A
  * page without one may hold the pre-2015 form: the ftrace text as the JavaScript string
  * assigned to linuxPerfData (*legacy: where it starts). */
-static int scan_html(tci_rctx *r, systrace *s, size_t *legacy, uint32_t *n_found)
+static int scan_html(tci_rctx *r, systrace *s, bool legacy_only, size_t *legacy, uint32_t *n_found)
 {
     const char *p = s->text, *end = p + s->len;
     size_t at = 0;
@@ -801,7 +817,10 @@ static int scan_html(tci_rctx *r, systrace *s, size_t *legacy, uint32_t *n_found
         at = close ? stop + 2 + strlen(raw) : s->len;
         if (strcmp(raw, "script"))
             continue;
-        if (trace_data_class(q, gt)) {
+        if (legacy_only) { /* a second walk, in a page without a trace-data element */
+            if ((*legacy = legacy_string(r, s, start, stop)) != 0)
+                return TC_OK;
+        } else if (trace_data_class(q, gt)) {
             (*n_found)++;
             if (!close)
                 tci_warn(r->diag, TCI_FIG_TRUNCATED, MOD, qo,
@@ -809,8 +828,6 @@ static int scan_html(tci_rctx *r, systrace *s, size_t *legacy, uint32_t *n_found
             int rc = read_trace_data(r, s, start, stop);
             if (rc != TC_OK)
                 return rc;
-        } else if (!*legacy) {
-            *legacy = legacy_string(s, start, stop);
         }
     }
     return TC_OK;
@@ -985,7 +1002,10 @@ static int read_html(tci_rctx *r, systrace *s, const char **kind)
 {
     size_t legacy;
     uint32_t n_found;
-    int rc = scan_html(r, s, &legacy, &n_found);
+    int rc = scan_html(r, s, false, &legacy, &n_found);
+    if (rc == TC_OK && n_found == 0) /* the pre-2015 page? (looked for only now: a page with data
+                                       * elements would have its viewer's pages read twice) */
+        rc = scan_html(r, s, true, &legacy, &n_found);
     if (rc != TC_OK)
         return rc;
     if (n_found == 0 && legacy) {
@@ -993,7 +1013,7 @@ static int read_html(tci_rctx *r, systrace *s, const char **kind)
         return read_legacy(r, s, legacy);
     }
     if (n_found == 0) {
-        const char *q = find(s->text, s->len, "id=\"viewer-data\"");
+        const char *q = find_text(r, s, 0, s->len, "id=\"viewer-data\"");
         if (q)
             return tci_error(r->diag, TC_ERR_UNSUPPORTED, MOD, (uint64_t)(q - s->text),
                              "trace2html HTML (viewer-data, gzip+base64) is not supported; "

@@ -10,7 +10,10 @@ methods, threads and call paths, and converted; peak RSS (wait4's ru_maxrss) mus
              2.4 GB cJSON tree)
   systrace   atrace text; TRACE: + zlib (atrace -z); systrace HTML; scheduler data only, to
              perfetto (system events: no buffering in the reader, per-CPU bundles of bounded
-             size in the writer)
+             size in the writer); other kernel events to perfetto (the writer's thread read
+             their text after the reading thread gave it back: the whole input stayed mapped);
+             the pre-2015 page (its JavaScript string decoded to a temporary file); a page whose
+             viewer is as large as its data (one memchr over a block mapped all of it)
   rhea       1.x text; 2.x binary method trace
   ir         traceconv's own text dump
   gzip       a gzip-compressed ART trace (inflated to a spool file)
@@ -254,6 +257,49 @@ def systrace_sched(path, n):
     write_chunks(path, SYSTRACE_HEAD, chunk, n)
 
 
+def systrace_kernel_lines(i):
+    """Kernel events other than the scheduler's, in their real forms: the perfetto writer reads
+    their text after the reading thread (its thread is behind it) and gives it back itself."""
+    out = []
+    for k in range(5000):
+        j = i * 5000 + k
+        us, cpu, a = j * 10, j % 8, 2000 + j % 64
+        p = b"          t%d-%d  (%5d) [%03d] d..2 %d.%06d: " % (a, a, a, cpu, 100 + us // 10**6, us % 10**6)
+        out.append(p + (b"binder_transaction: transaction=%d dest_node=7 dest_proc=900 dest_thread=0 reply=0 "
+                        b"flags=0x10 code=0x3\n" % j,
+                        b"workqueue_execute_start: work struct ffffff83b8f8%04x: function vmstat_update\n" % (j % 65536),
+                        b"sched_blocked_reason: pid=%d iowait=0 caller=worker_thread+0x%x/0x458\n" % (a, j % 16),
+                        b"vendor_gpu_busy: gpu=0 busy_pct=%d state=on\n" % (j % 100))[k % 4])
+    return b"".join(out)
+
+
+def systrace_kernel(path, n):
+    write_chunks(path, SYSTRACE_HEAD, systrace_kernel_lines, n)
+
+
+def systrace_legacy(path, n):
+    """The pre-2015 page: the text as a JavaScript string with `\\n\\` continuations, decoded into a
+    temporary file (the page's pages given back as it goes)."""
+    def chunk(i):
+        return b"".join(line + b"\\n\\\n" for line in systrace_lines(i).splitlines())
+    write_chunks(path, b"<!DOCTYPE html>\n<html><head>\n<script>\n  var linuxPerfData = \"\\\n# tracer: nop\\n\\\n",
+                 chunk, n, b"\";\n</script>\n</head><body></body></html>\n")
+
+
+def systrace_viewer(path, n):
+    """A page whose viewer is as large as its data, its code full of '<' and of the data tag's
+    text in a regular expression: both scanned a MiB at a time, their pages given back."""
+    code = b"var re = /<script class=\"trace-data\" type=\"application\\/text\">/; if (a<b) f(a<<2);\n" * 13000
+    with open(path, "wb") as f:  # written a MiB at a time: this process stays small (see rhea_bin2)
+        f.write(b"<!DOCTYPE html>\n<html><head>\n")
+        for _ in range(n):
+            f.write(b"<script>\n" + code + b"</script>\n")
+        f.write(b"</head><body>\n<script class=\"trace-data\" type=\"application/text\">\n" + SYSTRACE_HEAD)
+        for i in range(n):
+            f.write(systrace_lines(i))
+        f.write(b"</script>\n</body></html>\n")
+
+
 CASES = [  # name, reader (-i), generator, chunks for N, output format
     ("art streaming without summary", "art", art_stream, 8, "folded"),
     ("art non-streaming", "art", art_bench, 8, "json"),
@@ -272,6 +318,9 @@ CASES = [  # name, reader (-i), generator, chunks for N, output format
     ("rhea binary nested ever deeper", "rhea", rhea_nested, 6, "folded"),
     ("systrace async, a cookie each", "systrace", systrace_cookies, 6, "folded"),
     ("systrace sched events", "systrace", systrace_sched, 8, "perfetto"),
+    ("systrace kernel events", "systrace", systrace_kernel, 24, "perfetto"),  # past the floor: see below
+    ("systrace legacy page", "systrace", systrace_legacy, 8, "folded"),
+    ("systrace page with its viewer", "systrace", systrace_viewer, 8, "perfetto"),
 ]
 
 

@@ -148,5 +148,5 @@ int main(int argc, char **argv)
     UNIT_RUN(test_clocks_power_memory);
     UNIT_RUN(test_prints);
     UNIT_RUN(test_general_rule);
-    UNIT_DONE();
+    return UNIT_DONE();
 }
