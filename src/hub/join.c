@@ -379,6 +379,7 @@ static int copy_system(join *j, uint32_t app, uint32_t **pmap)
         if (idx == TCI_NONE)
             return table_fail(j);
         t->threads[idx].process = (*pmap)[s->threads[i].process];
+        t->threads[idx].process_given = s->threads[i].process_given;
         int rc = name_thread(j, idx, s->threads[i].name, s->threads[i].name_rank);
         if (rc != TC_OK)
             return rc;

@@ -34,6 +34,8 @@ typedef struct tci_thread {
     uint8_t name_rank;  /* a name of higher or equal rank replaces the current one */
     uint32_t process;   /* index into the trace's processes (0: the input's own process) */
     uint64_t records;   /* input records of this thread (pass 1) */
+    bool process_given; /* the input said which process it is in (a system trace's TGID column, a
+                         * process listing), rather than the reader making it a process of its own */
 } tci_thread;
 
 /* A process: method traces have one (index 0, the traced app); system
@@ -106,8 +108,8 @@ typedef struct tci_trace {
 
     uint64_t elapsed_offset;  /* where the input gave elapsed_ns (messages); UINT64_MAX unknown */
 
-    /* A process listing (systrace's PROCESS DUMP) named the processes and threads of the
-     * system, those without events too: outputs that can list them do (perfetto's ProcessTree). */
+    /* The input says which process threads are in, those without events too (systrace's
+     * PROCESS DUMP, its TGID column): outputs that can list them do (perfetto's ProcessTree). */
     bool process_listing;
 
     /* The text TCI_EV_FTRACE events point into (the input, or the text the reader decoded

@@ -1545,7 +1545,9 @@ static int finish_tables(tci_rctx *r, systrace *s)
     int drc = dump_tables(r, s);
     if (drc != TC_OK)
         return drc;
-    for (uint32_t th = 0; th < t->n_threads; th++) {
+    for (uint32_t th = 0; th < t->n_threads; th++) { /* the input named its process, else it is its own */
+        t->threads[th].process_given = s->pid_at[th] != PID_UNSET;
+        t->process_listing |= t->threads[th].process_given;
         int rc = s->pid_at[th] != PID_UNSET ? TC_OK : set_pid(r, s, th, (int64_t)t->threads[th].tid, UINT64_MAX);
         if (rc != TC_OK)
             return rc;

@@ -430,12 +430,24 @@ static size_t tree_entry(uint8_t *buf, uint32_t field, int64_t a, int64_t b, uin
     return (size_t)(o + nl - buf);
 }
 
+/* A process the input named (a listing, a thread's TGID), not one the reader made for a thread
+ * whose process it does not know: only those are told to TP, as its import of the text knows them. */
+static bool process_named(const tci_trace *t, uint32_t process, const uint8_t *has_given)
+{
+    return t->processes[process].ppid >= 0 || t->processes[process].name_rank >= 2 || has_given[process];
+}
+
 static int write_process_tree(tci_wctx *w)
 {
     const tci_trace *t = w->trace;
     pf_w *p = w->priv;
     if (!t->process_listing)
         return TC_OK;
+    uint8_t *has_given = tci_calloc(t->n_processes, 1); /* a thread the input put in it */
+    if (!has_given)
+        return TC_ERR_NOMEM;
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        has_given[t->threads[i].process] |= t->threads[i].process_given;
     size_t len = 0;
     int rc = TC_OK;
     for (uint32_t i = 0; i < t->n_processes + t->n_threads && rc == TC_OK; i++) {
@@ -443,12 +455,16 @@ static int write_process_tree(tci_wctx *w)
         const tci_process *pr = proc ? &t->processes[i] : NULL;
         const tci_thread *th = proc ? NULL : &t->threads[i - t->n_processes];
         int64_t id = proc ? pr->pid : (int64_t)th->tid;
-        if (id <= 0 || id > INT32_MAX)
-            continue; /* no pid of its own (a method trace's process 0 before it had one), or the idle task */
+        if (id <= 0 || id > INT32_MAX || (proc ? !process_named(t, i, has_given) : !th->process_given))
+            continue; /* no pid of its own (a method trace's process 0 before it had one), the idle task,
+                       * a process only the reader made, or a thread whose process the input does not
+                       * say (TP puts a Thread without tgid in process 0) */
         const char *name = proc ? pr->name : th->name;
         size_t need = 64 + (name ? strlen(name) : 0);
-        if (ensure_buf(p, len + need) != TC_OK)
+        if (ensure_buf(p, len + need) != TC_OK) {
+            free(has_given);
             return TC_ERR_NOMEM;
+        }
         if (proc)
             len += tree_entry(p->buf + len, 1, id, pr->ppid, 2, name, 3);
         else
@@ -458,6 +474,7 @@ static int write_process_tree(tci_wctx *w)
             len = 0;
         }
     }
+    free(has_given);
     return rc == TC_OK ? flush_tree(w, p->buf, len) : rc;
 }
 
