@@ -18,7 +18,8 @@ schema (third_party/perfetto). Checked against what this test reads from the inp
 3. corpus/systrace/systrace.html: its PROCESS DUMP reaches ProcessTree packets: every process
    (pid, ppid, name) and every thread (tid, tgid, name) of the dump, the thread whose dump row
    disagrees with its lines in the lines' process; the reader's warning says so. The same for
-   old-thread-list.txt, old systrace's `ps -t` table appended to the ftrace text.
+   old-thread-list.txt, old systrace's `ps -t` table appended to the ftrace text. The captures
+   without a dump place their threads in the ProcessTree by their TGID column or payload pid.
 4. Random captures (seeded, printed; TC_FTRACE_SEED=N replays one) of real events' forms with
    random values and hostile details: the counts of 1 hold and protoc decodes the output.
 On traceconv before issue 35 (kernel events counted, not converted) 1 fails for every capture."""
@@ -212,6 +213,18 @@ def process_tree(ctx, label, packets, err, facts):
     ctx.eq(tclib.parse_figures(err).get("bad-line", 0), 0, f"{label}: every row of the listing is read")
 
 
+def tgid_tree(ctx, label, packets, facts):
+    """A capture without a dump: the ProcessTree still places each thread the input placed (its
+    TGID column, an atrace payload's pid), as trace processor's import of the text does."""
+    threads = {}
+    for p in packets:
+        for t in p.get("process_tree", []):
+            for th in t.get("threads", []):
+                threads[str(v(th, "tid"))] = v(th, "tgid", None)
+    for tid, (name, pid) in facts["threads"].items():
+        ctx.eq(threads.get(tid), pid, f"{label}: thread {tid} ({name}) in process {pid} in the ProcessTree")
+
+
 # -- random captures --------------------------------------------------------------------
 
 FORMS = [  # (event, details) with {n} a random number, {h} hex digits, {w} a word
@@ -278,6 +291,8 @@ def main():
         name = os.path.basename(src)
         if packets is not None and name == "kernel-events.txt":
             kernel_values(ctx, packets, facts[name])
+        if packets is not None and "threads" in f and "dump" not in f:
+            tgid_tree(ctx, name, packets, f)
         if packets is not None and "dump" in f:
             _, err = convert(ctx, src, label + ".again", quiet=False)
             process_tree(ctx, name, packets, err, f)
