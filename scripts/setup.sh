@@ -5,6 +5,7 @@
 #                            xmllint, chromium; the schemas and checkers they use are in the repository)
 #                            and GNU parallel (test_batch_shards: batch shards run by a real scheduler)
 #                            and GNU time (test_bench_smoke runs bench/run.sh, which times with it)
+#                            and clang (test_clang_warnings: make fuzz builds with it, its warnings differ)
 #   scripts/setup.sh fuzz    test + clang and its fuzzer/sanitizer runtime
 #   scripts/setup.sh demo    build + chromium (the demo's screenshots)
 # test also needs node and npm (Debian's nodejs and npm when no node is on PATH) and runs
@@ -18,7 +19,7 @@ case "$mode" in
   build) ;;
   demo) pkgs+=(chromium) ;;
   bench) pkgs+=(time) ;;
-  test) pkgs+=(protobuf-compiler golang-go libdevel-nytprof-perl zstd xz-utils libxml2-utils chromium parallel time)
+  test) pkgs+=(protobuf-compiler golang-go libdevel-nytprof-perl zstd xz-utils libxml2-utils chromium parallel time clang)
         command -v node >/dev/null || pkgs+=(nodejs)
         command -v npm >/dev/null || pkgs+=(npm) ;;
   fuzz) pkgs+=(protobuf-compiler golang-go libdevel-nytprof-perl clang libclang-rt-14-dev) ;;
