@@ -164,7 +164,14 @@ uint32_t tci_trace_timeline_name(tci_trace *t, const char *name, size_t len);
 int tci_trace_name_thread(tci_trace *t, uint32_t thread, const char *name, size_t len, uint8_t rank);
 /* After a table function failed (TCI_NONE or an error code): report why, at offset, as module. */
 int tci_trace_fail(const tci_trace *t, tci_diag *d, const char *module, uint64_t offset);
+/* A metadata value (a later one of the same key replaces it). Keys named by the input are kept
+ * up to TCI_META_MAX: a reader that keeps its input's lines as metadata asks tci_trace_meta_full
+ * first and counts a line past them as not converted; the keys readers and the core name
+ * themselves (not-converted, merge-offset-ns...) have room after them. Past that a new key is
+ * not kept (TC_OK). */
+#define TCI_META_MAX 4096
 int tci_trace_add_meta(tci_trace *t, const char *key, size_t klen, const char *val, size_t vlen);
+bool tci_trace_meta_full(const tci_trace *t, const char *key, size_t klen);
 const char *tci_trace_meta(const tci_trace *t, const char *key);
 /* Give every method and thread its display names; called once after pass 1. */
 int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o);

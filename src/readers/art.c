@@ -132,7 +132,9 @@ int tci_art_key_value(tci_rctx *r, tci_span line, uint64_t off, uint64_t *declar
     }
     tci_span k = {line.p, (size_t)(eq - line.p)}, v = {eq + 1, line.n - k.n - 1};
     uint64_t n;
-    if (tci_trace_add_meta(t, k.p, k.n, v.p, v.n) != TC_OK)
+    if (TCI_UNLIKELY(tci_trace_meta_full(t, k.p, k.n))) /* a hostile key section: the rest is not kept */
+        tci_not_converted(r->diag, "art", off, "key past 4096 keys", 18);
+    else if (tci_trace_add_meta(t, k.p, k.n, v.p, v.n) != TC_OK)
         return tci_trace_fail(t, r->diag, "art", off);
     if (tci_span_is(k, "clock")) {
         if (tci_span_is(v, "dual")) t->clock = TCI_CLOCK_DUAL;

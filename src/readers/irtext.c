@@ -221,8 +221,11 @@ static int meta_line(tci_rctx *r, const tci_line *l)
     int rc = string_literal(r, l->p + 5, sc.pos, l->off + 5, "meta key", &key);
     if (rc == TC_OK)
         rc = string_literal(r, l->p + vat, l->n - vat, l->off + vat, "meta value", &value);
-    if (rc == TC_OK && strcmp(key, "not-converted") != 0 && /* the dumping conversion's: made again */
-        tci_trace_add_meta(r->trace, key, strlen(key), value, strlen(value)) != TC_OK)
+    if (rc == TC_OK && !strcmp(key, "not-converted")) /* the dumping conversion's: made again */
+        ;
+    else if (rc == TC_OK && tci_trace_meta_full(r->trace, key, strlen(key)))
+        tci_not_converted(r->diag, "ir", l->off, "meta past 4096 keys", 19);
+    else if (rc == TC_OK && tci_trace_add_meta(r->trace, key, strlen(key), value, strlen(value)) != TC_OK)
         rc = tci_trace_fail(r->trace, r->diag, "ir", l->off);
     free(key);
     free(value);
