@@ -170,9 +170,13 @@ def account(ctx, label, src, e, extra=()):
 
 # ---- ART v1-v3 -------------------------------------------------------------------------------
 
+META_MAX = 4096  # keys a trace's metadata keeps (tc_trace.h)
+
+
 def key_sections(text):
-    """Lines under sections no ART writes: {"*name": lines}; and lines after *end (a summary's)."""
-    nc, sec, after = collections.Counter(), None, 0
+    """Lines under sections no ART writes: {"*name": lines}, key lines past the metadata's
+    4096 keys; and lines after *end (a summary's)."""
+    nc, sec, after, keys, version = collections.Counter(), None, 0, set(), False
     lines = text.split("\n")
     for i, line in enumerate(lines):
         line = line.rstrip("\r")
@@ -181,8 +185,15 @@ def key_sections(text):
             break
         if line.startswith("*"):
             sec = line if line not in ("*version", "*threads", "*methods") else None
+            version = line == "*version"
         elif line and sec:
             nc[sec] += 1
+        elif line and version and "=" in line:
+            k = line.split("=", 1)[0]
+            if k not in keys and len(keys) >= META_MAX:
+                nc["key past 4096 keys"] += 1
+            elif k not in keys:
+                keys.add(k)
     return nc, after
 
 
@@ -591,6 +602,8 @@ def made_inputs(ctx):
     b = open(os.path.join(ctx.corpus, "v3-dual.trace"), "rb").read()
     i = b.find(b"*methods\n")
     put("unknown-section.trace", b[:i] + b"*extra\nfoo\tbar\n42\tnot a thread\n" + b[i:], "art")
+    i = b.find(b"*threads\n")
+    put("many-keys.trace", b[:i] + b"".join(b"k%d=%d\n" % (n % 4200, n) for n in range(4300)) + b[i:], "art")
     s = open(os.path.join(ctx.corpus, "streaming-f3-summary.trace"), "rb").read()
     off = struct.unpack_from("<H", s, 6)[0]
     early = b"*version\n3\nclock=dual\n*end\n"
