@@ -170,6 +170,7 @@ int tci_trace_fail(const tci_trace *t, tci_diag *d, const char *module, uint64_t
  * themselves (not-converted, merge-offset-ns...) have room after them. Past that a new key is
  * not kept (TC_OK). */
 #define TCI_META_MAX 4096
+#define TCI_META_OWN 64 /* the room after them for the keys readers and the core name themselves */
 int tci_trace_add_meta(tci_trace *t, const char *key, size_t klen, const char *val, size_t vlen);
 bool tci_trace_meta_full(const tci_trace *t, const char *key, size_t klen);
 const char *tci_trace_meta(const tci_trace *t, const char *key);

@@ -401,7 +401,7 @@ int tci_trace_add_meta(tci_trace *t, const char *key, size_t klen, const char *v
         t->meta[i].value = store_text(t, val, vlen);
         return t->meta[i].value ? TC_OK : TC_ERR_NOMEM;
     }
-    if (t->n_meta >= TCI_META_MAX + 64) /* metadata is small in every real trace; do not let input grow it */
+    if (t->n_meta >= TCI_META_MAX + TCI_META_OWN) /* metadata is small in every real trace; do not let input grow it */
         return TC_OK;
     if (tci_grow((void **)&t->meta, &t->cap_meta, t->n_meta, sizeof *t->meta) != 0)
         return TC_ERR_NOMEM;

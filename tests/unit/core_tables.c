@@ -179,11 +179,14 @@ static void test_many_processes_and_keys(void)
     char k[32], v[32];
     for (int i = 0; i < 5000; i++) {
         int kn = snprintf(k, sizeof k, "key%d", i), vn = snprintf(v, sizeof v, "v%d", i);
+        /* the input's keys stop at TCI_META_MAX: a reader asks first (and counts the rest) */
+        CHECK_EQ_INT(tci_trace_meta_full(&t, k, (size_t)kn), i >= TCI_META_MAX);
         CHECK_EQ_INT(tci_trace_add_meta(&t, k, (size_t)kn, v, (size_t)vn), TC_OK);
     }
-    CHECK_EQ_INT(t.n_meta, 4096); /* the documented cap */
-    CHECK_EQ_STR(tci_trace_meta(&t, "key4095"), "v4095");
-    CHECK(tci_trace_meta(&t, "key4096") == NULL);
+    CHECK_EQ_INT(t.n_meta, TCI_META_MAX + TCI_META_OWN); /* the documented cap */
+    CHECK_EQ_STR(tci_trace_meta(&t, "key4159"), "v4159");
+    CHECK(tci_trace_meta(&t, "key4160") == NULL);
+    CHECK(!tci_trace_meta_full(&t, "key7", 4)); /* a key already there is no new key */
     CHECK_EQ_INT(tci_trace_add_meta(&t, "key7", 4, "later", 5), TC_OK); /* a later value wins */
     CHECK_EQ_STR(tci_trace_meta(&t, "key7"), "later");
     tci_trace_free(&t);
