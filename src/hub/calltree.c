@@ -106,12 +106,39 @@ static uint32_t child(tci_calltree *ct, uint32_t parent, uint32_t method, uint32
     return c;
 }
 
+/* Every sampled stack's depth and the stack a sample of it is cut to (itself, or its
+ * ancestor TCI_SAMPLE_MAX_FRAMES deep): one forward sweep, for a stack's parent was interned
+ * before it (tci_trace_stack), so each sample walks at most TCI_SAMPLE_MAX_FRAMES frames. */
+static int stack_cuts(tci_calltree *ct, const tci_trace *t)
+{
+    uint32_t n = t->n_stacks ? t->n_stacks : 1;
+    ct->stack_depth = tci_malloc(n * sizeof *ct->stack_depth);
+    ct->stack_cut = tci_malloc(n * sizeof *ct->stack_cut);
+    if (!ct->stack_depth || !ct->stack_cut)
+        return TC_ERR_NOMEM;
+    for (uint32_t s = 0; s < t->n_stacks; s++) {
+        uint32_t p = t->stacks[s].parent;
+        bool above = p < s; /* always, for the tables' stacks; a stack read as an outermost one else */
+        ct->stack_depth[s] = above ? ct->stack_depth[p] + (ct->stack_depth[p] < UINT32_MAX) : 1;
+        ct->stack_cut[s] = ct->stack_depth[s] <= TCI_SAMPLE_MAX_FRAMES ? s : ct->stack_cut[p];
+    }
+    return TC_OK;
+}
+
 /* A sampled stack adds its weight to the node of its path (under the calls
- * the thread has open, so samples and traced calls of one thread merge). */
+ * the thread has open, so samples and traced calls of one thread merge). A
+ * stack deeper than TCI_SAMPLE_MAX_FRAMES keeps its outermost frames. */
 static int add_sample(tci_calltree *ct, const tci_trace *t, const tci_event *ev)
 {
-    uint32_t frames[1024], n = 0;
-    for (uint32_t s = (uint32_t)ev->id; s != TCI_NONE && n < 1024; s = t->stacks[s].parent)
+    uint32_t frames[TCI_SAMPLE_MAX_FRAMES], n = 0, s = (uint32_t)ev->id;
+    if (TCI_UNLIKELY(!ct->stack_cut) && stack_cuts(ct, t) != TC_OK)
+        return TC_ERR_NOMEM;
+    if (TCI_UNLIKELY(s != TCI_NONE && ct->stack_cut[s] != s)) {
+        ct->cut_samples++;
+        ct->cut_frames += ct->stack_depth[s] - TCI_SAMPLE_MAX_FRAMES;
+        s = ct->stack_cut[s];
+    }
+    for (; s != TCI_NONE && n < TCI_SAMPLE_MAX_FRAMES; s = t->stacks[s].parent)
         frames[n++] = t->stacks[s].method;
     struct tci_ctstack *st = &ct->stacks[ev->thread];
     uint32_t node = st->depth ? st->frames[st->depth - 1].node : ct->roots[ev->thread];
@@ -242,6 +269,19 @@ static void self_times(tci_calltree *ct)
     }
 }
 
+/* What the tree left out, said once for every aggregating writer (their figures take the
+ * tree's): sampled frames past the depth limit. */
+static void finish_notes(tci_calltree *ct)
+{
+    if (ct->cut_samples) {
+        tci_warn(ct->diag, TCI_FIG_DEPTH_LIMIT, "calltree", UINT64_MAX,
+                 "%llu sampled stacks deeper than %u frames: their %llu deeper frames were dropped, each "
+                 "sample's weight kept on its deepest frame left", (unsigned long long)ct->cut_samples,
+                 TCI_SAMPLE_MAX_FRAMES, (unsigned long long)ct->cut_frames);
+        tci_count(ct->diag, TCI_FIG_DEPTH_LIMIT, ct->cut_samples - 1);
+    }
+}
+
 void tci_calltree_finish(tci_calltree *ct)
 {
     /* The tree is complete: its child index (about a third of its memory) is not
@@ -282,10 +322,17 @@ void tci_calltree_finish(tci_calltree *ct)
     }
     for (uint32_t i = 0; i < ct->n_nodes; i++)
         reverse_children(ct, i); /* siblings in order of first call */
+    free(ct->stack_depth);
+    free(ct->stack_cut);
+    ct->stack_depth = ct->stack_cut = NULL;
+    if (ct->diag)
+        finish_notes(ct);
 }
 
 void tci_calltree_free(tci_calltree *ct)
 {
+    free(ct->stack_depth);
+    free(ct->stack_cut);
     for (uint32_t t = 0; t < ct->n_roots; t++)
         free(ct->stacks ? ct->stacks[t].frames : NULL);
     free(ct->stacks);

@@ -24,6 +24,11 @@ typedef struct tci_ctnode {
     int64_t wall_self, cpu_self;   /* exclusive ns (after tci_calltree_finish) */
 } tci_ctnode;
 
+/* Frames of one sampled stack kept in the tree: deeper ones are dropped and counted (figure
+ * depth-limit, one a stack cut), the outermost kept as every depth limit keeps them
+ * (--max-depth, speedscope's, perfetto's), the sample's weight on its deepest kept frame. */
+#define TCI_SAMPLE_MAX_FRAMES 1024u
+
 /* Sums of times saturate at TCI_SUM_MAX (only a hostile input's durations
  * get there), counted (figure saturated-sum); then the tree is trimmed so that
  * children never add up to more than their parent. So every total and self
@@ -48,6 +53,9 @@ typedef struct tci_calltree {
     struct tci_ctstack *stacks; /* per thread: open frames while building */
     tci_ctspan *spans;      /* per root (a merged tree's one root has none: TCI_NO_TIME) */
     tci_cancel *cancel;     /* the walks over the tree (folding, profile, merging) stop here (NULL: never) */
+    uint64_t cut_samples, cut_frames; /* samples deeper than TCI_SAMPLE_MAX_FRAMES, and their frames dropped */
+    uint32_t *stack_depth;  /* per sampled stack: its frames (made at the first sample; NULL: not yet) */
+    uint32_t *stack_cut;    /* per sampled stack: itself, or its ancestor at depth TCI_SAMPLE_MAX_FRAMES */
 } tci_calltree;
 
 int tci_calltree_init(tci_calltree *ct, const tci_trace *t, uint32_t n_threads);
