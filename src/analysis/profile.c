@@ -219,15 +219,16 @@ static int walk_thread(builder *b, uint32_t root)
 
 /* The thread's share of the totals: its span (first to last call event),
  * never less than its time in methods (sampled weights may reach past the
- * last sample's time), and that time in methods. */
+ * last sample's time), and that time in methods. A count tree's span is its
+ * samples' counts: its time is no part of them. */
 static void add_thread_totals(tci_profile *p, const tci_calltree *ct, uint32_t t)
 {
     const tci_ctspan *sp = &ct->spans[t];
     const tci_ctnode *root = &ct->nodes[ct->roots[t]];
     int64_t wall = 0, cpu = 0;
-    if (sp->first_ts != TCI_NO_TIME && __builtin_sub_overflow(sp->last_ts, sp->first_ts, &wall))
+    if (!ct->count && sp->first_ts != TCI_NO_TIME && __builtin_sub_overflow(sp->last_ts, sp->first_ts, &wall))
         wall = TCI_SUM_MAX;
-    if (sp->first_cpu != TCI_NO_TIME && __builtin_sub_overflow(sp->last_cpu, sp->first_cpu, &cpu))
+    if (!ct->count && sp->first_cpu != TCI_NO_TIME && __builtin_sub_overflow(sp->last_cpu, sp->first_cpu, &cpu))
         cpu = TCI_SUM_MAX;
     wall = wall > TCI_SUM_MAX ? TCI_SUM_MAX : wall < root->wall_total ? root->wall_total : wall;
     cpu = cpu > TCI_SUM_MAX ? TCI_SUM_MAX : cpu < root->cpu_total ? root->cpu_total : cpu;
@@ -343,4 +344,27 @@ void tci_profile_sort(const tci_profile *p, tci_psort_item *items, size_t n)
     for (size_t i = 0; i < n; i++)
         items[i].m = items[i].row == TCI_NONE ? NULL : &p->trace->methods[p->methods[items[i].row].method];
     qsort(items, n, sizeof *items, cmp_items);
+}
+
+/* ---- what an aggregating writer weighs ------------------------------------------ */
+
+tci_weighs tci_weighs_of(const tci_trace *t)
+{
+    const char *count = tci_trace_count_name(t);
+    return (tci_weighs){count, count || t->has_wall, !count && t->has_cpu};
+}
+
+int tci_weight_check(tci_diag *d, const tci_trace *t, bool weight_cpu, const char *module)
+{
+    if (!weight_cpu)
+        return TC_OK;
+    const char *count = tci_trace_count_name(t);
+    if (count)
+        return tci_error(d, TC_ERR_UNSUPPORTED, module, UINT64_MAX,
+                         "the sampled stacks weigh %s counts, not thread-CPU time; use --weight wall (the counts)",
+                         count);
+    if (!t->has_cpu)
+        return tci_error(d, TC_ERR_UNSUPPORTED, module, UINT64_MAX,
+                         "the input has no thread-CPU clock (clock=%s); use --weight wall", tci_clock_name(t->clock));
+    return TC_OK;
 }

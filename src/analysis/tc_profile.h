@@ -7,6 +7,7 @@
 
 #include "tc_calltree.h"
 #include "tc_trace.h"
+#include "tc_writer.h"
 #include "tc_base.h"
 
 /* ---- profile: per-method figures from the call tree (profile.c) ------------ */
@@ -87,5 +88,20 @@ typedef struct tci_psort_item {
     const tci_method *m; /* set by tci_profile_sort */
 } tci_psort_item;
 void tci_profile_sort(const tci_profile *p, tci_psort_item *items, size_t n);
+
+/* ---- what an aggregating writer weighs (profile.c) -------------------------- */
+
+/* What the figures of t's call tree are, for every aggregating writer (folded, flamegraph,
+ * report, dot, diff): time (count NULL; wall and, when the input has that clock, thread CPU),
+ * or the counts of a count profile (tc_calltree.h), held in the wall fields, with no
+ * thread-CPU figure. */
+typedef struct tci_weighs {
+    const char *count; /* tci_trace_count_name: "cycles:HG"; NULL: time */
+    bool wall, cpu;    /* the clocks of the figures (a count profile: wall, its counts) */
+} tci_weighs;
+tci_weighs tci_weighs_of(const tci_trace *t);
+/* The check of --weight at a writer's begin (module: the writer's name in the message):
+ * cpu needs a thread-CPU clock, which a count profile's counts are not. TC_OK or the error (in d). */
+int tci_weight_check(tci_diag *d, const tci_trace *t, bool weight_cpu, const char *module);
 
 #endif /* TC_TC_PROFILE_H */

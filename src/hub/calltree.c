@@ -1,7 +1,9 @@
 /* calltree.c - the call tree shared by every aggregating writer (folded,
  * pprof, ...): one node per distinct (thread, call path), with inclusive and
  * exclusive wall and CPU time and a call count. Built from the normalized
- * stream, so it grows with distinct call paths, never with events. */
+ * stream, so it grows with distinct call paths, never with events. A trace
+ * whose sampled stacks weigh counts makes a count tree (tc_calltree.h: the
+ * samples' counts only, its slices weigh nothing). */
 #include "tc_base.h"
 #include "tc_calltree.h"
 #include "tc_cancel.h"
@@ -72,10 +74,20 @@ static uint32_t new_node(tci_calltree *ct, uint32_t parent, uint32_t method, uin
     return i;
 }
 
+const char *tci_trace_count_name(const tci_trace *t)
+{
+    const char *unit = t->n_meta ? tci_trace_meta(t, "sample-unit") : NULL;
+    if (!unit || strcmp(unit, "count"))
+        return NULL;
+    const char *type = tci_trace_meta(t, "sample-type");
+    return type && type[0] ? type : "samples";
+}
+
 int tci_calltree_init(tci_calltree *ct, const tci_trace *t, uint32_t n_threads)
 {
     memset(ct, 0, sizeof *ct);
     ct->trace = t;
+    ct->count = tci_trace_count_name(t);
     ct->roots = tci_calloc(n_threads, sizeof *ct->roots);
     ct->stacks = tci_calloc(n_threads, sizeof *ct->stacks);
     ct->spans = tci_calloc(n_threads, sizeof *ct->spans);
@@ -198,12 +210,18 @@ int tci_calltree_event(tci_calltree *ct, const tci_event *ev)
             return TC_ERR_NOMEM;
         st->frames[st->depth++] = (tci_ctframe){node, ev->ts_ns, ev->cpu_ns};
         ct->nodes[node].calls++;
+        ct->unweighed += ct->count != NULL; /* a count tree: the slice is a frame, not a weight */
         return TC_OK;
     }
     if (!st->depth) /* normalize never does this; tolerate it anyway */
         return TC_OK;
     tci_ctframe f = st->frames[--st->depth];
     tci_ctnode *n = &ct->nodes[f.node];
+    if (TCI_UNLIKELY(ct->count)) { /* counts and time do not add up: only the samples weigh */
+        if (!st->depth)
+            span_to(&ct->spans[ev->thread], ev);
+        return TC_OK;
+    }
     n->wall_total = add_span(ct, n->wall_total, f.ts, ev->ts_ns);
     if (ev->cpu_ns != TCI_NO_TIME && f.cpu != TCI_NO_TIME)
         n->cpu_total = add_span(ct, n->cpu_total, f.cpu, ev->cpu_ns);
@@ -270,7 +288,7 @@ static void self_times(tci_calltree *ct)
 }
 
 /* What the tree left out, said once for every aggregating writer (their figures take the
- * tree's): sampled frames past the depth limit. */
+ * tree's): sampled frames past the depth limit, and a count tree's slices. */
 static void finish_notes(tci_calltree *ct)
 {
     if (ct->cut_samples) {
@@ -279,6 +297,13 @@ static void finish_notes(tci_calltree *ct)
                  "sample's weight kept on its deepest frame left", (unsigned long long)ct->cut_samples,
                  TCI_SAMPLE_MAX_FRAMES, (unsigned long long)ct->cut_frames);
         tci_count(ct->diag, TCI_FIG_DEPTH_LIMIT, ct->cut_samples - 1);
+    }
+    if (ct->count && ct->unweighed) {
+        tci_warn(ct->diag, TCI_FIG_SLICES_NOT_WEIGHED, "calltree", UINT64_MAX,
+                 "%llu slices weigh nothing in the aggregates: the sampled stacks weigh %s counts, which do not "
+                 "add up with time; the slices' time is on the timelines (json, perfetto, systrace, speedscope)",
+                 (unsigned long long)ct->unweighed, ct->count);
+        tci_count(ct->diag, TCI_FIG_SLICES_NOT_WEIGHED, ct->unweighed - 1);
     }
 }
 

@@ -19,10 +19,31 @@ typedef struct tci_ctnode {
     uint32_t first_child, next_sibling;
     uint32_t last_child;   /* the child entered last: most calls repeat it */
     uint64_t calls;               /* calls, or samples */
-    int64_t sampled;              /* weight of samples whose leaf is this node, ns */
-    int64_t wall_total, cpu_total; /* inclusive ns */
+    int64_t sampled;              /* weight of samples whose leaf is this node, ns (a count: TCI_COUNT_NS each) */
+    int64_t wall_total, cpu_total; /* inclusive ns (a count tree: wall is the sampled counts, cpu 0) */
     int64_t wall_self, cpu_self;   /* exclusive ns (after tci_calltree_finish) */
 } tci_ctnode;
+
+/* ---- what the aggregates weigh ------------------------------------------------ */
+
+/*
+ * Sampled stacks weigh time (ns: a CPU profile's, Rhea's) or counts (Linux perf's samples in
+ * Chrome JSON: cycles of "cycles:HG", the metadata sample-unit "count"; the IR carries a
+ * count as TCI_COUNT_NS ns, so that the writers' µs rounding prints the counts). The one
+ * rule of a count profile (README "Conversion rules: samples"), kept here once for every
+ * aggregating writer: its call tree weighs the samples only. Slices keep their place in it
+ * (a sample taken inside a slice is under that slice's frame, and a slice counts its calls)
+ * but add no time, wall or thread CPU, since time and counts do not add up; their time stays
+ * on the timelines (json, perfetto, systrace, speedscope's evented profiles). The tree says
+ * how many slices it did not weigh (note slices-not-weighed).
+ */
+#define TCI_COUNT_NS 1000
+/* What the trace's sampled stacks count ("cycles:HG", else "samples"), or NULL when its
+ * aggregates weigh time: the metadata sample-unit "count" and sample-type, read here so
+ * that no writer parses them. */
+const char *tci_trace_count_name(const tci_trace *t);
+/* The weight of a count tree's node as the count it is (ns / TCI_COUNT_NS, rounded). */
+static inline int64_t tci_count_of(int64_t ns) { return ns / TCI_COUNT_NS + (ns % TCI_COUNT_NS >= TCI_COUNT_NS / 2); }
 
 /* Frames of one sampled stack kept in the tree: deeper ones are dropped and counted (figure
  * depth-limit, one a stack cut), the outermost kept as every depth limit keeps them
@@ -53,6 +74,8 @@ typedef struct tci_calltree {
     struct tci_ctstack *stacks; /* per thread: open frames while building */
     tci_ctspan *spans;      /* per root (a merged tree's one root has none: TCI_NO_TIME) */
     tci_cancel *cancel;     /* the walks over the tree (folding, profile, merging) stop here (NULL: never) */
+    const char *count;      /* tci_trace_count_name(trace): the tree weighs these counts, slices nothing; NULL: time */
+    uint64_t unweighed;     /* count trees: slices (calls) whose time the tree leaves out */
     uint64_t cut_samples, cut_frames; /* samples deeper than TCI_SAMPLE_MAX_FRAMES, and their frames dropped */
     uint32_t *stack_depth;  /* per sampled stack: its frames (made at the first sample; NULL: not yet) */
     uint32_t *stack_cut;    /* per sampled stack: itself, or its ancestor at depth TCI_SAMPLE_MAX_FRAMES */

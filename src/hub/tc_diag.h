@@ -54,7 +54,8 @@
     X(MERGE_UNMATCHED_THREAD, "merge-unmatched-thread", TC_FIG_WARNING) \
     X(MERGE_CLOCK_GUESS, "merge-clock-guess", TC_FIG_WARNING)            \
     X(SYSTEM_EVENTS, "sched-events", TC_FIG_COUNT)                      \
-    X(SYSTEM_NOT_SHOWN, "sched-events-not-shown", TC_FIG_NOTE)
+    X(SYSTEM_NOT_SHOWN, "sched-events-not-shown", TC_FIG_NOTE)         \
+    X(SLICES_NOT_WEIGHED, "slices-not-weighed", TC_FIG_NOTE)
 
 enum tci_figure_id {
 #define TCI_FIG_ENUM(id, name, kind) TCI_FIG_##id,

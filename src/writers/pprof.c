@@ -72,8 +72,8 @@ typedef struct pprof_w {
     int64_t s_count_type, s_count_unit;
 } pprof_w;
 
-/* A count in the IR: 1000 ns a unit (the json reader's sampled stacks), as pprof gets it. */
-static int64_t count_of(int64_t sampled) { return sampled / 1000 + (sampled % 1000 >= 500); }
+/* A count in the IR: TCI_COUNT_NS ns a unit (the json reader's sampled stacks), as pprof gets it. */
+static int64_t count_of(int64_t sampled) { return tci_count_of(sampled); }
 
 /* A node's value or values in this profile: its sampled counts, or self times. */
 static bool has_value(const pprof_w *p, const tci_ctnode *n)
@@ -528,12 +528,8 @@ static int pprof_begin(tci_wctx *w)
     if (!p->loc_id || !p->s_name || !p->s_sys || !p->s_file || !p->s_thread_name)
         return TC_ERR_NOMEM;
     /* sampled stacks weighing counts (a json reader's perf samples): named by their event */
-    const char *unit = t->n_meta ? tci_trace_meta(t, "sample-unit") : NULL;
-    if (unit && !strcmp(unit, "count")) {
-        const char *type = tci_trace_meta(t, "sample-type");
-        p->count_type = type && type[0] ? type : "samples";
-        p->count_unit = unit;
-    }
+    if ((p->count_type = tci_trace_count_name(t)))
+        p->count_unit = "count";
     return TC_OK;
 }
 
