@@ -2,7 +2,8 @@
  * dot.c - the call graph for Graphviz (`dot -Tsvg app.dot > app.svg`):
  * one node per method, labelled with its name, inclusive and exclusive time
  * (ms) and calls (normal+recursive); one edge per caller -> callee pair,
- * labelled with its calls and its time. All threads in one graph: a call
+ * labelled with its calls and its time (a count profile: its counts, named
+ * after the event, "1234 cycles:HG"). All threads in one graph: a call
  * graph's nodes are methods, and a method called on several threads is one
  * node (the report writer has the per-thread figures).
  *
@@ -49,6 +50,7 @@
 
 typedef struct dot_w {
     bool cpu;                /* weigh by thread CPU time */
+    const char *count;       /* a count profile: what its figures count ("cycles:HG"); NULL: time */
     tci_psort_item *rows;    /* rows in drawing order */
     uint32_t cap_rows;
     tci_psort_item *list;    /* one node's edges in order */
@@ -68,9 +70,16 @@ static void put_label_name(tci_sink *o, const char *s) { put_label_text(o, s, DO
 /* The report's form of a method name: "pkg.Class.method (sig)ret", "unknown.0x1c". */
 static void put_method_label(tci_sink *o, const tci_method *m) { tci_put_method_name(o, m, put_label_name); }
 
-/* ns as ms with three decimals (µs rounded to the nearest, halves away from zero). */
-static void put_ms(tci_sink *o, int64_t ns)
+/* A figure: ns as ms with three decimals (µs rounded to the nearest, halves away from zero),
+ * or a count profile's count ("1234 cycles:HG"). */
+static void put_ms(tci_sink *o, const dot_w *d, int64_t ns)
 {
+    if (d->count) {
+        tci_sink_i64(o, tci_count_of(ns));
+        tci_sink_putc(o, ' ');
+        put_label_text(o, d->count, DOT_NAME_MAX);
+        return;
+    }
     tci_sink_milli(o, tci_us_of(ns));
     TCI_PUT_LIT(o, " ms");
 }
@@ -140,9 +149,15 @@ static void graph_head(tci_wctx *w, const tci_profile *p, int64_t total, uint32_
         snprintf(pct, sizeof pct, "%u.%0*u", ppm / 10000, decimals, frac);
     else
         snprintf(pct, sizeof pct, "%u", ppm / 10000);
-    tci_sink_printf(o, ": call graph of all threads, %s time\\nmethods and edges with at least %s%% of ",
-                    d->cpu ? "thread-CPU" : "wall", pct);
-    put_ms(o, total);
+    if (d->count) {
+        TCI_PUT_LIT(o, ": call graph of all threads, ");
+        put_label_text(o, d->count, DOT_NAME_MAX);
+        tci_sink_printf(o, " counts of the sampled stacks\\nmethods and edges with at least %s%% of ", pct);
+    } else {
+        tci_sink_printf(o, ": call graph of all threads, %s time\\nmethods and edges with at least %s%% of ",
+                        d->cpu ? "thread-CPU" : "wall", pct);
+    }
+    put_ms(o, d, total);
     tci_sink_printf(o, " (%u of %u methods, %u of %u edges)\"];\n", n_nodes, p->n_methods, n_edges, p->n_edges);
     TCI_PUT_LIT(o, "  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n"
                    "  edge [fontname=\"Helvetica\", fontsize=9];\n");
@@ -165,7 +180,7 @@ static void put_node(tci_wctx *w, const tci_profile *p, uint32_t row, int64_t to
     TCI_PUT_LIT(o, " [label=\"");
     if (row == TCI_NONE) {
         TCI_PUT_LIT(o, "(toplevel)\\nall threads ");
-        put_ms(o, total);
+        put_ms(o, d, total);
         TCI_PUT_LIT(o, "\"];\n");
         return;
     }
@@ -173,10 +188,10 @@ static void put_node(tci_wctx *w, const tci_profile *p, uint32_t row, int64_t to
     int64_t incl = d->cpu ? m->incl_cpu : m->incl_wall, excl = d->cpu ? m->excl_cpu : m->excl_wall;
     put_method_label(o, &p->trace->methods[m->method]);
     TCI_PUT_LIT(o, "\\nincl ");
-    put_ms(o, incl);
+    put_ms(o, d, incl);
     put_pct(o, incl, total);
     TCI_PUT_LIT(o, ", excl ");
-    put_ms(o, excl);
+    put_ms(o, d, excl);
     put_pct(o, excl, total);
     tci_sink_printf(o, "\\n%llu+%llu calls\"];\n", (unsigned long long)m->calls,
                     (unsigned long long)m->recursive_calls);
@@ -204,7 +219,7 @@ static int put_edges(tci_wctx *w, const tci_profile *p, uint32_t row)
         TCI_PUT_LIT(o, " -> ");
         node_id(o, p, e->callee);
         tci_sink_printf(o, " [label=\"%llu call%s\\n", (unsigned long long)e->all.calls, e->all.calls == 1 ? "" : "s");
-        put_ms(o, edge_time(d, e));
+        put_ms(o, d, edge_time(d, e));
         TCI_PUT_LIT(o, "\"];\n");
     }
     return TC_OK;
@@ -246,10 +261,12 @@ static int dot_begin(tci_wctx *w)
 {
     dot_w *d = w->priv;
     const tci_trace *t = w->trace;
-    if (w->opt->weight_cpu && !t->has_cpu)
-        return tci_error(w->diag, TC_ERR_UNSUPPORTED, "dot", UINT64_MAX,
-                         "the input has no thread-CPU clock (clock=%s); use --weight wall", tci_clock_name(t->clock));
-    d->cpu = w->opt->weight_cpu || !t->has_wall; /* without a wall clock, CPU time is all there is */
+    int rc = tci_weight_check(w->diag, w->trace, w->opt->weight_cpu, "dot");
+    if (rc != TC_OK)
+        return rc;
+    tci_weighs ws = tci_weighs_of(t);
+    d->count = ws.count;
+    d->cpu = w->opt->weight_cpu || !ws.wall; /* without a wall clock, CPU time is all there is */
     return TC_OK;
 }
 

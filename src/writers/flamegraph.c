@@ -14,7 +14,9 @@
  * Options: title, width, minwidth (px, or N%), inverted (icicle), colors
  * (default android: whose code each frame is, tc_codegroup.h, with a legend
  * naming the app's package, app-package or found), hash. The subtitle names
- * the input and the clock. reverse: the bottom-up graph (every stack read from
+ * the input and the clock. A count profile's frames are its counts (perf's
+ * cycles: tc_calltree.h), named after the event in the subtitle and the
+ * tooltips ("main (3,000 cycles:HG, 12.00%)"). reverse: the bottom-up graph (every stack read from
  * its leaf, the thread frame last, as flamegraph.pl --reverse draws it).
  */
 #include "tc_base.h"
@@ -23,6 +25,7 @@
 #include "tc_flame.h"
 #include "tc_folding.h"
 #include "tc_options.h"
+#include "tc_profile.h"
 #include "tc_registry.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
@@ -37,10 +40,9 @@ static int flame_begin(tci_wctx *w)
 {
     flame_w *f = w->priv;
     const tci_trace *t = w->trace;
-    if (w->opt->weight_cpu && !t->has_cpu)
-        return tci_error(w->diag, TC_ERR_UNSUPPORTED, "flamegraph", UINT64_MAX,
-                         "the input has no thread-CPU clock (clock=%s); use --weight wall", tci_clock_name(t->clock));
-    int rc = tci_foldflame_begin(&f->ff, t, w->opt->weight_cpu);
+    int rc = tci_weight_check(w->diag, w->trace, w->opt->weight_cpu, "flamegraph");
+    if (rc == TC_OK)
+        rc = tci_foldflame_begin(&f->ff, t, w->opt->weight_cpu);
     if (rc != TC_OK)
         return rc;
     f->ff.reverse = w->opt->reverse;
@@ -60,16 +62,22 @@ static int flame_finish(tci_wctx *w, const tci_calltree *ct)
         return rc;
     const tci_trace *t = w->trace;
     bool cpu_timeline = t->clock == TCI_CLOCK_THREAD_CPU; /* no wall clock: the timeline is CPU time */
-    f->subtitle = tci_arena_printf(&f->ff.fold.arena, "%s (%s, clock %s): %s time in µs, %s%s", t->input_name, tci_trace_format_name(t),
-                                   tci_clock_name(t->clock),
-                                   opt->weight_cpu || cpu_timeline ? "thread CPU" : "wall",
-                                   opt->merge_threads ? "all threads merged"
-                                   : opt->reverse     ? "threads last"
-                                                      : "one tower per thread",
-                                   opt->reverse ? ", bottom-up (stacks from the leaf)" : "");
+    const char *what = ct->count ? tci_arena_printf(&f->ff.fold.arena, "%s counts of the sampled stacks%s", ct->count,
+                                                    ct->unweighed ? " (slices weigh nothing)" : "")
+                       : opt->weight_cpu || cpu_timeline ? "thread CPU time in µs"
+                                                         : "wall time in µs";
+    f->subtitle = !what ? NULL
+                        : tci_arena_printf(&f->ff.fold.arena, "%s (%s, clock %s): %s, %s%s", t->input_name,
+                                           tci_trace_format_name(t), tci_clock_name(t->clock), what,
+                                           opt->merge_threads ? "all threads merged"
+                                           : opt->reverse     ? "threads last"
+                                                              : "one tower per thread",
+                                           opt->reverse ? ", bottom-up (stacks from the leaf)" : "");
     if (!f->subtitle)
         return TC_ERR_NOMEM;
     o.subtitle = f->subtitle;
+    if (ct->count) /* tooltips "NAME (COUNT cycles:HG, P%)", as flamegraph.pl --countname=cycles:HG */
+        o.countname = ct->count;
     rc = tci_flame_render(f->flame, &o, w->out);
     return rc != TC_OK ? rc : w->out->err ? TC_ERR_IO : TC_OK;
 }

@@ -7,7 +7,8 @@
  * identical stacks (overloads with the same short name) as one path, counts
  * in integer µs of self time (wall by default, thread CPU with weight=cpu)
  * rounded cumulatively per thread, so they add up to that thread's rounded
- * total. The first frame is the thread ("name-tid") unless no-thread merges
+ * total; a count profile's counts (perf's cycles: tc_calltree.h), its slices
+ * weighing nothing. The first frame is the thread ("name-tid") unless no-thread merges
  * threads. Paths are printed in order of first appearance. With reverse every stack
  * is read from the leaf, the thread frame last (the bottom-up tree, tci_calltree_reverse).
  */
@@ -16,6 +17,7 @@
 #include "tc_diag.h"
 #include "tc_folding.h"
 #include "tc_options.h"
+#include "tc_profile.h"
 #include "tc_registry.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
@@ -37,10 +39,8 @@ static int folded_begin(tci_wctx *w)
 {
     folded_w *f = w->priv;
     const tci_trace *t = w->trace;
-    if (w->opt->weight_cpu && !t->has_cpu)
-        return tci_error(w->diag, TC_ERR_UNSUPPORTED, "folded", UINT64_MAX,
-                         "the input has no thread-CPU clock (clock=%s); use --weight wall", tci_clock_name(t->clock));
-    return tci_folding_begin(&f->fold, t, w->opt->weight_cpu);
+    int rc = tci_weight_check(w->diag, w->trace, w->opt->weight_cpu, "folded");
+    return rc != TC_OK ? rc : tci_folding_begin(&f->fold, t, w->opt->weight_cpu);
 }
 
 static int path_push(folded_w *f, const char *name)

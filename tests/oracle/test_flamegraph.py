@@ -27,6 +27,7 @@ prefixes of each other) stay text in <title>s, and the SVG holds one <script>.
 """
 import collections
 import html
+import json
 import os
 import re
 import subprocess
@@ -46,10 +47,35 @@ XPAD, WIDTH = 10, 1200
 
 
 def split_title(t):
-    """'NAME (1,234 us, 5.00%)' -> (NAME, 1234, '5.00')."""
+    """'NAME (1,234 us, 5.00%)' -> (NAME, 1234, '5.00'); the unit ("us", a count profile's
+    "cycles:HG") is title_unit's."""
     name, _, rest = t.rpartition(" (")
-    count, _, pct = rest.rstrip(")").partition(" us, ")
+    count, _, rest = rest.rstrip(")").partition(" ")
+    _, _, pct = rest.partition(", ")
     return name, int(count.replace(",", "")), pct.rstrip("%")
+
+
+def title_unit(t):
+    """The count's unit of a tooltip 'NAME (1,234 UNIT, 5.00%)': flamegraph.pl's --countname."""
+    return t.rpartition(" (")[2].partition(" ")[2].partition(", ")[0]
+
+
+def count_name(ctx, src):
+    """What a count profile's flame graph counts (its IR metadata sample-type, when sample-unit is
+    count: the reader's words, not the writer's), else None: times in us."""
+    out = os.path.join(ctx.work, "count-name.ir.txt")
+    if ctx.run(["-q", "-f", "-o", "ir", src, out]).returncode:
+        return None
+    meta = {}
+    with open(out, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("meta "):
+                try:
+                    k, v = json.loads("[" + line[5:].replace('" "', '", "', 1) + "]")
+                    meta[k] = v
+                except ValueError:
+                    pass
+    return (meta.get("sample-type") or "samples") if meta.get("sample-unit") == "count" else None
 
 
 def our_frames(ctx, label, path):
@@ -69,8 +95,9 @@ def our_frames(ctx, label, path):
     for g in frames_g:
         title, rect, text = g.find(SVG + "title"), g.find(SVG + "rect"), g.find(SVG + "text")
         name, count, pct = split_title(title.text)
+        unit = title_unit(title.text)
         out.append(dict(name=name, count=count, pct=pct, x=rect.get("x"), y=float(rect.get("y")),
-                        width=rect.get("width"), fill=rect.get("fill"), label=text.text or ""))
+                        width=rect.get("width"), fill=rect.get("fill"), label=text.text or "", unit=unit))
     return root, out
 
 
@@ -94,7 +121,8 @@ def debian_frames(svg_bytes):
     out = []
     for t, x, y, w in TITLE_RE.findall(svg_bytes):
         name, count, pct = split_title(debian_name(t))
-        out.append(dict(name=name, count=count, pct=pct, x=x.decode(), y=float(y), width=w.decode()))
+        out.append(dict(name=name, count=count, pct=pct, x=x.decode(), y=float(y), width=w.decode(),
+                        unit=title_unit(debian_name(t))))
     return out
 
 
@@ -104,11 +132,11 @@ def as_debian(name):
 
 def keyset(frames, mapped=False):
     return collections.Counter((as_debian(f["name"]) if mapped else f["name"], f["count"], f["pct"], f["x"],
-                                f["width"]) for f in frames)
+                                f["width"], f["unit"]) for f in frames)
 
 
-def run_flamegraph_pl(ctx, folded, args):
-    r = ctx.oracle(["perl", FLAMEGRAPH, "--countname=us", *args, folded])
+def run_flamegraph_pl(ctx, folded, args, countname="us"):
+    r = ctx.oracle(["perl", FLAMEGRAPH, "--countname=" + countname, *args, folded])
     if r is None:
         return None
     err = r.stderr.decode(errors="replace")
@@ -225,13 +253,14 @@ def check_input(ctx, label, src, n):
         r = ctx.run(["-o", "flamegraph", src, base + ".svg"])
         ctx.check(r.returncode != 0, f"{label}: folded fails but flamegraph converts")
         return False
+    count = count_name(ctx, src)  # a count profile's tooltips: "(3,000 cycles:HG, 1.00%)", as --countname
     for minwidth in (None, "0"):
         extra = ("--minwidth", minwidth) if minwidth else ()
         svg = convert(ctx, src, "flamegraph", f"{base}-{minwidth or 'd'}.svg", extra)
         if svg is None:
             continue
         _, ours = our_frames(ctx, label, svg)
-        theirs = run_flamegraph_pl(ctx, folded, extra)
+        theirs = run_flamegraph_pl(ctx, folded, extra, count or "us")
         if ours is None or theirs is None:
             continue
         if not theirs:  # no counts at all: flamegraph.pl refuses; we draw no frame
