@@ -373,6 +373,9 @@
 			rebuild();
 		});
 	});
+	// a count profile's figures are counts of its event (D.count, "cycles:HG"), 1000 a count as
+	// times are ns, so us() shows them too; else times in µs of the D.clock clock
+	var unit = D.count ? " " + D.count : " µs", what = D.count ? D.count + " counts" : D.clock + " time";
 	var picker = document.getElementById("pv-thread");
 	(function threads() {
 		var o = document.createElement("option");
@@ -382,7 +385,7 @@
 		for (var t = 0; t < threadRoots.length; t++) {
 			o = document.createElement("option");
 			o.value = String(t);
-			o.textContent = label(-t - 1) + ": " + us(total(threadRoots[t])) + " µs";
+			o.textContent = label(-t - 1) + ": " + us(total(threadRoots[t])) + unit;
 			picker.appendChild(o);
 		}
 	})();
@@ -395,9 +398,9 @@
 	function help() {
 		document.getElementById("pv-help").textContent = state.bottomUp
 			? "Bottom-up: each method by its self time, its callers beneath (open a row for who called it). " +
-			  "Total: the time that chain of calls was on the stack; % of the threads shown (" + D.clock + " time)."
+			  "Total: the time that chain of calls was on the stack; % of the threads shown (" + what + ")."
 			: "Top-down: each thread's calls, children by total time; the hottest path is open. Click a row or " +
-			  "use the arrow keys to open and close; % of the thread (" + D.clock + " time).";
+			  "use the arrow keys to open and close; % of the thread (" + what + ").";
 	}
 	if (D.view === "bottom-up") { // report --html --reverse: the page opens on its bottom-up tree
 		state.bottomUp = true;

@@ -19,6 +19,10 @@
  * never "(null)", nested (recursive) edge time labelled as already counted,
  * a total order, per-thread sections, the trace's facts and repairs.
  *
+ * A count profile (perf's cycles: tc_calltree.h) shows its counts in the
+ * wall columns, named after the event in the header, the section titles and
+ * the CSV header ("incl_cycles:HG"), and no thread-CPU figure.
+ *
  * Times are µs: each figure is its exact ns sum rounded once, when printed,
  * to the nearest µs (halves away from zero). Nothing is rounded before it is
  * summed, so every printed value is within 0.5 µs of the truth; rows may not
@@ -384,6 +388,23 @@ static void text_header(tci_wctx *w)
         tci_sink_putc(o, '\n');
     }
     bool by_time = w->opt->sort == TCI_SORT_INCL || w->opt->sort == TCI_SORT_EXCL;
+    if (r->count) {
+        tci_sink_printf(o, "counts      ");
+        tci_put_escaped_text(o, r->count);
+        tci_sink_printf(o, "\nsorted by   %s%s", tci_report_sort_text(w->opt->sort), by_time ? " count" : "");
+        TCI_PUT_LIT(o, "\n\n"
+            "Figures are counts of ");
+        tci_put_escaped_text(o, r->count);
+        TCI_PUT_LIT(o, ", the weights of the sampled stacks (columns\n"
+            "incl-count, excl-count); slices add their frames and calls, not their time,\n"
+            "which the timelines show. A call is recursive (calls = normal+recursive)\n"
+            "when its method is already on the thread's stack. Inclusive counts are a\n"
+            "method's outermost calls' only, so recursion never counts twice; exclusive\n"
+            "counts are those of all its calls' own samples. Percentages are of the total:\n"
+            "the threads' counts, or the thread's in a thread's section. Per call: inclusive\n"
+            "count / normal calls.\n");
+        return;
+    }
     tci_sink_printf(o, "sorted by   %s%s\n", tci_report_sort_text(w->opt->sort),
                     !by_time ? "" : r->cpu ? " thread-CPU time" : " wall time");
     TCI_PUT_LIT(o, "\n"
@@ -399,9 +420,16 @@ static void text_header(tci_wctx *w)
 
 #define RULE "======================================================================\n"
 
-/* "wall 200 us, cpu -": a figure in both clocks. */
+/* "wall 200 us, cpu -": a figure in both clocks; a count profile's "1234 cycles:HG". */
 static void both_clocks(tci_sink *o, const report_w *r, int64_t wall, int64_t cpu)
 {
+    if (r->count) {
+        tci_sink_i64(o, tci_us_of(wall));
+        tci_sink_putc(o, ' ');
+        tci_put_escaped_text(o, r->count);
+        tci_sink_putc(o, '\n');
+        return;
+    }
     TCI_PUT_LIT(o, "wall ");
     cell_us(o, wall, r->has_wall, 0);
     tci_sink_puts(o, r->has_wall ? " us, cpu " : ", cpu ");
@@ -422,11 +450,13 @@ static void section_facts(tci_wctx *w, const tci_profile *p)
     tci_sink_printf(o, "  calls       %llu\n  methods     %u\n", (unsigned long long)p->calls, p->n_methods);
 }
 
-static void table_head(tci_sink *o)
+/* A count profile's columns are its counts where the wall time is (the cpu columns show -). */
+static void table_head(tci_sink *o, const report_w *r)
 {
+    bool c = r->count != NULL;
     tci_sink_printf(o, "%-7s %15s %11s %6s %11s %6s %11s %6s %11s %6s %10s %10s  %s\n", "index", "calls+recur",
-                    "incl-wall", "%", "excl-wall", "%", "incl-cpu", "%", "excl-cpu", "%", "wall/call", "cpu/call",
-                    "name");
+                    c ? "incl-count" : "incl-wall", "%", c ? "excl-count" : "excl-wall", "%", "incl-cpu", "%",
+                    "excl-cpu", "%", c ? "count/call" : "wall/call", "cpu/call", "name");
 }
 
 /* Inclusive time per normal call ("-" without calls: sampled input). */
@@ -471,7 +501,7 @@ static void table_row(tci_wctx *w, const rview *v, uint32_t row)
 
 static void method_table(tci_wctx *w, const rview *v)
 {
-    table_head(w->out);
+    table_head(w->out, w->priv);
     for (uint32_t i = 0; i < v->p->n_methods; i++)
         table_row(w, v, v->rows[i].row);
 }
@@ -554,8 +584,14 @@ static int calls_section(tci_wctx *w, const rview *v)
     const tci_profile *p = v->p;
     tci_sink *o = w->out;
     int64_t total = total_of(r, p);
-    tci_sink_printf(o, "\n" RULE "\nParents and children of each method, by inclusive %s time (us)\n\n",
-                    r->cpu ? "thread-CPU" : "wall");
+    if (r->count) {
+        TCI_PUT_LIT(o, "\n" RULE "\nParents and children of each method, by inclusive count (");
+        tci_put_escaped_text(o, r->count);
+        TCI_PUT_LIT(o, ")\n\n");
+    } else {
+        tci_sink_printf(o, "\n" RULE "\nParents and children of each method, by inclusive %s time (us)\n\n",
+                        r->cpu ? "thread-CPU" : "wall");
+    }
     TCI_PUT_LIT(o,
         "A method's line: its index, %/total, calls (normal+recursive), inclusive time;\n"
         "its excl line: the self time of its outermost calls (%/self of inclusive).\n"
@@ -564,7 +600,8 @@ static int calls_section(tci_wctx *w, const rview *v)
         "calls, and their time. After \"+++ nested\": the calls made while the method\n"
         "(above: the callee, below: the caller) was already running; their time is\n"
         "already inside the lines above it, never extra.\n\n");
-    TCI_PUT_LIT(o, "index  %/total %/self  index     calls         usecs name\n");
+    tci_sink_puts(o, r->count ? "index  %/total %/self  index     calls         count name\n"
+                              : "index  %/total %/self  index     calls         usecs name\n");
     /* (toplevel): the threads themselves; its excl is the time outside any method */
     TCI_PUT_LIT(o, "----------------------------------------------------\n");
     int64_t busy = r->cpu ? p->busy_cpu : p->busy_wall;
@@ -696,15 +733,22 @@ static int bottom_up_section(tci_wctx *w, const rview *v, const tci_calltree *ct
     tci_calltree rev = {0}, merged = {0};
     bottom_up bu = {.w = w, .v = v, .total = total_of(r, v->p)};
     bu.min_time = bu.total / 1000 + (bu.total % 1000 != 0); /* 0.1% of the total, rounded up */
-    tci_sink_printf(o, "\n" RULE "\nBottom-up: who calls each method, by self %s time (us)\n\n",
-                    r->cpu ? "thread-CPU" : "wall");
+    if (r->count) {
+        TCI_PUT_LIT(o, "\n" RULE "\nBottom-up: who calls each method, by self count (");
+        tci_put_escaped_text(o, r->count);
+        TCI_PUT_LIT(o, ")\n\n");
+    } else {
+        tci_sink_printf(o, "\n" RULE "\nBottom-up: who calls each method, by self %s time (us)\n\n",
+                        r->cpu ? "thread-CPU" : "wall");
+    }
     tci_sink_printf(o,
         "Each method with self time is a root (its time: its exclusive time), its callers\n"
         "beneath it, their callers beneath them: a line's time is the root's self time\n"
         "while called through that chain of callers, its calls the root's calls through\n"
         "it. Lines under 0.1%% of the total are left out; the depth column counts the\n"
         "levels (indented up to %d).\n\n", BOTTOM_UP_MAX_INDENT);
-    TCI_PUT_LIT(o, " %/total      usecs        calls  depth  name\n");
+    tci_sink_puts(o, r->count ? " %/total      count        calls  depth  name\n"
+                              : " %/total      usecs        calls  depth  name\n");
     int rc = bottom_up_trees(v->p, ct, &rev, &merged);
     bu.tree = &merged;
     if (rc == TC_OK)
@@ -894,14 +938,40 @@ static int csv_bottom_up_rows(tci_wctx *w, const tci_calltree *ct)
 static int report_begin(tci_wctx *w)
 {
     report_w *r = w->priv;
-    const tci_trace *t = w->trace;
-    if (w->opt->weight_cpu && !t->has_cpu)
-        return tci_error(w->diag, TC_ERR_UNSUPPORTED, "report", UINT64_MAX,
-                         "the input has no thread-CPU clock (clock=%s); use --weight wall", tci_clock_name(t->clock));
-    r->has_wall = t->has_wall;
-    r->has_cpu = t->has_cpu;
-    r->cpu = w->opt->weight_cpu || !t->has_wall; /* without a wall clock, CPU time is all there is */
+    int rc = tci_weight_check(w->diag, w->trace, w->opt->weight_cpu, "report");
+    if (rc != TC_OK)
+        return rc;
+    tci_weighs ws = tci_weighs_of(w->trace);
+    r->count = ws.count;
+    r->has_wall = ws.wall;
+    r->has_cpu = ws.cpu;
+    r->cpu = w->opt->weight_cpu || !ws.wall; /* without a wall clock, CPU time is all there is */
     return TC_OK;
+}
+
+/* The CSV header: the figures' columns are "incl_wall_us,excl_wall_us,", or a count profile's
+ * "incl_cycles:HG,excl_cycles:HG," (RFC 4180 quotes when its name needs them). */
+static void csv_header(tci_wctx *w, bool bottom_up)
+{
+    const report_w *r = w->priv;
+    tci_sink *o = w->out;
+    TCI_PUT_LIT(o, "thread,tid,method,calls,");
+    if (r->count) {
+        for (int k = 0; k < 2; k++) {
+            const char *head = k ? "excl_" : "incl_";
+            bool q = tci_csv_needs_quotes(r->count);
+            if (q)
+                tci_sink_putc(o, '"');
+            tci_sink_puts(o, head);
+            tci_put_csv_text(o, r->count, q);
+            if (q)
+                tci_sink_putc(o, '"');
+            tci_sink_putc(o, ',');
+        }
+    } else {
+        TCI_PUT_LIT(o, "incl_wall_us,excl_wall_us,");
+    }
+    tci_sink_puts(o, bottom_up ? "incl_cpu_us,excl_cpu_us,id,callee\n" : "incl_cpu_us,excl_cpu_us\n");
 }
 
 static int report_finish(tci_wctx *w, const tci_calltree *ct)
@@ -910,10 +980,10 @@ static int report_finish(tci_wctx *w, const tci_calltree *ct)
     if (w->opt->html) {
         rc = tci_report_html(w, ct);
     } else if (w->opt->csv && w->opt->reverse) {
-        TCI_PUT_LIT(w->out, "thread,tid,method,calls,incl_wall_us,excl_wall_us,incl_cpu_us,excl_cpu_us,id,callee\n");
+        csv_header(w, true);
         rc = csv_bottom_up_rows(w, ct);
     } else if (w->opt->csv) {
-        TCI_PUT_LIT(w->out, "thread,tid,method,calls,incl_wall_us,excl_wall_us,incl_cpu_us,excl_cpu_us\n");
+        csv_header(w, false);
         rc = csv_rows(w, ct, TCI_NONE);
         for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK && !tci_sink_failed(w->out); t++)
             if (tci_report_thread_has_calls(ct, t))
@@ -963,7 +1033,7 @@ const tci_writer tci_writer_report = {
     .variants = (const tci_variant[]){{.name = "report", .extension = "txt", .mime = "text/plain; charset=utf-8",
                                        .mark = "# traceconv "},
                                       {.name = "report-csv", .extension = "csv", .mime = "text/csv; charset=utf-8",
-                                       .mark = "thread,tid,method,calls,incl_wall_us,", .option = "csv"},
+                                       .mark = "thread,tid,method,calls,incl_", .option = "csv"},
                                       {.name = "report-html", .extension = "report.html",
                                        .mime = "text/html; charset=utf-8", .mark = " (traceconv)</title>",
                                        .option = "html", .inline_view = true},

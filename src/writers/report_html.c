@@ -319,11 +319,27 @@ static void put_facts(page *pg)
     fact_figures(o, "warnings", d, TC_FIG_WARNING);
     fact_figures(o, "notes", d, TC_FIG_NOTE);
     uint8_t sort = pg->w->opt->sort;
+    const char *count = pg->r->count;
+    if (count)
+        fact_text(o, "counts", count);
     fact_start(o, "sorted by");
     tci_sink_printf(o, "%s%s</td></tr>\n</table>\n", tci_report_sort_text(sort),
                     sort != TCI_SORT_INCL && sort != TCI_SORT_EXCL ? ""
+                    : count                                        ? " count"
                     : pg->r->cpu                                   ? " thread-CPU time"
                                                                    : " wall time");
+    if (count) {
+        TCI_PUT_LIT(o, "<p class=\"note\">Figures are counts of <span class=\"name\">");
+        put_text(o, count);
+        TCI_PUT_LIT(o,
+            "</span>, the weights of the sampled stacks; slices add their frames and calls, not their time, "
+            "which the timelines show (no thread-CPU figure: the CPU columns show -). A call is recursive (the "
+            "+rec column) when its method is already on the thread's stack. Inclusive counts are a method's "
+            "outermost calls' only, so recursion never counts twice; exclusive counts are those of all its "
+            "calls' own samples. Percentages are of the total: the threads' counts, or the thread's in a "
+            "thread's section. Per call: inclusive count / normal calls.</p>\n</section>\n");
+        return;
+    }
     TCI_PUT_LIT(o,
         "<p class=\"note\">Times are microseconds (µs), each rounded once from its exact ns sum. A call is "
         "recursive (the +rec column) when its method is already on the thread's stack. Inclusive time counts "
@@ -428,6 +444,11 @@ static int put_tree_data(page *pg, const tci_calltree *ct)
         memset(tj.ref, 0xff, (size_t)t->n_methods * sizeof *tj.ref); /* TCI_NONE */
         tci_sink_printf(pg->o, "<script type=\"application/json\" id=\"pv-data\">{\"clock\":\"%s\",\"view\":\"%s\",",
                         pg->r->cpu ? "cpu" : "wall", pg->w->opt->reverse ? "bottom-up" : "top-down");
+        if (pg->r->count) { /* a count profile: what its figures count */
+            TCI_PUT_LIT(pg->o, "\"count\":\"");
+            tci_put_js_visible(pg->o, pg->r->count);
+            TCI_PUT_LIT(pg->o, "\",");
+        }
         put_tree_threads(pg->o, t, ct);
         TCI_PUT_LIT(pg->o, ",\"nodes\":[");
         for (uint32_t i = 0; i < ct->n_roots && rc == TC_OK && !tci_sink_failed(pg->o); i++) {
@@ -446,6 +467,7 @@ static int put_tree_data(page *pg, const tci_calltree *ct)
 
 static int put_profiler(page *pg, const tci_calltree *ct)
 {
+    const char *unit = pg->r->count ? "count" : "µs"; /* the event is named in the facts and the help line */
     TCI_PUT_LIT(pg->o,
         "<section id=\"tree\">\n<h2>Call tree</h2>\n"
         "<div id=\"pv\" class=\"pv\" hidden=\"\">\n<div class=\"pv-bar\">"
@@ -457,9 +479,12 @@ static int put_profiler(page *pg, const tci_calltree *ct)
         "autocomplete=\"off\"/></label></div>\n"
         "<p class=\"note\" id=\"pv-help\"></p>\n"
         "<table class=\"tree\" role=\"treegrid\" id=\"pv-table\"><colgroup><col/><col class=\"n\"/>"
-        "<col class=\"p\"/><col class=\"n\"/><col class=\"p\"/><col class=\"n\"/></colgroup>\n"
-        "<thead><tr><th scope=\"col\">method</th><th scope=\"col\">total µs</th><th scope=\"col\">%</th>"
-        "<th scope=\"col\">self µs</th><th scope=\"col\">%</th><th scope=\"col\">calls</th></tr></thead>\n"
+        "<col class=\"p\"/><col class=\"n\"/><col class=\"p\"/><col class=\"n\"/></colgroup>\n");
+    tci_sink_printf(pg->o,
+        "<thead><tr><th scope=\"col\">method</th><th scope=\"col\">total %s</th><th scope=\"col\">%%</th>"
+        "<th scope=\"col\">self %s</th><th scope=\"col\">%%</th><th scope=\"col\">calls</th></tr></thead>\n",
+        unit, unit);
+    TCI_PUT_LIT(pg->o,
         "<tbody id=\"pv-rows\"></tbody></table>\n</div>\n"
         "<p class=\"note\" id=\"pv-nojs\">The call trees (top-down and bottom-up) need JavaScript; the tables "
         "below show the same figures per method.</p>\n");
@@ -498,15 +523,25 @@ static int put_graph(page *pg, const tci_calltree *ct, const graph *g, bool firs
     tci_sink *o = pg->o;
     flame_build f;
     memset(&f, 0, sizeof f);
-    tci_sink_printf(o, "<details class=\"graph\"%s><summary>%s</summary>\n", first ? " open=\"\"" : "", g->label);
+    tci_sink_printf(o, "<details class=\"graph\"%s><summary>", first ? " open=\"\"" : "");
+    if (pg->r->count) {
+        TCI_PUT_LIT(o, "Flame graph: ");
+        put_text(o, pg->r->count);
+        TCI_PUT_LIT(o, " counts (all threads)");
+    } else {
+        tci_sink_puts(o, g->label);
+    }
+    TCI_PUT_LIT(o, "</summary>\n");
     tci_flame_opts fo = {
         .mode = TCI_FLAME_EMBED_NOSCRIPT,
         .id_prefix = g->prefix,
-        .title = g->cpu ? "Flame Graph: thread CPU time" : "Flame Graph: wall time",
+        .title = pg->r->count ? "Flame Graph: counts of the sampled stacks"
+                 : g->cpu     ? "Flame Graph: thread CPU time"
+                              : "Flame Graph: wall time",
         .subtitle = pg->w->opt->reverse
                         ? "bottom-up: every stack from its leaf, threads last; click a frame to zoom, Search (Ctrl-F)"
                         : "one tower per thread; click a frame to zoom, Search (Ctrl-F) for a regular expression",
-        .countname = "us",
+        .countname = pg->r->count ? pg->r->count : "us", /* tooltips "NAME (3,000 cycles:HG, 1.00%)" */
         .minwidth = 0.1,
         .palette = TCI_PAL_ANDROID, /* whose code, with its legend: the flame graph writer's default */
     };
@@ -537,8 +572,9 @@ static int put_graphs(page *pg, const tci_calltree *ct)
 
 static void edge_head(tci_sink *o, int side, const report_w *r)
 {
-    tci_sink_printf(o, "<tr><th>%s</th><th>calls</th><th>wall µs</th><th>CPU µs</th><th>%% of incl %s</th></tr>\n",
-                    side == TCI_REPORT_PARENTS ? "parents" : "children", r->cpu ? "CPU" : "wall");
+    tci_sink_printf(o, "<tr><th>%s</th><th>calls</th><th>%s</th><th>CPU µs</th><th>%% of incl %s</th></tr>\n",
+                    side == TCI_REPORT_PARENTS ? "parents" : "children", r->count ? "count" : "wall µs",
+                    r->count ? "count" : r->cpu ? "CPU" : "wall");
 }
 
 /* One parent or child: [index] name (a link to its row), calls / all, wall, CPU, % of this method's inclusive. */
@@ -635,7 +671,8 @@ static int put_edges(page *pg, const rview *v, uint32_t row)
     int rc = edge_list(pg, v, p->parent_edges + m->parents_at, m->n_parents, TCI_REPORT_PARENTS, row, incl);
     if (rc != TC_OK)
         return rc;
-    TCI_PUT_LIT(o, "<tr class=\"self\"><td class=\"m\">self time of its outermost calls</td><td></td>");
+    tci_sink_puts(o, r->count ? "<tr class=\"self\"><td class=\"m\">own count of its outermost calls</td><td></td>"
+                              : "<tr class=\"self\"><td class=\"m\">self time of its outermost calls</td><td></td>");
     td_us(o, m->outer_excl_wall, r->has_wall);
     td_us(o, m->outer_excl_cpu, r->has_cpu);
     td_pct(o, r->cpu ? m->outer_excl_cpu : m->outer_excl_wall, incl, true);
@@ -660,12 +697,16 @@ static int sorted_column(const page *pg)
 
 static void table_head(page *pg)
 {
-    static const char *const heads[] = {"#", "method", "calls", "+rec", "incl wall µs", "%", "excl wall µs", "%",
-                                        "incl CPU µs", "%", "excl CPU µs", "%", "wall µs/call", "CPU µs/call"};
+    static const char *const time_heads[] = {"#", "method", "calls", "+rec", "incl wall µs", "%", "excl wall µs", "%",
+                                             "incl CPU µs", "%", "excl CPU µs", "%", "wall µs/call", "CPU µs/call"};
+    /* a count profile: its counts where the wall time is (the event is named in the facts) */
+    static const char *const count_heads[] = {"#", "method", "calls", "+rec", "incl count", "%", "excl count", "%",
+                                              "incl CPU µs", "%", "excl CPU µs", "%", "count/call", "CPU µs/call"};
+    const char *const *heads = pg->r->count ? count_heads : time_heads;
     tci_sink *o = pg->o;
     int sorted = sorted_column(pg);
     TCI_PUT_LIT(o, "<table class=\"prof\">\n<thead><tr>");
-    for (int i = 0; i < (int)(sizeof heads / sizeof *heads); i++) {
+    for (int i = 0; i < (int)(sizeof time_heads / sizeof *time_heads); i++) {
         tci_sink_printf(o, "<th scope=\"col\"%s%s>%s</th>", i == 1 ? " data-type=\"text\"" : "",
                         i != sorted ? "" : i == 1 ? " aria-sort=\"ascending\"" : " aria-sort=\"descending\"",
                         heads[i]);
@@ -729,9 +770,15 @@ static int method_table(page *pg, const rview *v, bool all)
     return rc;
 }
 
-/* "wall 200 µs, CPU -": a figure in both clocks. */
+/* "wall 200 µs, CPU -": a figure in both clocks; a count profile's "1,234 cycles:HG". */
 static void both_clocks(tci_sink *o, const report_w *r, int64_t wall, int64_t cpu)
 {
+    if (r->count) {
+        put_grouped(o, tci_us_of(wall));
+        tci_sink_putc(o, ' ');
+        put_text(o, r->count);
+        return;
+    }
     TCI_PUT_LIT(o, "wall ");
     if (r->has_wall) {
         put_grouped(o, tci_us_of(wall));
@@ -776,9 +823,10 @@ static int put_all(page *pg, const tci_calltree *ct)
         if (p.n_methods) {
             tci_sink_printf(o, "<p class=\"note\">Click a column header to sort (again: the other way). Open a "
                                "method to see its parents and children: calls along each edge / all its calls "
-                               "(a child's: all the child's calls), their wall and CPU time, and their share of "
-                               "its inclusive time; listed for the first %u methods of the table's first order, "
+                               "(a child's: all the child's calls), their %s, and their share of "
+                               "its inclusive %s; listed for the first %u methods of the table's first order, "
                                "%u rows per list at most (the rest summed in one line).</p>\n",
+                            pg->r->count ? "counts" : "wall and CPU time", pg->r->count ? "count" : "time",
                             (unsigned)EDGE_METHODS, (unsigned)EDGE_ROWS);
             rc = method_table(pg, &v, true);
         } else {

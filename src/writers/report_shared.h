@@ -26,6 +26,8 @@ typedef struct kept_names {
 typedef struct report_w {
     bool cpu;               /* sort and percentages by thread CPU time */
     bool has_wall, has_cpu; /* which clocks the input has: the other's columns show "-" (CSV: empty) */
+    const char *count;      /* a count profile: what its figures count ("cycles:HG"), held in the wall
+                             * columns (no thread-CPU figure: has_cpu false); NULL: time (tc_profile.h) */
     tci_psort_item *items;  /* scratch: the rows or an edge list in order */
     uint32_t cap_items;
     tci_psort_item *list;   /* scratch: one parents or children list */

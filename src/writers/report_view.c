@@ -44,6 +44,9 @@ int tci_report_view(tci_wctx *w, const tci_profile *p, rview *v)
 
 const char *tci_report_clock_text(const report_w *r)
 {
+    if (r->count)
+        return "the figures are counts of the sampled stacks, the cpu columns show -; slices weigh nothing, their "
+               "time is on the timelines";
     if (r->has_wall && r->has_cpu)
         return "wall and thread CPU";
     if (r->has_wall)

@@ -69,13 +69,24 @@ def sort_tuple(m):
 
 # -- CSV ---------------------------------------------------------------------
 
+def csv_count(header):
+    """The event a count profile's CSV counts ("cycles:HG" of its incl_cycles:HG column), or None."""
+    cols = next(csv.reader([header]))
+    return cols[4][5:] if len(cols) > 4 and cols[4].startswith("incl_") and cols[4] != "incl_wall_us" else None
+
+
 def read_csv(path):
-    """(header line, rows as dicts with ints or None)."""
+    """(header line, rows as dicts with ints or None). A count profile's columns incl_<event> and
+    excl_<event> are read as incl_wall_us and excl_wall_us, where the report holds its counts
+    (csv_count(header) names the event)."""
     with open(path, encoding="utf-8", newline="") as f:
         text = f.read()
     header = text.split("\n", 1)[0]
+    count = csv_count(header)
     rows = []
     for r in csv.DictReader(io.StringIO(text, newline="")):
+        if count is not None:
+            r["incl_wall_us"], r["excl_wall_us"] = r.pop("incl_" + count), r.pop("excl_" + count)
         for k in ("calls", "incl_wall_us", "excl_wall_us", "incl_cpu_us", "excl_cpu_us"):
             r[k] = int(r[k]) if r[k] != "" else None
         rows.append(r)
@@ -103,6 +114,7 @@ def facts_rows(facts, pm):
 
 ROW_RE = re.compile(r"^\[(\d+)\]\s+(\d+)\+(\d+)" + r"\s+(\S+)" * 10 + r"  (.*)$")
 SPAN_RE = re.compile(r"^  (span|in methods)\s+wall (-|-?\d+)(?: us)?, cpu (-|-?\d+)(?: us)?$")
+COUNT_SPAN_RE = re.compile(r"^  (span|in methods)\s+(-?\d+) (.+)$")  # a count profile's: "12345 cycles:HG"
 METHOD_RE = re.compile(r"^\[(\d+)\]\s+(\S+%|-)\s+(\d+)\+(\d+)\s+(-?\d+) (.*)$")
 EXCL_RE = re.compile(r"^\s+(\S+%|-)\s+excl\s+(-?\d+)(?: (.*))?$")
 EDGE_RE = re.compile(r"^ {15}(.{6}) +\[(\d+)\] +(\d+)/(\d+) +(-?\d+) (.*)$")
@@ -146,6 +158,11 @@ def parse_text(text):
             m = SPAN_RE.match(line)
             if m:
                 sec["span" if m.group(1) == "span" else "busy"] = (num(m.group(2)), num(m.group(3)))
+                continue
+            m = COUNT_SPAN_RE.match(line)
+            if m:  # counts, in the wall place; no CPU figure
+                sec["span" if m.group(1) == "span" else "busy"] = (int(m.group(2)), None)
+                sec["count"] = m.group(3)
                 continue
             m = ROW_RE.match(line)
             if m:
