@@ -56,7 +56,11 @@
  * end are one slice; an end that no begin opened counts alone). A sampled stack is shown under the
  * calls its thread had open (as folded and pprof count it), in a "sampled"
  * profile whose weights are the samples' durations, with explicit idle
- * samples ([]) for the gaps between them.
+ * samples ([]) for the gaps between them. Samples that weigh counts (perf's
+ * cycles: a count profile, tc_calltree.h) make a sampled profile of unit
+ * "none" named after the event ("main (tid 1) cycles:HG"), whose weights are
+ * the counts, without gaps (a count is no time), from 0 to the thread's total
+ * count; its slices stay in the thread's evented profile, on the clock.
  */
 #include "tc_base.h"
 #include "tc_calltree.h"
@@ -164,6 +168,8 @@ typedef struct speedscope_w {
     int64_t base;            /* subtracted from every time: the trace start (wall) or 0 (thread CPU) */
     int64_t div;             /* ns per unit */
     const char *unit;
+    const char *count;       /* samples weigh counts of this ("cycles:HG"); NULL: time */
+    int64_t count_div;       /* count profiles: IR ns per value written (TCI_COUNT_NS, x1000 past 2^53) */
     tci_spool spool;
     ss_thread *th;
     ss_entry *entry;         /* per method */
@@ -587,7 +593,7 @@ static char *profile_name(speedscope_w *s, const tci_thread *th, const char *suf
 }
 
 /* `{"type":"T","name":N,"unit":U` and the comma before it when it is not the first profile. */
-static void profile_head(tci_wctx *w, const char *type, const char *name, size_t name_len)
+static void profile_head(tci_wctx *w, const char *type, const char *name, size_t name_len, const char *unit)
 {
     speedscope_w *s = w->priv;
     tci_sink *o = w->out;
@@ -598,7 +604,7 @@ static void profile_head(tci_wctx *w, const char *type, const char *name, size_t
     TCI_PUT_LIT(o, "\",\"name\":");
     tci_sink_write(o, name, name_len);
     TCI_PUT_LIT(o, ",\"unit\":\"");
-    tci_sink_puts(o, s->unit);
+    tci_sink_puts(o, unit);
     tci_sink_putc(o, '"');
 }
 
@@ -710,6 +716,7 @@ static int speedscope_begin(tci_wctx *w)
     speedscope_w *s = w->priv;
     const tci_trace *t = w->trace;
     s->cpu = w->opt->weight_cpu;
+    s->count = tci_trace_count_name(t);
     if (s->cpu && !t->has_cpu)
         return tci_error(w->diag, TC_ERR_UNSUPPORTED, "speedscope", UINT64_MAX,
                          "the input has no thread-CPU clock (clock=%s); use --weight wall", tci_clock_name(t->clock));
@@ -850,9 +857,9 @@ static __attribute__((noinline)) int other_event(tci_wctx *w, const tci_event *e
     p = put_varint(p, (uint64_t)weight);
     s->stack_used[ev->id] = 1;
     if (!t->samples++)
-        t->first_sample = t->sample_end = now;
-    /* the sampled timeline: an idle gap up to this sample, then its weight */
-    t->sample_end = add_sat(now > t->sample_end ? now : t->sample_end, weight);
+        t->first_sample = t->sample_end = s->count ? 0 : now;
+    /* the sampled timeline: an idle gap up to this sample, then its weight; counts: the weights */
+    t->sample_end = add_sat(now > t->sample_end && !s->count ? now : t->sample_end, weight);
     tci_spool_wrote(&s->spool, ev->thread, p);
     return TC_OK;
 }
@@ -988,7 +995,7 @@ static int write_evented(tci_wctx *w, uint32_t thread)
     char *name = profile_name(s, &w->trace->threads[thread], "", &len);
     if (!name)
         return TC_ERR_NOMEM;
-    profile_head(w, "evented", name, len);
+    profile_head(w, "evented", name, len, s->unit);
     TCI_PUT_LIT(w->out, ",\"events\":[");
     int rc = events_reset(&s->replay);
     if (rc == TC_OK)
@@ -1089,13 +1096,13 @@ static int replay_samples(tci_wctx *w, uint32_t thread, bool weights)
                 continue;
             if (r.stack >= w->trace->n_stacks)
                 return damaged(w);
-            int64_t gap = now > pos ? diff_sat(now, pos) : 0, step;
+            int64_t gap = now > pos && !s->count ? diff_sat(now, pos) : 0, step; /* counts: no time between */
             pos = add_sat(pos, gap);
             if (gap && (step = round_step(&rounding, gap, s->div)) > 0 &&
                 (rc = put_sample(w, weights, &first, TCI_NONE, step)) != TC_OK) /* idle: [] */
                 return rc;
             pos = add_sat(pos, (int64_t)r.weight);
-            if ((step = round_step(&rounding, (int64_t)r.weight, s->div)) > 0 &&
+            if ((step = round_step(&rounding, (int64_t)r.weight, s->count ? s->count_div : s->div)) > 0 &&
                 (rc = put_sample(w, weights, &first, (uint32_t)r.stack, step)) != TC_OK)
                 return rc;
         }
@@ -1109,17 +1116,28 @@ static int write_sampled(tci_wctx *w, uint32_t thread)
     const tci_trace *t = w->trace;
     const ss_thread *th = &s->th[thread];
     size_t len;
-    char *name = profile_name(s, &t->threads[thread], th->calls ? " samples" : "", &len);
-    if (!name)
-        return TC_ERR_NOMEM;
-    int64_t start = value_of(s, th->first_sample);
     ss_rounding r = {0, 0};
-    int64_t length = round_step(&r, diff_sat(th->sample_end, th->first_sample), s->div);
-    int64_t end = value_of(s, thread_end(s, t, th));
-    if (add_sat(start, length) > end) /* overlapping samples make a timeline longer than the trace */
-        end = add_sat(start, length);
-    profile_head(w, "sampled", name, len);
-    start_end(w->out, start, end);
+    if (s->count) { /* "main (tid 1) cycles:HG": counts from 0 to the thread's total */
+        char *what = s->count_div == TCI_COUNT_NS
+                         ? tci_arena_printf(&s->arena, " %s", s->count)
+                         : tci_arena_printf(&s->arena, " %s / %lld", s->count, (long long)(s->count_div / TCI_COUNT_NS));
+        char *name = what ? profile_name(s, &t->threads[thread], what, &len) : NULL;
+        if (!name)
+            return TC_ERR_NOMEM;
+        profile_head(w, "sampled", name, len, "none");
+        start_end(w->out, 0, round_step(&r, th->sample_end, s->count_div));
+    } else {
+        char *name = profile_name(s, &t->threads[thread], th->calls ? " samples" : "", &len);
+        if (!name)
+            return TC_ERR_NOMEM;
+        int64_t start = value_of(s, th->first_sample);
+        int64_t length = round_step(&r, diff_sat(th->sample_end, th->first_sample), s->div);
+        int64_t end = value_of(s, thread_end(s, t, th));
+        if (add_sat(start, length) > end) /* overlapping samples make a timeline longer than the trace */
+            end = add_sat(start, length);
+        profile_head(w, "sampled", name, len, s->unit);
+        start_end(w->out, start, end);
+    }
     TCI_PUT_LIT(w->out, ",\"samples\":[");
     int rc = replay_samples(w, thread, false);
     TCI_PUT_LIT(w->out, "],\"weights\":[");
@@ -1147,16 +1165,22 @@ static void choose_unit(speedscope_w *s, const tci_trace *t)
         int64_t div;
         const char *name;
     } units[] = {{1, "nanoseconds"}, {1000, "microseconds"}, {1000000, "milliseconds"}, {1000000000, "seconds"}};
-    uint64_t most = 0;
+    uint64_t most = 0, most_count = 0;
     for (uint32_t i = 0; i < t->n_threads; i++) {
         const ss_thread *th = &s->th[i];
         if (!seen(th))
             continue;
         uint64_t m[] = {magnitude(diff_sat(th->first, s->base)), magnitude(diff_sat(thread_end(s, t, th), s->base)),
-                        th->samples ? magnitude(diff_sat(th->sample_end, s->base)) : 0};
+                        th->samples && !s->count ? magnitude(diff_sat(th->sample_end, s->base)) : 0};
         for (size_t k = 0; k < sizeof m / sizeof *m; k++)
             most = m[k] > most ? m[k] : most;
+        if (th->samples && s->count && (uint64_t)th->sample_end > most_count)
+            most_count = (uint64_t)th->sample_end;
     }
+    /* counts: written as they are, or (a hostile input's totals past 2^53) in thousands, and so on */
+    s->count_div = TCI_COUNT_NS;
+    while (most_count / (uint64_t)s->count_div > (uint64_t)SS_VALUE_MAX && s->count_div <= INT64_MAX / 1000)
+        s->count_div *= 1000;
     size_t u = t->time_unit_ns > 0 && t->time_unit_ns % 1000 == 0 ? 1 : 0;
     while (u + 1 < sizeof units / sizeof *units && most / (uint64_t)units[u].div > (uint64_t)SS_VALUE_MAX)
         u++;
@@ -1245,7 +1269,7 @@ static void write_empty_profile(tci_wctx *w)
     char *raw = tci_arena_printf(&s->arena, "%s (no call stacks)", t->process_name ? t->process_name : "trace");
     size_t len = 0;
     char *name = raw ? tci_json_quote(&s->arena, raw, &len) : NULL;
-    profile_head(w, "evented", name ? name : "\"trace\"", name ? len : 7);
+    profile_head(w, "evented", name ? name : "\"trace\"", name ? len : 7, s->unit);
     TCI_PUT_LIT(w->out, ",\"events\":[]");
     start_end(w->out, 0, s->cpu ? 0 : value_of(s, t->end_ns));
     tci_sink_putc(w->out, '}');

@@ -51,6 +51,18 @@ def shown_ns(text):
     raise ValueError(f"not a duration: {text!r}")
 
 
+COUNT = re.compile(r"^\d{1,3}(,\d{3})*$")
+
+
+def shown_count(text):
+    """(ns, tolerance) of a count profile's value as speedscope shows it (unit none: the number's
+    toLocaleString, "396,592,419"), a count being 1000 ns as folded's µs are: exact."""
+    v = text.split(" (")[0]
+    if not COUNT.match(v):
+        raise ValueError(f"not a count: {text!r}")
+    return int(v.replace(",", "")) * 1000, 0.0
+
+
 def write_loader(ctx, path, name):
     """The script speedscope's page runs (#localProfilePath): hands it the file, as speedscope's
     command line does, then collect.js reports what the page shows."""
@@ -144,16 +156,18 @@ def check_file(ctx, case, res):
         ctx.eq([r[1] for r in rows], [n for _, _, n in want], f"{label}: profiles are the threads, in order")
     active_text = f"{want[active][2]} ({active + 1}/{len(want)})" if len(want) > 1 else want[active][2]
     ctx.check(active_text in res["toolbar"], f"{label}: active profile {active_text!r} in {res['toolbar'][:120]!r}")
+    shown_value = shown_count if ir["count"] else shown_ns  # a count profile: raw counts, unit none
     lines_of = {}
     for tid, fns in ((ir["threads"][t][0], folded_model(folded, ir["threads"][t][0])) for t, _, _ in want):
         lines_of[tid] = (sum(s for s, _, _ in fns.values()), sum(1 for s, _, _ in fns.values() if s))
     for (thread, kind, pname), row in zip(want, rows):
-        got, tol = shown_ns(row[2])
+        got, tol = shown_value(row[2])
         tid = ir["threads"][thread][0]
         total_us, n_lines = lines_of[tid]
         if sum(1 for t, _, _ in want if t == thread) > 1:
             continue  # calls and samples of one thread: folded sums both profiles
-        ctx.check(abs(got - total_us * 1000) <= tol + (0 if ir["trace"].get("reader") == "art" else 1000 * n_lines),
+        exact = ir["trace"].get("reader") == "art" or ir["count"]  # µs clocks and counts: no rounding
+        ctx.check(abs(got - total_us * 1000) <= tol + (0 if exact else 1000 * n_lines),
                   f"{label}: {pname}: total weight {row[2]} vs folded {total_us} µs")
     # the Sandwich view of the active profile against folded's lines of its thread
     thread = want[active][0]
@@ -170,7 +184,9 @@ def check_file(ctx, case, res):
         files.setdefault(entries[m][0], set()).add(entries[m][1])
     sw = res["sandwich"] or {"rows": [], "height": 0, "rowHeight": 1}
     n_rows = round(sw["height"] / sw["rowHeight"]) if sw["rowHeight"] else 0
-    ctx.eq(n_rows, len(files), f"{label}: Sandwich rows = functions of {want[active][2]}")
+    # a function is a frame entry: one name in two files (perf's "[unknown]" of libc.so and of
+    # the kernel) is two rows
+    ctx.eq(n_rows, sum(len(f) for f in files.values()), f"{label}: Sandwich rows = functions of {want[active][2]}")
     shown = {r[2]: r for r in sw["rows"]}
     ctx.check(set(shown) <= set(files), f"{label}: Sandwich names not in the trace: {sorted(set(shown) - set(files))[:3]}")
     model = folded_model(folded, tid)
@@ -178,16 +194,16 @@ def check_file(ctx, case, res):
     by_folded = {}  # every function of the thread (rendered or not) under its folded name
     for fn in files:
         by_folded.setdefault(ts.folded_sanitize(ts.short_of(fn, reader)), []).append(fn)
-    per_line = 0 if reader == "art" else 1000  # folded's per-line rounding on ns clocks
+    per_line = 0 if reader == "art" or ir["count"] else 1000  # folded's per-line rounding on ns clocks
     for fn, r in shown.items():
         if r[3] not in files.get(fn, ()) and not (r[3] is None and None in files.get(fn, ())):
             ctx.fail(f"{label}: {fn}: file {r[3]!r}, want one of {files.get(fn)}")
         key = ts.folded_sanitize(ts.short_of(fn, reader))
-        if len(by_folded[key]) > 1:
-            continue  # overloads: one folded name for several functions
+        if len(by_folded[key]) > 1 or len(files[fn]) > 1:
+            continue  # overloads, or one name in several files: one folded name for several functions
         self_us, total_us, lines = model.get(key, (0, 0, 0))
         for col, want_us in ((1, self_us), (0, total_us)):
-            got, tol = shown_ns(r[col])
+            got, tol = shown_value(r[col])
             ctx.check(abs(got - want_us * 1000) <= tol + per_line * lines,
                       f"{label}: {fn}: {'self' if col else 'total'} {r[col]} vs folded {want_us} µs")
 
@@ -215,6 +231,8 @@ def main():
         ("rhea-v2-binary", os.path.join(rhea, "v2-appTrace.bin"), ()),
         ("atrace", os.path.join(systrace, "capture.txt"), ()),
         ("json-system", os.path.join(ctx.source, "tests", "json", "system.json"), ()),
+        # perf's cycles:HG samples: sampled profiles of unit none, weighing the counts
+        ("json-perf-counts", os.path.join(ctx.source, "tests", "json", "samples-perf.json"), ()),
         ("hostile", hostile, ()),
     ]
     art = ctx.extra_corpus("art")  # a large real trace, when TC_EXTRA_CORPUS holds it

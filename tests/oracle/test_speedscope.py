@@ -126,9 +126,12 @@ MAX_DEPTH = 2000  # frames deeper are dropped: speedscope's importer overflows t
 def read_ir(text):
     """{'trace': {...}, 'threads': [(tid, name, process)], 'methods': [(full, file, line)],
     'stacks': [(parent, method)], 'events': [(kind, thread, method, ts_ns, cpu_ns, id, value, depth)]}"""
-    ir = {"threads": [], "methods": [], "stacks": [], "events": []}
+    ir = {"threads": [], "methods": [], "stacks": [], "events": [], "meta": {}}
     for line in text.splitlines():
-        if line.startswith("trace "):
+        if line.startswith("meta "):
+            k, at = DECODER.raw_decode(line, 5)
+            ir["meta"][k] = DECODER.raw_decode(line, at + 1)[0]
+        elif line.startswith("trace "):
             ir["trace"] = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv and '"' not in kv)
         elif line.startswith("thread "):
             m = re.match(r'thread (\d+) tid=(\d+) records=(\d+)(?: process=(\d+))? name=(".*")$', line)
@@ -148,6 +151,9 @@ def read_ir(text):
                                      None if m.group(6) == "-" else int(m.group(6)),
                                      int(m.group(7)) if m.group(7) else None,
                                      float(m.group(8)) if m.group(8) else None, int(m.group(4))))
+    # samples that weigh counts (the reader's metadata): a sampled profile of unit "none" named
+    # after the event, its weights the counts (1000 ns each in the IR), no idle gaps (README)
+    ir["count"] = (ir["meta"].get("sample-type") or "samples") if ir["meta"].get("sample-unit") == "count" else None
     return ir
 
 
@@ -208,7 +214,9 @@ def expected_profiles(ir, cpu):
     for i, (tid, name, _) in enumerate(ir["threads"]):
         if i in calls:
             out.append((i, "evented", f"{name} (tid {tid})"))
-        if i in samples:
+        if i in samples and ir["count"]:
+            out.append((i, "sampled", f"{name} (tid {tid}) {ir['count']}"))
+        elif i in samples:
             out.append((i, "sampled", f"{name} (tid {tid})" + (" samples" if i in calls else "")))
     pid = int(ir["trace"].get("pid", "-1"))
     shown = [i for i, _, _ in out]
@@ -272,8 +280,10 @@ def folded_sanitize(name):
     return f"{m.group(1)}{'_' * len(m.group(2))}{m.group(3)}" if m else s
 
 
-def compare_with_folded(ctx, label, doc, folded_text, reader, unit):
-    """Per thread (tid): totals equal; per path: within 1 µs (exact when the unit is µs)."""
+def compare_with_folded(ctx, label, doc, folded_text, reader, unit, counts=None):
+    """Per thread (tid): totals equal; per path: within 1 µs (exact when the unit is µs). A count
+    profile's folded lines are its samples' counts (slices weigh nothing there): its sampled
+    profiles' weights, as they are (unit none)."""
     want_paths, want_total = {}, {}
     for line in folded_text.splitlines():
         stack, _, count = line.rpartition(" ")
@@ -285,11 +295,13 @@ def compare_with_folded(ctx, label, doc, folded_text, reader, unit):
     got_paths, got_ns = {}, {}
     per_ns = unit_ns(unit)
     for p in doc["profiles"]:
-        m = re.search(r"\(tid (\d+)\)( samples)?$", p["name"])
-        if not m:
+        m = re.search(r"\(tid (\d+)\)( samples)?$" if not counts else r"\(tid (\d+)\) " + re.escape(counts) + "$",
+                      p["name"])
+        if not m or (counts and p["type"] != "sampled"):
             continue
         tid = int(m.group(1))
         paths, total = profile_paths(doc, p)
+        per_ns = 1000 if counts else unit_ns(unit)  # folded writes a count where it writes a µs
         got_ns[tid] = got_ns.get(tid, 0) + total * per_ns
         for path, v in paths.items():
             key = (tid, ";".join(folded_sanitize(short_of(n, reader)) for n in path))
@@ -315,6 +327,9 @@ def check_samples(ctx, label, ir, doc, unit):
     for (i, kind, pname), p in zip(expected_profiles(ir, False)[0], doc["profiles"]):
         if kind != "sampled" or p["type"] != "sampled":
             continue
+        if ir["count"]:
+            check_count_samples(ctx, label, ir, p, i, pname, names, entries)
+            continue
         want, open_, pos, first = [], [], None, None
         for k, t, m, ts, _, sid, value, d in ir["events"]:
             if t != i:
@@ -334,6 +349,26 @@ def check_samples(ctx, label, ir, doc, unit):
         got = [([names[f] for f in st], wt * per_ns) for st, wt in zip(p["samples"], p["weights"])]
         ctx.eq(got, want, f"{label}: {pname}: samples (stack, weight) with the idle gaps")
         ctx.eq(p["startValue"] * per_ns, first, f"{label}: {pname}: startValue = the first sample")
+
+
+def check_count_samples(ctx, label, ir, p, i, pname, names, entries):
+    """A count profile's sampled profile: unit none, its thread's samples in time order under
+    the calls open at each, weighing their counts (IR value / 1000), no idle gap, from 0 to
+    the thread's total count."""
+    want, open_ = [], []
+    for k, t, m, ts, _, sid, value, d in ir["events"]:
+        if t != i:
+            continue
+        if k == "B" and d < MAX_DEPTH:
+            open_.append(entries[m][0])
+        elif k == "E" and d < MAX_DEPTH:
+            open_.pop()
+        elif k == "P" and value and value > 0:
+            want.append((open_ + [entries[m2][0] for m2 in sample_chain(ir, sid)], int(value) / 1000))
+    got = [([names[f] for f in st], wt) for st, wt in zip(p["samples"], p["weights"])]
+    ctx.eq(p["unit"], "none", f"{label}: {pname}: a count profile's unit")
+    ctx.eq(got, want, f"{label}: {pname}: samples (stack, count), no idle gap")
+    ctx.eq((p["startValue"], p["endValue"]), (0, sum(w for _, w in want)), f"{label}: {pname}: from 0 to the total count")
 
 
 def check_events(ctx, label, ir, doc, cpu, unit):
@@ -394,7 +429,8 @@ def check_input(ctx, label, src, version, cpu=False):
     else:
         ctx.eq(len(doc["profiles"]), 1, f"{label}: no call stack: one empty profile")
     unit = expected_unit(ir, cpu)
-    ctx.check(all(p["unit"] == unit for p in doc["profiles"]), f"{label}: unit {unit}")
+    ctx.check(all(p["unit"] == (unit if p["type"] == "evented" or not ir["count"] else "none")
+                  for p in doc["profiles"]), f"{label}: unit {unit}{' (counts: none)' if ir['count'] else ''}")
     entries = frame_entries(ir)
     used = {entries[m] for m in used_methods(ir, cpu)}
     got = {(f["name"], f.get("file"), f.get("line")) for f in doc["shared"]["frames"]}
@@ -408,7 +444,8 @@ def check_input(ctx, label, src, version, cpu=False):
     if "saturated-sum" in r.stderr.decode(errors="replace"):  # folded's sums stop at 2^62 ns; ours do not
         print(f"note: {label}: folded's sums saturated; totals not compared")
         return
-    compare_with_folded(ctx, label, doc, r.stdout.decode("utf-8", errors="replace"), ir["trace"].get("reader"), unit)
+    compare_with_folded(ctx, label, doc, r.stdout.decode("utf-8", errors="replace"), ir["trace"].get("reader"), unit,
+                        None if cpu else ir["count"])
 
 
 UNITS = [("nanoseconds", 1), ("microseconds", 10 ** 3), ("milliseconds", 10 ** 6), ("seconds", 10 ** 9)]
