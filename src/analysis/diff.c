@@ -70,12 +70,10 @@ static int capture_begin(tci_wctx *w)
 {
     capture *cp = w->priv;
     const tci_trace *t = w->trace;
-    if (cp->d->opt->weight_cpu && !t->has_cpu)
-        return tci_error(w->diag, TC_ERR_UNSUPPORTED, "diff", UINT64_MAX,
-                         "the input has no thread-CPU clock (clock=%s); use --weight wall", tci_clock_name(t->clock));
-    if (!cp->d->flame)
-        return TC_OK;
-    int rc = tci_foldflame_begin(&cp->ff, t, cp->d->opt->weight_cpu);
+    int rc = tci_weight_check(w->diag, t, cp->d->opt->weight_cpu, "diff");
+    if (rc != TC_OK || !cp->d->flame)
+        return rc;
+    rc = tci_foldflame_begin(&cp->ff, t, cp->d->opt->weight_cpu);
     cp->ff.reverse = cp->d->opt->reverse;
     return rc;
 }
@@ -341,12 +339,20 @@ static int read_side(tci_diff *d, tc_conv *c, int side, tc_conv *next)
     return TC_OK;
 }
 
-/* The clocks compared: those both inputs have. */
+/* The clocks compared: those both inputs have; or the counts both count profiles have (counts
+ * and time, or counts of two events, are no figures one can subtract). */
 static int choose_clocks(tci_diff *d, tc_conv *next)
 {
     const tci_trace *b = d->side[0].trace, *n = d->side[1].trace;
-    d->wall = b->has_wall && n->has_wall;
-    d->cpu = b->has_cpu && n->has_cpu;
+    const char *cb = tci_trace_count_name(b), *cn = tci_trace_count_name(n);
+    if ((cb || cn) && (!cb || !cn || strcmp(cb, cn)))
+        return tci_error(tci_conv_error_slot(next), TC_ERR_UNSUPPORTED, "diff", UINT64_MAX,
+                         "the inputs weigh different things (BASE: %s%s, NEW: %s%s): no change to compute",
+                         cb ? cb : "time", cb ? " counts" : "", cn ? cn : "time", cn ? " counts" : "");
+    tci_weighs wb = tci_weighs_of(b), wn = tci_weighs_of(n);
+    d->count = cb;
+    d->wall = wb.wall && wn.wall;
+    d->cpu = wb.cpu && wn.cpu;
     d->by_cpu = d->opt->weight_cpu || !d->wall;
     if (!d->wall && !d->cpu)
         return tci_error(tci_conv_error_slot(next), TC_ERR_UNSUPPORTED, "diff", UINT64_MAX,

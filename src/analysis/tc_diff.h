@@ -43,6 +43,8 @@ typedef struct tci_diff {
     tci_dside side[2];
     const tci_options *opt; /* NEW's: weight, sort, the flame graph's */
     bool wall, cpu;         /* the clocks both inputs have: the columns shown */
+    const char *count;      /* both inputs' sampled stacks weigh counts of this event ("cycles:HG"): the
+                             * wall figures are those counts, and no cpu column (tc_calltree.h); NULL: time */
     bool by_cpu;            /* order (and the flame graph's widths) by thread-CPU time */
     tci_drow *rows;         /* in report order after matching */
     uint32_t n_rows, cap_rows;

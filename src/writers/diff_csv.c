@@ -11,7 +11,9 @@
  * status is both, new (only in NEW) or gone (only in BASE); the cells of a
  * missing side are empty (never 0), its delta is the other side's value
  * signed (+NEW, -BASE); a clock that one input lacks has empty cells. µs are
- * rounded as in the text. Fields are quoted per RFC 4180 when needed; bytes
+ * rounded as in the text. Two count profiles of one event (perf's cycles:
+ * tc_calltree.h) have their counts where the wall time is, the columns named
+ * after the event (incl_cycles:HG_base, ...), the cpu columns empty. Fields are quoted per RFC 4180 when needed; bytes
  * that are not UTF-8 become U+FFFD.
  */
 #include "tc_diff.h"
@@ -42,12 +44,33 @@ static void time_triple(tci_sink *o, const tci_drow *r, bool incl, bool cpu, boo
     triple(o, r, tci_us_of(b), tci_us_of(n), tci_us_of(n - b), shown);
 }
 
+/* Count profiles: "incl_cycles:HG_base,..." where the wall time's columns are (RFC 4180 quotes when
+ * the event's name needs them). */
+static void count_columns(tci_sink *o, const char *count)
+{
+    static const char *const side[3] = {"_base", "_new", "_delta"};
+    bool q = tci_csv_needs_quotes(count);
+    for (int k = 0; k < 6; k++) {
+        tci_sink_putc(o, ',');
+        if (q)
+            tci_sink_putc(o, '"');
+        tci_sink_puts(o, k < 3 ? "incl_" : "excl_");
+        tci_put_csv_text(o, count, q);
+        tci_sink_puts(o, side[k % 3]);
+        if (q)
+            tci_sink_putc(o, '"');
+    }
+}
+
 static int diff_csv(const tci_diff *d, tci_sink *o)
 {
-    TCI_PUT_LIT(o, "method,status,calls_base,calls_new,calls_delta,"
-                   "incl_wall_us_base,incl_wall_us_new,incl_wall_us_delta,"
-                   "excl_wall_us_base,excl_wall_us_new,excl_wall_us_delta,"
-                   "incl_cpu_us_base,incl_cpu_us_new,incl_cpu_us_delta,"
+    TCI_PUT_LIT(o, "method,status,calls_base,calls_new,calls_delta");
+    if (d->count)
+        count_columns(o, d->count);
+    else
+        TCI_PUT_LIT(o, ",incl_wall_us_base,incl_wall_us_new,incl_wall_us_delta,"
+                       "excl_wall_us_base,excl_wall_us_new,excl_wall_us_delta");
+    TCI_PUT_LIT(o, ",incl_cpu_us_base,incl_cpu_us_new,incl_cpu_us_delta,"
                    "excl_cpu_us_base,excl_cpu_us_new,excl_cpu_us_delta\n");
     for (uint32_t i = 0; i < d->n_rows; i++) {
         const tci_drow *r = &d->rows[i];

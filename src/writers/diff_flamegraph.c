@@ -25,11 +25,15 @@ static int diff_flamegraph(const tci_diff *d, tci_sink *o)
     const tci_options *opt = d->opt;
     const tci_trace *b = d->side[TCI_DIFF_BASE].trace, *n = d->side[TCI_DIFF_NEW].trace;
     tci_arena a = {0};
-    char *subtitle = tci_arena_printf(&a, "BASE %s (%s) -> NEW %s (%s): %s time in µs, %s; red: slower in NEW, "
-                                          "blue: faster%s",
+    const char *what = d->count ? tci_arena_printf(&a, "%s counts", d->count)
+                       : opt->weight_cpu ? "thread CPU time in µs"
+                                         : "wall time in µs";
+    char *subtitle = !what ? NULL
+                           : tci_arena_printf(&a, "BASE %s (%s) -> NEW %s (%s): %s, %s; red: %s in NEW, blue: %s%s",
                                       b->input_name, tci_trace_format_name(b), n->input_name, tci_trace_format_name(n),
-                                      opt->weight_cpu ? "thread CPU" : "wall",
+                                      what,
                                       d->merge_threads ? "all threads merged" : "one tower per thread",
+                                      d->count ? "more" : "slower", d->count ? "fewer" : "faster",
                                       opt->negate ? " (negated: colours swapped)" : "");
     if (!subtitle)
         return TC_ERR_NOMEM;
@@ -38,6 +42,8 @@ static int diff_flamegraph(const tci_diff *d, tci_sink *o)
         fo.title = "Differential Flame Graph";
     fo.subtitle = subtitle;
     fo.negate = opt->negate;
+    if (d->count) /* tooltips "NAME (3,000 cycles:HG, P%; +D%)" */
+        fo.countname = d->count;
     int rc = tci_flame_render(d->flame, &fo, o);
     tci_arena_free(&a);
     return rc;

@@ -92,6 +92,8 @@ static void total_line(tci_sink *o, const char *what, int64_t b, int64_t n)
 
 static const char *sort_text(const tci_diff *d)
 {
+    if (d->count && d->opt->sort != TCI_SORT_CALLS && d->opt->sort != TCI_SORT_NAME)
+        return d->opt->sort == TCI_SORT_EXCL ? "|change of exclusive count|" : "|change of inclusive count|";
     switch (d->opt->sort) {
     case TCI_SORT_EXCL: return d->by_cpu ? "|change of exclusive thread-CPU time|" : "|change of exclusive wall time|";
     case TCI_SORT_CALLS: return "|change of calls|";
@@ -106,17 +108,28 @@ static void header(const tci_diff *d, tci_sink *o)
     TCI_PUT_LIT(o, "# traceconv " TC_VERSION_STRING " diff: the change per method from BASE to NEW\n\n");
     input_line(o, &d->side[TCI_DIFF_BASE], "BASE");
     input_line(o, &d->side[TCI_DIFF_NEW], "NEW");
-    tci_sink_printf(o, "clocks      %s\n", d->wall && d->cpu ? "wall and thread CPU (both inputs have both)"
-                                           : d->wall ? "wall only (an input has no thread-CPU clock: no cpu columns)"
-                                                     : "thread CPU only (an input has no wall clock: no wall columns)");
+    if (d->count) {
+        TCI_PUT_LIT(o, "counts      ");
+        tci_put_escaped_text(o, d->count);
+        TCI_PUT_LIT(o, " (both inputs' sampled stacks; slices weigh nothing)\n");
+    } else {
+        tci_sink_printf(o, "clocks      %s\n", d->wall && d->cpu ? "wall and thread CPU (both inputs have both)"
+                                               : d->wall ? "wall only (an input has no thread-CPU clock: no cpu columns)"
+                                                         : "thread CPU only (an input has no wall clock: no wall columns)");
+    }
     tci_sink_printf(o, "sorted by   %s%s\n", sort_text(d),
                     d->opt->sort == TCI_SORT_NAME ? ""
-                    : d->opt->sort == TCI_SORT_EXCL ? ", then |change of inclusive time|, then name"
+                    : d->opt->sort == TCI_SORT_EXCL ? (d->count ? ", then |change of inclusive count|, then name"
+                                                                : ", then |change of inclusive time|, then name")
+                    : d->count                      ? ", then |change of exclusive count|, then name"
                                                     : ", then |change of exclusive time|, then name");
     tci_sink_printf(o, "methods     %u in both, %u only in NEW (new), %u only in BASE (gone)\n\n", d->n_both, d->n_new,
                     d->n_gone);
-    tci_sink_printf(o, "%-22s %11s %11s %11s %8s\n", "all threads (us)", "BASE", "NEW", "change", "%");
-    if (d->wall) {
+    tci_sink_printf(o, "%-22s %11s %11s %11s %8s\n", d->count ? "all threads (count)" : "all threads (us)", "BASE",
+                    "NEW", "change", "%");
+    if (d->count) {
+        total_line(o, "counts", b->span_wall, n->span_wall);
+    } else if (d->wall) {
         total_line(o, "span wall", b->span_wall, n->span_wall);
         total_line(o, "in methods wall", b->busy_wall, n->busy_wall);
     }
@@ -128,6 +141,16 @@ static void header(const tci_diff *d, tci_sink *o)
     cell_count(o, tci_clamp_calls(b->calls), true, false, 11);
     cell_count(o, tci_clamp_calls(n->calls), true, false, 11);
     cell_count(o, tci_clamp_calls(n->calls) - tci_clamp_calls(b->calls), true, true, 11);
+    if (d->count) {
+        TCI_PUT_LIT(o, "\n\n"
+            "Figures are counts of the sampled stacks' event (above); a change is NEW - BASE,\n"
+            "in % of BASE. Calls count every call (normal + recursive). Inclusive counts\n"
+            "are a method's outermost calls' only; exclusive counts are those of all its\n"
+            "calls' own samples (as in the profile report). Methods are matched by name\n"
+            "(pkg.Class.method; with the signature where overloads must be told apart);\n"
+            "\"-\" is a side where the method does not appear (new, gone).\n\n");
+        return;
+    }
     TCI_PUT_LIT(o, "\n\n"
         "Times are microseconds (us), each rounded once from its exact ns sum; a change\n"
         "is NEW - BASE, in % of BASE. Calls count every call (normal + recursive).\n"
@@ -143,13 +166,14 @@ static void table_head(const tci_diff *d, tci_sink *o)
 {
     static const char *const groups[2][2] = {{"inclusive wall (us)", "exclusive wall (us)"},
                                              {"inclusive thread CPU (us)", "exclusive thread CPU (us)"}};
+    static const char *const count_groups[2] = {"inclusive count", "exclusive count"}; /* a count profile's */
     TCI_PUT_LIT(o, " calls                     ");
     const char *last = NULL; /* the last group is not padded: no trailing blanks */
     for (int cpu = 0; cpu < 2; cpu++)
         for (int k = 0; k < 2 && (cpu ? d->cpu : d->wall); k++) {
             if (last)
                 tci_sink_printf(o, " %-44s", last);
-            last = groups[cpu][k];
+            last = d->count ? count_groups[k] : groups[cpu][k];
         }
     tci_sink_printf(o, " %s\n", last);
     tci_sink_printf(o, " %8s %8s %8s", "BASE", "NEW", "change");

@@ -151,7 +151,8 @@ def flame_oracle(ctx, label, base, new, svg, negate=False, folded_extra=()):
     with open(lines, "wb") as f:
         f.write(difffolded(fa, fb))
     _, ours = tf.our_frames(ctx, label, svg)
-    r = ctx.oracle(["perl", tf.FLAMEGRAPH, "--countname=us", *(["--negate"] if negate else []), lines])
+    count = tf.count_name(ctx, new)  # two count profiles: their event's counts ("cycles:HG")
+    r = ctx.oracle(["perl", tf.FLAMEGRAPH, "--countname=" + (count or "us"), *(["--negate"] if negate else []), lines])
     if ours is None or r is None:
         return
     if r.returncode == 2 and b"No stack counts" in r.stderr:
