@@ -578,11 +578,12 @@ def trace_cmd_capture():
                 ("thermal_temperature", f"thermal_zone=exynos-therm id=0 temp_prev={24000 + i} temp={24100 + i}"),
                 ("print", f"0xc00a081cf: TRACE_MARKER {i}"),
                 ("bputs", f"0xffff0000080feeb8s: equals_event: my_field=foo{i}=bar")]
-        if i % 5 == 0:
+        if i % 5 == 0:  # a slice of 400 µs, in print events
             rows.append(("print", f"tracing_mark_write: B|{PID_OF[tid]}|trace-cmd slice {i}"))
             rows.append(("print", f"tracing_mark_write: E|{PID_OF[tid]}"))
         for k, (event, details) in enumerate(rows):
-            lines.append(f"{COMM[tid]:>16}-{tid:<5} [{CPU_OF[tid]:03d}] {stamp}: {event + ':':<22}{details}\n")
+            at = stamp if not details.startswith("tracing_mark_write: E|") else f"{(ns + 400000) // 10**9}.{(ns + 400000) % 10**9 // 1000:06d}"
+            lines.append(f"{COMM[tid]:>16}-{tid:<5} [{CPU_OF[tid]:03d}] {at}: {event + ':':<22}{details}\n")
             if not (event == "print" and "tracing_mark_write: " in details):
                 events[event] += 1
     return (TRACE_CMD_PREAMBLE + "".join(lines)).encode(), {"input": True, "events": dict(events),

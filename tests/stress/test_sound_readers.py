@@ -18,11 +18,12 @@ built (file sizes, counts written), not taken from traceconv's output.
     as gzip -d accepts) converts, with the note gzip-zero-padding; other trailing bytes are
     a clear error naming "trailing garbage" and their offset.
 19. A systrace capture of scheduler events only converts (exit 0); a writer that cannot
-    show them (json) says what it left out, as a note: "sched events not shown in json: 116
+    show them (json) says what it left out, as a note: "kernel events not shown in json: 116
     (sched_switch 80, sched_wakeup 36)" (figures sched-events, sched-events-not-shown;
-    --strict accepts it). A capture of other ftrace events only converts with a warning:
-    "5 ftrace events not converted (irq_handler_entry 5)" (figure ftrace-events-ignored;
-    --strict makes it an error).
+    --strict accepts it). A capture of other kernel events only converts the same way, each
+    a kernel event (the perfetto output shows them: protoc decodes 5 irq_handler_entry
+    messages), the json output saying so by name: "kernel events not shown in json: 5
+    (irq_handler_entry 5)"; --strict accepts it.
 20. Hostile scheduler lines (a pid that is not a number or beyond 2^31-1, a prio beyond
     int32, missing fields, a frequency beyond 32 bits, a CPU beyond Perfetto's 1023) are
     each one bad-line warning through every writer; the good line beside them, with
@@ -256,7 +257,7 @@ def check_sched_only(ctx):
     r = ctx.run(["-f", "-o", "json", path, out])
     err = s(r.stderr)
     ctx.eq(r.returncode, 0, f"a scheduler-only capture converts ({err.strip()[:300]})")
-    ctx.check("sched events not shown in json: 116 (sched_switch 80, sched_wakeup 36)" in err,
+    ctx.check("kernel events not shown in json: 116 (sched_switch 80, sched_wakeup 36)" in err,
               f"the json output says what it leaves out: {err.strip()[:400]}")
     figs = tclib.parse_figures(err)
     ctx.eq((figs.get("events"), figs.get("sched-events-not-shown")), (116, 116), "the figures count them")
@@ -265,18 +266,27 @@ def check_sched_only(ctx):
             json.load(f)  # a valid (empty) trace, by Python's json
     r = ctx.run(["--strict", "-f", "-o", "json", path, out + "2"])
     ctx.eq(r.returncode, 0, "--strict: what a writer cannot show is a note, not a warning")
-    # ftrace events of other kinds are still read for names only, counted and a warning
+    # kernel events of other kinds: converted (perfetto shows them), named where left out
     path = os.path.join(ctx.work, "irq-only.txt")
     with open(path, "w") as f:
         f.write("".join("          <idle>-0     [002] d.h2   %.6f: irq_handler_entry: irq=%d name=arch_timer\n"
                         % (100 + i / 1000, i) for i in range(5)))
     r = ctx.run(["-f", "-o", "json", path, os.path.join(ctx.work, "irq-only.json")])
     err = s(r.stderr)
-    ctx.eq(r.returncode, 0, f"a capture of other ftrace events only converts ({err.strip()[:300]})")
-    ctx.check("5 ftrace events not converted (irq_handler_entry 5)" in err, f"the warning says what was left out: {err}")
-    ctx.eq(tclib.parse_figures(err).get("ftrace-events-ignored"), 5, "the figure counts them")
+    ctx.eq(r.returncode, 0, f"a capture of other kernel events only converts ({err.strip()[:300]})")
+    ctx.check("kernel events not shown in json: 5 (irq_handler_entry 5)" in err,
+              f"the json output says what it left out, by name: {err}")
+    figs = tclib.parse_figures(err)
+    ctx.eq((figs.get("events"), figs.get("sched-events-not-shown"), figs.get("not-converted")), (5, 5, None),
+           "the figures count them as kernel events, converted")
     r = ctx.run(["--strict", "-f", "-o", "json", path, os.path.join(ctx.work, "irq-only.json2")])
-    one_error(ctx, r, "--strict", "5 ftrace events not converted")
+    ctx.eq(r.returncode, 0, "--strict: what a writer cannot show is a note, not a warning")
+    pf = os.path.join(ctx.work, "irq-only.pftrace")
+    ctx.run(["-q", "-f", "-o", "perfetto", path, pf], check_rc=0)
+    with open(pf, "rb") as f:
+        d = ctx.oracle(["protoc", "--proto_path=" + ctx.schema_dir("perfetto_trace.proto"),
+                        "--decode=perfetto.protos.Trace", "perfetto_trace.proto"], stdin=f)
+    ctx.eq(d and d.stdout.decode().count("irq_handler_entry {"), 5, "the perfetto output holds the 5 irq_handler_entry")
 
 
 # -- 20: hostile scheduler lines ------------------------------------------------------------------

@@ -190,11 +190,11 @@ def systrace_cases(add):
     z = b"TRACE:\n" + zlib.compress(body, 9)
     add("systrace-zlib-ends-early", z[: len(z) // 2], exit=1, module="systrace", offset=len(z) // 2,
         words="ends early", ext=".systrace")
-    # the legacy HTML that nobody reads any more: one clear error
+    # the legacy HTML (read as the text its JavaScript string holds) whose text holds no ftrace line
     legacy = (b"<!DOCTYPE html>\n<html>\n<body>\n  <script>\n  var linuxPerfData = \"\\\n"
-              b"# tracer: nop\\n\\\n\";\n  </script>\n</body>\n</html>\n")
-    add("systrace-legacy-linuxPerfData", legacy, exit=1, module="systrace", offset=legacy.index(b"linuxPerfData"),
-        words="legacy systrace HTML", ext=".html")
+              b"# tracer: nop\\n\\\nnot an event\\n\\\n\";\n  </script>\n</body>\n</html>\n")
+    add("systrace-legacy-linuxPerfData", legacy, exit=1, module="systrace", offset=None,
+        words="no line is an ftrace event line", ext=".html")
     # an IR dump whose timestamp is past the int64 range: refused at that line, not clamped
     ir = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ir", "samples.ir.txt"), "rb").read()
     at = ir.index(b"P t=0 m=- ts=3000")
