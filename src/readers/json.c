@@ -5,7 +5,16 @@
  *
  * Object form {"traceEvents":[...]} or a bare array; phases B/E, X, i/I, C,
  * b/e, M (process_name, thread_name, thread_sort_index), P (Profile and
- * ProfileChunk, and P samples with an sf). Streamed: a validating scanner
+ * ProfileChunk, and P samples), and those with an IR form that catapult's and
+ * Perfetto's importers read: legacy async S/F (async slices, as b/e: the
+ * cookie scoped alike; an end without its begin is the writers' to drop, as
+ * for e), a step T/p (catapult: a part of its S/F slice titled args.step; here
+ * an instant on its thread of that name, else the event's), n (nestable async
+ * instant) and R (a mark: both peers read it as i) as instants. S, T, p, F
+ * and n without an id are counted ("S without id"), as both peers drop them.
+ * The tts of async events and marks is left out: it is the thread time when
+ * they were written, not at their ts (Perfetto's rule for async slices; a
+ * real WebView trace's marks went back 1,720 times). Streamed: a validating scanner
  * (jscan.c) walks the document (mmapped) and, in each event, decodes only
  * the members the reader uses (ph, name, ts, tts, dur, tdur, pid, tid, id,
  * sf, and args for M, C and P events), where they lie: no tree is built, so memory
@@ -34,15 +43,18 @@
  *    (catapult's profile_chrome) and of the Trace Event Format, in any order
  *    around traceEvents. A frame is a method named as the file names it, its
  *    category in the method's file. A sample's weight is a count (default 1;
- *    perf's period: cycles for "cycles:HG"), carried as 1000 ns a unit, so that
- *    the writers that print integer µs print the counts; the trace's metadata
- *    sample-type (the samples' event name, else "samples") and sample-unit
- *    ("count") say so, and pprof writes that type. Samples of another event
+ *    perf's period: cycles for "cycles:HG"), carried as 1000 ns a unit
+ *    (TCI_COUNT_NS); the trace's metadata sample-type (the samples' event name,
+ *    else "samples") and sample-unit ("count") say so, and every aggregating
+ *    writer shows counts of that event, its slices weighing nothing there
+ *    (tc_calltree.h). Samples of another event
  *    name than the first are not converted (one profile, one unit). A sample
  *    without pid is on the thread of that tid that the events have, else on
  *    a thread of process pid = tid (as catapult reads them); its comm names
  *    the thread when no thread_name does. A P event with an sf is one sample
- *    of weight 1, as catapult reads it.
+ *    of weight 1, as catapult reads it; a P without sf, one sample of a frame
+ *    named after the event (catapult's "legacySample"), unless it is V8's
+ *    (V8Sample, another Profile* name) or has no name: counted as "P".
  *  - DevTools CPU profiles: Profile and ProfileChunk (P) events (nodes spread
  *    over the chunks, samples with timeDeltas), a CpuProfile event's whole
  *    cpuProfile, and a .cpuprofile document (Chrome, node --cpu-prof). Each
@@ -65,7 +77,8 @@
  * Nothing is left out unsaid: every element of traceEvents and samples (and
  * every sample of a CPU profile) is converted, a bad-line warning (no
  * numeric ts), or counted by kind through tci_not_converted: phases the IR
- * has no form for (O, N, D, s, f, ...: the phase), M events other than the
+ * has no form for (flows s/t/f, objects O/N/D, contexts ( ), memory dumps v,
+ * clock syncs c: the phase), async events without an id, M events other than the
  * names ("M process_labels"; a thread_sort_index whose order is not the
  * threads' order of appearance in its process), a C event without a numeric
  * series ("C"), elements that are not events, samples whose frame or node is
@@ -280,6 +293,7 @@ typedef struct jpend {
     uint64_t at;              /* input offset, for messages */
     uint32_t owner;           /* SK_TOP: its sample thread; SK_P: its thread; SK_PROFILE: its profile */
     uint8_t kind;
+    uint8_t named;            /* SK_P without an sf: frame is the method of its one frame, the event's name */
 } jpend;
 
 typedef struct jwalk {
@@ -1238,6 +1252,23 @@ static int async_id(tci_rctx *r, jwalk *w, const jevent *e, uint64_t *id)
     return TC_OK;
 }
 
+/* A legacy async step (T: into, p: past; catapult draws it as a part of the S/F slice of its
+ * name and id, titled args.step): an instant on its thread, named after its step, else after
+ * the event (*method, already its name's). */
+static int step_method(tci_rctx *r, jwalk *w, const jevent *e, uint32_t *method)
+{
+    static const char *const keys[] = {"step"};
+    tci_jspan step;
+    members_of(r, e->v[EV_ARGS], keys, 1, &step);
+    jtext *t = &w->text[2];
+    int rc = step.p ? text_of(r, w, step, t, e->at) : 0;
+    if (rc <= 0 || !t->len)
+        return rc < 0 ? rc : TC_OK;
+    if ((*method = timeline_method(r->trace, w, t->p, t->len)) == TCI_NONE)
+        return tci_trace_fail(r->trace, r->diag, "json", e->at);
+    return TC_OK;
+}
+
 /* ---- sampled stacks: frames and their methods --------------------------------------------- */
 
 /* s[0, n) at w->fbuf + *len, a NUL byte as U+FFFD (as the tables store it: a frame's text is
@@ -1797,8 +1828,10 @@ static int chunk_event(tci_rctx *r, jwalk *w, const jevent *e)
 }
 
 /* A P event: Profile and ProfileChunk (a CPU profile's start and its parts), or a sample of
- * the stack its sf names, of weight 1 (catapult reads P events so); other P events (V8's
- * legacy samples, whose stacks are addresses) are counted as not converted. */
+ * weight 1 of the stack its sf names, else of one frame named after the event (catapult reads
+ * P events so: a "legacySample" node of that name); V8's legacy samples (V8Sample, other
+ * Profile* events), whose stacks are addresses, and a P without a name are counted as not
+ * converted. */
 static int p_event(tci_rctx *r, jwalk *w, const jevent *e, const jtext *name)
 {
     if (name && text_is(name, "Profile"))
@@ -1808,8 +1841,14 @@ static int p_event(tci_rctx *r, jwalk *w, const jevent *e, const jtext *name)
     uint64_t key;
     int64_t ts, pid, tid;
     int rc = frame_key(r, w, e->v[EV_SF], e->at, &key);
-    if (rc <= 0)
-        return rc < 0 ? rc : not_converted(r, e->at, "P", 1);
+    if (rc < 0)
+        return rc;
+    bool named = rc == 0; /* no sf: a frame of the event's name */
+    if (named && (!name || !name->len || text_is(name, "V8Sample") ||
+                  (name->len >= 7 && !memcmp(name->p, "Profile", 7))))
+        return not_converted(r, e->at, "P", 1);
+    if (named && (key = timeline_method(r->trace, w, name->p, name->len)) == TCI_NONE)
+        return tci_trace_fail(r->trace, r->diag, "json", e->at);
     if (!ns_of(e, EV_TS, &ts)) {
         tci_warn(r->diag, TCI_FIG_BAD_LINE, "json", e->at, "a \"P\" event without a numeric ts; skipped");
         return TC_OK;
@@ -1819,7 +1858,8 @@ static int p_event(tci_rctx *r, jwalk *w, const jevent *e, const jtext *name)
     uint32_t th = thread_of(r, w, pid, tid);
     if (th == TCI_NONE)
         return tci_trace_fail(r->trace, r->diag, "json", e->at);
-    return pend_add(r, w, (jpend){.ts = ts, .weight = 1000.0, .frame = key, .at = e->at, .owner = th, .kind = SK_P});
+    return pend_add(r, w, (jpend){.ts = ts, .weight = 1000.0, .frame = key, .at = e->at, .owner = th, .kind = SK_P,
+                                  .named = named});
 }
 
 /* ---- sampled stacks: the top-level samples ------------------------------------------------ */
@@ -1951,6 +1991,18 @@ static int frame_stack(tci_rctx *r, jwalk *w, uint32_t f)
     return TC_OK;
 }
 
+/* A P event's sample of one frame, the method of its name (p_event): its record. */
+static int emit_named_sample(tci_rctx *r, jreader *j, jwalk *w, const jpend *q, uint64_t *converted)
+{
+    uint32_t stack = tci_trace_stack(r->trace, TCI_NONE, (uint32_t)q->frame);
+    if (stack == TCI_NONE)
+        return tci_trace_fail(r->trace, r->diag, "json", q->at);
+    jrec rec = {.ts = q->ts, .cpu = TCI_NO_TIME, .value = q->weight, .id = stack, .thread = q->owner,
+                .method = (uint32_t)q->frame, .action = TCI_ACT_SAMPLE};
+    (*converted)++;
+    return add_rec(r, j, w, rec);
+}
+
 /* A sample's record: the stack of its frame (counted as not converted when it has none). */
 static int emit_sample(tci_rctx *r, jreader *j, jwalk *w, uint8_t space, uint64_t key, uint32_t thread, int64_t ts,
                        double value, uint64_t at, uint64_t *converted)
@@ -2043,6 +2095,8 @@ static int finish_samples(tci_rctx *r, jreader *j, jwalk *w)
                                   w->sample_name_len);
         } else if (q.kind == SK_P && (time || top)) {
             rc = not_converted(r, q.at, "P", 1);
+        } else if (q.kind == SK_P && q.named) {
+            rc = emit_named_sample(r, j, w, &q, &converted);
         } else {
             uint32_t th = q.kind == SK_TOP ? w->sthreads[q.owner].thread : q.owner;
             rc = emit_sample(r, j, w, FS_FRAME, q.frame, th, q.ts, q.weight, q.at, &converted);
@@ -2088,8 +2142,15 @@ static int one_event(tci_rctx *r, jreader *j, jwalk *w, const jevent *e, uint64_
         return name ? metadata_event(r, w, e, name) : not_converted(r, e->at, "M", 1);
     if (ph == 'P')
         return p_event(r, w, e, name);
-    if (!ph || !strchr("BEXiICbe", ph))
-        return not_converted(r, e->at, &ph, 1); /* flows, objects, marks, contexts: not in the IR */
+    if (!ph || !strchr("BEXiICbeSFTpnR", ph))
+        return not_converted(r, e->at, &ph, 1); /* flows, objects, contexts, memory dumps: not in the IR */
+    /* legacy async (S, T, p, F) and nestable instants (n) are keyed by their id: catapult and
+     * Perfetto drop them without one */
+    if (strchr("STpFn", ph) && !cookie_of(e).p) {
+        char kind[16] = {ph};
+        memcpy(kind + 1, " without id", 12);
+        return not_converted(r, e->at, kind, 12);
+    }
     int64_t ts, cpu = TCI_NO_TIME, dur, pid, tid;
     if (!ns_of(e, EV_TS, &ts)) {
         tci_warn(r->diag, TCI_FIG_BAD_LINE, "json", e->at, "a \"%c\" event without a numeric ts; skipped", ph);
@@ -2105,7 +2166,11 @@ static int one_event(tci_rctx *r, jreader *j, jwalk *w, const jevent *e, uint64_
         w->last_tid = tid;
         w->last_thread = th;
     }
-    if (ns_of(e, EV_TTS, &cpu))
+    /* the tts of an async event or a mark (R) is the thread's time when it was written, not at its ts
+     * (Chrome gives them their ts: a navigation's start, a user timing mark; in a real WebView trace
+     * 1,720 of them went back in thread time): Perfetto leaves it out of async slices ("not well
+     * defined"), and the IR out of both */
+    if (!strchr("STpFnR", ph) && ns_of(e, EV_TTS, &cpu))
         t->has_cpu = true;
     uint32_t method = TCI_NONE;
     if (name && (method = timeline_method(t, w, name->p, name->len)) == TCI_NONE)
@@ -2134,12 +2199,14 @@ static int one_event(tci_rctx *r, jreader *j, jwalk *w, const jevent *e, uint64_
         jrec rec = {.ts = ts, .cpu = cpu, .thread = th, .method = method};
         if (ph == 'C')
             return counter_event(r, j, w, e, name, rec);
-        if (ph == 'b' || ph == 'e') {
+        if (ph == 'b' || ph == 'e' || ph == 'S' || ph == 'F') { /* legacy S/F: b/e's slices, id scoped alike */
             if ((rc = async_id(r, w, e, &rec.id)) != TC_OK)
                 return rc;
-            rec.action = ph == 'b' ? TCI_ACT_ASYNC_BEGIN : TCI_ACT_ASYNC_END;
+            rec.action = ph == 'b' || ph == 'S' ? TCI_ACT_ASYNC_BEGIN : TCI_ACT_ASYNC_END;
         } else {
-            rec.action = TCI_ACT_INSTANT;
+            rec.action = TCI_ACT_INSTANT; /* i, I, R (a mark), n, and a step T/p (step_method) */
+            if ((ph == 'T' || ph == 'p') && (rc = step_method(r, w, e, &rec.method)) != TC_OK)
+                return rc;
         }
         return add_rec(r, j, w, rec);
     }
@@ -2221,8 +2288,8 @@ static int events_read(tci_rctx *r, jreader *j, const jwalk *w)
         char left[256];
         tci_not_converted_text(r->diag, left, sizeof left);
         return tci_error(r->diag, TC_ERR_NO_TRACE, "json", UINT64_MAX,
-                         "no trace events found (%llu array elements, none a B, E, X, i, I, C, b or e event with a "
-                         "numeric ts, nor a sample of a known stack%s%s)",
+                         "no trace events found (%llu array elements, none a B, E, X, i, I, R, C, b, e, n, S, T, p or "
+                         "F event with a numeric ts, nor a sample of a known stack%s%s)",
                          (unsigned long long)w->elements, left[0] ? "; not converted: " : "", left);
     }
     return TC_OK;

@@ -297,8 +297,7 @@ def devtools_case(rng):
         {"ph": "R", "pid": pid, "tid": main, "ts": start + 9, "name": "navigationStart"},
         {"ph": "(", "pid": pid, "tid": main, "ts": start + 10, "id": "0x6", "name": "FrameBlameContext"},
     ]
-    nc = {"M process_uptime_seconds": 1, "M num_cpus": 1, "s": 1, "f": 1, "N": 1, "O": 1, "D": 1, "(": 2, ")": 1,
-          "R": 1}
+    nc = {"M process_uptime_seconds": 1, "M num_cpus": 1, "s": 1, "f": 1, "N": 1, "O": 1, "D": 1, "(": 2, ")": 1}
     cut = [0, 25, 60, len(ids)]
     for c in range(3):
         data = {"cpuProfile": {"nodes": [dict({"id": n, "callFrame": nodes[n][0]},

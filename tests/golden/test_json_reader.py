@@ -13,6 +13,14 @@
    for 4n events is that for n plus a little, and below the size of the file.
 4. Linear time: one counter event with n args (n series), n vs 4n:
    CPU time(4n) <= 6 x time(n) (floor 0.3 s), and every series comes out.
+7. Legacy async events and the other phases with an IR form (catapult's and Perfetto's JSON
+   importers read them): S/F as async slices (b/e's: the cookie from id2.local/global or id,
+   scoped to the process), a step T/p as an instant on its thread named after args.step (its
+   event's name without one), n and R as instants, a P without sf as a one-frame sample named
+   after it (V8Sample, other Profile* P events and a nameless one counted as "P"); S, T, p, F
+   and n without an id are counted ("S without id"); async events and marks carry no thread
+   CPU time. The expected IR records are worked out from the document read by Python's json;
+   -o json writes the async slices back as b/e and the steps as instants.
 6. The slices' sort (issue 26: a radix sort of (thread, start) with ties sorted apart):
    40 slices of one thread starting together, shuffled, nest longest first; 20 equal
    ones nest in file order; starts spread over +-4.5e15 us on three threads (the key
@@ -20,6 +28,7 @@
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 
@@ -248,6 +257,137 @@ def sort_edges(ctx):
             ctx.eq(tclib.read_folded(out), want, f"slice sort, {label}: folded stacks")
 
 
+# S/F, T/p, n, R and P without sf, with the rules' edge cases (no id, a P of V8's or nameless)
+LEGACY = [
+    {"ph": "M", "pid": 1, "tid": 1, "name": "thread_name", "args": {"name": "CrBrowserMain"}},
+    {"ph": "B", "pid": 1, "tid": 1, "ts": 5.0, "tts": 2.0, "name": "work"},
+    {"ph": "S", "pid": 1, "tid": 1, "ts": 10.0, "tts": 3.0, "name": "Load", "cat": "net", "id": "0x1"},
+    {"ph": "T", "pid": 1, "tid": 1, "ts": 12.0, "tts": 3.5, "name": "Load", "cat": "net", "id": "0x1",
+     "args": {"step": "Parse"}},
+    {"ph": "p", "pid": 1, "tid": 1, "ts": 14.0, "name": "Load", "cat": "net", "id": "0x1", "args": {"step": "Paint"}},
+    {"ph": "n", "pid": 1, "tid": 1, "ts": 15.0, "name": "Mark", "cat": "x", "id": 9},
+    {"ph": "P", "pid": 1, "tid": 1, "ts": 17.0, "name": "SampleA", "cat": "SAMPLE", "args": {}},
+    {"ph": "P", "pid": 1, "tid": 1, "ts": 18.0, "name": "SampleA", "cat": "SAMPLE", "sf": None},
+    {"ph": "F", "pid": 1, "tid": 1, "ts": 20.0, "tts": 4.0, "name": "Load", "cat": "net", "id": "0x1",
+     "args": {"done": 1}},
+    {"ph": "S", "pid": 1, "tid": 2, "ts": 11.0, "name": "Fetch", "cat": "net", "id2": {"local": "0x7"}},
+    {"ph": "R", "pid": 1, "tid": 2, "ts": 16.0, "tts": 1.0, "name": "navigationStart", "cat": "blink.user_timing"},
+    {"ph": "F", "pid": 1, "tid": 2, "ts": 30.0, "name": "Fetch", "cat": "net", "id2": {"local": "0x7"}},
+    {"ph": "S", "pid": 1, "tid": 1, "ts": 40.0, "name": "Dup", "id": 5},
+    {"ph": "T", "pid": 1, "tid": 1, "ts": 45.0, "name": "Dup", "id": 5},  # no step: the event's name
+    {"ph": "F", "pid": 2, "tid": 3, "ts": 50.0, "name": "Dup", "id": 5},  # ends in another process
+    {"ph": "E", "pid": 1, "tid": 1, "ts": 60.0, "tts": 20.0},
+    {"ph": "S", "pid": 1, "tid": 1, "ts": 41.0, "name": "NoId"},
+    {"ph": "T", "pid": 1, "tid": 1, "ts": 42.0, "name": "NoId", "args": {"step": "x"}},
+    {"ph": "n", "pid": 1, "tid": 1, "ts": 43.0, "name": "NoId", "id2": {}},
+    {"ph": "S", "pid": 1, "tid": 1, "name": "NoTs", "id": 3},
+    {"ph": "P", "pid": 1, "tid": 1, "ts": 19.0, "name": "V8Sample", "args": {"data": {"stack": ["0x1"]}}},
+    {"ph": "P", "pid": 1, "tid": 1, "ts": 19.5, "name": "ProfileFoo"},
+    {"ph": "P", "pid": 1, "tid": 1, "ts": 19.7},
+]
+
+
+def legacy_model(events):
+    """What the reader makes of LEGACY, read here with Python's json: IR records
+    [(kind, thread label, name, ts ns, cookie or stack)], not converted {kind: n}, bad lines."""
+    names, recs, nc, bad = {}, [], {}, 0
+    for e in events:
+        if e["ph"] == "M":
+            names[(e["pid"], e["tid"])] = e["args"]["name"]
+    label = lambda e: f"{names.get((e['pid'], e['tid']), 'Thread-%d' % e['tid'])}-{e['tid']}"  # noqa: E731
+    origin = min(round(e["ts"] * 1000) for e in events if "ts" in e)  # the trace starts at its first event (B)
+    for e in events:
+        ph = e["ph"]
+        id2 = e.get("id2")
+        cookie = (id2.get("local", id2.get("global")) if isinstance(id2, dict) else e.get("id"))
+        has_id = ("local" in id2 or "global" in id2) if isinstance(id2, dict) else "id" in e
+        if ph in "STpFn" and not has_id:
+            nc[ph + " without id"] = nc.get(ph + " without id", 0) + 1
+            continue
+        if ph == "P" and "sf" in e and isinstance(e["sf"], (int, str)):
+            continue  # (none here)
+        if ph == "P" and (not e.get("name") or e["name"] == "V8Sample" or e["name"].startswith("Profile")):
+            nc["P"] = nc.get("P", 0) + 1
+            continue
+        if ph in "MBE":
+            continue
+        if "ts" not in e:
+            bad += 1
+            continue
+        ts = round(e["ts"] * 1000) - origin
+        if ph in "SF":
+            recs.append((ph, label(e), e["name"], ts, int(cookie, 0) if isinstance(cookie, str) else cookie))
+        elif ph in "Tp":
+            recs.append(("I", label(e), (e.get("args") or {}).get("step") or e["name"], ts, None))
+        elif ph in "nR":
+            recs.append(("I", label(e), e["name"], ts, None))
+        elif ph == "P":
+            recs.append(("P", label(e), (e["name"],), ts, 1000))
+    return recs, nc, bad
+
+
+def read_ir_records(path):
+    """[(kind, thread label, name, ts, id or stack)] of the S, F, I and P lines of an -o ir dump,
+    and whether any of them carries a thread CPU time."""
+    threads, methods, stacks, out, cpu = {}, {}, {}, [], False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("thread "):
+                m = re.match(r'thread (\d+) tid=(\d+) .*name=(".*")$', line.rstrip("\n"))
+                threads[int(m.group(1))] = f"{json.loads(m.group(3))}-{m.group(2)}"
+            elif line.startswith("method "):
+                m = re.match(r'method (\d+) .* name=(".*")$', line.rstrip("\n"))
+                methods[int(m.group(1))] = json.loads(m.group(2))
+            elif line.startswith("stack "):
+                m = re.match(r"stack (\d+) parent=(-|\d+) m=(\d+)", line)
+                stacks[int(m.group(1))] = (None if m.group(2) == "-" else int(m.group(2)), int(m.group(3)))
+            else:
+                m = re.match(r"([SFIP]) t=(\d+) m=(\d+) d=\d+ ts=(-?\d+) cpu=(\S+)(?: id=(\d+))?(?: value=(\S+))?", line)
+                if not m:
+                    continue
+                k, th, name, ts = m.group(1), threads[int(m.group(2))], methods[int(m.group(3))], int(m.group(4))
+                cpu |= m.group(5) != "-"
+                if k == "P":
+                    frames, sid = [], int(m.group(6))
+                    while sid is not None:
+                        frames.append(methods[stacks[sid][1]])
+                        sid = stacks[sid][0]
+                    out.append((k, th, tuple(reversed(frames)), ts, int(float(m.group(7)))))
+                else:
+                    out.append((k, th, name, ts, int(m.group(6)) if k in "SF" else None))
+    return out, cpu
+
+
+def legacy_async(ctx):
+    path = os.path.join(ctx.work, "legacy.json")
+    with open(path, "w") as f:
+        json.dump(LEGACY, f)
+    want, nc, bad = legacy_model(LEGACY)
+    ir = os.path.join(ctx.work, "legacy.ir.txt")
+    r = ctx.run(["-f", "-o", "ir", path, ir], check_rc=0)
+    if r.returncode:
+        return
+    got, cpu = read_ir_records(ir)
+    ctx.eq(sorted(got, key=repr), sorted(want, key=repr), "legacy async, steps, n, R, P: the IR's records")
+    ctx.check(not cpu, "async events, marks and samples carry no thread CPU time")
+    figs = tclib.parse_figures(r.stderr.decode(errors="replace"))
+    ctx.eq(figs.get("bad-line", 0), bad, "an S without ts: a bad line")
+    err = r.stderr.decode(errors="replace")
+    for k, n in nc.items():
+        ctx.check(f"{k} {n}" in err, f"not converted: {k} {n} in {err.strip()[-300:]}")
+    ctx.eq(figs.get("not-converted", 0), sum(nc.values()), "not converted: the S, T, n without id and three P")
+    # the timelines: S/F back as b/e with the cookie scoped to the process, steps as instants
+    js = os.path.join(ctx.work, "legacy.out.json")
+    ctx.run(["-q", "-f", "-o", "json", path, js], check_rc=0)
+    if os.path.exists(js):
+        ev = json.load(open(js))["traceEvents"]
+        be = sorted((e["ph"], e["name"], int(e["id2"]["local"], 16)) for e in ev if e["ph"] in "be")
+        ctx.eq(be, sorted(("b" if k == "S" else "e", n, c) for k, _, n, _, c in want if k in "SF"),
+               "-o json: the S/F slices as b/e, each cookie in id2.local")
+        ctx.eq(sorted(e["name"] for e in ev if e["ph"] == "i"), sorted(n for k, _, n, _, _ in want if k == "I"),
+               "-o json: steps, n and R as instants")
+
+
 def main():
     ctx = tclib.Ctx()
     round_trip(ctx)
@@ -256,6 +396,7 @@ def main():
     streamed(ctx)
     counter_args(ctx)
     sort_edges(ctx)
+    legacy_async(ctx)
     ctx.done()
 
 

@@ -128,6 +128,15 @@ class Model:
         return f"{name}-{tid}"
 
 
+def has_cookie(e):
+    """An event's async id, as the reader finds it: id2's local or global when id2 is an object
+    (an object without either is no id), else id (any value)."""
+    id2 = e.get("id2")
+    if isinstance(id2, dict):
+        return "local" in id2 or "global" in id2
+    return "id" in e
+
+
 def frame_names(frames, key, space_root):
     """The names of the stack of frame key (root first), or None when its chain breaks (a frame
     missing, a loop). frames: key -> (name, parent key or None, named "(root)"). A profile's
@@ -271,17 +280,21 @@ def reference(doc):
                     times(p, data.get("startTime"), data.get("endTime"), 3)
                     read_nodes(p, cp.get("nodes"))
                     read_samples(p, cp.get("samples"), data["timeDeltas"] if "timeDeltas" in data else cp.get("timeDeltas"))
-            elif fkey(e.get("sf")) is None:
-                m.nc["P"] += 1
-            else:
+            elif fkey(e.get("sf")) is None and (not name or name == "V8Sample" or name.startswith("Profile")):
+                m.nc["P"] += 1  # V8's legacy samples (stacks of addresses), or no name to show
+            else:  # a sample of its sf's stack, else of one frame named after the event (catapult's rule)
+                key = fkey(e.get("sf"))
                 ts = number(e.get("ts"))
                 if ts is None or abs(ts) > 4.6e15:
                     m.bad += 1
                 else:
-                    pend_p.append((m.thread(pid, tid), fkey(e["sf"]), llround(ts * 1000)))
+                    pend_p.append((m.thread(pid, tid), ("named", name) if key is None else key, llround(ts * 1000)))
             continue
-        if ph not in "BEXiICbe" or ph == "\0":
+        if ph not in "BEXiICbeSFTpnR" or ph == "\0":
             m.nc[ph.replace("\0", "?")] += 1
+            continue
+        if ph in "STpFn" and not has_cookie(e):  # legacy async and nestable instants are keyed by their id
+            m.nc[ph + " without id"] += 1
             continue
         ts = number(e.get("ts"))
         if ts is None or abs(ts) > 4.6e15:
@@ -393,7 +406,7 @@ def reference(doc):
         if time_class or tops:
             m.nc["P"] += 1
             continue
-        stack = frame_names(frames, key, False)
+        stack = (key[1],) if isinstance(key, tuple) and key[0] == "named" else frame_names(frames, key, False)
         if stack is None:
             m.nc["sample without frame"] += 1
         else:
