@@ -10,7 +10,11 @@ is what the input says, worked out here from the values written, not by reading 
   samples: [(thread label, (frame, ..., leaf), weight)] of every sample that must be converted
            (a thread label is "name-tid", as folded writes it; frames are the names flame
            graphs show; weight in the unit of the case: "count" or "ns")
-  slices:  [(thread label, path, self ns)]: the input's slices, which no sample falls in
+  under:   [(slice, ...)] beside samples: the slices open on its thread at each sample,
+           outermost first, which the aggregates show above its frames (absent: none)
+  slices:  [(thread label, path, self ns)]: the input's slices and their own time; a count
+           profile's aggregates weigh its samples only (README "Conversion rules: samples"),
+           so there they weigh nothing
   unit:    "count" (sample-type = type) or "ns" (wall time)
   type:    the pprof sample type
   nc:      {kind: n} of the input records that are not converted; bad: bad-line records
@@ -35,6 +39,9 @@ Cases:
                                a chunk without data; flows, objects, contexts, marks
   node.cpuprofile              node --cpu-prof: nodes with children, (root)/(program)/(idle)/
                                (garbage collector), anonymous functions, a negative delta
+  samples-in-slices.json       catapult's perf+trace file (profile_chrome): Chrome's X and B/E
+                               slices on two threads, perf's cycles:HG samples without pid on
+                               them (inside slices, between them) and on a thread of perf's own
 """
 import json
 import os
@@ -377,12 +384,67 @@ def cpuprofile_case(rng):
                                 "JSON.parse"]}
 
 
+def in_slices_case(rng):
+    """Chrome's trace events and Linux perf's samples in one file, as catapult's profile_chrome
+    writes them: the samples (no pid) are on the events' threads of their tid, many inside
+    slices. Slices end on whole µs, samples fall on half ones: no sample is at a slice's edge."""
+    pid, main, io, perf = 100, 100, 101, 555
+    names = {main: "CrBrowserMain", io: "Chrome_IOThread"}
+    base = 3_000_000  # µs
+    # (tid, name, start, end) in µs from base, nested where they overlap on a thread
+    slices = [(main, "MessageLoop::RunTask", 1000, 5000), (main, "LayerTreeHost::UpdateLayers", 1500, 3000),
+              (main, "Paint", 2000, 2600), (main, "MessageLoop::RunTask", 6000, 9000), (main, "GC", 7000, 7500),
+              (io, "IOHandler::OnRead", 1200, 8000), (io, "URLRequest::Read", 4000, 4100)]
+    events = [{"ph": "M", "pid": pid, "tid": t, "name": "thread_name", "args": {"name": n}} for t, n in names.items()]
+    for k, (tid, name, a, b) in enumerate(slices):
+        if k == 2:  # one as B/E
+            events.append({"ph": "B", "pid": pid, "tid": tid, "ts": base + a, "name": name, "cat": "cc"})
+            events.append({"ph": "E", "pid": pid, "tid": tid, "ts": base + b, "name": name, "cat": "cc"})
+        else:
+            events.append({"ph": "X", "pid": pid, "tid": tid, "ts": base + a, "dur": b - a, "name": name,
+                           "cat": "toplevel", "tts": a // 2, "tdur": (b - a) // 2})
+    rng.shuffle(events)
+    frames = [("main", "app"), ("MessageLoop::Run", "libchrome.so"), ("base::TaskAnnotator::RunTask", "libchrome.so"),
+              ("SkCanvas::drawPath", "libskia.so"), ("memcpy", "libc.so"), ("net::Socket::Read", "libchrome.so"),
+              ("sys_read", "Kernel"), ("perf_event_output", "Kernel")]
+    paths = [(0, 1, 2), (0, 1, 2, 3), (0, 1, 2, 3, 4), (0, 1, 5), (0, 1, 5, 6), (7,)]
+    ids = frames_tree(paths)
+    stack_frames = {str(i): dict({"name": frames[pre[-1]][0], "category": frames[pre[-1]][1]},
+                                 **({"parent": ids[pre[:-1]]} if len(pre) > 1 else {})) for pre, i in ids.items()}
+    samples, model, under = [], [], []
+    for n in range(120):
+        tid = [main, main, io, perf][n % 4]
+        ts = rng.randint(500, 9999) + 0.5
+        path = rng.choice(paths[:5]) if tid != perf else paths[5]
+        weight = rng.randint(10000, 900000)
+        samples.append({"name": "cycles:HG", "weight": weight, "ts": base + ts, "sf": ids[path], "tid": tid,
+                        "comm": names.get(tid, "perf"), "cpu": n % 4})
+        model.append((label(names.get(tid, "perf"), tid), tuple(frames[i][0] for i in path), weight))
+        # the slices open at ts on its thread, outermost (earliest) first
+        under.append(tuple(nm for t, nm, a, b in sorted(slices, key=lambda x: (x[2], -x[3])) if t == tid and a < ts < b))
+    rng.shuffle(samples)  # perf's order is not time order across threads
+    doc = {"traceEvents": events, "samples": samples, "stackFrames": stack_frames}
+
+    def inside(x, y):  # slice x within slice y (another one), on one thread
+        return x[0] == y[0] and y[2] <= x[2] and x[3] <= y[3] and x != y
+
+    self_ns = []
+    for sl in slices:  # each slice's own time: its length less its direct children's
+        above = sorted((y for y in slices if inside(sl, y)), key=lambda y: y[2])
+        children = [x for x in slices if inside(x, sl) and not any(inside(x, y) and inside(y, sl) for y in slices)]
+        self_ns.append((label(names[sl[0]], sl[0]), tuple(y[1] for y in above) + (sl[1],),
+                        (sl[3] - sl[2] - sum(x[3] - x[2] for x in children)) * 1000))
+    return doc, {"samples": model, "under": under, "unit": "count", "type": "cycles:HG", "nc": {}, "bad": 0,
+                 "slices": self_ns, "n_slices": len(slices)}
+
+
 BUILDERS = {
     "samples-perf.json": perf_case,
     "samples-before-events.json": before_case,
     "samples-missing-frame.json": missing_case,
     "devtools-profile-chunks.json": devtools_case,
     "node.cpuprofile": cpuprofile_case,
+    "samples-in-slices.json": in_slices_case,
 }
 
 

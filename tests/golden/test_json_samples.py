@@ -23,6 +23,7 @@ DevTools' Profile/ProfileChunk and .cpuprofile; and every input record converted
    them: peak RSS grows far less than the file (the samples wait on disk, not in memory).
 """
 import gzip
+import html
 import json
 import math
 import os
@@ -104,6 +105,7 @@ class Model:
         self.nc = Counter()
         self.bad = 0
         self.records = 0        # IR records (the summary's records figure)
+        self.slices = 0         # slices: X and B events (a count profile's aggregates do not weigh them)
         self.inputs = 0         # input records
         self.threads = []       # (pid, tid) in order of creation
         self.index = {}         # (pid, tid) -> thread index
@@ -311,6 +313,7 @@ def reference(doc):
                 times(p, cp.get("startTime"), cp.get("endTime"), 2)
                 read_nodes(p, cp.get("nodes"))
                 read_samples(p, cp.get("samples"), cp["timeDeltas"] if "timeDeltas" in cp else data.get("timeDeltas"))
+        m.slices += ph in "XB"
         if ph == "X":
             m.records += 2
         elif ph == "C":
@@ -596,11 +599,31 @@ def expected(model_samples, slices=()):
     return out
 
 
+def aggregated(model, scale):
+    """[(thread, stack, weight)] of the samples as the aggregates weigh them: under the slices open
+    at each (the model's "under"), weights scaled to the IR's ns (a count: 1000)."""
+    under = model.get("under") or [()] * len(model["samples"])
+    return [(th, tuple(u) + tuple(fr), w * scale) for (th, fr, w), u in zip(model["samples"], under)]
+
+
+def svg_titles(svg):
+    """[(name, count, unit, pct)] of every tooltip of a flame graph, 'NAME (1,234 UNIT, 5.00%)'."""
+    out = []
+    for t in re.findall(r"<title>([^<]*)</title>", svg):
+        m = re.match(r"^(.*) \(([\d,]+) (.+), ([\d.]+)%\)$", html.unescape(t))
+        if m:
+            out.append((m.group(1), int(m.group(2).replace(",", "")), m.group(3), m.group(4)))
+    return out
+
+
 def check_case(ctx, name, path, model):
-    """Case `name` (input at path) against its model: every aggregating output."""
+    """Case `name` (input at path) against its model: every aggregating output. A count profile
+    (README "Conversion rules: samples") weighs its samples only, under the slices open at each,
+    and every output names its counts after the event, never µs or ms."""
     doc = load(path)
     ref = reference(doc)
     count = model["unit"] == "count"
+    kind = model["type"]
     scale = 1000 if count else 1  # the IR carries a count as 1000 ns
     want = expected([(th, fr, w * scale) for th, fr, w in model["samples"]])
     got_ref = expected([(ref.label(th), fr, w) for th, fr, w in ref.samples])
@@ -618,21 +641,26 @@ def check_case(ctx, name, path, model):
            f"{name}: -o ir: every sample's stack and value")
     for full in model.get("full_names", ()):  # where a frame is, in its full name (pprof's system_name)
         ctx.check(any(full in fr for _, fr, _ in got), f"{name}: -o ir: a frame named {full!r}")
-    ctx.eq((meta.get("sample-type"), meta.get("sample-unit")), (model["type"], "count") if count else (None, None),
+    ctx.eq((meta.get("sample-type"), meta.get("sample-unit")), (kind, "count") if count else (None, None),
            f"{name}: -o ir: metadata sample-type and sample-unit")
     figs, kinds = summary(r.stderr.decode(errors="replace"))
     ctx.eq(figs.get("samples", 0), len(model["samples"]), f"{name}: the summary's samples")
     ctx.eq(kinds, {k: v for k, v in model["nc"].items() if v}, f"{name}: the summary's not converted")
     ctx.eq(figs.get("bad-line", 0), model["bad"], f"{name}: the summary's bad-line")
 
-    # folded: µs of self time, so a count is one
+    # what the aggregates weigh: a count profile's samples only (its slices weigh nothing, and
+    # say so: note slices-not-weighed); time: samples and slices' own time
     slices = [(th, fr, w) for th, fr, w in model.get("slices", [])]
-    want_us = Counter({";".join((th,) + fr): w // 1000 for (th, fr), w in
-                       expected([(th, fr, w * scale) for th, fr, w in model["samples"]], slices).items()})
-    ctx.run(["-f", "-o", "folded", path, base + ".folded"], check_rc=0)
+    agg = expected(aggregated(model, scale), [] if count else slices)
+    want_us = Counter({";".join((th,) + fr): w // 1000 for (th, fr), w in agg.items()})
+    # folded: µs of self time, so a count is one
+    r = ctx.run(["-f", "-o", "folded", path, base + ".folded"], check_rc=0)
     if os.path.exists(base + ".folded"):
         ctx.eq(tclib.read_folded(base + ".folded"), {k: v for k, v in want_us.items() if v},
-               f"{name}: folded: every stack's {'counts' if count else 'µs'}")
+               f"{name}: folded: every stack's {'counts (slices weigh nothing)' if count else 'µs'}")
+        figs, _ = summary(r.stderr.decode(errors="replace"))
+        ctx.eq(figs.get("slices-not-weighed", 0), ref.slices if count else 0,
+               f"{name}: folded: the note slices-not-weighed counts the slices a count profile leaves out")
 
     # pprof: counts named after the event (no slice time in it), or wall nanoseconds
     ctx.run(["-f", "-o", "pprof", path, base + ".pb.gz"], check_rc=0)
@@ -640,57 +668,112 @@ def check_case(ctx, name, path, model):
         types, stacks = pprof_stacks(ctx, base + ".pb.gz", name)
         default = stacks.pop("default", None)
         if count:
-            ctx.eq(types, [(model["type"], "count")], f"{name}: pprof sample type named after the event")
-            ctx.eq(default, model["type"], f"{name}: pprof default sample type")
-            want_p = {k: v // 1000 for k, v in want.items()}
-            ctx.eq({k: v[0] for k, v in stacks.items()}, want_p, f"{name}: pprof: each stack's counts")
+            ctx.eq(types, [(kind, "count")], f"{name}: pprof sample type named after the event")
+            ctx.eq(default, kind, f"{name}: pprof default sample type")
+            ctx.eq({k: v[0] for k, v in stacks.items()}, {k: v // 1000 for k, v in agg.items()},
+                   f"{name}: pprof: each stack's counts")
             ctx.eq(sum(v[0] for v in stacks.values()), sum(w for _, _, w in model["samples"]),
                    f"{name}: pprof: the total is the samples' weights")
         else:
             ctx.eq(types[:1], [("wall", "nanoseconds")], f"{name}: pprof: time samples stay wall nanoseconds")
-            want_p = expected([(th, fr, w) for th, fr, w in model["samples"]], slices)
             ctx.eq({(th, tuple(short(f) for f in fr)): v[0] for (th, fr), v in stacks.items()},
-                   {k: v for k, v in want_p.items()}, f"{name}: pprof: each stack's wall ns")
+                   dict(agg), f"{name}: pprof: each stack's wall ns")
 
-    # speedscope: each thread's sampled profile, its stacks and weights (ns)
-    ctx.run(["-f", "-o", "speedscope", path, base + ".speedscope.json"], check_rc=0)
-    if os.path.exists(base + ".speedscope.json"):
-        with open(base + ".speedscope.json", encoding="utf-8") as f:
+    # speedscope: each thread's sampled profile, its stacks and weights (ns; a count profile's:
+    # unit none, named after the event, the counts); the slices stay in evented profiles
+    ss_path = base + ".speedscope.json"
+    ctx.run(["-f", "-o", "speedscope", path, ss_path], check_rc=0)
+    if os.path.exists(ss_path):
+        chk = ctx.oracle(["python3", os.path.join(ctx.source, "tests", "lib", "check_speedscope.py"), ss_path])
+        ctx.check(chk is not None and chk.returncode == 0,
+                  f"{name}: speedscope: check_speedscope.py: {chk and chk.stdout.decode(errors='replace')[-400:]}")
+        with open(ss_path, encoding="utf-8") as f:
             ss = json.load(f)
         frames = ss["shared"]["frames"]
-        got_ss = Counter()
+        got_ss, opened = Counter(), 0
         for p in ss["profiles"]:
-            if p["type"] != "sampled":
+            if p["type"] == "evented":
+                opened += sum(e["type"] == "O" for e in p["events"])
                 continue
-            mult = {"nanoseconds": 1, "microseconds": 1000, "milliseconds": 10 ** 6}[p["unit"]]
+            if count:
+                ctx.check(p["unit"] == "none" and p["name"].endswith(") " + kind),
+                          f"{name}: speedscope: a sampled profile of counts: unit none, named after {kind}: "
+                          f"{p['unit']} {p['name']!r}")
+                ctx.eq((p["startValue"], p["endValue"]), (0, sum(p["weights"])),
+                       f"{name}: speedscope: {p['name']}: from 0 to its total count, no gap")
+            mult = {"nanoseconds": 1, "microseconds": 1000, "milliseconds": 10 ** 6, "none": 1000}[p["unit"]]
             th = re.match(r"(.*) \(tid (\d+)\)", p["name"])
             for st, w in zip(p["samples"], p["weights"]):
                 if st:
                     got_ss[(f"{th.group(1)}-{th.group(2)}", tuple(short(frames[i]["name"]) for i in st))] += w * mult
-        ctx.eq(dict(got_ss), dict(want), f"{name}: speedscope: each sampled profile's stacks and weights")
+        ctx.eq(dict(got_ss), dict(expected(aggregated(model, scale))),
+               f"{name}: speedscope: each sampled profile's stacks and weights")
+        ctx.eq(opened, ref.slices, f"{name}: speedscope: the slices are in the evented profiles")
 
     # report --csv: each function's exclusive time (µs: a count is one), per thread and in all
     ctx.run(["-f", "-o", "report", "--csv", path, base + ".csv"], check_rc=0)
     if os.path.exists(base + ".csv"):
         import reportlib
-        _, rows = reportlib.read_csv(base + ".csv")
+        header, rows = reportlib.read_csv(base + ".csv")
         got_r, want_r = Counter(), Counter()
         for row in rows:
             if row["thread"] == "all" and row["excl_wall_us"]:
                 got_r[short(row["method"])] += row["excl_wall_us"]
-        for (th, fr), w in expected([(th, fr, w * scale) for th, fr, w in model["samples"]], slices).items():
+        for (th, fr), w in agg.items():
             want_r[fr[-1]] += w // 1000
-        ctx.eq(dict(got_r), {k: v for k, v in want_r.items() if v}, f"{name}: report: each function's exclusive time")
+        ctx.eq(dict(got_r), {k: v for k, v in want_r.items() if v}, f"{name}: report: each function's exclusive "
+                                                                       f"{'count' if count else 'time'}")
+        ctx.eq(header, f"thread,tid,method,calls,incl_{kind},excl_{kind},incl_cpu_us,excl_cpu_us" if count
+               else reportlib.CSV_HEADER, f"{name}: report --csv: the figures' columns")
+        if count:
+            ctx.check(all(row["incl_cpu_us"] is None for row in rows), f"{name}: report --csv: counts have no CPU time")
+    total = sum(want_us.values())
+    if count:
+        check_count_labels(ctx, name, path, base, kind, total)
 
-    # flamegraph: its total
+    # flamegraph: its total, in µs or counts of the event
     ctx.run(["-f", "-o", "flamegraph", path, base + ".svg"], check_rc=0)
     if os.path.exists(base + ".svg"):
         with open(base + ".svg", encoding="utf-8") as f:
             svg = f.read()
-        total = sum(want_us.values())
-        ctx.check(f"<title>all ({total:,} us, 100%)</title>".replace(",", ",") in svg or
-                  f"<title>all ({total} us, 100%)</title>" in svg,
-                  f"{name}: flamegraph total {total}: {re.findall(r'<title>all [^<]*</title>', svg)[:1]}")
+        titles = svg_titles(svg)
+        root = [t for t in titles if t[0] == "all"]
+        ctx.eq(root[:1], [("all", total, kind if count else "us", "100")], f"{name}: flamegraph: the total")
+        ctx.eq({t[2] for t in titles}, {kind if count else "us"}, f"{name}: flamegraph: every tooltip's unit")
+        sub = re.search(r'<text id="subtitle"[^>]*>([^<]*)</text>', svg)
+        ctx.check(sub and (f"{kind} counts" in html.unescape(sub.group(1)) if count else "time in µs" in sub.group(1)),
+                  f"{name}: flamegraph: the subtitle says what the widths are: {sub and sub.group(1)!r}")
+
+
+def check_count_labels(ctx, name, path, base, kind, total):
+    """A count profile's report (text, HTML) and call graph name its counts after the event, no µs or ms."""
+    ctx.run(["-f", "-o", "report", path, base + ".txt"], check_rc=0)
+    if os.path.exists(base + ".txt"):
+        with open(base + ".txt", encoding="utf-8") as f:
+            text = f.read()
+        head, _, body = text.partition("=" * 70)
+        ctx.check(re.search(r"^counts +" + re.escape(kind) + "$", head, re.M),
+                  f"{name}: report: the header names the counts ({kind})")
+        ctx.check(re.search(r"^  span +" + str(total) + " " + re.escape(kind) + "$", body, re.M),
+                  f"{name}: report: all threads' span is the total count {total} {kind}")
+        ctx.check("incl-count" in body and "excl-count" in body and "incl-wall" not in body,
+                  f"{name}: report: the table's columns are counts")
+        ctx.check(not re.search(r"\bus\b|usecs|µs", body), f"{name}: report: no µs in its sections")
+    ctx.run(["-f", "-o", "report", "--html", path, base + ".report.html"], check_rc=0)
+    if os.path.exists(base + ".report.html"):
+        with open(base + ".report.html", encoding="utf-8") as f:
+            page = f.read()
+        ctx.check(f'<th scope="row">counts</th><td>{html.escape(kind)}</td>' in page and ">incl count</th>" in page,
+                  f"{name}: report --html: the facts name the counts, the table's columns are counts")
+        ctx.check(f"Flame graph: {html.escape(kind)} counts" in page and f'"count":"{kind}"' in page,
+                  f"{name}: report --html: the flame graph and the call trees' data name the counts")
+    ctx.run(["-f", "-o", "dot", "--threshold", "0", path, base + ".dot"], check_rc=0)
+    if os.path.exists(base + ".dot"):
+        with open(base + ".dot", encoding="utf-8") as f:
+            dot = f.read()
+        ctx.check(" ms" not in dot and f"of {total} {kind}" in dot, f"{name}: dot: the graph's total in {kind}, no ms")
+        labels = re.findall(r"\\nincl (\d+) (\S+) \(", dot)
+        ctx.check(labels and all(u == kind for _, u in labels), f"{name}: dot: every node's counts are {kind}")
 
 
 def regenerated(ctx):
@@ -735,6 +818,40 @@ def accounting(ctx):
         ctx.eq(converted + m.bad + figs.get("not-converted", 0), m.inputs, f"{what}: every record accounted for")
 
 
+SAMPLE_MAX_FRAMES = 1024  # README "Conversion rules: very deep stacks": a sampled stack's frames kept
+
+
+def deep_stacks(ctx):
+    """A sampled stack deeper than 1024 frames keeps its outermost 1024 (as every depth limit
+    keeps them), its weight on the deepest kept frame; each such sample is counted (depth-limit)
+    and the warning says how many frames went. A chain f1 (root) .. f1100 and samples at five depths."""
+    depth = 1100
+    frames = {str(k): dict({"name": f"f{k}", "category": "deep"}, **({"parent": k - 1} if k > 1 else {}))
+              for k in range(1, depth + 1)}
+    at = {1100: 3, 1030: 5, 1024: 7, 500: 11, 1: 13}  # leaf depth: weight
+    samples = [{"name": "cycles:u", "sf": d, "ts": 10.0 + i, "pid": 7, "tid": 7, "weight": w}
+               for i, (d, w) in enumerate(at.items())]
+    path = os.path.join(ctx.work, "deep-samples.json")
+    with open(path, "w") as f:
+        json.dump({"traceEvents": [], "stackFrames": frames, "samples": samples}, f)
+    want = Counter()
+    for d, w in at.items():
+        kept = min(d, SAMPLE_MAX_FRAMES)
+        want[";".join(["Thread-7-7"] + [f"f{k}" for k in range(1, kept + 1)])] += w
+    cut = [d for d in at if d > SAMPLE_MAX_FRAMES]
+    out = os.path.join(ctx.work, "deep-samples.folded")
+    r = ctx.run(["-f", "-o", "folded", path, out], check_rc=0)
+    if r.returncode:
+        return
+    ctx.eq(tclib.read_folded(out), dict(want), "deep sampled stacks: the outermost 1024 frames, the weight on the last")
+    err = r.stderr.decode(errors="replace")
+    figs, _ = summary(err)
+    ctx.eq(figs.get("depth-limit", 0), len(cut), "deep sampled stacks: depth-limit counts each sample cut")
+    dropped = sum(d - SAMPLE_MAX_FRAMES for d in cut)
+    ctx.check(f"their {dropped} deeper frames were dropped" in err, f"deep sampled stacks: the warning says the "
+                                                                    f"{dropped} frames dropped: {err.strip()[:300]}")
+
+
 def memory(ctx):
     """n and 4n perf samples before their frames and events: the samples wait on disk."""
     if tclib.is_sanitized(ctx.traceconv):
@@ -767,6 +884,7 @@ def main():
     for name, model in gen.CASES.items():
         check_case(ctx, name, os.path.join(ctx.source, "tests", "json", name), model)
     accounting(ctx)
+    deep_stacks(ctx)
     memory(ctx)
     ctx.done()
 
