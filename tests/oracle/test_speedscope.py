@@ -378,7 +378,10 @@ def check_events(ctx, label, ir, doc, cpu, unit):
     per_ns = unit_ns(unit)
     want = {}
     last = {}
-    for k, t, m, ts, c, _, _, d in ir["events"]:
+    first = {}  # per thread: its first event shown, a sample's too (not with --weight cpu: not shown)
+    for k, t, m, ts, c, _, value, d in ir["events"]:
+        if k == "P" and not cpu and value and value > 0:
+            first.setdefault(t, ts // per_ns)
         if k not in "BE" or d >= MAX_DEPTH:
             continue
         if cpu:  # a missing thread-CPU time stands still (writer's rule)
@@ -386,6 +389,7 @@ def check_events(ctx, label, ir, doc, cpu, unit):
             last[t] = c
         v = (c if cpu else ts) // per_ns
         want.setdefault(t, []).append(("O" if k == "B" else "C", entries[m][0], v))
+        first.setdefault(t, v)
     for (i, kind, _), p in zip(expected_profiles(ir, cpu)[0], doc["profiles"]):
         if kind != "evented" or p["type"] != "evented":
             continue
@@ -396,7 +400,7 @@ def check_events(ctx, label, ir, doc, cpu, unit):
             diff = next((j for j, (a, b) in enumerate(zip(got, w)) if a != b), min(len(got), len(w)))
             print(f"   first difference at event {diff}: got {got[diff:diff + 2]} want {w[diff:diff + 2]}")
         if w:
-            ctx.eq(p["startValue"], w[0][2], f"{label}: thread {ir['threads'][i][0]}: startValue = first event")
+            ctx.eq(p["startValue"], first[i], f"{label}: thread {ir['threads'][i][0]}: startValue = first event")
             end = int(ir["trace"]["end_ns"]) - int(ir["trace"]["start_ns"])
             ctx.eq(p["endValue"], w[-1][2] if cpu else max(end // per_ns, w[-1][2]),
                    f"{label}: thread {ir['threads'][i][0]}: endValue = {'last event' if cpu else 'trace end'}")
@@ -440,6 +444,11 @@ def check_input(ctx, label, src, version, cpu=False):
     check_events(ctx, label, ir, doc, cpu, unit)
     if not cpu:
         check_samples(ctx, label, ir, doc, unit)
+    if cpu and ir["count"]:  # a count profile's aggregates have no thread CPU time: folded refuses it
+        r = ctx.run(["-o", "folded", *extra, src, "-"])
+        ctx.check(r.returncode == 1 and b"counts, not thread-CPU time" in r.stderr,
+                  f"{label}: folded --weight cpu on counts: refused ({r.stderr.decode(errors='replace').strip()})")
+        return
     r = ctx.run(["-o", "folded", *extra, src, "-"], check_rc=0)
     if "saturated-sum" in r.stderr.decode(errors="replace"):  # folded's sums stop at 2^62 ns; ours do not
         print(f"note: {label}: folded's sums saturated; totals not compared")
