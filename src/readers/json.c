@@ -52,8 +52,9 @@
  *    without pid is on the thread of that tid that the events have, else on
  *    a thread of process pid = tid (as catapult reads them); its comm names
  *    the thread when no thread_name does. A P event with an sf is one sample
- *    of weight 1, as catapult reads it; a P without sf, one sample of a frame
- *    named after the event (catapult's "legacySample"), unless it is V8's
+ *    of weight 1, as catapult reads it; a P without sf, an instant named after
+ *    the event (catapult draws a one-frame "legacySample": as a sample it made
+ *    a trace of slices and two P events a count profile), unless it is V8's
  *    (V8Sample, another Profile* name) or has no name: counted as "P".
  *  - DevTools CPU profiles: Profile and ProfileChunk (P) events (nodes spread
  *    over the chunks, samples with timeDeltas), a CpuProfile event's whole
@@ -293,7 +294,6 @@ typedef struct jpend {
     uint64_t at;              /* input offset, for messages */
     uint32_t owner;           /* SK_TOP: its sample thread; SK_P: its thread; SK_PROFILE: its profile */
     uint8_t kind;
-    uint8_t named;            /* SK_P without an sf: frame is the method of its one frame, the event's name */
 } jpend;
 
 typedef struct jwalk {
@@ -1828,10 +1828,12 @@ static int chunk_event(tci_rctx *r, jwalk *w, const jevent *e)
 }
 
 /* A P event: Profile and ProfileChunk (a CPU profile's start and its parts), or a sample of
- * weight 1 of the stack its sf names, else of one frame named after the event (catapult reads
- * P events so: a "legacySample" node of that name); V8's legacy samples (V8Sample, other
- * Profile* events), whose stacks are addresses, and a P without a name are counted as not
- * converted. */
+ * weight 1 of the stack its sf names; without an sf, P_MARK: the caller makes it an instant
+ * named after the event (catapult draws it as a one-frame "legacySample"; a sample of weight 1
+ * would make a trace of thousands of slices and two such events a profile of two counts, its
+ * slices weighing nothing); V8's legacy samples (V8Sample, other Profile* events), whose
+ * stacks are addresses, and a P without a name are counted as not converted. */
+#define P_MARK 1
 static int p_event(tci_rctx *r, jwalk *w, const jevent *e, const jtext *name)
 {
     if (name && text_is(name, "Profile"))
@@ -1847,8 +1849,8 @@ static int p_event(tci_rctx *r, jwalk *w, const jevent *e, const jtext *name)
     if (named && (!name || !name->len || text_is(name, "V8Sample") ||
                   (name->len >= 7 && !memcmp(name->p, "Profile", 7))))
         return not_converted(r, e->at, "P", 1);
-    if (named && (key = timeline_method(r->trace, w, name->p, name->len)) == TCI_NONE)
-        return tci_trace_fail(r->trace, r->diag, "json", e->at);
+    if (named)
+        return P_MARK;
     if (!ns_of(e, EV_TS, &ts)) {
         tci_warn(r->diag, TCI_FIG_BAD_LINE, "json", e->at, "a \"P\" event without a numeric ts; skipped");
         return TC_OK;
@@ -1858,8 +1860,7 @@ static int p_event(tci_rctx *r, jwalk *w, const jevent *e, const jtext *name)
     uint32_t th = thread_of(r, w, pid, tid);
     if (th == TCI_NONE)
         return tci_trace_fail(r->trace, r->diag, "json", e->at);
-    return pend_add(r, w, (jpend){.ts = ts, .weight = 1000.0, .frame = key, .at = e->at, .owner = th, .kind = SK_P,
-                                  .named = named});
+    return pend_add(r, w, (jpend){.ts = ts, .weight = 1000.0, .frame = key, .at = e->at, .owner = th, .kind = SK_P});
 }
 
 /* ---- sampled stacks: the top-level samples ------------------------------------------------ */
@@ -1991,18 +1992,6 @@ static int frame_stack(tci_rctx *r, jwalk *w, uint32_t f)
     return TC_OK;
 }
 
-/* A P event's sample of one frame, the method of its name (p_event): its record. */
-static int emit_named_sample(tci_rctx *r, jreader *j, jwalk *w, const jpend *q, uint64_t *converted)
-{
-    uint32_t stack = tci_trace_stack(r->trace, TCI_NONE, (uint32_t)q->frame);
-    if (stack == TCI_NONE)
-        return tci_trace_fail(r->trace, r->diag, "json", q->at);
-    jrec rec = {.ts = q->ts, .cpu = TCI_NO_TIME, .value = q->weight, .id = stack, .thread = q->owner,
-                .method = (uint32_t)q->frame, .action = TCI_ACT_SAMPLE};
-    (*converted)++;
-    return add_rec(r, j, w, rec);
-}
-
 /* A sample's record: the stack of its frame (counted as not converted when it has none). */
 static int emit_sample(tci_rctx *r, jreader *j, jwalk *w, uint8_t space, uint64_t key, uint32_t thread, int64_t ts,
                        double value, uint64_t at, uint64_t *converted)
@@ -2095,8 +2084,6 @@ static int finish_samples(tci_rctx *r, jreader *j, jwalk *w)
                                   w->sample_name_len);
         } else if (q.kind == SK_P && (time || top)) {
             rc = not_converted(r, q.at, "P", 1);
-        } else if (q.kind == SK_P && q.named) {
-            rc = emit_named_sample(r, j, w, &q, &converted);
         } else {
             uint32_t th = q.kind == SK_TOP ? w->sthreads[q.owner].thread : q.owner;
             rc = emit_sample(r, j, w, FS_FRAME, q.frame, th, q.ts, q.weight, q.at, &converted);
@@ -2140,9 +2127,9 @@ static int one_event(tci_rctx *r, jreader *j, jwalk *w, const jevent *e, uint64_
         name = NULL;
     if (ph == 'M')
         return name ? metadata_event(r, w, e, name) : not_converted(r, e->at, "M", 1);
-    if (ph == 'P')
-        return p_event(r, w, e, name);
-    if (!ph || !strchr("BEXiICbeSFTpnR", ph))
+    if (ph == 'P' && (rc = p_event(r, w, e, name)) != P_MARK)
+        return rc;
+    if (!ph || !strchr("BEXiICbeSFTpnRP", ph))
         return not_converted(r, e->at, &ph, 1); /* flows, objects, contexts, memory dumps: not in the IR */
     /* legacy async (S, T, p, F) and nestable instants (n) are keyed by their id: catapult and
      * Perfetto drop them without one */
@@ -2204,7 +2191,7 @@ static int one_event(tci_rctx *r, jreader *j, jwalk *w, const jevent *e, uint64_
                 return rc;
             rec.action = ph == 'b' || ph == 'S' ? TCI_ACT_ASYNC_BEGIN : TCI_ACT_ASYNC_END;
         } else {
-            rec.action = TCI_ACT_INSTANT; /* i, I, R (a mark), n, and a step T/p (step_method) */
+            rec.action = TCI_ACT_INSTANT; /* i, I, R (a mark), n, a step T/p (step_method), a P without sf */
             if ((ph == 'T' || ph == 'p') && (rc = step_method(r, w, e, &rec.method)) != TC_OK)
                 return rc;
         }

@@ -16,7 +16,7 @@
 7. Legacy async events and the other phases with an IR form (catapult's and Perfetto's JSON
    importers read them): S/F as async slices (b/e's: the cookie from id2.local/global or id,
    scoped to the process), a step T/p as an instant on its thread named after args.step (its
-   event's name without one), n and R as instants, a P without sf as a one-frame sample named
+   event's name without one), n and R as instants, a P without sf as an instant named
    after it (V8Sample, other Profile* P events and a nameless one counted as "P"); S, T, p, F
    and n without an id are counted ("S without id"); async events and marks carry no thread
    CPU time. The expected IR records are worked out from the document read by Python's json;
@@ -321,8 +321,8 @@ def legacy_model(events):
             recs.append(("I", label(e), (e.get("args") or {}).get("step") or e["name"], ts, None))
         elif ph in "nR":
             recs.append(("I", label(e), e["name"], ts, None))
-        elif ph == "P":
-            recs.append(("P", label(e), (e["name"],), ts, 1000))
+        elif ph == "P":  # without sf: a mark named after the event
+            recs.append(("I", label(e), e["name"], ts, None))
     return recs, nc, bad
 
 

@@ -284,13 +284,19 @@ def reference(doc):
                     read_samples(p, cp.get("samples"), data["timeDeltas"] if "timeDeltas" in data else cp.get("timeDeltas"))
             elif fkey(e.get("sf")) is None and (not name or name == "V8Sample" or name.startswith("Profile")):
                 m.nc["P"] += 1  # V8's legacy samples (stacks of addresses), or no name to show
-            else:  # a sample of its sf's stack, else of one frame named after the event (catapult's rule)
-                key = fkey(e.get("sf"))
+            elif fkey(e.get("sf")) is None:  # a mark named after the event: an instant, no sample
                 ts = number(e.get("ts"))
                 if ts is None or abs(ts) > 4.6e15:
                     m.bad += 1
                 else:
-                    pend_p.append((m.thread(pid, tid), ("named", name) if key is None else key, llround(ts * 1000)))
+                    m.thread(pid, tid)
+                    m.records += 1
+            else:  # a sample of its sf's stack (catapult's rule)
+                ts = number(e.get("ts"))
+                if ts is None or abs(ts) > 4.6e15:
+                    m.bad += 1
+                else:
+                    pend_p.append((m.thread(pid, tid), fkey(e.get("sf")), llround(ts * 1000)))
             continue
         if ph not in "BEXiICbeSFTpnR" or ph == "\0":
             m.nc[ph.replace("\0", "?")] += 1
