@@ -224,11 +224,12 @@ const tci_option_def tci_core_options[] = {
      .help = "keep the timeline before TIME after the trace's start (frames open then end there)",
      .expects = TCI_DURATION_EXPECTS, TCI_OPT_FIELD(until_ns), .parse = parse_until},
     {.key = "focus", .type = TCI_OPT_STRING, .flags = TCI_OPTF_REPEATABLE | TCI_OPTF_NEEDS_VALUE, .arg = "METHOD",
-     .help = "keep only the call paths through METHOD (a glob), from its outermost frame; repeatable",
-     .expects = "a method name or glob", TCI_OPT_FIELD(focus)},
+     .help = "keep only the call paths through METHOD (onCreate, Object.wait, or a glob on pkg.Class.method), "
+             "from its outermost frame; repeatable",
+     .expects = "a method's name, Class.method or a glob on pkg.Class.method", TCI_OPT_FIELD(focus)},
     {.key = "ignore", .type = TCI_OPT_STRING, .flags = TCI_OPTF_REPEATABLE | TCI_OPTF_NEEDS_VALUE, .arg = "METHOD",
-     .help = "leave out the call paths through METHOD (a glob) and their time; repeatable",
-     .expects = "a method name or glob", TCI_OPT_FIELD(ignore)},
+     .help = "leave out the call paths through METHOD (as --focus names it) and their time; repeatable",
+     .expects = "a method's name, Class.method or a glob on pkg.Class.method", TCI_OPT_FIELD(ignore)},
     {.key = "ignore-idle", .type = TCI_OPT_BOOL,
      .help = "leave out the idle waits of Android and Java (MessageQueue.nativePollOnce, Object.wait, park, "
              "BlockingQueue.take, ...; README \"Selection\")",

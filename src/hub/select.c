@@ -22,6 +22,13 @@
  *   focus   only the frames at or under the outermost frame of a matching
  *           method, depths counted from it (Studio's "focus on method").
  *
+ * Methods are named by patterns as people type them (tc_select.h: `onCreate`,
+ * `Object.wait`, a glob on pkg.Class.method, a signature or not), read here for
+ * every option that names methods (focus, ignore; the writers' callers; serve's
+ * query fields and diff take the same options). A pattern that matches no method
+ * is a usage error naming the closest method names (tci_nearest, which --thread's
+ * error shares).
+ *
  * Threads not kept are dropped before all that, and their record counts are
  * set to 0 when the stage opens, so that every writer leaves them out as it
  * leaves out a thread without records. Sampled stacks follow the same rules:
@@ -36,6 +43,7 @@
 #include "tc_base.h"
 #include "tc_conv.h"
 #include "tc_diag.h"
+#include "tc_select.h"
 #include "tc_trace.h"
 
 #include <fnmatch.h>
@@ -90,6 +98,7 @@ struct tci_select {
     uint8_t *ignored_stack;  /* per sampled stack: 1 when it passes through an ignored method */
     uint32_t n_stacks;       /* the stacks the maps cover (those of the input) */
     bool window, has_focus, has_ignore;
+    bool patterns_may_miss;  /* diff: a pattern may match in the other input only (diff.c checks both) */
     int64_t since, until;    /* absolute ns */
 };
 
@@ -148,23 +157,35 @@ static bool thread_matches(const tci_trace *t, const tci_thread *th, const char 
     return fnmatch(spec, th->name, 0) == 0;
 }
 
-/* "main (1234), RenderThread (1240), ... and 15 more": what a spec could have named. */
-static void list_threads(const tci_trace *t, char *out, size_t len)
+/* "main (1234), RenderThread (1240), ... and 15 more": what a spec could have named, the
+ * names closest to it first (tci_nearest), then the others in the trace's order. */
+static void list_threads(const tci_trace *t, const char *spec, char *out, size_t len)
 {
+    tci_nearest nn;
+    tci_nearest_init(&nn, spec, strlen(spec), false);
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        if (t->threads[i].records)
+            tci_nearest_offer(&nn, t->threads[i].name);
     size_t n = 0, shown = 0, total = 0;
     out[0] = 0;
-    for (uint32_t i = 0; i < t->n_threads; i++) {
-        if (!t->threads[i].records)
-            continue;
-        total++;
-        if (shown < 8 && n < len) {
-            char name[48];
-            snprintf(name, sizeof name, "%s", t->threads[i].name);
-            n += (size_t)snprintf(out + n, len - n, "%s%s (%llu)", shown ? ", " : "", name,
-                                  (unsigned long long)t->threads[i].tid);
-            shown++;
+    for (size_t pass = 0; pass < 2; pass++) /* 0: the closest, 1: the rest */
+        for (uint32_t i = 0; i < t->n_threads; i++) {
+            if (!t->threads[i].records)
+                continue;
+            bool close = false;
+            for (size_t k = 0; k < nn.n && !close; k++)
+                close = !strcmp(nn.name[k], t->threads[i].name);
+            if (close != (pass == 0))
+                continue;
+            total++;
+            if (shown < 8 && n < len) {
+                char name[48];
+                snprintf(name, sizeof name, "%s", t->threads[i].name);
+                n += (size_t)snprintf(out + n, len - n, "%s%s (%llu)", shown ? ", " : "", name,
+                                      (unsigned long long)t->threads[i].tid);
+                shown++;
+            }
         }
-    }
     if (total > shown && n < len)
         snprintf(out + n, len - n, " and %zu more", total - shown);
 }
@@ -186,7 +207,7 @@ static int select_threads(tci_select *s, tci_trace *t, const tci_options *o, tci
         }
         if (!any) {
             char names[512];
-            list_threads(t, names, sizeof names);
+            list_threads(t, spec, names, sizeof names);
             return tci_error(d, TC_ERR_EMPTY_SELECTION, "select", UINT64_MAX,
                              "no thread matches --thread '%s' (a glob on the name, a tid, or main); the "
                              "trace's threads: %s", spec, names);
@@ -203,43 +224,269 @@ static int select_threads(tci_select *s, tci_trace *t, const tci_options *o, tci
 
 /* ---- methods ---- */
 
-/* A glob matches a method by its short name ("pkg.Class.method": `*.take`) or its full
- * name with the signature ("pkg.Class.method: (I)V": `*.run: ()V`). */
-static bool method_matches(const tci_method *m, const char *glob)
+/* A pattern as matched: the glob (a signature written without ": " gets it, as full names
+ * write it), whether its name part has a '.', and whether it gives a signature. */
+typedef struct pattern {
+    char glob[4096 + 2];
+    bool dot, sig;
+} pattern;
+
+static void pattern_read(pattern *p, const char *text, size_t len)
 {
-    return (m->short_name && fnmatch(glob, m->short_name, 0) == 0) ||
-           (m->full_name && fnmatch(glob, m->full_name, 0) == 0);
+    const char *paren = memchr(text, '(', len);
+    size_t name_len = paren ? (size_t)(paren - text) : len;
+    const char *colon = memchr(text, ':', name_len);
+    if (colon)
+        name_len = (size_t)(colon - text);
+    while (name_len && text[name_len - 1] == ' ')
+        name_len--;
+    p->dot = memchr(text, '.', name_len) != NULL;
+    p->sig = paren != NULL;
+    if (len > sizeof p->glob - 3)
+        len = sizeof p->glob - 3;
+    if (paren && !colon && (size_t)(paren - text) < len) { /* "onCreate(I)V": "onCreate: (I)V" */
+        memcpy(p->glob, text, name_len);
+        memcpy(p->glob + name_len, ": ", 2);
+        size_t rest = len - (size_t)(paren - text);
+        memcpy(p->glob + name_len + 2, paren, rest);
+        p->glob[name_len + 2 + rest] = 0;
+    } else {
+        memcpy(p->glob, text, len);
+        p->glob[len] = 0;
+    }
 }
 
-/* Mark every method that one of the '\n'-joined globs (or, list, the NULL-terminated ones) matches. */
-static uint32_t mark_methods(tci_select *s, const char *globs, const char *const *list, uint8_t mark)
+static bool glob_matches(const char *glob, const char *s) { return s && fnmatch(glob, s, 0) == 0; }
+
+/* The rules of tc_select.h: the whole name, else (no dot) the method's own name, else a
+ * part of the name that starts at a package boundary; each with or without the signature. */
+static bool pattern_matches(const pattern *p, const tci_method *m)
 {
-    const tci_trace *t = s->t;
+    const char *s = m->short_name, *full = m->full_name;
+    if ((!p->sig && glob_matches(p->glob, s)) || glob_matches(p->glob, full))
+        return true;
+    if (!s)
+        return false;
+    size_t n = strlen(s);
+    bool full_follows = full && !strncmp(full, s, n); /* "pkg.Class.method: (sig)ret" */
+    for (size_t k = n; k-- > 0;) {
+        if (s[k] != '.')
+            continue;
+        if ((!p->sig && glob_matches(p->glob, s + k + 1)) || (full_follows && glob_matches(p->glob, full + k + 1)))
+            return true;
+        if (!p->dot) /* the method's own name only: after the last '.' */
+            return false;
+    }
+    return false;
+}
+
+bool tci_pattern_matches(const tci_method *m, const char *text)
+{
+    pattern p;
+    pattern_read(&p, text, strlen(text));
+    return pattern_matches(&p, m);
+}
+
+uint32_t tci_pattern_mark(const tci_trace *t, const char *patterns, uint8_t *mark, uint8_t bit,
+                          const char **unmatched, size_t *unmatched_len)
+{
+    static __thread pattern p; /* 4 KiB: not on every caller's stack */
     uint32_t marked = 0;
-    spec_iter it = {.next = globs};
-    for (const char *g; (g = list ? *list++ : next_spec(&it));)
-        for (uint32_t i = 0; i < t->n_methods; i++)
-            if (!(s->mark[i] & mark) && method_matches(&t->methods[i], g)) {
-                s->mark[i] |= mark;
+    if (unmatched)
+        *unmatched = NULL;
+    for (const char *at = patterns; at && *at;) {
+        const char *end = strchr(at, '\n');
+        size_t len = end ? (size_t)(end - at) : strlen(at);
+        pattern_read(&p, at, len);
+        bool any = false;
+        for (uint32_t i = 0; i < t->n_methods; i++) {
+            if ((mark[i] & bit) && (any || unmatched == NULL || *unmatched))
+                continue; /* marked already: only whether this pattern matches anything is left to learn */
+            if (!pattern_matches(&p, &t->methods[i]))
+                continue;
+            any = true;
+            if (!(mark[i] & bit)) {
+                mark[i] |= bit;
                 marked++;
             }
+        }
+        if (!any && unmatched && !*unmatched) {
+            *unmatched = at;
+            *unmatched_len = len;
+        }
+        at = end ? end + 1 : NULL;
+    }
     return marked;
 }
 
-/* Each --focus glob must name a method of the trace: a typo would leave every output empty. */
-static int check_focus(tci_select *s, const char *globs, tci_diag *d)
+/* Mark the methods of one of the NULL-terminated globs (--ignore-idle's list). */
+static uint32_t mark_listed(tci_select *s, const char *const *list, uint8_t bit)
 {
-    spec_iter it = {.next = globs};
-    for (const char *g; (g = next_spec(&it));) {
-        bool any = false;
-        for (uint32_t i = 0; i < s->t->n_methods && !any; i++)
-            any = method_matches(&s->t->methods[i], g);
-        if (!any)
-            return tci_error(d, TC_ERR_EMPTY_SELECTION, "select", UINT64_MAX,
-                             "no method matches --focus '%s' (a glob on pkg.Class.method or on the full name "
-                             "with its signature)", g);
+    uint32_t marked = 0;
+    for (; *list; list++)
+        marked += tci_pattern_mark(s->t, *list, s->mark, bit, NULL, NULL);
+    return marked;
+}
+
+/* ---- the names closest to what was typed ---- */
+
+static char lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
+
+void tci_nearest_init(tci_nearest *nn, const char *typed, size_t len, bool dots)
+{
+    memset(nn, 0, sizeof *nn);
+    nn->dots = dots;
+    size_t n = 0;
+    for (size_t i = 0; i < len && n < sizeof nn->typed - 1; i++) {
+        char c = typed[i];
+        if (c == ':' || c == '(') /* the signature: names are compared */
+            break;
+        if (c == '[') { /* a bracket expression: it stands for one character, which is not known */
+            const char *close = memchr(typed + i + 1, ']', len - i - 1);
+            i = close ? (size_t)(close - typed) : len;
+            continue;
+        }
+        if (c == '*' || c == '?' || c == '\\')
+            continue;
+        nn->typed[n++] = lower(c);
+        nn->typed_dots += c == '.';
     }
-    return TC_OK;
+    while (n && nn->typed[n - 1] == ' ')
+        n--;
+    nn->typed[n] = 0;
+    nn->typed_len = n;
+}
+
+/* Whether a (n bytes) holds the typed text, case ignored. */
+static bool holds(const char *a, size_t n, const char *typed, size_t tn)
+{
+    for (size_t i = 0; i + tn <= n; i++) {
+        size_t k = 0;
+        while (k < tn && lower(a[i + k]) == typed[k])
+            k++;
+        if (k == tn)
+            return true;
+    }
+    return false;
+}
+
+/* The edit distance of a (n bytes) to the typed text, case ignored, a swap of two neighbours
+ * one edit (`mian` ~ main: optimal string alignment); past limit: limit + 1. */
+static uint32_t distance(const char *a, size_t n, const char *typed, size_t tn, uint32_t limit)
+{
+    uint16_t rows[3][128], *before = rows[0], *prev = rows[1], *row = rows[2];
+    if (n >= 128 || tn >= 128)
+        return limit + 1;
+    for (size_t j = 0; j <= tn; j++)
+        prev[j] = (uint16_t)j;
+    for (size_t i = 1; i <= n; i++) {
+        row[0] = (uint16_t)i;
+        uint16_t best = row[0];
+        for (size_t j = 1; j <= tn; j++) {
+            uint16_t sub = (uint16_t)(prev[j - 1] + (lower(a[i - 1]) != typed[j - 1]));
+            uint16_t del = (uint16_t)(prev[j] + 1), ins = (uint16_t)(row[j - 1] + 1);
+            uint16_t d = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+            if (i > 1 && j > 1 && lower(a[i - 1]) == typed[j - 2] && lower(a[i - 2]) == typed[j - 1] &&
+                before[j - 2] + 1 < d)
+                d = (uint16_t)(before[j - 2] + 1);
+            row[j] = d;
+            if (d < best)
+                best = d;
+        }
+        if (best > limit)
+            return limit + 1;
+        uint16_t *free_row = before;
+        before = prev;
+        prev = row;
+        row = free_row;
+    }
+    return prev[tn];
+}
+
+/* How close name is (lower: closer), UINT32_MAX: not close. A name that holds what was typed
+ * comes first, the shorter the better; then one within a few edits of it. */
+static uint32_t closeness(const tci_nearest *nn, const char *name)
+{
+    size_t n = strlen(name);
+    const char *part = name; /* methods: the name's last parts, as many as were typed */
+    if (nn->dots) {
+        size_t dots = 0;
+        for (size_t k = n; k-- > 0;)
+            if (name[k] == '.' && dots++ == nn->typed_dots) {
+                part = name + k + 1;
+                break;
+            }
+    }
+    size_t pn = n - (size_t)(part - name);
+    if (holds(part, pn, nn->typed, nn->typed_len))
+        return (uint32_t)(pn - nn->typed_len < 999 ? pn - nn->typed_len : 999);
+    if (holds(name, n, nn->typed, nn->typed_len))
+        return 1000 + (uint32_t)(n < 999 ? n : 999);
+    uint32_t limit = nn->typed_len < 6 ? 1 : (uint32_t)(nn->typed_len / 3);
+    uint32_t d = distance(part, pn, nn->typed, nn->typed_len, limit);
+    return d <= limit ? 2000 + 1000 * d + (uint32_t)(pn < 999 ? pn : 999) : UINT32_MAX;
+}
+
+void tci_nearest_offer(tci_nearest *nn, const char *name)
+{
+    if (!nn->typed_len || !name)
+        return;
+    uint32_t score = closeness(nn, name);
+    if (score == UINT32_MAX || (nn->n == TCI_NEAREST_MAX && score >= nn->score[nn->n - 1]))
+        return;
+    for (size_t k = 0; k < nn->n; k++)
+        if (!strcmp(nn->name[k], name))
+            return; /* one name once (overloads, threads of one name) */
+    size_t at = nn->n < TCI_NEAREST_MAX ? nn->n++ : nn->n - 1;
+    while (at > 0 && nn->score[at - 1] > score) { /* stable: among equals, the first offered first */
+        nn->name[at] = nn->name[at - 1];
+        nn->score[at] = nn->score[at - 1];
+        at--;
+    }
+    nn->name[at] = name;
+    nn->score[at] = score;
+}
+
+int tci_pattern_unmatched(tci_diag *d, const char *field, const char *pattern, size_t len,
+                          const tci_trace *const *traces, size_t n_traces)
+{
+    tci_nearest nn;
+    tci_nearest_init(&nn, pattern, len, true);
+    uint64_t methods = 0;
+    for (size_t k = 0; k < n_traces; k++) {
+        methods += traces[k]->n_methods;
+        for (uint32_t i = 0; i < traces[k]->n_methods; i++)
+            tci_nearest_offer(&nn, traces[k]->methods[i].short_name);
+    }
+    char close[768];
+    size_t n = 0;
+    close[0] = 0;
+    for (size_t k = 0; k < nn.n && n < sizeof close; k++)
+        n += (size_t)snprintf(close + n, sizeof close - n, "%s%.200s", k ? ", " : "", nn.name[k]);
+    int cut = len > 200 ? 200 : (int)len;
+    if (!nn.n)
+        return tci_error(d, TC_ERR_USAGE, "select", UINT64_MAX,
+                         "no method matches %s'%.*s' (a method's name, Class.method or a glob on pkg.Class.method, "
+                         "signature optional); none of the %llu methods is close (-o report lists them)",
+                         field, cut, pattern, (unsigned long long)methods);
+    return tci_error(d, TC_ERR_USAGE, "select", UINT64_MAX,
+                     "no method matches %s'%.*s' (a method's name, Class.method or a glob on pkg.Class.method, "
+                     "signature optional); closest: %s", field, cut, pattern, close);
+}
+
+/* Mark the methods of the '\n'-joined patterns of one option; one that matches nothing is a
+ * usage error (a typo would leave every output empty, or remove nothing in silence). */
+static int mark_option(tci_select *s, const char *patterns, const char *field, uint8_t bit, uint32_t *marked,
+                       tci_diag *d)
+{
+    const char *miss;
+    size_t miss_len;
+    uint32_t n = tci_pattern_mark(s->t, patterns, s->mark, bit, &miss, &miss_len);
+    if (marked)
+        *marked = n;
+    if (!miss || s->patterns_may_miss)
+        return TC_OK;
+    return tci_pattern_unmatched(d, field, miss, miss_len, &s->t, 1);
 }
 
 /* Sampled stacks: which pass through an ignored method, and the part of each from its
@@ -301,6 +548,7 @@ int tci_select_open(tci_select **out, tci_trace *t, const tci_options *o, const 
     s->t = t;
     s->d = d;
     s->out = *sinks;
+    s->patterns_may_miss = o->patterns_may_miss;
     s->n_th = t->n_threads;
     s->th = tci_calloc(s->n_th ? s->n_th : 1, sizeof *s->th);
     s->mark = tci_calloc(t->n_methods ? t->n_methods : 1, sizeof *s->mark);
@@ -311,12 +559,14 @@ int tci_select_open(tci_select **out, tci_trace *t, const tci_options *o, const 
         s->th[i].last_cpu = TCI_NO_TIME;
     if ((rc = select_threads(s, t, o, d)) != TC_OK || (rc = window(s, t, o, d)) != TC_OK)
         goto fail;
-    if (o->focus && (rc = check_focus(s, o->focus, d)) != TC_OK)
+    uint32_t ignored = 0;
+    if ((o->focus && (rc = mark_option(s, o->focus, "--focus ", MARK_FOCUS, NULL, d)) != TC_OK) ||
+        (o->ignore && (rc = mark_option(s, o->ignore, "--ignore ", MARK_IGNORE, &ignored, d)) != TC_OK))
         goto fail;
-    s->has_focus = o->focus && mark_methods(s, o->focus, NULL, MARK_FOCUS);
-    uint32_t ignored = o->ignore ? mark_methods(s, o->ignore, NULL, MARK_IGNORE) : 0;
+    /* a focus that matches nothing here (diff: in this input only) keeps nothing, not everything */
+    s->has_focus = o->focus != NULL;
     if (o->ignore_idle) /* both lists are marked: the idle waits as well as the ones given */
-        ignored += mark_methods(s, NULL, idle_waits, MARK_IGNORE);
+        ignored += mark_listed(s, idle_waits, MARK_IGNORE);
     s->has_ignore = ignored != 0;
     if ((rc = map_stacks(s, t, d)) != TC_OK)
         goto fail;

@@ -61,6 +61,9 @@ typedef struct tci_options {
     const char *focus;      /* globs on method names: only the call paths through them */
     const char *ignore;     /* globs on method names: the call paths through them left out */
     bool ignore_idle;       /* ignore the documented idle waits (select.c) */
+    const char *callers;    /* folded, flamegraph, report: the callers of the methods of this pattern */
+    bool patterns_may_miss; /* no option: diff.c sets it on its inputs, a pattern of focus, ignore or
+                             * callers that matches no method of one of them is no error (of both is) */
     uint32_t threads;       /* threads of one conversion (conv.c, handoff.c): 1 (0: unset) none started */
     uint8_t given[TCI_MAX_OPTION_KEYS]; /* the keys set explicitly, in the order given (options.c) */
     uint8_t n_given;
@@ -132,6 +135,9 @@ int tci_option_parse_threshold(tci_options *o, const char *value); /* dot's PCT,
 
 #define TCI_OPTION_REVERSE(help_)                                                                              \
     {.key = "reverse", .type = TCI_OPT_BOOL, .help = help_, TCI_OPT_FIELD(reverse)}
+#define TCI_OPTION_CALLERS(help_)                                                                              \
+    {.key = "callers", .type = TCI_OPT_STRING, .flags = TCI_OPTF_NEEDS_VALUE, .arg = "METHOD", .help = help_,  \
+     .expects = "a method's name, Class.method or a glob on pkg.Class.method", TCI_OPT_FIELD(callers)}
 
 /* The options every conversion reads (options.c), NULL-key terminated like every table. */
 extern const tci_option_def tci_core_options[];
