@@ -22,6 +22,7 @@
 #include "tc_codegroup.h"
 #include "tc_flame.h"
 #include "tc_folding.h"
+#include "tc_select.h"
 #include "tc_trace.h"
 
 #include <stdlib.h>
@@ -301,8 +302,8 @@ int tci_foldflame_colors(tci_foldflame *ff, const tci_trace *t, const tci_option
     return TC_OK;
 }
 
-/* One tower per thread (forward), or (reverse) every thread's stacks under "all" from the
- * leaf, the thread frame last. */
+/* One tower per thread (forward), or (reverse, callers) every thread's stacks under "all" from
+ * the leaf (the called method), the thread frame last. */
 static int add_threads(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, bool before)
 {
     const tci_trace *t = ct->trace;
@@ -311,10 +312,11 @@ static int add_threads(tci_foldflame *ff, tci_flame *flame, const tci_calltree *
             continue;
         const char *tn = ff->fold.thread_name[th];
         uint32_t name = tci_flame_name(flame, tn, strlen(tn));
-        uint32_t top = name == TCI_NONE || ff->reverse ? TCI_FLAME_ROOT : tci_flame_child(flame, TCI_FLAME_ROOT, name);
+        bool up = ff->reverse || ff->callers; /* bottom-up: the thread frame last */
+        uint32_t top = name == TCI_NONE || up ? TCI_FLAME_ROOT : tci_flame_child(flame, TCI_FLAME_ROOT, name);
         if (name == TCI_NONE || top == TCI_NONE)
             return TC_ERR_NOMEM;
-        int rc = add_tree(ff, flame, ct, ct->roots[th], top, ff->reverse ? name : TCI_NONE, before);
+        int rc = add_tree(ff, flame, ct, ct->roots[th], top, up ? name : TCI_NONE, before);
         if (rc != TC_OK)
             return rc;
     }
@@ -327,7 +329,9 @@ int tci_foldflame_add(tci_foldflame *ff, tci_flame *flame, const tci_calltree *c
     int rc = TC_OK;
     if (merge_threads && (rc = tci_calltree_merge_threads(ct, &merged)) == TC_OK)
         ct = &merged;
-    if (rc == TC_OK && ff->reverse && (rc = tci_calltree_reverse(ct, NULL, &reversed)) == TC_OK)
+    if (rc == TC_OK && ff->callers && (rc = tci_calltree_callers(ct, NULL, ff->callers, ff->callers_of, &reversed)) == TC_OK)
+        ct = &reversed;
+    else if (rc == TC_OK && ff->reverse && (rc = tci_calltree_reverse(ct, NULL, &reversed)) == TC_OK)
         ct = &reversed;
     if (rc == TC_OK)
         rc = merge_threads ? add_tree(ff, flame, ct, ct->roots[0], TCI_FLAME_ROOT, TCI_NONE, before)
@@ -337,8 +341,15 @@ int tci_foldflame_add(tci_foldflame *ff, tci_flame *flame, const tci_calltree *c
     return rc;
 }
 
+int tci_foldflame_callers(tci_foldflame *ff, const tci_trace *t, const tci_options *opt, tci_diag *d)
+{
+    ff->callers_of = opt->callers;
+    return tci_callers_marks(t, opt, d, &ff->callers);
+}
+
 void tci_foldflame_free(tci_foldflame *ff)
 {
+    free(ff->callers);
     tci_folding_free(&ff->fold);
     free(ff->name_of);
     free(ff->frame_of);

@@ -7,6 +7,7 @@
 
 #include "tc_flame.h"
 #include "tc_calltree.h"
+#include "tc_options.h"
 #include "tc_trace.h"
 #include "tc_base.h"
 
@@ -50,6 +51,10 @@ typedef struct tci_foldflame {
     const char *app_package; /* with code_groups: the app's package (NULL: none) */
     bool reverse;       /* set after begin: stacks read from the leaf (flamegraph.pl --reverse), the
                          * thread frame last (tci_calltree_reverse) */
+    uint8_t *callers;   /* tci_foldflame_callers (NULL: none): the callers of the methods marked here,
+                         * each stack read from the method up, the thread frame last
+                         * (tci_calltree_callers); callers_of names them (the pattern) */
+    const char *callers_of;
 } tci_foldflame;
 
 /* The folded names of t (tables final), counts by thread CPU time or wall. */
@@ -57,7 +62,9 @@ int tci_foldflame_begin(tci_foldflame *ff, const tci_trace *t, bool cpu);
 /* Add ct's folded stacks to flame: one tower per thread with records ("name-tid" under
  * "all"), or with merge_threads one tree under "all" (equal paths of all threads summed).
  * With ff->reverse each stack is read from its other end: the leaf under "all", the thread
- * frame (without merge_threads) last.
+ * frame (without merge_threads) last; with ff->callers the stacks through the marked methods
+ * from their outermost frame up (the method under "all", its callers above, the thread last),
+ * each weighing that frame's inclusive time.
  * The µs go to each frame's count, or with before to its count before (a differential
  * tree's BASE, difffolded.pl's first column). */
 int tci_foldflame_add(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, bool merge_threads, bool before);
@@ -65,6 +72,9 @@ int tci_foldflame_add(tci_foldflame *ff, tci_flame *flame, const tci_calltree *c
  * else found in t: tc_codegroup.h) for the frames' groups and the legend. Before
  * tci_foldflame_add; every graph of the palette (the writer's, the HTML report's) calls it. */
 int tci_foldflame_colors(tci_foldflame *ff, const tci_trace *t, const tci_options *opt, tci_flame_opts *fo);
+/* After begin: the option callers (opt->callers, else nothing), its pattern read (tc_select.h:
+ * one that matches no method, or callers with reverse, is an error in d). */
+int tci_foldflame_callers(tci_foldflame *ff, const tci_trace *t, const tci_options *opt, tci_diag *d);
 /* Safe on a zeroed or half-begun ff. */
 void tci_foldflame_free(tci_foldflame *ff);
 

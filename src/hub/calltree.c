@@ -481,6 +481,71 @@ int tci_calltree_reverse(const tci_calltree *in, const uint32_t *canon, tci_call
     return finish_derived(out, rc, "the bottom-up tree");
 }
 
+/* ---- callers ------------------------------------------------------------------- */
+
+/* The totals and calls of in's node i added along its path read backwards in out, under its
+ * thread's root: the called method first, then its callers up to the thread's top level
+ * (where the chain ends, its self time). */
+static int callers_path(const tci_calltree *in, const uint32_t *canon, uint32_t i, tci_calltree *out)
+{
+    const tci_ctnode *n = &in->nodes[i];
+    uint32_t o = out->roots[n->thread];
+    tci_ctnode *r = &out->nodes[o];
+    r->wall_total = sum(out, r->wall_total, n->wall_total);
+    r->cpu_total = sum(out, r->cpu_total, n->cpu_total);
+    for (uint32_t q = i; in->nodes[q].parent != TCI_NONE; q = in->nodes[q].parent) {
+        uint32_t m = in->nodes[q].method;
+        if ((o = child(out, o, canon ? canon[m] : m, n->thread)) == TCI_NONE)
+            return TC_ERR_NOMEM;
+        tci_ctnode *on = &out->nodes[o];
+        on->calls = on->calls + n->calls >= on->calls ? on->calls + n->calls : UINT64_MAX;
+        on->wall_total = sum(out, on->wall_total, n->wall_total);
+        on->cpu_total = sum(out, on->cpu_total, n->cpu_total);
+    }
+    out->nodes[o].wall_self = sum(out, out->nodes[o].wall_self, n->wall_total);
+    out->nodes[o].cpu_self = sum(out, out->nodes[o].cpu_self, n->cpu_total);
+    return TC_OK;
+}
+
+int tci_calltree_callers(const tci_calltree *in, const uint32_t *canon, const uint8_t *mark, const char *what,
+                         tci_calltree *out)
+{
+    if (tci_calltree_init(out, in->trace, in->n_roots) != TC_OK)
+        return TC_ERR_NOMEM;
+    out->diag = in->diag;
+    out->cancel = in->cancel;
+    memcpy(out->spans, in->spans, in->n_roots * sizeof *in->spans);
+    /* per node of in: whether it or a frame above it is a marked method's (parents first) */
+    uint8_t *under = tci_calloc(in->n_nodes ? in->n_nodes : 1, 1);
+    if (!under)
+        return TC_ERR_NOMEM;
+    int rc = TC_OK;
+    bool called = false;
+    uint64_t limit = reverse_limit(in); /* out's paths are some of the bottom-up tree's */
+    for (uint32_t i = 0; i < in->n_nodes && rc == TC_OK; i++) {
+        const tci_ctnode *n = &in->nodes[i];
+        if (n->parent == TCI_NONE)
+            continue;
+        bool above = under[n->parent];
+        under[i] = above || mark[n->method];
+        if (above || !mark[n->method])
+            continue; /* not the method's, or a recursive call inside its outermost one: counted there */
+        called = true;
+        if (TCI_UNLIKELY(tci_cancel_step(in->cancel, TCI_CANCEL_NODE)))
+            rc = TC_ERR_CANCELED;
+        else if (TCI_UNLIKELY(out->n_nodes > limit))
+            rc = reverse_too_large(out, limit);
+        else
+            rc = callers_path(in, canon, i, out);
+    }
+    free(under);
+    if (rc == TC_OK && !called && out->diag) /* an empty graph or report would look like an answer */
+        rc = tci_error(out->diag, TC_ERR_EMPTY_SELECTION, "calltree", UINT64_MAX,
+                       "--callers '%.200s' names methods that are never called in the part of the trace selected",
+                       what ? what : "");
+    return finish_derived(out, rc, "the callers tree");
+}
+
 /* ---- the walk ---------------------------------------------------------------- */
 
 int tci_calltree_walk(const tci_calltree *ct, uint32_t root, const tci_ctvisit *v)

@@ -43,6 +43,7 @@
 #include "tc_base.h"
 #include "tc_conv.h"
 #include "tc_diag.h"
+#include "tc_options.h"
 #include "tc_select.h"
 #include "tc_trace.h"
 
@@ -487,6 +488,25 @@ static int mark_option(tci_select *s, const char *patterns, const char *field, u
     if (!miss || s->patterns_may_miss)
         return TC_OK;
     return tci_pattern_unmatched(d, field, miss, miss_len, &s->t, 1);
+}
+
+int tci_callers_marks(const tci_trace *t, const tci_options *o, tci_diag *d, uint8_t **marks)
+{
+    *marks = NULL;
+    if (!o->callers)
+        return TC_OK;
+    if (o->reverse)
+        return tci_error(d, TC_ERR_USAGE, "select", UINT64_MAX,
+                         "--callers is already a bottom-up view (each call of the method, its callers beneath); "
+                         "not with --reverse");
+    if (!(*marks = tci_calloc(t->n_methods ? t->n_methods : 1, 1)))
+        return TC_ERR_NOMEM;
+    const char *miss;
+    size_t miss_len;
+    tci_pattern_mark(t, o->callers, *marks, 1, &miss, &miss_len);
+    if (!miss || o->patterns_may_miss)
+        return TC_OK;
+    return tci_pattern_unmatched(d, "--callers ", miss, miss_len, &t, 1);
 }
 
 /* Sampled stacks: which pass through an ignored method, and the part of each from its

@@ -100,6 +100,20 @@ int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out);
  * in's depths); past 32 times in's nodes plus 1M it stops with TC_ERR_LIMIT (in diag). Spans
  * are in's. */
 int tci_calltree_reverse(const tci_calltree *in, const uint32_t *canon, tci_calltree *out);
+/* The callers tree of a finished tree (pprof's -peek, speedscope's sandwich "callers"): one
+ * root per root of in; under it, for every node of in whose method is marked (mark[method]
+ * != 0) and that no marked frame encloses (the outermost call of the methods on its stack:
+ * recursion counted once, as everywhere), its path read backwards from it: method;caller;
+ * caller's caller;...;the thread's top-level frame. Each node of out has, summed over those
+ * nodes of in: their totals (wall, cpu: the whole inclusive time of each call) as its totals
+ * and their calls as its calls; its self times those whose chain ends there (the caller is
+ * at the thread's top level). So a root's total is the time spent in the methods (their
+ * --focus total). canon as for reverse. Its nodes are some of the bottom-up tree's (the
+ * paths of the marked nodes, read backwards), so it is never larger than that, and stops at
+ * the same limit. Spans are in's. No marked node at all is an error (TC_ERR_EMPTY_SELECTION,
+ * naming what: the pattern), as an empty --focus is. */
+int tci_calltree_callers(const tci_calltree *in, const uint32_t *canon, const uint8_t *mark, const char *what,
+                         tci_calltree *out);
 /* The one walk over a tree (calltree.c): every node under root, depth-first, parents before
  * children, siblings in order; iterative, no memory of its own (stacks can be 10000 deep).
  * enter(user, node, depth) (depth 0: a child of root) returns TC_OK to go on into the node's

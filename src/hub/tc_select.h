@@ -38,6 +38,13 @@ uint32_t tci_pattern_mark(const tci_trace *t, const char *patterns, uint8_t *mar
 int tci_pattern_unmatched(tci_diag *d, const char *field, const char *pattern, size_t len,
                           const tci_trace *const *traces, size_t n_traces);
 
+/* The methods of the option callers (o->callers; NULL when not given): *marks, one byte per
+ * method of t, 1 for each that the pattern matches (freed by the caller). A pattern that
+ * matches nothing is a usage error naming the closest names, as for focus; callers with
+ * reverse too (two views of the callers: choose one). */
+struct tci_options;
+int tci_callers_marks(const tci_trace *t, const struct tci_options *o, tci_diag *d, uint8_t **marks);
+
 /* The names closest to what was typed (--thread's, a pattern's): a handful, best first.
  * A name is close when what was typed (glob characters left out, case ignored) is a
  * substring of it, or within a small edit distance of it (or, with dots set, of its part

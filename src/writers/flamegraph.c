@@ -17,7 +17,9 @@
  * the input and the clock. A count profile's frames are its counts (perf's
  * cycles: tc_calltree.h), named after the event in the subtitle and the
  * tooltips ("main (3,000 cycles:HG, 12.00%)"). reverse: the bottom-up graph (every stack read from
- * its leaf, the thread frame last, as flamegraph.pl --reverse draws it).
+ * its leaf, the thread frame last, as flamegraph.pl --reverse draws it). callers: the graph of
+ * the folded writer's callers stacks (the method at the base, each call's inclusive time, its
+ * callers above, the thread frame last), titled "Callers of METHOD".
  */
 #include "tc_base.h"
 #include "tc_calltree.h"
@@ -46,6 +48,8 @@ static int flame_begin(tci_wctx *w)
     if (rc != TC_OK)
         return rc;
     f->ff.reverse = w->opt->reverse;
+    if ((rc = tci_foldflame_callers(&f->ff, t, w->opt, w->diag)) != TC_OK)
+        return rc;
     f->flame = tci_flame_new(false);
     return f->flame ? TC_OK : TC_ERR_NOMEM;
 }
@@ -70,12 +74,14 @@ static int flame_finish(tci_wctx *w, const tci_calltree *ct)
                         : tci_arena_printf(&f->ff.fold.arena, "%s (%s, clock %s): %s, %s%s", t->input_name,
                                            tci_trace_format_name(t), tci_clock_name(t->clock), what,
                                            opt->merge_threads ? "all threads merged"
-                                           : opt->reverse     ? "threads last"
+                                           : opt->reverse || opt->callers ? "threads last"
                                                               : "one tower per thread",
                                            opt->reverse ? ", bottom-up (stacks from the leaf)" : "");
     if (!f->subtitle)
         return TC_ERR_NOMEM;
     o.subtitle = f->subtitle;
+    if (opt->callers && !opt->title) /* what the graph is: each call of the method, its callers above it */
+        o.title = tci_arena_printf(&f->ff.fold.arena, "Callers of %s", opt->callers);
     if (ct->count) /* tooltips "NAME (COUNT cycles:HG, P%)", as flamegraph.pl --countname=cycles:HG */
         o.countname = ct->count;
     rc = tci_flame_render(f->flame, &o, w->out);
@@ -100,6 +106,8 @@ const tci_writer tci_writer_flamegraph = {
                                         TCI_OPTIONS_FLAME("Flame Graph"),
                                         TCI_OPTION_REVERSE("bottom-up: stacks read from the leaf, thread frames "
                                                            "last (flamegraph.pl --reverse)"),
+                                        TCI_OPTION_CALLERS("the callers of METHOD: a graph rooted at it, each call's "
+                                                           "inclusive time, its callers above, threads last"),
                                         {0}},
     .variants = (const tci_variant[]){{.name = "flamegraph", .extension = "svg", .mime = "image/svg+xml",
                                        .inline_view = true}, {0}},

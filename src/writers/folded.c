@@ -11,6 +11,10 @@
  * weighing nothing. The first frame is the thread ("name-tid") unless no-thread merges
  * threads. Paths are printed in order of first appearance. With reverse every stack
  * is read from the leaf, the thread frame last (the bottom-up tree, tci_calltree_reverse).
+ * With callers, the stacks through the method from its outermost frame up, each weighing
+ * that frame's inclusive time: "METHOD;caller;...;top-level frame;thread count", root first
+ * as every folded line is, so flamegraph.pl and speedscope draw METHOD at the base with its
+ * callers above it (tci_calltree_callers).
  */
 #include "tc_base.h"
 #include "tc_calltree.h"
@@ -19,6 +23,7 @@
 #include "tc_options.h"
 #include "tc_profile.h"
 #include "tc_registry.h"
+#include "tc_select.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
 
@@ -26,6 +31,7 @@
 
 typedef struct folded_w {
     tci_folding fold;
+    uint8_t *callers;         /* the option callers' methods (tci_callers_marks; NULL: none) */
     uint32_t *depth_of;       /* per path of the current tree: its number of frames */
     uint32_t cap_depth_of;
     uint32_t *chain;          /* the frames of the last path put in `path`, root first */
@@ -40,6 +46,8 @@ static int folded_begin(tci_wctx *w)
     folded_w *f = w->priv;
     const tci_trace *t = w->trace;
     int rc = tci_weight_check(w->diag, w->trace, w->opt->weight_cpu, "folded");
+    if (rc == TC_OK)
+        rc = tci_callers_marks(t, w->opt, w->diag, &f->callers);
     return rc != TC_OK ? rc : tci_folding_begin(&f->fold, t, w->opt->weight_cpu);
 }
 
@@ -142,7 +150,7 @@ static int fold_tree(tci_wctx *w, const tci_calltree *ct, uint32_t root, const c
     folded_w *f = w->priv;
     int rc = tci_folding_tree(&f->fold, ct, root);
     if (rc == TC_OK)
-        rc = w->opt->reverse ? emit_paths(w, NULL, thread) : emit_paths(w, thread, NULL);
+        rc = w->opt->reverse || f->callers ? emit_paths(w, NULL, thread) : emit_paths(w, thread, NULL);
     return rc;
 }
 
@@ -165,7 +173,10 @@ static int folded_finish(tci_wctx *w, const tci_calltree *ct)
     int rc = TC_OK;
     if (w->opt->no_thread && (rc = tci_calltree_merge_threads(ct, &merged)) == TC_OK)
         ct = &merged;
-    if (rc == TC_OK && w->opt->reverse && (rc = tci_calltree_reverse(ct, NULL, &reversed)) == TC_OK)
+    folded_w *f = w->priv;
+    if (rc == TC_OK && f->callers && (rc = tci_calltree_callers(ct, NULL, f->callers, w->opt->callers, &reversed)) == TC_OK)
+        ct = &reversed;
+    else if (rc == TC_OK && w->opt->reverse && (rc = tci_calltree_reverse(ct, NULL, &reversed)) == TC_OK)
         ct = &reversed;
     if (rc == TC_OK)
         rc = w->opt->no_thread ? fold_tree(w, ct, ct->roots[0], NULL) : fold_threads(w, ct);
@@ -180,6 +191,7 @@ static void folded_close(tci_wctx *w)
     if (!f)
         return;
     tci_folding_free(&f->fold);
+    free(f->callers);
     free(f->depth_of);
     free(f->ends);
     free(f->chain);
@@ -195,6 +207,8 @@ const tci_writer tci_writer_folded = {
                                          .help = "merge all threads (no thread frame)", TCI_OPT_FIELD(no_thread)},
                                         TCI_OPTION_REVERSE("stacks read from the leaf, thread frame last "
                                                            "(flamegraph.pl --reverse)"),
+                                        TCI_OPTION_CALLERS("the callers of METHOD: each call's inclusive time on "
+                                                           "METHOD;caller;...;thread (root first)"),
                                         {0}},
     .variants = (const tci_variant[]){{.name = "folded", .extension = "folded",
                                        .mime = "text/plain; charset=utf-8"}, {0}},
