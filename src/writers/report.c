@@ -40,6 +40,7 @@
 #include "tc_options.h"
 #include "tc_profile.h"
 #include "tc_registry.h"
+#include "tc_select.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
 
@@ -624,44 +625,16 @@ static int calls_section(tci_wctx *w, const rview *v)
 
 /* ---- bottom-up (reverse): the call tree read from the leaf ---------------------- */
 
-/* Per method of the trace: the method of its row in p (methods of one full name as one), so
- * that the bottom-up tree has one line per method as the report names it. */
-static uint32_t *row_methods(const tci_profile *p)
-{
-    uint32_t n = p->trace->n_methods;
-    uint32_t *canon = tci_malloc((n ? n : 1) * sizeof *canon);
-    for (uint32_t m = 0; canon && m < n; m++) {
-        uint32_t row = tci_profile_row(p, m);
-        canon[m] = row == TCI_NONE ? m : p->methods[row].method;
-    }
-    return canon;
-}
-
-/* ct read from the leaf (per thread) into rev, and all its threads summed into merged. */
-static int bottom_up_trees(const tci_profile *p, const tci_calltree *ct, tci_calltree *rev, tci_calltree *merged)
-{
-    uint32_t *canon = row_methods(p);
-    int rc = canon ? tci_calltree_reverse(ct, canon, rev) : TC_ERR_NOMEM;
-    free(canon);
-    return rc == TC_OK ? tci_calltree_merge_threads(rev, merged) : rc;
-}
-
 #define BOTTOM_UP_MAX_INDENT 20 /* levels; deeper lines say their depth in its column */
 
-/* One open level of the printed tree: its children in order, in bu->order[at..at+n). */
-typedef struct bu_level {
-    uint32_t at, n, next;
-} bu_level;
+/* Whether the report shows the callers of a method (the option callers) */
+static bool r_callers(const tci_wctx *w) { return ((const report_w *)w->priv)->callers != NULL; }
 
 typedef struct bottom_up {
     tci_wctx *w;
     const rview *v;
     const tci_calltree *tree;
-    int64_t total, min_time; /* %/total's whole; lines under min_time are left out */
-    tci_psort_item *order;
-    uint32_t n_order, cap_order;
-    bu_level *levels;
-    uint32_t n_levels, cap_levels;
+    int64_t total; /* %/total's whole (callers: the methods' time) */
 } bottom_up;
 
 static int64_t node_time(const bottom_up *bu, uint32_t node)
@@ -670,28 +643,9 @@ static int64_t node_time(const bottom_up *bu, uint32_t node)
     return r->cpu ? bu->tree->nodes[node].cpu_total : bu->tree->nodes[node].wall_total;
 }
 
-/* A new level: node's children that are shown, by time (then name). */
-static int push_level(bottom_up *bu, uint32_t node)
+static int bottom_up_line(void *user, uint32_t node, uint32_t depth)
 {
-    uint32_t at = bu->n_order;
-    for (uint32_t c = bu->tree->nodes[node].first_child; c != TCI_NONE; c = bu->tree->nodes[c].next_sibling) {
-        int64_t t = node_time(bu, c);
-        if (t <= 0 || t < bu->min_time)
-            continue;
-        if (tci_grow((void **)&bu->order, &bu->cap_order, bu->n_order, sizeof *bu->order) != 0)
-            return TC_ERR_NOMEM;
-        bu->order[bu->n_order++] =
-            (tci_psort_item){.key = t, .row = tci_profile_row(bu->v->p, bu->tree->nodes[c].method), .tag = c};
-    }
-    if (tci_grow((void **)&bu->levels, &bu->cap_levels, bu->n_levels, sizeof *bu->levels) != 0)
-        return TC_ERR_NOMEM;
-    tci_profile_sort(bu->v->p, bu->order + at, bu->n_order - at);
-    bu->levels[bu->n_levels++] = (bu_level){at, bu->n_order - at, 0};
-    return TC_OK;
-}
-
-static void bottom_up_line(const bottom_up *bu, uint32_t node, uint32_t depth)
-{
+    const bottom_up *bu = user;
     tci_sink *o = bu->w->out;
     const tci_ctnode *n = &bu->tree->nodes[node];
     int64_t t = node_time(bu, node);
@@ -706,33 +660,30 @@ static void bottom_up_line(const bottom_up *bu, uint32_t node, uint32_t depth)
     tci_put_aligned(o, "", 0, (int)(2 * (depth < BOTTOM_UP_MAX_INDENT ? depth : BOTTOM_UP_MAX_INDENT)));
     put_row_name(o, bu->w->priv, bu->v->p, tci_profile_row(bu->v->p, n->method), false);
     tci_sink_putc(o, '\n');
+    return tci_sink_failed(o) ? TC_ERR_IO : TC_OK;
 }
 
-/* Depth-first, each level's children by time: the lines of the tree under root. */
-static int bottom_up_lines(bottom_up *bu, uint32_t root)
+/* The lines of the merged derived tree (bottom-up, callers), 0.1% of total and more. */
+static int derived_lines(tci_wctx *w, const rview *v, const tci_calltree *ct, int64_t total)
 {
-    int rc = push_level(bu, root);
-    while (rc == TC_OK && bu->n_levels && !tci_sink_failed(bu->w->out)) {
-        bu_level *l = &bu->levels[bu->n_levels - 1];
-        if (l->next == l->n) { /* done: its children's slots are free again */
-            bu->n_order = l->at;
-            bu->n_levels--;
-            continue;
-        }
-        uint32_t node = bu->order[l->at + l->next++].tag;
-        bottom_up_line(bu, node, bu->n_levels - 1);
-        rc = push_level(bu, node);
-    }
-    return rc;
+    const report_w *r = w->priv;
+    tci_calltree rev = {0}, merged = {0};
+    int rc = tci_report_derived_trees(w, v->p, ct, &rev, &merged);
+    bottom_up bu = {.w = w, .v = v, .tree = &merged, .total = total};
+    if (rc == TC_OK && r->callers) /* the shares are of the methods' own time */
+        bu.total = r->cpu ? merged.nodes[merged.roots[0]].cpu_total : merged.nodes[merged.roots[0]].wall_total;
+    int64_t min_time = bu.total / 1000 + (bu.total % 1000 != 0); /* 0.1% of the total, rounded up */
+    if (rc == TC_OK)
+        rc = tci_report_tree_lines(v->p, &merged, merged.roots[0], r->cpu, min_time, bottom_up_line, &bu);
+    tci_calltree_free(&merged);
+    tci_calltree_free(&rev);
+    return rc == TC_ERR_IO ? TC_OK : rc; /* a failed sink: the writer's return says so */
 }
 
 static int bottom_up_section(tci_wctx *w, const rview *v, const tci_calltree *ct)
 {
     const report_w *r = w->priv;
     tci_sink *o = w->out;
-    tci_calltree rev = {0}, merged = {0};
-    bottom_up bu = {.w = w, .v = v, .total = total_of(r, v->p)};
-    bu.min_time = bu.total / 1000 + (bu.total % 1000 != 0); /* 0.1% of the total, rounded up */
     if (r->count) {
         TCI_PUT_LIT(o, "\n" RULE "\nBottom-up: who calls each method, by self count (");
         tci_put_escaped_text(o, r->count);
@@ -749,15 +700,35 @@ static int bottom_up_section(tci_wctx *w, const rview *v, const tci_calltree *ct
         "levels (indented up to %d).\n\n", BOTTOM_UP_MAX_INDENT);
     tci_sink_puts(o, r->count ? " %/total      count        calls  depth  name\n"
                               : " %/total      usecs        calls  depth  name\n");
-    int rc = bottom_up_trees(v->p, ct, &rev, &merged);
-    bu.tree = &merged;
-    if (rc == TC_OK)
-        rc = bottom_up_lines(&bu, merged.roots[0]);
-    free(bu.order);
-    free(bu.levels);
-    tci_calltree_free(&merged);
-    tci_calltree_free(&rev);
-    return rc;
+    return derived_lines(w, v, ct, total_of(r, v->p));
+}
+
+/* --callers: each call of the methods with its inclusive time, their callers beneath (pprof's
+ * -peek, speedscope's sandwich): the shares are of the methods' own time. */
+static int callers_section(tci_wctx *w, const rview *v, const tci_calltree *ct)
+{
+    const report_w *r = w->priv;
+    tci_sink *o = w->out;
+    TCI_PUT_LIT(o, "\n" RULE "\nCallers of ");
+    tci_put_escaped_text(o, w->opt->callers);
+    if (r->count) {
+        TCI_PUT_LIT(o, ", by inclusive count (");
+        tci_put_escaped_text(o, r->count);
+        TCI_PUT_LIT(o, ")\n\n");
+    } else {
+        tci_sink_printf(o, ", by inclusive %s time (us)\n\n", r->cpu ? "thread-CPU" : "wall");
+    }
+    tci_sink_printf(o,
+        "Each method the pattern names is a root with the whole time of its calls (a\n"
+        "recursive call counted once, in its outermost frame); its callers are beneath it,\n"
+        "their callers beneath them: a line's time is the method's time while called\n"
+        "through that chain of callers, its %%/method that time's share of all of the\n"
+        "method's time, its calls the method's calls through it. Lines under 0.1%% of the\n"
+        "method's time are left out; the depth column counts the levels (indented up to %d).\n\n",
+        BOTTOM_UP_MAX_INDENT);
+    tci_sink_puts(o, r->count ? "%/method      count        calls  depth  name\n"
+                              : "%/method      usecs        calls  depth  name\n");
+    return derived_lines(w, v, ct, 0);
 }
 
 /* ---- text: sections ------------------------------------------------------------ */
@@ -775,7 +746,9 @@ static int text_all(tci_wctx *w, const tci_calltree *ct)
         TCI_PUT_LIT(w->out, "\n");
         if (p.n_methods) {
             method_table(w, &v);
-            rc = w->opt->reverse ? bottom_up_section(w, &v, ct) : calls_section(w, &v);
+            rc = r_callers(w) ? callers_section(w, &v, ct)
+                 : w->opt->reverse ? bottom_up_section(w, &v, ct)
+                                   : calls_section(w, &v);
         } else {
             TCI_PUT_LIT(w->out, "No method calls: no thread of the input has a slice or a sample.\n");
         }
@@ -920,7 +893,7 @@ static int csv_bottom_up_rows(tci_wctx *w, const tci_calltree *ct)
     csv_bottom_up cb = {.w = w, .next_id = 1};
     int rc = tci_profile_build(&p, ct, TCI_NONE);
     if (rc == TC_OK)
-        rc = bottom_up_trees(&p, ct, &rev, &merged);
+        rc = tci_report_derived_trees(w, &p, ct, &rev, &merged);
     if (rc == TC_OK)
         rc = csv_bottom_up_tree(&cb, &merged, merged.roots[0], NULL);
     for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK && !tci_sink_failed(w->out); t++)
@@ -946,7 +919,7 @@ static int report_begin(tci_wctx *w)
     r->has_wall = ws.wall;
     r->has_cpu = ws.cpu;
     r->cpu = w->opt->weight_cpu || !ws.wall; /* without a wall clock, CPU time is all there is */
-    return TC_OK;
+    return tci_callers_marks(w->trace, w->opt, w->diag, &r->callers);
 }
 
 /* The CSV header: the figures' columns are "incl_wall_us,excl_wall_us,", or a count profile's
@@ -979,7 +952,7 @@ static int report_finish(tci_wctx *w, const tci_calltree *ct)
     int rc;
     if (w->opt->html) {
         rc = tci_report_html(w, ct);
-    } else if (w->opt->csv && w->opt->reverse) {
+    } else if (w->opt->csv && (w->opt->reverse || r_callers(w))) {
         csv_header(w, true);
         rc = csv_bottom_up_rows(w, ct);
     } else if (w->opt->csv) {
@@ -1012,6 +985,7 @@ static void report_close(tci_wctx *w)
     free_kept(&r->text_names);
     free_kept(&r->csv_names);
     free(r->name_sink);
+    free(r->callers);
 }
 
 const tci_writer tci_writer_report = {
@@ -1029,6 +1003,9 @@ const tci_writer tci_writer_report = {
                                          TCI_OPT_FIELD(html)},
                                         TCI_OPTION_REVERSE("bottom-up: who calls each method (text: the tree after "
                                                            "the table; CSV: its rows)"),
+                                        TCI_OPTION_CALLERS("the callers of METHOD: each call's inclusive time by "
+                                                           "chain of callers (text: the tree after the table; CSV: "
+                                                           "its rows; HTML: a section, the graphs rooted at it)"),
                                         {0}},
     .variants = (const tci_variant[]){{.name = "report", .extension = "txt", .mime = "text/plain; charset=utf-8",
                                        .mark = "# traceconv "},

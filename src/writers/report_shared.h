@@ -42,6 +42,7 @@ typedef struct report_w {
     struct tci_sink *name_sink; /* renders a name into names */
     kept_names text_names;  /* the text report's: the name, and the name with its "  [file:line]" */
     kept_names csv_names;   /* the CSV rows' method fields */
+    uint8_t *callers;       /* the option callers' methods (tci_callers_marks; NULL: not given) */
 } report_w;
 
 /* What a renderer shows of one profile: its rows in report order. */
@@ -76,6 +77,20 @@ static inline bool tci_report_thread_has_calls(const tci_calltree *ct, uint32_t 
 {
     return ct->spans[t].first_ts != TCI_NO_TIME;
 }
+
+/* The lines of a derived tree (bottom-up, callers) under root, depth-first, each level's
+ * children by time (cpu: thread CPU, else wall) then name, those under min_time left out:
+ * line(user, node, depth) for each (an error stops the walk and is returned). */
+int tci_report_tree_lines(const tci_profile *p, const tci_calltree *tree, uint32_t root, bool cpu, int64_t min_time,
+                          int (*line)(void *user, uint32_t node, uint32_t depth), void *user);
+/* The profile's methods as the report names them (one row per full name): canon for the
+ * derived trees (tci_calltree_reverse, tci_calltree_callers), so that a tree has one line
+ * per method as the report names it; NULL: no memory. */
+uint32_t *tci_report_row_methods(const tci_profile *p);
+/* ct's bottom-up tree, or with r->callers its callers tree (per thread) into rev, and all
+ * its threads summed into merged. */
+int tci_report_derived_trees(tci_wctx *w, const tci_profile *p, const tci_calltree *ct, tci_calltree *rev,
+                             tci_calltree *merged);
 
 /* ---- report_view.c: above; report_html.c: the HTML report, from report's finish ---- */
 int tci_report_html(tci_wctx *w, const tci_calltree *ct);

@@ -13,6 +13,8 @@
 #include "tc_profile.h"
 #include "tc_writer.h"
 
+#include <stdlib.h>
+
 static int64_t sort_key(const report_w *r, const tci_pmethod *m, uint8_t sort)
 {
     switch (sort) {
@@ -117,4 +119,91 @@ void tci_report_saturation_note(tci_wctx *w, const tci_profile *p)
         tci_warn(w->diag, TCI_FIG_SATURATED, "report", UINT64_MAX,
                  "%llu sums of the profile went beyond %lld ns and were capped there; those figures are lower bounds",
                  (unsigned long long)p->saturated, (long long)TCI_SUM_MAX);
+}
+
+/* ---- a derived tree's lines (bottom-up, callers) ------------------------------------- */
+
+/* One open level of the tree: its children in order, in order[at..at+n). */
+typedef struct tree_level {
+    uint32_t at, n, next;
+} tree_level;
+
+typedef struct tree_lines {
+    const tci_profile *p;
+    const tci_calltree *tree;
+    bool cpu;
+    int64_t min_time;
+    tci_psort_item *order;
+    uint32_t n_order, cap_order;
+    tree_level *levels;
+    uint32_t n_levels, cap_levels;
+} tree_lines;
+
+static int64_t line_time(const tree_lines *tl, uint32_t node)
+{
+    return tl->cpu ? tl->tree->nodes[node].cpu_total : tl->tree->nodes[node].wall_total;
+}
+
+/* A new level: node's children that are shown, by time (then name). */
+static int push_level(tree_lines *tl, uint32_t node)
+{
+    uint32_t at = tl->n_order;
+    for (uint32_t c = tl->tree->nodes[node].first_child; c != TCI_NONE; c = tl->tree->nodes[c].next_sibling) {
+        int64_t t = line_time(tl, c);
+        if (t <= 0 || t < tl->min_time)
+            continue;
+        if (tci_grow((void **)&tl->order, &tl->cap_order, tl->n_order, sizeof *tl->order) != 0)
+            return TC_ERR_NOMEM;
+        tl->order[tl->n_order++] =
+            (tci_psort_item){.key = t, .row = tci_profile_row(tl->p, tl->tree->nodes[c].method), .tag = c};
+    }
+    if (tci_grow((void **)&tl->levels, &tl->cap_levels, tl->n_levels, sizeof *tl->levels) != 0)
+        return TC_ERR_NOMEM;
+    tci_profile_sort(tl->p, tl->order + at, tl->n_order - at);
+    tl->levels[tl->n_levels++] = (tree_level){at, tl->n_order - at, 0};
+    return TC_OK;
+}
+
+int tci_report_tree_lines(const tci_profile *p, const tci_calltree *tree, uint32_t root, bool cpu, int64_t min_time,
+                          int (*line)(void *user, uint32_t node, uint32_t depth), void *user)
+{
+    tree_lines tl = {.p = p, .tree = tree, .cpu = cpu, .min_time = min_time};
+    int rc = push_level(&tl, root);
+    while (rc == TC_OK && tl.n_levels) {
+        tree_level *l = &tl.levels[tl.n_levels - 1];
+        if (l->next == l->n) { /* done: its children's slots are free again */
+            tl.n_order = l->at;
+            tl.n_levels--;
+            continue;
+        }
+        uint32_t node = tl.order[l->at + l->next++].tag;
+        if ((rc = line(user, node, tl.n_levels - 1)) == TC_OK)
+            rc = push_level(&tl, node);
+    }
+    free(tl.order);
+    free(tl.levels);
+    return rc;
+}
+
+uint32_t *tci_report_row_methods(const tci_profile *p)
+{
+    uint32_t n = p->trace->n_methods;
+    uint32_t *canon = tci_malloc((n ? n : 1) * sizeof *canon);
+    for (uint32_t m = 0; canon && m < n; m++) {
+        uint32_t row = tci_profile_row(p, m);
+        canon[m] = row == TCI_NONE ? m : p->methods[row].method;
+    }
+    return canon;
+}
+
+int tci_report_derived_trees(tci_wctx *w, const tci_profile *p, const tci_calltree *ct, tci_calltree *rev,
+                             tci_calltree *merged)
+{
+    const report_w *r = w->priv;
+    uint32_t *canon = tci_report_row_methods(p);
+    int rc = !canon      ? TC_ERR_NOMEM
+             : r->callers ? tci_calltree_callers(ct, canon, r->callers, w->opt->callers, rev)
+                          : tci_calltree_reverse(ct, canon, rev);
+    free(canon);
+    return rc == TC_OK ? tci_calltree_merge_threads(rev, merged) : rc;
 }

@@ -24,8 +24,12 @@ from traceconv's output.
    CPU, on generated traces and on the corpus (ART µs traces at µs boundaries; Rhea and
    systrace inputs, whose clocks are ns, at ns boundaries: exact in ns, so compared
    through pprof's ns values, the folded µs being rounded per line).
-4. Errors: a thread or focus naming nothing, --since past the end: exit 1 and one line
-   naming the option; --until <= --since, bad durations: exit 2.
+4. Errors: a thread naming nothing, --since past the end: exit 1 and one line naming the
+   option; --until <= --since, bad durations, a --focus or --ignore that matches no method:
+   exit 2 (the latter one line listing the method names the model finds closest).
+   Method patterns as people type them (README "Selection"): `onCreate`, `Object.wait`,
+   a glob on pkg.Class.method, a signature or not; the model reads them from the README's
+   rules (method_matches), the random selections draw them too.
 5. batch and diff take the selection: their outputs equal the single conversions'.
 """
 import collections
@@ -241,8 +245,28 @@ class Sel:
 
 
 def method_matches(m, glob):
-    """A glob on pkg.Class.method or on the full name with its signature (POSIX fnmatch, no flags)."""
-    return fnmatch.fnmatchcase(SHORT[m], glob) or fnmatch.fnmatchcase(FULL[m], glob)
+    """README "Selection": a glob (POSIX fnmatch, no flags) on pkg.Class.method or on the full
+    name with its signature; without a '.' in its name part, on the method's own name (with or
+    without the signature); with one, on the name from a package boundary (after a '.'). A
+    pattern with a signature ("(" in it; "m(I)V" is "m: (I)V") matches full names only."""
+    if "(" in glob and ": (" not in glob:
+        glob = glob.replace("(", ": (", 1)
+    name_part = re.split(r"[:(]", glob, maxsplit=1)[0]
+    sig = "(" in glob
+    cls, meth, signature = METHODS[m]
+    names = [FULL[m]] if sig else [SHORT[m], FULL[m]]
+    if any(fnmatch.fnmatchcase(n, glob) for n in names):
+        return True
+    if "." not in name_part:
+        own = [f"{meth}: {signature}"] if sig else [meth, f"{meth}: {signature}"]
+        return any(fnmatch.fnmatchcase(n, glob) for n in own)
+    parts = cls.split(".")
+    for k in range(1, len(parts) + 1):  # "Class.method", "pkg.Class.method", ... (the whole is above)
+        tail = ".".join(parts[k:] + [meth]) if k < len(parts) else meth
+        cands = [f"{tail}: {signature}"] if sig else [tail, f"{tail}: {signature}"]
+        if any(fnmatch.fnmatchcase(n, glob) for n in cands):
+            return True
+    return False
 
 
 def thread_kept(trace, tid, name, sel):
@@ -689,7 +713,13 @@ def check_errors(run, trace, src):
     cases = [
         (["--thread", "no such thread*"], 1, "--thread"),
         (["--thread", "main", "--thread", "99999"], 1, "--thread"),
-        (["--focus", "com.nowhere.*"], 1, "--focus"),
+        (["--focus", "com.nowhere.*"], 2, "--focus"),
+        (["--ignore", "com.nowhere.*"], 2, "--ignore"),
+        (["--focus", "bject.wait"], 2, "--focus"),   # not at a package boundary
+        (["--ignore", "Objct.wait"], 2, "--ignore"),  # a typo
+        (["--focus", "onCreat"], 2, "--focus"),
+        (["--focus", "fib", "--focus", "nowhere"], 2, "--focus"),  # each pattern must match
+        (["--focus", "onCreate: ()V"], 2, "--focus"),  # a signature the method does not have
         (["--since", f"{trace.length_us}us"], 1, "--since"),
         (["--since", f"{trace.length_us + 1}us", "--until", f"{trace.length_us + 5}us"], 1, "--since"),
         (["--since", "3ms", "--until", "3ms"], 2, "--until"),
@@ -712,12 +742,58 @@ def check_errors(run, trace, src):
             ctx.check(lines and (names in err or f"'{names[2:]}'" in err),
                       f"{' '.join(args)}: the usage error names {names}: {lines[:3]}")
         ctx.check(not os.path.exists(out), f"{' '.join(args)}: an output left behind")
+        if args[0] in ("--focus", "--ignore"):
+            check_closest(ctx, args[-1], err)
+    # --thread: the closest thread names come first in its list
+    tid, name = max(trace.threads, key=lambda t: (len(t[1]), t[1]))
+    typo = name[:2] + name[3] + name[2] + name[4:]  # two letters swapped: one edit
+    r = ctx.run(["-f", "-o", "folded", "--thread", typo, src, out])
+    listed = r.stderr.decode(errors="replace").split("threads: ", 1)[-1]
+    ctx.check(r.returncode == 1 and listed.startswith(f"{name} ({tid})"),
+              f"--thread {typo}: {name} listed first: {listed[:80]}")
     # still exact: the window may end past the end, --since 0 is the start
     r = ctx.run(["-q", "-f", "-o", "folded", "--since", "0", "--until", f"{trace.length_us + 100}us", src, out])
     ctx.eq(r.returncode, 0, f"--since 0 --until past the end: {r.stderr.decode(errors='replace').strip()}")
     if r.returncode == 0:
         run.eq(read_folded_text(out), model_folded(trace, model(trace, Sel())), "the whole trace as a window")
         os.unlink(out)
+
+
+def edit_distance(a, b):
+    """Optimal string alignment distance (a swap of neighbours is one edit), case ignored."""
+    a, b = a.lower(), b.lower()
+    d = [[i + j if not i * j else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+def check_closest(ctx, pattern, err):
+    """The error of an unmatched pattern lists close method names: every name it lists is one
+    of the trace's that holds what was typed (glob characters and signature left out) or is a
+    few edits from it (compared with as many of its last '.'-parts), and the closest such name
+    is listed; when none is close, it says so."""
+    typed = re.split(r"[:(]", pattern, maxsplit=1)[0].replace("*", "").replace("?", "").strip().lower()
+    dots = typed.count(".")
+
+    def close(name):
+        part = ".".join(name.split(".")[-(dots + 1):])
+        limit = 1 if len(typed) < 6 else len(typed) // 3
+        return typed in name.lower() or edit_distance(part, typed) <= limit
+
+    want = [n for n in SHORT if close(n)]
+    line = err.strip().splitlines()[-1] if err.strip() else ""
+    if not want:
+        ctx.check("none of the" in line and "is close" in line, f"{pattern}: no close name, said so: {line[-160:]}")
+        return
+    listed = line.split("closest: ", 1)[1].split(", ") if "closest: " in line else []
+    ctx.check(listed and all(n in want for n in listed), f"{pattern}: names listed are close ones {want}: {listed}")
+    exact = [n for n in want if typed in ".".join(n.split(".")[-(dots + 1):]).lower()]
+    if exact:
+        ctx.check(any(n in listed for n in exact), f"{pattern}: the closest ({exact}) is listed: {listed}")
 
 
 # ---- batch and diff -------------------------------------------------------------------
@@ -774,9 +850,13 @@ def check_batch_and_diff(run, trace, src, other):
 # ---- random selections ----------------------------------------------------------------
 
 FOCUS_GLOBS = ["com.example.app.Fib.fib", "*.parse", "com.example.app.Parser.parse: (I)V", "android.os.*",
-               "*Worker*", "com.example.app.*", "java.*", "*.dispatchMessage: (Landroid/os/Message;)V"]
+               "*Worker*", "com.example.app.*", "java.*", "*.dispatchMessage: (Landroid/os/Message;)V",
+               # as people type them: a method's name, Class.method, a signature with or without ": "
+               "onCreate", "fib", "Parser.parse", "parse(I)V", "Worker.*", "app.Worker.run", "on*",
+               "dispatchMessage: (*)V"]
 IGNORE_GLOBS = ["*.take", "*Looper.loop*", "com.example.app.Worker.step", "java.lang.String.hashCode",
-                "*.parse: (Ljava/lang/String;)V", "kotlin.*", "com.example.app.Fib.fib"]
+                "*.parse: (Ljava/lang/String;)V", "kotlin.*", "com.example.app.Fib.fib",
+                "Object.wait", "take", "hashCode", "Looper.loop", "LinkedBlockingQueue.take", "step: (I)I"]
 
 
 def thread_specs(rng, trace):
