@@ -493,6 +493,71 @@ static int put_profiler(page *pg, const tci_calltree *ct)
     return rc;
 }
 
+/* ---- callers (--callers) ------------------------------------------------------------ */
+
+/* The walk over the merged callers tree: one row a line, indented by its depth. */
+typedef struct callers_rows {
+    page *pg;
+    const tci_profile *p;
+    const tci_calltree *tree;
+    int64_t total; /* the methods' time: the shares' whole */
+} callers_rows;
+
+#define CALLERS_MAX_INDENT 20 /* levels, as the text report's; the depth column says the rest */
+
+static int callers_row(void *user, uint32_t node, uint32_t depth)
+{
+    callers_rows *cr = user;
+    tci_sink *o = cr->pg->o;
+    const tci_ctnode *n = &cr->tree->nodes[node];
+    int64_t t = cr->pg->r->cpu ? n->cpu_total : n->wall_total;
+    tci_sink_printf(o, "<tr><td class=\"m\">");
+    for (uint32_t k = 0; k < (depth < CALLERS_MAX_INDENT ? depth : CALLERS_MAX_INDENT); k++)
+        TCI_PUT_LIT(o, "\u00a0\u00a0"); /* no style attribute: the page's policy allows none */
+    put_row_method(o, cr->p, tci_profile_row(cr->p, n->method));
+    TCI_PUT_LIT(o, "</td>");
+    td_us(o, t, true);
+    td_pct(o, t, cr->total, true);
+    td_grouped(o, tci_clamp_calls(n->calls));
+    td_grouped(o, depth);
+    TCI_PUT_LIT(o, "</tr>\n");
+    return tci_sink_failed(o) ? TC_ERR_IO : TC_OK;
+}
+
+/* The callers of the methods --callers names: each call with its whole inclusive time, its
+ * callers beneath (pprof's -peek, speedscope's sandwich), as the text report's section. */
+static int put_callers(page *pg, const tci_calltree *ct)
+{
+    tci_sink *o = pg->o;
+    tci_profile p;
+    tci_calltree rev = {0}, merged = {0};
+    int rc = tci_profile_build(&p, ct, TCI_NONE);
+    if (rc == TC_OK)
+        rc = tci_report_derived_trees(pg->w, &p, ct, &rev, &merged);
+    if (rc == TC_OK) {
+        const tci_ctnode *root = &merged.nodes[merged.roots[0]];
+        callers_rows cr = {pg, &p, &merged, pg->r->cpu ? root->cpu_total : root->wall_total};
+        TCI_PUT_LIT(o, "<section id=\"callers\">\n<h2>Callers of <span class=\"name\">");
+        put_text(o, pg->w->opt->callers);
+        tci_sink_printf(o, "</span></h2>\n<p class=\"note\">Each method the pattern names with the whole %s of "
+                           "its calls (a recursive call counted once, in its outermost frame); beneath it its "
+                           "callers, their callers beneath them: a row's time is the method's while called "
+                           "through that chain, its share of all of the method's. Rows under 0.1%% of it are "
+                           "left out.</p>\n",
+                        pg->r->count ? "count" : pg->r->cpu ? "thread CPU time" : "wall time");
+        tci_sink_printf(o, "<table class=\"edges callers\">\n<thead><tr><th>method</th><th>%s</th>"
+                           "<th>%% of the method</th><th>calls</th><th>depth</th></tr></thead>\n<tbody>\n",
+                        pg->r->count ? "incl count" : pg->r->cpu ? "incl CPU µs" : "incl wall µs");
+        int64_t min_time = cr.total / 1000 + (cr.total % 1000 != 0);
+        rc = tci_report_tree_lines(&p, &merged, merged.roots[0], pg->r->cpu, min_time, callers_row, &cr);
+        TCI_PUT_LIT(o, "</tbody></table>\n</section>\n");
+    }
+    tci_calltree_free(&merged);
+    tci_calltree_free(&rev);
+    tci_profile_free(&p);
+    return rc == TC_ERR_IO ? TC_OK : rc; /* a failed sink: the writer's return says so */
+}
+
 /* ---- flame graphs ---------------------------------------------------------------- */
 
 /* The flame tree of every thread (one tower each, "name-tid", under "all"), as the flamegraph writer draws it. */
@@ -507,6 +572,8 @@ static int flame_build_all(flame_build *f, tci_wctx *w, const tci_calltree *ct, 
     if (rc != TC_OK || (rc = tci_foldflame_colors(&f->ff, w->trace, w->opt, fo)) != TC_OK)
         return rc;
     f->ff.reverse = w->opt->reverse; /* --reverse: the graphs bottom-up too, as -o flamegraph --reverse draws them */
+    if ((rc = tci_foldflame_callers(&f->ff, w->trace, w->opt, w->diag)) != TC_OK) /* --callers: rooted at the method */
+        return rc;
     if (!(f->flame = tci_flame_new(false)))
         return TC_ERR_NOMEM;
     return tci_foldflame_add(&f->ff, f->flame, ct, false, false);
@@ -538,7 +605,9 @@ static int put_graph(page *pg, const tci_calltree *ct, const graph *g, bool firs
         .title = pg->r->count ? "Flame Graph: counts of the sampled stacks"
                  : g->cpu     ? "Flame Graph: thread CPU time"
                               : "Flame Graph: wall time",
-        .subtitle = pg->w->opt->reverse
+        .subtitle = pg->w->opt->callers
+                        ? "callers: each call of the method from its frame up, threads last; click a frame to zoom"
+                    : pg->w->opt->reverse
                         ? "bottom-up: every stack from its leaf, threads last; click a frame to zoom, Search (Ctrl-F)"
                         : "one tower per thread; click a frame to zoom, Search (Ctrl-F) for a regular expression",
         .countname = pg->r->count ? pg->r->count : "us", /* tooltips "NAME (3,000 cycles:HG, 1.00%)" */
@@ -901,6 +970,9 @@ int tci_report_html(tci_wctx *w, const tci_calltree *ct)
     int rc = put_head(&pg);
     if (rc == TC_OK) {
         put_facts(&pg);
+        rc = pg.r->callers ? put_callers(&pg, ct) : TC_OK;
+    }
+    if (rc == TC_OK) {
         rc = put_profiler(&pg, ct);
     }
     if (rc == TC_OK) {
