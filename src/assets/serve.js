@@ -68,7 +68,8 @@
   }
   if (selectForm) selection(selectForm);
 
-  // The selection (thread, since/until, weight, bottom-up, ignore idle): the command's options,
+  // The selection (thread, since/until, weight, bottom-up, ignore idle, the methods' focus, ignore
+  // and callers): the command's options,
   // added to the address of every view and download of the result, so the server converts its
   // kept upload with them when one is looked at. Which output takes which option comes from
   // /api/formats (bottom-up only where a writer lists "reverse"). Thread names from the trace
@@ -79,6 +80,9 @@
     var info = { duration_ns: 0, records: 0, threads: [] };
     var core = {}, allowed = null, takes = {};
     var weight = $('weight'), reverse = $('reverse'), idle = $('ignore-idle');
+    // the methods' fields: focus, ignore, callers (the query fields of the same names)
+    var methods = ['focus', 'ignore', 'callers'].map(function (k) { return { key: k, el: $(k) }; })
+      .filter(function (m) { return m.el; });
     var since = $('since'), until = $('until'), list = $('thread-list');
     var views = [], frames = [];
     function each(nodes, fn) { Array.prototype.forEach.call(nodes, fn); }
@@ -120,8 +124,10 @@
       if (since.value.trim()) out.push(['since', since.value.trim()]);
       if (until.value.trim()) out.push(['until', until.value.trim()]);
       if (weight.value !== 'wall') out.push(['weight', weight.value]);
-      if (reverse.checked && !reverse.disabled) out.push(['reverse', '1']);
+      var callers = methods.some(function (m) { return m.key === 'callers' && m.el.value.trim() && !m.el.disabled; });
+      if (reverse.checked && !reverse.disabled && !callers) out.push(['reverse', '1']); // callers is bottom-up already
       if (idle.checked && !idle.disabled) out.push(['ignore-idle', '1']);
+      methods.forEach(function (m) { if (m.el.value.trim() && !m.el.disabled) out.push([m.key, m.el.value.trim()]); });
       return out;
     }
     function query(ps, writer) {
@@ -181,6 +187,7 @@
     $('show-all').addEventListener('click', function () {
       each(list.querySelectorAll('input'), function (c) { c.checked = false; });
       since.value = ''; until.value = ''; reverse.checked = false; idle.checked = false;
+      methods.forEach(function (m) { m.el.value = ''; });
       weight.value = 'wall';
       var t = tabFor('wall');
       if (t && !t.disabled) selectTab(t);
@@ -239,6 +246,7 @@
       until.value = q.get('until') || '';
       reverse.checked = q.has('reverse');
       idle.checked = q.has('ignore-idle');
+      methods.forEach(function (m) { m.el.value = q.get(m.key) || ''; });
       var w = q.get('weight') === 'cpu' ? 'cpu' : 'wall', t = tabFor(w);
       if (t && !t.disabled) { weight.value = w; selectTab(t); }
       if (Array.from(q.keys()).length) apply(); else drawBrush();
@@ -262,6 +270,10 @@
       reverse.disabled = !bottomUp;
       if (!bottomUp) reverse.parentNode.title = 'this traceconv has no bottom-up view (--reverse)';
       idle.disabled = !option('json', 'ignore-idle');
+      methods.forEach(function (m) { // callers: only the writers that draw callers take it
+        m.el.disabled = !['json', 'flamegraph', 'report', 'folded'].some(function (w) { return option(w, m.key); });
+        if (m.el.disabled) m.el.parentNode.title = 'this traceconv has no option ' + m.key;
+      });
       var cpu = tabFor('cpu');
       weight.querySelector('option[value=cpu]').disabled = !cpu || cpu.disabled;
       info.threads.filter(function (t) { return t.records > 0; })

@@ -247,7 +247,7 @@ static void report_excerpts(FILE *fp, const lines *l)
 static const char *const flame_tab[4] = {"Wall, per thread", "CPU, per thread", "Wall, merged", "CPU, merged"};
 
 /* The selection's controls: the same as the command's options (thread, since/until, weight,
- * reverse, ignore-idle). Only fixed markup here: the script fills the thread picker from the
+ * reverse, ignore-idle; focus, ignore and callers, methods named as the command takes them). Only fixed markup here: the script fills the thread picker from the
  * result's SRV_INFO_FILE (names as text nodes, never markup) and adds the selection to the
  * address of every view and download (data-writer: which options each takes, from
  * /api/formats), so the server converts the kept upload with it when one is looked at. */
@@ -272,7 +272,16 @@ static void selection_section(FILE *fp, const srv_result_facts *f)
           "</option><option value=\"cpu\">CPU time</option></select></label>\n"
           "<label class=\"inline\"><input type=\"checkbox\" id=\"reverse\" name=\"reverse\"> bottom-up</label>\n"
           "<label class=\"inline\"><input type=\"checkbox\" id=\"ignore-idle\" name=\"ignore-idle\"> ignore idle "
-          "waits</label></fieldset>\n</div>\n"
+          "waits</label></fieldset>\n"
+          "<fieldset id=\"methods\"><legend>Methods</legend>\n"
+          "<label class=\"inline\">focus <input id=\"focus\" name=\"focus\" size=\"18\" "
+          "placeholder=\"onCreate\" autocomplete=\"off\"></label>\n"
+          "<label class=\"inline\">ignore <input id=\"ignore\" name=\"ignore\" size=\"18\" "
+          "placeholder=\"Object.wait\" autocomplete=\"off\"></label>\n"
+          "<label class=\"inline\">callers of <input id=\"callers\" name=\"callers\" size=\"18\" "
+          "placeholder=\"LayoutInflater.inflate\" autocomplete=\"off\"></label>\n"
+          "<p class=\"hint\">A method's name, Class.method or a glob on pkg.Class.method; callers of: the flame "
+          "graph and the report rooted at it, each call's time by its callers.</p></fieldset>\n</div>\n"
           "<p><button type=\"submit\" id=\"apply\">Apply</button> "
           "<button type=\"button\" id=\"show-all\" class=\"plain\">Whole trace</button> "
           "<span id=\"select-state\" class=\"hint\"></span></p>\n"
