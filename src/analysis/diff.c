@@ -22,6 +22,10 @@
  * of one input that share a key (two ids of one method, overloads shown as
  * one) are one row, their figures added.
  *
+ * Selection: each input takes the conversion's options (thread, window, focus, ignore); a
+ * method pattern may name a method of one input only, and is an error (with the closest
+ * names of both) only when it names none of either (check_patterns).
+ *
  * Memory grows with the methods and call paths of the two inputs, never
  * with their records: the inputs are read one after the other, each into
  * its call tree, which is freed once its profile (and stacks) are taken.
@@ -36,6 +40,7 @@
 #include "tc_options.h"
 #include "tc_profile.h"
 #include "tc_registry.h"
+#include "tc_select.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
 
@@ -361,8 +366,42 @@ static int choose_clocks(tci_diff *d, tc_conv *next)
     return TC_OK;
 }
 
+/* A method pattern (focus, ignore) may name a method of one input only (one a change added or
+ * removed): each input's selection takes it so (tci_options.patterns_may_miss); one that
+ * matches no method of either input is the usage error a conversion gives, with the closest
+ * names of both. */
+static void patterns_may_miss(tc_conv *c)
+{
+    /* the conv's own options, which a diff's inputs are handed to it to set (tc_diff_write) */
+    ((tci_options *)tci_conv_options(c))->patterns_may_miss = true;
+}
+
+static int check_patterns(const tci_diff *d, tc_conv *next)
+{
+    const tci_trace *traces[2] = {d->side[TCI_DIFF_NEW].trace, d->side[TCI_DIFF_BASE].trace};
+    const char *lists[2] = {d->opt->focus, d->opt->ignore}, *fields[2] = {"--focus ", "--ignore "};
+    for (int k = 0; k < 2; k++) {
+        for (const char *at = lists[k]; at && *at;) {
+            const char *end = strchr(at, '\n');
+            size_t len = end ? (size_t)(end - at) : strlen(at);
+            char one[4096];
+            snprintf(one, sizeof one, "%.*s", (int)(len < sizeof one ? len : sizeof one - 1), at);
+            bool found = false;
+            for (int t = 0; t < 2 && !found; t++)
+                for (uint32_t i = 0; i < traces[t]->n_methods && !found; i++)
+                    found = tci_pattern_matches(&traces[t]->methods[i], one);
+            if (!found)
+                return tci_pattern_unmatched(tci_conv_error_slot(next), fields[k], at, len, traces, 2);
+            at = end ? end + 1 : NULL;
+        }
+    }
+    return TC_OK;
+}
+
 static int diff_run(tc_conv *base, tc_conv *next, render_fn render, tci_diff *d, tci_sink *out)
 {
+    patterns_may_miss(base);
+    patterns_may_miss(next);
     for (int side = 0; side < 2; side++) {
         tc_conv *c = side == TCI_DIFF_BASE ? base : next;
         int rc = read_side(d, c, side, next);
@@ -371,7 +410,9 @@ static int diff_run(tc_conv *base, tc_conv *next, render_fn render, tci_diff *d,
             return rc;
         }
     }
-    int rc = choose_clocks(d, next);
+    int rc = check_patterns(d, next);
+    if (rc == TC_OK)
+        rc = choose_clocks(d, next);
     if (rc == TC_OK)
         rc = match_rows(d);
     if (rc == TC_OK)

@@ -465,14 +465,15 @@ int tci_pattern_unmatched(tci_diag *d, const char *field, const char *pattern, s
     for (size_t k = 0; k < nn.n && n < sizeof close; k++)
         n += (size_t)snprintf(close + n, sizeof close - n, "%s%.200s", k ? ", " : "", nn.name[k]);
     int cut = len > 200 ? 200 : (int)len;
+    const char *whose = n_traces > 1 ? " of either input" : ""; /* diff: it may name a method of one */
     if (!nn.n)
         return tci_error(d, TC_ERR_USAGE, "select", UINT64_MAX,
-                         "no method matches %s'%.*s' (a method's name, Class.method or a glob on pkg.Class.method, "
+                         "no method%s matches %s'%.*s' (a method's name, Class.method or a glob on pkg.Class.method, "
                          "signature optional); none of the %llu methods is close (-o report lists them)",
-                         field, cut, pattern, (unsigned long long)methods);
+                         whose, field, cut, pattern, (unsigned long long)methods);
     return tci_error(d, TC_ERR_USAGE, "select", UINT64_MAX,
-                     "no method matches %s'%.*s' (a method's name, Class.method or a glob on pkg.Class.method, "
-                     "signature optional); closest: %s", field, cut, pattern, close);
+                     "no method%s matches %s'%.*s' (a method's name, Class.method or a glob on pkg.Class.method, "
+                     "signature optional); closest: %s", whose, field, cut, pattern, close);
 }
 
 /* Mark the methods of the '\n'-joined patterns of one option; one that matches nothing is a
