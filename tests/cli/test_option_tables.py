@@ -236,7 +236,13 @@ def valid_values(o, ctx):
         return ["1us", "1.5ms"]
     if t == "path":  # a readable file: a ProGuard mapping (what --deobfuscate reads)
         return [sorted(glob.glob(os.path.join(ctx.source, "tests", "fuzz", "deobf-seeds", "*")))[0]]
+    if o["name"] in METHOD_PATTERNS:  # a pattern must name a method of the input (else exit 2)
+        return ["*"]
     return ["some <text>"]
+
+
+# the options that name methods (select.c): a pattern that matches no method is a usage error
+METHOD_PATTERNS = ("focus", "ignore", "callers")
 
 
 def bad_values(o):
