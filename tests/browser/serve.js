@@ -94,6 +94,32 @@ async function select(page, out, tid) {
   out.selFolded = folded ? await fetchText(page, folded.href) : null;
 }
 
+// the methods' fields: callers of a method typed as people type it, the flame graph rooted at it,
+// the fields kept by a reload of the page's address; "Whole trace" clears them
+async function callers(page, out) {
+  out.methodFields = await page.$$eval("#methods input", (is) => is.map((i) => ({ id: i.id, disabled: i.disabled })));
+  await page.click("#show-all");
+  await page.type("#callers", "LayoutInflater.inflate");
+  await page.type("#focus", "onCreate");
+  await page.click("#reverse"); // callers is bottom-up already: reverse is not sent with it
+  await page.click("#apply");
+  const flame = await flameFrameWhere(page, (u) => u.includes("/flame-wall.svg?") && u.includes("callers="));
+  out.callersFlameUrl = flame.url();
+  out.callersFrames = await frames(flame);
+  out.callersTitle = await flame.evaluate(() => document.getElementById("title").textContent);
+  out.callersLinks = await page.$$eval("#downloads a", (as) => as.map((a) => ({ href: a.getAttribute("href"),
+                                                                               writer: a.dataset.writer })));
+  const folded = out.callersLinks.find((l) => l.writer === "folded");
+  out.callersFolded = folded ? await fetchText(page, folded.href) : null;
+  await page.reload({ waitUntil: "load" });
+  await page.waitForSelector("#thread-list label", { timeout: 60000 });
+  await page.waitForFunction(() => document.getElementById("callers").value !== "", { timeout: 60000 });
+  out.callersKept = await page.$eval("#callers", (e) => e.value);
+  out.focusKept = await page.$eval("#focus", (e) => e.value);
+  await page.click("#show-all");
+  out.callersCleared = await page.$eval("#callers", (e) => e.value);
+}
+
 async function main([url, trace, bad, shotDir, smallUrl, tid, hostile]) {
   const browser = await launch();
   const out = {};
@@ -149,6 +175,7 @@ async function main([url, trace, bad, shotDir, smallUrl, tid, hostile]) {
     out.threadsTable = await page.$$eval("#threads tbody tr td:first-child", (tds) => tds.map((t) => t.textContent));
     await select(page, out, tid);
     await page.screenshot({ path: path.join(shotDir, "serve-selection.png"), fullPage: true });
+    await callers(page, out);
     out.pageCsp = await page.evaluate(() => window.__csp.slice());
     out.errors = errors.slice();
     // a thread name that is markup: text in the picker, no script, no element

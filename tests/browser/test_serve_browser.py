@@ -71,6 +71,32 @@ def check_selection(ctx, res, facts, trace, pick, hostile_name):
     ctx.eq(res["errorsHostile"], [], "console errors with a hostile thread name")
 
 
+def check_callers(ctx, res, trace):
+    """The methods' fields (issue 36): callers of a method as people type it, with a focus; the
+    flame graph and downloads carry them (no reverse: callers is bottom-up already), the flame
+    graph is the command's callers graph, and a reload keeps the fields."""
+    ctx.eq(sorted(f["id"] for f in res["methodFields"] if not f["disabled"]), ["callers", "focus", "ignore"],
+           "the methods' fields, enabled")
+    sel = "focus=onCreate&callers=LayoutInflater.inflate"
+    ctx.check(res["callersFlameUrl"].endswith("/flame-wall.svg?" + sel),
+              f"the flame graph's address carries focus and callers, not reverse: {res['callersFlameUrl']}")
+    ctx.eq(res["callersTitle"], "Callers of LayoutInflater.inflate", "the callers flame graph's title")
+    ys = sorted({f["y"] for f in res["callersFrames"]}, reverse=True)
+    base = [f["title"].split(" (")[0] for f in res["callersFrames"] if f["y"] == ys[1]]
+    ctx.eq(base, ["android.view.LayoutInflater.inflate"], "the callers flame graph stands on the method")
+    out = os.path.join(ctx.work, "callers.folded")
+    r = subprocess.run([ctx.traceconv, "-f", "-o", "folded", "--focus", "onCreate", "--callers",
+                        "LayoutInflater.inflate", trace, out], capture_output=True)
+    ctx.eq(r.returncode, 0, "traceconv -o folded --focus onCreate --callers LayoutInflater.inflate")
+    with open(out, encoding="utf-8") as f:
+        want = f.read()
+    got = res["callersFolded"] or {}
+    ctx.check(got.get("status") == 200 and got.get("text") == want and want.startswith("android.view.LayoutInflater"),
+              "the folded download with the methods' fields: the command's output")
+    ctx.eq((res["callersKept"], res["focusKept"]), ("LayoutInflater.inflate", "onCreate"), "a reload keeps the fields")
+    ctx.eq(res["callersCleared"], "", "Whole trace clears the fields")
+
+
 def main():
     ctx = tclib.Ctx()
     node = browserlib.require_node(ctx)
@@ -132,6 +158,7 @@ def main():
         ctx.check(w in writers, f"a download link for {w}")
 
     check_selection(ctx, res, facts, trace, pick, hostile_name)
+    check_callers(ctx, res, trace)
 
     home = tempfile.mkdtemp(prefix="pprof-home-", dir=ctx.work)
     env = dict(os.environ, HOME=home, GOFLAGS="-mod=mod", GOTOOLCHAIN="local")

@@ -534,6 +534,31 @@ def check_selection_api(ctx, srv, src):
                            capture_output=True)
         line = r.stderr.decode(errors="replace").splitlines()[0]
         ctx.eq((st, out.decode(errors="replace").strip()), (400, line), f"API {q}: 400 and the command's line")
+    check_method_fields(ctx, srv, src, mp, ctype)
+
+
+def check_method_fields(ctx, srv, src, mp, ctype):
+    """focus, ignore and callers as query fields (issue 36): methods named as people type them give
+    the command's bytes; one that names no method is 400 with the command's line, the option
+    named as the query's field (focus='onCreat'), never as a flag."""
+    for writer, pairs in (("folded", [("callers", "LayoutInflater.inflate")]),
+                          ("folded", [("focus", "onCreate"), ("ignore", "Looper.loop")]),
+                          ("report", [("callers", "inflate"), ("thread", "main")]),
+                          ("flamegraph", [("callers", "OkHttpClient.<init>")])):
+        st, _, out = request(srv, "POST", f"/api/convert?to={writer}&" + query_of(pairs), mp, {"Content-Type": ctype})
+        ctx.check(st == 200 and out == cli_named(ctx, src, writer, flags_of(pairs)),
+                  f"API {writer} {query_of(pairs)}: 200 and the command's bytes ({st})")
+    for key, value in (("focus", "onCreat"), ("ignore", "Objct.wait"), ("callers", "inflat")):
+        st, _, out = request(srv, "POST", f"/api/convert?to=folded&{key}={urllib.parse.quote(value)}", mp,
+                             {"Content-Type": ctype})
+        r = subprocess.run([ctx.traceconv, "-o", "folded", f"--{key}", value, os.path.basename(src),
+                            os.path.join(ctx.work, "never.folded")], cwd=os.path.dirname(src), capture_output=True)
+        line = r.stderr.decode(errors="replace").strip()
+        text = out.decode(errors="replace").strip()
+        ctx.check(r.returncode == 2 and f"--{key} '{value}'" in line, f"--{key} {value}: the command's usage error: {line}")
+        ctx.eq((st, text), (400, line.replace(f"--{key} '{value}'", f"{key}='{value}'")),
+               f"API {key}={value}: 400 and the command's line, naming the field")
+        ctx.check("--" not in text, f"API {key}={value}: no flag named: {text}")
 
 
 def check_selection_result(ctx, srv, src):
