@@ -545,7 +545,7 @@ static int put_callers(page *pg, const tci_calltree *ct)
                            "through that chain, its share of all of the method's. Rows under 0.1%% of it are "
                            "left out.</p>\n",
                         pg->r->count ? "count" : pg->r->cpu ? "thread CPU time" : "wall time");
-        tci_sink_printf(o, "<table class=\"edges callers\">\n<thead><tr><th>method</th><th>%s</th>"
+        tci_sink_printf(o, "<table class=\"callers\">\n<thead><tr><th>method</th><th>%s</th>"
                            "<th>%% of the method</th><th>calls</th><th>depth</th></tr></thead>\n<tbody>\n",
                         pg->r->count ? "incl count" : pg->r->cpu ? "incl CPU µs" : "incl wall µs");
         int64_t min_time = cr.total / 1000 + (cr.total % 1000 != 0);

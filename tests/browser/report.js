@@ -230,11 +230,30 @@ async function opening(browser, spec) {
   return out;
 }
 
+// --callers: the section's rows as drawn (the name cut to its column, the whole in the text) and
+// whether the page still fits the window
+async function callers(browser, spec) {
+  const page = await browser.newPage();
+  await page.goto(spec.url, { waitUntil: "load", timeout: 60000 });
+  const out = await page.evaluate(() => {
+    const rows = [...document.querySelectorAll("#callers tbody tr")].map((tr) => {
+      const m = tr.querySelector("td.m"), box = m.getBoundingClientRect();
+      return { cells: [...tr.children].map((td) => td.textContent), nameWidth: box.width,
+               cut: m.scrollWidth > m.clientWidth, right: tr.getBoundingClientRect().right };
+    });
+    return { rows, scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth };
+  });
+  if (spec.shot) await (await page.$("#callers")).screenshot({ path: spec.shot });
+  await page.close();
+  return out;
+}
+
 async function main(args) {
   const spec = JSON.parse(fs.readFileSync(args[0], "utf8"));
   const browser = await launch({ viewport: { width: 1366, height: 768 } }); // a common laptop screen
   try {
     if (spec.openingOnly) return { opening: await opening(browser, spec) };
+    if (spec.callersOnly) return { callers: await callers(browser, spec) };
     return { js: await withScript(browser, spec), nojs: await withoutScript(browser, spec) };
   } finally {
     await browser.close();

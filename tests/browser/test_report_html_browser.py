@@ -21,6 +21,7 @@ Screenshots are saved in the test's work dir.
 """
 import math
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -299,6 +300,40 @@ def check_reverse_opening(ctx, node, label, src, bottom_up_roots):
     ctx.eq(res["opening"]["rows"], bottom_up_roots, f"{label} --reverse: the bottom-up roots, as the tab shows them")
 
 
+def check_callers(ctx, node, src):
+    """report --html --callers (issue 36): the callers section in Chromium, at 1366 px: a row per
+    line of the text report's section (the same names, µs and shares), indented by depth, long
+    names cut to their column (never past the window)."""
+    w = ctx.work
+    page = os.path.join(w, "callers.report.html")
+    txt = os.path.join(w, "callers.txt")
+    for fmt, out in (("report-html", page), ("report", txt)):
+        r = ctx.run(["-q", "-f", "-o", fmt, "--callers", "inflate", src, out])
+        if not ctx.eq(r.returncode, 0, f"report {fmt} --callers inflate ({r.stderr!r})"):
+            return
+    with open(txt, encoding="utf-8") as f:
+        section = f.read().split("\n%/method", 1)[1].split("\n", 1)[1].split("\n\n", 1)[0]
+    want = [re.match(r"^\s*([\d.]+%)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)  (\s*)(\S.*)$", line).groups()
+            for line in section.splitlines()]
+    spec = {"url": "file://" + page, "callersOnly": True, "shot": os.path.join(w, "callers.png")}
+    res = browserlib.run_spec(ctx, node, "report.js", spec, os.path.join(w, "callers.spec.json"),
+                              os.path.join(w, "callers.result.json"), "report.js --callers")
+    if res is None:
+        return
+    c = res["callers"]
+    def n(text):
+        return int(text.replace(",", ""))
+
+    got = [(cells[2], cells[1], n(cells[3]), n(cells[4]), cells[0].lstrip("\u00a0"),
+            len(cells[0]) - len(cells[0].lstrip("\u00a0"))) for cells in (r["cells"] for r in c["rows"])]
+    ctx.eq([g[:5] for g in got], [(p, f"{n(us):,}", n(calls), n(depth), name) for p, us, calls, depth, _, name in want],
+           "the HTML callers rows are the text section's lines (µs grouped by thousands)")
+    ctx.eq([g[5] for g in got], [2 * min(n(d), 20) for _, _, _, d, _, _ in want], "rows indented by depth")
+    ctx.check(c["scrollWidth"] <= 1366, f"the callers section fits 1366 px (scrollWidth {c['scrollWidth']})")
+    ctx.check(all(r["right"] <= c["width"] for r in c["rows"]), "no callers row runs past the window")
+    ctx.check(any(r["cut"] for r in c["rows"]), "a long name is cut to its column (the app start has some)")
+
+
 def main():
     ctx = tclib.Ctx()
     node = browserlib.require_node(ctx)
@@ -336,6 +371,7 @@ def main():
         ctx.check(os.path.getsize(spec["shot"]) > 1000, f"{label}: screenshot {spec['shot']}")
         if not hostile and res["js"].get("tree", {}).get("bottomUp"):
             check_reverse_opening(ctx, node, label, src, res["js"]["tree"]["bottomUp"][0])
+    check_callers(ctx, node, os.path.join(ctx.corpus, "app-startup.trace"))
     print(f"screenshots in {w}")
     ctx.done()
 
