@@ -798,6 +798,31 @@ def check_closest(ctx, pattern, err):
 
 # ---- batch and diff -------------------------------------------------------------------
 
+def check_diff_patterns(run):
+    """diff (issue 36): a pattern may name a method of one input only (the app start has
+    MainActivity.onCreate, v3-dual does not): BASE's side is the single conversion's; one that
+    names no method of either input is the usage error, one line, with the closest names."""
+    ctx = run.ctx
+    app, other = (os.path.join(ctx.corpus, f) for f in ("app-startup.trace", "v3-dual.trace"))
+    out = os.path.join(ctx.work, "pat.diff.csv")
+    r = ctx.run(["diff", "-q", "-f", "-o", "csv", "--focus", "MainActivity.onCreate", app, other, out])
+    if ctx.check(r.returncode == 0, f"diff --focus MainActivity.onCreate: exit {r.returncode}: {r.stderr[-300:]!r}"):
+        with open(out, encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+        rep = os.path.join(ctx.work, "pat.report.csv")
+        ctx.run(["-q", "-f", "-o", "report-csv", "--focus", "MainActivity.onCreate", app, rep], check_rc=0)
+        _, want = rl.read_csv(rep)
+        want = {w["method"].split(" (")[0]: str(w["incl_wall_us"]) for w in want if w["thread"] == "all"}
+        got = {row["method"]: row["incl_wall_us_base"] for row in rows}
+        ctx.eq(got, want, "diff --focus MainActivity.onCreate: BASE's rows are the single conversion's")
+        ctx.check(all(row["status"] == "gone" for row in rows), "diff --focus: NEW has none of them")
+    r = ctx.run(["diff", "-f", "-o", "csv", "--focus", "MainActivty.onCreate", app, other, out])
+    err = r.stderr.decode(errors="replace").strip().splitlines()
+    ctx.check(r.returncode == 2 and len(err) == 1 and "of either input" in err[0]
+              and "com.example.shop.ui.MainActivity.onCreate" in err[0],
+              f"diff --focus MainActivty.onCreate: exit 2, one line with the closest name: {r.returncode} {err}")
+
+
 def check_batch_and_diff(run, trace, src, other):
     """batch -o folded,json --thread main: each output the bytes of the single conversion's;
     diff --thread main: each side's figures those of the report of that side's selection."""
@@ -927,6 +952,7 @@ def main():
     traces = check_random(run, rng, 2, 6)
     check_errors(run, *traces[0])
     check_batch_and_diff(run, traces[0][0], traces[0][1], traces[1][1])
+    check_diff_patterns(run)
     check_corpus_additivity(run, rng)
     if ctx.failures:
         print(f"seed {seed} (replay: TC_SELECTION_SEED={seed})")
