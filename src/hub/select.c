@@ -228,7 +228,7 @@ static int select_threads(tci_select *s, tci_trace *t, const tci_options *o, tci
 /* A pattern as matched: the glob (a signature written without ": " gets it, as full names
  * write it), whether its name part has a '.', and whether it gives a signature. */
 typedef struct pattern {
-    char glob[4096 + 2];
+    char glob[1024];   /* longer patterns are cut (a method name is shorter) */
     bool dot, sig;
 } pattern;
 
@@ -291,7 +291,7 @@ bool tci_pattern_matches(const tci_method *m, const char *text)
 uint32_t tci_pattern_mark(const tci_trace *t, const char *patterns, uint8_t *mark, uint8_t bit,
                           const char **unmatched, size_t *unmatched_len)
 {
-    static __thread pattern p; /* 4 KiB: not on every caller's stack */
+    pattern p;
     uint32_t marked = 0;
     if (unmatched)
         *unmatched = NULL;
@@ -299,10 +299,11 @@ uint32_t tci_pattern_mark(const tci_trace *t, const char *patterns, uint8_t *mar
         const char *end = strchr(at, '\n');
         size_t len = end ? (size_t)(end - at) : strlen(at);
         pattern_read(&p, at, len);
-        bool any = false;
+        /* whether this pattern matches anything is wanted until one that does not is found */
+        bool any = false, asked = unmatched && !*unmatched;
         for (uint32_t i = 0; i < t->n_methods; i++) {
-            if ((mark[i] & bit) && (any || unmatched == NULL || *unmatched))
-                continue; /* marked already: only whether this pattern matches anything is left to learn */
+            if ((mark[i] & bit) && (any || !asked))
+                continue; /* marked already, and nothing left to learn from it */
             if (!pattern_matches(&p, &t->methods[i]))
                 continue;
             any = true;
@@ -311,7 +312,7 @@ uint32_t tci_pattern_mark(const tci_trace *t, const char *patterns, uint8_t *mar
                 marked++;
             }
         }
-        if (!any && unmatched && !*unmatched) {
+        if (!any && asked) {
             *unmatched = at;
             *unmatched_len = len;
         }

@@ -513,7 +513,7 @@ static int callers_row(void *user, uint32_t node, uint32_t depth)
     int64_t t = cr->pg->r->cpu ? n->cpu_total : n->wall_total;
     tci_sink_printf(o, "<tr><td class=\"m\">");
     for (uint32_t k = 0; k < (depth < CALLERS_MAX_INDENT ? depth : CALLERS_MAX_INDENT); k++)
-        TCI_PUT_LIT(o, "\u00a0\u00a0"); /* no style attribute: the page's policy allows none */
+        TCI_PUT_LIT(o, "\xc2\xa0\xc2\xa0"); /* two U+00A0: no style attribute, the page's policy allows none */
     put_row_method(o, cr->p, tci_profile_row(cr->p, n->method));
     TCI_PUT_LIT(o, "</td>");
     td_us(o, t, true);
