@@ -257,7 +257,13 @@ static void pattern_read(pattern *p, const char *text, size_t len)
     }
 }
 
-static bool glob_matches(const char *glob, const char *s) { return s && fnmatch(glob, s, 0) == 0; }
+static bool glob_matches(const char *glob, const char *s)
+{
+    char c = glob[0]; /* a literal first character rules out most names without fnmatch's cost */
+    if (!s || (c != '*' && c != '?' && c != '[' && c != '\\' && c != *s))
+        return false;
+    return fnmatch(glob, s, 0) == 0;
+}
 
 /* The rules of tc_select.h: the whole name, else (no dot) the method's own name, else a
  * part of the name that starts at a package boundary; each with or without the signature. */
@@ -266,7 +272,7 @@ static bool pattern_matches(const pattern *p, const tci_method *m)
     const char *s = m->short_name, *full = m->full_name;
     if ((!p->sig && glob_matches(p->glob, s)) || glob_matches(p->glob, full))
         return true;
-    if (!s)
+    if (!s || p->glob[0] == '*') /* "*x" matches a name when it matches a part at its end: tried above */
         return false;
     size_t n = strlen(s);
     bool full_follows = full && !strncmp(full, s, n); /* "pkg.Class.method: (sig)ret" */
@@ -321,12 +327,20 @@ uint32_t tci_pattern_mark(const tci_trace *t, const char *patterns, uint8_t *mar
     return marked;
 }
 
-/* Mark the methods of one of the NULL-terminated globs (--ignore-idle's list). */
+/* Mark the methods that one of the NULL-terminated globs matches as a whole name: --ignore-idle's
+ * list names the waits by their full names (not a part of another package's name), and its 13
+ * globs against a table of 300k methods cost 0.1 s so, 0.4 s by the rules for what people type. */
 static uint32_t mark_listed(tci_select *s, const char *const *list, uint8_t bit)
 {
     uint32_t marked = 0;
     for (; *list; list++)
-        marked += tci_pattern_mark(s->t, *list, s->mark, bit, NULL, NULL);
+        for (uint32_t i = 0; i < s->t->n_methods; i++) {
+            const tci_method *m = &s->t->methods[i];
+            if (!(s->mark[i] & bit) && (glob_matches(*list, m->short_name) || glob_matches(*list, m->full_name))) {
+                s->mark[i] |= bit;
+                marked++;
+            }
+        }
     return marked;
 }
 
