@@ -93,9 +93,10 @@ typedef enum tc_status {
                                 ("no trace events found": a JSON document with no trace events,
                                 text with no line of the format, an ART trace with no record): a
                                 batch of files skips it, where a conversion fails */
-    TC_ERR_EMPTY_SELECTION = -11 /* the selection (options thread, since, until, focus) names
-                                    nothing in this input: no thread or method matches, or the
-                                    window is past its end (since 0.3) */
+    TC_ERR_EMPTY_SELECTION = -11 /* the selection (options thread, since, until) names nothing in
+                                    this input: no thread matches, the window is past its end, or
+                                    the methods of callers are never called in it (since 0.3; a
+                                    focus, ignore or callers that matches no method: TC_ERR_USAGE) */
 } tc_status;
 
 /* A short English description of a status ("no space", ...); never NULL. */
