@@ -212,7 +212,7 @@ def check_case(ctx, name, trace, facts, pct, clock):
         width = pprof_pen_width(t, total)
         ctx.eq((look["stroke"], float(look["width"])), (pprof_dot_color(t / total if total else 0, False), width),
                f"{what}: edge {ends}: colour and pen width (pprof's)")
-    tips = sorted(look["tooltip"] for k, look in looks.items() if k[0] == "edge")
+    tips = sorted(look["tooltip"] or "" for k, look in looks.items() if k[0] == "edge")
     ctx.eq(tips, sorted(f"{a} -> {b} ({ms(t)})" for (a, b), t in want_full.items()), f"{what}: edge tooltips")
     n_methods = len(facts["profile"]["all"])
     n_edges = len(facts["profile"]["edges"])
