@@ -30,7 +30,8 @@ function listFrames(sel, pfx) {
   const field = byId("searchfield");
   return { frames, width: svg.width.baseVal.value, unzoomHidden: byId("unzoom").classList.contains("hide"),
            matched: byId("matched").textContent, matchedHidden: byId("matched").classList.contains("hide"),
-           searchValue: field ? field.value : null, clearHidden: byId("searchclear").classList.contains("hide"),
+           searchValue: field ? field.value : null,
+           clearHidden: byId("searchclear") ? byId("searchclear").classList.contains("hide") : null,
            focused: document.activeElement === field, details: byId("details").textContent };
 }
 
@@ -95,6 +96,7 @@ async function driveGraph(page, g) {
     await (await element(page, g, g.click)).click(); // again, undone with the key this time
     await page.keyboard.press("Escape");
     out.escaped = await state(page, g);
+    if (!out.escaped.unzoomHidden) await (await element(page, g, "unzoom")).click(); // a graph Escape left zoomed
   }
   out.searches = [];
   for (const s of g.searches || []) {
@@ -115,7 +117,7 @@ async function driveGraph(page, g) {
     await page.keyboard.press("Enter");
     const found = await state(page, g);
     if (g.shot && !out.searches.length) await page.screenshot({ path: g.shot.replace(/\.png$/, "-search.png") });
-    await (await element(page, g, "searchclear")).click(); // the field's clear button
+    await (await element(page, g, "searchclear") || await element(page, g, "search")).click(); // the field's clear button
     const reset = await state(page, g);
     if (s.ic) await (await element(page, g, "ignorecase")).click();
     out.searches.push({ term: s.term, ic: !!s.ic, key: s.how === "key" ? s.key || "/" : null, focused, found, reset });
@@ -137,7 +139,11 @@ async function main(args) {
   try {
     const pages = new Map();
     for (const g of spec.graphs) {
-      if (!pages.has(g.url)) pages.set(g.url, await openPage(browser, g.url));
+      if (!pages.has(g.url)) {
+        const p = await openPage(browser, g.url);
+        p.page.on("dialog", (d) => d.dismiss()); // a prompt() (a graph without a search field) answers nothing
+        pages.set(g.url, p);
+      }
       const { page, errors } = pages.get(g.url);
       const res = await driveGraph(page, g);
       res.pwned = await page.evaluate(() => [typeof window.pwned, document.querySelectorAll("img").length,
