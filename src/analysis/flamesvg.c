@@ -759,8 +759,9 @@ static void put_style_rules(tci_sink *o, const char *p)
     tci_sink_printf(o, "\t%s.tc-ctl { cursor:pointer; }\n", scope);
     tci_sink_printf(o, "\t%s.tc-ctl rect { fill:rgb(255,255,255); stroke:rgb(118,118,118); stroke-width:1; }\n",
                     scope);
-    tci_sink_printf(o, "\t%s.tc-ctl:hover rect, %s.tc-ctl.focus rect { stroke:rgb(11,95,255); stroke-width:1.5; }\n",
-                    scope, scope);
+    tci_sink_printf(o, "\t%s.tc-ctl:hover rect, %s.tc-ctl.focus rect, %s.tc-ctl:focus rect { stroke:rgb(11,95,255); "
+                       "stroke-width:1.5; }\n", scope, scope, scope);
+    tci_sink_printf(o, "\t%s.tc-ctl:focus { outline:none; }\n", scope);
     tci_sink_printf(o, "\t%s.tc-ctl text { fill:rgb(0,0,0); }\n", scope);
     tci_sink_printf(o, "\t%s#%ssearch text.hint { fill:rgb(80,80,80); }\n", scope, p);
     tci_sink_printf(o, "\t%s#%signorecase.show rect { fill:rgb(11,95,255); stroke:rgb(11,95,255); }\n", scope, p);
@@ -897,7 +898,7 @@ static void put_control(render *r, const char *id, const char *cls, unsigned x, 
                         double tx, const char *text)
 {
     tci_sink *o = r->out;
-    tci_sink_printf(o, "<g id=\"%s%s\" class=\"tc-ctl%s%s\"><title>%s</title>"
+    tci_sink_printf(o, "<g id=\"%s%s\" class=\"tc-ctl%s%s\" tabindex=\"0\" role=\"button\"><title>%s</title>"
                        "<rect x=\"%u\" y=\"%d\" width=\"%u\" height=\"%d\" rx=\"3\" ry=\"3\"/>",
                     r->pfx, id, cls ? " " : "", cls ? cls : "", title, x, CTL_Y, width, CTL_H);
     if (text)

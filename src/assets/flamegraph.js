@@ -190,6 +190,15 @@ function tcFlame(svg, pfx) {
 		else if (searchbox.contains(e.target)) { if (e.target !== field) searchPrompt(); }
 		else if (icbtn.contains(e.target)) toggleIgnorecase();
 	});
+	// the controls are buttons for the keyboard too (Tab to one, Enter or Space)
+	svg.addEventListener("keydown", function (e) {
+		var c = e.target;
+		if ((e.key === "Enter" || e.key === " ") && c !== field && c.classList && c.classList.contains("tc-ctl")) {
+			e.preventDefault();
+			e.stopPropagation();
+			c.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+		}
+	});
 	svg.addEventListener("mouseover", function (e) {
 		var g = frameOf(e.target);
 		if (g) details.nodeValue = "Function: " + tooltip(g);

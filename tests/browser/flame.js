@@ -122,6 +122,14 @@ async function driveGraph(page, g) {
     if (s.ic) await (await element(page, g, "ignorecase")).click();
     out.searches.push({ term: s.term, ic: !!s.ic, key: s.how === "key" ? s.key || "/" : null, focused, found, reset });
   }
+  // a control from the keyboard: the ignore-case toggle focused, Enter, then Space back
+  const ic = await element(page, g, "ignorecase");
+  const icOn = async () => page.evaluate((e) => e.classList.contains("show"), ic);
+  await page.evaluate((e) => e.focus(), ic); // an SVG element: focus() in the page
+  await page.keyboard.press("Enter");
+  out.icByKey = [await icOn()];
+  await page.keyboard.press(" ");
+  out.icByKey.push(await icOn());
   out.hovers = [];
   for (const i of g.hover || []) {
     await (await element(page, g, i)).hover();

@@ -190,6 +190,7 @@ def check_graph(ctx, label, g, res, frames_model):
                f"{label}: the clear button restores every fill")
         ctx.check(s["reset"]["matchedHidden"] and s["reset"]["clearHidden"] and s["reset"]["searchValue"] == "",
                   f"{label}: Matched, the clear button and the term are gone after a clear")
+    ctx.eq(res["icByKey"], [True, False], f"{label}: the ignore-case toggle by the keyboard (Enter, then Space)")
     for h in res["hovers"]:
         ctx.eq(h["details"], "Function: " + before[h["index"]]["title"], f"{label}: details line on hover")
 
