@@ -37,10 +37,24 @@
  * its own between the frames and the details line, so frames keep
  * flamegraph.pl's coordinates upright and inverted.
  *
+ * Controls. flamegraph.pl's are faint words ("Search" at 10 % opacity, "ic");
+ * ours are drawn as controls one sees: a search field (a box that says
+ * "Search (/ or Ctrl-F)"; the script puts a text input into it, an XHTML
+ * <input> in a <foreignObject> it creates, so the file itself holds only SVG
+ * and a viewer without script shows a plain box; without foreignObject the
+ * box asks with prompt() as flamegraph.pl does), a clear button in it while a
+ * search is shown, an "Aa" toggle for ignoring case, and a "Reset zoom"
+ * button while zoomed; each a box with a border, dark text on white.
+ *
+ * The root frame is labelled with what the graph is (root_name: "all 6
+ * threads", "thread main-1234") and its total, kept when a zoom redraws the
+ * labels (data-label); its tooltip stays flamegraph.pl's "all (N us, 100%)".
+ *
  * Script. One function, tcFlame(svg), binds one graph: every element is
  * looked up inside that <svg> with its id prefix, listeners sit on the <svg>
- * (keys on the window: Ctrl-F/F3 search and Ctrl-I case only while the
- * pointer is over an embedded graph), so two graphs live on one page. A
+ * (keys on the window: "/", Ctrl-F, F3 search, Ctrl-I case and Escape (reset
+ * the zoom) only while the pointer is over an embedded graph, and never while
+ * a field of the page has the keys), so two graphs live on one page. A
  * standalone document and an EMBED element carry the script inside the
  * <svg> (CDATA, which XML and HTML's foreign content both read) as its last
  * child, calling tcFlame on its own <svg>; EMBED_NOSCRIPT leaves it out for a
@@ -67,7 +81,10 @@ enum {
     YPAD1 = FONTSIZE * 3,      /* top, the title */
     YPAD2 = FONTSIZE * 2 + 10, /* bottom, the details line */
     YPAD3 = FONTSIZE * 2,      /* the subtitle */
-    DEFAULT_WIDTH = 1200
+    DEFAULT_WIDTH = 1200,
+    /* the controls' row, in the top pad: boxes CTL_H high from CTL_Y */
+    CTL_Y = 8, CTL_H = 20, CTL_UNZOOM_W = 86, CTL_IC_W = 28, CTL_GAP = 4,
+    CTL_SEARCH_MIN = 64, CTL_SEARCH_MAX = 230
 };
 #define FONTWIDTH 0.59
 
@@ -524,18 +541,27 @@ static size_t without_annotation(const uint32_t *cp, size_t n)
     return n;
 }
 
-/* "1,234,567": Perl's sprintf "%.0f" with perlfaq5's commas. */
-static void put_count(tci_sink *o, int64_t v)
+/* "1,234,567" into out (at least 40 bytes, not terminated): Perl's sprintf "%.0f" with
+ * perlfaq5's commas. Its length. */
+static size_t group_digits(char *out, int64_t v)
 {
     char digits[24];
     int n = snprintf(digits, sizeof digits, "%lld", (long long)v);
     int neg = digits[0] == '-';
+    size_t k = 0;
     for (int i = 0; i < n; i++) {
-        tci_sink_putc(o, digits[i]);
+        out[k++] = digits[i];
         int left = n - 1 - i;
         if (i >= neg && left > 0 && left % 3 == 0)
-            tci_sink_putc(o, ',');
+            out[k++] = ',';
     }
+    return k;
+}
+
+static void put_count(tci_sink *o, int64_t v)
+{
+    char out[40];
+    tci_sink_write(o, out, group_digits(out, v));
 }
 
 /* ---- colours (FLAMEGRAPH-SVG.md §6) ------------------------------------------------------ */
@@ -729,12 +755,23 @@ static void put_style_rules(tci_sink *o, const char *p)
         snprintf(scope, sizeof scope, "#%.*s ", (int)strlen(p) - 1, p);
     TCI_PUT_LIT(o, "\n");
     tci_sink_printf(o, "\t%stext { font-family:Verdana; font-size:%dpx; fill:rgb(0,0,0); }\n", scope, FONTSIZE);
-    tci_sink_printf(o, "\t%s#%ssearch, %s#%signorecase { opacity:0.1; cursor:pointer; }\n", scope, p, scope, p);
-    tci_sink_printf(o, "\t%s#%ssearch:hover, %s#%ssearch.show, %s#%signorecase:hover, %s#%signorecase.show "
-                       "{ opacity:1; }\n", scope, p, scope, p, scope, p, scope, p);
+    /* the controls: boxes with a border, dark text on white (contrast 15:1; the hint 7:1) */
+    tci_sink_printf(o, "\t%s.tc-ctl { cursor:pointer; }\n", scope);
+    tci_sink_printf(o, "\t%s.tc-ctl rect { fill:rgb(255,255,255); stroke:rgb(118,118,118); stroke-width:1; }\n",
+                    scope);
+    tci_sink_printf(o, "\t%s.tc-ctl:hover rect, %s.tc-ctl.focus rect, %s.tc-ctl:focus rect { stroke:rgb(11,95,255); "
+                       "stroke-width:1.5; }\n", scope, scope, scope);
+    tci_sink_printf(o, "\t%s.tc-ctl:focus { outline:none; }\n", scope);
+    tci_sink_printf(o, "\t%s.tc-ctl text { fill:rgb(0,0,0); }\n", scope);
+    tci_sink_printf(o, "\t%s#%ssearch text.hint { fill:rgb(80,80,80); }\n", scope, p);
+    tci_sink_printf(o, "\t%s#%signorecase.show rect { fill:rgb(11,95,255); stroke:rgb(11,95,255); }\n", scope, p);
+    tci_sink_printf(o, "\t%s#%signorecase.show text { fill:rgb(255,255,255); }\n", scope, p);
+    tci_sink_printf(o, "\t%s#%ssearchfield { box-sizing:border-box; width:100%%; height:100%%; margin:0; border:none; "
+                       "outline:none; background:transparent; padding:0 22px 0 6px; font-family:Verdana; "
+                       "font-size:%dpx; color:rgb(0,0,0); }\n", scope, p, FONTSIZE);
+    tci_sink_printf(o, "\t%s#%ssearchfield::placeholder { color:rgb(80,80,80); opacity:1; }\n", scope, p);
     tci_sink_printf(o, "\t%s#%ssubtitle { text-anchor:middle; fill:rgb(160,160,160); }\n", scope, p);
     tci_sink_printf(o, "\t%s#%stitle { text-anchor:middle; font-size:%dpx; }\n", scope, p, FONTSIZE + 5);
-    tci_sink_printf(o, "\t%s#%sunzoom { cursor:pointer; }\n", scope, p);
     tci_sink_printf(o, "\t%s#%sframes > *:hover { stroke:black; stroke-width:0.5; cursor:pointer; }\n", scope, p);
     tci_sink_printf(o, "\t%s.hide { display:none; }\n", scope);
     tci_sink_printf(o, "\t%s.parent { opacity:0.5; }\n", scope);
@@ -856,6 +893,41 @@ static int legend(render *r, bool draw)
     return r->out->err ? TC_ERR_IO : TC_OK;
 }
 
+/* A control: a box at x, width wide, in the controls' row, with a text at tx (NULL: none). */
+static void put_control(render *r, const char *id, const char *cls, unsigned x, unsigned width, const char *title,
+                        double tx, const char *text)
+{
+    tci_sink *o = r->out;
+    tci_sink_printf(o, "<g id=\"%s%s\" class=\"tc-ctl%s%s\" tabindex=\"0\" role=\"button\"><title>%s</title>"
+                       "<rect x=\"%u\" y=\"%d\" width=\"%u\" height=\"%d\" rx=\"3\" ry=\"3\"/>",
+                    r->pfx, id, cls ? " " : "", cls ? cls : "", title, x, CTL_Y, width, CTL_H);
+    if (text)
+        tci_sink_printf(o, "<text x=\"%0.1f\" y=\"%d\">%s</text>", tx, CTL_Y + CTL_H - 6, text);
+}
+
+/* The controls' row: Reset zoom (shown while zoomed) on the left; on the right the search
+ * field (its clear button inside, shown while a search is) and the ignore-case toggle. Fixed
+ * texts only: nothing from the input goes here. */
+static void put_controls(render *r)
+{
+    tci_sink *o = r->out;
+    unsigned w = r->width, field = (w - 2 * XPAD) / 4;
+    field = field < CTL_SEARCH_MIN ? CTL_SEARCH_MIN : field > CTL_SEARCH_MAX ? CTL_SEARCH_MAX : field;
+    unsigned ic_x = w - XPAD - CTL_IC_W, field_x = ic_x - CTL_GAP - field;
+    put_control(r, "unzoom", "hide", XPAD, CTL_UNZOOM_W, "Reset zoom (Escape)", XPAD + 7, "Reset zoom");
+    TCI_PUT_LIT(o, "</g>\n");
+    /* the hint as it fits: 7.08 px a character, 28 px of padding and the clear button */
+    const char *hint = field >= 20 * FONTSIZE * FONTWIDTH + 28 ? "Search (/ or Ctrl-F)" : "Search";
+    put_control(r, "search", NULL, field_x, field, "Search: a regular expression (/ or Ctrl-F)", field_x + 6, NULL);
+    tci_sink_printf(o, "<text class=\"hint\" x=\"%u\" y=\"%d\">%s</text>", field_x + 6, CTL_Y + CTL_H - 6, hint);
+    TCI_PUT_LIT(o, "</g>\n");
+    put_control(r, "searchclear", "hide", field_x + field - 20, 18, "Reset search (Escape)", field_x + field - 15.0,
+                "&#215;");
+    TCI_PUT_LIT(o, "</g>\n");
+    put_control(r, "ignorecase", NULL, ic_x, CTL_IC_W, "Ignore case (Ctrl-I)", ic_x + 5.0, "Aa");
+    TCI_PUT_LIT(o, "</g>\n");
+}
+
 static int put_head(render *r)
 {
     cpbuf *b = &r->misc;
@@ -892,18 +964,39 @@ static int put_head(render *r)
         TCI_PUT_LIT(o, "</text>\n");
     }
     tci_sink_printf(o, "<text id=\"%sdetails\" x=\"%d\" y=\"%u\"> </text>\n", r->pfx, XPAD, h - YPAD2 / 2);
-    tci_sink_printf(o, "<text id=\"%sunzoom\" x=\"%d\" y=\"%d\" class=\"hide\">Reset Zoom</text>\n", r->pfx, XPAD,
-                    FONTSIZE * 2);
-    tci_sink_printf(o, "<text id=\"%ssearch\" x=\"%u\" y=\"%d\">Search</text>\n", r->pfx, w - XPAD - 100,
-                    FONTSIZE * 2);
-    tci_sink_printf(o, "<text id=\"%signorecase\" x=\"%u\" y=\"%d\">ic</text>\n", r->pfx, w - XPAD - 16,
-                    FONTSIZE * 2);
+    put_controls(r);
     tci_sink_printf(o, "<text id=\"%smatched\" x=\"%u\" y=\"%u\" class=\"hide\"> </text>\n", r->pfx,
                     w - XPAD - 100, h - YPAD2 / 2);
     if (r->legend_h && legend(r, true) != TC_OK)
         return o->err ? TC_ERR_IO : TC_ERR_NOMEM;
     tci_sink_printf(o, "<g id=\"%sframes\">\n", r->pfx);
     return TC_OK;
+}
+
+/* The root's label into b: "all 6 threads (1,234 us)", the writer's name for the whole graph
+ * (the engine's own: "all") and its count. */
+static int root_label(render *r, int64_t count, cpbuf *b)
+{
+    char digits[40];
+    const char *what = r->o->root_name ? r->o->root_name : "all";
+    b->n = 0;
+    if (decode_name(what, strlen(what), b) != TC_OK ||
+        cp_push_ascii(b, " (") != TC_OK)
+        return TC_ERR_NOMEM;
+    size_t n = group_digits(digits, count);
+    for (size_t i = 0; i < n; i++)
+        if (cp_push(b, (uint8_t)digits[i]) != TC_OK)
+            return TC_ERR_NOMEM;
+    if (cp_push(b, ' ') != TC_OK)
+        return TC_ERR_NOMEM;
+    cpbuf *name = &r->misc;
+    const char *unit = r->o->countname ? r->o->countname : "samples";
+    if (decode_name(unit, strlen(unit), name) != TC_OK)
+        return TC_ERR_NOMEM;
+    for (size_t i = 0; i < name->n; i++)
+        if (cp_push(b, name->cp[i]) != TC_OK)
+            return TC_ERR_NOMEM;
+    return cp_push(b, ')');
 }
 
 /* A number as Perl prints it: integral values without a point ("%.15g"). */
@@ -970,9 +1063,18 @@ static int put_frame(render *r, const drawn *d)
     /* label: as many characters as fit (7.08 px each), the last two replaced by ".." when cut */
     tci_sink_printf(o, "<text x=\"%0.2f\" y=\"", x1 + 3);
     put_perl_number(o, 3 + (y1 + y2) / 2.0);
-    TCI_PUT_LIT(o, "\">");
+    tci_sink_putc(o, '"');
+    if (root) { /* what the whole graph is, and its total: kept for the script's redraws */
+        if (root_label(r, d->width, b) != TC_OK)
+            return TC_ERR_NOMEM;
+        shown = b->n;
+        TCI_PUT_LIT(o, " data-label=\"");
+        put_xml(o, b->cp, b->n);
+        tci_sink_putc(o, '"');
+    }
+    tci_sink_putc(o, '>');
     double chars = floor((x2 - x1) / (FONTSIZE * FONTWIDTH));
-    if (!root && chars >= 3) {
+    if (chars >= 3) {
         size_t n = chars < (double)shown ? (size_t)chars : shown;
         if (n < shown) {
             put_xml(o, b->cp, n - 2);

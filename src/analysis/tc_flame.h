@@ -42,6 +42,8 @@ typedef struct tci_flame_opts {
     const char *title;       /* NULL: "Flame Graph", or "Icicle Graph" when inverted */
     const char *subtitle;    /* NULL: none */
     const char *countname;   /* NULL: "samples" */
+    const char *root_name;   /* the root frame's label, what the whole graph is ("all 6 threads"; its
+                              * total is added); NULL: "all". Its tooltip stays "all (N us, 100%)" */
     uint32_t width;          /* 0: 1200 */
     double minwidth;         /* px, or percent of the total with minwidth_pct */
     bool minwidth_pct;

@@ -7,7 +7,8 @@ function tcFlame(svg, pfx) {
 	var standalone = svg.ownerDocument.documentElement === svg;
 	function byId(name) { return svg.querySelector('[id="' + pfx + name + '"]'); }
 	var details = byId("details").firstChild, frames = byId("frames"), unzoombtn = byId("unzoom");
-	var searchbtn = byId("search"), icbtn = byId("ignorecase"), matchedtxt = byId("matched");
+	var searchbox = byId("search"), clearbtn = byId("searchclear"), icbtn = byId("ignorecase");
+	var matchedtxt = byId("matched"), field = null, pending = null;
 	var searching = false, term = null, ignorecase = false;
 	function child(e, tag) {
 		for (var c = e.firstElementChild; c; c = c.nextElementSibling) if (c.localName === tag) return c;
@@ -26,10 +27,11 @@ function tcFlame(svg, pfx) {
 		e.removeAttribute("_orig_" + a);
 	}
 	function svgWidth() { return svg.width.baseVal.value; }
-	// the label: the name (the tooltip without its final group) cut to the frame's width
+	// the label: the name (the tooltip without its final group; the root's own, data-label)
+	// cut to the frame's width
 	function updateText(g) {
 		var r = child(g, "rect"), t = child(g, "text"), w = num(r, "width") - 3;
-		var txt = tooltip(g).replace(/ \([^()]*\)$/, "");
+		var txt = t.getAttribute("data-label") || tooltip(g).replace(/ \([^()]*\)$/, "");
 		t.setAttribute("x", (num(r, "x") + 3).toFixed(2));
 		if (w < 2 * FONTSIZE * FONTWIDTH || !txt.length) { t.textContent = ""; return; }
 		t.textContent = txt;
@@ -87,9 +89,14 @@ function tcFlame(svg, pfx) {
 	function resetSearch() {
 		each(function (e) { restore(child(e, "rect"), "fill"); });
 		searching = false;
-		searchbtn.classList.remove("show");
-		searchbtn.firstChild.nodeValue = "Search";
+		clearbtn.classList.add("hide");
 		matchedtxt.classList.add("hide");
+	}
+	// "Reset search": no term, no colours, an empty field
+	function clearSearch() {
+		term = null;
+		if (field) field.value = "";
+		resetSearch();
 	}
 	// Matched: the counts of the matching frames, a match inside a counted one not counted
 	// again (frames come in pre-order, so a frame's subtree follows it), over the root's.
@@ -100,6 +107,8 @@ function tcFlame(svg, pfx) {
 		try { re = new RegExp(term, ignorecase ? "i" : ""); }
 		catch (err) { details.nodeValue = "Search: " + err.message; return null; }
 		resetSearch();
+		if (field && field.value !== term) field.value = term;
+		clearbtn.classList.remove("hide");
 		var total = 0, matched = 0, inside = false, insideKey = 0;
 		each(function (e) {
 			var text = tooltip(e), r = child(e, "rect"), count = countOf(text);
@@ -110,20 +119,61 @@ function tcFlame(svg, pfx) {
 			inside = hit;
 			if (hit) { matched += count; insideKey = key; }
 		});
-		if (!searching) return null;
-		searchbtn.classList.add("show");
-		searchbtn.firstChild.nodeValue = "Reset Search";
+		if (!searching) { // said, so that a search as one types shows it found nothing
+			matchedtxt.classList.remove("hide");
+			matchedtxt.firstChild.nodeValue = "Matched: nothing";
+			return null;
+		}
 		var pct = total ? 100 * matched / total : 0;
 		var shown = pct === 100 ? "100" : pct.toFixed(1);
 		matchedtxt.classList.remove("hide");
 		matchedtxt.firstChild.nodeValue = "Matched: " + shown + "%";
 		return shown;
 	}
+	// The search field: an XHTML input put into the drawn box (a foreignObject made here, so
+	// the file holds only SVG); it searches as one types. Without foreignObject, the box asks
+	// with prompt() as flamegraph.pl does.
+	function makeField() {
+		if (typeof SVGForeignObjectElement === "undefined") return null;
+		var box = child(searchbox, "rect"), SVGNS = "http://www.w3.org/2000/svg";
+		var fo = svg.ownerDocument.createElementNS(SVGNS, "foreignObject");
+		["x", "y", "width", "height"].forEach(function (a) { fo.setAttribute(a, box.getAttribute(a)); });
+		var input = svg.ownerDocument.createElementNS("http://www.w3.org/1999/xhtml", "input");
+		input.setAttribute("id", pfx + "searchfield");
+		input.setAttribute("type", "text");
+		input.setAttribute("placeholder", child(searchbox, "text").textContent);
+		input.setAttribute("aria-label", "Search the frames: a regular expression");
+		input.setAttribute("autocomplete", "off");
+		input.setAttribute("spellcheck", "false");
+		fo.appendChild(input);
+		searchbox.appendChild(fo);
+		child(searchbox, "text").classList.add("hide");
+		input.addEventListener("input", function () {
+			clearTimeout(pending);
+			pending = setTimeout(function () { if (input.value) search(input.value); else clearSearch(); }, 120);
+		});
+		input.addEventListener("keydown", function (e) {
+			if (e.key === "Enter") { clearTimeout(pending); if (input.value) search(input.value); else clearSearch(); }
+			else if (e.key === "Escape") { clearTimeout(pending); clearSearch(); input.blur(); }
+			else if (e.ctrlKey && (e.key === "i" || e.key === "I")) toggleIgnorecase();
+			else return;
+			e.preventDefault();
+			e.stopPropagation();
+		});
+		input.addEventListener("focus", function () { searchbox.classList.add("focus"); });
+		input.addEventListener("blur", function () { searchbox.classList.remove("focus"); });
+		return input;
+	}
 	function searchPrompt() {
-		if (searching) { resetSearch(); return; }
+		if (field) { field.focus(); field.select(); return; }
 		var t = prompt("Enter a search term (regexp allowed, eg: ^com\\.example\\.)" +
-			(ignorecase ? ", ignoring case" : "") + "\nPress Ctrl-i to toggle case sensitivity", "");
+			(ignorecase ? ", ignoring case" : "") + "\nPress Ctrl-i to toggle case sensitivity", term || "");
 		if (t != null && t !== "") search(t);
+	}
+	// a key the page's own fields take (a filter box, the graph's search field)
+	function typing(e) {
+		var t = e.target;
+		return t && t !== svg.ownerDocument.body && (t.isContentEditable || /^(input|textarea|select)$/i.test(t.localName));
 	}
 	function toggleIgnorecase() {
 		ignorecase = !ignorecase;
@@ -135,9 +185,19 @@ function tcFlame(svg, pfx) {
 		if (g) {
 			if (g.classList.contains("parent")) unzoom();
 			zoom(g);
-		} else if (e.target === unzoombtn) unzoom();
-		else if (e.target === searchbtn) searchPrompt();
-		else if (e.target === icbtn) toggleIgnorecase();
+		} else if (unzoombtn.contains(e.target)) unzoom();
+		else if (clearbtn.contains(e.target)) { clearSearch(); if (field) field.focus(); }
+		else if (searchbox.contains(e.target)) { if (e.target !== field) searchPrompt(); }
+		else if (icbtn.contains(e.target)) toggleIgnorecase();
+	});
+	// the controls are buttons for the keyboard too (Tab to one, Enter or Space)
+	svg.addEventListener("keydown", function (e) {
+		var c = e.target;
+		if ((e.key === "Enter" || e.key === " ") && c !== field && c.classList && c.classList.contains("tc-ctl")) {
+			e.preventDefault();
+			e.stopPropagation();
+			c.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+		}
 	});
 	svg.addEventListener("mouseover", function (e) {
 		var g = frameOf(e.target);
@@ -147,11 +207,15 @@ function tcFlame(svg, pfx) {
 		if (frameOf(e.target)) details.nodeValue = " ";
 	});
 	window.addEventListener("keydown", function (e) {
+		if (typing(e)) return; // keys typed into a field are the field's
 		if (!standalone && !svg.matches(":hover")) return; // the graph under the pointer
-		if (e.keyCode === 114 || (e.ctrlKey && e.keyCode === 70)) { e.preventDefault(); searchPrompt(); }
+		if (e.keyCode === 114 || (e.ctrlKey && e.keyCode === 70) || (e.key === "/" && !e.ctrlKey && !e.altKey &&
+			!e.metaKey)) { e.preventDefault(); searchPrompt(); }
 		else if (e.ctrlKey && e.keyCode === 73) { e.preventDefault(); toggleIgnorecase(); }
+		else if (e.key === "Escape" && !unzoombtn.classList.contains("hide")) { e.preventDefault(); unzoom(); }
 	});
-	svg.tcFlame = { zoom: zoom, unzoom: unzoom, search: search, resetSearch: resetSearch,
+	field = makeField();
+	svg.tcFlame = { zoom: zoom, unzoom: unzoom, search: search, resetSearch: clearSearch,
 		toggleIgnorecase: toggleIgnorecase };
 	return svg.tcFlame;
 }

@@ -164,6 +164,7 @@
       history.replaceState(null, '', location.pathname + (q ? '?' + q : ''));
       $('select-state').textContent = ps.length ? 'Showing the selection.' : 'Showing the whole trace.';
       drawBrush();
+      excerpts(ps);
     }
     // the flame graph tab of a clock, keeping per thread or merged
     function tabFor(clock) {
@@ -222,6 +223,110 @@
     timeline.addEventListener('pointerup', function () { drag = null; });
     since.addEventListener('input', drawBrush);
     until.addEventListener('input', drawBrush);
+
+    // The time bar's histogram: the ticked threads' activity (every thread's when none is
+    // ticked), the calls begun and samples taken in each bin of the whole trace, from the
+    // activity writer's output; so one sees where a thread is busy before choosing a range.
+    // SVG bars made here (attributes, no inline style: the page's CSP), heights relative to
+    // the highest bar shown.
+    var activity = null, SVGNS = 'http://www.w3.org/2000/svg';
+    function threadName(tid) {
+      var found = null;
+      info.threads.forEach(function (t) { if (String(t.tid) === tid) found = t.name + ' (' + t.tid + ')'; });
+      return found || tid;
+    }
+    function drawActivity() {
+      if (!activity) return;
+      var tids = ticked(), n = activity.bins, sums = [], max = 0, k;
+      for (k = 0; k < n; k++) sums.push(0);
+      activity.threads.forEach(function (t) {
+        if (tids.length && tids.indexOf(String(t.tid)) < 0) return;
+        for (var i = 0; i < n; i++) sums[i] += t.counts[i];
+      });
+      sums.forEach(function (c) { if (c > max) max = c; });
+      var bars = $('activity');
+      if (!bars) {
+        bars = document.createElementNS(SVGNS, 'svg');
+        bars.setAttribute('id', 'activity');
+        bars.setAttribute('viewBox', '0 0 ' + n + ' 100');
+        bars.setAttribute('preserveAspectRatio', 'none');
+        bars.setAttribute('aria-hidden', 'true');
+        timeline.insertBefore(bars, brush);
+      }
+      while (bars.firstChild) bars.removeChild(bars.firstChild);
+      bars.setAttribute('data-max', String(max));
+      for (k = 0; k < n; k++) {
+        if (!sums[k]) continue;
+        var h = Math.max(4, sums[k] / max * 100), r = document.createElementNS(SVGNS, 'rect');
+        r.setAttribute('x', String(k));
+        r.setAttribute('width', '1');
+        r.setAttribute('y', String(100 - h));
+        r.setAttribute('height', String(h));
+        r.setAttribute('data-bin', String(k));
+        r.setAttribute('data-count', String(sums[k]));
+        bars.appendChild(r);
+      }
+      var who = tids.length ? tids.map(threadName).join(', ') : 'every thread';
+      $('activity-what').textContent = max
+        ? 'Bars: calls begun and samples taken per ' + timeText(activity.bin_ns) + ', ' + who + ' (the highest: ' +
+          max + ').'
+        : 'No calls or samples in ' + who + '.';
+    }
+    list.addEventListener('change', drawActivity);
+
+    // The report's excerpts (top methods, parents and children) of the selection: the text
+    // report converted with it, cut by the server's own rules (serve_page.c,
+    // report_excerpts); the whole trace's again when nothing is selected. Text nodes only.
+    var excerptParts = [['top-methods', 'top-methods-title'], ['parents-children', 'parents-children-title']]
+      .map(function (p) {
+        var pre = $(p[0]), title = $(p[1]);
+        return pre && title ? { pre: pre, title: title, text: pre.textContent, head: title.textContent } : null;
+      }).filter(Boolean);
+    var excerptSeq = 0;
+    function lineIndex(lines, from, prefix) {
+      for (var i = from; i < lines.length; i++) if (lines[i].indexOf(prefix) === 0) return i;
+      return lines.length;
+    }
+    function cut(text) {
+      var l = text.split('\n'), all = lineIndex(l, 0, 'All threads'), head = lineIndex(l, all, 'index '), end = head;
+      while (end < l.length && l[end] && end < head + 31) end++;
+      var pc = lineIndex(l, head, 'Parents and children'), pch = lineIndex(l, pc, 'index '), pce = pch, seps = 0;
+      while (pce < l.length && l[pce] && seps < 13) seps += l[pce++].indexOf('-----') === 0 ? 1 : 0;
+      return [head < l.length ? l.slice(all, end).join('\n') + '\n' : '',
+              pch < l.length ? l.slice(pch, pce).join('\n') + '\n' : ''];
+    }
+    function describe(ps) {
+      return ps.map(function (p) {
+        if (p[0] === 'thread') return 'thread ' + threadName(p[1]);
+        return p[1] === '1' ? p[0] : p[0] + ' ' + p[1];
+      }).join(', ');
+    }
+    function excerpts(ps) {
+      if (!excerptParts.length) return;
+      var seq = ++excerptSeq, q = query(ps, 'report');
+      if (!q) {
+        excerptParts.forEach(function (e) { e.pre.textContent = e.text; e.title.textContent = e.head; });
+        return;
+      }
+      var what = ' (the selection: ' + describe(ps.filter(function (p) { return option('report', p[0]); })) + ')';
+      excerptParts.forEach(function (e) { e.title.textContent = e.head.replace(/ \(.*\)$/, '') + what + ': converting\u2026'; });
+      fetch(form.dataset.report + '?' + q).then(function (r) {
+        return r.text().then(function (t) { if (!r.ok) throw new Error(t.trim() || 'HTTP ' + r.status); return t; });
+      }).then(function (text) {
+        if (seq !== excerptSeq) return;
+        var parts = cut(text);
+        excerptParts.forEach(function (e, i) {
+          e.pre.textContent = parts[i] || '(none in this report)\n';
+          e.title.textContent = e.head.replace(/ \(.*\)$/, '') + what;
+        });
+      }).catch(function (err) {
+        if (seq !== excerptSeq) return;
+        excerptParts.forEach(function (e) {
+          e.pre.textContent = '';
+          e.title.textContent = e.head.replace(/ \(.*\)$/, '') + what + ': ' + err.message;
+        });
+      });
+    }
 
     function threadRow(t) {
       var label = document.createElement('label'), box = document.createElement('input');
@@ -282,6 +387,10 @@
       $('duration').textContent = 'The trace lasts ' + timeText(info.duration_ns) +
         ' (its own time: 0 is its start). Drag on the bar, or type a time with its unit: 1.5s, 250ms.';
       restore();
+      if (form.dataset.activity) {
+        json(form.dataset.activity).then(function (a) { activity = a; drawActivity(); })
+          .catch(function (err) { $('activity-what').textContent = 'No activity bars: ' + err.message; });
+      }
     }).catch(function (err) { showError('Cannot load the selection\u2019s controls: ' + err.message); });
   }
   var pf = $('perfetto');

@@ -162,6 +162,7 @@ typedef struct srv_result_facts {
     const char *flames[4];               /* file names of the flame graphs or NULL (wall, cpu, wall merged, cpu merged) */
     const char *flame_why[4];            /* why one is missing */
     const char *const *downloads;        /* file names present, NULL-ended */
+    const char *activity;                /* file name of the activity histogram (the time bar's), or NULL */
 } srv_result_facts;
 int srv_result_page(FILE *fp, const srv_result_facts *f);
 /* s as HTML text or attribute value into fp: escape.h's markup rule (controls, noncharacters and

@@ -209,7 +209,8 @@ static const char *after_label(const char *line, const char *label)
 }
 
 /* The report's top methods (all threads), the parents and children of the first of
- * them, and a table of the threads' figures. */
+ * them, and a table of the threads' figures. The script takes the same excerpts, by the
+ * same rules, from the report of the selection when one is applied (serve.js, excerpts). */
 static void report_excerpts(FILE *fp, const lines *l)
 {
     size_t all = find_line(l, 0, "All threads");
@@ -217,7 +218,7 @@ static void report_excerpts(FILE *fp, const lines *l)
     size_t end = head;
     while (end < l->n && l->line[end][0] && end < head + 31)
         end++;
-    fputs("<h3>Top methods (all threads)</h3>\n", fp);
+    fputs("<h3 id=\"top-methods-title\">Top methods (all threads)</h3>\n", fp);
     if (head < l->n)
         pre_lines(fp, l, all, end, "top-methods");
     size_t pc = find_line(l, head, "Parents and children");
@@ -225,7 +226,7 @@ static void report_excerpts(FILE *fp, const lines *l)
     size_t pce = pch, seps = 0;
     while (pce < l->n && l->line[pce][0] && seps < 13)
         seps += !strncmp(l->line[pce++], "-----", 5);
-    fputs("<h3>Parents and children (the first methods)</h3>\n", fp);
+    fputs("<h3 id=\"parents-children-title\">Parents and children (the first methods)</h3>\n", fp);
     if (pch < l->n)
         pre_lines(fp, l, pch, pce, "parents-children");
     fputs("<h3>Threads</h3>\n<table id=\"threads\"><thead><tr><th>thread</th><th>span</th><th>in methods</th>"
@@ -250,11 +251,18 @@ static const char *const flame_tab[4] = {"Wall, per thread", "CPU, per thread", 
  * reverse, ignore-idle; focus, ignore and callers, methods named as the command takes them). Only fixed markup here: the script fills the thread picker from the
  * result's SRV_INFO_FILE (names as text nodes, never markup) and adds the selection to the
  * address of every view and download (data-writer: which options each takes, from
- * /api/formats), so the server converts the kept upload with it when one is looked at. */
+ * /api/formats), so the server converts the kept upload with it when one is looked at. The
+ * time bar draws the ticked threads' activity (data-activity: the activity writer's output,
+ * the calls and samples per bin of the whole trace), so one sees where a thread is busy
+ * before choosing since/until; data-report is the text report the excerpts come from. */
 static void selection_section(FILE *fp, const srv_result_facts *f)
 {
     fprintf(fp, "<section id=\"view\"><h2>Selection</h2>\n"
-                "<form id=\"select\" data-info=\"/r/%s/%s\">\n", f->id, SRV_INFO_FILE);
+                "<form id=\"select\" data-info=\"/r/%s/%s\" data-report=\"/r/%s/report.txt\"", f->id,
+            SRV_INFO_FILE, f->id);
+    if (f->activity)
+        fprintf(fp, " data-activity=\"/r/%s/%s\"", f->id, f->activity);
+    fputs(">\n", fp);
     fputs("<div class=\"controls\">\n"
           "<fieldset id=\"threads-pick\"><legend>Threads</legend>\n"
           "<div id=\"thread-list\" class=\"thread-list\"></div>\n"
@@ -262,6 +270,7 @@ static void selection_section(FILE *fp, const srv_result_facts *f)
           "<fieldset><legend>Time range</legend>\n"
           "<div id=\"timeline\" class=\"timeline\" title=\"drag to choose a time range\">"
           "<div id=\"brush\" class=\"brush\" hidden></div></div>\n"
+          "<p class=\"hint\" id=\"activity-what\"></p>\n"
           "<label class=\"inline\">since <input id=\"since\" name=\"since\" size=\"10\" placeholder=\"0s\" "
           "autocomplete=\"off\"></label>\n"
           "<label class=\"inline\">until <input id=\"until\" name=\"until\" size=\"10\" placeholder=\"end\" "
@@ -286,8 +295,8 @@ static void selection_section(FILE *fp, const srv_result_facts *f)
           "<button type=\"button\" id=\"show-all\" class=\"plain\">Whole trace</button> "
           "<span id=\"select-state\" class=\"hint\"></span></p>\n"
           "<div id=\"select-error\" class=\"error\" role=\"alert\" hidden></div>\n"
-          "<p class=\"hint\">The flame graph, the report and every download below show the selection, "
-          "converted when looked at; the excerpts under Report are the whole trace's.</p>\n"
+          "<p class=\"hint\">The flame graph, the report, its excerpts and every download below show the "
+          "selection, converted when looked at.</p>\n"
           "</form></section>\n",
           fp);
 }
@@ -295,7 +304,8 @@ static void selection_section(FILE *fp, const srv_result_facts *f)
 static void flame_section(FILE *fp, const srv_result_facts *f)
 {
     int first = -1;
-    fputs("<section><h2>Flame graph</h2>\n<div class=\"tabs\" role=\"tablist\">\n", fp);
+    /* narrow padding: a 1200-px graph fits its frame in a 1280-px window */
+    fputs("<section class=\"wide\"><h2>Flame graph</h2>\n<div class=\"tabs\" role=\"tablist\">\n", fp);
     for (int i = 0; i < 4; i++) {
         if (f->flames[i] && first < 0)
             first = i;

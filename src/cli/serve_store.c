@@ -13,7 +13,8 @@
  * size, oldest first.
  *
  * A page upload is converted at once into what the result page shows (the
- * text report it quotes, the flame graphs and the HTML report), and kept: the
+ * text report it quotes, the flame graphs, the HTML report and the activity its
+ * time bar draws), and kept: the
  * other outputs (JSON, Perfetto, pprof, ...: up to 11 times the trace's size
  * together, 26 times with the rest) are converted from it when downloaded, as
  * the API converts, into an unlinked temporary file. So a result holds about
@@ -67,6 +68,7 @@ static const srv_output outputs[] = {
     {"report.txt", "report", "report (text)", "report.txt", 0, NULL},
     {"report.html", "report-html", "report (HTML)", "report.html", 0, NULL},
     {"trace.dot", "dot", "call graph (Graphviz dot)", "dot", 1, NULL},
+    {"activity.json", "activity", "activity over time (JSON: the time bar's)", "activity.json", 0, NULL},
     {"flame-wall.svg", "flamegraph", "flame graph, wall time", "wall.svg", 0, NULL},
     {"flame-cpu.svg", "flamegraph", "flame graph, CPU time", "cpu.svg", 0, flame_cpu},
     {"flame-wall-merged.svg", "flamegraph", "flame graph, wall time, threads merged", "wall-merged.svg", 0,
@@ -684,6 +686,8 @@ static void page_parts(const planned *pl, const char *dir, char *report, size_t 
             f->report_text_path = report;
         else if (!strcmp(outputs[i].output, "report-html"))
             f->have_report_html = pl[i].ok;
+        else if (!strcmp(outputs[i].output, "activity"))
+            f->activity = pl[i].ok ? outputs[i].file : NULL;
         else if (!strcmp(outputs[i].output, "flamegraph") && n_flames < sizeof f->flames / sizeof *f->flames) {
             f->flames[n_flames] = pl[i].ok ? outputs[i].file : NULL;
             f->flame_why[n_flames++] = pl[i].why;
@@ -801,7 +805,7 @@ static void run_page_job(srv_pool *p, srv_job *job)
         return;
     }
     /* what the page shows, in one read: the kept outputs without options of their own (the
-     * text report it quotes, the HTML report, the wall flame graph per thread); the other
+     * text report it quotes, the HTML report, the wall flame graph per thread, the activity); the other
      * flame graphs each in a read with its options; the rest when they are downloaded */
     planned pl[N_OUTPUTS];
     memset(pl, 0, sizeof pl);

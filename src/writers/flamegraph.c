@@ -16,10 +16,11 @@
  * naming the app's package, app-package or found), hash. The subtitle names
  * the input and the clock. A count profile's frames are its counts (perf's
  * cycles: tc_calltree.h), named after the event in the subtitle and the
- * tooltips ("main (3,000 cycles:HG, 12.00%)"). reverse: the bottom-up graph (every stack read from
- * its leaf, the thread frame last, as flamegraph.pl --reverse draws it). callers: the graph of
- * the folded writer's callers stacks (the method at the base, each call's inclusive time, its
- * callers above, the thread frame last), titled "Callers of METHOD".
+ * tooltips ("main (3,000 cycles:HG, 12.00%)"). The root frame's label says what the graph is
+ * ("all 6 threads (7,762,240 us)", "thread main-1234 (...)"). reverse: the bottom-up graph (every
+ * stack read from its leaf, the thread frame last, as flamegraph.pl --reverse draws it). callers:
+ * the graph of the folded writer's callers stacks (the method at the base, each call's inclusive
+ * time, its callers above, the thread frame last), titled "Callers of METHOD".
  */
 #include "tc_base.h"
 #include "tc_calltree.h"
@@ -54,6 +55,24 @@ static int flame_begin(tci_wctx *w)
     return f->flame ? TC_OK : TC_ERR_NOMEM;
 }
 
+/* What the root frame is, as its label says it: "all 6 threads" (the threads with a width in
+ * the graph), "all 6 threads, merged", or the one thread's frame name, "thread main-1234". */
+static const char *root_name(flame_w *f, const tci_calltree *ct, bool cpu, bool merged)
+{
+    const tci_trace *t = ct->trace;
+    uint32_t n = 0, one = TCI_NONE;
+    for (uint32_t th = 0; th < ct->n_roots; th++) {
+        const tci_ctnode *root = &ct->nodes[ct->roots[th]];
+        if (t->threads[th].records && (cpu ? root->cpu_total : root->wall_total) > 0) {
+            n++;
+            one = th;
+        }
+    }
+    if (n == 1)
+        return tci_arena_printf(&f->ff.fold.arena, "thread %s", f->ff.fold.thread_name[one]);
+    return tci_arena_printf(&f->ff.fold.arena, "all %u threads%s", n, merged ? ", merged" : "");
+}
+
 static int flame_finish(tci_wctx *w, const tci_calltree *ct)
 {
     flame_w *f = w->priv;
@@ -84,6 +103,9 @@ static int flame_finish(tci_wctx *w, const tci_calltree *ct)
         o.title = tci_arena_printf(&f->ff.fold.arena, "Callers of %s", opt->callers);
     if (ct->count) /* tooltips "NAME (COUNT cycles:HG, P%)", as flamegraph.pl --countname=cycles:HG */
         o.countname = ct->count;
+    o.root_name = root_name(f, ct, f->ff.fold.cpu, opt->merge_threads);
+    if (!o.root_name)
+        return TC_ERR_NOMEM;
     rc = tci_flame_render(f->flame, &o, w->out);
     return rc != TC_OK ? rc : w->out->err ? TC_ERR_IO : TC_OK;
 }

@@ -23,6 +23,12 @@
  * wall columns, named after the event in the header, the section titles and
  * the CSV header ("incl_cycles:HG"), and no thread-CPU figure.
  *
+ * The text's counts and times are grouped by thousands ("1,234,567 us", as
+ * flamegraph.pl's tooltips and pprof show them), so that a 22-second span
+ * reads at a glance; identifiers stay as they are (indexes, tids, pids, the
+ * start timestamp one pastes into another tool), and so does every CSV cell
+ * (machines read it). The columns are wide enough for the separators.
+ *
  * Times are µs: each figure is its exact ns sum rounded once, when printed,
  * to the nearest µs (halves away from zero). Nothing is rounded before it is
  * summed, so every printed value is within 0.5 µs of the truth; rows may not
@@ -91,9 +97,22 @@ static void cell_digits(cell *c, uint64_t v)
     }
 }
 
+/* v's digits grouped by thousands ("1,234,567"): a reading figure of the text report. */
+static void cell_grouped(cell *c, uint64_t v)
+{
+    for (; v >= 1000; v /= 1000) {
+        unsigned r = (unsigned)(v % 1000);
+        *--c->p = (char)('0' + r % 10);
+        *--c->p = (char)('0' + r / 10 % 10);
+        *--c->p = (char)('0' + r / 100);
+        *--c->p = ',';
+    }
+    cell_digits(c, v);
+}
+
 static void cell_signed(cell *c, int64_t v)
 {
-    cell_digits(c, v >= 0 ? (uint64_t)v : (uint64_t)0 - (uint64_t)v);
+    cell_grouped(c, v >= 0 ? (uint64_t)v : (uint64_t)0 - (uint64_t)v);
     if (v < 0)
         cell_char(c, '-');
 }
@@ -126,7 +145,7 @@ static void cell_u64(tci_sink *o, uint64_t v, int width)
 {
     cell c;
     cell_start(&c);
-    cell_digits(&c, v);
+    cell_grouped(&c, v);
     cell_put(o, &c, width);
 }
 
@@ -184,8 +203,8 @@ static void cell_index(tci_sink *o, uint32_t index, int width)
     cell_put(o, &c, width);
 }
 
-/* "%7llu+%-7llu" (normal+recursive calls) aligned in width (at most 2 * half + 1: no padding
- * beyond the halves'). */
+/* "%9s+%-9s" (normal+recursive calls, grouped) aligned in width (at most 2 * half + 1: no
+ * padding beyond the halves'). */
 static void cell_calls(tci_sink *o, uint64_t calls, uint64_t recursive, int half)
 {
     cell_u64(o, calls, half);
@@ -375,13 +394,21 @@ static void text_header(tci_wctx *w)
     }
     TCI_PUT_LIT(o, "process     ");
     tci_put_escaped_text(o, t->processes[0].name ? t->processes[0].name : "?");
-    tci_sink_printf(o, " (pid %lld)\nstart       %lld ns\nduration    %lld us\n", (long long)t->processes[0].pid,
-                    (long long)t->start_ns, (long long)tci_us_of(t->end_ns - t->start_ns));
-    tci_sink_printf(o, "threads     %llu\nmethods     %llu\nrecords     %llu\n",
-                    (unsigned long long)d->fig[TCI_FIG_THREADS], (unsigned long long)d->fig[TCI_FIG_METHODS],
-                    (unsigned long long)d->fig[TCI_FIG_RECORDS]);
-    if (d->fig[TCI_FIG_SAMPLES])
-        tci_sink_printf(o, "samples     %llu\n", (unsigned long long)d->fig[TCI_FIG_SAMPLES]);
+    tci_sink_printf(o, " (pid %lld)\nstart       %lld ns\nduration    ", (long long)t->processes[0].pid,
+                    (long long)t->start_ns); /* the start: a timestamp to paste, as it is */
+    cell_i64(o, tci_us_of(t->end_ns - t->start_ns), 0);
+    TCI_PUT_LIT(o, " us\nthreads     ");
+    cell_u64(o, d->fig[TCI_FIG_THREADS], 0);
+    TCI_PUT_LIT(o, "\nmethods     ");
+    cell_u64(o, d->fig[TCI_FIG_METHODS], 0);
+    TCI_PUT_LIT(o, "\nrecords     ");
+    cell_u64(o, d->fig[TCI_FIG_RECORDS], 0);
+    tci_sink_putc(o, '\n');
+    if (d->fig[TCI_FIG_SAMPLES]) {
+        TCI_PUT_LIT(o, "samples     ");
+        cell_u64(o, d->fig[TCI_FIG_SAMPLES], 0);
+        tci_sink_putc(o, '\n');
+    }
     static const int kinds[] = {TC_FIG_REPAIR, TC_FIG_WARNING, TC_FIG_NOTE}; /* the CLI summary's groups */
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         tci_sink_printf(o, "%-12s", tci_figure_heading(kinds[i]));
@@ -425,7 +452,7 @@ static void text_header(tci_wctx *w)
 static void both_clocks(tci_sink *o, const report_w *r, int64_t wall, int64_t cpu)
 {
     if (r->count) {
-        tci_sink_i64(o, tci_us_of(wall));
+        cell_i64(o, tci_us_of(wall), 0);
         tci_sink_putc(o, ' ');
         tci_put_escaped_text(o, r->count);
         tci_sink_putc(o, '\n');
@@ -448,14 +475,18 @@ static void section_facts(tci_wctx *w, const tci_profile *p)
     both_clocks(o, r, p->span_wall, p->span_cpu);
     TCI_PUT_LIT(o, "  in methods  ");
     both_clocks(o, r, p->busy_wall, p->busy_cpu);
-    tci_sink_printf(o, "  calls       %llu\n  methods     %u\n", (unsigned long long)p->calls, p->n_methods);
+    TCI_PUT_LIT(o, "  calls       ");
+    cell_u64(o, p->calls, 0);
+    TCI_PUT_LIT(o, "\n  methods     ");
+    cell_u64(o, p->n_methods, 0);
+    tci_sink_putc(o, '\n');
 }
 
 /* A count profile's columns are its counts where the wall time is (the cpu columns show -). */
 static void table_head(tci_sink *o, const report_w *r)
 {
     bool c = r->count != NULL;
-    tci_sink_printf(o, "%-7s %15s %11s %6s %11s %6s %11s %6s %11s %6s %10s %10s  %s\n", "index", "calls+recur",
+    tci_sink_printf(o, "%-7s %19s %13s %6s %13s %6s %13s %6s %13s %6s %12s %12s  %s\n", "index", "calls+recur",
                     c ? "incl-count" : "incl-wall", "%", c ? "excl-count" : "excl-wall", "%", "incl-cpu", "%",
                     "excl-cpu", "%", c ? "count/call" : "wall/call", "cpu/call", "name");
 }
@@ -464,15 +495,15 @@ static void table_head(tci_sink *o, const report_w *r)
 static void cell_per_call(tci_sink *o, int64_t incl, uint64_t calls, bool present)
 {
     if (present && calls)
-        cell_i64(o, tci_us_of(incl / tci_clamp_calls(calls)), 10);
+        cell_i64(o, tci_us_of(incl / tci_clamp_calls(calls)), 12);
     else
-        cell_absent(o, 10);
+        cell_absent(o, 12);
 }
 
 /* A time and its share of whole, each followed by a blank: the table's four time columns. */
 static void cells_us_pct(tci_sink *o, int64_t ns, int64_t whole, bool present)
 {
-    cell_us(o, ns, present, 11);
+    cell_us(o, ns, present, 13);
     tci_sink_putc(o, ' ');
     cell_pct(o, ns, whole, present, 6);
     tci_sink_putc(o, ' ');
@@ -484,9 +515,9 @@ static void table_row(tci_wctx *w, const rview *v, uint32_t row)
     const tci_profile *p = v->p;
     const tci_pmethod *m = &p->methods[row];
     tci_sink *o = w->out;
-    cell_index(o, v->index[row], -7); /* "%-7s %15s ": index, calls */
+    cell_index(o, v->index[row], -7); /* "%-7s %19s ": index, calls */
     tci_sink_putc(o, ' ');
-    cell_calls(o, m->calls, m->recursive_calls, 7);
+    cell_calls(o, m->calls, m->recursive_calls, 9);
     tci_sink_putc(o, ' ');
     cells_us_pct(o, m->incl_wall, p->span_wall, r->has_wall);
     cells_us_pct(o, m->excl_wall, p->span_wall, r->has_wall);
@@ -509,7 +540,7 @@ static void method_table(tci_wctx *w, const rview *v)
 
 /* ---- text: parents and children (dmtracedump's inclusive section) ---------------- */
 
-/* "%6s %5s   %5.1f%% %6s %6d/%-6d %9llu NAME": one parent or child row. */
+/* "%6s %5s   %5.1f%% %6s %8s/%-8s %11s NAME": one parent or child row (counts grouped). */
 static void edge_row(tci_wctx *w, const rview *v, const tci_psort_item *it, int side, bool nested, uint32_t self,
                      int64_t self_incl)
 {
@@ -525,14 +556,14 @@ static void edge_row(tci_wctx *w, const rview *v, const tci_psort_item *it, int 
         cell_pct(o, t, self_incl, true, 6);
     /* a parent row's total is this method's calls; a child row's, the child's */
     uint64_t of = tci_report_total_calls(p, side == TCI_REPORT_PARENTS ? self : it->row);
-    tci_sink_putc(o, ' '); /* " %6s %6llu/%-6llu %9lld ": index, calls/of, time */
+    tci_sink_putc(o, ' '); /* " %6s %8s/%-8s %11s ": index, calls/of, time */
     cell_index(o, it->row == TCI_NONE ? 0 : v->index[it->row], 6);
     tci_sink_putc(o, ' ');
-    cell_u64(o, c.calls, 6);
+    cell_u64(o, c.calls, 8);
     tci_sink_putc(o, '/');
-    cell_u64(o, of, -6);
+    cell_u64(o, of, -8);
     tci_sink_putc(o, ' ');
-    cell_i64(o, tci_us_of(t), 9);
+    cell_i64(o, tci_us_of(t), 11);
     tci_sink_putc(o, ' ');
     put_row_name(o, w->priv, p, it->row, false);
     tci_sink_putc(o, '\n');
@@ -555,7 +586,7 @@ static int edge_list(tci_wctx *w, const rview *v, const uint32_t *at, uint32_t n
     return TC_OK;
 }
 
-/* "%-6s %5.1f%%   %5s %6s %6d+%-6d %9llu NAME" and its "excl" line. */
+/* "%-6s %5.1f%%   %5s %6s %8s+%-8s %11s NAME" and its "excl" line (counts grouped). */
 static void method_line(tci_wctx *w, const rview *v, uint32_t row, uint64_t calls, uint64_t rec, int64_t incl,
                         int64_t excl, int64_t total)
 {
@@ -565,15 +596,15 @@ static void method_line(tci_wctx *w, const rview *v, uint32_t row, uint64_t call
     tci_sink_putc(o, ' ');
     cell_pct(o, incl, total, true, 6);
     TCI_PUT_LIT(o, "                "); /* "   %5s %6s " of two empty texts */
-    cell_calls(o, calls, rec, 6);
+    cell_calls(o, calls, rec, 8);
     tci_sink_putc(o, ' ');
-    cell_i64(o, tci_us_of(incl), 9);
+    cell_i64(o, tci_us_of(incl), 11);
     tci_sink_putc(o, ' ');
     put_row_name(o, w->priv, v->p, row, true);
     TCI_PUT_LIT(o, "\n               ");
     cell_pct(o, excl, incl, true, 6);
-    TCI_PUT_LIT(o, "   excl               "); /* " %6s %6s %6s " of "excl" and two empty texts */
-    cell_i64(o, tci_us_of(excl), 9);
+    TCI_PUT_LIT(o, "   excl                   "); /* " %6s %8s %8s " of "excl" and two empty texts */
+    cell_i64(o, tci_us_of(excl), 11);
     tci_sink_putc(o, ' ');
     tci_sink_puts(o, excl_what[row == TCI_NONE]);
     tci_sink_putc(o, '\n');
@@ -601,8 +632,8 @@ static int calls_section(tci_wctx *w, const rview *v)
         "calls, and their time. After \"+++ nested\": the calls made while the method\n"
         "(above: the callee, below: the caller) was already running; their time is\n"
         "already inside the lines above it, never extra.\n\n");
-    tci_sink_puts(o, r->count ? "index  %/total %/self  index     calls         count name\n"
-                              : "index  %/total %/self  index     calls         usecs name\n");
+    tci_sink_puts(o, r->count ? "index  %/total %/self  index       calls             count name\n"
+                              : "index  %/total %/self  index       calls             usecs name\n");
     /* (toplevel): the threads themselves; its excl is the time outside any method */
     TCI_PUT_LIT(o, "----------------------------------------------------\n");
     int64_t busy = r->cpu ? p->busy_cpu : p->busy_wall;
@@ -650,10 +681,10 @@ static int bottom_up_line(void *user, uint32_t node, uint32_t depth)
     const tci_ctnode *n = &bu->tree->nodes[node];
     int64_t t = node_time(bu, node);
     cell_pct(o, t, bu->total, true, 8);
-    tci_sink_putc(o, ' '); /* " %10lld %12llu %6u  %*s": time, calls, depth, indent */
-    cell_i64(o, tci_us_of(t), 10);
+    tci_sink_putc(o, ' '); /* " %12s %14s %6u  %*s": time, calls (grouped), depth, indent */
+    cell_i64(o, tci_us_of(t), 12);
     tci_sink_putc(o, ' ');
-    cell_u64(o, n->calls, 12);
+    cell_u64(o, n->calls, 14);
     tci_sink_putc(o, ' ');
     cell_u64(o, depth, 6);
     TCI_PUT_LIT(o, "  ");
@@ -698,8 +729,8 @@ static int bottom_up_section(tci_wctx *w, const rview *v, const tci_calltree *ct
         "while called through that chain of callers, its calls the root's calls through\n"
         "it. Lines under 0.1%% of the total are left out; the depth column counts the\n"
         "levels (indented up to %d).\n\n", BOTTOM_UP_MAX_INDENT);
-    tci_sink_puts(o, r->count ? " %/total      count        calls  depth  name\n"
-                              : " %/total      usecs        calls  depth  name\n");
+    tci_sink_puts(o, r->count ? " %/total        count          calls  depth  name\n"
+                              : " %/total        usecs          calls  depth  name\n");
     return derived_lines(w, v, ct, total_of(r, v->p));
 }
 
@@ -726,8 +757,8 @@ static int callers_section(tci_wctx *w, const rview *v, const tci_calltree *ct)
         "method's time, its calls the method's calls through it. Lines under 0.1%% of the\n"
         "method's time are left out; the depth column counts the levels (indented up to %d).\n\n",
         BOTTOM_UP_MAX_INDENT);
-    tci_sink_puts(o, r->count ? "%/method      count        calls  depth  name\n"
-                              : "%/method      usecs        calls  depth  name\n");
+    tci_sink_puts(o, r->count ? "%/method        count          calls  depth  name\n"
+                              : "%/method        usecs          calls  depth  name\n");
     return derived_lines(w, v, ct, 0);
 }
 

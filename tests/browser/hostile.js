@@ -14,10 +14,16 @@ const { launch, run } = require("./lib");
 
 function look() {
   const all = [...document.querySelectorAll("*")];
+  // the one element a flame graph's script makes itself: its search field's <foreignObject>
+  // (one <input>, in the graph's search box), never a name's
+  const ownField = (e) => e.localName === "foreignObject" && e.parentNode && e.parentNode.closest &&
+    e.parentNode.closest("svg[data-tc-flame]") && /search$/.test(e.parentNode.id || "") &&
+    e.childElementCount === 1 && e.firstElementChild.localName === "input" &&
+    e.firstElementChild.id === e.parentNode.id + "field";
   return {
     url: location.href,
     pwned: typeof window.pwned === "undefined" ? null : String(window.pwned),
-    made: all.filter((e) => ["img", "object", "embed", "image", "foreignObject"].includes(e.localName))
+    made: all.filter((e) => ["img", "object", "embed", "image", "foreignObject"].includes(e.localName) && !ownField(e))
       .map((e) => e.outerHTML.slice(0, 200)),
     scripts: [...document.querySelectorAll("script")].map((s) =>
       s.getAttribute("src") || (s.getAttribute("class") ? `.${s.getAttribute("class")}`

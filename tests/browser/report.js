@@ -8,7 +8,7 @@
 // loads) and console error is recorded; each column header in "sorts" is clicked twice (real mouse
 // clicks) and the column's cells and aria-sort are read after each click; the first method's
 // <summary> is clicked and its parents/children table read; a parent/child link is clicked; the
-// wall flame graph's frames are read, one is clicked (zoom) and a search is run (prompt overridden).
+// wall flame graph's frames are read, one is clicked (zoom) and a search is typed into its field.
 // Without JavaScript: the same page's tables, and a <summary> still opens its <details>.
 // First, the call-tree view (treeView): rows read at first, after opening one with the mouse and
 // one with the keyboard, in bottom-up (roots, then opened), for one thread (spec.thread: the
@@ -181,10 +181,11 @@ async function withScript(browser, spec) {
     await rect.asElement().click();
     out.zoomed = await page.evaluate(frames, "fg-wall-");
   }
-  await page.evaluate((term) => { window.prompt = () => term; }, spec.search);
   const unzoom = await page.$('[id="fg-wall-unzoom"]');
   if (spec.click !== undefined) await unzoom.click();
-  await (await page.$('[id="fg-wall-search"]')).click();
+  await (await page.$('[id="fg-wall-search"]')).click(); // the search field: typed into, as a user does
+  await page.keyboard.type(spec.search);
+  await page.keyboard.press("Enter");
   out.searched = await page.evaluate(frames, "fg-wall-");
   if (spec.shot) await page.screenshot({ path: spec.shot, fullPage: false });
   out.csp = await page.evaluate(() => window.__csp);

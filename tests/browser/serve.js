@@ -1,6 +1,6 @@
 // serve.js - drives `traceconv serve`'s page in headless Chromium for test_serve_browser.py.
 //
-//   node serve.js URL TRACE BAD_FILE SHOT_DIR SMALL_URL TID HOSTILE OUT.json
+//   node serve.js URL TRACE BAD_FILE SHOT_DIR SMALL_URL TID HOSTILE WINDOW WINDOW_TID SINCE UNTIL OUT.json
 //
 // Uploads TRACE through the page's form (the file input, the Convert button), waits for
 // the result page, and reports what the browser shows: the flame graph's frames (in its
@@ -17,6 +17,12 @@
 // flame graph shown then, the download links and the folded download's bytes. Then HOSTILE
 // (a trace whose thread name is markup) is uploaded: the picker's names as text, and
 // whether any script ran (window.pwned) or element came from a name.
+//
+// The time bar and the excerpts (issue 36): WINDOW (a trace whose thread WINDOW_TID is busy
+// in a known window) is uploaded; the activity bars as drawn (bin, count) with no thread
+// ticked and with WINDOW_TID ticked, the words under the bar; a search typed into the flame
+// graph's field in its sandboxed frame ("Matched"); then SINCE/UNTIL typed and Apply: the top
+// methods and parents-and-children excerpts and their titles, before and after.
 "use strict";
 const path = require("path");
 const { launch, openPage, run } = require("./lib");
@@ -120,7 +126,48 @@ async function callers(page, out) {
   out.callersCleared = await page.$eval("#callers", (e) => e.value);
 }
 
-async function main([url, trace, bad, shotDir, smallUrl, tid, hostile]) {
+async function bars(page) {
+  return page.$$eval("#activity rect", (rs) => rs.map((r) => ({ bin: Number(r.getAttribute("data-bin")),
+                                                                 count: Number(r.getAttribute("data-count")),
+                                                                 height: Number(r.getAttribute("height")) })));
+}
+
+async function timeBar(page, out, windowTrace, tid, since, until, shotDir) {
+  await page.goto(page.url().replace(/\/r\/.*$/, "/"), { waitUntil: "load", timeout: 60000 });
+  await upload(page, windowTrace);
+  await page.waitForSelector("#activity rect", { timeout: 120000 });
+  out.barsAll = await bars(page);
+  out.barsBox = await page.$eval("#activity", (e) => { const b = e.getBoundingClientRect(); return { w: b.width, h: b.height }; });
+  out.whatAll = await page.$eval("#activity-what", (e) => e.textContent);
+  await page.click(`#thread-list input[value='${tid}']`);
+  out.barsOne = await bars(page);
+  out.whatOne = await page.$eval("#activity-what", (e) => e.textContent);
+  // the flame graph's search, typed into its field inside the sandboxed frame
+  const flame = await flameFrame(page, "flame-wall.svg");
+  await (await flame.$("#search rect")).click();
+  await page.keyboard.type("Busy\\.work");
+  await page.keyboard.press("Enter");
+  out.flameMatched = await flame.evaluate(() => document.getElementById("matched").textContent);
+  out.topBefore = await page.$eval("#top-methods", (e) => e.textContent);
+  out.topTitleBefore = await page.$eval("#top-methods-title", (e) => e.textContent);
+  await page.type("#since", since);
+  await page.type("#until", until);
+  await page.click("#apply");
+  await page.waitForFunction(() => /selection/.test(document.getElementById("top-methods-title").textContent) &&
+    !/converting/.test(document.getElementById("top-methods-title").textContent), { timeout: 60000 });
+  out.topAfter = await page.$eval("#top-methods", (e) => e.textContent);
+  out.topTitleAfter = await page.$eval("#top-methods-title", (e) => e.textContent);
+  out.pcAfter = await page.$eval("#parents-children", (e) => e.textContent);
+  out.barsAfter = await bars(page);
+  await page.$eval("#timeline", (e) => e.scrollIntoView({ block: "center" }));
+  await page.screenshot({ path: path.join(shotDir, "serve-time-bar.png") });
+  await page.click("#show-all");
+  await page.waitForFunction(() => !/selection/.test(document.getElementById("top-methods-title").textContent),
+                             { timeout: 60000 });
+  out.topWhole = await page.$eval("#top-methods", (e) => e.textContent);
+}
+
+async function main([url, trace, bad, shotDir, smallUrl, tid, hostile, windowTrace, windowTid, since, until]) {
   const browser = await launch();
   const out = {};
   try {
@@ -176,6 +223,8 @@ async function main([url, trace, bad, shotDir, smallUrl, tid, hostile]) {
     await select(page, out, tid);
     await page.screenshot({ path: path.join(shotDir, "serve-selection.png"), fullPage: true });
     await callers(page, out);
+    out.window = {};
+    await timeBar(page, out.window, windowTrace, windowTid, since, until, shotDir);
     out.pageCsp = await page.evaluate(() => window.__csp.slice());
     out.errors = errors.slice();
     // a thread name that is markup: text in the picker, no script, no element

@@ -13,17 +13,25 @@ puppeteer-core from tests/browser, see tests/browser/lib.js) opens
 and checks, from what the browser shows (tests/browser/flame.js reports it as JSON): no
 console error, no failed request, no CSP violation; a real click on a frame zooms (its
 rectangle becomes x = xpad, width = svg width - 2 xpad, frames outside it are hidden, its
-ancestors dimmed at full width) and Reset Zoom restores every frame exactly; a search (the
-prompt overridden, the Search button clicked or F3 pressed, with and without the 'ic'
-toggle) reports "Matched: P%" with P computed here from the frames' counts (a match inside
-a matched frame is not counted twice) and colours exactly the matching frames; Reset
-Search restores every fill; hovering a frame shows "Function: <tooltip>"; a hostile name
+ancestors dimmed at full width) and Reset zoom (a button shown while zoomed) restores every
+frame exactly, and so does Escape; a search typed into the search field (after a click on
+it, or after "/", Ctrl-F or F3 with the pointer over the graph, which give the field the
+keys; with and without the 'Aa' ignore-case toggle) reports "Matched: P%" with P computed
+here from the frames' counts (a match inside a matched frame is not counted twice) and
+colours exactly the matching frames; the field's clear button restores every fill;
+hovering a frame shows "Function: <tooltip>"; the controls are seen: the search field, its
+toggle and Reset zoom are boxes of a readable size inside the image, clear of the title,
+drawn opaque, their text (the field's placeholder) at a contrast of at least 4.5:1 with
+their box and their border at least 3:1 with the background (WCAG 2's formula); the root
+frame is labelled with what it is, "all N threads (T us)", N and T from tracegen's facts
+(the threads with time, their total), and keeps that label through a zoom; a hostile name
 runs nothing (window.pwned stays undefined, no <img>, one script per graph). The default
 palette's legend (upright and --inverted): five entries, the app's naming the app-startup
 scenario's package, com.example.shop, as inferred; every entry rendered (a box of non-zero
 size, a readable font size) inside the image, none overlapping another or any frame.
 Screenshots are saved in the test's work dir.
 """
+import json
 import os
 import re
 import subprocess
@@ -63,6 +71,74 @@ def expected_matched(frames, term, ic):
     return ("Matched: 100%" if pct == 100 else "Matched: %.1f%%" % pct), sum(p["hit"] for p in parsed)
 
 
+def luminance(color):
+    """WCAG 2's relative luminance of "rgb(r, g, b)" (or "#rrggbb")."""
+    if color.startswith("#"):
+        parts = [int(color[i:i + 2], 16) for i in (1, 3, 5)]
+    else:
+        parts = [float(x) for x in re.findall(r"[\d.]+", color)[:3]]
+    lin = [c / 255 / 12.92 if c / 255 <= 0.03928 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in parts]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast(a, b):
+    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def inside(b, outer, eps=0.5):
+    return outer["x"] - eps <= b["x"] and b["x"] + b["w"] <= outer["x"] + outer["w"] + eps and \
+        outer["y"] - eps <= b["y"] and b["y"] + b["h"] <= outer["y"] + outer["h"] + eps
+
+
+BACKGROUND = "rgb(248,248,248)"  # the lightest background behind the controls (the gradient's top)
+
+
+def check_control(ctx, label, what, c, min_w, text_color=None):
+    """A control one sees: shown, opaque, of a readable size inside the image, its text readable on its box and
+    its box's border on the background."""
+    if not ctx.check(c is not None and c["shown"], f"{label}: {what} is drawn: {c}"):
+        return
+    b = c["box"]
+    ctx.check(b["w"] >= min_w and b["h"] >= 16, f"{label}: {what} is {b['w']:.0f}x{b['h']:.0f} px")
+    ctx.check(c["opacity"] == 1, f"{label}: {what} is drawn opaque (opacity {c['opacity']})")
+    boxed = c["fill"] not in (None, "none") and c["stroke"] not in (None, "none")
+    if not ctx.check(boxed, f"{label}: {what} is a box with a border: fill {c['fill']}, border {c['stroke']}"):
+        return
+    color = text_color or c["color"]
+    ratio = contrast(color, c["fill"]) if color else 0
+    ctx.check(ratio >= 4.5, f"{label}: {what}'s text {color} on {c['fill']}: contrast {ratio:.2f}")
+    ratio = contrast(c["stroke"], BACKGROUND)
+    ctx.check(ratio >= 3, f"{label}: {what}'s border {c['stroke']} on the background: contrast {ratio:.2f}")
+
+
+def check_controls(ctx, label, res):
+    c = res["controls"]
+    svg = c["svg"]
+    f = c["field"]
+    if ctx.check(f is not None, f"{label}: the search field (an input in the search box)"):
+        check_control(ctx, label, "the search field", c["search"], 120, f["placeholderColor"])
+        ctx.check("Search" in f["placeholder"] and "/" in f["placeholder"] and "Ctrl-F" in f["placeholder"],
+                  f"{label}: the field says what it is and its keys: {f['placeholder']!r}")
+        sb = c["search"]["box"] if c["search"] else None
+        ctx.check(sb and all(abs(f["box"][k] - sb[k]) <= 2 for k in "xywh") and f["opacity"] == 1,
+                  f"{label}: the input fills the search box: {f['box']} in {sb}")
+        if c["search"] and c["search"]["fill"] not in (None, "none"):
+            ctx.check(contrast(f["color"], c["search"]["fill"]) >= 4.5, f"{label}: the typed text's colour {f['color']}")
+    check_control(ctx, label, "the ignore-case toggle", c["ignorecase"], 20)
+    for what in ("search", "ignorecase"):
+        b = c[what] and c[what]["box"]
+        ctx.check(b and inside(b, svg), f"{label}: {what} inside the image: {b} in {svg}")
+        ctx.check(b and not overlap(b, c["title"]), f"{label}: {what} clear of the title")
+    ctx.check(c["unzoom"] is not None and not c["unzoom"]["shown"], f"{label}: Reset zoom is not shown before a zoom")
+    z = res.get("zoomedControls")
+    if z:
+        check_control(ctx, label, "Reset zoom", z["unzoom"], 60)
+        ctx.eq(z["unzoom"] and z["unzoom"]["text"], "Reset zoom", f"{label}: Reset zoom's text")
+        ctx.check(z["unzoom"] and inside(z["unzoom"]["box"], svg) and not overlap(z["unzoom"]["box"], z["title"]),
+                  f"{label}: Reset zoom inside the image, clear of the title")
+
+
 def pick_click(frames, svg_width):
     """A frame worth zooming: not the root, at least 40 px wide, at least one level above a leaf."""
     best = None
@@ -98,15 +174,23 @@ def check_graph(ctx, label, g, res, frames_model):
         ctx.eq([(f["x"], f["width"], f["hidden"], f["parent"]) for f in un["frames"]],
                [(f["x"], f["width"], False, False) for f in before], f"{label}: Reset Zoom restores every frame")
         ctx.check(un["unzoomHidden"], f"{label}: Reset Zoom is hidden again")
+        ctx.eq([(f["x"], f["width"], f["hidden"], f["parent"]) for f in res["escaped"]["frames"]],
+               [(f["x"], f["width"], False, False) for f in before], f"{label}: Escape undoes a zoom")
+        ctx.eq(res["escaped"]["frames"][0]["label"], before[0]["label"], f"{label}: the root's label after Escape")
+        ctx.eq(res["zoomed"]["frames"][0]["label"], before[0]["label"], f"{label}: the root's label through a zoom")
     for s in res["searches"]:
         want, hits = expected_matched(frames_model, s["term"], s["ic"])
         ctx.eq(s["found"]["matched"], want, f"{label}: search {s['term']!r} ic={s['ic']}")
         ctx.check(hits > 0, f"{label}: search {s['term']!r} matches something")
         ctx.eq(sum(f["fill"] == MATCH for f in s["found"]["frames"]), hits, f"{label}: frames coloured by the search")
-        ctx.eq(s["found"]["searchText"], "Reset Search", f"{label}: the button after a search")
+        ctx.check(s["focused"], f"{label}: {s['key'] or 'a click'} gives the search field the keys")
+        ctx.eq((s["found"]["searchValue"], s["found"]["clearHidden"]), (s["term"], False),
+               f"{label}: the field shows the term and its clear button")
         ctx.eq([f["fill"] for f in s["reset"]["frames"]], [f["fill"] for f in before],
-               f"{label}: Reset Search restores every fill")
-        ctx.check(s["reset"]["matchedHidden"], f"{label}: Matched is hidden after Reset Search")
+               f"{label}: the clear button restores every fill")
+        ctx.check(s["reset"]["matchedHidden"] and s["reset"]["clearHidden"] and s["reset"]["searchValue"] == "",
+                  f"{label}: Matched, the clear button and the term are gone after a clear")
+    ctx.eq(res["icByKey"], [True, False], f"{label}: the ignore-case toggle by the keyboard (Enter, then Space)")
     for h in res["hovers"]:
         ctx.eq(h["details"], "Function: " + before[h["index"]]["title"], f"{label}: details line on hover")
 
@@ -185,7 +269,8 @@ def main():
     click = pick_click(frames, 1200)
     hostile_idx = [i for i, f in enumerate(hmodel) if "pwned" in f["name"] or "onerror" in f["name"]]
     searches = [{"term": "android\\.view", "how": "button"}, {"term": "Activity", "how": "key"},
-                {"term": "INFLATE", "ic": True, "how": "button"}, {"term": "us, ", "how": "button"}]
+                {"term": "INFLATE", "ic": True, "how": "button"}, {"term": "us, ", "how": "key", "key": "Control+f"},
+                {"term": "Looper", "how": "key", "key": "F3"}]
     hsearch = [{"term": "script", "how": "button"}, {"term": "run", "how": "key"}]
     graphs = [
         dict(url="file://" + svg, svg=None, prefix="", click=click, searches=searches, hover=[click, 0],
@@ -210,11 +295,22 @@ def main():
               "standalone inverted"]
     for g, res, m, label in zip(graphs, results, models, labels):
         check_graph(ctx, label, g, res, m)
+        check_controls(ctx, label, res)
         n_scripts = res["pwned"][2]
         ctx.eq(n_scripts, {"standalone": 1, "standalone hostile": 1}.get(label, 2 if "embedded" in label else 1),
                f"{label}: <script> elements in the document")
     for res, label in ((results[0], "standalone"), (results[6], "standalone inverted")):
         check_legend(ctx, label, res["legend"], "app: com.example.shop (inferred)")
+    # the root says what it is: the threads with time (tracegen's facts) and their total
+    with open(os.path.join(ctx.corpus, "app-startup.facts.json"), encoding="utf-8") as f:
+        facts = json.load(f)
+    busy = [t for t in facts["threads"] if t["wall_total_us"] > 0]
+    want_root = f"all {len(busy)} threads ({sum(t['wall_total_us'] for t in busy):,} us)"
+    for res, label in ((results[0], "standalone"), (results[6], "standalone inverted")):
+        ctx.eq(res["before"]["frames"][0]["label"], want_root, f"{label}: the root frame's label")
+    for res, label in ((results[2], "embedded ga"), (results[3], "embedded hostile gb")):  # the engine's default name
+        root = res["before"]["frames"][0]
+        ctx.eq(root["label"], f"all ({tf.split_title(root['title'])[1]:,} us)", f"{label}: the root frame's label")
     ctx.check(results[1]["legend"] is not None, "standalone hostile: the legend is in the document")
     # the two graphs of a page are independent: zooming one left the other as it was
     ctx.eq([f["x"] for f in results[2]["after"]["frames"]], [f["x"] for f in results[2]["before"]["frames"]],

@@ -18,6 +18,16 @@ through the page's form and, on the result page:
   report and every download link carry the selection, and the folded download is what
   `traceconv -o folded --thread TID --since S --until U` writes; a Chrome JSON trace whose
   thread name is markup shows the name as text in the picker and runs no script;
+- the time bar and the excerpts (issue 36): a trace written here whose main thread is busy in
+  a known window (test_activity's scenario, tracegen): the bars drawn in the time bar are, bin
+  by bin, the calls begun per bin computed from the scenario, every thread's with none ticked
+  and main's alone with main ticked, and the words under the bar name the thread; a search
+  typed into the flame graph's field inside its sandboxed frame (where prompt() is refused)
+  reports "Matched" as the scenario's Busy.work time over the threads' total; with main
+  ticked and a range inside its busy window applied, the top methods are that thread's in
+  that window (the scenario's methods there: Busy.outer, Thread.run, Busy.work; no
+  Object.wait, no worker) and equal the lines `traceconv -o report --thread --since --until`
+  writes, under a title naming the selection; "Whole trace" brings back the whole trace's;
 - random bytes uploaded through the form show the CLI's own line for that file;
 - on a server whose --keep-size (32K) is below the trace's size, the page says the trace
   is too large (its name, the sizes, the option) without sending it.
@@ -34,6 +44,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import browserlib  # noqa: E402
 import serve_lib  # noqa: E402
 import tclib  # noqa: E402
+import test_activity as ta  # noqa: E402  (the busy-window scenario and its model)
+
+WINDOW_SINCE, WINDOW_UNTIL = "650.5ms", "850.5ms"  # inside main's busy window (600..900 ms)
 
 
 def check_selection(ctx, res, facts, trace, pick, hostile_name):
@@ -95,6 +108,52 @@ def check_callers(ctx, res, trace):
               "the folded download with the methods' fields: the command's output")
     ctx.eq((res["callersKept"], res["focusKept"]), ("LayoutInflater.inflate", "onCreate"), "a reload keeps the fields")
     ctx.eq(res["callersCleared"], "", "Whole trace clears the fields")
+def report_excerpt(text):
+    """The top-methods excerpt as the page cuts it (serve_page.c's rule): from "All threads" to
+    the table's first blank line, at most 30 rows after its head."""
+    lines = text.split("\n")
+    start = next(i for i, l in enumerate(lines) if l.startswith("All threads"))
+    head = next(i for i in range(start, len(lines)) if lines[i].startswith("index "))
+    end = head
+    while end < len(lines) and lines[end] and end < head + 31:
+        end += 1
+    return "\n".join(lines[start:end]) + "\n"
+
+
+def check_time_bar(ctx, res, trace, facts):
+    w = res.get("window")
+    if not ctx.check(w, "the time-bar phase ran"):
+        return
+    start, end = facts["trace_start_us"] * 1000, facts["trace_end_us"] * 1000
+    want = {tid: ta.model([start + us * 1000 for us in s], start, end) for tid, s in ta.window_starts().items()}
+    every = [a + b for a, b in zip(want[700], want[701])]
+    for key, counts, what in (("barsAll", every, "every thread (none ticked)"), ("barsOne", want[700], "main ticked")):
+        got = {b["bin"]: b["count"] for b in w[key]}
+        ctx.eq(got, {k: c for k, c in enumerate(counts) if c}, f"the time bar's bars, {what}: calls begun per bin")
+        top = max(counts)
+        ctx.check(all(abs(b["height"] - max(4, b["count"] / top * 100)) < 1e-6 for b in w[key]),
+                  f"the time bar's bars, {what}: heights relative to the highest")
+    ctx.check(w["barsBox"]["w"] > 200 and w["barsBox"]["h"] >= 30, f"the bars fill the time bar: {w['barsBox']}")
+    ctx.check("every thread" in w["whatAll"] and "main (700)" in w["whatOne"],
+              f"the words under the bar name what they count: {w['whatAll']!r} / {w['whatOne']!r}")
+    ctx.eq(w["flameMatched"], "Matched: %.1f%%" % (100 * (300_000 + 200_000) / (1_300_000 + 1_300_000)),
+           "a search typed into the flame graph's field in its sandboxed frame")
+    names = set(re.findall(r"com\.example\.Busy\.\w+|java\.lang\.\w+\.\w+", w["topAfter"]))
+    ctx.eq(names, {"com.example.Busy.outer", "java.lang.Thread.run", "com.example.Busy.work"},
+           "the top methods of the selection: main's methods in its busy window")
+    ctx.check("java.lang.Object.wait" in w["topBefore"], "the whole trace's top methods have Object.wait")
+    ctx.check("All threads (1)" in w["topAfter"], f"the selection's excerpt is of one thread: {w['topAfter'][:40]!r}")
+    out = os.path.join(ctx.work, "window-selected.txt")
+    r = subprocess.run([ctx.traceconv, "-q", "-f", "-o", "report", "--thread", "700", "--since", WINDOW_SINCE,
+                        "--until", WINDOW_UNTIL, trace, out], capture_output=True)
+    if ctx.eq(r.returncode, 0, "traceconv -o report with the selection"):
+        with open(out, encoding="utf-8") as f:
+            ctx.eq(w["topAfter"], report_excerpt(f.read()), "the top methods: the command's report of the selection")
+    ctx.check("selection" in w["topTitleAfter"] and "thread main (700)" in w["topTitleAfter"] and
+              WINDOW_SINCE in w["topTitleAfter"], f"the excerpt's title names the selection: {w['topTitleAfter']!r}")
+    ctx.check(w["pcAfter"].startswith("index ") and "com.example.Busy.work" in w["pcAfter"] and
+              "Object.wait" not in w["pcAfter"], "parents and children follow the selection too")
+    ctx.eq(w["topWhole"], w["topBefore"], "Whole trace: the whole trace's top methods again")
 
 
 def main():
@@ -118,10 +177,19 @@ def main():
         json.dump({"traceEvents": [
             {"ph": "M", "name": "thread_name", "pid": 7, "tid": 8, "args": {"name": hostile_name}},
             {"ph": "X", "name": "work", "pid": 7, "tid": 8, "ts": 0, "dur": 100}]}, f)
+    window = os.path.join(ctx.work, "busy-window.trace")
+    with open(os.path.join(ctx.work, "busy-window.scn"), "w", encoding="utf-8") as f:
+        f.write(ta.WINDOW_SCN)
+    r = subprocess.run([ctx.tracegen, os.path.join(ctx.work, "busy-window.scn"), window, "--facts",
+                        window + ".facts.json"], capture_output=True)
+    ctx.eq(r.returncode, 0, f"tracegen busy-window.scn: {r.stderr.decode(errors='replace')}")
+    with open(window + ".facts.json", encoding="utf-8") as f:
+        window_facts = json.load(f)
     result = os.path.join(ctx.work, "browser.json")
     try:
         res = browserlib.run_harness(ctx, node, "serve.js", [srv.url, trace, bad, ctx.work, small.url,
-                                                             str(pick["tid"]), hostile, result],
+                                                             str(pick["tid"]), hostile, window, "700", WINDOW_SINCE,
+                                                             WINDOW_UNTIL, result],
                                      result, "serve.js failed")
     finally:
         rc = srv.stop()
@@ -159,6 +227,7 @@ def main():
 
     check_selection(ctx, res, facts, trace, pick, hostile_name)
     check_callers(ctx, res, trace)
+    check_time_bar(ctx, res, window, window_facts)
 
     home = tempfile.mkdtemp(prefix="pprof-home-", dir=ctx.work)
     env = dict(os.environ, HOME=home, GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
@@ -185,7 +254,7 @@ def main():
            "store keeps 32K in all (--keep-size); the API (POST /api/convert) converts it without keeping it",
            "a trace larger than --keep-size: the page's line")
     ctx.eq(res.get("tooLargePosted"), 0, "a trace larger than --keep-size is not sent")
-    for shot in ("serve-result.png", "serve-error.png", "serve-too-large.png"):
+    for shot in ("serve-result.png", "serve-error.png", "serve-too-large.png", "serve-time-bar.png"):
         ctx.check(os.path.getsize(os.path.join(ctx.work, shot)) > 10000, f"screenshot {shot}")
     ctx.done()
 

@@ -760,7 +760,7 @@ def check_count_labels(ctx, name, path, base, kind, total):
         head, _, body = text.partition("=" * 70)
         ctx.check(re.search(r"^counts +" + re.escape(kind) + "$", head, re.M),
                   f"{name}: report: the header names the counts ({kind})")
-        ctx.check(re.search(r"^  span +" + str(total) + " " + re.escape(kind) + "$", body, re.M),
+        ctx.check(re.search(r"^  span +" + f"{total:,}" + " " + re.escape(kind) + "$", body, re.M),
                   f"{name}: report: all threads' span is the total count {total} {kind}")
         ctx.check("incl-count" in body and "excl-count" in body and "incl-wall" not in body,
                   f"{name}: report: the table's columns are counts")

@@ -112,17 +112,26 @@ def facts_rows(facts, pm):
 
 # -- text ----------------------------------------------------------------------
 
-ROW_RE = re.compile(r"^\[(\d+)\]\s+(\d+)\+(\d+)" + r"\s+(\S+)" * 10 + r"  (.*)$")
-SPAN_RE = re.compile(r"^  (span|in methods)\s+wall (-|-?\d+)(?: us)?, cpu (-|-?\d+)(?: us)?$")
-COUNT_SPAN_RE = re.compile(r"^  (span|in methods)\s+(-?\d+) (.+)$")  # a count profile's: "12345 cycles:HG"
-METHOD_RE = re.compile(r"^\[(\d+)\]\s+(\S+%|-)\s+(\d+)\+(\d+)\s+(-?\d+) (.*)$")
-EXCL_RE = re.compile(r"^\s+(\S+%|-)\s+excl\s+(-?\d+)(?: (.*))?$")
-EDGE_RE = re.compile(r"^ {15}(.{6}) +\[(\d+)\] +(\d+)/(\d+) +(-?\d+) (.*)$")
+# The text's counts and times are grouped by thousands ("1,234,567"); dmtracedump's own output,
+# read by the same parsers, is not: both are read here, and grouped() says whether a cell is
+# written as Python's format(n, ",") writes it (the model of the grouping).
+N = r"-?\d[\d,]*"
+ROW_RE = re.compile(r"^\[(\d+)\]\s+(\d[\d,]*)\+(\d[\d,]*)" + r"\s+(\S+)" * 10 + r"  (.*)$")
+SPAN_RE = re.compile(r"^  (span|in methods)\s+wall (-|" + N + r")(?: us)?, cpu (-|" + N + r")(?: us)?$")
+COUNT_SPAN_RE = re.compile(r"^  (span|in methods)\s+(" + N + r") (.+)$")  # a count profile's: "12,345 cycles:HG"
+METHOD_RE = re.compile(r"^\[(\d+)\]\s+(\S+%|-)\s+(\d[\d,]*)\+(\d[\d,]*)\s+(" + N + r") (.*)$")
+EXCL_RE = re.compile(r"^\s+(\S+%|-)\s+excl\s+(" + N + r")(?: (.*))?$")
+EDGE_RE = re.compile(r"^ {15}(.{6}) +\[(\d+)\] +(\d[\d,]*)/(\d[\d,]*) +(" + N + r") (.*)$")
 FILE_RE = re.compile(r"  \[[^\]]*\]$")
 
 
 def num(s):
-    return None if s == "-" else int(s)
+    return None if s == "-" else int(s.replace(",", ""))
+
+
+def grouped(s):
+    """Whether a number's text is grouped by thousands as Python writes it ("-" is no number)."""
+    return s == "-" or s == format(int(s.replace(",", "")), ",")
 
 
 def pct(s):
@@ -158,16 +167,19 @@ def parse_text(text):
             m = SPAN_RE.match(line)
             if m:
                 sec["span" if m.group(1) == "span" else "busy"] = (num(m.group(2)), num(m.group(3)))
+                sec.setdefault("texts", []).extend([m.group(2), m.group(3)])
                 continue
             m = COUNT_SPAN_RE.match(line)
             if m:  # counts, in the wall place; no CPU figure
-                sec["span" if m.group(1) == "span" else "busy"] = (int(m.group(2)), None)
+                sec["span" if m.group(1) == "span" else "busy"] = (num(m.group(2)), None)
+                sec.setdefault("texts", []).append(m.group(2))
                 sec["count"] = m.group(3)
                 continue
             m = ROW_RE.match(line)
             if m:
                 g = m.groups()
-                sec["rows"].append({"index": int(g[0]), "calls": int(g[1]), "rec": int(g[2]),
+                sec["rows"].append({"index": int(g[0]), "calls": num(g[1]), "rec": num(g[2]),
+                                    "texts": [g[1], g[2], g[3], g[5], g[7], g[9], g[11], g[12]],
                                     "incl_wall": num(g[3]), "incl_wall_pct": pct(g[4]),
                                     "excl_wall": num(g[5]), "excl_wall_pct": pct(g[6]),
                                     "incl_cpu": num(g[7]), "incl_cpu_pct": pct(g[8]),
@@ -195,20 +207,22 @@ def parse_calls(lines):
         m = METHOD_RE.match(line)
         if m:
             name = FILE_RE.sub("", m.group(6))
-            block.update(name=name, index=int(m.group(1)), pct_total=pct(m.group(2)), calls=int(m.group(3)),
-                         rec=int(m.group(4)), incl=int(m.group(5)))
+            block.update(name=name, index=int(m.group(1)), pct_total=pct(m.group(2)), calls=num(m.group(3)),
+                         rec=num(m.group(4)), incl=num(m.group(5)), texts=[m.group(3), m.group(4), m.group(5)])
             blocks[name] = block
             block["state"] = "self"
             continue
         m = EXCL_RE.match(line)
         if m and block["state"] == "self":
-            block["excl"] = int(m.group(2))
+            block["excl"] = num(m.group(2))
+            block["texts"].append(m.group(2))
             block["excl_pct"] = pct(m.group(1))
             block["state"] = "children"
             continue
         m = EDGE_RE.match(line)
         if m:
-            block[block["state"]].append((m.group(6), int(m.group(3)), int(m.group(4)), int(m.group(5))))
+            block[block["state"]].append((m.group(6), num(m.group(3)), num(m.group(4)), num(m.group(5))))
+            block.setdefault("edge_texts", []).extend([m.group(3), m.group(4), m.group(5)])
     return blocks
 
 

@@ -346,6 +346,9 @@ def obfuscated_frames(ctx, obf):
             if not c.startswith(PLATFORM)}
 
 
+NAMELESS = {"activity"}  # writers whose output names no method (per-thread counts over time)
+
+
 def every_writer(ctx, plain, obf, mp):
     r = ctx.run(["--list-formats"], check_rc=0)
     writers, on = [], False
@@ -373,6 +376,9 @@ def every_writer(ctx, plain, obf, mp):
             texts.append(t + "\n" + html.unescape(t))
         shown = sorted(n for n in bad if n in texts[0])
         ctx.check(not shown, f"{w}: no obfuscated name in the deobfuscated output: {shown}")
+        if w in NAMELESS:
+            ctx.check(not any(n in texts[1] for n in bad), f"{w}: names no method")
+            continue
         ctx.check(any(n in texts[1] for n in bad), f"{w}: the obfuscated output does show obfuscated names")
         for want in ("com.example.feed.ui.FeedAdapter", "FeedParser", "Outer$Inner$Deep"):
             ctx.check(want in texts[0], f"{w}: the deobfuscated output names {want}")

@@ -16,8 +16,17 @@
    (and TC_EXTRA_CORPUS when set) that converts:
    dot accepts the output without a warning.
 4. --threshold refuses values that are not a percentage.
+5. Weight, as pprof draws its graph (its internal/graph/dotgraph.go, modelled here from that
+   source, not from ours): each method node's font size (8 + ceil(16 sqrt(excl / the largest
+   drawn excl))), border and fill colour (pprof's dotColor of incl / total), each edge's pen
+   width (1 + min(5 time / total, 5)) and colour, read from the SVG dot draws and computed from
+   tracegen's facts; a node's label is its short name ("Class.method", the package and the
+   signature dropped; a short name two drawn nodes share is shown whole on both) and its
+   tooltip (the SVG's xlink:title) the full name with the signature and its inclusive time.
 """
+import collections
 import json
+import math
 import os
 import re
 import sys
@@ -51,21 +60,79 @@ def render(ctx, dot_path):
         return None
 
 
-def drawing(root):
-    """({node id: [text lines]}, {(from id, to id): [text lines]}, graph label lines) from dot's SVG."""
+XLINK = "{http://www.w3.org/1999/xlink}"
+
+
+def drawing(root, looks=None):
+    """({node id: [text lines]}, {(from id, to id): [text lines]}, graph label lines) from dot's SVG;
+    looks, when given, gets {("node", id) or ("edge", (a, b)): {fill, stroke, font, width, tooltip}}."""
     nodes, edges, graph = {}, {}, []
     for g in root.iter(SVG + "g"):
         cls = g.get("class")
         title = g.find(SVG + "title")
-        texts = [t.text or "" for t in g.findall(SVG + "text")]
+        if cls == "graph":
+            graph = [t.text or "" for t in g.findall(SVG + "text")]
+            continue
+        if cls not in ("node", "edge"):
+            continue
+        # a tooltip wraps the shapes in <g><a xlink:title>: the texts are below the node's group
+        texts = [t.text or "" for t in g.iter(SVG + "text")]
+        shape = next(g.iter(SVG + ("polygon" if cls == "node" else "path")), None)
+        link = next(g.iter(SVG + "a"), None)
+        look = {"fill": shape.get("fill") if shape is not None else None,
+                "stroke": shape.get("stroke") if shape is not None else None,
+                "width": shape.get("stroke-width", "1") if shape is not None else None,
+                "font": next(g.iter(SVG + "text")).get("font-size") if texts else None,
+                "tooltip": link.get(XLINK + "title") if link is not None else None}
         if cls == "node":
             nodes[title.text] = texts
-        elif cls == "edge":
+            key = ("node", title.text)
+        else:
             a, b = title.text.split("->")
             edges[(a, b)] = texts
-        elif cls == "graph":
-            graph = texts
+            key = ("edge", (a, b))
+        if looks is not None:
+            looks[key] = look
     return nodes, edges, graph
+
+
+# ---- pprof's weight rules (internal/graph/dotgraph.go), modelled from its source ----
+
+def pprof_dot_color(score, background):
+    """pprof's dotColor: grey (0) to red (1), a light fill or a dark border ("#rrggbb")."""
+    shift = 0.7
+    saturation, value = (0.1, 0.93) if background else (1.0, 0.7)
+    score = max(-1.0, min(1.0, score))
+    if abs(score) < 0.2:
+        saturation *= abs(score) / 0.2
+    if score > 0.0:
+        score = score ** (1.0 - shift)
+    if score < 0.0:
+        score = -((-score) ** (1.0 - shift))
+    if score < 0.0:
+        g, r = value, value * (1 + saturation * score)
+    else:
+        r, g = value, value * (1 - saturation * score)
+    b = value * (1 - saturation)
+    return "#%02x%02x%02x" % (int(r * 255.0), int(g * 255.0), int(b * 255.0))  # Go's uint8(): truncation
+
+
+def pprof_font_size(flat, max_flat):
+    size = 8
+    if max_flat and flat and abs(flat) <= max_flat:
+        size += math.ceil(16 * math.sqrt(abs(flat) / max_flat))
+    return size
+
+
+def pprof_pen_width(weight, total):
+    return 1 + min(abs(weight) * 5 // total, 5) if total else 1
+
+
+def short_label(m):
+    """A facts method as people say it: "Class.method" (no package, no signature)."""
+    if m["unknown"]:
+        return f"unknown.{m['id']}"
+    return (m["class"].rpartition(".")[2] or m["class"]) + "." + m["name"]
 
 
 def convert(ctx, src, out, *opts):
@@ -81,20 +148,26 @@ def ms(us):
 
 
 def expected(facts, pct, clock):
-    """Edges at or above pct % of the total (exactly, with fractions) and the methods at their ends."""
+    """Edges at or above pct % of the total (exactly, with fractions) and the methods at their ends,
+    each method labelled with its short name, or its whole name where two drawn share one."""
     p = facts["profile"]
-    label = {i: dot_text(rl.method_label(m)) for i, m in enumerate(p["methods"])}
     key = "span_wall_us" if clock == 1 else "span_cpu_us"
     total = sum(t[key] for t in facts["threads"])
-    kept = {}
+    kept_idx = {}
     for e in p["edges"]:
         t = e["once"][clock]
         if Fraction(t) * 100 >= Fraction(pct) * total:
-            caller = "(toplevel)" if e["caller"] is None else label[e["caller"]]
-            kept[(caller, label[e["callee"]])] = (e["all"][0], t)
+            kept_idx[(e["caller"], e["callee"])] = (e["all"][0], t)
+    drawn = {i for k in kept_idx for i in k if i is not None}
+    shorts = collections.Counter(short_label(p["methods"][i]) for i in drawn)
+    label = {i: dot_text(short_label(m) if shorts[short_label(m)] == 1 else rl.method_label(m))
+             for i, m in enumerate(p["methods"]) if i in drawn}
+    full = {i: dot_text(rl.method_label(m)) for i, m in enumerate(p["methods"]) if i in drawn}
+    kept = {("(toplevel)" if a is None else label[a], label[b]): v for (a, b), v in kept_idx.items()}
+    kept_full = {("(toplevel)" if a is None else full[a], full[b]): v[1] for (a, b), v in kept_idx.items()}
     nodes = {a for a, _ in kept} | {b for _, b in kept}
-    rows = {label[r["method"]]: r for r in p["all"]}
-    return kept, nodes, rows, total
+    rows = {label[r["method"]]: dict(r, full=full[r["method"]]) for r in p["all"] if r["method"] in drawn}
+    return kept, nodes, rows, total, kept_full
 
 
 def check_case(ctx, name, trace, facts, pct, clock):
@@ -106,8 +179,9 @@ def check_case(ctx, name, trace, facts, pct, clock):
     root = render(ctx, out) if out else None
     if root is None:
         return
-    nodes, edges, graph = drawing(root)
-    want_edges, want_nodes, rows, total = expected(facts, pct or "1", clock)
+    looks = {}
+    nodes, edges, graph = drawing(root, looks)
+    want_edges, want_nodes, rows, total, want_full = expected(facts, pct or "1", clock)
     name_of = {nid: texts[0] for nid, texts in nodes.items()}
     got_edges = {(name_of.get(a), name_of.get(b)): texts for (a, b), texts in edges.items()}
     ctx.eq(sorted(name_of.values()), sorted(want_nodes), f"{what}: methods drawn (ends of the edges kept)")
@@ -117,6 +191,7 @@ def check_case(ctx, name, trace, facts, pct, clock):
         if texts is not None:
             ctx.eq(texts, [f"{calls} call{'' if calls == 1 else 's'}", ms(t)], f"{what}: edge {k} label")
     wall, cpu = ("incl_wall_us", "excl_wall_us") if clock == 1 else ("incl_cpu_us", "excl_cpu_us")
+    max_excl = max((r[cpu] for r in rows.values()), default=0)
     for nid, texts in nodes.items():
         r = rows.get(texts[0])
         if texts[0] == "(toplevel)":
@@ -128,10 +203,31 @@ def check_case(ctx, name, trace, facts, pct, clock):
         pe = f" ({100.0 * r[cpu] / total:.1f}%)" if total else ""
         ctx.eq(texts[1:], [f"incl {ms(r[wall])}{pi}, excl {ms(r[cpu])}{pe}",
                            f"{r['calls']}+{r['recursive_calls']} calls"], f"{what}: node {texts[0]} label")
+        check_node_weight(ctx, what, texts[0], looks[("node", nid)], r, r[wall], r[cpu], total, max_excl)
+    for (a, b), look in ((k[1], v) for k, v in looks.items() if k[0] == "edge"):
+        ends = (name_of.get(a), name_of.get(b))
+        t = want_edges.get(ends, (None, None))[1]
+        if t is None:
+            continue
+        width = pprof_pen_width(t, total)
+        ctx.eq((look["stroke"], float(look["width"])), (pprof_dot_color(t / total if total else 0, False), width),
+               f"{what}: edge {ends}: colour and pen width (pprof's)")
+    tips = sorted(look["tooltip"] or "" for k, look in looks.items() if k[0] == "edge")
+    ctx.eq(tips, sorted(f"{a} -> {b} ({ms(t)})" for (a, b), t in want_full.items()), f"{what}: edge tooltips")
     n_methods = len(facts["profile"]["all"])
     n_edges = len(facts["profile"]["edges"])
     ctx.check(any(f"({len(want_nodes - {'(toplevel)'})} of {n_methods} methods, {len(want_edges)} of {n_edges} edges)"
                   in line for line in graph), f"{what}: graph label counts: {graph}")
+
+
+def check_node_weight(ctx, what, name, look, row, incl, excl, total, max_excl):
+    """pprof's node: font size by the exclusive time, colours by the inclusive share; the tooltip
+    names the method whole, with its signature."""
+    score = incl / total if total else 0
+    ctx.eq((look["font"], look["stroke"], look["fill"]),
+           ("%.2f" % pprof_font_size(excl, max_excl), pprof_dot_color(score, False), pprof_dot_color(score, True)),
+           f"{what}: node {name}: font size, border, fill (pprof's)")
+    ctx.eq(look["tooltip"], f"{row['full']} (incl {ms(incl)})", f"{what}: node {name}: tooltip")
 
 
 def check_corpus(ctx):

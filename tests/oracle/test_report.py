@@ -9,7 +9,10 @@
    its percentages with its spans, and its parents/children section with the
    facts' edges; --sort orders and --weight cpu sorts and percentages are
    right; wall-only and thread-CPU-only inputs leave the other clock's
-   columns empty ("-" in the text).
+   columns empty ("-" in the text). The text's counts and times are grouped
+   by thousands ("1,234,567", as Python's format(n, ",") writes them: the
+   header's duration, records and threads, the spans, every table cell and
+   every parents/children figure); the CSV's stay raw.
 2. DMTRACEDUMP-REPORT.md §7: the trace of its worked example, written here byte
    by byte, gives dmtracedump's numbers wherever dmtracedump is right, and
    differs exactly where the spec says it is wrong (listed in EXPECTED_DIFFS).
@@ -157,10 +160,28 @@ def check_calls_section(ctx, name, doc, facts, clock):
             ctx.check(times == sorted(times, reverse=True), f"{name}: {m}: {lst} not by time: {times}")
 
 
+def check_grouping(ctx, name, doc, facts):
+    """The text's counts and times are grouped by thousands, each as Python's format(n, ",")
+    writes it: the header's duration, threads, methods and records (the facts'), every span,
+    every table cell and every parents-and-children figure."""
+    head = doc["header"]
+    dur = head.get("duration", "")
+    ctx.check(dur.endswith(" us") and rl.grouped(dur[:-3]), f"{name}: the header's duration grouped: {dur!r}")
+    ctx.eq((head.get("records"), head.get("threads")), (f"{facts['records']:,}", f"{len(facts['threads']):,}"),
+           f"{name}: the header's records and threads, grouped by thousands")
+    texts = [t for sec in doc["sections"] for t in sec.get("texts", []) + [c for r in sec["rows"] for c in r["texts"]]]
+    for b in (doc["calls"] or {}).values():
+        texts += b.get("texts", []) + b.get("edge_texts", [])
+    bad = [t for t in texts if not rl.grouped(t)]
+    ctx.check(texts and not bad, f"{name}: figures not grouped by thousands: {bad[:6]} (of {len(texts)})")
+    return sum("," in t for t in texts)
+
+
 def check_corpus(ctx):
     cases = [c for c in ctx.project_cases() if c[2]]
     ctx.check(len(cases) >= 20, f"project corpus cases with facts: {len(cases)}")
-    seen = {"recursion": False, "mutual": False, "pre": False, "open": False, "wall-only": False, "cpu-only": False}
+    seen = {"recursion": False, "mutual": False, "pre": False, "open": False, "wall-only": False, "cpu-only": False,
+            "grouped": 0}
     for name, trace, facts_path in cases:
         with open(facts_path, encoding="utf-8") as f:
             facts = __import__("json").load(f)
@@ -184,6 +205,7 @@ def check_corpus(ctx):
         if txt:
             doc = check_text_vs_csv(ctx, name, read(txt), groups, facts)
             check_calls_section(ctx, name, doc, facts, clock)
+            seen["grouped"] += check_grouping(ctx, name, doc, facts)
         if facts["clock"] == "dual":  # --weight cpu: CPU order, CPU %/total in the calls section
             o = convert(ctx, trace, os.path.join(ctx.work, name + ".cpu.csv"), "--csv", "--weight", "cpu")
             if o:
@@ -208,6 +230,7 @@ def check_corpus(ctx):
         if facts["clock"] == "thread-cpu":
             ctx.check(all(r[2] is None and r[3] is None for rows_ in groups.values() for r in rows_),
                       f"{name}: thread-CPU-only input: wall columns must be empty")
+    ctx.check(seen.pop("grouped") > 100, "the corpus's text reports have figures of four digits and more")
     ctx.eq(seen, {k: True for k in seen}, "the corpus exercises recursion, mutual recursion, frames open "
                                            "before tracing and at the end, wall-only and CPU-only clocks")
 

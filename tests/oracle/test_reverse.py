@@ -212,7 +212,7 @@ def model_bottom_up(m, per_thread, name_of=report_name):
     return out
 
 
-LINE = re.compile(r"^ *(-|[\d.]+%) +(-?\d+) +(\d+) +(\d+)  ( *)(.*)$")
+LINE = re.compile(r"^ *(-|[\d.]+%) +(-?\d[\d,]*) +(\d[\d,]*) +(\d+)  ( *)(.*)$")  # figures grouped: 1,234
 
 
 def check_report_text(ctx, label, src, m):
@@ -224,10 +224,10 @@ def check_report_text(ctx, label, src, m):
     if not ctx.check("\nBottom-up: who calls each method" in text, f"{label} report --reverse: no bottom-up section"):
         return
     ctx.check("Parents and children" not in text, f"{label} report --reverse: the parents section is still there")
-    span = re.search(r"All threads \(\d+\)\n  span        wall (?:-|(-?\d+) us), cpu (?:-|(-?\d+) us)", text)
+    span = re.search(r"All threads \(\d+\)\n  span        wall (?:-|(-?[\d,]+) us), cpu (?:-|(-?[\d,]+) us)", text)
     if not ctx.check(span, f"{label} report --reverse: no span line"):
         return
-    total_ns = int(span.group(1) or span.group(2)) * 1000  # the clock the report weighs by (cpu without wall)
+    total_ns = int((span.group(1) or span.group(2)).replace(",", "")) * 1000  # the clock the report weighs by (cpu without wall)
     section = text.split("\nBottom-up: who calls each method", 1)[1].split("\n name\n", 1)[-1]
     lines = section.split(" depth  name\n", 1)[1].split("\n\n", 1)[0].splitlines()  # up to the threads' sections
     bu = {path: fig for (th, path), fig in model_bottom_up(m, False).items()}
@@ -242,7 +242,7 @@ def check_report_text(ctx, label, src, m):
             ctx.check(depth <= prev + 1, f"{label} report --reverse: depth jumps by more than one at {line!r}")
         chain = chain[:depth] + [mt.group(6)]
         prev = depth
-        got.append((tuple(chain), int(mt.group(2)), int(mt.group(3))))
+        got.append((tuple(chain), int(mt.group(2).replace(",", "")), int(mt.group(3).replace(",", ""))))
     # the lines shown are exactly the model's nodes at or above 0.1% of the total, whose parent is shown
     want = {p for p, fig in bu.items() if fig[0] > 0 and fig[0] * 1000 >= total_ns}
     want = {p for p in want if all(p[:i] in want for i in range(1, len(p)))}

@@ -415,7 +415,7 @@ def duplicate_ids_one_row(ctx):
     dot = os.path.join(ctx.work, "dup.dot")
     if ctx.run(["-f", "-o", "dot", "--threshold", "0", src, dot], check_rc=0).returncode == 0:
         with open(dot, encoding="utf-8") as f:
-            labels = re.findall(r'^\s*m\d+ \[label="(.*?)\\n', f.read(), re.M)
+            labels = re.findall(r'^\s*m\d+ \[label=.*, tooltip="(.*?) \(incl ', f.read(), re.M)  # the full names
         ctx.eq(sorted(labels), sorted(set(merged_facts(facts, facts["profile"]["all"]))), "dot: one node per method name")
 
 

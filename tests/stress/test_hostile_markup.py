@@ -436,7 +436,7 @@ def check_dot(ctx, label, src, opts, raw_names):
     if root is None:
         return
     check_elements(ctx, f"{label} dot -Tsvg", root, 0)
-    texts = {t.text or "" for g in root.iter(SVG + "g") if g.get("class") == "node" for t in g.findall(SVG + "text")}
+    texts = {t.text or "" for g in root.iter(SVG + "g") if g.get("class") == "node" for t in g.iter(SVG + "text")}
     for b in raw_names or ():
         ctx.check(shown_visible(b) in texts, f"{label} dot: {b!r} drawn as {shown_visible(b)!r}")
 
