@@ -51,7 +51,7 @@ typedef struct tci_flame_opts {
     bool negate;             /* differential: swap red and blue, and the delta's sign */
     /* android palette: the legend's app package and how it was chosen (tc_codegroup.h) */
     const char *app_package; /* NULL: none found */
-    const char *app_source;  /* "given", "process name", "inferred" */
+    const char *app_source;  /* its evidence: "given", "process name", "MainActivity.onCreate called by ..." */
 } tci_flame_opts;
 
 /* A standalone SVG's options from the command's (title, width, minwidth, inverted, colors, hash;

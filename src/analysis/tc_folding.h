@@ -5,6 +5,7 @@
 #ifndef TC_TC_FOLDING_H
 #define TC_TC_FOLDING_H
 
+#include "tc_codegroup.h"
 #include "tc_flame.h"
 #include "tc_calltree.h"
 #include "tc_trace.h"
@@ -61,10 +62,12 @@ int tci_foldflame_begin(tci_foldflame *ff, const tci_trace *t, bool cpu);
  * The µs go to each frame's count, or with before to its count before (a differential
  * tree's BASE, difffolded.pl's first column). */
 int tci_foldflame_add(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, bool merge_threads, bool before);
-/* The colours of fo's palette: for the android palette, the app's package (app-package,
- * else found in t: tc_codegroup.h) for the frames' groups and the legend. Before
- * tci_foldflame_add; every graph of the palette (the writer's, the HTML report's) calls it. */
-int tci_foldflame_colors(tci_foldflame *ff, const tci_trace *t, const tci_options *opt, tci_flame_opts *fo);
+/* The colours of fo's palette: for the android palette, the app's package for the frames'
+ * groups and the legend: app, the one the conversion found (tci_wctx.app), else found here in
+ * t and ct (tc_codegroup.h; ct may be NULL). Before tci_foldflame_add; every graph of the
+ * palette (the writer's, the HTML report's) calls it. */
+int tci_foldflame_colors(tci_foldflame *ff, const tci_trace *t, const tci_calltree *ct, const tci_options *opt,
+                         const tci_app_package *app, tci_flame_opts *fo);
 /* Safe on a zeroed or half-begun ff. */
 void tci_foldflame_free(tci_foldflame *ff);
 

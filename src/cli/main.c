@@ -202,6 +202,8 @@ static void print_summary(tc_conv *c, const char *in, const char *out, const cha
     cli_not_converted_text(c, left, sizeof left);
     if (left[0])
         fprintf(m, "; not converted: %s", left);
+    if ((w = tc_conv_app(c))) /* which package the palette calls the app, and the evidence */
+        fprintf(m, "; app: %s", w);
     for (size_t i = 0; (w = tc_conv_hint_at(c, i)); i++) /* advice, not a fact of the input: last */
         fprintf(m, "; hint: %s", w);
     if (fclose(m) == 0)

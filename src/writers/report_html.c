@@ -504,7 +504,7 @@ typedef struct flame_build {
 static int flame_build_all(flame_build *f, tci_wctx *w, const tci_calltree *ct, bool cpu, tci_flame_opts *fo)
 {
     int rc = tci_foldflame_begin(&f->ff, w->trace, cpu);
-    if (rc != TC_OK || (rc = tci_foldflame_colors(&f->ff, w->trace, w->opt, fo)) != TC_OK)
+    if (rc != TC_OK || (rc = tci_foldflame_colors(&f->ff, w->trace, ct, w->opt, w->app, fo)) != TC_OK)
         return rc;
     f->ff.reverse = w->opt->reverse; /* --reverse: the graphs bottom-up too, as -o flamegraph --reverse draws them */
     if (!(f->flame = tci_flame_new(false)))
