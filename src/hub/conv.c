@@ -1011,7 +1011,16 @@ static void views_of_tree(pipeline *p)
     tc_conv *c = p->c;
     const tci_calltree *ct = &p->tree;
     bool warn = some_output_reads(p, "app-package");
+    uint64_t unused = p->tree_diag.fig[TCI_FIG_UNUSED_OPTION];
     c->app_ok = tci_app_find(&c->trace, ct, &c->opt, &c->views_arena, warn ? &p->tree_diag : NULL, &c->app) == TC_OK;
+    if (c->diag.strict && p->tree_diag.fig[TCI_FIG_UNUSED_OPTION] > unused) { /* a mistyped app-package */
+        char msg[sizeof c->diag.error];
+        snprintf(msg, sizeof msg, "%s (an error under --strict)",
+                 p->tree_diag.n_kept ? p->tree_diag.kept[p->tree_diag.n_kept - 1] : "option --app-package matches no method");
+        for (size_t i = 0; i < p->n; i++)
+            if (tci_output_reads(p->outs[i].w, &p->outs[i].opt, "app-package"))
+                output_fail(p, &p->outs[i], TC_ERR_STRICT, msg);
+    }
     if (c->app_ok && warn) /* the summary names the app where an output paints it */
         c->app_text = tci_app_text(&c->app, &c->views_arena);
     uint32_t n = c->trace.n_threads;

@@ -304,6 +304,13 @@ static void put_facts(page *pg)
     fact_start(o, "process");
     put_text(o, t->processes[0].name ? t->processes[0].name : "?");
     tci_sink_printf(o, " (pid %lld)</td></tr>\n", (long long)t->processes[0].pid);
+    if (pg->w->app && pg->w->app->name) { /* the graphs' app, and the evidence it was found by */
+        fact_start(o, "app");
+        put_text(o, pg->w->app->name);
+        TCI_PUT_LIT(o, " (");
+        put_text(o, pg->w->app->evidence);
+        TCI_PUT_LIT(o, ")</td></tr>\n");
+    }
     fact_start(o, "start");
     put_grouped(o, t->start_ns);
     TCI_PUT_LIT(o, " ns</td></tr>\n");
