@@ -310,7 +310,11 @@ int tci_foldflame_colors(tci_foldflame *ff, const tci_trace *t, const tci_calltr
 static int add_threads(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, bool before)
 {
     const tci_trace *t = ct->trace;
-    for (uint32_t th = 0; th < ct->n_roots; th++) {
+    bool ordered = ff->thread_order && !ff->reverse && ct->n_roots == t->n_threads;
+    if (ordered) /* main's tower leftmost, then the busiest: towers in the order they are made */
+        tci_flame_keep_root_order(flame);
+    for (uint32_t k = 0; k < ct->n_roots; k++) {
+        uint32_t th = ordered ? ff->thread_order[k] : k;
         if (!t->threads[th].records) /* as the folded writer: no line for a thread without records */
             continue;
         const char *tn = ff->fold.thread_name[th];

@@ -51,6 +51,8 @@ typedef struct tci_foldflame {
     const char *app_package; /* with code_groups: the app's package (NULL: none) */
     bool reverse;       /* set after begin: stacks read from the leaf (flamegraph.pl --reverse), the
                          * thread frame last (tci_calltree_reverse) */
+    const uint32_t *thread_order; /* set after begin: one tower per thread in this order (the views',
+                                   * main first: tci_wctx.thread_order), leftmost first; NULL: by name */
 } tci_foldflame;
 
 /* The folded names of t (tables final), counts by thread CPU time or wall. */

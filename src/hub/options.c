@@ -606,7 +606,7 @@ static bool some_writer_uses(const char *key)
 
 bool tci_output_reads(const tci_writer *w, const tci_options *o, const char *key)
 {
-    return lists(w->options, key) || lists(w->variants[tci_variant_selected(o, w)].options, key);
+    return lists(w->options, key) || (w->variants && lists(w->variants[tci_variant_selected(o, w)].options, key));
 }
 
 /* Whether any writer of the call reads the key: its table, or the table of the variant it
@@ -615,8 +615,12 @@ static bool any_writer_lists(const tci_options *o, const tci_writer *const *ws, 
                              const char *key)
 {
     for (size_t i = 0; i < n_ws; i++) {
+        if (lists(ws[i]->options, key))
+            return true;
+        if (!ws[i]->variants) /* a writer of the core's own (tci_conv_aggregate) */
+            continue;
         int v = variants && variants[i] >= 0 ? variants[i] : tci_variant_selected(o, ws[i]);
-        if (lists(ws[i]->options, key) || lists(ws[i]->variants[v].options, key))
+        if (lists(ws[i]->variants[v].options, key))
             return true;
     }
     return false;

@@ -985,15 +985,19 @@ static int report_finish(tci_wctx *w, const tci_calltree *ct)
     } else if (w->opt->csv) {
         csv_header(w, false);
         rc = csv_rows(w, ct, TCI_NONE);
-        for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK && !tci_sink_failed(w->out); t++)
+        for (uint32_t k = 0; k < ct->n_roots && rc == TC_OK && !tci_sink_failed(w->out); k++) {
+            uint32_t t = tci_report_thread_at(w, ct, k); /* the text's order: main first */
             if (tci_report_thread_has_calls(ct, t))
                 rc = csv_rows(w, ct, t);
+        }
     } else {
         text_header(w);
         rc = text_all(w, ct);
-        for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK && !tci_sink_failed(w->out); t++)
+        for (uint32_t k = 0; k < ct->n_roots && rc == TC_OK && !tci_sink_failed(w->out); k++) {
+            uint32_t t = tci_report_thread_at(w, ct, k); /* main's section first */
             if (tci_report_thread_has_calls(ct, t))
                 rc = text_thread(w, ct, t);
+        }
     }
     if (rc != TC_OK)
         return rc;
