@@ -721,6 +721,18 @@ static bool minified_class(const char *s, size_t n)
     return any;
 }
 
+/* A two-segment name "x.y" has no package: a class of R8's default package ("a.b", its method
+ * renamed too) or a system trace's slice named with a dot ("v8.compile", "v8.run": Chrome's
+ * and WebView's sections in every atrace capture of an app with a WebView). Only the first is
+ * evidence: its method part must look renamed as well (one or two lowercase letters). */
+static bool unpackaged_minified(const char *s, size_t n)
+{
+    const char *dot = memchr(s, '.', n);
+    size_t method = n - (size_t)(dot + 1 - s);
+    return minified_class(s, n) && method >= 1 && method <= 2 && is_lower((unsigned char)dot[1]) &&
+           (method == 1 || is_lower((unsigned char)dot[2]));
+}
+
 bool tci_names_minified(const tci_trace *t)
 {
     uint64_t renamable = 0, minified = 0;
@@ -729,6 +741,13 @@ bool tci_names_minified(const tci_trace *t)
         size_t n = s ? strlen(s) : 0;
         if (!n || tci_code_group(s, n, NULL) != TCI_CODE_LIBRARY)
             continue;
+        if (!package_prefix(s, n, 1)) { /* "x.y": evidence only when both parts look renamed */
+            if (unpackaged_minified(s, n)) {
+                renamable++;
+                minified++;
+            }
+            continue;
+        }
         renamable++;
         minified += minified_class(s, n);
     }

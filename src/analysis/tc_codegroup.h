@@ -89,8 +89,10 @@ const char *tci_app_text(const tci_app_package *app, tci_arena *a);
  * Whether most class names look minified by R8/ProGuard: more than half of the table's
  * methods that are neither framework nor runtime (the code R8 renames) have a class whose
  * own name (after its package), in each '$'-separated part that is not a number, is one to
- * three lowercase letters or digits starting with a letter ("a.b.c", "a0.d", "b.a$c").
- * One pass over the method table.
+ * three lowercase letters or digits starting with a letter ("a.b.c", "a0.d.e", "b.a$c.d").
+ * A name without a package ("x.y") counts only when its method looks renamed too ("a.b",
+ * R8's default package): system traces' slices named with a dot ("v8.compile") are no
+ * evidence either way. One pass over the method table.
  */
 bool tci_names_minified(const tci_trace *t);
 

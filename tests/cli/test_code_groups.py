@@ -343,6 +343,49 @@ def check_hint(ctx, work):
         check_batch_hint(ctx, work, trace, mapping)
     ctx.check("hint" not in summary(ctx, [os.path.join(ctx.source, "corpus", "app-startup.trace")]),
               "the app start-up's source names: no hint")
+    check_systrace_hint(ctx, work)
+
+
+ATRACE_HDR = b"# tracer: nop\n#\n#           TASK-PID    TGID   CPU#  ||||    TIMESTAMP  FUNCTION\n"
+
+
+def atrace(path, sections):
+    """An atrace text capture of an app (pid 4242) with a WebView: its main thread and
+    Chrome's renderer thread write these sections, each once, one after the other."""
+    lines, ts = [ATRACE_HDR], 0
+    for thread, tid, names in sections:
+        for name in names:
+            for payload in (b"B|4242|" + name.encode(), b"E|4242"):
+                ts += 250
+                lines.append(b"  %s-%d  ( 4242) [001] ...1 %6d.%06d: tracing_mark_write: %s\n" % (
+                    thread.encode(), tid, 5000 + ts // 1000000, ts % 1000000, payload))
+    with open(path, "wb") as f:
+        f.write(b"".join(lines))
+    return path
+
+
+def check_systrace_hint(ctx, work):
+    """Issue 36 item 8: plain slice names of system traces never look minified. Chrome's and
+    WebView's sections ("v8.compile", "v8.run") were the only dotted names of a capture, two
+    segments with a two-character first one, so all of its "classes" looked renamed."""
+    hint = "--deobfuscate mapping.txt"
+    sysdir = os.path.join(ctx.source, "corpus", "systrace")
+    for name in sorted(os.listdir(sysdir)):
+        if name.endswith((".py", ".json")) or os.path.isdir(os.path.join(sysdir, name)):
+            continue
+        r = ctx.run(["-f", "-o", "folded", os.path.join(sysdir, name), os.devnull])
+        if r.returncode == 0:
+            ctx.check(hint not in r.stderr.decode(errors="replace"), f"corpus/systrace/{name}: no minified-names hint")
+    webview = atrace(os.path.join(work, "webview.atrace.txt"), [
+        ("main", 4242, ["Choreographer#doFrame 1204", "traversal", "RV OnBindView", "inflate"]),
+        ("CrRendererMain", 4250, ["v8.compile", "v8.run", "v8.callFunction", "ThreadControllerImpl::RunTask"]),
+    ])
+    ctx.check(hint not in summary(ctx, [webview]), "an atrace capture with WebView's v8.* sections: no hint")
+    # an app that traces its own (R8-renamed) methods as sections still gets the hint
+    renamed = atrace(os.path.join(work, "renamed.atrace.txt"), [
+        ("main", 4242, ["a.b.c", "b.a$c.d", "com.shop.a.e", "c.d.onCreate", "v8.run"]),
+    ])
+    ctx.check(hint in summary(ctx, [renamed]), "an atrace capture of R8-renamed method sections: the hint")
 
 
 def check_batch_hint(ctx, work, trace, mapping):
