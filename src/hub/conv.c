@@ -38,6 +38,7 @@ struct tc_conv {
     tc_progress_fn progress;
     void *progress_user;
     pthread_mutex_t *progress_lock; /* while two threads write (option threads): one progress call at a time */
+    uint64_t progress_done; /* the last figure given to the callback: the next is never below it */
     char last_error[1024]; /* the message of the latest failed call (diag.error is per call) */
     char *out_errors;      /* the messages of a write's outputs (tc_output.error point here) */
     /* What the call tree tells every output, found once after pass 2 (views_of_tree): the
@@ -1127,6 +1128,9 @@ static int conv_progress(void *user, uint64_t done, uint64_t total)
     tc_conv *c = user;
     if (c->progress_lock) /* two threads ask (normalize here, the sinks and walks there): one at a time */
         pthread_mutex_lock(c->progress_lock);
+    if (done < c->progress_done) /* one figure that only grows, whoever asks */
+        done = c->progress_done;
+    c->progress_done = done;
     if (!c->canceled && c->progress(c->progress_user, done, total))
         c->canceled = true;
     int canceled = c->canceled;
@@ -1135,11 +1139,14 @@ static int conv_progress(void *user, uint64_t done, uint64_t total)
     return canceled;
 }
 
-/* While the outputs are written (the sinks, the walks of the call tree): the input is read. */
+/* While the outputs are written (the sinks, the walks of the call tree): asked to let the
+ * caller cancel, with the figure the reading reached (not 100%: a writing thread's sink asks
+ * while pass 2 still reads, and -o json,perfetto's line went back and forth between 50% and
+ * 100%). */
 static int ask_while_writing(void *user)
 {
     tc_conv *c = user;
-    return conv_progress(c, c->src.size, c->src.size);
+    return conv_progress(c, c->progress_done, c->src.size);
 }
 
 uint64_t tci_output_limit(const tci_options *opt, uint64_t input_size)
@@ -1227,6 +1234,7 @@ static void set_statuses(tc_output *outs, size_t n, int rc)
 static int run_pipeline(tc_conv *c, tc_output *pub, size_t n, const tci_writer *internal, void *internal_priv)
 {
     pipeline p = {.c = c, .n = n, .internal = internal, .internal_priv = internal_priv};
+    c->progress_done = 0;
     p.tree_diag.input = p.merge_diag.input = c->diag.input;
     p.cancel = (tci_cancel){.ask = ask_while_writing, .user = c, .budget = TCI_CANCEL_BUDGET};
     p.limit = output_limit(c);
