@@ -440,21 +440,52 @@ static const char *method_short(const tci_trace *t, uint32_t m)
     return m < t->n_methods && t->methods[m].short_name ? t->methods[m].short_name : "";
 }
 
-/* The app frame with the strongest evidence: its caller's rank, then its inclusive time. */
-static lifecycle_hit lifecycle_best(const tci_calltree *ct)
+/* Per method, what the lifecycle evidence asks of it, worked out once (a tree has millions of
+ * nodes, a trace thousands of methods). */
+enum {
+    LC_APP = 1,        /* a lifecycle method of a class in a package outside the platform and the runtime */
+    LC_KNOWN = 2,      /* ... of a known bundled library's or OEM class */
+    LC_CALLER = 4,     /* a framework method that calls app components */
+    LC_APP_CALLER = 8  /* ... the Application's (its process exists for it) */
+};
+
+static uint8_t *lifecycle_kinds(const tci_trace *t)
 {
-    const tci_trace *t = ct->trace;
+    uint8_t *kind = tci_calloc(t->n_methods ? t->n_methods : 1, 1);
+    for (uint32_t m = 0; kind && m < t->n_methods; m++) {
+        const char *s = method_short(t, m);
+        size_t n = strlen(s);
+        if (lifecycle_method(s, n) && app_like(s, n, false) && package_prefix(s, n, UINT_MAX))
+            kind[m] |= LC_APP | (under_any(s, n, KNOWN_LIBRARIES) ? LC_KNOWN : 0);
+        if (framework_caller(s, n))
+            kind[m] |= LC_CALLER | (caller_rank(s, n) == 2 ? LC_APP_CALLER : 0);
+    }
+    return kind;
+}
+
+/* The lifecycle frame of node i, or false: an app component's method directly under a framework caller. */
+static bool lifecycle_node(const tci_calltree *ct, const uint8_t *kind, uint32_t i, uint8_t *caller)
+{
+    const tci_ctnode *nd = &ct->nodes[i];
+    if (nd->method == TCI_NONE || nd->parent == TCI_NONE || nd->method >= ct->trace->n_methods)
+        return false;
+    uint32_t pm = ct->nodes[nd->parent].method;
+    if (pm == TCI_NONE || pm >= ct->trace->n_methods || !(kind[nd->method] & LC_APP) || !(kind[pm] & LC_CALLER))
+        return false;
+    *caller = kind[pm];
+    return true;
+}
+
+/* The app frame with the strongest evidence: its caller's rank, then its inclusive time. */
+static lifecycle_hit lifecycle_best(const tci_calltree *ct, const uint8_t *kind)
+{
     lifecycle_hit best = {TCI_NONE, 0, 0};
+    uint8_t caller;
     for (uint32_t i = 0; i < ct->n_nodes; i++) {
+        if (!lifecycle_node(ct, kind, i, &caller))
+            continue;
         const tci_ctnode *nd = &ct->nodes[i];
-        if (nd->method == TCI_NONE || nd->parent == TCI_NONE || ct->nodes[nd->parent].method == TCI_NONE)
-            continue;
-        const char *s = method_short(t, nd->method), *p = method_short(t, ct->nodes[nd->parent].method);
-        size_t n = strlen(s), pn = strlen(p);
-        if (!lifecycle_method(s, n) || !app_like(s, n, false) || !package_prefix(s, n, UINT_MAX) ||
-            !framework_caller(p, pn))
-            continue;
-        lifecycle_hit h = {i, caller_rank(p, pn) + (under_any(s, n, KNOWN_LIBRARIES) ? -2 : 0), nd->wall_total};
+        lifecycle_hit h = {i, (caller & LC_APP_CALLER ? 2 : 1) - (kind[nd->method] & LC_KNOWN ? 2 : 0), nd->wall_total};
         if (best.node == TCI_NONE || h.rank > best.rank || (h.rank == best.rank && h.time > best.time))
             best = h;
     }
@@ -481,20 +512,16 @@ static size_t common_package(const char *a, size_t an, const char *b, size_t bn)
 }
 
 /* The app's package from the winning frame: its class's package, widened to what the other
- * lifecycle frames of the same first two segments share (ShopApp in com.example.shop and
- * MainActivity in com.example.shop.ui: com.example.shop). */
-static size_t lifecycle_package(const tci_calltree *ct, const char *s, size_t k)
+ * lifecycle frames (not a known library's) share with it, two segments at least (ShopApp in
+ * com.example.shop and MainActivity in com.example.shop.ui: com.example.shop). */
+static size_t lifecycle_package(const tci_calltree *ct, const uint8_t *kind, const char *s, size_t k)
 {
-    const tci_trace *t = ct->trace;
+    uint8_t caller;
     for (uint32_t i = 0; i < ct->n_nodes; i++) {
-        const tci_ctnode *nd = &ct->nodes[i];
-        if (nd->method == TCI_NONE || nd->parent == TCI_NONE || ct->nodes[nd->parent].method == TCI_NONE)
+        if (!lifecycle_node(ct, kind, i, &caller) || (kind[ct->nodes[i].method] & LC_KNOWN))
             continue;
-        const char *o = method_short(t, nd->method), *p = method_short(t, ct->nodes[nd->parent].method);
-        size_t on = strlen(o), ok = package_prefix(o, on, UINT_MAX);
-        if (!ok || !lifecycle_method(o, on) || !framework_caller(p, strlen(p)) || !app_like(o, on, true))
-            continue;
-        size_t c = common_package(s, k, o, ok);
+        const char *o = method_short(ct->trace, ct->nodes[i].method);
+        size_t c = common_package(s, k, o, package_prefix(o, strlen(o), UINT_MAX));
         if (c && c < k)
             k = c;
     }
@@ -510,19 +537,23 @@ static const char *without_package(const char *s)
 
 static int app_from_lifecycle(const tci_calltree *ct, tci_arena *a, tci_app_package *out)
 {
-    lifecycle_hit h = lifecycle_best(ct);
-    if (h.node == TCI_NONE)
-        return TC_OK;
-    const tci_trace *t = ct->trace;
-    const char *s = method_short(t, ct->nodes[h.node].method);
-    const char *p = method_short(t, ct->nodes[ct->nodes[h.node].parent].method);
-    size_t k = lifecycle_package(ct, s, package_prefix(s, strlen(s), UINT_MAX));
-    out->name = tci_arena_strndup(a, s, k);
-    out->evidence = tci_arena_printf(a, "%s called by %s", without_package(s), without_package(p));
-    if (!out->name || !out->evidence)
+    uint8_t *kind = lifecycle_kinds(ct->trace);
+    if (!kind)
         return TC_ERR_NOMEM;
-    out->source = TCI_APP_LIFECYCLE;
-    return TC_OK;
+    lifecycle_hit h = lifecycle_best(ct, kind);
+    int rc = TC_OK;
+    if (h.node != TCI_NONE) {
+        const tci_trace *t = ct->trace;
+        const char *s = method_short(t, ct->nodes[h.node].method);
+        const char *p = method_short(t, ct->nodes[ct->nodes[h.node].parent].method);
+        size_t k = lifecycle_package(ct, kind, s, package_prefix(s, strlen(s), UINT_MAX));
+        out->name = tci_arena_strndup(a, s, k);
+        out->evidence = tci_arena_printf(a, "%s called by %s", without_package(s), without_package(p));
+        out->source = TCI_APP_LIFECYCLE;
+        rc = out->name && out->evidence ? TC_OK : TC_ERR_NOMEM;
+    }
+    free(kind);
+    return rc;
 }
 
 /* -- the process name */
