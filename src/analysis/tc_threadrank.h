@@ -21,14 +21,33 @@ uint8_t *tci_idle_methods(const tci_trace *t);
  * the walk (canceled). */
 int tci_thread_busy_of_tree(const tci_calltree *ct, const uint8_t *idle_method, int64_t *busy, int64_t *idle);
 
-/* The same from the event stream, for a writer without the call tree (speedscope): feed each
- * enter and exit of a thread, in its order (normalize's, well nested). */
+/* The same from the event stream, for a writer without the call tree (speedscope): each
+ * enter and exit of a thread in its order (normalize's: well nested, an exit at its frame's
+ * depth) adds to framed (the time of its outermost frames) and idle (of its outermost idle
+ * waits); busy = framed - idle. Inline: it runs at every event. */
 typedef struct tci_busy_thread {
-    uint32_t depth, idle_depth; /* open frames, and open idle-wait frames */
-    int64_t since, idle_since;  /* when the outermost frame, and the outermost idle wait, began */
+    uint32_t idle_at;             /* depth + 1 of the outermost open idle wait (0: none) */
+    int64_t since, idle_since;    /* when the outermost frame, and that idle wait, began */
 } tci_busy_thread;
-void tci_busy_event(tci_busy_thread *bt, const uint8_t *idle_method, const tci_event *ev, int64_t *busy,
-                    int64_t *idle);
+static inline void tci_busy_event(tci_busy_thread *bt, const uint8_t *idle_method, const tci_event *ev,
+                                  int64_t *framed, int64_t *idle)
+{
+    if (ev->kind == TCI_EV_ENTER) {
+        if (ev->depth == 0)
+            bt->since = ev->ts_ns;
+        if (TCI_UNLIKELY(idle_method[ev->method]) && !bt->idle_at) {
+            bt->idle_at = ev->depth + 1;
+            bt->idle_since = ev->ts_ns;
+        }
+    } else if (ev->kind == TCI_EV_EXIT) {
+        if (TCI_UNLIKELY(bt->idle_at == ev->depth + 1)) {
+            *idle += ev->ts_ns > bt->idle_since ? ev->ts_ns - bt->idle_since : 0;
+            bt->idle_at = 0;
+        }
+        if (ev->depth == 0)
+            *framed += ev->ts_ns > bt->since ? ev->ts_ns - bt->since : 0;
+    }
+}
 
 /*
  * order[0..n_threads): the thread indexes of t in the views' order. "Main" first: the thread

@@ -68,23 +68,6 @@ int tci_thread_busy_of_tree(const tci_calltree *ct, const uint8_t *idle_method, 
     return TC_OK;
 }
 
-void tci_busy_event(tci_busy_thread *bt, const uint8_t *idle_method, const tci_event *ev, int64_t *busy,
-                    int64_t *idle)
-{
-    bool is_idle = ev->method < UINT32_MAX && idle_method[ev->method];
-    if (ev->kind == TCI_EV_ENTER) {
-        if (bt->depth++ == 0)
-            bt->since = ev->ts_ns;
-        if (is_idle && bt->idle_depth++ == 0)
-            bt->idle_since = ev->ts_ns;
-    } else if (ev->kind == TCI_EV_EXIT && bt->depth) {
-        if (is_idle && bt->idle_depth && --bt->idle_depth == 0 && ev->ts_ns > bt->idle_since)
-            *idle = add_sat(*idle, ev->ts_ns - bt->idle_since);
-        if (--bt->depth == 0 && ev->ts_ns > bt->since)
-            *busy = add_sat(*busy, ev->ts_ns - bt->since); /* the frames' time: idle is taken out by the caller */
-    }
-}
-
 typedef struct rank_ctx {
     const tci_trace *t;
     const int64_t *busy;
