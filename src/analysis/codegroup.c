@@ -595,8 +595,7 @@ static int64_t share_pct(int64_t part, int64_t total)
     return total > 0 ? (int64_t)((double)part * 100.0 / (double)total + 0.5) : 0;
 }
 
-static int app_inferred(const tci_trace *t, const tci_calltree *ct, method_prefixes *mp, tci_arena *a,
-                        tci_app_package *out)
+static int app_inferred(const tci_calltree *ct, method_prefixes *mp, tci_arena *a, tci_app_package *out)
 {
     bool by_time = ct != NULL, cpu = false;
     int rc = by_time ? prefixes_timed(ct, mp, &cpu) : TC_OK;
@@ -619,10 +618,10 @@ static int app_inferred(const tci_trace *t, const tci_calltree *ct, method_prefi
     if (!(out->name = tci_arena_strndup(a, pick->s, pick->len)))
         return TC_ERR_NOMEM;
     out->source = by_time ? TCI_APP_TIME : TCI_APP_INFERRED;
-    out->evidence = by_time ? tci_arena_printf(a, "inferred: %lld%% of the %s time", (long long)share_pct(
-                                                   pick->time, tree_total(ct, cpu)), cpu ? "thread CPU" : "wall")
-                            : "inferred";
-    (void)t;
+    long long pct = by_time ? (long long)share_pct(pick->time, tree_total(ct, cpu)) : 0;
+    out->evidence = !by_time  ? "inferred"
+                    : ct->count ? tci_arena_printf(a, "inferred: %lld%% of the %s counts", pct, ct->count)
+                                : tci_arena_printf(a, "inferred: %lld%% of the %s time", pct, cpu ? "thread CPU" : "wall");
     return out->evidence ? TC_OK : TC_ERR_NOMEM;
 }
 
@@ -693,7 +692,7 @@ int tci_app_find(const tci_trace *t, const tci_calltree *ct, const tci_options *
         return rc;
     method_prefixes mp;
     if ((rc = prefixes_of(t, &mp)) == TC_OK)
-        rc = app_inferred(t, ct, &mp, a, out);
+        rc = app_inferred(ct, &mp, a, out);
     prefixes_free(&mp);
     return rc;
 }
