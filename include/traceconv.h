@@ -380,9 +380,25 @@ TC_API int tc_conv_thread_at(const tc_conv *c, size_t index, tc_thread_info *out
  * "until") to its end (README, Conversion rules: trace start and end); 0 before a conversion. */
 TC_API int64_t tc_conv_duration_ns(const tc_conv *c);
 /* After tc_conv_write: advice about the input, one line each (no newline), NULL past the
- * end. Today at most one: most class names look minified by R8/ProGuard and option
- * "deobfuscate" was not given (the rule: src/analysis/tc_codegroup.h). Since 0.3. */
+ * end: most class names look minified by R8/ProGuard and option "deobfuscate" was not given
+ * (the rule: src/analysis/tc_codegroup.h); idle waits are most of the kept threads' wall time
+ * and option "ignore-idle" was not given (after an aggregating output). Since 0.3. */
 TC_API const char *tc_conv_hint_at(const tc_conv *c, size_t index);
+
+/* After tc_conv_write with an output that aggregates (flame graph, report, pprof, folded, ...):
+ * the app's package and the evidence it was found by, as the flame graph's legend says it:
+ * "com.example.shop (MainActivity.onCreate called by Instrumentation.callActivityOnCreate)",
+ * "... (process name)", "... (inferred: 38% of the wall time)", "... (given)". NULL: no such
+ * output, or no app found. Owned by c. Since 0.6. */
+TC_API const char *tc_conv_app(const tc_conv *c);
+
+/* After tc_conv_write: the views' order of the threads (the flame graph's towers, the
+ * report's sections, speedscope's profiles): the main thread first (the thread named main,
+ * else the one whose tid is the pid, else the busiest), then the others by their time outside
+ * idle waits (the "ignore-idle" list), threads without records last. 1 and *index (for
+ * tc_conv_thread_at) for rank < the thread count, else 0. Without an aggregating output the
+ * tables' order. Since 0.6. */
+TC_API int tc_conv_thread_order_at(const tc_conv *c, size_t rank, size_t *index);
 
 /* ---- comparing two inputs (traceconv diff) --------------------------------- */
 

@@ -116,6 +116,7 @@ struct tci_flame {
     uint32_t n_items, cap_items;
     uint32_t *scratch;     /* merge sort */
     uint32_t cap_scratch;
+    bool root_in_order;    /* the root's children in the order they were made (tci_flame_keep_root_order) */
 };
 
 static int64_t sat_add(int64_t a, int64_t b)
@@ -239,6 +240,8 @@ uint32_t tci_flame_new_child(tci_flame *f, uint32_t parent, uint32_t name)
     return append_child(f, parent, name);
 }
 
+void tci_flame_keep_root_order(tci_flame *f) { f->root_in_order = true; }
+
 bool tci_flame_has_children(const tci_flame *f, uint32_t frame)
 {
     return frame < f->n_frames && f->frames[frame].first_child != TCI_NONE;
@@ -300,6 +303,8 @@ static void sort_digits(const tci_flame *f, uint32_t item, char *buf, size_t len
 static int item_cmp(const tci_flame *f, uint32_t a, uint32_t b)
 {
     const fframe *fa = &f->frames[a >> 1], *fb = &f->frames[b >> 1];
+    if (f->root_in_order && fa->parent == TCI_FLAME_ROOT && fb->parent == TCI_FLAME_ROOT) /* made in the views' order */
+        return a >> 1 != b >> 1 ? (a >> 1 < b >> 1 ? -1 : 1) : (int)(a & 1) - (int)(b & 1);
     size_t na = f->name_len[fa->name], nb = f->name_len[fb->name], n = na < nb ? na : nb;
     int c = memcmp(f->names[fa->name], f->names[fb->name], n);
     if (c)
@@ -843,14 +848,28 @@ static int legend_words(render *r, unsigned g, cpbuf *b)
     cpbuf *pkg = &r->name;
     if (decode_name(o->app_package, strlen(o->app_package), pkg) != TC_OK || cp_push_ascii(b, "app: ") != TC_OK)
         return TC_ERR_NOMEM;
-    double room = (double)(r->width - 2 * XPAD - LEGEND_SWATCH - 4) / (FONTSIZE * FONTWIDTH) - 8 - (double)strlen(source);
-    size_t fit = room < 4 ? 4 : room > LEGEND_APP_CHARS ? LEGEND_APP_CHARS : (size_t)room;
+    /* one row: the package first (its evidence keeps at least 12 characters), then the evidence
+     * ("MainActivity.onCreate called by Instrumentation.callActivityOnCreate") in what is left */
+    double room = (double)(r->width - 2 * XPAD - LEGEND_SWATCH - 4) / (FONTSIZE * FONTWIDTH) - 8;
+    size_t src_len = strlen(source), keep = src_len < 12 ? src_len : 12;
+    double pkg_room = room - (double)keep;
+    size_t fit = pkg_room < 4 ? 4 : pkg_room > LEGEND_APP_CHARS ? LEGEND_APP_CHARS : (size_t)pkg_room;
     size_t n = pkg->n > fit ? fit - 2 : pkg->n;
     for (size_t i = 0; i < n; i++)
         if (cp_push(b, pkg->cp[i]) != TC_OK)
             return TC_ERR_NOMEM;
-    if ((n < pkg->n && cp_push_ascii(b, "..") != TC_OK) || cp_push_ascii(b, " (") != TC_OK ||
-        cp_push_ascii(b, source) != TC_OK || cp_push_ascii(b, ")") != TC_OK)
+    double left = room - (double)(n < pkg->n ? n + 2 : n);
+    size_t src_fit = left < (double)keep ? keep : (size_t)left;
+    bool cut = n < pkg->n;
+    /* the evidence names the input's methods: decoded as a frame's name (pkg's buffer is free now) */
+    if ((cut && cp_push_ascii(b, "..") != TC_OK) || cp_push_ascii(b, " (") != TC_OK ||
+        decode_name(source, src_len, pkg) != TC_OK)
+        return TC_ERR_NOMEM;
+    size_t shown = pkg->n > src_fit ? src_fit - 2 : pkg->n;
+    for (size_t i = 0; i < shown; i++)
+        if (cp_push(b, pkg->cp[i]) != TC_OK)
+            return TC_ERR_NOMEM;
+    if ((shown < pkg->n && cp_push_ascii(b, "..") != TC_OK) || cp_push_ascii(b, ")") != TC_OK)
         return TC_ERR_NOMEM;
     return TC_OK;
 }

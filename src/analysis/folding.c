@@ -288,17 +288,21 @@ static int add_tree(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct,
     return TC_OK;
 }
 
-int tci_foldflame_colors(tci_foldflame *ff, const tci_trace *t, const tci_options *opt, tci_flame_opts *fo)
+int tci_foldflame_colors(tci_foldflame *ff, const tci_trace *t, const tci_calltree *ct, const tci_options *opt,
+                         const tci_app_package *app, tci_flame_opts *fo)
 {
     if (fo->palette != TCI_PAL_ANDROID)
         return TC_OK;
-    tci_app_package app = {NULL, TCI_APP_NONE};
-    if (tci_app_package_of(t, opt, &ff->fold.arena, &app) != TC_OK)
-        return TC_ERR_NOMEM;
+    tci_app_package found;
+    if (!app) { /* a caller without the conversion's (a diff's graph): found here, silently */
+        if (tci_app_find(t, ct, opt, &ff->fold.arena, NULL, &found) != TC_OK)
+            return TC_ERR_NOMEM;
+        app = &found;
+    }
     ff->code_groups = true;
-    ff->app_package = app.name;
-    fo->app_package = app.name;
-    fo->app_source = tci_app_source_label(app.source);
+    ff->app_package = app->name;
+    fo->app_package = app->name;
+    fo->app_source = app->evidence;
     return TC_OK;
 }
 
@@ -307,7 +311,11 @@ int tci_foldflame_colors(tci_foldflame *ff, const tci_trace *t, const tci_option
 static int add_threads(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, bool before)
 {
     const tci_trace *t = ct->trace;
-    for (uint32_t th = 0; th < ct->n_roots; th++) {
+    bool ordered = ff->thread_order && !ff->reverse && ct->n_roots == t->n_threads;
+    if (ordered) /* main's tower leftmost, then the busiest: towers in the order they are made */
+        tci_flame_keep_root_order(flame);
+    for (uint32_t k = 0; k < ct->n_roots; k++) {
+        uint32_t th = ordered ? ff->thread_order[k] : k;
         if (!t->threads[th].records) /* as the folded writer: no line for a thread without records */
             continue;
         const char *tn = ff->fold.thread_name[th];

@@ -6,6 +6,8 @@
 #ifndef TC_TC_CODEGROUP_H
 #define TC_TC_CODEGROUP_H
 
+#include "tc_calltree.h"
+#include "tc_diag.h"
 #include "tc_options.h"
 #include "tc_trace.h"
 #include "tc_base.h"
@@ -13,8 +15,8 @@
 enum tci_code_group {
     TCI_CODE_OTHER = 0, /* not a Java method: thread frames, slice names, unknown.0x... */
     TCI_CODE_APP,       /* the app's own package */
-    TCI_CODE_FRAMEWORK, /* android.*, androidx.*, com.android.* */
-    TCI_CODE_RUNTIME,   /* java.*, javax.*, kotlin.*, dalvik.*, libcore.*, sun.* */
+    TCI_CODE_FRAMEWORK, /* the Android platform's known packages: android.app, androidx.*, com.android.internal, ... */
+    TCI_CODE_RUNTIME,   /* java.*, javax.*, jdk.*, kotlin.*, dalvik.*, libcore.*, sun.* */
     TCI_CODE_LIBRARY,   /* every other package: third-party libraries */
     TCI_CODE__COUNT
 };
@@ -28,40 +30,69 @@ enum tci_code_group {
  *   it, unknown.0x1f, "main") is TCI_CODE_OTHER;
  * - a name under app_package (its text, then '.') is the app's, before the rules below (an
  *   app called com.android.foo is the app);
- * - its first segment android or androidx, or first two com.android: the framework;
- * - its first segment java, javax, kotlin, dalvik, libcore or sun: the runtime;
+ * - under a known package of the Android platform (android.app, android.os, android.view, ...
+ *   the SDK's android.* packages, androidx, android.support, com.android.internal,
+ *   com.android.server, ...: codegroup.c's list): the framework; a bare "android." is not enough
+ *   (an app's android.example.camera is a library until it is found as the app);
+ * - its first segment java, javax, jdk, kotlin, dalvik, libcore or sun: the runtime;
  * - else a library. app_package NULL or "": no app group.
  */
 enum tci_code_group tci_code_group(const char *name, size_t len, const char *app_package);
 /* "app", "Android framework", ...: the legend's words. */
 const char *tci_code_group_label(enum tci_code_group g);
 
-/* Where the app's package came from. */
-enum tci_app_source { TCI_APP_NONE, TCI_APP_GIVEN, TCI_APP_PROCESS, TCI_APP_INFERRED };
-const char *tci_app_source_label(enum tci_app_source s); /* "given", "process name", "inferred", "none" */
+/* The evidence the app's package was found by, strongest first. */
+enum tci_app_source {
+    TCI_APP_NONE,
+    TCI_APP_GIVEN,     /* option app-package */
+    TCI_APP_LIFECYCLE, /* the framework calls a lifecycle method of the app's component */
+    TCI_APP_PROCESS,   /* the input's process name */
+    TCI_APP_TIME,      /* the package prefix with the most inclusive time (a call tree) */
+    TCI_APP_INFERRED   /* the package prefix with the most methods (no call tree) */
+};
 
 typedef struct tci_app_package {
-    const char *name; /* NULL: none (source TCI_APP_NONE) */
+    const char *name;     /* NULL: none (source TCI_APP_NONE) */
     enum tci_app_source source;
+    const char *evidence; /* the legend's and the summary's words: "given", "MainActivity.onCreate
+                           * called by Instrumentation.callActivityOnCreate", "process name",
+                           * "inferred: 38% of the wall time", "inferred", "none found" */
 } tci_app_package;
 
 /*
- * The app's package for t, in a's memory: option app-package when given; else the trace's
- * process name when the input names its process (not the file stem) and that name, without
- * a ":service" suffix, is a package (two or more identifier segments) with some Java method
- * of the table under it (a systrace's comm cut to 15 bytes is not); else inferred: among
- * the methods of the table that are libraries by the rules above (no app), the most common
- * first two package segments (each method counted once), narrowed to its most common first
- * three when those hold more than half of its methods. TC_OK or TC_ERR_NOMEM.
+ * The app's package for t, in a's memory, from the strongest evidence first:
+ * - option app-package when given; one that matches no method's name is warned about (the
+ *   figure unused-option, in d when not NULL) with the trace's candidate packages;
+ * - with a call tree: a lifecycle method (onCreate, onResume, attachBaseContext, onCreateView,
+ *   ...) of a class outside the framework and the runtime, directly under a framework method
+ *   that calls app components (Instrumentation.callActivityOnCreate, callApplicationOnCreate,
+ *   ActivityThread.handleBindApplication, performLaunchActivity, handleCreateService,
+ *   Activity.performCreate, ...): the Application's first, then the frame with the most time,
+ *   its class's package widened to what the other such classes share (two segments at least);
+ * - the trace's process name when the input names its process (not the file stem) and that
+ *   name, without a ":service" suffix, is a package with some Java method under it (a
+ *   systrace's comm cut to 15 bytes is not);
+ * - inferred, outside the framework, the runtime and (while another prefix has any) the known
+ *   bundled libraries and OEM packages: the first two package segments with the most inclusive
+ *   time (a frame counted when no frame of the same prefix is open above it; wall, or thread
+ *   CPU on a CPU-only tree), or without a tree the most methods, narrowed to its first three
+ *   when those hold more than half of it.
+ * ct may be NULL. TC_OK or TC_ERR_NOMEM.
  */
-int tci_app_package_of(const tci_trace *t, const tci_options *o, tci_arena *a, tci_app_package *out);
+int tci_app_find(const tci_trace *t, const tci_calltree *ct, const tci_options *o, tci_arena *a, tci_diag *d,
+                 tci_app_package *out);
+/* "com.example.shop (MainActivity.onCreate called by Instrumentation.callActivityOnCreate)", in
+ * a's memory; NULL: no app (or no memory). */
+const char *tci_app_text(const tci_app_package *app, tci_arena *a);
 
 /*
  * Whether most class names look minified by R8/ProGuard: more than half of the table's
  * methods that are neither framework nor runtime (the code R8 renames) have a class whose
  * own name (after its package), in each '$'-separated part that is not a number, is one to
- * three lowercase letters or digits starting with a letter ("a.b.c", "a0.d", "b.a$c").
- * One pass over the method table.
+ * three lowercase letters or digits starting with a letter ("a.b.c", "a0.d.e", "b.a$c.d").
+ * A name without a package ("x.y") counts only when its method looks renamed too ("a.b",
+ * R8's default package): system traces' slices named with a dot ("v8.compile") are no
+ * evidence either way. One pass over the method table.
  */
 bool tci_names_minified(const tci_trace *t);
 

@@ -53,7 +53,7 @@ typedef struct tci_flame_opts {
     bool negate;             /* differential: swap red and blue, and the delta's sign */
     /* android palette: the legend's app package and how it was chosen (tc_codegroup.h) */
     const char *app_package; /* NULL: none found */
-    const char *app_source;  /* "given", "process name", "inferred" */
+    const char *app_source;  /* its evidence: "given", "process name", "MainActivity.onCreate called by ..." */
 } tci_flame_opts;
 
 /* A standalone SVG's options from the command's (title, width, minwidth, inverted, colors, hash;
@@ -73,6 +73,9 @@ uint32_t tci_flame_new_child(tci_flame *f, uint32_t parent, uint32_t name);
 void tci_flame_set_group(tci_flame *f, uint32_t name, unsigned group);
 /* Whether frame has children yet. */
 bool tci_flame_has_children(const tci_flame *f, uint32_t frame);
+/* The root's children (a flame graph's threads) drawn left to right in the order they were
+ * made (the views' thread order: main first), not flamegraph.pl's order of names. */
+void tci_flame_keep_root_order(tci_flame *f);
 /* Add to a frame's self count (and, differential, to its count before); sums saturate. */
 void tci_flame_add(tci_flame *f, uint32_t frame, int64_t self, int64_t before);
 /* Draw it. TC_OK, TC_ERR_USAGE (a bad id prefix) or TC_ERR_NOMEM; write errors stay in the sink. */

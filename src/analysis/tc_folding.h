@@ -5,6 +5,7 @@
 #ifndef TC_TC_FOLDING_H
 #define TC_TC_FOLDING_H
 
+#include "tc_codegroup.h"
 #include "tc_flame.h"
 #include "tc_calltree.h"
 #include "tc_options.h"
@@ -55,6 +56,8 @@ typedef struct tci_foldflame {
                          * each stack read from the method up, the thread frame last
                          * (tci_calltree_callers); callers_of names them (the pattern) */
     const char *callers_of;
+    const uint32_t *thread_order; /* set after begin: one tower per thread in this order (the views',
+                                   * main first: tci_wctx.thread_order), leftmost first; NULL: by name */
 } tci_foldflame;
 
 /* The folded names of t (tables final), counts by thread CPU time or wall. */
@@ -68,13 +71,15 @@ int tci_foldflame_begin(tci_foldflame *ff, const tci_trace *t, bool cpu);
  * The µs go to each frame's count, or with before to its count before (a differential
  * tree's BASE, difffolded.pl's first column). */
 int tci_foldflame_add(tci_foldflame *ff, tci_flame *flame, const tci_calltree *ct, bool merge_threads, bool before);
-/* The colours of fo's palette: for the android palette, the app's package (app-package,
- * else found in t: tc_codegroup.h) for the frames' groups and the legend. Before
- * tci_foldflame_add; every graph of the palette (the writer's, the HTML report's) calls it. */
-int tci_foldflame_colors(tci_foldflame *ff, const tci_trace *t, const tci_options *opt, tci_flame_opts *fo);
 /* After begin: the option callers (opt->callers, else nothing), its pattern read (tc_select.h:
  * one that matches no method, or callers with reverse, is an error in d). */
 int tci_foldflame_callers(tci_foldflame *ff, const tci_trace *t, const tci_options *opt, tci_diag *d);
+/* The colours of fo's palette: for the android palette, the app's package for the frames'
+ * groups and the legend: app, the one the conversion found (tci_wctx.app), else found here in
+ * t and ct (tc_codegroup.h; ct may be NULL). Before tci_foldflame_add; every graph of the
+ * palette (the writer's, the HTML report's) calls it. */
+int tci_foldflame_colors(tci_foldflame *ff, const tci_trace *t, const tci_calltree *ct, const tci_options *opt,
+                         const tci_app_package *app, tci_flame_opts *fo);
 /* Safe on a zeroed or half-begun ff. */
 void tci_foldflame_free(tci_foldflame *ff);
 

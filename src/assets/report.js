@@ -241,6 +241,8 @@
 	}
 	// top-down by total, bottom-up by self (a method's own time, then its callers'), then name
 	function order(a, b) {
+		// threads (top-down roots) in the page's order: main first, then by time outside idle waits
+		if (!state.bottomUp && a.key < 0 && b.key < 0 && a.depth === 0 && b.depth === 0) return b.key - a.key;
 		var x = state.bottomUp ? b.self - a.self || b.total - a.total : b.total - a.total;
 		return x || (label(a.key) < label(b.key) ? -1 : label(a.key) > label(b.key) ? 1 : 0);
 	}
@@ -309,7 +311,7 @@
 		roots = (state.bottomUp ? buRoots() : tdRoots()).filter(state.bottomUp ? buVisible : tdVisible).sort(order);
 		draw();
 	}
-	// at first: the hottest path of the top-down tree open, from the busiest thread down
+	// at first: the hottest path of the top-down tree open, from the first thread (main) down
 	function openHottest() {
 		var set = state.open[0], list = tdRoots().sort(order);
 		for (var guard = 0; list.length && guard < 200; guard++) {

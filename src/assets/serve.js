@@ -337,7 +337,9 @@
       name.className = 'name';
       name.textContent = t.name;
       facts.className = 'hint';
-      facts.textContent = ' tid ' + t.tid + ' \u00b7 ' + (info.records ? (100 * t.records / info.records).toFixed(1) : '0') + '%';
+      facts.textContent = (t.main ? ' main thread \u00b7' : '') + ' tid ' + t.tid + ' \u00b7 ' +
+        (info.records ? (100 * t.records / info.records).toFixed(1) : '0') + '% of the records';
+      if (t.main) label.classList.add('main');
       label.appendChild(box);
       label.appendChild(document.createTextNode(' '));
       label.appendChild(name);
@@ -381,8 +383,8 @@
       });
       var cpu = tabFor('cpu');
       weight.querySelector('option[value=cpu]').disabled = !cpu || cpu.disabled;
+      // in the server's order: main first, then by time outside idle waits (idle daemons last)
       info.threads.filter(function (t) { return t.records > 0; })
-        .sort(function (a, b) { return b.records - a.records || a.tid - b.tid; })
         .forEach(function (t) { list.appendChild(threadRow(t)); });
       $('duration').textContent = 'The trace lasts ' + timeText(info.duration_ns) +
         ' (its own time: 0 is its start). Drag on the bar, or type a time with its unit: 1.5s, 250ms.';

@@ -97,14 +97,21 @@ static const char usage_tail[] =
 /* ---- progress on a terminal ---- */
 
 static int progress_shown;
+static unsigned progress_pct; /* the figure on the line (the library's never goes back) */
 
+/* One figure for the whole conversion, redrawn when it changes (the library asks this callback
+ * thousands of times while the outputs are written, to let it cancel). */
 static int show_progress(void *user, uint64_t done, uint64_t total)
 {
     (void)user;
     if (!total)
         return 0;
-    cli_progress_line("traceconv: %3u%% of %.0f MB", (unsigned)(done * 100 / total), total / 1e6);
+    unsigned pct = (unsigned)(done >= total ? 100 : done * 100 / total);
+    if (progress_shown && pct == progress_pct)
+        return 0;
+    cli_progress_line("traceconv: %3u%% of %.0f MB", pct, total / 1e6);
     progress_shown = 1;
+    progress_pct = pct;
     return 0; /* never cancels */
 }
 
@@ -113,6 +120,7 @@ static void end_progress(void)
     if (progress_shown)
         cli_progress_clear();
     progress_shown = 0;
+    progress_pct = 0;
 }
 
 /* ---- commands ---- */
@@ -202,6 +210,8 @@ static void print_summary(tc_conv *c, const char *in, const char *out, const cha
     cli_not_converted_text(c, left, sizeof left);
     if (left[0])
         fprintf(m, "; not converted: %s", left);
+    if ((w = tc_conv_app(c))) /* which package the palette calls the app, and the evidence */
+        fprintf(m, "; app: %s", w);
     for (size_t i = 0; (w = tc_conv_hint_at(c, i)); i++) /* advice, not a fact of the input: last */
         fprintf(m, "; hint: %s", w);
     if (fclose(m) == 0)

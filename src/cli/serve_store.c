@@ -753,8 +753,8 @@ static void put_json_string(FILE *fp, const char *s)
     fputc('"', fp);
 }
 
-/* SRV_INFO_FILE: what the page's controls offer (the threads to pick, the time range's
- * bounds), from the library's view of the input as read. */
+/* SRV_INFO_FILE: what the page's controls offer (the threads to pick, in the views' order,
+ * main marked; the time range's bounds), from the library's view of the input as read. */
 static int put_info(FILE *fp, const void *conv)
 {
     const tc_conv *c = conv;
@@ -764,9 +764,12 @@ static int put_info(FILE *fp, const void *conv)
         records += t.records;
     fprintf(fp, "{\"duration_ns\":%lld,\"records\":%llu,\"threads\":[", (long long)tc_conv_duration_ns(c),
             (unsigned long long)records);
-    for (size_t i = 0; tc_conv_thread_at(c, i, &t); i++) {
-        fprintf(fp, "%s\n{\"tid\":%llu,\"pid\":%lld,\"records\":%llu,\"name\":", i ? "," : "",
-                (unsigned long long)t.tid, (long long)t.pid, (unsigned long long)t.records);
+    size_t i;
+    for (size_t rank = 0; tc_conv_thread_order_at(c, rank, &i) && tc_conv_thread_at(c, i, &t); rank++) {
+        /* in the views' order: main first, then by time outside idle waits (the picker's order) */
+        fprintf(fp, "%s\n{\"tid\":%llu,\"pid\":%lld,\"records\":%llu,\"main\":%s,\"name\":", rank ? "," : "",
+                (unsigned long long)t.tid, (long long)t.pid, (unsigned long long)t.records,
+                rank == 0 && t.records ? "true" : "false");
         put_json_string(fp, t.name);
         fputc('}', fp);
     }

@@ -3,6 +3,7 @@
 #include "tc_base.h"
 #include "tc_calltree.h"
 #include "tc_cancel.h"
+#include "tc_codegroup.h"
 #include "tc_conv.h"
 #include "tc_deobf.h"
 #include "tc_diag.h"
@@ -10,6 +11,7 @@
 #include "tc_options.h"
 #include "tc_reader.h"
 #include "tc_registry.h"
+#include "tc_threadrank.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
 
@@ -36,8 +38,18 @@ struct tc_conv {
     tc_progress_fn progress;
     void *progress_user;
     pthread_mutex_t *progress_lock; /* while two threads write (option threads): one progress call at a time */
+    uint64_t progress_done; /* the last figure given to the callback: the next is never below it */
     char last_error[1024]; /* the message of the latest failed call (diag.error is per call) */
     char *out_errors;      /* the messages of a write's outputs (tc_output.error point here) */
+    /* What the call tree tells every output, found once after pass 2 (views_of_tree): the
+     * app (tc_codegroup.h), the views' order of threads and whether idle waits are most of the
+     * time (tc_threadrank.h); none without a tree. */
+    tci_arena views_arena;
+    tci_app_package app;
+    bool app_ok;           /* app was looked for and found (or found to be none) */
+    const char *app_text;  /* tc_conv_app */
+    uint32_t *thread_order; /* NULL: the tables' order */
+    bool mostly_idle;
 };
 
 /* The mapping applied by normalize's transform hook between its passes. */
@@ -158,6 +170,8 @@ void tc_conv_free(tc_conv *c)
     free(c->path);
     tci_option_strings_free(c->strings);
     free(c->out_errors);
+    free(c->thread_order);
+    tci_arena_free(&c->views_arena);
     free(c);
 }
 
@@ -980,11 +994,61 @@ static void pipeline_merge(pipeline *p)
         fail_group(p, TCI_WF_GLOBAL_ORDER, rc, p->merge_diag.error);
 }
 
+/* Whether some live output reads option key (its writer's table, or its variant's). */
+static bool some_output_reads(const pipeline *p, const char *key)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->outs[i].status == TC_OK && tci_output_reads(p->outs[i].w, &p->outs[i].opt, key))
+            return true;
+    return false;
+}
+
+/* What the finished tree tells every output: the app, from the strongest evidence (a
+ * mistyped app-package is warned about once, when an output reads it), and the views' order
+ * of threads with their time outside idle waits. A failure (memory, a cancel) leaves the
+ * outputs to find the app themselves and the threads in the tables' order. */
+static void views_of_tree(pipeline *p)
+{
+    tc_conv *c = p->c;
+    const tci_calltree *ct = &p->tree;
+    bool warn = some_output_reads(p, "app-package");
+    uint64_t unused = p->tree_diag.fig[TCI_FIG_UNUSED_OPTION];
+    c->app_ok = tci_app_find(&c->trace, ct, &c->opt, &c->views_arena, warn ? &p->tree_diag : NULL, &c->app) == TC_OK;
+    if (c->diag.strict && p->tree_diag.fig[TCI_FIG_UNUSED_OPTION] > unused) { /* a mistyped app-package */
+        char msg[sizeof c->diag.error];
+        snprintf(msg, sizeof msg, "%s (an error under --strict)",
+                 p->tree_diag.n_kept ? p->tree_diag.kept[p->tree_diag.n_kept - 1] : "option --app-package matches no method");
+        for (size_t i = 0; i < p->n; i++)
+            if (tci_output_reads(p->outs[i].w, &p->outs[i].opt, "app-package"))
+                output_fail(p, &p->outs[i], TC_ERR_STRICT, msg);
+    }
+    if (c->app_ok && warn) /* the summary names the app where an output paints it */
+        c->app_text = tci_app_text(&c->app, &c->views_arena);
+    uint32_t n = c->trace.n_threads;
+    uint8_t *idle_method = tci_idle_methods(&c->trace);
+    int64_t *busy = tci_calloc(n ? 2 * (size_t)n : 1, sizeof *busy);
+    free(c->thread_order);
+    c->thread_order = tci_malloc((n ? n : 1) * sizeof *c->thread_order);
+    if (idle_method && busy && c->thread_order && ct->n_roots == n &&
+        tci_thread_busy_of_tree(ct, idle_method, busy, busy + n) == TC_OK) {
+        tci_thread_rank(&c->trace, busy, c->thread_order);
+        c->mostly_idle = tci_mostly_idle(&c->trace, busy, busy + n);
+    } else {
+        free(c->thread_order);
+        c->thread_order = NULL;
+    }
+    free(idle_method);
+    free(busy);
+}
+
 /* The end of the input: the shared tree is summed once, then every live writer finishes. */
 static void pipeline_finish(pipeline *p)
 {
-    if (p->tree_ok && group_alive(p, TCI_WF_AGGREGATE))
+    bool tree_made = p->tree_ok && group_alive(p, TCI_WF_AGGREGATE);
+    if (tree_made) {
         tci_calltree_finish(&p->tree);
+        views_of_tree(p);
+    }
     for (size_t i = 0; i < p->n; i++) {
         output *o = &p->outs[i];
         if (o->status != TC_OK)
@@ -995,8 +1059,11 @@ static void pipeline_finish(pipeline *p)
         hand_figures(p, o);
         note_system_left(p, o);
         o->diag.muted = false;
-        if (tree)
+        if (tree) {
             p->tree.diag = &o->diag; /* a tree the writer derives (pprof's merged threads) reports to it */
+            o->wctx.app = p->c->app_ok ? &p->c->app : NULL;
+            o->wctx.thread_order = p->c->thread_order;
+        }
         int rc = o->w->finish ? o->w->finish(&o->wctx, tree ? &p->tree : NULL) : TC_OK;
         if (rc != TC_OK || o->sink.err)
             output_fail(p, o, rc, NULL);
@@ -1061,6 +1128,9 @@ static int conv_progress(void *user, uint64_t done, uint64_t total)
     tc_conv *c = user;
     if (c->progress_lock) /* two threads ask (normalize here, the sinks and walks there): one at a time */
         pthread_mutex_lock(c->progress_lock);
+    if (done < c->progress_done) /* one figure that only grows, whoever asks */
+        done = c->progress_done;
+    c->progress_done = done;
     if (!c->canceled && c->progress(c->progress_user, done, total))
         c->canceled = true;
     int canceled = c->canceled;
@@ -1069,11 +1139,14 @@ static int conv_progress(void *user, uint64_t done, uint64_t total)
     return canceled;
 }
 
-/* While the outputs are written (the sinks, the walks of the call tree): the input is read. */
+/* While the outputs are written (the sinks, the walks of the call tree): asked to let the
+ * caller cancel, with the figure the reading reached (not 100%: a writing thread's sink asks
+ * while pass 2 still reads, and -o json,perfetto's line went back and forth between 50% and
+ * 100%). */
 static int ask_while_writing(void *user)
 {
     tc_conv *c = user;
-    return conv_progress(c, c->src.size, c->src.size);
+    return conv_progress(c, c->progress_done, c->src.size);
 }
 
 uint64_t tci_output_limit(const tci_options *opt, uint64_t input_size)
@@ -1161,6 +1234,7 @@ static void set_statuses(tc_output *outs, size_t n, int rc)
 static int run_pipeline(tc_conv *c, tc_output *pub, size_t n, const tci_writer *internal, void *internal_priv)
 {
     pipeline p = {.c = c, .n = n, .internal = internal, .internal_priv = internal_priv};
+    c->progress_done = 0;
     p.tree_diag.input = p.merge_diag.input = c->diag.input;
     p.cancel = (tci_cancel){.ask = ask_while_writing, .user = c, .budget = TCI_CANCEL_BUDGET};
     p.limit = output_limit(c);
@@ -1236,15 +1310,20 @@ static int check_write(tc_conv *c, const tc_output *outs, size_t n, const char *
 static int check_options(tc_conv *c, const tc_output *outs, size_t n)
 {
     const tci_writer *ws[16] = {0};
+    int vs[16] = {0};
     const tci_writer **list = n <= 16 ? ws : tci_malloc(n * sizeof *list);
-    if (!list)
-        return tci_error(&c->diag, TC_ERR_NOMEM, "api", UINT64_MAX, "out of memory");
-    int variant;
-    for (size_t i = 0; i < n; i++)
-        list[i] = tci_find_output(outs[i].writer, &variant);
-    int rc = tci_options_check_used(&c->opt, c->reader, list, n, &c->diag);
+    int *variants = n <= 16 ? vs : tci_malloc(n * sizeof *variants);
+    int rc = TC_OK;
+    if (!list || !variants)
+        rc = tci_error(&c->diag, TC_ERR_NOMEM, "api", UINT64_MAX, "out of memory");
+    for (size_t i = 0; rc == TC_OK && i < n; i++)
+        list[i] = tci_find_output(outs[i].writer, &variants[i]); /* -o report-html: its variant's options */
+    if (rc == TC_OK)
+        rc = tci_options_check_used(&c->opt, c->reader, list, variants, n, &c->diag);
     if (list != ws)
         free(list);
+    if (variants != vs)
+        free(variants);
     return rc;
 }
 
@@ -1306,7 +1385,7 @@ int tci_conv_aggregate(tc_conv *c, const tci_writer *w, void *priv, const char *
         return state_error(c, "%s: the input was already converted; open it again with a new tc_conv", c->path);
     c->state = ST_WRITTEN;
     c->canceled = false;
-    int rc = tci_options_check_used(&c->opt, c->reader, &w, 1, &c->diag);
+    int rc = tci_options_check_used(&c->opt, c->reader, &w, NULL, 1, &c->diag);
     if (rc != TC_OK)
         return rc;
     tc_output one = {.writer = w->name, .fn = discard_output};
@@ -1350,6 +1429,18 @@ int tci_conv_open_reader(tc_conv *c, const char *name, const tci_reader *rd, voi
 
 const tci_options *tci_conv_options(const tc_conv *c) { return &c->opt; }
 const tci_trace *tci_conv_trace_of(const tc_conv *c) { return &c->trace; }
+
+bool tci_conv_mostly_idle(const tc_conv *c) { return c->mostly_idle; }
+
+const char *tc_conv_app(const tc_conv *c) { return c ? c->app_text : NULL; }
+
+int tc_conv_thread_order_at(const tc_conv *c, size_t rank, size_t *index)
+{
+    if (!c || !index || rank >= c->trace.n_threads)
+        return 0;
+    *index = c->thread_order ? c->thread_order[rank] : rank;
+    return 1;
+}
 const tci_diag *tci_conv_diag(const tc_conv *c) { return &c->diag; }
 bool tci_conv_is_open(const tc_conv *c) { return c->state == ST_OPEN; }
 void tci_conv_consume(tc_conv *c)

@@ -594,18 +594,36 @@ static bool some_writer_uses(const char *key)
     for (size_t i = 0; i < tci_diff_format_count(); i++) /* the diff: a format of its own (diff.c) */
         if (lists(tci_diff_format_at(i)->options, key))
             return true;
-    for (size_t i = 0; i < tci_writer_count(); i++)
-        if (lists(tci_writer_at(i)->options, key))
+    for (size_t i = 0; i < tci_writer_count(); i++) {
+        const tci_writer *w = tci_writer_at(i);
+        if (lists(w->options, key))
             return true;
+        for (const tci_variant *v = w->variants; v->name; v++)
+            if (lists(v->options, key))
+                return true;
+    }
     return false;
 }
 
-/* Whether any writer of the call reads the key. */
-static bool any_writer_lists(const tci_writer *const *ws, size_t n_ws, const char *key)
+bool tci_output_reads(const tci_writer *w, const tci_options *o, const char *key)
 {
-    for (size_t i = 0; i < n_ws; i++)
+    return lists(w->options, key) || (w->variants && lists(w->variants[tci_variant_selected(o, w)].options, key));
+}
+
+/* Whether any writer of the call reads the key: its table, or the table of the variant it
+ * writes (variants[i], or with variants NULL or -1 the one o selects). */
+static bool any_writer_lists(const tci_options *o, const tci_writer *const *ws, const int *variants, size_t n_ws,
+                             const char *key)
+{
+    for (size_t i = 0; i < n_ws; i++) {
         if (lists(ws[i]->options, key))
             return true;
+        if (!ws[i]->variants) /* a writer of the core's own (tci_conv_aggregate) */
+            continue;
+        int v = variants && variants[i] >= 0 ? variants[i] : tci_variant_selected(o, ws[i]);
+        if (lists(ws[i]->variants[v].options, key))
+            return true;
+    }
     return false;
 }
 
@@ -620,10 +638,10 @@ static void name_writers(const tci_writer *const *ws, size_t n_ws, char *out, si
 }
 
 /* One given key: a warning when it is a format's option that rd and every writer of the call ignore. */
-static bool warn_if_unused(const char *key, const tci_reader *rd, const tci_writer *const *ws, size_t n_ws,
-                           tci_diag *d, char *msg, size_t msglen)
+static bool warn_if_unused(const tci_options *o, const char *key, const tci_reader *rd, const tci_writer *const *ws,
+                           const int *variants, size_t n_ws, tci_diag *d, char *msg, size_t msglen)
 {
-    if (lists(rd->options, key) || any_writer_lists(ws, n_ws, key))
+    if (lists(rd->options, key) || any_writer_lists(o, ws, variants, n_ws, key))
         return false;
     bool of_reader = some_reader_uses(key), of_writer = some_writer_uses(key);
     char writers[96];
@@ -640,14 +658,14 @@ static bool warn_if_unused(const char *key, const tci_reader *rd, const tci_writ
     return true;
 }
 
-int tci_options_check_used(const tci_options *o, const tci_reader *rd, const tci_writer *const *ws, size_t n_ws,
-                           tci_diag *d)
+int tci_options_check_used(const tci_options *o, const tci_reader *rd, const tci_writer *const *ws,
+                           const int *variants, size_t n_ws, tci_diag *d)
 {
     char first[160] = "";
     pthread_once(&keys_once, build_keys);
     for (size_t i = 0; i < o->n_given; i++) {
         char msg[160];
-        if (warn_if_unused(keys.row[o->given[i]]->key, rd, ws, n_ws, d, msg, sizeof msg) && !first[0])
+        if (warn_if_unused(o, keys.row[o->given[i]]->key, rd, ws, variants, n_ws, d, msg, sizeof msg) && !first[0])
             memcpy(first, msg, sizeof first);
     }
     if (first[0] && d->strict)

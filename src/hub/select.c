@@ -817,3 +817,6 @@ int tci_select_event(tci_select *s, const tci_event *ev)
         return s->out.both(s->out.user, ev);
     return each_step(s, th, ev);
 }
+
+/* The idle waits' globs, for the views' thread order and the summary's idle hint (analysis/threadrank.c). */
+const char *const *tci_idle_wait_globs(void) { return idle_waits; }

@@ -18,6 +18,8 @@ struct tci_writer;
 int tci_conv_aggregate(tc_conv *c, const struct tci_writer *w, void *priv, const char *function);
 const tci_options *tci_conv_options(const tc_conv *c);
 const tci_trace *tci_conv_trace_of(const tc_conv *c);
+/* After a write that built the call tree: idle waits were most of the kept threads' time. */
+bool tci_conv_mostly_idle(const tc_conv *c);
 uint64_t tci_conv_input_size(const tc_conv *c); /* bytes read (gzip inflated) */
 /* max-output in bytes for an output of input_size bytes of input (UINT64_MAX: none), and
  * the one message of an output that reached it (TC_ERR_LIMIT, in d). */
@@ -58,6 +60,8 @@ bool tci_select_wanted(const tci_options *o);
  * an empty window are errors (TC_ERR_EMPTY_SELECTION, in d). */
 int tci_select_open(tci_select **s, tci_trace *t, const tci_options *o, const tci_select_out *out, tci_diag *d);
 int tci_select_event(tci_select *s, const tci_event *ev); /* each of normalize's events, in its order */
+/* --ignore-idle's waits: globs on pkg.Class.method, NULL-ended (README "Selection"). */
+const char *const *tci_idle_wait_globs(void);
 void tci_select_free(tci_select *s);
 
 /* ---- merge: global time order for TCI_WF_GLOBAL_ORDER writers (merge.c) ---- */

@@ -116,6 +116,12 @@ int tci_option_parse_threshold(tci_options *o, const char *value); /* dot's PCT,
 #define TCI_OPTION_SORT(help_)                                                                                 \
     {.key = "sort", .type = TCI_OPT_ENUM, .choices = tci_sort_choices, .def = "incl", .help = help_,          \
      TCI_OPT_FIELD(sort)}
+/* The android palette's app: the flame graph's, and the HTML report's graphs' (its variant's table). */
+#define TCI_OPTION_APP_PACKAGE                                                                                 \
+    {.key = "app-package", .type = TCI_OPT_STRING, .arg = "PKG",                                               \
+     .help = "the app's package for the android palette (default: found from the framework's calls of its "   \
+             "lifecycle methods, the process name, else the package with the most time)",                     \
+     TCI_OPT_FIELD(app_package)}
 #define TCI_OPTIONS_FLAME(title_default)                                                                       \
     {.key = "title", .type = TCI_OPT_STRING, .def = title_default, .arg = "TEXT", .help = "the title",         \
      TCI_OPT_FIELD(title)},                                                                                    \
@@ -128,9 +134,7 @@ int tci_option_parse_threshold(tci_options *o, const char *value); /* dot's PCT,
     {.key = "inverted", .type = TCI_OPT_BOOL, .help = "icicle graph (root at the top)", TCI_OPT_FIELD(inverted)}, \
     {.key = "colors", .type = TCI_OPT_ENUM, .choices = tci_palette_choices, .def = "android", .help = "the palette", \
      TCI_OPT_FIELD(palette), .parse = tci_option_parse_colors},                                               \
-    {.key = "app-package", .type = TCI_OPT_STRING, .arg = "PKG",                                               \
-     .help = "the app's package for the android palette (default: the process name, else inferred)",         \
-     TCI_OPT_FIELD(app_package)},                                                                             \
+    TCI_OPTION_APP_PACKAGE,                                                                                   \
     {.key = "hash", .type = TCI_OPT_BOOL, .help = "colours from a hash of the name", TCI_OPT_FIELD(hash)}
 
 #define TCI_OPTION_REVERSE(help_)                                                                              \

@@ -63,9 +63,13 @@ int tci_variant_selected(const tci_options *o, const tci_writer *w);
 /* o for one output of w's variant v given by name: its option set, its siblings' cleared. */
 void tci_variant_force(tci_options *o, const tci_writer *w, int v);
 /* At write time, warn about each given key that is a format's option (in some reader's,
- * writer's or diff format's table) but read by neither rd nor any of the n_ws writers ws:
- * counted unused-option warnings, TC_ERR_STRICT under strict. */
-int tci_options_check_used(const tci_options *o, const tci_reader *rd, const tci_writer *const *ws, size_t n_ws,
-                           tci_diag *d);
+ * writer's, variant's or diff format's table) but read by neither rd nor any of the n_ws
+ * writers ws (their tables, and the table of the variant each writes: variants[i], or with
+ * variants NULL or -1 the one o selects): counted unused-option warnings, TC_ERR_STRICT under
+ * strict. */
+int tci_options_check_used(const tci_options *o, const tci_reader *rd, const tci_writer *const *ws,
+                           const int *variants, size_t n_ws, tci_diag *d);
+/* Whether an output of w with options o (its variant forced) reads key. */
+bool tci_output_reads(const tci_writer *w, const tci_options *o, const char *key);
 
 #endif /* TC_TC_REGISTRY_H */

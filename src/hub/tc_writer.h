@@ -162,6 +162,7 @@ enum tci_writer_flags {
                               * them and say how many they leave out (conv.c) */
 };
 
+struct tci_app_package;
 typedef struct tci_wctx {
     const char *writer_name;
     void *priv;
@@ -169,6 +170,12 @@ typedef struct tci_wctx {
     const tci_trace *trace;
     const tci_options *opt;
     tci_diag *diag;
+    /* Set before finish() when the conversion built the call tree: the app (analysis/
+     * tc_codegroup.h), found once for every output; NULL: none was looked for. */
+    const struct tci_app_package *app;
+    /* ... and the views' order of threads (analysis/tc_threadrank.h: main first), n_threads
+     * indexes; NULL: the tables' order. */
+    const uint32_t *thread_order;
 } tci_wctx;
 
 /*
@@ -184,6 +191,9 @@ typedef struct tci_variant {
     const char *mark;      /* text in the first or last 8 KiB of every such output (NULL: none) */
     const char *option;    /* the bool option that selects it (NULL: the first, the default) */
     bool inline_view;      /* a browser shows it as a page or an image (not a download) */
+    const tci_option_def *options; /* options this variant reads besides its writer's
+                                           * (report-html's flame graphs: app-package); NULL-key
+                                           * terminated, or NULL */
 } tci_variant;
 
 typedef struct tci_writer {

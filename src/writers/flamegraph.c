@@ -78,7 +78,8 @@ static int flame_finish(tci_wctx *w, const tci_calltree *ct)
     flame_w *f = w->priv;
     const tci_options *opt = w->opt;
     tci_flame_opts o = tci_flame_document_opts(opt);
-    int rc = tci_foldflame_colors(&f->ff, w->trace, opt, &o);
+    f->ff.thread_order = w->thread_order; /* main's tower first */
+    int rc = tci_foldflame_colors(&f->ff, w->trace, ct, opt, w->app, &o);
     if (rc == TC_OK)
         rc = tci_foldflame_add(&f->ff, f->flame, ct, opt->merge_threads, false);
     if (rc != TC_OK)

@@ -989,15 +989,19 @@ static int report_finish(tci_wctx *w, const tci_calltree *ct)
     } else if (w->opt->csv) {
         csv_header(w, false);
         rc = csv_rows(w, ct, TCI_NONE);
-        for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK && !tci_sink_failed(w->out); t++)
+        for (uint32_t k = 0; k < ct->n_roots && rc == TC_OK && !tci_sink_failed(w->out); k++) {
+            uint32_t t = tci_report_thread_at(w, ct, k); /* the text's order: main first */
             if (tci_report_thread_has_calls(ct, t))
                 rc = csv_rows(w, ct, t);
+        }
     } else {
         text_header(w);
         rc = text_all(w, ct);
-        for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK && !tci_sink_failed(w->out); t++)
+        for (uint32_t k = 0; k < ct->n_roots && rc == TC_OK && !tci_sink_failed(w->out); k++) {
+            uint32_t t = tci_report_thread_at(w, ct, k); /* main's section first */
             if (tci_report_thread_has_calls(ct, t))
                 rc = text_thread(w, ct, t);
+        }
     }
     if (rc != TC_OK)
         return rc;
@@ -1044,7 +1048,8 @@ const tci_writer tci_writer_report = {
                                        .mark = "thread,tid,method,calls,incl_", .option = "csv"},
                                       {.name = "report-html", .extension = "report.html",
                                        .mime = "text/html; charset=utf-8", .mark = " (traceconv)</title>",
-                                       .option = "html", .inline_view = true},
+                                       .option = "html", .inline_view = true,
+                                       .options = (const tci_option_def[]){TCI_OPTION_APP_PACKAGE, {0}}},
                                       {0}},
     .priv_size = sizeof(report_w),
     .flags = TCI_WF_AGGREGATE,

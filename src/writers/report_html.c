@@ -304,6 +304,13 @@ static void put_facts(page *pg)
     fact_start(o, "process");
     put_text(o, t->processes[0].name ? t->processes[0].name : "?");
     tci_sink_printf(o, " (pid %lld)</td></tr>\n", (long long)t->processes[0].pid);
+    if (pg->w->app && pg->w->app->name) { /* the graphs' app, and the evidence it was found by */
+        fact_start(o, "app");
+        put_text(o, pg->w->app->name);
+        TCI_PUT_LIT(o, " (");
+        put_text(o, pg->w->app->evidence);
+        TCI_PUT_LIT(o, ")</td></tr>\n");
+    }
     fact_start(o, "start");
     put_grouped(o, t->start_ns);
     TCI_PUT_LIT(o, " ns</td></tr>\n");
@@ -414,11 +421,13 @@ static void put_tree_methods(tree_json *tj, const tci_trace *t)
     TCI_PUT_LIT(tj->o, "]}");
 }
 
-static void put_tree_threads(tci_sink *o, const tci_trace *t, const tci_calltree *ct)
+static void put_tree_threads(tci_sink *o, const tci_wctx *w, const tci_calltree *ct)
 {
+    const tci_trace *t = w->trace;
     TCI_PUT_LIT(o, "\"threads\":[");
     bool first = true;
-    for (uint32_t i = 0; i < ct->n_roots; i++) {
+    for (uint32_t k = 0; k < ct->n_roots; k++) {
+        uint32_t i = tci_report_thread_at(w, ct, k); /* the picker lists main first */
         if (!tci_report_thread_has_calls(ct, i))
             continue;
         if (!first)
@@ -449,9 +458,10 @@ static int put_tree_data(page *pg, const tci_calltree *ct)
             tci_put_js_visible(pg->o, pg->r->count);
             TCI_PUT_LIT(pg->o, "\",");
         }
-        put_tree_threads(pg->o, t, ct);
+        put_tree_threads(pg->o, pg->w, ct);
         TCI_PUT_LIT(pg->o, ",\"nodes\":[");
-        for (uint32_t i = 0; i < ct->n_roots && rc == TC_OK && !tci_sink_failed(pg->o); i++) {
+        for (uint32_t k = 0; k < ct->n_roots && rc == TC_OK && !tci_sink_failed(pg->o); k++) {
+            uint32_t i = tci_report_thread_at(pg->w, ct, k); /* in the order of "threads" */
             if (!tci_report_thread_has_calls(ct, i))
                 continue;
             tree_node(&tj, &ct->nodes[ct->roots[i]], 0, -1);
@@ -569,11 +579,12 @@ typedef struct flame_build {
 static int flame_build_all(flame_build *f, tci_wctx *w, const tci_calltree *ct, bool cpu, tci_flame_opts *fo)
 {
     int rc = tci_foldflame_begin(&f->ff, w->trace, cpu);
-    if (rc != TC_OK || (rc = tci_foldflame_colors(&f->ff, w->trace, w->opt, fo)) != TC_OK)
+    if (rc != TC_OK || (rc = tci_foldflame_colors(&f->ff, w->trace, ct, w->opt, w->app, fo)) != TC_OK)
         return rc;
     f->ff.reverse = w->opt->reverse; /* --reverse: the graphs bottom-up too, as -o flamegraph --reverse draws them */
     if ((rc = tci_foldflame_callers(&f->ff, w->trace, w->opt, w->diag)) != TC_OK) /* --callers: rooted at the method */
         return rc;
+    f->ff.thread_order = w->thread_order; /* main's tower first, as the writer's */
     if (!(f->flame = tci_flame_new(false)))
         return TC_ERR_NOMEM;
     return tci_foldflame_add(&f->ff, f->flame, ct, false, false);
@@ -938,9 +949,11 @@ static int put_threads(page *pg, const tci_calltree *ct)
 {
     TCI_PUT_LIT(pg->o, "<section id=\"threads\">\n<h2>Threads</h2>\n");
     int rc = TC_OK;
-    for (uint32_t t = 0; t < ct->n_roots && rc == TC_OK && !tci_sink_failed(pg->o); t++)
+    for (uint32_t k = 0; k < ct->n_roots && rc == TC_OK && !tci_sink_failed(pg->o); k++) {
+        uint32_t t = tci_report_thread_at(pg->w, ct, k); /* main's section first */
         if (tci_report_thread_has_calls(ct, t))
             rc = put_thread(pg, ct, t);
+    }
     TCI_PUT_LIT(pg->o, "</section>\n");
     return rc;
 }

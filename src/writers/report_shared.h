@@ -73,6 +73,13 @@ void tci_report_figures(tci_sink *o, const tci_diag *d, int kind);
 /* The profile's sums that were capped: a warning (once per profile). */
 void tci_report_saturation_note(tci_wctx *w, const tci_profile *p);
 /* Whether thread t of the tree has calls (a section of its own). */
+/* The k-th thread of the report's sections, its picker and its graphs: the views' order (main
+ * first, then by time outside idle waits: tci_wctx.thread_order), else the tables'. */
+static inline uint32_t tci_report_thread_at(const tci_wctx *w, const tci_calltree *ct, uint32_t k)
+{
+    return w->thread_order && ct->n_roots == w->trace->n_threads ? w->thread_order[k] : k;
+}
+
 static inline bool tci_report_thread_has_calls(const tci_calltree *ct, uint32_t t)
 {
     return ct->spans[t].first_ts != TCI_NO_TIME;

@@ -5,10 +5,12 @@
  * the thread's CPU clock with weight=cpu), and a "sampled" profile for a
  * thread's sampled stacks.
  *
- * Layout: {"$schema", "exporter", "name", "activeProfileIndex" (the main
- * thread's profile: tid = pid, else a thread named main), "shared":
- * {"frames"}, "profiles": one or two per thread with shown events, in
- * thread order}.
+ * Layout: {"$schema", "exporter", "name", "activeProfileIndex" (0: the main
+ * thread's first profile), "shared": {"frames"}, "profiles": one or two per
+ * thread with shown events, in the views' order (analysis/tc_threadrank.h: the
+ * thread named main, else tid = pid, else the busiest, first; then the others by
+ * their time outside idle waits, so speedscope opens on main and lists the idle
+ * daemons last)}.
  *
  * Regrouping. Events arrive per thread in time order, threads interleaved,
  * but each profile's events must be contiguous. So event() encodes each
@@ -69,6 +71,7 @@
 #include "tc_reader.h"
 #include "tc_registry.h"
 #include "tc_trace.h"
+#include "tc_threadrank.h"
 #include "tc_writer.h"
 
 #include <stdlib.h>
@@ -184,6 +187,9 @@ typedef struct speedscope_w {
     uint32_t cap_chain;
     uint32_t n_profiles;
     uint64_t clamped, not_stacks, cpu_samples, stray_exits, too_deep;
+    uint8_t *idle_method;    /* per method: an idle wait (tci_idle_methods) */
+    tci_busy_thread *busy;   /* per thread: its open frames and idle waits, for the profiles' order */
+    int64_t *framed, *idle;  /* per thread: time in frames, and in idle waits */
     tci_idmap async_balance; /* per async key: begins - ends so far, biased by ASYNC_EVEN */
     uint32_t async_uneven;   /* keys of async_balance whose balance is not even */
 } speedscope_w;
@@ -573,18 +579,6 @@ static void write_frames(tci_sink *o, const speedscope_w *s)
 static bool has_evented(const ss_thread *th) { return seen(th) && (th->calls || !th->samples); }
 static bool has_sampled(const ss_thread *th) { return seen(th) && th->samples; }
 
-/* The process's main thread (tid = pid), else a thread named main, among those shown; TCI_NONE: none. */
-static uint32_t main_thread(const speedscope_w *s, const tci_trace *t)
-{
-    for (uint32_t i = 0; i < t->n_threads; i++)
-        if (seen(&s->th[i]) && t->threads[i].process == 0 && (int64_t)t->threads[i].tid == t->processes[0].pid)
-            return i;
-    for (uint32_t i = 0; i < t->n_threads; i++)
-        if (seen(&s->th[i]) && !strcmp(t->threads[i].name, "main"))
-            return i;
-    return TCI_NONE;
-}
-
 /* The profile name "<thread name> (tid N)[ samples]", escaped. */
 static char *profile_name(speedscope_w *s, const tci_thread *th, const char *suffix, size_t *len)
 {
@@ -723,8 +717,12 @@ static int speedscope_begin(tci_wctx *w)
     s->base = s->cpu ? 0 : t->start_ns;
     s->th = tci_calloc(t->n_threads, sizeof *s->th);
     s->stack_used = tci_calloc(t->n_stacks, 1);
-    if (!s->th || !s->stack_used)
+    s->idle_method = tci_idle_methods(t);
+    s->busy = tci_calloc(t->n_threads ? t->n_threads : 1, sizeof *s->busy);
+    s->framed = tci_calloc(t->n_threads ? 2 * (size_t)t->n_threads : 1, sizeof *s->framed);
+    if (!s->th || !s->stack_used || !s->idle_method || !s->busy || !s->framed)
         return TC_ERR_NOMEM;
+    s->idle = s->framed + t->n_threads;
     for (uint32_t i = 0; i < t->n_threads; i++)
         s->th[i].last = TCI_NO_TIME;
     int rc = build_entries(s, t);
@@ -877,6 +875,7 @@ static int speedscope_event(tci_wctx *w, const tci_event *ev)
     ss_thread *t = &s->th[ev->thread];
     unsigned is_open = ev->kind == TCI_EV_ENTER;
     uint64_t dt;
+    tci_busy_event(&s->busy[ev->thread], s->idle_method, ev, &s->framed[ev->thread], &s->idle[ev->thread]);
     (void)event_time(s, t, ev, &dt);
     uint32_t f = frame_for(s, ev->method);
     uint8_t *p = tci_spool_room(&s->spool, ev->thread, SS_REC_MAX);
@@ -1252,13 +1251,17 @@ static int find_calls(tci_wctx *w)
     return TC_OK;
 }
 
-/* The index of the main thread's first profile (0 when it has none). */
-static uint32_t active_profile(const speedscope_w *s, const tci_trace *t)
+/* The views' order of the threads (main first), from each thread's time outside idle waits
+ * as its events showed it. NULL: no memory. */
+static uint32_t *profile_order(speedscope_w *s, const tci_trace *t)
 {
-    uint32_t m = main_thread(s, t), index = 0;
-    for (uint32_t i = 0; m != TCI_NONE && i < m; i++)
-        index += has_evented(&s->th[i]) + has_sampled(&s->th[i]);
-    return index;
+    uint32_t *order = tci_malloc((t->n_threads ? t->n_threads : 1) * sizeof *order);
+    if (!order)
+        return NULL;
+    for (uint32_t i = 0; i < t->n_threads; i++) /* framed becomes the busy time */
+        s->framed[i] = s->framed[i] > s->idle[i] ? s->framed[i] - s->idle[i] : 0;
+    tci_thread_rank(t, s->framed, order);
+    return order;
 }
 
 /* A trace without a call stack still opens: one empty profile, the process's. */
@@ -1291,13 +1294,16 @@ static int speedscope_finish(tci_wctx *w, const tci_calltree *ct)
     choose_unit(s, t);
     TCI_PUT_LIT(o, "{\"$schema\":\"" SS_SCHEMA "\",\"exporter\":\"traceconv@" TC_VERSION_STRING "\",\"name\":");
     tci_sink_json_string(o, t->input_name ? t->input_name : "-");
-    TCI_PUT_LIT(o, ",\"activeProfileIndex\":");
-    sink_i64(o, active_profile(s, t));
+    uint32_t *order = profile_order(s, t);
+    if (!order)
+        return TC_ERR_NOMEM;
+    TCI_PUT_LIT(o, ",\"activeProfileIndex\":0"); /* the first profile: main's */
     TCI_PUT_LIT(o, ",\n\"shared\":{\"frames\":[");
     write_frames(o, s);
     TCI_PUT_LIT(o, "]},\n\"profiles\":[");
-    for (uint32_t i = 0; i < t->n_threads && rc == TC_OK && !tci_sink_failed(o); i++)
-        rc = write_spooled(w, i);
+    for (uint32_t k = 0; k < t->n_threads && rc == TC_OK && !tci_sink_failed(o); k++)
+        rc = write_spooled(w, order[k]);
+    free(order);
     if (rc != TC_OK)
         return rc;
     if (!s->n_profiles)
@@ -1315,6 +1321,9 @@ static void speedscope_close(tci_wctx *w)
     if (s->spool_ok)
         tci_spool_free(&s->spool);
     free(s->th);
+    free(s->idle_method);
+    free(s->busy);
+    free(s->framed);
     free(s->entry);
     free(s->same_entry);
     free(s->frame_of);

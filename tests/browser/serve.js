@@ -76,7 +76,8 @@ async function select(page, out, tid) {
   await page.waitForSelector("#thread-list label", { timeout: 60000 });
   out.pickerTicked = await page.$$eval("#thread-list input", (cs) => cs.filter((c) => c.checked).length);
   out.picker = await page.$$eval("#thread-list label", (ls) => ls.map((l) => ({
-    tid: l.querySelector("input").value, name: l.querySelector(".name").textContent })));
+    tid: l.querySelector("input").value, name: l.querySelector(".name").textContent,
+    main: l.classList.contains("main"), facts: l.querySelector(".hint").textContent })));
   out.duration = await page.$eval("#duration", (e) => e.textContent);
   await page.$eval("#timeline", (e) => e.scrollIntoView({ block: "center" }));
   const box = await (await page.$("#timeline")).boundingBox();

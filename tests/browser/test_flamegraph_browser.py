@@ -260,13 +260,21 @@ def main():
 
     _, model = tf.our_frames(ctx, "app-startup", svg)
     _, hmodel = tf.our_frames(ctx, "hostile", hostile)
-    if not model or not hmodel:
+    # the embedded graphs are drawn from the folded lines (towers by name, as flamegraph.pl), the
+    # writer's with main's tower first: each is clicked where its own frames are
+    plain = os.path.join(w, "app-startup-plain.svg")
+    with open(plain, "wb") as f:
+        f.write(subprocess.run([render, "--countname", "us", "--colors", "java", folded], capture_output=True).stdout)
+    _, pmodel = tf.our_frames(ctx, "app-startup plain", plain)
+    if not model or not hmodel or not pmodel:
         ctx.done()
     frames = [dict(title=f"{f['name']} ({f['count']:,} us, {f['pct']}%)" if i else f"all ({f['count']:,} us, 100%)",
                    x=f["x"], y=f["y"], width=f["width"]) for i, f in enumerate(model)]
     hframes = [dict(title=f"{f['name']} ({f['count']:,} us, {f['pct']}%)" if i else f"all ({f['count']:,} us, 100%)",
                     x=f["x"], y=f["y"], width=f["width"]) for i, f in enumerate(hmodel)]
-    click = pick_click(frames, 1200)
+    pframes = [dict(title=f"{f['name']} ({f['count']:,} us, {f['pct']}%)" if i else f"all ({f['count']:,} us, 100%)",
+                    x=f["x"], y=f["y"], width=f["width"]) for i, f in enumerate(pmodel)]
+    click, eclick = pick_click(frames, 1200), pick_click(pframes, 1200)
     hostile_idx = [i for i, f in enumerate(hmodel) if "pwned" in f["name"] or "onerror" in f["name"]]
     searches = [{"term": "android\\.view", "how": "button"}, {"term": "Activity", "how": "key"},
                 {"term": "INFLATE", "ic": True, "how": "button"}, {"term": "us, ", "how": "key", "key": "Control+f"},
@@ -277,10 +285,10 @@ def main():
              shot=os.path.join(w, "app-startup.png")),
         dict(url="file://" + hostile, svg=None, prefix="", click=hostile_idx[0], searches=hsearch,
              hover=hostile_idx, shot=os.path.join(w, "hostile.png")),
-        dict(url=inline_page, svg="#ga", prefix="ga-", click=click, searches=searches[:2], hover=[click]),
+        dict(url=inline_page, svg="#ga", prefix="ga-", click=eclick, searches=searches[:2], hover=[eclick]),
         dict(url=inline_page, svg="#gb", prefix="gb-", click=hostile_idx[0], searches=hsearch, hover=hostile_idx,
              shot=os.path.join(w, "embedded.png")),
-        dict(url=csp_page, svg="#gc", prefix="gc-", click=click, searches=searches[1:3], hover=[click]),
+        dict(url=csp_page, svg="#gc", prefix="gc-", click=eclick, searches=searches[1:3], hover=[eclick]),
         dict(url=csp_page, svg="#gd", prefix="gd-", click=hostile_idx[-1], searches=hsearch[:1], hover=hostile_idx,
              shot=os.path.join(w, "csp.png")),
         dict(url="file://" + inverted, svg=None, prefix="", hover=[1], shot=os.path.join(w, "app-startup-inverted.png")),
@@ -290,7 +298,7 @@ def main():
     if res is None:
         ctx.done()
     results = res["results"]
-    models = [frames, hframes, frames, hframes, frames, hframes, []]
+    models = [frames, hframes, pframes, hframes, pframes, hframes, []]
     labels = ["standalone", "standalone hostile", "embedded ga", "embedded hostile gb", "csp gc", "csp hostile gd",
               "standalone inverted"]
     for g, res, m, label in zip(graphs, results, models, labels):
@@ -300,7 +308,8 @@ def main():
         ctx.eq(n_scripts, {"standalone": 1, "standalone hostile": 1}.get(label, 2 if "embedded" in label else 1),
                f"{label}: <script> elements in the document")
     for res, label in ((results[0], "standalone"), (results[6], "standalone inverted")):
-        check_legend(ctx, label, res["legend"], "app: com.example.shop (inferred)")
+        check_legend(ctx, label, res["legend"],
+                     "app: com.example.shop (ShopApp.onCreate called by Instrumentation.callApplicationOnCreate)")
     # the root says what it is: the threads with time (tracegen's facts) and their total
     with open(os.path.join(ctx.corpus, "app-startup.facts.json"), encoding="utf-8") as f:
         facts = json.load(f)

@@ -44,7 +44,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import browserlib  # noqa: E402
 import serve_lib  # noqa: E402
 import tclib  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 import test_activity as ta  # noqa: E402  (the busy-window scenario and its model)
+import test_thread_order  # noqa: E402
 
 WINDOW_SINCE, WINDOW_UNTIL = "650.5ms", "850.5ms"  # inside main's busy window (600..900 ms)
 
@@ -53,6 +55,13 @@ def check_selection(ctx, res, facts, trace, pick, hostile_name):
     ctx.eq(res["pickerTicked"], 0, "the thread picker: nothing ticked (every thread)")
     ctx.eq(sorted((int(p["tid"]), p["name"]) for p in res["picker"]),
            sorted((t["tid"], t["name"]) for t in facts["threads"]), "the thread picker: the facts' threads")
+    # issue 36: main first, then by time outside idle waits (the model: tests/cli/test_thread_order.py)
+    ctx.eq([(int(p["tid"]), p["name"]) for p in res["picker"]], test_thread_order.expected(facts),
+           "the thread picker: the views' order, main first")
+    ctx.eq([p["main"] for p in res["picker"]], [True] + [False] * (len(res["picker"]) - 1),
+           "the thread picker: the main thread marked")
+    ctx.check(res["picker"] and res["picker"][0]["facts"].startswith(" main thread"),
+              f"the thread picker says which is the main thread: {res['picker'][:1]}")
     seconds = (facts["trace_end_us"] - facts["trace_start_us"]) / 1e6
     ctx.check(f"{seconds:g} s" in res["duration"], f"the trace's duration shown: {res['duration']!r}")
     ms = re.compile(r"\d+(\.\d+)?ms")

@@ -9,8 +9,9 @@ java.*, javax.*, kotlin.*, dalvik.*, libcore.*, sun.* the runtime; the app's pac
 other package a library; thread frames, slice names and unknown.0x... not Java methods), and
 each frame's fill is checked to lie in its group's hue family as the README states them (app
 orange, framework green, runtime blue, libraries purple, the rest grey), read with colorsys.
-The app's package is checked for each way it is found (given, process name, inferred) on
-inputs whose app is known by construction."""
+The app's package is checked for each way it is found (given, process name, inferred from
+time: the share computed from the inputs' own durations) on inputs whose app is known by
+construction; test_app_found.py checks the lifecycle evidence and the real traces' shapes."""
 import colorsys
 import json
 import os
@@ -244,23 +245,43 @@ def art_trace(ctx, stem, classes):
     return out
 
 
+def art_share(n_app, n_all):
+    """The app's share of art_trace's time, in whole percent: method i lasts 10 + i µs, the app's first."""
+    app = sum(10 + i for i in range(n_app))
+    return round(100 * app / sum(10 + i for i in range(n_all)))
+
+
+def ir_share(names, prefix):
+    """A prefix's share of ir_input's time, each stretch under it once: frame i lasts 10 µs with
+    frame i+1 (4 µs) inside it; an inner frame counts when its outer one is not under the prefix."""
+    def under(n):
+        return n.startswith(prefix + ".")
+    t = 0
+    for i, n in enumerate(names):
+        t += 10 if under(n) else 4 if under(names[(i + 1) % len(names)]) else 0
+    return round(100 * t / (10 * len(names)))
+
+
 def check_app_package(ctx, work):
     lib = ["okhttp3.OkHttpClient", "okhttp3.Call", "com.google.gson.Gson", "android.app.Activity",
            "java.lang.Thread", "java.util.HashMap", "kotlin.Lazy"]
     # inferred, three segments: the app has more methods than any library, under one com.acme.notes
     app = [f"com.acme.notes.{p}.C{i}" for i, p in enumerate(["ui", "ui", "data", "data", "net"])]
     t = art_trace(ctx, "three", app + lib)
-    ctx.eq(legend_app(ctx, "inferred com.acme.notes", [t]), "app: com.acme.notes (inferred)", "inferred, 3 segments")
+    ctx.eq(legend_app(ctx, "inferred com.acme.notes", [t]),
+           f"app: com.acme.notes (inferred: {art_share(len(app), len(app + lib))}% of the wall time)",
+           "inferred, 3 segments")
     ctx.eq(legend_app(ctx, "given over inferred", ["--app-package", "okhttp3", t]), "app: okhttp3 (given)",
            "--app-package wins over inference")
     # inferred, two segments: org.sample's code split evenly under ui, data, net
     app = [f"org.sample.{p}.C{i}" for i, p in enumerate(["ui", "ui", "data", "data", "net", "net"])]
     t = art_trace(ctx, "two", app + lib)
-    ctx.eq(legend_app(ctx, "inferred org.sample", [t]), "app: org.sample (inferred)", "inferred, 2 segments")
+    two = f"app: org.sample (inferred: {art_share(len(app), len(app + lib))}% of the wall time)"
+    ctx.eq(legend_app(ctx, "inferred org.sample", [t]), two, "inferred, 2 segments")
     # the file's stem is not a process name: an ART trace named like a package is still inferred
     stem = os.path.join(work, "com.fake.stem.trace")
     os.replace(t, stem)
-    ctx.eq(legend_app(ctx, "stem", [stem]), "app: org.sample (inferred)", "the file stem is not a process name")
+    ctx.eq(legend_app(ctx, "stem", [stem]), two, "the file stem is not a process name")
     # process names: JSON's process_name metadata, an IR's, with a :service suffix; not a package: inferred
     doc = {"traceEvents": [{"ph": "M", "name": "process_name", "pid": 9, "tid": 9, "args": {"name": "com.json.app"}},
                            {"ph": "X", "name": "com.json.app.A.run", "pid": 9, "tid": 9, "ts": 0, "dur": 50},
@@ -273,19 +294,22 @@ def check_app_package(ctx, work):
     ip = ir_input(os.path.join(work, "svc.ir.txt"), "com.example.app:sync", list(NAMES))
     ctx.eq(legend_app(ctx, "ir :service", ["-i", "ir", ip]), "app: com.example.app (process name)",
            "a service process's name without its :suffix")
-    ip = ir_input(os.path.join(work, "sysserver.ir.txt"), "system_server",
-                  ["okhttp3.A.run", "com.x.y.Z.run", "com.x.y.W.run", "android.os.Looper.loop"])
-    ctx.eq(legend_app(ctx, "ir system_server", ["-i", "ir", ip]), "app: com.x.y (inferred)",
+    names = ["okhttp3.A.run", "com.x.y.Z.run", "com.x.y.W.run", "android.os.Looper.loop"]
+    ip = ir_input(os.path.join(work, "sysserver.ir.txt"), "system_server", names)
+    ctx.eq(legend_app(ctx, "ir system_server", ["-i", "ir", ip]),
+           f"app: com.x.y (inferred: {ir_share(names, 'com.x.y')}% of the wall time)",
            "a process name that is not a package: inferred")
-    ip = ir_input(os.path.join(work, "cut.ir.txt"), "ample.app.shop", ["com.example.app.shop.A.run", "okhttp3.A.run"])
-    ctx.eq(legend_app(ctx, "ir cut comm", ["-i", "ir", ip]), "app: com.example.app (inferred)",
+    names = ["com.example.app.shop.A.run", "okhttp3.A.run"]
+    ip = ir_input(os.path.join(work, "cut.ir.txt"), "ample.app.shop", names)
+    ctx.eq(legend_app(ctx, "ir cut comm", ["-i", "ir", ip]),
+           f"app: com.example.app (inferred: {ir_share(names, 'com.example.app')}% of the wall time)",
            "a process name no method lies under (a comm cut to 15 bytes): inferred")
     ip = ir_input(os.path.join(work, "none.ir.txt"), None, ["android.os.Looper.loop", "java.lang.Thread.run", "inflate"])
     ctx.eq(legend_app(ctx, "ir none", ["-i", "ir", ip]), "app: none found", "no library method: no app")
     # hostile: a process name with markup reaches the legend escaped (parsed back as text)
     ip = ir_input(os.path.join(work, "hostile.ir.txt"), "com.evil.<script>x</script>", ["com.a.B.run"])
     t = legend_app(ctx, "hostile process", ["-i", "ir", ip])
-    ctx.check(t is not None and "<script>" not in (t or "") and t.endswith("(inferred)"),
+    ctx.check(t is not None and "<script>" not in (t or "") and t.endswith("(inferred: 100% of the wall time)"),
               f"a process name that is not a package (markup) is not used: {t!r}")
     long = "com." + "x" * 300 + ".app"
     ip = ir_input(os.path.join(work, "long.ir.txt"), long, [long + ".B.run"])
@@ -319,6 +343,49 @@ def check_hint(ctx, work):
         check_batch_hint(ctx, work, trace, mapping)
     ctx.check("hint" not in summary(ctx, [os.path.join(ctx.source, "corpus", "app-startup.trace")]),
               "the app start-up's source names: no hint")
+    check_systrace_hint(ctx, work)
+
+
+ATRACE_HDR = b"# tracer: nop\n#\n#           TASK-PID    TGID   CPU#  ||||    TIMESTAMP  FUNCTION\n"
+
+
+def atrace(path, sections):
+    """An atrace text capture of an app (pid 4242) with a WebView: its main thread and
+    Chrome's renderer thread write these sections, each once, one after the other."""
+    lines, ts = [ATRACE_HDR], 0
+    for thread, tid, names in sections:
+        for name in names:
+            for payload in (b"B|4242|" + name.encode(), b"E|4242"):
+                ts += 250
+                lines.append(b"  %s-%d  ( 4242) [001] ...1 %6d.%06d: tracing_mark_write: %s\n" % (
+                    thread.encode(), tid, 5000 + ts // 1000000, ts % 1000000, payload))
+    with open(path, "wb") as f:
+        f.write(b"".join(lines))
+    return path
+
+
+def check_systrace_hint(ctx, work):
+    """Issue 36 item 8: plain slice names of system traces never look minified. Chrome's and
+    WebView's sections ("v8.compile", "v8.run") were the only dotted names of a capture, two
+    segments with a two-character first one, so all of its "classes" looked renamed."""
+    hint = "--deobfuscate mapping.txt"
+    sysdir = os.path.join(ctx.source, "corpus", "systrace")
+    for name in sorted(os.listdir(sysdir)):
+        if name.endswith((".py", ".json")) or os.path.isdir(os.path.join(sysdir, name)):
+            continue
+        r = ctx.run(["-f", "-o", "folded", os.path.join(sysdir, name), os.devnull])
+        if r.returncode == 0:
+            ctx.check(hint not in r.stderr.decode(errors="replace"), f"corpus/systrace/{name}: no minified-names hint")
+    webview = atrace(os.path.join(work, "webview.atrace.txt"), [
+        ("main", 4242, ["Choreographer#doFrame 1204", "traversal", "RV OnBindView", "inflate"]),
+        ("CrRendererMain", 4250, ["v8.compile", "v8.run", "v8.callFunction", "ThreadControllerImpl::RunTask"]),
+    ])
+    ctx.check(hint not in summary(ctx, [webview]), "an atrace capture with WebView's v8.* sections: no hint")
+    # an app that traces its own (R8-renamed) methods as sections still gets the hint
+    renamed = atrace(os.path.join(work, "renamed.atrace.txt"), [
+        ("main", 4242, ["a.b.c", "b.a$c.d", "com.shop.a.e", "c.d.onCreate", "v8.run"]),
+    ])
+    ctx.check(hint in summary(ctx, [renamed]), "an atrace capture of R8-renamed method sections: the hint")
 
 
 def check_batch_hint(ctx, work, trace, mapping):

@@ -33,6 +33,10 @@ KNOWN_UPWARD = {
     # conv.c opens the mapping the option names and hands it to normalize's transform hook
     # (tci_transform): the one place that assembles a conversion knows its transforms
     ("src/hub/conv.c", "tc_deobf.h"),
+    # conv.c finds, once for every output, what the call tree it built tells them all: the app
+    # (the legend, the summary, the report's facts) and the views' order of threads
+    ("src/hub/conv.c", "tc_codegroup.h"),
+    ("src/hub/conv.c", "tc_threadrank.h"),
     # the colors option's choices are the renderer's palette names
     ("src/hub/options.c", "tc_flame.h"),
 }

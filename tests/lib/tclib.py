@@ -420,3 +420,58 @@ def run_limited(argv, cwd=None, limit_fsize=None, env=None):
             import resource
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit_fsize, limit_fsize))
     return subprocess.run(argv, cwd=cwd, capture_output=True, preexec_fn=pre, env=env)
+
+
+# -- the views' order of threads (issue 36 item 2), as README "Selection" and "Thread order"
+# state it, computed here from a trace's own events (never from traceconv's order)
+
+IDLE_WAITS = [  # README, Selection: --ignore-idle's list
+    "android.os.MessageQueue.nativePollOnce", "java.lang.Object.wait", "java.lang.Thread.sleep",
+    "android.os.SystemClock.sleep", "java.lang.VMThread.sleep", "sun.misc.Unsafe.park",
+    "jdk.internal.misc.Unsafe.park", "java.util.concurrent.locks.LockSupport.park*",
+    "java.util.concurrent.*BlockingQueue.take", "java.util.concurrent.*BlockingDeque.take*",
+    "java.util.concurrent.SynchronousQueue.take", "java.util.concurrent.DelayQueue.take",
+    "java.lang.Thread.parkFor$"]
+
+
+def is_idle_wait(short_name):
+    import fnmatch
+    return any(fnmatch.fnmatchcase(short_name, g) for g in IDLE_WAITS)
+
+
+def busy_times(events):
+    """Per thread: (time in frames outside idle waits, time in idle waits), from its enters and
+    exits in order: events (kind 'B'|'E', thread, short method name, ts), well nested."""
+    depth, idle_depth, since, idle_since, framed, idle = {}, {}, {}, {}, {}, {}
+    for kind, t, name, ts in events:
+        d, i = depth.get(t, 0), idle_depth.get(t, 0)
+        waits = is_idle_wait(name)
+        if kind == "B":
+            if d == 0:
+                since[t] = ts
+            if waits and i == 0:
+                idle_since[t] = ts
+            depth[t], idle_depth[t] = d + 1, i + (1 if waits else 0)
+        elif kind == "E" and d:
+            if waits and i:
+                idle_depth[t] = i - 1
+                if i == 1:
+                    idle[t] = idle.get(t, 0) + ts - idle_since[t]
+            depth[t] = d - 1
+            if d == 1:
+                framed[t] = framed.get(t, 0) + ts - since[t]
+    return {t: (max(framed.get(t, 0) - idle.get(t, 0), 0), idle.get(t, 0)) for t in set(framed) | set(idle)}
+
+
+def views_order(threads, pid, busy):
+    """Thread indexes in the views' order. threads: [(tid, name, records)] in table order;
+    busy: {index: time outside idle waits}. Main first (the thread named main, else the one
+    whose tid is the pid, else the busiest; among threads with records), then by busy time
+    (more first), then tid; threads without records last."""
+    live = [i for i, t in enumerate(threads) if t[2] > 0]
+    main = next((i for i in live if threads[i][1] == "main"), None)
+    if main is None:
+        main = next((i for i in live if threads[i][0] == pid), None)
+    if main is None and live:
+        main = max(live, key=lambda i: (busy.get(i, 0), -i))
+    return sorted(range(len(threads)), key=lambda i: (i != main, threads[i][2] == 0, -busy.get(i, 0), threads[i][0], i))

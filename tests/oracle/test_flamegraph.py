@@ -6,7 +6,8 @@ same input with the same options. For every project corpus trace, tests/json and
 tests/ir input (corpus/ holds art, rhea and systrace traces), and every trace of
 TC_EXTRA_CORPUS when it is set: the multiset of frames (name,
 count, percentage, x, width) parsed from the <title>s and <rect>s of our SVG
-equals that of flamegraph.pl's SVG, and y differs by one constant (the Debian
+equals that of flamegraph.pl's SVG (its input's thread frames tagged to sort in our
+towers' order, main first, and the tags taken off its names), and y differs by one constant (the Debian
 copy's top pad is 48 px, upstream's 36, plus our subtitle). Known differences of
 the Debian copy, applied to our names before comparing: it shows '<' '>' as
 '(' ')'; it writes names as raw bytes (decoded here as browsers and Python do:
@@ -135,7 +136,42 @@ def keyset(frames, mapped=False):
                                 f["width"], f["unit"]) for f in frames)
 
 
-def run_flamegraph_pl(ctx, folded, args, countname="us"):
+ORDER_TAG = re.compile(r"^\d{5}~")
+
+
+def tower_order(ctx, src, extra=()):
+    """Our graph's thread towers left to right (the views' order: main first, README "Thread
+    order"; tests/cli/test_thread_order.py checks that order against its model), read off an
+    unpruned upright graph: flamegraph.pl sorts them by name, so its input is given in ours."""
+    svg = convert(ctx, src, "flamegraph", os.path.join(ctx.work, os.path.basename(src) + "-order.svg"),
+                  ["--minwidth", "0", *extra], quiet_fail=True)
+    _, frames = our_frames(ctx, "order", svg) if svg else (None, None)
+    if not frames:
+        return None
+    towers = [f for f in frames if f["y"] == frames[0]["y"] - 16]
+    return [f["name"] for f in sorted(towers, key=lambda f: float(f["x"]))]
+
+
+def ordered_folded(folded, order):
+    """A copy of folded whose thread frames sort as order ("00000~main-1"): flamegraph.pl's sort
+    of the lines then lays the towers out in our order, the rest of its geometry untouched."""
+    rank = {name: i for i, name in enumerate(order)}
+    out = folded + ".ordered"
+    with open(folded, encoding="utf-8", errors="surrogateescape") as f, \
+            open(out, "w", encoding="utf-8", errors="surrogateescape") as g:
+        for line in f:
+            head, sep, rest = line.partition(";")
+            stack, _, count = head.rpartition(" ") if not sep else (head, "", "")
+            thread = head if sep else stack
+            if thread in rank:
+                line = f"{rank[thread]:05d}~{line}"
+            g.write(line)
+    return out
+
+
+def run_flamegraph_pl(ctx, folded, args, countname="us", order=None):
+    if order:
+        folded = ordered_folded(folded, order)
     r = ctx.oracle(["perl", FLAMEGRAPH, "--countname=" + countname, *args, folded])
     if r is None:
         return None
@@ -144,7 +180,11 @@ def run_flamegraph_pl(ctx, folded, args, countname="us"):
     if r.returncode == 2 and "No stack counts" in err:
         return []
     ctx.eq(r.returncode, 0, f"flamegraph.pl {folded} exit ({err[-300:]})")
-    return debian_frames(r.stdout)
+    frames = debian_frames(r.stdout)
+    if order:  # the towers' names as they were
+        for f in frames:
+            f["name"] = ORDER_TAG.sub("", f["name"])
+    return frames
 
 
 def compare(ctx, label, ours, theirs):
@@ -254,13 +294,14 @@ def check_input(ctx, label, src, n):
         ctx.check(r.returncode != 0, f"{label}: folded fails but flamegraph converts")
         return False
     count = count_name(ctx, src)  # a count profile's tooltips: "(3,000 cycles:HG, 1.00%)", as --countname
+    order = tower_order(ctx, src)
     for minwidth in (None, "0"):
         extra = ("--minwidth", minwidth) if minwidth else ()
         svg = convert(ctx, src, "flamegraph", f"{base}-{minwidth or 'd'}.svg", extra)
         if svg is None:
             continue
         _, ours = our_frames(ctx, label, svg)
-        theirs = run_flamegraph_pl(ctx, folded, extra, count or "us")
+        theirs = run_flamegraph_pl(ctx, folded, extra, count or "us", order)
         if ours is None or theirs is None:
             continue
         if not theirs:  # no counts at all: flamegraph.pl refuses; we draw no frame
@@ -278,6 +319,7 @@ def check_input(ctx, label, src, n):
 def check_options(ctx, src):
     label = os.path.basename(src)
     w = os.path.join(ctx.work, "opt-" + label)
+    order = tower_order(ctx, src)
     # --weight cpu and --merge-threads, against the folded output with the same meaning
     for ours_opts, folded_opts, pl_opts in ((["--weight", "cpu"], ["--weight", "cpu"], []),
                                              (["--merge-threads"], ["--no-thread"], []),
@@ -292,7 +334,7 @@ def check_options(ctx, src):
         if not folded or not svg:
             continue
         root, ours = our_frames(ctx, label, svg)
-        theirs = run_flamegraph_pl(ctx, folded, pl_opts)
+        theirs = run_flamegraph_pl(ctx, folded, pl_opts, order=None if "--merge-threads" in ours_opts else order)
         if ours and theirs:
             compare(ctx, f"{label} {' '.join(ours_opts)}", ours, theirs)
         if "--merge-threads" in ours_opts and ours:
@@ -407,7 +449,7 @@ def check_hostile(ctx):
     for markup in (b"<img", b"<x>", b"</script><script>"):
         ctx.check(markup not in data, f"hostile: {markup!r} occurs unescaped")
     folded = convert(ctx, src, "folded", os.path.join(ctx.work, "hostile.folded"))
-    theirs = run_flamegraph_pl(ctx, folded, ["--minwidth", "0"]) if folded else None
+    theirs = run_flamegraph_pl(ctx, folded, ["--minwidth", "0"], order=tower_order(ctx, src)) if folded else None
     if theirs:
         compare(ctx, "hostile names", frames, theirs)
         # run and run2 are siblings: flamegraph.pl draws run twice (its own line, then run2, then run's child)

@@ -596,7 +596,9 @@ def check_other_writers(run, trace, src, sel, tag, kept, json_path):
     out = run.conv(src, "flamegraph", sel, tag)
     if out and os.path.exists(folded):
         _, ours = test_flamegraph.our_frames(ctx, label, out)
-        theirs = test_flamegraph.run_flamegraph_pl(ctx, folded, [])
+        # our towers' order (main first), which flamegraph.pl is given: it sorts them by name
+        order = test_flamegraph.tower_order(ctx, src, sel.args())
+        theirs = test_flamegraph.run_flamegraph_pl(ctx, folded, [], order=order)
         if ours is not None and theirs is not None:
             if theirs == [] or not ours:
                 ctx.eq(len(ours), len(theirs), f"{label}: flamegraph: frames of an empty selection")

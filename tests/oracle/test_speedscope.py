@@ -10,9 +10,10 @@ here from other outputs of the same input.
    checker, and:
    - top level: "$schema", "exporter" = traceconv@<version>, "name" = the input's file name;
    - profiles: one per thread with calls or samples (two with both: " samples" second), in
-     thread order, named "<thread> (tid N)", "activeProfileIndex" the main thread's
-     (tid = pid, else a thread named main), unit microseconds for ART's µs clocks and
-     nanoseconds otherwise;
+     the views' order (tclib.views_order from the IR's own enters and exits: the thread named
+     main, else tid = pid, else the busiest first, then by time outside idle waits), named
+     "<thread> (tid N)", "activeProfileIndex" 0 (main's), unit microseconds for ART's µs
+     clocks and nanoseconds otherwise;
    - events: each evented profile's (O/C, frame name, at) sequence equals its thread's
      enters and exits in the IR dump (-o ir), at = the time in the unit, rounded down;
    - frames: one per distinct (name, file, line) of the methods used (enters and sampled
@@ -136,6 +137,7 @@ def read_ir(text):
         elif line.startswith("thread "):
             m = re.match(r'thread (\d+) tid=(\d+) records=(\d+)(?: process=(\d+))? name=(".*")$', line)
             ir["threads"].append((int(m.group(2)), json.loads(m.group(5)), int(m.group(4) or 0)))
+            ir.setdefault("records", []).append(int(m.group(3)))
         elif line.startswith("method "):
             m = re.match(r"method \d+ id=\S+ defined=\d line=(-?\d+) file=", line)
             file, at = DECODER.raw_decode(line, m.end())
@@ -211,20 +213,20 @@ def expected_profiles(ir, cpu):
         elif k == "P" and not cpu and value and value > 0:
             samples.add(t)
     out = []
-    for i, (tid, name, _) in enumerate(ir["threads"]):
+    reader = ir["trace"].get("reader")
+    busy = tclib.busy_times([(k, t, short_of(ir["methods"][m][0], reader), ts)
+                             for k, t, m, ts, _, _, _, d in ir["events"] if k in "BE" and d < MAX_DEPTH])
+    threads = [(tid, name, ir["records"][i]) for i, (tid, name, _) in enumerate(ir["threads"])]
+    order = tclib.views_order(threads, int(ir["trace"].get("pid", "-1")), {t: b for t, (b, _) in busy.items()})
+    for i in order:
+        tid, name, _ = ir["threads"][i]
         if i in calls:
             out.append((i, "evented", f"{name} (tid {tid})"))
         if i in samples and ir["count"]:
             out.append((i, "sampled", f"{name} (tid {tid}) {ir['count']}"))
         elif i in samples:
             out.append((i, "sampled", f"{name} (tid {tid})" + (" samples" if i in calls else "")))
-    pid = int(ir["trace"].get("pid", "-1"))
-    shown = [i for i, _, _ in out]
-    main = next((i for i in shown if ir["threads"][i][0] == pid and ir["threads"][i][2] == 0), None)
-    if main is None:
-        main = next((i for i in shown if ir["threads"][i][1] == "main"), None)
-    active = shown.index(main) if main is not None else 0
-    return out, active
+    return out, 0  # the first profile: main's, or the busiest shown
 
 
 # -- the checks of one input ------------------------------------------------------
@@ -428,7 +430,7 @@ def check_input(ctx, label, src, version, cpu=False):
     want, active = expected_profiles(ir, cpu)
     if want:
         ctx.eq([(p["type"], p["name"]) for p in doc["profiles"]], [(k, n) for _, k, n in want],
-               f"{label}: profiles (type, name) in thread order")
+               f"{label}: profiles (type, name) in the views' order (main first)")
         ctx.eq(doc["activeProfileIndex"], active, f"{label}: activeProfileIndex (the main thread's)")
     else:
         ctx.eq(len(doc["profiles"]), 1, f"{label}: no call stack: one empty profile")

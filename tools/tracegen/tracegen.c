@@ -31,6 +31,8 @@
  *   clock dual|wall|thread-cpu|global  (v3 needs dual, v1/v2 a single clock)
  *   vm art|dalvik             vm= key; dalvik also defaults ids/fields [art]
  *   pid N                     pid= key (omitted when not given)
+ *   app PKG                   the app's package (nothing in the trace): written to the
+ *                             facts as "app", the truth the app's detection is tested on
  *   start N                   header start time, µs                    [1000000]
  *   data-offset N             header length / offset to data (16 = createtesttrace) [32]
  *   ids art8|art6|dalvik      method id style: "0","0x4".. | "0x0","0x4".. |
@@ -425,6 +427,7 @@ typedef struct {
     int set_ids, set_fields, data_offset;
     int ln_version, ln_clock, ln_streaming, ln_offset, ln_truncate; /* where options were set */
     int64_t pid, overhead, stop_after;
+    char *app;                   /* option app: the facts' "app" (NULL: none) */
     uint64_t start, elapsed;
     char **keys; int nkeys, ckeys;
     Method *m; int nm, cm;
@@ -763,6 +766,7 @@ static void parse_scenario(G *g, Toks *t)
             else if (is_word(v, "dalvik")) g->vm = 1;
             else die_line(line, "vm must be art or dalvik");
         } else if (!strcmp(o, "pid")) { g->pid = parse_int(v, "pid"); g->has_pid = 1; }
+        else if (!strcmp(o, "app")) g->app = tok_str(v, "app");
         else if (!strcmp(o, "start")) g->start = parse_u64(v->s, line, "start time");
         else if (!strcmp(o, "data-offset")) g->data_offset = (int)parse_int(v, "data offset");
         else if (!strcmp(o, "ids")) {
@@ -1617,6 +1621,10 @@ static void write_facts(G *g, FILE *f, const char *scn)
     fprintf(f, ",\n \"clock\": \"%s\",\n \"vm\": \"%s\"", clock_names[g->clock], g->vm ? "dalvik" : "art");
     if (g->has_pid) fprintf(f, ",\n \"pid\": %" PRId64, g->pid);
     else fputs(",\n \"pid\": null", f);
+    if (g->app) { /* the scenario's author says which package is the app: the truth by construction */
+        fputs(",\n \"app\": ", f);
+        json_str(f, g->app);
+    }
     fprintf(f, ",\n \"tids\": \"%s\",\n \"order\": \"%s\"", g->synth ? "synthetic" : "full", g->chunk ? "chunked" : "global");
     fprintf(f, ",\n \"data_file_overflow\": %s", g->overflow ? "true" : "false");
     fprintf(f, ",\n \"truncated_bytes\": %d", g->truncate);
