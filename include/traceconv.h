@@ -115,6 +115,8 @@ typedef struct tc_format_info {
     const char *extensions;  /* comma separated, first is the default */
     int is_reader;           /* 1 reader, 0 writer */
     int is_binary;           /* writers: output is not text (do not send it to a terminal) */
+    const char *aliases;     /* readers: other names -i and tc_conv_open take ("atrace,ftrace"),
+                                comma separated, or NULL; a writer's are its variants'. Since 0.5. */
 } tc_format_info;
 
 /* Readers first, then writers; NULL past the end. */
@@ -177,6 +179,8 @@ typedef struct tc_variant_info {
                               NULL for the first */
     int inline_view;       /* 1: a browser shows it (a page, an image) rather than saves it */
     int is_binary;         /* 1: not text */
+    const char *aliases;   /* other names tc_conv_write and -o take for it ("svg"), comma
+                              separated, or NULL. Since 0.5. */
 } tc_variant_info;
 
 /* The output variants of a writer or diff format, in order, the default first; NULL past

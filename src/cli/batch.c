@@ -2036,7 +2036,7 @@ static int parse_formats(batch *b, char *list, const tc_conv *check)
     for (char *save = NULL, *f = strtok_r(list, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
         const tc_variant_info *v = tc_output_variant(check, f);
         if (!v) {
-            cli_say("traceconv batch: unknown output format '%s' (writers: %s)", f, cli_format_list(0));
+            cli_unknown_format("traceconv batch", f, CLI_WRITER);
             return -1;
         }
         for (size_t i = 0; i < b->n_formats; i++)
@@ -2090,13 +2090,18 @@ static int parse_args(batch *b, int argc, char **argv)
     if (!check)
         return -1;
     int opt, li = 0, rc = 0, force_progress = 0, before = optind;
-    char *formats = NULL;
+    const char *formats = NULL;
     long n;
     char *end;
     opterr = 0; /* our messages (cli_option_error): escaped, and naming "traceconv batch" */
     while (rc == 0 && (opt = getopt_long(argc, argv, ":o:O:j:qhf", longopts, &li)) != -1) {
         switch (opt) {
-        case 'o': formats = optarg; break;
+        case 'o':
+            if (cli_add_formats(&formats, optarg)) {
+                cli_say("traceconv batch: -o: too long");
+                rc = -1;
+            }
+            break;
         case 'O': b->outdir = optarg; break;
         case 'f': b->force = 1; break;
         case 'j':
@@ -2135,13 +2140,13 @@ static int parse_args(batch *b, int argc, char **argv)
             if (opt >= O_LIBRARY && opt < O_LIBRARY + (int)n_keys) { /* a flag's NULL value reads as true */
                 rc = add_setting(b, check, keys[opt - O_LIBRARY]->name, optarg);
             } else {
-                cli_option_error("traceconv batch", opt, before, argv);
+                cli_option_error("traceconv batch", opt, before, argv, longopts);
                 rc = -1;
             }
         }
         before = optind;
     }
-    if (rc == 0 && (!formats || parse_formats(b, formats, check) != 0 || !b->n_formats)) {
+    if (rc == 0 && (!formats || parse_formats(b, (char *)formats, check) != 0 || !b->n_formats)) { /* cli_add_formats's copy */
         if (!formats)
             cli_say("traceconv batch: missing -o FORMAT[,FORMAT...]");
         rc = -1;

@@ -40,19 +40,52 @@
 enum { EXIT_CONVERT = 1, EXIT_USAGE = 2 };
 
 static const char usage_head[] =
-    "usage: traceconv [-i FORMAT] -o FORMAT [options] INPUT [OUTPUT]\n"
-    "       traceconv [-i FORMAT] -o FORMAT [options] INPUT INPUT...\n"
-    "       traceconv [-i FORMAT] -o FORMAT,FORMAT... [options] INPUT...\n"
-    "       traceconv -o FORMAT [options] NAME.key NAME.data [OUTPUT]   (a legacy split trace)\n"
-    "       traceconv batch -o FORMAT[,FORMAT...] -O OUTDIR [options] INPUT...  (see batch --help)\n"
-    "       traceconv diff [-o text|csv|flamegraph] [options] BASE NEW [OUTPUT]  (see diff --help)\n"
-    "       traceconv merge -o FORMAT[,FORMAT...] [--offset TIME] [options] TRACE SYSTRACE [OUTPUT]\n"
-    "                       (a method trace on the system trace's timeline; see merge --help)\n"
-    "       traceconv serve [--listen ADDR:PORT] [-j N] [--max-upload SIZE] [--store DIR] [--keep N|AGE]\n"
-    "                       (an upload page and a conversion API over HTTP; see serve --help)\n"
-    "       traceconv --probe INPUT | --list-formats | --help | --version\n"
+    "usage: traceconv -o FORMAT[,FORMAT...] [options] INPUT... | INPUT OUTPUT\n"
+    "       traceconv merge|diff|batch|serve ...   (see traceconv SUBCOMMAND --help)\n"
     "\n"
     "Convert an Android method trace (and other traces) to another format.\n"
+    "\n"
+    "Examples:\n"
+    "  traceconv -o perfetto app.trace        app.pftrace, for ui.perfetto.dev\n"
+    "  traceconv -o html app.trace            app.report.html: the profile report, flame graphs\n"
+    "  traceconv -o svg --thread main app.trace\n"
+    "                                         app.svg: the main thread's flame graph\n"
+    "  traceconv -o report --thread main --since 1.2s --until 1.5s app.trace -\n"
+    "                                         a window of the main thread, as text on stdout\n"
+    "  traceconv -o json -o pprof app.trace   app.json and app.pb.gz from one read\n"
+    "  traceconv merge app.trace atrace.txt   the method trace on the atrace's timeline:\n"
+    "                                         app.merged.pftrace\n"
+    "  traceconv diff before.trace after.trace\n"
+    "                                         the change per method\n"
+    "  traceconv batch -o json -O out/ traces.zip\n"
+    "\n"
+    "  -i, --input-format FORMAT  input format (default: detected from content)\n"
+    "  -o, --output-format FORMAT output format: json, perfetto, flamegraph (svg), report,\n"
+    "                             report-html (html), ... (--list-formats shows every name\n"
+    "                             and its other names; any case); several: json,perfetto or\n"
+    "                             -o json -o perfetto\n"
+    "  -f, --force                overwrite an existing OUTPUT that traceconv did not write\n"
+    "                             (its own outputs are replaced without it; never an\n"
+    "                             original trace; a symbolic link is replaced itself)\n"
+    "  -q, --quiet                print nothing but errors\n"
+    "  -j, --jobs N, --threads N  threads for each INPUT: 2 reads on one and writes on\n"
+    "                             the other, the same bytes as 1 (default: 2 when the\n"
+    "                             machine has 2 CPUs or more, else 1; 1 for a file under\n"
+    "                             4 MiB)\n"
+    "      --probe INPUT          print every reader's score for INPUT\n"
+    "      --list-formats         list readers and writers (with --json: also their options\n"
+    "                             and output variants, as JSON)\n"
+    "  -h, --help                 this text\n"
+    "  -V, --version              version\n";
+
+static const char usage_tail[] =
+    "\n"
+    "Operands:\n"
+    "  traceconv [-i FORMAT] -o FORMAT [options] INPUT [OUTPUT]\n"
+    "  traceconv [-i FORMAT] -o FORMAT [options] INPUT INPUT...\n"
+    "  traceconv [-i FORMAT] -o FORMAT,FORMAT... [options] INPUT...\n"
+    "  traceconv -o FORMAT [options] NAME.key NAME.data [OUTPUT]   (a legacy split trace)\n"
+    "  traceconv --probe INPUT | --list-formats | --help | --version\n"
     "INPUT or OUTPUT '-' means stdin/stdout; gzip input is read transparently.\n"
     "OUTPUT defaults to INPUT with the output format's extension.\n"
     "Two operands are INPUT OUTPUT only when the second is '-', does not exist, is a\n"
@@ -67,25 +100,13 @@ static const char usage_head[] =
     "(see -f), none is.\n"
     "An original trace (not written by traceconv) is never overwritten, even with -f.\n"
     "\n"
-    "  -i, --input-format FORMAT  input format (default: detected from content)\n"
-    "  -o, --output-format FORMAT output format: json, folded, ... or a writer's variant:\n"
-    "                             report-html, ... (see --list-formats; a format name may\n"
-    "                             be given in any case: JSON); several, comma-separated:\n"
-    "                             json,perfetto,pprof\n"
-    "  -f, --force                overwrite an existing OUTPUT (never an original trace;\n"
-    "                             a symbolic link is replaced itself, not followed)\n"
-    "  -q, --quiet                print nothing but errors\n"
-    "  -j, --jobs N               threads for each INPUT (--threads N): 2 reads on one\n"
-    "                             and writes on the other, the same bytes as 1 (default:\n"
-    "                             2 when the machine has 2 CPUs or more, else 1; 1 for\n"
-    "                             a file under 4 MiB)\n"
-    "      --probe INPUT          print every reader's score for INPUT\n"
-    "      --list-formats         list readers and writers (with --json: also their options\n"
-    "                             and output variants, as JSON)\n"
-    "  -h, --help                 this text\n"
-    "  -V, --version              version\n";
-
-static const char usage_tail[] =
+    "Subcommands:\n"
+    "  traceconv merge [-o FORMAT[,FORMAT...]] [--offset TIME] [options] TRACE SYSTRACE [OUTPUT]\n"
+    "                  a method trace on the system trace's timeline\n"
+    "  traceconv diff [-o text|csv|flamegraph] [options] BASE NEW [OUTPUT]\n"
+    "  traceconv batch -o FORMAT[,FORMAT...] -O OUTDIR [options] INPUT...\n"
+    "  traceconv serve [--listen ADDR:PORT] [-j N] [--max-upload SIZE] [--store DIR] [--keep N|AGE]\n"
+    "                  an upload page and a conversion API over HTTP\n"
     "\n"
     "Exit status: 0 success, 1 conversion failed, 2 usage error; with several\n"
     "INPUTs, 1 if any failed (the others are still converted).\n";
@@ -117,6 +138,17 @@ static void end_progress(void)
 
 /* ---- commands ---- */
 
+/* " [svg, flame]": the other names of a format or variant, as --list-formats shows them. */
+static void print_aliases(const char *aliases)
+{
+    if (!aliases)
+        return;
+    printf(" [");
+    for (const char *a = aliases; *a; a++)
+        *a == ',' ? fputs(", ", stdout) : putchar(*a);
+    printf("]");
+}
+
 /* --list-formats: one line per format; a writer's variants (-o report-html) on its line. */
 static int list_formats(int json)
 {
@@ -125,21 +157,28 @@ static int list_formats(int json)
         return 0;
     }
     const tc_format_info *f;
-    printf("readers (-i):\n");
-    for (size_t i = 0; (f = tc_format_at(i)); i++)
-        if (f->is_reader)
-            printf("  %-10s %s (.%s)\n", f->name, f->description, f->extensions);
-    printf("writers (-o):\n");
+    printf("readers (-i NAME, or another name in [...]):\n");
+    for (size_t i = 0; (f = tc_format_at(i)); i++) {
+        if (!f->is_reader)
+            continue;
+        printf("  %-10s %s (.%s)", f->name, f->description, f->extensions);
+        print_aliases(f->aliases);
+        printf("\n");
+    }
+    printf("writers (-o NAME, or another name in [...]):\n");
     for (size_t i = 0; (f = tc_format_at(i)); i++) {
         if (f->is_reader)
             continue;
+        const tc_variant_info *v = tc_variant_at(f, 0);
         printf("  %-10s %s (.%s)", f->name, f->description, f->extensions);
-        const tc_variant_info *v;
-        for (size_t k = 1; (v = tc_variant_at(f, k)); k++)
+        print_aliases(v->aliases);
+        for (size_t k = 1; (v = tc_variant_at(f, k)); k++) {
             printf("%s%s (.%s)", k == 1 ? "; also -o " : ", ", v->name, v->extension);
+            print_aliases(v->aliases);
+        }
         printf("\n");
     }
-    return 0;
+    return 0; /* the diff's formats: traceconv diff --help, and --json */
 }
 
 static int probe(const char *path)
@@ -706,9 +745,9 @@ static int parse_formats(cli *a, const char *arg, const tc_conv *check)
             cli_say("traceconv: -o %s: an empty format in the list", arg);
             return -1;
         }
-        const tc_variant_info *v = tc_output_variant(check, p);
+        const tc_variant_info *v = tc_output_variant(check, p); /* a name or an alias (svg) */
         if (!v) {
-            cli_say("traceconv: unknown output format '%s' (writers: %s)", p, cli_format_list(0));
+            cli_unknown_format("traceconv", p, CLI_WRITER);
             return -1;
         }
         for (size_t i = 0; i < a->n_formats; i++) {
@@ -730,8 +769,8 @@ static int parse_formats(cli *a, const char *arg, const tc_conv *check)
 /* -i FORMAT: a known reader in any case, under its registry name. 0, or -1 after the message. */
 static int parse_reader(cli *a, const char *arg)
 {
-    if (!(a->in_format = cli_format_name(arg, 1))) {
-        cli_say("traceconv: unknown input format '%s' (readers: %s)", arg, cli_format_list(1));
+    if (!(a->in_format = cli_format_name(arg, 1))) { /* a name or an alias (atrace) */
+        cli_unknown_format("traceconv", arg, CLI_READER);
         return -1;
     }
     return 0;
@@ -773,14 +812,16 @@ static void diff_usage(void)
     printf("] [options] BASE NEW [OUTPUT]\n%s", diff_usage_head);
     for (size_t i = 0; (f = tc_diff_format_at(i)); i++) {
         const tc_variant_info *v = tc_variant_at(f, 0);
-        char left[64], text[512];
+        char left[64], text[512], also[96] = "";
         snprintf(left, sizeof left, "  -o %s", f->name);
+        if (v->aliases)
+            snprintf(also, sizeof also, " (also -o %s)", v->aliases);
         if (diff_to_file(f))
-            snprintf(text, sizeof text, "%s%s; OUTPUT defaults to NEW's name with .%s", f->description,
-                     i ? "" : " (the default)", v->extension);
+            snprintf(text, sizeof text, "%s%s%s; OUTPUT defaults to NEW's name with .%s", f->description,
+                     i ? "" : " (the default)", also, v->extension);
         else
-            snprintf(text, sizeof text, "%s%s; to stdout unless OUTPUT is given", f->description,
-                     i ? "" : " (the default)");
+            snprintf(text, sizeof text, "%s%s%s; to stdout unless OUTPUT is given", f->description,
+                     i ? "" : " (the default)", also);
         cli_help_entry(stdout, left, text, 17);
     }
     fputs(diff_usage_options, stdout);
@@ -791,7 +832,7 @@ static void diff_usage(void)
 static void usage(void)
 {
     fputs(usage_head, stdout);
-    cli_print_options(stdout, CLI_CONVERT);
+    cli_print_options(stdout, CLI_CONVERT | CLI_NO_THREADS); /* -j above is --threads */
     fputs(usage_tail, stdout);
 }
 
@@ -840,35 +881,16 @@ static void diff_summary(tc_conv *base, tc_conv *next, const char *b, const char
             tc_conv_input_summary(next), strcmp(out, "-") ? out : "stdout", format);
 }
 
-/* diff's -o, in any case: its format, or NULL. */
-static const tc_format_info *diff_format(const char *given)
-{
-    const tc_format_info *f;
-    for (size_t i = 0; (f = tc_diff_format_at(i)); i++)
-        if (!strcasecmp(given, f->name))
-            return f;
-    return NULL;
-}
-
-/* "text, csv or flamegraph" */
-static const char *diff_format_list(void)
-{
-    static char list[256];
-    const tc_format_info *f;
-    size_t len = 0, n = 0;
-    while (tc_diff_format_at(n))
-        n++;
-    for (size_t i = 0; (f = tc_diff_format_at(i)) && len < sizeof list; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
-                                f->name);
-    return list;
-}
-
 static int run_diff(cli *a, const char *given, char **ops, int n)
 {
-    const tc_format_info *f = diff_format(given);
+    const tc_format_info *f = cli_diff_format(given); /* a name or an alias (svg) */
+    if (!f && strchr(given, ',')) {
+        cli_say("traceconv: diff: one output format at a time (-o %s)", cli_diff_format_list());
+        cli_say("Try 'traceconv diff --help'.");
+        return EXIT_USAGE;
+    }
     if (!f) {
-        cli_say("traceconv: diff: unknown output format '%s' (%s)", given, diff_format_list());
+        cli_unknown_format("traceconv diff", given, CLI_DIFF_FORMAT);
         cli_say("Try 'traceconv diff --help'.");
         return EXIT_USAGE;
     }
@@ -1111,7 +1133,7 @@ int main(int argc, char **argv)
     while (status == 0 && (opt = getopt_long(argc, argv, ":i:o:j:fqhV", longopts, &li)) != -1) {
         switch (opt) {
         case 'i': status = parse_reader(&a, optarg); break;
-        case 'o': out_list = optarg; break;
+        case 'o': status = cli_add_formats(&out_list, optarg) ? (cli_say("traceconv: -o: too long"), -1) : 0; break;
         case 'f': a.force = 1; break;
         case 'q': a.quiet = 1; break;
         case 'j':
@@ -1153,7 +1175,7 @@ int main(int argc, char **argv)
                 a.threads_given |= !strcmp(keys[opt - O_LIBRARY]->name, "threads");
             }
             else {
-                cli_option_error(prog, opt, before, argv);
+                cli_option_error(prog, opt, before, argv, longopts);
                 status = -1;
             }
         }

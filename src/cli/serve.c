@@ -1137,7 +1137,7 @@ static int parse_serve_args(int argc, char **argv, serve_args *a)
             }
             break;
         case 'h': fputs(usage_text, stdout); return 1;
-        default: cli_option_error("traceconv serve", opt, before, argv); return -1;
+        default: cli_option_error("traceconv serve", opt, before, argv, longopts); return -1;
         }
         before = optind;
     }

@@ -184,6 +184,10 @@ typedef struct tci_variant {
     const char *mark;      /* text in the first or last 8 KiB of every such output (NULL: none) */
     const char *option;    /* the bool option that selects it (NULL: the first, the default) */
     bool inline_view;      /* a browser shows it as a page or an image (not a download) */
+    /* Other names -o takes for it, comma-separated, in any case ("svg"): the names people
+     * type for this output. Unique among every variant's names and aliases of the writers
+     * (and, apart, of the diff formats); test_format_names checks. */
+    const char *aliases;
 } tci_variant;
 
 typedef struct tci_writer {

@@ -55,7 +55,7 @@ const tci_diff_format tci_diff_flamegraph = {
     .extensions = "svg",
     .options = tci_diff_options,
     .variants = (const tci_variant[]){{.name = "flamegraph", .extension = "diff.svg", .mime = "image/svg+xml",
-                                       .inline_view = true}, {0}},
+                                       .inline_view = true, .aliases = "svg,flame,flame-graph"}, {0}},
     .render = diff_flamegraph,
     .flame = true,
 };

@@ -218,6 +218,6 @@ const tci_diff_format tci_diff_text = {
     .extensions = "txt",
     .options = tci_diff_options,
     .variants = (const tci_variant[]){{.name = "text", .extension = "txt", .mime = "text/plain; charset=utf-8",
-                                       .mark = "# traceconv "}, {0}},
+                                       .mark = "# traceconv ", .aliases = "txt,table"}, {0}},
     .render = diff_text,
 };

@@ -102,7 +102,7 @@ const tci_writer tci_writer_flamegraph = {
                                                            "last (flamegraph.pl --reverse)"),
                                         {0}},
     .variants = (const tci_variant[]){{.name = "flamegraph", .extension = "svg", .mime = "image/svg+xml",
-                                       .inline_view = true}, {0}},
+                                       .inline_view = true, .aliases = "svg,flame,flame-graph"}, {0}},
     .priv_size = sizeof(flame_w),
     .flags = TCI_WF_AGGREGATE,
     .begin = flame_begin,

@@ -1628,7 +1628,7 @@ const tci_writer tci_writer_perfetto = {
     .description = "Perfetto protobuf trace (ui.perfetto.dev, trace processor)",
     .extensions = "pftrace",
     .variants = (const tci_variant[]){{.name = "perfetto", .extension = "pftrace",
-                                       .mime = "application/octet-stream"}, {0}},
+                                       .mime = "application/octet-stream", .aliases = "pftrace,perfetto-trace"}, {0}},
     .priv_size = sizeof(pf_w),
     .flags = TCI_WF_BINARY | TCI_WF_SYSTEM,
     .begin = pf_begin,

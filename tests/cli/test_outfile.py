@@ -221,9 +221,11 @@ def check_bad_values_list_the_valid_ones():
     listed = s(run(["--list-formats"]).stdout)
     writers = sorted(l.split()[0] for l in listed.split("writers")[1].splitlines()[1:] if l.strip())
     readers = sorted(l.split()[0] for l in listed.split("writers")[0].splitlines()[1:] if l.strip())
-    m = re.search(r"\(writers: ([^)]*)\)", s(run(["-o", "nosuch", APP]).stderr))
-    ctx.eq(sorted(m.group(1).split(", ")) if m else None, writers, "an unknown -o lists the writers")
-    m = re.search(r"\(readers: ([^)]*)\)", s(run(["-i", "nosuch", "-o", "json", APP]).stderr))
+    variants = re.findall(r"(?:also -o |, )([a-z]+-[a-z]+) \(", listed.split("writers")[1])  # report-html, ...
+    m = re.search(r"\(writers: ([^;)]*)", s(run(["-o", "nosuch", APP]).stderr))
+    ctx.eq(sorted(m.group(1).split(", ")) if m else None, sorted(writers + variants),
+           "an unknown -o lists the writers and their variants")
+    m = re.search(r"\(readers: ([^;)]*)", s(run(["-i", "nosuch", "-o", "json", APP]).stderr))
     ctx.eq(sorted(m.group(1).split(", ")) if m else None, readers, "an unknown -i lists the readers")
     for opt, want in (("--weight", ["cpu", "wall"]), ("--sort", ["calls", "excl", "incl", "name"])):
         r = run([opt, "sideways", "-o", "report", APP, "-"])
