@@ -383,6 +383,7 @@ typedef struct cli {
 /* One output of an input: a format and where it goes. */
 typedef struct target {
     const char *format;
+    const tc_variant_info *variant; /* what it writes: its own earlier output is replaced without -f */
     const char *path;
     char *owned;      /* path, when it is the default name */
     int to_stdout;
@@ -444,7 +445,8 @@ static int check_target(cli *a, const job *jb, target *t)
         return EXIT_USAGE;
     }
     struct stat inputs[2];
-    of_rules rules = {.force = a->force, .allow_special = 1, .inputs = inputs, .n_inputs = job_inputs(jb, inputs)};
+    of_rules rules = {.force = a->force, .allow_special = 1, .inputs = inputs, .n_inputs = job_inputs(jb, inputs),
+                      .variant = t->variant ? t->variant->name : NULL, .mark = t->variant ? t->variant->mark : NULL};
     char why[1200];
     t->how = of_check(t->dirfd, t->leaf, t->path, &rules, why, sizeof why);
     if (t->how == OF_REFUSED) {
@@ -459,7 +461,7 @@ static int check_target(cli *a, const job *jb, target *t)
 static int plan_targets(const cli *a, const job *jb, target *t)
 {
     for (size_t i = 0; i < a->n_formats; i++) {
-        t[i] = (target){.format = a->formats[i], .dirfd = -1};
+        t[i] = (target){.format = a->formats[i], .variant = a->variants[i], .dirfd = -1};
         if (jb->output)
             t[i].path = jb->output; /* one format only (plan_jobs) */
         else if (!strcmp(jb->input, "-"))
@@ -501,7 +503,7 @@ static int open_targets(cli *a, target *t)
             t[i].fp = stdout;
             continue;
         }
-        if (of_begin(&t[i].file, t[i].dirfd, t[i].leaf, t[i].how) != 0) {
+        if (of_begin_output(&t[i].file, t[i].dirfd, t[i].leaf, t[i].how, t[i].variant->name) != 0) {
             cli_say("traceconv: %s: cannot create the output: %s", t[i].path, of_strerror(errno));
             return EXIT_CONVERT;
         }
@@ -905,7 +907,7 @@ static int run_diff(cli *a, const char *given, char **ops, int n)
     }
     const char *format = f->name;
     job jb = {ops[0], ops[1], NULL}; /* both inputs: the output must be neither */
-    target t = {.format = format, .dirfd = -1};
+    target t = {.format = format, .variant = tc_variant_at(f, 0), .dirfd = -1};
     t.path = t.owned = n == 3 ? strdup(ops[2]) : diff_default_output(f, ops[1]);
     if (!t.path) {
         cli_say("traceconv: out of memory");
@@ -925,7 +927,7 @@ static int run_diff(cli *a, const char *given, char **ops, int n)
     if (!rc) {
         if (t.to_stdout) {
             t.fp = stdout;
-        } else if (of_begin(&t.file, t.dirfd, t.leaf, t.how) == 0) {
+        } else if (of_begin_output(&t.file, t.dirfd, t.leaf, t.how, t.variant->name) == 0) {
             t.fp = t.file.fp;
         } else {
             cli_say("traceconv: %s: cannot create the output: %s", t.path, of_strerror(errno));
@@ -1023,7 +1025,7 @@ static int run_merge(cli *a, const char *offset, const char *output_file, char *
     memset(t, 0, sizeof t);
     int rc = 0;
     for (size_t i = 0; i < a->n_formats; i++) {
-        t[i] = (target){.format = a->formats[i], .dirfd = -1};
+        t[i] = (target){.format = a->formats[i], .variant = a->variants[i], .dirfd = -1};
         t[i].path = out ? out : (t[i].owned = merge_default_output(ops[0], a->variants[i]));
         if (!t[i].path) {
             cli_say("traceconv: out of memory");

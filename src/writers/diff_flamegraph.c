@@ -55,7 +55,8 @@ const tci_diff_format tci_diff_flamegraph = {
     .extensions = "svg",
     .options = tci_diff_options,
     .variants = (const tci_variant[]){{.name = "flamegraph", .extension = "diff.svg", .mime = "image/svg+xml",
-                                       .inline_view = true, .aliases = "svg,flame,flame-graph"}, {0}},
+                                       .inline_view = true, .mark = "visualization, drawn by traceconv as flamegraph.pl",
+                                       .aliases = "svg,flame,flame-graph"}, {0}},
     .render = diff_flamegraph,
     .flame = true,
 };

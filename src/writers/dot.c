@@ -304,7 +304,7 @@ const tci_writer tci_writer_dot = {
                                          TCI_OPT_FIELD(threshold_ppm), .parse = tci_option_parse_threshold},
                                         {0}},
     .variants = (const tci_variant[]){{.name = "dot", .extension = "dot",
-                                       .mime = "text/vnd.graphviz; charset=utf-8",
+                                       .mime = "text/vnd.graphviz; charset=utf-8", .mark = "// traceconv ",
                                        .aliases = "graphviz,gv,callgraph,call-graph"}, {0}},
     .priv_size = sizeof(dot_w),
     .flags = TCI_WF_AGGREGATE,

@@ -544,9 +544,13 @@ def check_force(ctx):
     src = os.path.join(ctx.corpus, "app-startup.trace")
     out = os.path.join(ctx.work, "again.speedscope.json")
     ctx.run(["-q", "-f", "-o", "speedscope", src, out], check_rc=0)
+    r = ctx.run(["-q", "-o", "speedscope", src, out])
+    ctx.eq(r.returncode, 0, f"an earlier output is made again without -f ({r.stderr.decode(errors='replace').strip()})")
+    with open(out, "a") as f:  # changed since: not the earlier output any more
+        f.write(" ")
     r = ctx.run(["-o", "speedscope", src, out])
     ctx.check(r.returncode == 2 and b"use -f" in r.stderr,
-              f"an earlier output without -f: 'exists; use -f' ({r.stderr.decode(errors='replace').strip()})")
+              f"a changed output without -f: 'exists; use -f' ({r.stderr.decode(errors='replace').strip()})")
     r = ctx.run(["-q", "-f", "-o", "speedscope", src, out])
     ctx.eq(r.returncode, 0, f"an earlier output is replaced with -f ({r.stderr.decode(errors='replace').strip()})")
 
