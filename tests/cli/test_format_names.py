@@ -97,6 +97,9 @@ def check_every_listed_name():
         ctx.eq(stdout_of(["-o", name, small, "-"], f"-o {name}"),
                stdout_of(["-o", variant, small, "-"], f"-o {variant}"), f"-o {name} writes {variant}")
     for name in ("pb", "pftrace"):
+        if name not in seen:
+            ctx.fail(f"-o {name}: not a name of any output")
+            continue
         d = fresh("binary-" + name)
         for n in (name, seen[name]):
             ctx.run(["-o", n, small, os.path.join(d, n + ".out")], check_rc=0)
