@@ -159,6 +159,8 @@ typedef struct tc_option_info {
     int limit;                  /* 1: a resource limit (what a server keeps for itself) */
     int repeatable;             /* 1: each use adds a value (thread, focus, ignore); NULL clears them */
     int hidden;                 /* 1: for tests, left out of --help */
+    int selection;              /* 1: part of the selection every output records (thread, since,
+                                   weight, ...: tc_conv_selection_text). Since 0.5. */
 } tc_option_info;
 
 /* The options of format (from tc_format_at or tc_diff_format_at), in order; format NULL:
@@ -364,6 +366,11 @@ TC_API const char *tc_conv_warning_at(const tc_conv *c, size_t index);
 
 /* A short description of the input, e.g. "art v3 non-streaming, clock dual". */
 TC_API const char *tc_conv_input_summary(const tc_conv *c);
+
+/* The selection c's options make, named as the options are, the text every output records
+ * ("thread main, since 1.2s, until 1.5s"; "" for none): the options given that are marked
+ * tc_option_info.selection, in the order given. Into out (len bytes); its length. Since 0.5. */
+TC_API size_t tc_conv_selection_text(const tc_conv *c, char *out, size_t len);
 
 /* The input's threads and time span, for a caller that offers a choice of them (serve's
  * thread picker and time range). Since 0.3. After a conversion

@@ -701,6 +701,9 @@ static tc_conv *new_conv(const batch *b, worker_slot *w)
 
 static void describe_conversion(tc_conv *c, cJSON *detail)
 {
+    char sel[1024]; /* the selection it was made with, as every output records it (absent: none) */
+    if (tc_conv_selection_text(c, sel, sizeof sel))
+        cJSON_AddStringToObject(detail, "selection", sel);
     tc_figure fig[64];
     size_t n = tc_conv_figures(c, fig, 64);
     cJSON *figs = cJSON_AddObjectToObject(detail, "figures");

@@ -581,7 +581,8 @@ static void json_options(FILE *fp, const tc_format_info *f)
         fputs(",\"help\":", fp);
         json_string(fp, o->help);
         const struct { int on; const char *name; } flags[] = {
-            {o->open_time, "open_time"}, {o->limit, "limit"}, {o->repeatable, "repeatable"}, {o->hidden, "hidden"}};
+            {o->open_time, "open_time"}, {o->limit, "limit"}, {o->repeatable, "repeatable"}, {o->hidden, "hidden"},
+            {o->selection, "selection"}};
         for (size_t k = 0; k < sizeof flags / sizeof *flags; k++)
             if (flags[k].on)
                 fprintf(fp, ",\"%s\":true", flags[k].name);

@@ -241,6 +241,8 @@ static void print_summary(tc_conv *c, const char *in, const char *out, const cha
     cli_not_converted_text(c, left, sizeof left);
     if (left[0])
         fprintf(m, "; not converted: %s", left);
+    if (tc_conv_selection_text(c, left, sizeof left)) /* what the outputs were made of, as they record it */
+        fprintf(m, "; selection: %s", left);
     for (size_t i = 0; (w = tc_conv_hint_at(c, i)); i++) /* advice, not a fact of the input: last */
         fprintf(m, "; hint: %s", w);
     if (fclose(m) == 0)

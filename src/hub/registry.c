@@ -188,7 +188,8 @@ static void add_options(const tci_option_def *rows, size_t slot)
             .min = d->min, .max = d->max,
             .default_value = d->def, .arg = d->arg ? d->arg : default_arg(d), .help = d->help,
             .open_time = (d->flags & TCI_OPTF_OPEN) != 0, .limit = (d->flags & TCI_OPTF_LIMIT) != 0,
-            .repeatable = (d->flags & TCI_OPTF_REPEATABLE) != 0, .hidden = (d->flags & TCI_OPTF_HIDDEN) != 0};
+            .repeatable = (d->flags & TCI_OPTF_REPEATABLE) != 0, .hidden = (d->flags & TCI_OPTF_HIDDEN) != 0,
+            .selection = (d->flags & TCI_OPTF_SELECTION) != 0};
     table.option_first[slot + 1] = n;
 }
 

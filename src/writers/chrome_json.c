@@ -242,6 +242,11 @@ static int json_finish(tci_wctx *w, const tci_calltree *ct)
     }
     tci_sink_puts(o, ",\"start_time_ns\":");
     tci_sink_i64(o, t->start_ns);
+    char sel[TCI_SELECTION_TEXT_MAX]; /* the selection it was made with, named as the options are */
+    if (tci_selection_text(w->opt, NULL, sel, sizeof sel)) {
+        tci_sink_puts(o, ",\"selection\":");
+        tci_sink_json_string(o, sel);
+    }
     if (!t->has_wall)
         tci_sink_puts(o, ",\"timeline\":\"thread CPU time (the input has no wall clock)\"");
     tci_sink_puts(o, ",\"figures\":{");

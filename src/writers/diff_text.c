@@ -108,6 +108,12 @@ static void header(const tci_diff *d, tci_sink *o)
     TCI_PUT_LIT(o, "# traceconv " TC_VERSION_STRING " diff: the change per method from BASE to NEW\n\n");
     input_line(o, &d->side[TCI_DIFF_BASE], "BASE");
     input_line(o, &d->side[TCI_DIFF_NEW], "NEW");
+    char sel[TCI_SELECTION_TEXT_MAX]; /* the selection both were made with, named as the options are */
+    if (tci_selection_text(d->opt, tci_diff_options, sel, sizeof sel)) {
+        TCI_PUT_LIT(o, "selection   ");
+        tci_put_escaped_text(o, sel);
+        tci_sink_putc(o, '\n');
+    }
     if (d->count) {
         TCI_PUT_LIT(o, "counts      ");
         tci_put_escaped_text(o, d->count);

@@ -158,7 +158,13 @@ static void graph_head(tci_wctx *w, const tci_profile *p, int64_t total, uint32_
                         d->cpu ? "thread-CPU" : "wall", pct);
     }
     put_ms(o, d, total);
-    tci_sink_printf(o, " (%u of %u methods, %u of %u edges)\"];\n", n_nodes, p->n_methods, n_edges, p->n_edges);
+    tci_sink_printf(o, " (%u of %u methods, %u of %u edges)", n_nodes, p->n_methods, n_edges, p->n_edges);
+    char sel[TCI_SELECTION_TEXT_MAX]; /* the selection it was made with, named as the options are */
+    if (tci_selection_text(w->opt, tci_writer_dot.options, sel, sizeof sel)) {
+        TCI_PUT_LIT(o, "\\nselection: ");
+        put_label_text(o, sel, TCI_SELECTION_TEXT_MAX);
+    }
+    TCI_PUT_LIT(o, "\"];\n");
     TCI_PUT_LIT(o, "  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n"
                    "  edge [fontname=\"Helvetica\", fontsize=9];\n");
 }

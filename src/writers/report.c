@@ -374,10 +374,25 @@ static void text_header(tci_wctx *w)
     }
     TCI_PUT_LIT(o, "process     ");
     tci_put_escaped_text(o, t->processes[0].name ? t->processes[0].name : "?");
-    tci_sink_printf(o, " (pid %lld)\nstart       %lld ns\nduration    %lld us\n", (long long)t->processes[0].pid,
-                    (long long)t->start_ns, (long long)tci_us_of(t->end_ns - t->start_ns));
-    tci_sink_printf(o, "threads     %llu\nmethods     %llu\nrecords     %llu\n",
-                    (unsigned long long)d->fig[TCI_FIG_THREADS], (unsigned long long)d->fig[TCI_FIG_METHODS],
+    /* the facts of what was selected: the window's duration, the threads kept (and of how many) */
+    char sel[TCI_SELECTION_TEXT_MAX];
+    int64_t from, to;
+    tci_selection_window(t, w->opt, &from, &to);
+    uint64_t kept = w->opt->thread ? tci_selection_threads(t) : d->fig[TCI_FIG_THREADS];
+    tci_sink_printf(o, " (pid %lld)\nstart       %lld ns\n", (long long)t->processes[0].pid, (long long)t->start_ns);
+    if (tci_selection_text(w->opt, tci_writer_report.options, sel, sizeof sel)) {
+        TCI_PUT_LIT(o, "selection   ");
+        tci_put_escaped_text(o, sel);
+        tci_sink_putc(o, '\n');
+    }
+    tci_sink_printf(o, "duration    %lld us", (long long)tci_us_of(to - from));
+    if (to - from != t->end_ns - t->start_ns)
+        tci_sink_printf(o, " (the window, from %lld us; the trace lasts %lld us)", (long long)tci_us_of(from - t->start_ns),
+                        (long long)tci_us_of(t->end_ns - t->start_ns));
+    tci_sink_printf(o, "\nthreads     %llu", (unsigned long long)kept);
+    if (kept != d->fig[TCI_FIG_THREADS])
+        tci_sink_printf(o, " (kept, of %llu)", (unsigned long long)d->fig[TCI_FIG_THREADS]);
+    tci_sink_printf(o, "\nmethods     %llu\nrecords     %llu\n", (unsigned long long)d->fig[TCI_FIG_METHODS],
                     (unsigned long long)d->fig[TCI_FIG_RECORDS]);
     if (d->fig[TCI_FIG_SAMPLES])
         tci_sink_printf(o, "samples     %llu\n", (unsigned long long)d->fig[TCI_FIG_SAMPLES]);
