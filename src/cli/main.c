@@ -956,8 +956,11 @@ static int run_diff(cli *a, const char *given, char **ops, int n)
 /* ---- traceconv merge METHOD-TRACE SYSTEM-TRACE [OUTPUT] (README "One timeline") ---- */
 
 static const char merge_usage_text[] =
-    "usage: traceconv merge -o FORMAT[,FORMAT...] [--offset TIME] [--output-file FILE] [options]\n"
+    "usage: traceconv merge [-o FORMAT[,FORMAT...]] [--offset TIME] [--output-file FILE] [options]\n"
     "                       TRACE SYSTRACE [OUTPUT]\n"
+    "\n"
+    "Example (corpus/merge: a method trace and the atrace capture of one app start):\n"
+    "  traceconv merge app.trace app.atrace.txt    app.merged.pftrace, for ui.perfetto.dev\n"
     "\n"
     "Put a method trace (ART/Dalvik .trace, Rhea, ...) and the system trace of the same run\n"
     "(atrace/systrace text or HTML, Chrome JSON) on one timeline, in the system trace's clock:\n"
@@ -965,8 +968,9 @@ static const char merge_usage_text[] =
     "else by name), so method slices nest inside and around the atrace slices. The inputs\n"
     "may come in either order (the systrace or JSON one is the system trace).\n"
     "\n"
-    "  -o FORMAT      any output format; the timelines (perfetto, json, systrace) are the point,\n"
-    "                 the aggregating ones (flamegraph, pprof, ...) see atrace slices as frames\n"
+    "  -o FORMAT      any output format (default perfetto); the timelines (perfetto, json,\n"
+    "                 systrace) are the point, the aggregating ones (flamegraph, pprof, ...) see\n"
+    "                 atrace slices as frames\n"
     "  --offset TIME  the method trace's clock offset, signed: -1.5s, 250ms, 40us, 1000ns\n"
     "                 (default: from the system trace's trace_event_clock_sync markers:\n"
     "                 parent_ts for ART, realtime_ts for Dalvik; needed for ART 14 and JSON)\n"
@@ -976,8 +980,11 @@ static const char merge_usage_text[] =
     "  -q, --quiet    print nothing but errors\n"
     "\n"
     "The conversion options (traceconv --help) apply as for one input.\n"
-    "Exit status: 0 success, 1 an input could not be read or the output written,\n"
-    "2 usage error (also: no clock-sync marker and no --offset).\n";
+    "The two must share the app's process (its pid, or its threads' tids); a pair that\n"
+    "shares none is refused unless --offset places the method trace.\n"
+    "Exit status: 0 success, 1 an input could not be read, the pair shares no process,\n"
+    "or the output could not be written; 2 usage error (also: no clock-sync marker and\n"
+    "no --offset).\n";
 
 /* TRACE's stem with .merged.EXT, the name of a merge's output. */
 static char *merge_default_output(const char *trace, const tc_variant_info *v)
@@ -1207,10 +1214,8 @@ int main(int argc, char **argv)
         if (status == 0 && a.in_format) { /* the two inputs are of two formats: each is detected */
             cli_say("traceconv: merge: -i is not taken (each input's format is detected from its content)");
             status = -1;
-        } else if (status == 0 && !out_list) {
-            cli_say("traceconv: merge: missing -o FORMAT");
-            status = -1;
-        } else if (status == 0 && parse_formats(&a, out_list, check) != 0) {
+        } else if (status == 0 && parse_formats(&a, out_list ? out_list : "perfetto", check) != 0) {
+            /* one timeline is what merge is for: Perfetto's, when no -o says otherwise */
             status = -1;
         }
         tc_conv_free(check);
