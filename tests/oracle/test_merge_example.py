@@ -73,7 +73,7 @@ def check_example():
 def check_no_shared_process():
     other = os.path.join(ctx.corpus, "systrace", "capture.txt")  # another app's run
     out = os.path.join(ctx.work, "stranger.pftrace")
-    r = ctx.run(["merge", os.path.join(MERGE, "app.trace"), other, out])
+    r = ctx.run(["merge", "-o", "perfetto", os.path.join(MERGE, "app.trace"), other, out])
     err = s(r.stderr).strip()
     ctx.eq(r.returncode, 1, f"a pair that shares no process: exit 1 ({err})")
     ctx.check(len(err.splitlines()) == 1 and "share no process" in err and "--offset" in err,
