@@ -523,6 +523,50 @@ int cli_api_option(const char *key)
     return 0;
 }
 
+/* The library option key that s (after "--") starts with as a whole word, or NULL. */
+static const char *option_at(const char *s)
+{
+    const tc_option_info *keys[160];
+    size_t n = cli_option_keys(CLI_CONVERT | CLI_DIFF, keys, 160), best = 0;
+    const char *found = NULL;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = strlen(keys[i]->name);
+        int c = (unsigned char)s[k];
+        if (k > best && !strncmp(s, keys[i]->name, k) && !isalnum(c) && c != '-' && c != '_') {
+            found = keys[i]->name; /* the longest: --ignore-idle, not --ignore */
+            best = k;
+        }
+    }
+    return found;
+}
+
+void cli_query_field_text(const char *msg, char *out, size_t cap)
+{
+    outbuf o = {out, 0, cap};
+    out[0] = 0;
+    for (const char *p = msg; *p;) {
+        const char *key = p[0] == '-' && p[1] == '-' && (p == msg || !isalnum((unsigned char)p[-1])) ? option_at(p + 2)
+                                                                                                        : NULL;
+        const char *quoted = !key && !strncmp(p, "option '", 8) ? option_at(p + 8) : NULL;
+        if (quoted && p[8 + strlen(quoted)] == '\'') { /* bad value 'x' for option 'since': for field since= */
+            put(&o, "field ", 6);
+            put(&o, quoted, strlen(quoted));
+            put(&o, "=", 1);
+            p += 8 + strlen(quoted) + 1;
+            continue;
+        }
+        if (!key) {
+            put(&o, p++, 1);
+            continue;
+        }
+        put(&o, key, strlen(key));
+        put(&o, "=", 1);
+        p += 2 + strlen(key);
+        if (p[0] == ' ' && (p[1] == '\'' || p[1] == '"')) /* --thread 'x': thread='x' */
+            p++;
+    }
+}
+
 /* ---- --list-formats --json ---- */
 
 static void json_string(FILE *fp, const char *s)

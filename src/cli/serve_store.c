@@ -491,7 +491,9 @@ static int cancel_when_stopping(void *user, uint64_t done, uint64_t total)
  * upload's own name (map_upload), so the message names the user's file already. */
 static void set_error(srv_job *job, int status, const char *msg)
 {
-    int n = snprintf(job->error, sizeof job->error, "traceconv: %s", msg);
+    char fields[sizeof job->error];
+    cli_query_field_text(msg, fields, sizeof fields); /* the API's words: thread=, not --thread */
+    int n = snprintf(job->error, sizeof job->error, "traceconv: %s", fields);
     size_t len = n < 0 ? 0 : (size_t)n < sizeof job->error ? (size_t)n : sizeof job->error - 1;
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)job->error[i] < 0x20) /* one line, always */

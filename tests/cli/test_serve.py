@@ -528,12 +528,20 @@ def check_selection_api(ctx, srv, src):
     ctx.check(len(one) < len(both) < len(whole), "the command's selection: one thread < two threads < all")
     st, _, out = request(srv, "POST", "/api/convert?to=folded&thread=main&thread=OkHttp%2A", mp, {"Content-Type": ctype})
     ctx.check(st == 200 and out == both, "thread=main&thread=OkHttp*: both threads, as --thread twice")
-    for q, flag in (("since=abc", ["--since", "abc"]), ("until=1.5", ["--until", "1.5"]), ("thread=", ["--thread", ""])):
+    # the command's line, in the API's words (issue 36, item 8): the query's fields, not the flags
+    for q, flag, field, status in (
+            ("since=abc", ["--since", "abc"], "field since=", 400), ("until=1.5", ["--until", "1.5"], "field until=", 400),
+            ("thread=", ["--thread", ""], "field thread=", 400),
+            ("thread=nosuch", ["--thread", "nosuch"], "thread='nosuch'", 422),
+            ("since=2ms&until=1ms", ["--since", "2ms", "--until", "1ms"], "until= must be after since=", 400)):
         st, h, out = request(srv, "POST", "/api/convert?to=folded&" + q, mp, {"Content-Type": ctype})
         r = subprocess.run([ctx.traceconv, "-o", "folded", *flag, src, os.path.join(ctx.work, "never.folded")],
                            capture_output=True)
         line = r.stderr.decode(errors="replace").splitlines()[0]
-        ctx.eq((st, out.decode(errors="replace").strip()), (400, line), f"API {q}: 400 and the command's line")
+        said = out.decode(errors="replace").strip()
+        ctx.check(st == status and field in said and "--" not in said and "option '" not in said,
+                  f"API {q}: {status}, naming the field ({field}): {st} {said!r}")
+        ctx.check(r.returncode != 0 and ("--" in line or "option '" in line), f"the command names its flag: {line!r}")
 
 
 def check_selection_result(ctx, srv, src):
