@@ -108,8 +108,10 @@ static void header(const tci_diff *d, tci_sink *o)
     TCI_PUT_LIT(o, "# traceconv " TC_VERSION_STRING " diff: the change per method from BASE to NEW\n\n");
     input_line(o, &d->side[TCI_DIFF_BASE], "BASE");
     input_line(o, &d->side[TCI_DIFF_NEW], "NEW");
-    char sel[TCI_SELECTION_TEXT_MAX]; /* the selection both were made with, named as the options are */
-    if (tci_selection_text(d->opt, tci_diff_options, sel, sizeof sel)) {
+    /* the selection both were made with, named as the options are: the core's rows (reverse and
+     * weight change no row of the table; the order says its clock) */
+    char sel[TCI_SELECTION_TEXT_MAX];
+    if (tci_selection_text(d->opt, NULL, sel, sizeof sel)) {
         TCI_PUT_LIT(o, "selection   ");
         tci_put_escaped_text(o, sel);
         tci_sink_putc(o, '\n');

@@ -8,7 +8,8 @@ here from other outputs of the same input.
 2. Every project corpus trace (art, rhea incl. the 3.x sampling dump, systrace), every
    trace of TC_EXTRA_CORPUS when it is set, tests/json and tests/ir converts, passes the
    checker, and:
-   - top level: "$schema", "exporter" = traceconv@<version>, "name" = the input's file name;
+   - top level: "$schema", "exporter" = traceconv@<version>, "name" = the input's file name
+     (and "(weight cpu)", the selection, with --weight cpu);
    - profiles: one per thread with calls or samples (two with both: " samples" second), in
      thread order, named "<thread> (tid N)", "activeProfileIndex" the main thread's
      (tid = pid, else a thread named main), unit microseconds for ART's µs clocks and
@@ -422,7 +423,8 @@ def check_input(ctx, label, src, version, cpu=False):
     if found:
         return
     ctx.eq(doc.get("exporter"), f"traceconv@{version}", f"{label}: exporter")
-    ctx.eq(doc.get("name"), os.path.basename(src), f"{label}: name")
+    # the input's name and the selection it was made with (issue 36, item 5)
+    ctx.eq(doc.get("name"), os.path.basename(src) + (" (weight cpu)" if cpu else ""), f"{label}: name")
     r = ctx.run(["-q", "-o", "ir", src, "-"], check_rc=0)
     ir = read_ir(r.stdout.decode("utf-8", errors="replace"))
     want, active = expected_profiles(ir, cpu)
