@@ -369,7 +369,7 @@ TC_API const char *tc_conv_input_summary(const tc_conv *c);
 
 /* The selection c's options make, named as the options are, the text every output records
  * ("thread main, since 1.2s, until 1.5s"; "" for none): the options given that are marked
- * tc_option_info.selection, in the order given. Into out (len bytes); its length. Since 0.5. */
+ * tc_option_info.selection, in the tables' order. Into out (len bytes); its length. Since 0.5. */
 TC_API size_t tc_conv_selection_text(const tc_conv *c, char *out, size_t len);
 
 /* The input's threads and time span, for a caller that offers a choice of them (serve's

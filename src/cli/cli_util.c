@@ -523,7 +523,8 @@ int cli_api_option(const char *key)
     return 0;
 }
 
-/* The library option key that s (after "--") starts with as a whole word, or NULL. */
+/* The query field (an option of serve's API) that s (after "--") starts with as a whole word,
+ * or NULL: a limit the server sets (--max-output) is the server's flag, not a field. */
 static const char *option_at(const char *s)
 {
     const tc_option_info *keys[160];
@@ -532,7 +533,8 @@ static const char *option_at(const char *s)
     for (size_t i = 0; i < n; i++) {
         size_t k = strlen(keys[i]->name);
         int c = (unsigned char)s[k];
-        if (k > best && !strncmp(s, keys[i]->name, k) && !isalnum(c) && c != '-' && c != '_') {
+        if (k > best && !strncmp(s, keys[i]->name, k) && !isalnum(c) && c != '-' && c != '_' &&
+            cli_api_option(keys[i]->name)) {
             found = keys[i]->name; /* the longest: --ignore-idle, not --ignore */
             best = k;
         }

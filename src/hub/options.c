@@ -751,9 +751,12 @@ static size_t selection_text(const tci_options *o, const tci_option_def *reads, 
         return 0;
     out[0] = 0;
     pthread_once(&keys_once, build_keys);
-    for (size_t i = 0; i < o->n_given; i++) {
-        const tci_option_def *d = keys.row[o->given[i]];
-        if ((d->flags & TCI_OPTF_SELECTION) && (all || lists(tci_core_options, d->key) || lists(reads, d->key)))
+    for (size_t k = 0; k < keys.n; k++) { /* the tables' order, not the order given: one selection, one text */
+        const tci_option_def *d = keys.row[k];
+        bool given = false;
+        for (size_t i = 0; i < o->n_given && !given; i++)
+            given = o->given[i] == k;
+        if (given && (d->flags & TCI_OPTF_SELECTION) && (all || lists(tci_core_options, d->key) || lists(reads, d->key)))
             n = put_selection_row(o, d, out, len, n);
     }
     if (n >= len) { /* cut: said so, on a whole UTF-8 character */

@@ -158,7 +158,8 @@ void tci_duration_text(int64_t ns, char *out, size_t len);
  * Every output records the selection it was made with, named as the options are, from this
  * one text: the options given whose rows are marked TCI_OPTF_SELECTION (thread, since,
  * until, focus, ignore, ignore-idle, reverse, weight, and any later one so marked), in the
- * order given, each repeated value once: "thread main, since 1.2s, until 1.5s". A bool is
+ * tables' order (the same selection is the same text, whatever the order of the flags), each
+ * value of a repeated one in the order given: "thread main, since 1.2s, until 1.5s". A bool is
  * its name when on; an enum "weight cpu". Names are the user's (a thread glob): a writer
  * escapes the text for its output as the last step. */
 #define TCI_SELECTION_TEXT_MAX 1024

@@ -199,11 +199,15 @@ def check_every_selection_option():
             args, want = [f"--{name}", "main"], f"{name} main"
         else:  # a method: focus, ignore and any such option to come
             args, want = [f"--{name}", "com.example.shop.ShopApp.onCreate"], f"{name} com.example.shop.ShopApp.onCreate"
-        if name == "since":
-            args, want = ["--until", "1s", *args], f"until 1s, {want}"
+        if name == "since":  # given after --until, said in the tables' order
+            args, want = ["--until", "1s", *args], f"{want}, until 1s"
         r = ctx.run(["-o", "report", *args, APP, os.devnull])
         line = s(r.stderr)
         ctx.check(r.returncode == 0 and f"; selection: {want}" in line, f"--{name}: in the summary line: {line!r}")
+    # one selection, one text, whatever the order of the flags
+    a = json.load(open(convert("json", "order-a.json", extra=SEL)))["otherData"].get("selection")
+    b = json.load(open(convert("json", "order-b.json", extra=SEL[4:] + SEL[2:4] + SEL[:2])))["otherData"].get("selection")
+    ctx.eq((a, b), (SEL_TEXT, SEL_TEXT), "the same selection in another order of flags: the same text")
     r = ctx.run(["-o", "report", "--weight", "wall", APP, os.devnull])
     ctx.check(r.returncode == 0 and "selection" not in s(r.stderr), f"--weight wall (the default): nothing: {s(r.stderr)!r}")
 
