@@ -564,7 +564,7 @@ void cli_query_field_text(const char *msg, char *out, size_t cap)
         put(&o, key, strlen(key));
         put(&o, "=", 1);
         p += 2 + strlen(key);
-        if (p[0] == ' ' && (p[1] == '\'' || p[1] == '"')) /* --thread 'x': thread='x' */
+        if (p[0] == ' ' && (p[1] == '\'' || p[1] == '"' || (p[1] >= '0' && p[1] <= '9'))) /* thread='x', since=2.5 s */
             p++;
     }
 }

@@ -98,9 +98,10 @@ void cli_help_entry(FILE *fp, const char *left, const char *text, int column);
 /* Whether `traceconv serve`'s API takes the key in its query: a writer's option, or the
  * core's that is neither read by the open, a limit nor hidden (the server sets those). */
 int cli_api_option(const char *key);
-/* msg as serve's API says it: each option the library's messages name as the command's flag
- * ("no thread matches --thread 'x'", "--until must be after --since") named as the query's
- * field ("thread='x'", "until= must be after since="), into out (cap >= 1). */
+/* msg as serve's API says it: each option of the API that the library's messages name as the
+ * command's flag ("no thread matches --thread 'x'", "--since 2.5 s is at or after",
+ * "--until must be after --since", "option 'since'") named as the query's field
+ * ("thread='x'", "since=2.5 s", "until= must be after since=", "field since="), into out. */
 void cli_query_field_text(const char *msg, char *out, size_t cap);
 /* `traceconv --list-formats --json`: the formats, their variants and options, the core's
  * options. serve_member, when not NULL, is added as the member "serve" (GET /api/formats). */
