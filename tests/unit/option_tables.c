@@ -384,6 +384,21 @@ static void test_aliases(void)
     CHECK(tci_find_reader("ATRACE") == tci_find_reader("systrace")); /* any case */
 }
 
+/* A time as the selection's text says it: exact and shortest, parsed back to the same ns. */
+static void test_duration_text(void)
+{
+    static const struct { int64_t ns; const char *text; } cases[] = {
+        {1200000000, "1.2s"}, {250000000, "250ms"}, {40000, "40us"}, {7, "7ns"}, {0, "0"},
+        {1000000001, "1.000000001s"}, {1500000, "1.5ms"}, {3600000000000, "3600s"}, {999, "999ns"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[40];
+        int64_t back = -1;
+        tci_duration_text(cases[i].ns, text, sizeof text);
+        CHECK_EQ_STR(text, cases[i].text);
+        CHECK(tci_parse_duration(text, &back) == 0 && back == cases[i].ns);
+    }
+}
+
 int main(void)
 {
     UNIT_RUN(test_iterators);
@@ -395,5 +410,6 @@ int main(void)
     UNIT_RUN(test_unknown_key);
     UNIT_RUN(test_variant_outputs);
     UNIT_RUN(test_aliases);
+    UNIT_RUN(test_duration_text);
     return UNIT_DONE();
 }
