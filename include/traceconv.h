@@ -95,8 +95,9 @@ typedef enum tc_status {
                                 batch of files skips it, where a conversion fails */
     TC_ERR_EMPTY_SELECTION = -11 /* the selection (options thread, since, until) names nothing in
                                     this input: no thread matches, the window is past its end, or
-                                    the methods of callers are never called in it (since 0.3; a
-                                    focus, ignore or callers that matches no method: TC_ERR_USAGE) */
+                                    the methods of callers are never called in it, or a focus,
+                                    ignore or callers names a method and it has none (since 0.3; one
+                                    that matches none of its methods: TC_ERR_USAGE) */
 } tc_status;
 
 /* A short English description of a status ("no space", ...); never NULL. */
@@ -116,6 +117,8 @@ typedef struct tc_format_info {
     const char *extensions;  /* comma separated, first is the default */
     int is_reader;           /* 1 reader, 0 writer */
     int is_binary;           /* writers: output is not text (do not send it to a terminal) */
+    const char *aliases;     /* readers: other names -i and tc_conv_open take ("atrace,ftrace"),
+                                comma separated, or NULL; a writer's are its variants'. Since 0.5. */
 } tc_format_info;
 
 /* Readers first, then writers; NULL past the end. */
@@ -158,6 +161,8 @@ typedef struct tc_option_info {
     int limit;                  /* 1: a resource limit (what a server keeps for itself) */
     int repeatable;             /* 1: each use adds a value (thread, focus, ignore); NULL clears them */
     int hidden;                 /* 1: for tests, left out of --help */
+    int selection;              /* 1: part of the selection every output records (thread, since,
+                                   weight, ...: tc_conv_selection_text). Since 0.5. */
 } tc_option_info;
 
 /* The options of format (from tc_format_at or tc_diff_format_at), in order; format NULL:
@@ -178,6 +183,8 @@ typedef struct tc_variant_info {
                               NULL for the first */
     int inline_view;       /* 1: a browser shows it (a page, an image) rather than saves it */
     int is_binary;         /* 1: not text */
+    const char *aliases;   /* other names tc_conv_write and -o take for it ("svg"), comma
+                              separated, or NULL. Since 0.5. */
 } tc_variant_info;
 
 /* The output variants of a writer or diff format, in order, the default first; NULL past
@@ -361,6 +368,11 @@ TC_API const char *tc_conv_warning_at(const tc_conv *c, size_t index);
 
 /* A short description of the input, e.g. "art v3 non-streaming, clock dual". */
 TC_API const char *tc_conv_input_summary(const tc_conv *c);
+
+/* The selection c's options make, named as the options are, the text every output records
+ * ("thread main, since 1.2s, until 1.5s"; "" for none): the options given that are marked
+ * tc_option_info.selection, in the tables' order. Into out (len bytes); its length. Since 0.5. */
+TC_API size_t tc_conv_selection_text(const tc_conv *c, char *out, size_t len);
 
 /* The input's threads and time span, for a caller that offers a choice of them (serve's
  * thread picker and time range). Since 0.3. After a conversion

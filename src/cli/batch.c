@@ -69,13 +69,17 @@ static const char usage_text[] =
     "and archives (.zip, .tar, .tar.gz/.tgz, .tar.zst, .tar.xz, .tar.bz2; '-' reads an\n"
     "archive from stdin). Members are chosen by content; the others are listed as skipped.\n"
     "Outputs: OUTDIR/<archive or directory name>/<member path without extension>.<ext>.\n"
-    "An existing file is not overwritten without -f (that member fails, saying so), and\n"
-    "an original trace never is.\n"
+    "Run again into the same OUTDIR with the same options, the members whose outputs are\n"
+    "up to date (same size and mtime, or same content in an archive) are kept and counted\n"
+    "as up to date; the others are converted again over their own earlier outputs. Any\n"
+    "other existing file is not overwritten without -f (that member fails, saying so),\n"
+    "and an original trace never is.\n"
     "\n"
     "  -o, --output-format LIST  writers or their variants (report-html), comma separated\n"
     "                            (see traceconv --list-formats)\n"
     "  -O, --output-dir DIR      where the outputs go (created if missing)\n"
-    "  -f, --force               replace existing outputs (never an original trace; a\n"
+    "  -f, --force               convert every member again, and replace existing files\n"
+    "                            traceconv did not write (never an original trace; a\n"
     "                            symbolic link is replaced itself, not followed)\n"
     "  -j, --jobs N              conversions at once (default: the number of CPUs)\n"
     "      --include GLOB        only members whose path matches (repeatable)\n"
@@ -187,6 +191,8 @@ struct batch {
     const char *formats[MAX_FORMATS]; /* the registry's names, as given: a writer or a variant (report-html) */
     const char *writers[MAX_FORMATS]; /* each one's writer */
     const char *exts[MAX_FORMATS];    /* the extension of what each writes with the options (report --html: report.html) */
+    const tc_variant_info *variants[MAX_FORMATS]; /* what each writes with the options: its own earlier
+                                                     outputs (its mark) are replaced without -f */
     size_t n_formats;
     const char *outdir, *summary_path;
     int outdir_fd;
@@ -217,6 +223,7 @@ struct batch {
     atomic_int stop;
     size_t done, n_ok, n_failed, n_skipped, n_reused, queued;
     int skip_existing;
+    char *options_json; /* the conversion options as a JSON string (batch_options_text) */
     uint64_t bytes_done, bytes_queued, bytes_out;
     /* the inputs' own bytes, for the ETA of compressed archives: their total size (0:
      * unknown, with a directory or stdin among them) and how far the reader is through them */
@@ -694,6 +701,9 @@ static tc_conv *new_conv(const batch *b, worker_slot *w)
 
 static void describe_conversion(tc_conv *c, cJSON *detail)
 {
+    char sel[1024]; /* the selection it was made with, as every output records it (absent: none) */
+    if (tc_conv_selection_text(c, sel, sizeof sel))
+        cJSON_AddStringToObject(detail, "selection", sel);
     tc_figure fig[64];
     size_t n = tc_conv_figures(c, fig, 64);
     cJSON *figs = cJSON_AddObjectToObject(detail, "figures");
@@ -755,6 +765,8 @@ static int check_outputs(batch *b, const member *m, int dirfd, const char *stem,
     rules.n_inputs = m->file && stat(m->file, &input) == 0;
     size_t dir_len = (size_t)(strrchr(m->out_rel, '/') ? strrchr(m->out_rel, '/') - m->out_rel + 1 : 0);
     for (size_t i = 0; i < b->n_formats; i++) {
+        rules.variant = b->variants[i]->name;
+        rules.mark = b->variants[i]->mark;
         o->names[i] = of_output_name(stem, strlen(stem), m->clean, b->writers[i], b->exts[i]);
         if (!o->names[i]) {
             snprintf(err, errlen, "out of memory");
@@ -815,7 +827,8 @@ static int convert_formats(batch *b, const member *m, worker_slot *w, const inpu
         member_error(tc_conv_error(c), in, err, errlen);
     tc_output outs[MAX_FORMATS];
     for (; rc == TC_OK && o.begun < b->n_formats; o.begun++) {
-        if (of_begin(&o.files[o.begun], dirfd, o.names[o.begun], o.how[o.begun]) != 0) {
+        if (of_begin_output(&o.files[o.begun], dirfd, o.names[o.begun], o.how[o.begun], b->variants[o.begun]->name) !=
+            0) {
             snprintf(err, errlen, "cannot create the output %.255s: %.200s", o.names[o.begun], of_strerror(errno));
             rc = TC_ERR_IO;
             break;
@@ -1013,6 +1026,9 @@ typedef struct previous {
 static previous *prev;
 static size_t n_prev, cap_prev;
 static FILE *prev_file;
+/* The previous run was this command: the same traceconv and the same conversion options
+ * (batch_options_text), so an unchanged member's outputs are up to date. */
+static int prev_same_command;
 
 static uint64_t prev_key(const char *source, const char *member)
 {
@@ -1080,8 +1096,11 @@ static size_t index_lines(FILE *f)
     return objects;
 }
 
+/* options: the run's, as a JSON string (options_json). */
+static int same_command(FILE *f, const cJSON *root, const char *options);
+
 /* Another layout: parsed whole, its converted members copied one a line to a temporary file. */
-static FILE *copy_members(FILE *f)
+static FILE *copy_members(FILE *f, const char *options)
 {
     fseeko(f, 0, SEEK_END);
     off_t size = ftello(f);
@@ -1093,6 +1112,7 @@ static FILE *copy_members(FILE *f)
         root = cJSON_Parse(text);
     }
     free(text);
+    prev_same_command = root && same_command(f, root, options);
     FILE *copy = root ? tmpfile() : NULL;
     cJSON *e;
     cJSON *members = copy ? cJSON_GetObjectItemCaseSensitive(root, "members") : NULL;
@@ -1110,13 +1130,46 @@ static FILE *copy_members(FILE *f)
     return copy;
 }
 
+/* Whether the previous summary was written by this traceconv with these options: its
+ * generator and options members, in its first line (one written by this version), or in the
+ * whole document (another layout, root). */
+static int same_command(FILE *f, const cJSON *root, const char *options)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    cJSON *head = NULL;
+    if (!root) { /* {"generator":...,"formats":[...],"options":"...", then the members */
+        rewind(f);
+        ssize_t got = getline(&line, &cap, f);
+        size_t len = got > 0 ? (size_t)got : 0;
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            len--;
+        if (len > 1 && line[0] == '{' && line[len - 1] == ',') {
+            line[len - 1] = '}';
+            root = head = cJSON_ParseWithLength(line, len);
+        }
+        rewind(f);
+    }
+    const char *gen = string_of(root, "generator");
+    const cJSON *given = cJSON_GetObjectItemCaseSensitive(root, "options");
+    char *opts = cJSON_IsString(given) ? cJSON_PrintUnformatted(given) : NULL; /* as options: JSON */
+    char want[64];
+    snprintf(want, sizeof want, "traceconv %s", TC_VERSION_STRING);
+    int same = gen && opts && !strcmp(gen, want) && !strcmp(opts, options);
+    free(opts);
+    cJSON_Delete(head);
+    free(line);
+    return same;
+}
+
 /* Read the previous summary, if any (a damaged one is ignored: everything is redone). */
-static void load_previous(const char *path)
+static void load_previous(const char *path, const char *options)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
         return;
-    if (!index_lines(f) && (prev_file = copy_members(f))) {
+    prev_same_command = same_command(f, NULL, options);
+    if (!index_lines(f) && (prev_file = copy_members(f, options))) {
         fclose(f);
         rewind(prev_file);
         index_lines(prev_file);
@@ -1182,7 +1235,8 @@ static int outputs_still_there(const batch *b, const member *m, const cJSON *e)
         char *path = of_output_name(m->out_rel, strlen(m->out_rel), m->clean, b->writers[i], b->exts[i]);
         struct stat st;
         int there = found && path && fstatat(b->outdir_fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                    S_ISREG(st.st_mode) && (double)st.st_size == number_of(found, "size");
+                    S_ISREG(st.st_mode) && (double)st.st_size == number_of(found, "size") &&
+                    of_own_output(b->outdir_fd, path, b->variants[i]->name, b->variants[i]->mark);
         free(path);
         if (!there)
             return 0;
@@ -1197,7 +1251,7 @@ static int outputs_still_there(const batch *b, const member *m, const cJSON *e)
  * has changed is converted again, over its own previous outputs. */
 static int reuse_previous(batch *b, member *m)
 {
-    if (!n_prev || !m->out_rel || (!m->file && !m->hashed))
+    if (!n_prev || !m->out_rel || (!m->file && !m->hashed) || (!b->skip_existing && !prev_same_command))
         return 0;
     cJSON *e = find_previous(m);
     if (!e)
@@ -2005,7 +2059,9 @@ static int write_summary(batch *b, double seconds)
         fprintf(out, "{\"generator\":\"traceconv %s\",\"formats\":[", TC_VERSION_STRING);
         for (size_t i = 0; i < b->n_formats; i++)
             fprintf(out, "%s\"%s\"", i ? "," : "", b->formats[i]);
-        fputs("],", out);
+        fputs("],\"options\":", out);
+        fputs(b->options_json, out);
+        fputc(',', out);
         if (b->shard_n > 1)
             fprintf(out, "\"shard\":%u,\"shards\":%u,", b->shard_i, b->shard_n);
         fputs("\n\"members\":[\n", out);
@@ -2036,7 +2092,7 @@ static int parse_formats(batch *b, char *list, const tc_conv *check)
     for (char *save = NULL, *f = strtok_r(list, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
         const tc_variant_info *v = tc_output_variant(check, f);
         if (!v) {
-            cli_say("traceconv batch: unknown output format '%s' (writers: %s)", f, cli_format_list(0));
+            cli_unknown_format("traceconv batch", f, CLI_WRITER);
             return -1;
         }
         for (size_t i = 0; i < b->n_formats; i++)
@@ -2047,6 +2103,7 @@ static int parse_formats(batch *b, char *list, const tc_conv *check)
             return -1;
         }
         variants[b->n_formats] = v;
+        b->variants[b->n_formats] = v;
         b->formats[b->n_formats] = tc_output_variant(NULL, f)->name;
         b->writers[b->n_formats] = v->format;
         b->exts[b->n_formats++] = v->extension;
@@ -2090,13 +2147,18 @@ static int parse_args(batch *b, int argc, char **argv)
     if (!check)
         return -1;
     int opt, li = 0, rc = 0, force_progress = 0, before = optind;
-    char *formats = NULL;
+    const char *formats = NULL;
     long n;
     char *end;
     opterr = 0; /* our messages (cli_option_error): escaped, and naming "traceconv batch" */
     while (rc == 0 && (opt = getopt_long(argc, argv, ":o:O:j:qhf", longopts, &li)) != -1) {
         switch (opt) {
-        case 'o': formats = optarg; break;
+        case 'o':
+            if (cli_add_formats(&formats, optarg)) {
+                cli_say("traceconv batch: -o: too long");
+                rc = -1;
+            }
+            break;
         case 'O': b->outdir = optarg; break;
         case 'f': b->force = 1; break;
         case 'j':
@@ -2135,13 +2197,13 @@ static int parse_args(batch *b, int argc, char **argv)
             if (opt >= O_LIBRARY && opt < O_LIBRARY + (int)n_keys) { /* a flag's NULL value reads as true */
                 rc = add_setting(b, check, keys[opt - O_LIBRARY]->name, optarg);
             } else {
-                cli_option_error("traceconv batch", opt, before, argv);
+                cli_option_error("traceconv batch", opt, before, argv, longopts);
                 rc = -1;
             }
         }
         before = optind;
     }
-    if (rc == 0 && (!formats || parse_formats(b, formats, check) != 0 || !b->n_formats)) {
+    if (rc == 0 && (!formats || parse_formats(b, (char *)formats, check) != 0 || !b->n_formats)) { /* cli_add_formats's copy */
         if (!formats)
             cli_say("traceconv batch: missing -o FORMAT[,FORMAT...]");
         rc = -1;
@@ -2189,12 +2251,37 @@ static uint64_t inputs_size(char **inputs, int n)
     return total;
 }
 
+/* The options of every conversion of the run, "--thread main --colors hot" in the order given
+ * (but -j's threads: the same bytes either way), as a JSON string for the summary: a run
+ * again with the same options finds its members' outputs up to date. NULL: out of memory. */
+static char *options_json(const batch *b)
+{
+    char *text = NULL, *json = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return NULL;
+    int n = 0;
+    for (size_t i = 0; i < b->n_settings; i++)
+        if (strcmp(b->settings[i].key, "threads"))
+            fprintf(m, "%s--%s%s%s", n++ ? " " : "", b->settings[i].key, b->settings[i].value ? " " : "",
+                    b->settings[i].value ? b->settings[i].value : "");
+    if (fclose(m) != 0)
+        return NULL;
+    cJSON *s = cJSON_CreateString(text);
+    if (s)
+        json = cJSON_PrintUnformatted(s);
+    cJSON_Delete(s);
+    free(text);
+    return json;
+}
+
 /* The line that ends the run (unless -q). */
 static void say_totals(const batch *b, double seconds)
 {
     int sig = atomic_load(&interrupted);
     const char *name = sig ? sigabbrev_np(sig) : NULL;
-    cli_say("traceconv batch: %s%s%s%s%zu members: %zu ok (%zu existing), %zu failed, %zu skipped; %.1f MB in, "
+    cli_say("traceconv batch: %s%s%s%s%zu members: %zu ok (%zu up to date), %zu failed, %zu skipped; %.1f MB in, "
             "%.1f MB out, %.1fs; summary %s",
             sig ? "interrupted by " : "", name ? "SIG" : "", sig ? name ? name : "a signal" : "",
             sig ? " (the members not converted are listed as skipped): " : "", b->n_members, b->n_ok, b->n_reused,
@@ -2227,8 +2314,14 @@ int batch_main(int argc, char **argv)
     }
     if (open_summary(&b) != 0)
         return EXIT_USAGE;
-    if (b.skip_existing)
-        load_previous(b.summary_path);
+    if (!(b.options_json = options_json(&b))) {
+        cli_say("traceconv batch: out of memory");
+        return EXIT_USAGE;
+    }
+    /* a run again into OUTDIR: the members whose outputs are up to date are kept (not with
+     * -f, which converts again; --skip-existing keeps them whatever the options) */
+    if (b.skip_existing || !b.force)
+        load_previous(b.summary_path, b.options_json);
     stop_flag = &b.stop;
     /* every thread inherits the blocked set; only the signal thread takes them */
     static sigset_t set;
@@ -2294,6 +2387,7 @@ int batch_main(int argc, char **argv)
     close(b.summary_dirfd);
     of_names_free(&b.used);
     free_previous();
+    free(b.options_json);
     close(b.outdir_fd);
     return b.n_failed || summary_rc ? EXIT_SOME_FAILED : 0;
 }

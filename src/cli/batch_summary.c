@@ -57,6 +57,7 @@ typedef struct summary {
     char *buf;         /* the last value's text */
     size_t len, cap;
     cJSON *generator, *formats; /* pass 1 */
+    cJSON *options;             /* the run's conversion options (batch.c: options_json); NULL: none given */
     long shard, shards;         /* -1: an unsharded run's summary */
     uint64_t totals[N_TOTALS];
     double seconds;
@@ -226,6 +227,10 @@ static int take_header_value(summary *s, const char *key, cJSON *v)
         if (!cJSON_IsArray(v) || n < 1 || s->formats)
             return fail(s, "\"formats\" is not one list of format names");
         s->formats = cJSON_Duplicate(v, 1);
+    } else if (!strcmp(key, "options")) {
+        if (!cJSON_IsString(v) || s->options)
+            return fail(s, "\"options\" is not one string");
+        s->options = cJSON_Duplicate(v, 1);
     } else if (!strcmp(key, "shard") || !strcmp(key, "shards")) {
         double d = count_of(v);
         if (d < 0 || d > 1e9)
@@ -357,6 +362,8 @@ static int check_run(summary *s, size_t n)
             what = "was written by another version of traceconv than the first summary";
         else if (!same_json(s[i].formats, s[0].formats))
             what = "lists other formats than the first summary";
+        else if (!!s[i].options != !!s[0].options || (s[i].options && !same_json(s[i].options, s[0].options)))
+            what = "was made with other options than the first summary";
         else if (s[i].shards != shards)
             what = "is a shard of another number of shards than the first summary";
         if (what) {
@@ -567,11 +574,14 @@ static int write_merged(summary *s, size_t n, FILE *out)
         interrupted |= s[i].interrupted;
     }
     char *generator = cJSON_PrintUnformatted(s[0].generator), *formats = cJSON_PrintUnformatted(s[0].formats);
-    int rc = generator && formats ? 0 : -1;
+    char *options = s[0].options ? cJSON_PrintUnformatted(s[0].options) : NULL;
+    int rc = generator && formats && (options || !s[0].options) ? 0 : -1;
     if (rc == 0)
-        fprintf(out, "{\"generator\":%s,\"formats\":%s,\n\"members\":[\n", generator, formats);
+        fprintf(out, "{\"generator\":%s,\"formats\":%s,%s%s%s\n\"members\":[\n", generator, formats,
+                options ? "\"options\":" : "", options ? options : "", options ? "," : "");
     free(generator);
     free(formats);
+    free(options);
     if (rc == 0)
         rc = merge_members(s, n, out, totals);
     if (rc == 0)
@@ -699,6 +709,7 @@ int batch_merge_main(int argc, char **argv)
         free(s[i].buf);
         cJSON_Delete(s[i].generator);
         cJSON_Delete(s[i].formats);
+        cJSON_Delete(s[i].options);
     }
     free(s);
     free(scratch);

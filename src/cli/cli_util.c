@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "cli_util.h"
 #include "traceconv.h"
+#include "../util/nearmiss.h" /* the library's edit distance, compiled in (CMakeLists.txt) */
 #include "../util/utf8.h" /* the library's UTF-8 decoder, compiled in (CMakeLists.txt) */
 
 #include <ctype.h>
@@ -167,29 +168,183 @@ void cli_not_converted_text(const tc_conv *c, char *out, size_t cap)
         snprintf(out + o, cap - o, "%s%llu of other kinds", o ? ", " : "", (unsigned long long)(total - named));
 }
 
-/* ---- format names ---- */
+/* ---- format names ----
+ *
+ * A format is named by its registry name or one of its aliases (the descriptors' aliases:
+ * "svg" for the flame graph, "atrace" for the systrace reader), in any case. */
+
+/* Whether name is one of the comma-separated names (any case). */
+static int in_list(const char *name, const char *commas)
+{
+    size_t n = strlen(name);
+    for (const char *a = commas; a && *a;) {
+        size_t k = strcspn(a, ",");
+        if (k == n && !strncasecmp(a, name, n))
+            return 1;
+        a += k + (a[k] == ',');
+    }
+    return 0;
+}
 
 const char *cli_format_name(const char *name, int reader)
 {
     const tc_format_info *f;
-    for (size_t i = 0; name && (f = tc_format_at(i)); i++)
-        if (!f->is_reader == !reader && !strcasecmp(f->name, name))
+    if (!name)
+        return NULL;
+    if (!reader) { /* a writer's or variant's name or alias: the variant's registry name */
+        const tc_variant_info *v = tc_output_variant(NULL, name);
+        return v ? v->name : NULL;
+    }
+    for (size_t i = 0; (f = tc_format_at(i)); i++)
+        if (f->is_reader && !strcasecmp(f->name, name))
             return f->name;
+    for (size_t i = 0; (f = tc_format_at(i)); i++)
+        if (f->is_reader && in_list(name, f->aliases))
+            return f->name;
+    return NULL;
+}
+
+const tc_format_info *cli_diff_format(const char *name)
+{
+    const tc_format_info *f;
+    for (size_t i = 0; name && (f = tc_diff_format_at(i)); i++)
+        if (!strcasecmp(f->name, name))
+            return f;
+    for (size_t i = 0; name && (f = tc_diff_format_at(i)); i++)
+        if (in_list(name, tc_variant_at(f, 0)->aliases))
+            return f;
     return NULL;
 }
 
 const char *cli_format_list(int reader)
 {
-    static char list[2][512];
+    static char list[2][768];
     char *out = list[!!reader];
     if (!out[0]) {
         const tc_format_info *f;
-        size_t len = 0;
-        for (size_t i = 0; (f = tc_format_at(i)) && len < sizeof list[0]; i++)
-            if (!f->is_reader == !reader)
-                len += (size_t)snprintf(out + len, sizeof list[0] - len, "%s%s", len ? ", " : "", f->name);
+        const tc_variant_info *v;
+        size_t len = 0, cap = sizeof list[0];
+        for (size_t i = 0; (f = tc_format_at(i)) && len < cap; i++) {
+            if (!f->is_reader != !reader)
+                continue;
+            len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", f->name);
+            for (size_t k = 1; !reader && (v = tc_variant_at(f, k)) && len < cap; k++) /* report-html, ... */
+                len += (size_t)snprintf(out + len, cap - len, ", %s", v->name);
+        }
+        if (len < cap)
+            snprintf(out + len, cap - len, "; other names: traceconv --list-formats");
     }
     return out;
+}
+
+int cli_add_formats(const char **list, const char *arg)
+{
+    static char joined[1024]; /* one command's -o lists: the program parses its options once */
+    size_t have = *list ? strlen(*list) : 0;
+    if (have + 1 + strlen(arg) >= sizeof joined)
+        return -1;
+    if (*list && *list != joined)
+        memmove(joined, *list, have + 1);
+    snprintf(joined + have, sizeof joined - have, "%s%s", have ? "," : "", arg);
+    *list = joined;
+    return 0;
+}
+
+/* ---- near misses: "did you mean" ---- */
+
+void cli_suggest_begin(cli_suggestion *s, const char *typed)
+{
+    *s = (cli_suggestion){.typed = typed, .distance = SIZE_MAX};
+}
+
+/* A near miss is one or two edits away (one for a name of four letters or fewer, where two
+ * would change half of it), or the start of a name (three letters at least, "speed"). The
+ * closest wins; a tie between two targets is no suggestion (a guess either way). */
+void cli_suggest_offer(cli_suggestion *s, const char *candidate, const char *target)
+{
+    size_t len = strlen(s->typed), limit = len <= 4 ? 1 : 2;
+    size_t d = tci_edit_distance(s->typed, len, candidate, strlen(candidate), (uint32_t)limit);
+    if (d > limit && len >= 3 && strlen(candidate) > len && !strncasecmp(candidate, s->typed, len))
+        d = limit; /* a prefix: as far as the farthest near miss */
+    if (d > limit || d == 0)
+        return;
+    if (d < s->distance) {
+        s->distance = d;
+        s->best = target;
+        snprintf(s->said, sizeof s->said, "%s", candidate);
+        s->tie = 0;
+    } else if (d == s->distance && strcmp(s->best, target)) {
+        s->tie = 1;
+    }
+}
+
+const char *cli_suggest_result(const cli_suggestion *s) { return s->best && !s->tie ? s->said : NULL; }
+
+/* Each name and alias of a comma-separated list, for target. */
+static void offer_list(cli_suggestion *s, const char *commas, const char *target)
+{
+    char one[64];
+    for (const char *a = commas; a && *a;) {
+        size_t k = strcspn(a, ",");
+        if (k < sizeof one) {
+            memcpy(one, a, k);
+            one[k] = 0;
+            cli_suggest_offer(s, one, target);
+        }
+        a += k + (a[k] == ',');
+    }
+}
+
+const char *cli_format_suggest(const char *typed, int kind)
+{
+    static cli_suggestion s; /* the answer is its text: the command asks once, on its way out */
+    const tc_format_info *f;
+    const tc_variant_info *v;
+    cli_suggest_begin(&s, typed);
+    for (size_t i = 0; kind != CLI_DIFF_FORMAT && (f = tc_format_at(i)); i++) {
+        if (!f->is_reader != (kind == CLI_WRITER))
+            continue;
+        cli_suggest_offer(&s, f->name, f->name);
+        offer_list(&s, f->aliases, f->name);
+        for (size_t k = 0; kind == CLI_WRITER && (v = tc_variant_at(f, k)); k++) {
+            cli_suggest_offer(&s, v->name, v->name);
+            offer_list(&s, v->aliases, v->name);
+        }
+    }
+    for (size_t i = 0; kind == CLI_DIFF_FORMAT && (f = tc_diff_format_at(i)); i++) {
+        cli_suggest_offer(&s, f->name, f->name);
+        offer_list(&s, tc_variant_at(f, 0)->aliases, f->name);
+    }
+    return cli_suggest_result(&s);
+}
+
+void cli_unknown_format(const char *prog, const char *typed, int kind)
+{
+    static const char *const what[] = {[CLI_WRITER] = "output", [CLI_READER] = "input", [CLI_DIFF_FORMAT] = "output"};
+    const char *near = cli_format_suggest(typed, kind), *list = kind == CLI_DIFF_FORMAT ? NULL : cli_format_list(kind == CLI_READER);
+    char mean[96] = "";
+    if (near)
+        snprintf(mean, sizeof mean, "; did you mean '%s'?", near);
+    if (list)
+        cli_say("%s: unknown %s format '%s'%s (%s: %s)", prog, what[kind], typed, mean,
+                kind == CLI_READER ? "readers" : "writers", list);
+    else
+        cli_say("%s: unknown output format '%s'%s (%s)", prog, typed, mean, cli_diff_format_list());
+}
+
+const char *cli_diff_format_list(void)
+{
+    static char list[256];
+    const tc_format_info *f;
+    size_t len = 0, n = 0;
+    if (list[0])
+        return list;
+    while (tc_diff_format_at(n))
+        n++;
+    for (size_t i = 0; (f = tc_diff_format_at(i)) && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+                                f->name);
+    return list;
 }
 
 /* ---- the library's options ---- */
@@ -294,8 +449,12 @@ static void put_rows(FILE *fp, const tc_format_info *f, int limit, const tc_opti
 void cli_print_options(FILE *fp, int tables)
 {
     if (tables & CLI_CORE) {
+        const tc_option_info *threads = NULL, *o;
+        for (size_t i = 0; (tables & CLI_NO_THREADS) && (o = tc_option_at(NULL, i)); i++)
+            if (!strcmp(o->name, "threads"))
+                threads = o;
         fputs("Options of every conversion:\n", fp);
-        put_rows(fp, NULL, 0, NULL, 0);
+        put_rows(fp, NULL, 0, &threads, threads ? 1 : 0);
         fputs("Limits (an input beyond one is refused with a clear error; K/M/G suffixes):\n", fp);
         put_rows(fp, NULL, 1, NULL, 0);
     }
@@ -334,6 +493,52 @@ int cli_api_option(const char *key)
         if (!strcmp(o->name, key)) /* threads: serve converts on one thread each (its workers are its parallelism) */
             return !o->open_time && !o->limit && !o->hidden && strcmp(key, "threads") != 0;
     return 0;
+}
+
+/* The query field (an option of serve's API) that s (after "--") starts with as a whole word,
+ * or NULL: a limit the server sets (--max-output) is the server's flag, not a field. */
+static const char *option_at(const char *s)
+{
+    const tc_option_info *keys[160];
+    size_t n = cli_option_keys(CLI_CONVERT | CLI_DIFF, keys, 160), best = 0;
+    const char *found = NULL;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = strlen(keys[i]->name);
+        int c = (unsigned char)s[k];
+        if (k > best && !strncmp(s, keys[i]->name, k) && !isalnum(c) && c != '-' && c != '_' &&
+            cli_api_option(keys[i]->name)) {
+            found = keys[i]->name; /* the longest: --ignore-idle, not --ignore */
+            best = k;
+        }
+    }
+    return found;
+}
+
+void cli_query_field_text(const char *msg, char *out, size_t cap)
+{
+    outbuf o = {out, 0, cap};
+    out[0] = 0;
+    for (const char *p = msg; *p;) {
+        const char *key = p[0] == '-' && p[1] == '-' && (p == msg || !isalnum((unsigned char)p[-1])) ? option_at(p + 2)
+                                                                                                        : NULL;
+        const char *quoted = !key && !strncmp(p, "option '", 8) ? option_at(p + 8) : NULL;
+        if (quoted && p[8 + strlen(quoted)] == '\'') { /* bad value 'x' for option 'since': for field since= */
+            put(&o, "field ", 6);
+            put(&o, quoted, strlen(quoted));
+            put(&o, "=", 1);
+            p += 8 + strlen(quoted) + 1;
+            continue;
+        }
+        if (!key) {
+            put(&o, p++, 1);
+            continue;
+        }
+        put(&o, key, strlen(key));
+        put(&o, "=", 1);
+        p += 2 + strlen(key);
+        if (p[0] == ' ' && (p[1] == '\'' || p[1] == '"' || (p[1] >= '0' && p[1] <= '9'))) /* thread='x', since=2.5 s */
+            p++;
+    }
 }
 
 /* ---- --list-formats --json ---- */
@@ -394,7 +599,8 @@ static void json_options(FILE *fp, const tc_format_info *f)
         fputs(",\"help\":", fp);
         json_string(fp, o->help);
         const struct { int on; const char *name; } flags[] = {
-            {o->open_time, "open_time"}, {o->limit, "limit"}, {o->repeatable, "repeatable"}, {o->hidden, "hidden"}};
+            {o->open_time, "open_time"}, {o->limit, "limit"}, {o->repeatable, "repeatable"}, {o->hidden, "hidden"},
+            {o->selection, "selection"}};
         for (size_t k = 0; k < sizeof flags / sizeof *flags; k++)
             if (flags[k].on)
                 fprintf(fp, ",\"%s\":true", flags[k].name);
@@ -413,6 +619,8 @@ static void json_variant(FILE *fp, const tc_variant_info *v)
     json_string(fp, v->mime);
     fputs(",\"option\":", fp);
     json_string(fp, v->option);
+    fputs(",\"aliases\":", fp);
+    json_list(fp, v->aliases ? v->aliases : "");
     fprintf(fp, ",\"inline\":%s,\"binary\":%s}", v->inline_view ? "true" : "false", v->is_binary ? "true" : "false");
 }
 
@@ -424,6 +632,10 @@ static void json_format(FILE *fp, const tc_format_info *f)
     json_string(fp, f->description);
     fputs(",\"extensions\":", fp);
     json_list(fp, f->extensions);
+    if (f->is_reader) {
+        fputs(",\"aliases\":", fp);
+        json_list(fp, f->aliases ? f->aliases : "");
+    }
     const tc_variant_info *v = tc_variant_at(f, 0);
     if (v) {
         fputs(",\"mime\":", fp);
@@ -469,19 +681,40 @@ void cli_formats_json(FILE *fp, const char *serve_member)
 
 /* ---- option errors ---- */
 
-void cli_option_error(const char *prog, int ret, int before, char **argv)
+/* "; did you mean --colors?" for a long option near one of longopts, into out ("" if none). */
+static void suggest_option(const char *arg, const struct option *longopts, char *out, size_t cap)
+{
+    char typed[64];
+    size_t name = strcspn(arg + 2, "=");
+    out[0] = 0;
+    if (!longopts || name >= sizeof typed)
+        return;
+    memcpy(typed, arg + 2, name);
+    typed[name] = 0;
+    cli_suggestion s;
+    cli_suggest_begin(&s, typed);
+    for (const struct option *o = longopts; o->name; o++)
+        cli_suggest_offer(&s, o->name, o->name);
+    if (cli_suggest_result(&s))
+        snprintf(out, cap, "; did you mean --%s?", cli_suggest_result(&s));
+}
+
+void cli_option_error(const char *prog, int ret, int before, char **argv, const struct option *longopts)
 {
     /* A long option is always its whole argument, and getopt has moved past it; a short one
      * may sit inside a cluster ("-qz"), where optind has not moved yet: optopt names it. */
     const char *arg = optind > before ? argv[optind - 1] : NULL;
     if (arg && arg[0] == '-' && arg[1] == '-') {
         size_t name = strcspn(arg, "=");
-        if (ret == ':')
+        char mean[96];
+        if (ret == ':') {
             cli_say("%s: option '%.*s' requires an argument", prog, (int)name, arg);
-        else if (optopt) /* a known option given a value it does not take */
+        } else if (optopt) { /* a known option given a value it does not take */
             cli_say("%s: option '%.*s' takes no value", prog, (int)name, arg);
-        else
-            cli_say("%s: unrecognized (or ambiguous) option '%s'", prog, arg);
+        } else {
+            suggest_option(arg, longopts, mean, sizeof mean);
+            cli_say("%s: unrecognized (or ambiguous) option '%s'%s", prog, arg, mean);
+        }
     } else if (ret == ':') {
         cli_say("%s: option '-%c' requires an argument", prog, optopt);
     } else {

@@ -40,18 +40,46 @@ void cli_not_converted_text(const tc_conv *c, char *out, size_t cap);
 
 /* ---- format names ---- */
 
-/* The registry's name of the reader (reader=1) or writer called name in any case
- * ("JSON" -> "json"), or NULL. */
+/* The registry's name of the reader (reader=1) called name or one of its aliases in any case
+ * ("JSON" -> "json", "atrace" -> "systrace"), or of the writer's output variant so called
+ * ("svg" -> "flamegraph", "html" -> "report-html"); NULL: none. */
 const char *cli_format_name(const char *name, int reader);
-/* "json, folded, perfetto, ...": every reader's or writer's name, for messages. */
+/* diff's -o: the diff format called name or one of its aliases, in any case; NULL: none. */
+const tc_format_info *cli_diff_format(const char *name);
+/* "json, folded, perfetto, ...": every reader's or writer's name (a writer's variants too,
+ * report-html), for messages. */
 const char *cli_format_list(int reader);
+/* -o LIST once more: LIST added to *list after a comma (-o json -o perfetto is -o
+ * json,perfetto: a second -o replacing the first would lose an output in silence); *list
+ * then points at a static buffer. 0, or -1 when the whole is too long. */
+int cli_add_formats(const char **list, const char *arg);
+/* "text, csv or flamegraph": the diff's formats. */
+const char *cli_diff_format_list(void);
+enum { CLI_WRITER = 0, CLI_READER = 1, CLI_DIFF_FORMAT = 2 };
+/* The name meant by a near miss (perfeto -> perfetto) among the kind's names and aliases, or NULL. */
+const char *cli_format_suggest(const char *typed, int kind);
+/* "PROG: unknown output format 'perfeto'; did you mean 'perfetto'? (writers: ...)". */
+void cli_unknown_format(const char *prog, const char *typed, int kind);
+
+/* A near miss among candidates (edit distance, or a prefix): begin, offer each candidate
+ * with the name it stands for, then the result (NULL: none close, or a tie). */
+typedef struct cli_suggestion {
+    const char *typed, *best; /* best: the target of the closest candidate (a tie: two targets) */
+    char said[64];            /* that candidate, as the suggestion says it ("atrace") */
+    size_t distance;
+    int tie;
+} cli_suggestion;
+void cli_suggest_begin(cli_suggestion *s, const char *typed);
+void cli_suggest_offer(cli_suggestion *s, const char *candidate, const char *target);
+const char *cli_suggest_result(const cli_suggestion *s);
 
 /* ---- the library's options, as the commands take them ----
  *
  * Every option of the library's tables (tc_option_at) is a long option of the commands
  * (--weight cpu; a bool is a flag, --strict), described in their --help by its row: the
  * commands list none by hand. Which tables a command takes: */
-enum { CLI_CORE = 1, CLI_READERS = 2, CLI_WRITERS = 4, CLI_DIFF = 8, CLI_CONVERT = CLI_CORE | CLI_READERS | CLI_WRITERS };
+enum { CLI_CORE = 1, CLI_READERS = 2, CLI_WRITERS = 4, CLI_DIFF = 8, CLI_CONVERT = CLI_CORE | CLI_READERS | CLI_WRITERS,
+       CLI_NO_THREADS = 16 /* cli_print_options: the command's own -j entry says --threads */ };
 /* Each key once (its first row), in the tables' order: the core's, the readers', the
  * writers', the diff formats'. Returns how many went into out (at most max). */
 size_t cli_option_keys(int tables, const tc_option_info **out, size_t max);
@@ -70,6 +98,11 @@ void cli_help_entry(FILE *fp, const char *left, const char *text, int column);
 /* Whether `traceconv serve`'s API takes the key in its query: a writer's option, or the
  * core's that is neither read by the open, a limit nor hidden (the server sets those). */
 int cli_api_option(const char *key);
+/* msg as serve's API says it: each option of the API that the library's messages name as the
+ * command's flag ("no thread matches --thread 'x'", "--since 2.5 s is at or after",
+ * "--until must be after --since", "option 'since'") named as the query's field
+ * ("thread='x'", "since=2.5 s", "until= must be after since=", "field since="), into out. */
+void cli_query_field_text(const char *msg, char *out, size_t cap);
 /* `traceconv --list-formats --json`: the formats, their variants and options, the core's
  * options. serve_member, when not NULL, is added as the member "serve" (GET /api/formats). */
 void cli_formats_json(FILE *fp, const char *serve_member);
@@ -78,7 +111,8 @@ void cli_formats_json(FILE *fp, const char *serve_member);
  * The commands parse with opterr = 0 and an optstring that starts with ':', so that
  * getopt prints nothing (it would echo the option's raw bytes, after the binary's full
  * path): ret is getopt_long's '?' or ':', before the optind before that call. Says,
- * escaped, "PROG: unrecognized option '--x'", "option '-o' requires an argument", ... */
-void cli_option_error(const char *prog, int ret, int before, char **argv);
+ * escaped, "PROG: unrecognized option '--x'", "option '-o' requires an argument", ...;
+ * an unknown long option near one of longopts (NULL: none) gets "; did you mean --colors?". */
+void cli_option_error(const char *prog, int ret, int before, char **argv, const struct option *longopts);
 
 #endif

@@ -40,19 +40,52 @@
 enum { EXIT_CONVERT = 1, EXIT_USAGE = 2 };
 
 static const char usage_head[] =
-    "usage: traceconv [-i FORMAT] -o FORMAT [options] INPUT [OUTPUT]\n"
-    "       traceconv [-i FORMAT] -o FORMAT [options] INPUT INPUT...\n"
-    "       traceconv [-i FORMAT] -o FORMAT,FORMAT... [options] INPUT...\n"
-    "       traceconv -o FORMAT [options] NAME.key NAME.data [OUTPUT]   (a legacy split trace)\n"
-    "       traceconv batch -o FORMAT[,FORMAT...] -O OUTDIR [options] INPUT...  (see batch --help)\n"
-    "       traceconv diff [-o text|csv|flamegraph] [options] BASE NEW [OUTPUT]  (see diff --help)\n"
-    "       traceconv merge -o FORMAT[,FORMAT...] [--offset TIME] [options] TRACE SYSTRACE [OUTPUT]\n"
-    "                       (a method trace on the system trace's timeline; see merge --help)\n"
-    "       traceconv serve [--listen ADDR:PORT] [-j N] [--max-upload SIZE] [--store DIR] [--keep N|AGE]\n"
-    "                       (an upload page and a conversion API over HTTP; see serve --help)\n"
-    "       traceconv --probe INPUT | --list-formats | --help | --version\n"
+    "usage: traceconv -o FORMAT[,FORMAT...] [options] INPUT... | INPUT OUTPUT\n"
+    "       traceconv merge|diff|batch|serve ...   (see traceconv SUBCOMMAND --help)\n"
     "\n"
     "Convert an Android method trace (and other traces) to another format.\n"
+    "\n"
+    "Examples:\n"
+    "  traceconv -o perfetto app.trace        app.pftrace, for ui.perfetto.dev\n"
+    "  traceconv -o html app.trace            app.report.html: the profile report, flame graphs\n"
+    "  traceconv -o svg --thread main app.trace\n"
+    "                                         app.svg: the main thread's flame graph\n"
+    "  traceconv -o report --thread main --since 1.2s --until 1.5s app.trace -\n"
+    "                                         a window of the main thread, as text on stdout\n"
+    "  traceconv -o json -o pprof app.trace   app.json and app.pb.gz from one read\n"
+    "  traceconv merge app.trace atrace.txt   the method trace on the atrace's timeline:\n"
+    "                                         app.merged.pftrace\n"
+    "  traceconv diff before.trace after.trace\n"
+    "                                         the change per method\n"
+    "  traceconv batch -o json -O out/ traces.zip\n"
+    "\n"
+    "  -i, --input-format FORMAT  input format (default: detected from content)\n"
+    "  -o, --output-format FORMAT output format: json, perfetto, flamegraph (svg), report,\n"
+    "                             report-html (html), ... (--list-formats shows every name\n"
+    "                             and its other names; any case); several: json,perfetto or\n"
+    "                             -o json -o perfetto\n"
+    "  -f, --force                overwrite an existing OUTPUT that traceconv did not write\n"
+    "                             (its own outputs are replaced without it; never an\n"
+    "                             original trace; a symbolic link is replaced itself)\n"
+    "  -q, --quiet                print nothing but errors\n"
+    "  -j, --jobs N, --threads N  threads for each INPUT: 2 reads on one and writes on\n"
+    "                             the other, the same bytes as 1 (default: 2 when the\n"
+    "                             machine has 2 CPUs or more, else 1; 1 for a file under\n"
+    "                             4 MiB)\n"
+    "      --probe INPUT          print every reader's score for INPUT\n"
+    "      --list-formats         list readers and writers (with --json: also their options\n"
+    "                             and output variants, as JSON)\n"
+    "  -h, --help                 this text\n"
+    "  -V, --version              version\n";
+
+static const char usage_tail[] =
+    "\n"
+    "Operands:\n"
+    "  traceconv [-i FORMAT] -o FORMAT [options] INPUT [OUTPUT]\n"
+    "  traceconv [-i FORMAT] -o FORMAT [options] INPUT INPUT...\n"
+    "  traceconv [-i FORMAT] -o FORMAT,FORMAT... [options] INPUT...\n"
+    "  traceconv -o FORMAT [options] NAME.key NAME.data [OUTPUT]   (a legacy split trace)\n"
+    "  traceconv --probe INPUT | --list-formats | --help | --version\n"
     "INPUT or OUTPUT '-' means stdin/stdout; gzip input is read transparently.\n"
     "OUTPUT defaults to INPUT with the output format's extension.\n"
     "Two operands are INPUT OUTPUT only when the second is '-', does not exist, is a\n"
@@ -67,25 +100,13 @@ static const char usage_head[] =
     "(see -f), none is.\n"
     "An original trace (not written by traceconv) is never overwritten, even with -f.\n"
     "\n"
-    "  -i, --input-format FORMAT  input format (default: detected from content)\n"
-    "  -o, --output-format FORMAT output format: json, folded, ... or a writer's variant:\n"
-    "                             report-html, ... (see --list-formats; a format name may\n"
-    "                             be given in any case: JSON); several, comma-separated:\n"
-    "                             json,perfetto,pprof\n"
-    "  -f, --force                overwrite an existing OUTPUT (never an original trace;\n"
-    "                             a symbolic link is replaced itself, not followed)\n"
-    "  -q, --quiet                print nothing but errors\n"
-    "  -j, --jobs N               threads for each INPUT (--threads N): 2 reads on one\n"
-    "                             and writes on the other, the same bytes as 1 (default:\n"
-    "                             2 when the machine has 2 CPUs or more, else 1; 1 for\n"
-    "                             a file under 4 MiB)\n"
-    "      --probe INPUT          print every reader's score for INPUT\n"
-    "      --list-formats         list readers and writers (with --json: also their options\n"
-    "                             and output variants, as JSON)\n"
-    "  -h, --help                 this text\n"
-    "  -V, --version              version\n";
-
-static const char usage_tail[] =
+    "Subcommands:\n"
+    "  traceconv merge [-o FORMAT[,FORMAT...]] [--offset TIME] [options] TRACE SYSTRACE [OUTPUT]\n"
+    "                  a method trace on the system trace's timeline\n"
+    "  traceconv diff [-o text|csv|flamegraph] [options] BASE NEW [OUTPUT]\n"
+    "  traceconv batch -o FORMAT[,FORMAT...] -O OUTDIR [options] INPUT...\n"
+    "  traceconv serve [--listen ADDR:PORT] [-j N] [--max-upload SIZE] [--store DIR] [--keep N|AGE]\n"
+    "                  an upload page and a conversion API over HTTP\n"
     "\n"
     "Exit status: 0 success, 1 conversion failed, 2 usage error; with several\n"
     "INPUTs, 1 if any failed (the others are still converted).\n";
@@ -125,6 +146,17 @@ static void end_progress(void)
 
 /* ---- commands ---- */
 
+/* " [svg, flame]": the other names of a format or variant, as --list-formats shows them. */
+static void print_aliases(const char *aliases)
+{
+    if (!aliases)
+        return;
+    printf(" [");
+    for (const char *a = aliases; *a; a++)
+        *a == ',' ? fputs(", ", stdout) : putchar(*a);
+    printf("]");
+}
+
 /* --list-formats: one line per format; a writer's variants (-o report-html) on its line. */
 static int list_formats(int json)
 {
@@ -133,21 +165,28 @@ static int list_formats(int json)
         return 0;
     }
     const tc_format_info *f;
-    printf("readers (-i):\n");
-    for (size_t i = 0; (f = tc_format_at(i)); i++)
-        if (f->is_reader)
-            printf("  %-10s %s (.%s)\n", f->name, f->description, f->extensions);
-    printf("writers (-o):\n");
+    printf("readers (-i NAME, or another name in [...]):\n");
+    for (size_t i = 0; (f = tc_format_at(i)); i++) {
+        if (!f->is_reader)
+            continue;
+        printf("  %-10s %s (.%s)", f->name, f->description, f->extensions);
+        print_aliases(f->aliases);
+        printf("\n");
+    }
+    printf("writers (-o NAME, or another name in [...]):\n");
     for (size_t i = 0; (f = tc_format_at(i)); i++) {
         if (f->is_reader)
             continue;
+        const tc_variant_info *v = tc_variant_at(f, 0);
         printf("  %-10s %s (.%s)", f->name, f->description, f->extensions);
-        const tc_variant_info *v;
-        for (size_t k = 1; (v = tc_variant_at(f, k)); k++)
+        print_aliases(v->aliases);
+        for (size_t k = 1; (v = tc_variant_at(f, k)); k++) {
             printf("%s%s (.%s)", k == 1 ? "; also -o " : ", ", v->name, v->extension);
+            print_aliases(v->aliases);
+        }
         printf("\n");
     }
-    return 0;
+    return 0; /* the diff's formats: traceconv diff --help, and --json */
 }
 
 static int probe(const char *path)
@@ -210,6 +249,8 @@ static void print_summary(tc_conv *c, const char *in, const char *out, const cha
     cli_not_converted_text(c, left, sizeof left);
     if (left[0])
         fprintf(m, "; not converted: %s", left);
+    if (tc_conv_selection_text(c, left, sizeof left)) /* what the outputs were made of, as they record it */
+        fprintf(m, "; selection: %s", left);
     if ((w = tc_conv_app(c))) /* which package the palette calls the app, and the evidence */
         fprintf(m, "; app: %s", w);
     for (size_t i = 0; (w = tc_conv_hint_at(c, i)); i++) /* advice, not a fact of the input: last */
@@ -354,6 +395,7 @@ typedef struct cli {
 /* One output of an input: a format and where it goes. */
 typedef struct target {
     const char *format;
+    const tc_variant_info *variant; /* what it writes: its own earlier output is replaced without -f */
     const char *path;
     char *owned;      /* path, when it is the default name */
     int to_stdout;
@@ -415,7 +457,8 @@ static int check_target(cli *a, const job *jb, target *t)
         return EXIT_USAGE;
     }
     struct stat inputs[2];
-    of_rules rules = {.force = a->force, .allow_special = 1, .inputs = inputs, .n_inputs = job_inputs(jb, inputs)};
+    of_rules rules = {.force = a->force, .allow_special = 1, .inputs = inputs, .n_inputs = job_inputs(jb, inputs),
+                      .variant = t->variant ? t->variant->name : NULL, .mark = t->variant ? t->variant->mark : NULL};
     char why[1200];
     t->how = of_check(t->dirfd, t->leaf, t->path, &rules, why, sizeof why);
     if (t->how == OF_REFUSED) {
@@ -430,7 +473,7 @@ static int check_target(cli *a, const job *jb, target *t)
 static int plan_targets(const cli *a, const job *jb, target *t)
 {
     for (size_t i = 0; i < a->n_formats; i++) {
-        t[i] = (target){.format = a->formats[i], .dirfd = -1};
+        t[i] = (target){.format = a->formats[i], .variant = a->variants[i], .dirfd = -1};
         if (jb->output)
             t[i].path = jb->output; /* one format only (plan_jobs) */
         else if (!strcmp(jb->input, "-"))
@@ -472,7 +515,7 @@ static int open_targets(cli *a, target *t)
             t[i].fp = stdout;
             continue;
         }
-        if (of_begin(&t[i].file, t[i].dirfd, t[i].leaf, t[i].how) != 0) {
+        if (of_begin_output(&t[i].file, t[i].dirfd, t[i].leaf, t[i].how, t[i].variant->name) != 0) {
             cli_say("traceconv: %s: cannot create the output: %s", t[i].path, of_strerror(errno));
             return EXIT_CONVERT;
         }
@@ -716,9 +759,9 @@ static int parse_formats(cli *a, const char *arg, const tc_conv *check)
             cli_say("traceconv: -o %s: an empty format in the list", arg);
             return -1;
         }
-        const tc_variant_info *v = tc_output_variant(check, p);
+        const tc_variant_info *v = tc_output_variant(check, p); /* a name or an alias (svg) */
         if (!v) {
-            cli_say("traceconv: unknown output format '%s' (writers: %s)", p, cli_format_list(0));
+            cli_unknown_format("traceconv", p, CLI_WRITER);
             return -1;
         }
         for (size_t i = 0; i < a->n_formats; i++) {
@@ -740,8 +783,8 @@ static int parse_formats(cli *a, const char *arg, const tc_conv *check)
 /* -i FORMAT: a known reader in any case, under its registry name. 0, or -1 after the message. */
 static int parse_reader(cli *a, const char *arg)
 {
-    if (!(a->in_format = cli_format_name(arg, 1))) {
-        cli_say("traceconv: unknown input format '%s' (readers: %s)", arg, cli_format_list(1));
+    if (!(a->in_format = cli_format_name(arg, 1))) { /* a name or an alias (atrace) */
+        cli_unknown_format("traceconv", arg, CLI_READER);
         return -1;
     }
     return 0;
@@ -783,14 +826,16 @@ static void diff_usage(void)
     printf("] [options] BASE NEW [OUTPUT]\n%s", diff_usage_head);
     for (size_t i = 0; (f = tc_diff_format_at(i)); i++) {
         const tc_variant_info *v = tc_variant_at(f, 0);
-        char left[64], text[512];
+        char left[64], text[512], also[96] = "";
         snprintf(left, sizeof left, "  -o %s", f->name);
+        if (v->aliases)
+            snprintf(also, sizeof also, " (also -o %s)", v->aliases);
         if (diff_to_file(f))
-            snprintf(text, sizeof text, "%s%s; OUTPUT defaults to NEW's name with .%s", f->description,
-                     i ? "" : " (the default)", v->extension);
+            snprintf(text, sizeof text, "%s%s%s; OUTPUT defaults to NEW's name with .%s", f->description,
+                     i ? "" : " (the default)", also, v->extension);
         else
-            snprintf(text, sizeof text, "%s%s; to stdout unless OUTPUT is given", f->description,
-                     i ? "" : " (the default)");
+            snprintf(text, sizeof text, "%s%s%s; to stdout unless OUTPUT is given", f->description,
+                     i ? "" : " (the default)", also);
         cli_help_entry(stdout, left, text, 17);
     }
     fputs(diff_usage_options, stdout);
@@ -801,7 +846,7 @@ static void diff_usage(void)
 static void usage(void)
 {
     fputs(usage_head, stdout);
-    cli_print_options(stdout, CLI_CONVERT);
+    cli_print_options(stdout, CLI_CONVERT | CLI_NO_THREADS); /* -j above is --threads */
     fputs(usage_tail, stdout);
 }
 
@@ -850,35 +895,16 @@ static void diff_summary(tc_conv *base, tc_conv *next, const char *b, const char
             tc_conv_input_summary(next), strcmp(out, "-") ? out : "stdout", format);
 }
 
-/* diff's -o, in any case: its format, or NULL. */
-static const tc_format_info *diff_format(const char *given)
-{
-    const tc_format_info *f;
-    for (size_t i = 0; (f = tc_diff_format_at(i)); i++)
-        if (!strcasecmp(given, f->name))
-            return f;
-    return NULL;
-}
-
-/* "text, csv or flamegraph" */
-static const char *diff_format_list(void)
-{
-    static char list[256];
-    const tc_format_info *f;
-    size_t len = 0, n = 0;
-    while (tc_diff_format_at(n))
-        n++;
-    for (size_t i = 0; (f = tc_diff_format_at(i)) && len < sizeof list; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
-                                f->name);
-    return list;
-}
-
 static int run_diff(cli *a, const char *given, char **ops, int n)
 {
-    const tc_format_info *f = diff_format(given);
+    const tc_format_info *f = cli_diff_format(given); /* a name or an alias (svg) */
+    if (!f && strchr(given, ',')) {
+        cli_say("traceconv: diff: one output format at a time (-o %s)", cli_diff_format_list());
+        cli_say("Try 'traceconv diff --help'.");
+        return EXIT_USAGE;
+    }
     if (!f) {
-        cli_say("traceconv: diff: unknown output format '%s' (%s)", given, diff_format_list());
+        cli_unknown_format("traceconv diff", given, CLI_DIFF_FORMAT);
         cli_say("Try 'traceconv diff --help'.");
         return EXIT_USAGE;
     }
@@ -893,7 +919,7 @@ static int run_diff(cli *a, const char *given, char **ops, int n)
     }
     const char *format = f->name;
     job jb = {ops[0], ops[1], NULL}; /* both inputs: the output must be neither */
-    target t = {.format = format, .dirfd = -1};
+    target t = {.format = format, .variant = tc_variant_at(f, 0), .dirfd = -1};
     t.path = t.owned = n == 3 ? strdup(ops[2]) : diff_default_output(f, ops[1]);
     if (!t.path) {
         cli_say("traceconv: out of memory");
@@ -913,7 +939,7 @@ static int run_diff(cli *a, const char *given, char **ops, int n)
     if (!rc) {
         if (t.to_stdout) {
             t.fp = stdout;
-        } else if (of_begin(&t.file, t.dirfd, t.leaf, t.how) == 0) {
+        } else if (of_begin_output(&t.file, t.dirfd, t.leaf, t.how, t.variant->name) == 0) {
             t.fp = t.file.fp;
         } else {
             cli_say("traceconv: %s: cannot create the output: %s", t.path, of_strerror(errno));
@@ -940,8 +966,11 @@ static int run_diff(cli *a, const char *given, char **ops, int n)
 /* ---- traceconv merge METHOD-TRACE SYSTEM-TRACE [OUTPUT] (README "One timeline") ---- */
 
 static const char merge_usage_text[] =
-    "usage: traceconv merge -o FORMAT[,FORMAT...] [--offset TIME] [--output-file FILE] [options]\n"
+    "usage: traceconv merge [-o FORMAT[,FORMAT...]] [--offset TIME] [--output-file FILE] [options]\n"
     "                       TRACE SYSTRACE [OUTPUT]\n"
+    "\n"
+    "Example (corpus/merge: a method trace and the atrace capture of one app start):\n"
+    "  traceconv merge app.trace app.atrace.txt    app.merged.pftrace, for ui.perfetto.dev\n"
     "\n"
     "Put a method trace (ART/Dalvik .trace, Rhea, ...) and the system trace of the same run\n"
     "(atrace/systrace text or HTML, Chrome JSON) on one timeline, in the system trace's clock:\n"
@@ -949,8 +978,9 @@ static const char merge_usage_text[] =
     "else by name), so method slices nest inside and around the atrace slices. The inputs\n"
     "may come in either order (the systrace or JSON one is the system trace).\n"
     "\n"
-    "  -o FORMAT      any output format; the timelines (perfetto, json, systrace) are the point,\n"
-    "                 the aggregating ones (flamegraph, pprof, ...) see atrace slices as frames\n"
+    "  -o FORMAT      any output format (default perfetto); the timelines (perfetto, json,\n"
+    "                 systrace) are the point, the aggregating ones (flamegraph, pprof, ...) see\n"
+    "                 atrace slices as frames\n"
     "  --offset TIME  the method trace's clock offset, signed: -1.5s, 250ms, 40us, 1000ns\n"
     "                 (default: from the system trace's trace_event_clock_sync markers:\n"
     "                 parent_ts for ART, realtime_ts for Dalvik; needed for ART 14 and JSON)\n"
@@ -960,8 +990,11 @@ static const char merge_usage_text[] =
     "  -q, --quiet    print nothing but errors\n"
     "\n"
     "The conversion options (traceconv --help) apply as for one input.\n"
-    "Exit status: 0 success, 1 an input could not be read or the output written,\n"
-    "2 usage error (also: no clock-sync marker and no --offset).\n";
+    "The two must share the app's process (its pid, or its threads' tids); a pair that\n"
+    "shares none is refused unless --offset places the method trace.\n"
+    "Exit status: 0 success, 1 an input could not be read, the pair shares no process,\n"
+    "or the output could not be written; 2 usage error (also: no clock-sync marker and\n"
+    "no --offset).\n";
 
 /* TRACE's stem with .merged.EXT, the name of a merge's output. */
 static char *merge_default_output(const char *trace, const tc_variant_info *v)
@@ -1011,7 +1044,7 @@ static int run_merge(cli *a, const char *offset, const char *output_file, char *
     memset(t, 0, sizeof t);
     int rc = 0;
     for (size_t i = 0; i < a->n_formats; i++) {
-        t[i] = (target){.format = a->formats[i], .dirfd = -1};
+        t[i] = (target){.format = a->formats[i], .variant = a->variants[i], .dirfd = -1};
         t[i].path = out ? out : (t[i].owned = merge_default_output(ops[0], a->variants[i]));
         if (!t[i].path) {
             cli_say("traceconv: out of memory");
@@ -1121,7 +1154,7 @@ int main(int argc, char **argv)
     while (status == 0 && (opt = getopt_long(argc, argv, ":i:o:j:fqhV", longopts, &li)) != -1) {
         switch (opt) {
         case 'i': status = parse_reader(&a, optarg); break;
-        case 'o': out_list = optarg; break;
+        case 'o': status = cli_add_formats(&out_list, optarg) ? (cli_say("traceconv: -o: too long"), -1) : 0; break;
         case 'f': a.force = 1; break;
         case 'q': a.quiet = 1; break;
         case 'j':
@@ -1163,7 +1196,7 @@ int main(int argc, char **argv)
                 a.threads_given |= !strcmp(keys[opt - O_LIBRARY]->name, "threads");
             }
             else {
-                cli_option_error(prog, opt, before, argv);
+                cli_option_error(prog, opt, before, argv, longopts);
                 status = -1;
             }
         }
@@ -1191,10 +1224,8 @@ int main(int argc, char **argv)
         if (status == 0 && a.in_format) { /* the two inputs are of two formats: each is detected */
             cli_say("traceconv: merge: -i is not taken (each input's format is detected from its content)");
             status = -1;
-        } else if (status == 0 && !out_list) {
-            cli_say("traceconv: merge: missing -o FORMAT");
-            status = -1;
-        } else if (status == 0 && parse_formats(&a, out_list, check) != 0) {
+        } else if (status == 0 && parse_formats(&a, out_list ? out_list : "perfetto", check) != 0) {
+            /* one timeline is what merge is for: Perfetto's, when no -o says otherwise */
             status = -1;
         }
         tc_conv_free(check);

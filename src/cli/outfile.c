@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -384,9 +385,11 @@ static int has_mark(const char *s, const tc_format_info *f)
     return 0;
 }
 
-/* Whether s holds the mark of any output of a writer or of the diff. */
-static int has_any_mark(const char *s)
+/* Whether s holds the mark of any output of a writer or of the diff (own: only that mark). */
+static int has_any_mark(const char *s, const char *own)
 {
+    if (own)
+        return strstr(s, own) != NULL;
     const tc_format_info *f;
     for (size_t i = 0; (f = tc_format_at(i)); i++)
         if (!f->is_reader && has_mark(s, f))
@@ -397,16 +400,60 @@ static int has_any_mark(const char *s)
     return 0;
 }
 
-/* Did traceconv write this file? Each of its text outputs that a reader may take for a
- * trace carries a mark (tc_variant_info.mark) near the start (ir, systrace, the reports,
- * speedscope's exporter, the CSV headers) or in the trailing otherData object (json). */
-static int written_by_traceconv(int dirfd, const char *leaf)
+#define OWN_XATTR "user.traceconv.output"
+
+/* The attribute's value for the open file as it is now: "variant size mtime". */
+static int own_xattr_value(int fd, const char *variant, char *out, size_t len)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -1;
+    int n = snprintf(out, len, "%s %lld %lld.%09ld", variant, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                     st.st_mtim.tv_nsec);
+    return n > 0 && (size_t)n < len ? n : -1;
+}
+
+/* Whether the open file is marked as traceconv's output of variant (NULL: of any), unchanged
+ * since it was written: the same size and mtime (a file written into in place, `echo notes >
+ * a.txt`, keeps its attributes, not its mtime). 1 yes, 0 no, -1 it has no such mark (a copy,
+ * a file system without user attributes: its bytes may still say it). */
+static int has_own_xattr(int fd, const char *variant)
+{
+    char value[160], now[160];
+    ssize_t n = fgetxattr(fd, OWN_XATTR, value, sizeof value - 1);
+    if (n <= 0)
+        return -1;
+    value[n] = 0;
+    const char *space = strchr(value, ' ');
+    if (!space)
+        return 0;
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(space - value), value);
+    if (variant && strcmp(name, variant))
+        return 0;
+    return own_xattr_value(fd, name, now, sizeof now) > 0 && !strcmp(value, now);
+}
+
+/* Did traceconv write this file (as variant, with its mark own; both NULL: as any output)?
+ * Each of its text outputs that a reader may take for a trace carries a mark
+ * (tc_variant_info.mark) near the start (ir, systrace, the reports, speedscope's exporter,
+ * the CSV headers, the flame graph's) or in the trailing otherData object (json); every
+ * output it writes into a file carries the extended attribute too, where the file system
+ * keeps one (of_begin_output). */
+static int written_by_traceconv(int dirfd, const char *leaf, const char *variant, const char *own)
 {
     char buf[2][8192 + 1];
     size_t got[2] = {0, 0};
     int fd = openat(dirfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return 0;
+    /* As this variant, without -f: its attribute says whether it is unchanged since; as any
+     * output (-f may replace it), a mark in its bytes is enough, changed or not */
+    int attr = has_own_xattr(fd, variant);
+    if (attr > 0 || (variant && (attr == 0 || !own))) {
+        close(fd);
+        return attr > 0;
+    }
     ssize_t k = pread(fd, buf[0], sizeof buf[0] - 1, 0);
     got[0] = k > 0 ? (size_t)k : 0;
     struct stat st;
@@ -420,10 +467,15 @@ static int written_by_traceconv(int dirfd, const char *leaf)
             if (!buf[part][i])
                 buf[part][i] = ' '; /* a binary byte must not end the search */
         buf[part][got[part]] = 0;
-        if (has_any_mark(buf[part]))
+        if (has_any_mark(buf[part], own))
             return 1;
     }
     return 0;
+}
+
+int of_own_output(int dirfd, const char *leaf, const char *variant, const char *mark)
+{
+    return written_by_traceconv(dirfd, leaf, variant, mark);
 }
 
 static int same_file(const struct stat *a, const struct stat *b)
@@ -453,14 +505,18 @@ static int check_regular(int dirfd, const char *leaf, const char *shown, const s
     for (int i = 1; i < n; i++)
         if (scores[i].score > scores[best].score)
             best = i;
+    /* An earlier output of this very variant is made again: re-running a conversion is the
+     * common case, and needs no -f. */
+    if (r->variant && written_by_traceconv(dirfd, leaf, r->variant, r->mark))
+        return OF_OWN;
     /* What detection would accept as input is a trace: an original one is never replaced;
-     * one that traceconv wrote can be made again, so -f may replace it (re-running a
-     * conversion is the common case). */
-    if (n > 0 && scores[best].score > 0 && !written_by_traceconv(dirfd, leaf))
+     * one that traceconv wrote (as another output) may be replaced with -f. */
+    if (n > 0 && scores[best].score > 0 && !written_by_traceconv(dirfd, leaf, NULL, NULL))
         return refuse(why, whylen, "is a trace (the %s reader recognizes it); not overwriting it, even with -f",
                       scores[best].reader);
     if (!r->force)
-        return refuse(why, whylen, "exists; use -f to overwrite%s", "");
+        return refuse(why, whylen, "exists; use -f to overwrite it (traceconv did not write it as this "
+                      "output%s)", r->variant ? "" : ", or it cannot tell");
     return OF_REPLACE;
 }
 
@@ -506,12 +562,17 @@ int of_open_dir(const char *path, const char **leaf)
     return fd;
 }
 
-int of_begin(of_file *f, int dirfd, const char *leaf, int how)
+int of_begin(of_file *f, int dirfd, const char *leaf, int how) { return of_begin_output(f, dirfd, leaf, how, NULL); }
+
+int of_begin_output(of_file *f, int dirfd, const char *leaf, int how, const char *variant)
 {
+    if (how == OF_OWN)
+        how = OF_REPLACE;
     *f = (of_file){.dirfd = dirfd, .leaf = leaf, .how = how, .slot = -1};
     int fd = how == OF_INTO ? openat(dirfd, leaf, O_WRONLY | O_CLOEXEC) : temp_create(dirfd, &f->slot);
     if (fd < 0)
         return -1;
+    f->variant = f->slot >= 0 ? variant : NULL; /* marked when complete (of_commit) */
     if (!(f->fp = fdopen(fd, "wb"))) {
         int err = errno;
         close(fd);
@@ -522,8 +583,20 @@ int of_begin(of_file *f, int dirfd, const char *leaf, int how)
     return 0;
 }
 
+/* The complete output marked as traceconv's own output of its variant, with its size and
+ * mtime (writing an attribute changes neither). A file system without user attributes: the
+ * next run needs -f for it (a variant with a mark in its bytes excepted). */
+static void mark_own(of_file *f)
+{
+    char value[160];
+    int fd = fileno(f->fp);
+    if (f->variant && fflush(f->fp) == 0 && own_xattr_value(fd, f->variant, value, sizeof value) > 0)
+        (void)fsetxattr(fd, OWN_XATTR, value, strlen(value), 0);
+}
+
 int of_commit(of_file *f)
 {
+    mark_own(f);
     int rc = fclose(f->fp) == 0 ? 0 : -1;
     int err = errno;
     f->fp = NULL;

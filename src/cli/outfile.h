@@ -14,10 +14,16 @@
  *   - no two outputs of one run get one name: batch picks the first free stem, "x",
  *     "x-1", "x-2", for all of a member's outputs at once (of_plan_stem); a conversion of
  *     several inputs refuses an output an earlier input of the command was given;
- *   - an existing file is replaced only with -f, never when it is one of the inputs or an
- *     original trace (one a reader recognizes, not written by traceconv), never a
- *     directory; a symbolic link at the target, dangling or not, is not replaced
- *     without -f, and with -f the link itself is replaced (its target is never written);
+ *   - traceconv's own output of the same variant (its mark, tc_variant_info.mark, in its
+ *     first or last 8 KiB, or the extended attribute user.traceconv.output naming the
+ *     variant and the file's size and mtime when written, which every output gets where the
+ *     file system keeps one: a variant without a mark in its bytes, folded or pprof, is
+ *     known by it, and a file changed since is not) is replaced without -f:
+ *     re-running a conversion is the common case; any other existing file is replaced
+ *     only with -f, never when it is one of the inputs or an original trace (one a reader
+ *     recognizes, not written by traceconv), never a directory; a symbolic link at the
+ *     target, dangling or not, is not replaced without -f, and with -f the link itself is
+ *     replaced (its target is never written);
  *     a FIFO or device is written into (conversions only);
  *   - the output is written to a temporary file beside the target, of a fixed short name
  *     (".tc-XXXXXX", so a legal 255-byte name works), and renamed over it when complete;
@@ -94,19 +100,27 @@ char *of_plan_stem(of_names *s, const char *want, const char *input, const char 
 
 /* ---- the overwrite rules ---- */
 
-enum { OF_REFUSED = -1, OF_ABSENT = 0, OF_REPLACE, OF_INTO };
+enum { OF_REFUSED = -1, OF_ABSENT = 0, OF_REPLACE, OF_INTO, OF_OWN };
 typedef struct of_rules {
     int force;             /* -f */
+    const char *variant;   /* the output variant to be written ("report-html"): its own earlier
+                              output is replaced without -f (NULL: none is known) */
+    const char *mark;      /* that variant's mark (tc_variant_info.mark; NULL: none) */
     int allow_special;     /* a FIFO or a device (or a link to one, as /dev/stdout) is written into */
     const struct stat *inputs; /* the command's inputs of this output: never replaced */
     size_t n_inputs;
 } of_rules;
 /* What may be done at leaf in dirfd (shown is the name to probe it by and to show):
  * OF_ABSENT nothing is there, OF_REPLACE an existing file (or link) that may be replaced,
- * OF_INTO a FIFO or device to write into; or OF_REFUSED with why (without the name):
- * "exists; use -f to overwrite", "is a trace (the art reader recognizes it); not
+ * OF_OWN an earlier output of the same variant, replaced (without -f), OF_INTO a FIFO or
+ * device to write into; or OF_REFUSED with why (without the name): "exists and traceconv
+ * did not write it; use -f to overwrite", "is a trace (the art reader recognizes it); not
  * overwriting it, even with -f", ... */
 int of_check(int dirfd, const char *leaf, const char *shown, const of_rules *r, char *why, size_t whylen);
+
+/* Whether the file at leaf (a path under dirfd) is traceconv's own output of variant, with
+ * the variant's mark (NULL: none), as of_check tells it: unchanged since it was written. */
+int of_own_output(int dirfd, const char *leaf, const char *variant, const char *mark);
 
 /* ---- an output file ---- */
 
@@ -115,6 +129,7 @@ typedef struct of_file {
     const char *leaf; /* the target's name in it */
     int how;          /* of_check's answer: OF_ABSENT, OF_REPLACE or OF_INTO */
     int slot;         /* the registered temporary file, or -1 */
+    const char *variant; /* of_begin_output's: marked on commit */
     FILE *fp;
 } of_file;
 
@@ -124,6 +139,10 @@ int of_open_dir(const char *path, const char **leaf);
 /* The stream to write: a new temporary file beside the target (mode 0666 & ~umask), or the
  * FIFO or device itself for OF_INTO. 0, or -1 with errno; nothing is left on failure. */
 int of_begin(of_file *f, int dirfd, const char *leaf, int how);
+/* The same for an output of variant ("json"): the file is marked as traceconv's own output
+ * of it (the extended attribute user.traceconv.output, where the file system keeps one), so
+ * that a run again replaces it without -f. */
+int of_begin_output(of_file *f, int dirfd, const char *leaf, int how, const char *variant);
 /* Close the stream (every byte written, or the error) and rename the temporary file over
  * the target: atomically replacing it (OF_REPLACE) or only if nothing appeared there in the
  * meantime (OF_ABSENT). 0, or -1 with errno; the temporary file is then removed. */

@@ -613,7 +613,9 @@ static enum MHD_Result take_option(query_check *q, const char *key, const char *
         return MHD_NO;
     }
     if (tc_conv_set_option(q->check, key, v) != TC_OK) {
-        snprintf(msg, sizeof msg, "traceconv: %s", tc_conv_error(q->check));
+        char fields[448];
+        cli_query_field_text(tc_conv_error(q->check), fields, sizeof fields); /* thread=, not --thread */
+        snprintf(msg, sizeof msg, "traceconv: %s", fields);
         fail_request(rq, MHD_HTTP_BAD_REQUEST, msg);
         return MHD_NO;
     }
@@ -1137,7 +1139,7 @@ static int parse_serve_args(int argc, char **argv, serve_args *a)
             }
             break;
         case 'h': fputs(usage_text, stdout); return 1;
-        default: cli_option_error("traceconv serve", opt, before, argv); return -1;
+        default: cli_option_error("traceconv serve", opt, before, argv, longopts); return -1;
         }
         before = optind;
     }

@@ -489,42 +489,13 @@ static int cancel_when_stopping(void *user, uint64_t done, uint64_t total)
     return atomic_load((const atomic_int *)job->stopping) || srv_client_gone(job->client_fd);
 }
 
-/* The library names its options as the command's flags (--focus 'x', --since 2s); a client of
- * the API gave them as query fields: each "--KEY" of an option the API takes becomes "KEY=",
- * its value after it when one follows (focus='onCreat', since=2.5 s; "until= must be after
- * since="). */
-static void query_words(char *out, size_t len, const char *msg)
-{
-    size_t o = 0;
-    while (*msg && o + 1 < len) {
-        size_t k = 0;
-        char key[64];
-        if (msg[0] == '-' && msg[1] == '-') {
-            while (k + 1 < sizeof key && ((msg[2 + k] >= 'a' && msg[2 + k] <= 'z') || msg[2 + k] == '-'))
-                key[k] = msg[2 + k], k++;
-            key[k] = 0;
-        }
-        if (k && cli_api_option(key) && o + k + 2 < len) {
-            memcpy(out + o, key, k);
-            o += k;
-            out[o++] = '=';
-            msg += 2 + k;
-            if (*msg == ' ' && (msg[1] == '\'' || (msg[1] >= '0' && msg[1] <= '9'))) /* "--focus 'x'": focus='x' */
-                msg++;
-            continue;
-        }
-        out[o++] = *msg++;
-    }
-    out[o] = 0;
-}
-
 /* The library's message as the CLI's one line, options named as query fields. The input is
  * opened from memory under the upload's own name (map_upload), so the message names the
  * user's file already. */
 static void set_error(srv_job *job, int status, const char *msg)
 {
-    char fields[SRV_ERROR_MAX];
-    query_words(fields, sizeof fields, msg);
+    char fields[sizeof job->error];
+    cli_query_field_text(msg, fields, sizeof fields); /* the API's words: thread=, not --thread */
     int n = snprintf(job->error, sizeof job->error, "traceconv: %s", fields);
     size_t len = n < 0 ? 0 : (size_t)n < sizeof job->error ? (size_t)n : sizeof job->error - 1;
     for (size_t i = 0; i < len; i++)

@@ -1477,6 +1477,14 @@ const char *tc_conv_warning_at(const tc_conv *c, size_t index)
     return c && index < c->diag.n_kept ? c->diag.kept[index] : NULL;
 }
 
+size_t tc_conv_selection_text(const tc_conv *c, char *out, size_t len)
+{
+    if (!out || !len)
+        return 0;
+    out[0] = 0;
+    return c ? tci_selection_text_all(&c->opt, out, len) : 0;
+}
+
 const char *tc_conv_input_summary(const tc_conv *c)
 {
     if (!c)

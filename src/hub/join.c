@@ -48,7 +48,9 @@
  * others the one thread of that name (or of its 15-byte kernel comm). The process:
  * the method trace's pid= when the system trace has it, else the process that
  * holds the most of its threads by tid. An unmatched thread keeps its own track in
- * the app's process, with a warning (merge-unmatched-thread).
+ * the app's process, with a warning (merge-unmatched-thread). A pair that shares no
+ * process at all is no recording of one run: an error that names --offset, unless an
+ * offset is given (then every method-trace thread keeps a track of its own).
  */
 #include "tc_base.h"
 #include "tc_conv.h"
@@ -440,21 +442,30 @@ static int join_tables(join *j)
         return tci_error(j->r->diag, TC_ERR_UNSUPPORTED, "merge", UINT64_MAX,
                          "%s has no wall clock (clock=%s): nothing places it on the system trace's timeline",
                          m->input_name, tci_clock_name(m->clock));
-    int rc = choose_offset(j);
-    if (rc != TC_OK)
-        return rc;
     sysindex ix;
     memset(&ix, 0, sizeof ix);
     uint32_t *pmap = NULL, app = TCI_NONE;
-    if ((rc = index_system(&ix, s)) == TC_OK)
+    int rc = index_system(&ix, s);
+    if (rc == TC_OK)
         app = find_app(&ix, s, m, &rc);
+    /* Two traces that share no process are most likely not of one run: nothing ties their
+     * clocks either (a marker in the system trace is another app's run), so only an offset
+     * the user gives puts them on one timeline. */
+    if (rc == TC_OK && app == TCI_NONE && !j->offset_given)
+        rc = tci_error(j->r->diag, TC_ERR_UNSUPPORTED, "merge", UINT64_MAX,
+                       "%s and %s share no process (the method trace's pid %lld and its threads' tids are in no "
+                       "process of the system trace): not a recording of one run? To put them on one timeline "
+                       "anyway, give the method trace's offset with --offset TIME",
+                       m->input_name, s->input_name, (long long)m->pid);
+    if (rc == TC_OK)
+        rc = choose_offset(j);
     if (rc == TC_OK)
         rc = index_app(&ix, s, app);
     if (rc != TC_OK) {
         index_free(&ix);
         return rc;
     }
-    if (app == TCI_NONE)
+    if (app == TCI_NONE) /* --offset given: the user places it */
         tci_warn(j->r->diag, TCI_FIG_MERGE_UNMATCHED_THREAD, "merge", UINT64_MAX,
                  "no process of the system trace is %s's (pid %lld, or its threads' tids); its threads keep "
                  "their own tracks", m->input_name, (long long)m->pid);

@@ -413,6 +413,8 @@ static int on_record(norm *n, const tci_raw *raw)
                              "more than %llu records (option --max-events)",
                              (unsigned long long)n->r->opt->max_events);
         n->t->threads[raw->thread].records++;
+        if (raw->action == TCI_ACT_ENTER) /* the name of a call: what --focus and its suggestions mean */
+            n->t->methods[raw->method].called = true;
         if (n->t->threads[raw->thread].records == 1) {
             s->first_ts = ts;
             s->first_cpu = cpu;

@@ -20,6 +20,7 @@
 #include "tc_options.h"
 #include "tc_reader.h"
 #include "tc_registry.h"
+#include "tc_trace.h"
 #include "tc_writer.h"
 
 #include <errno.h>
@@ -186,6 +187,28 @@ static int parse_duration(const char *v, int64_t *out)
 
 int tci_parse_duration(const char *v, int64_t *out) { return parse_duration(v, out); }
 
+void tci_duration_text(int64_t ns, char *out, size_t len)
+{
+    static const struct { const char *unit; int64_t ns; int places; } units[] = {
+        {"s", 1000000000, 9}, {"ms", 1000000, 6}, {"us", 1000, 3}};
+    uint64_t v = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    const char *sign = ns < 0 ? "-" : "";
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+        uint64_t unit = (uint64_t)units[i].ns;
+        if (v < unit)
+            continue; /* "250ms", not "0.25s" */
+        char frac[16];
+        int places = units[i].places;
+        snprintf(frac, sizeof frac, "%0*llu", places, (unsigned long long)(v % unit));
+        while (places > 0 && frac[places - 1] == '0') /* exact and shortest: 1.200000000 -> 1.2 */
+            frac[--places] = 0;
+        snprintf(out, len, "%s%llu%s%s%s", sign, (unsigned long long)(v / unit), places ? "." : "", frac,
+                 units[i].unit);
+        return;
+    }
+    snprintf(out, len, v ? "%s%lluns" : "0", sign, (unsigned long long)v);
+}
+
 static int parse_since(tci_options *o, const char *v)
 {
     if (parse_duration(v, &o->since_ns))
@@ -214,23 +237,26 @@ const tci_option_def tci_core_options[] = {
      TCI_OPT_FIELD(strict)},
     {.key = "max-depth", .type = TCI_OPT_INT, .min = 1, .max = 1000000, .def = "10000", .arg = "N",
      .help = "drop frames deeper than N", TCI_OPT_FIELD(max_depth)},
-    {.key = "thread", .type = TCI_OPT_STRING, .flags = TCI_OPTF_REPEATABLE | TCI_OPTF_NEEDS_VALUE, .arg = "SPEC",
+    {.key = "thread", .type = TCI_OPT_STRING, .flags = TCI_OPTF_REPEATABLE | TCI_OPTF_NEEDS_VALUE | TCI_OPTF_SELECTION,
+     .arg = "SPEC",
      .help = "keep only the threads named SPEC (a glob), with tid SPEC, or the main thread (main); repeatable",
      .expects = "a thread name (glob), a tid or main", TCI_OPT_FIELD(thread)},
-    {.key = "since", .type = TCI_OPT_DURATION, .arg = "TIME",
+    {.key = "since", .type = TCI_OPT_DURATION, .flags = TCI_OPTF_SELECTION, .arg = "TIME",
      .help = "keep the timeline from TIME after the trace's start (frames open then are clipped, not dropped)",
      .expects = TCI_DURATION_EXPECTS, TCI_OPT_FIELD(since_ns), .parse = parse_since},
-    {.key = "until", .type = TCI_OPT_DURATION, .arg = "TIME",
+    {.key = "until", .type = TCI_OPT_DURATION, .flags = TCI_OPTF_SELECTION, .arg = "TIME",
      .help = "keep the timeline before TIME after the trace's start (frames open then end there)",
      .expects = TCI_DURATION_EXPECTS, TCI_OPT_FIELD(until_ns), .parse = parse_until},
-    {.key = "focus", .type = TCI_OPT_STRING, .flags = TCI_OPTF_REPEATABLE | TCI_OPTF_NEEDS_VALUE, .arg = "METHOD",
+    {.key = "focus", .type = TCI_OPT_STRING, .flags = TCI_OPTF_REPEATABLE | TCI_OPTF_NEEDS_VALUE | TCI_OPTF_SELECTION,
+     .arg = "METHOD",
      .help = "keep only the call paths through METHOD (onCreate, Object.wait, or a glob on pkg.Class.method), "
              "from its outermost frame; repeatable",
      .expects = "a method's name, Class.method or a glob on pkg.Class.method", TCI_OPT_FIELD(focus)},
-    {.key = "ignore", .type = TCI_OPT_STRING, .flags = TCI_OPTF_REPEATABLE | TCI_OPTF_NEEDS_VALUE, .arg = "METHOD",
+    {.key = "ignore", .type = TCI_OPT_STRING, .flags = TCI_OPTF_REPEATABLE | TCI_OPTF_NEEDS_VALUE | TCI_OPTF_SELECTION,
+     .arg = "METHOD",
      .help = "leave out the call paths through METHOD (as --focus names it) and their time; repeatable",
      .expects = "a method's name, Class.method or a glob on pkg.Class.method", TCI_OPT_FIELD(ignore)},
-    {.key = "ignore-idle", .type = TCI_OPT_BOOL,
+    {.key = "ignore-idle", .type = TCI_OPT_BOOL, .flags = TCI_OPTF_SELECTION,
      .help = "leave out the idle waits of Android and Java (MessageQueue.nativePollOnce, Object.wait, park, "
              "BlockingQueue.take, ...; README \"Selection\")",
      TCI_OPT_FIELD(ignore_idle)},
@@ -671,4 +697,124 @@ int tci_options_check_used(const tci_options *o, const tci_reader *rd, const tci
     if (first[0] && d->strict)
         return tci_error(d, TC_ERR_STRICT, "options", UINT64_MAX, "%s (an error under --strict)", first);
     return TC_OK;
+}
+
+/* ---- the selection, written down ---- */
+
+/* One value of a selection row as the option takes it ("main", "1.2s", "cpu"); NULL: a bool
+ * that is on (its name alone says it) or off (nothing). */
+static const char *value_text(const tci_options *o, const tci_option_def *d, char *buf, size_t len, bool *shown)
+{
+    const void *p = (const char *)o + d->offset;
+    uint64_t v = 0;
+    *shown = true;
+    switch (d->type) {
+    case TCI_OPT_BOOL:
+        *shown = *(const bool *)p;
+        return NULL;
+    case TCI_OPT_DURATION:
+        tci_duration_text(*(const int64_t *)p, buf, len);
+        return buf;
+    case TCI_OPT_ENUM:
+    case TCI_OPT_INT:
+    case TCI_OPT_SIZE:
+        memcpy(&v, p, d->size < sizeof v ? d->size : sizeof v); /* little-endian: the low bytes */
+        if (d->type == TCI_OPT_ENUM) {
+            size_t n = 0;
+            while (d->choices[n])
+                n++;
+            return v < n ? d->choices[v] : "?";
+        }
+        snprintf(buf, len, "%llu", (unsigned long long)v);
+        return buf;
+    case TCI_OPT_STRING:
+    case TCI_OPT_PATH:
+        *shown = *(const char *const *)p != NULL;
+        return *(const char *const *)p;
+    default: /* a float: its own parse hook knows its form; none is a selection row */
+        *shown = false;
+        return NULL;
+    }
+}
+
+/* "key value" (each value of a repeatable row: "thread a, thread b"), after ", " unless first. */
+static size_t put_selection_row(const tci_options *o, const tci_option_def *d, char *out, size_t len, size_t n)
+{
+    char buf[64];
+    bool shown;
+    const char *v = value_text(o, d, buf, sizeof buf, &shown);
+    if (!shown || (v && d->def && !strcmp(v, d->def))) /* --weight wall: the same output as without it */
+        return n;
+    if (!v || !(d->flags & TCI_OPTF_REPEATABLE)) {
+        if (n < len)
+            n += (size_t)snprintf(out + n, len - n, "%s%s%s%s", n ? ", " : "", d->key, v ? " " : "", v ? v : "");
+        return n;
+    }
+    for (const char *p = v; n < len;) { /* '\n' joins the values given */
+        size_t k = strcspn(p, "\n");
+        n += (size_t)snprintf(out + n, len - n, "%s%s %.*s", n ? ", " : "", d->key, (int)k, p);
+        if (!p[k])
+            break;
+        p += k + 1;
+    }
+    return n;
+}
+
+static bool lists(const tci_option_def *table, const char *key);
+
+/* all: every selection row given, else the core's and those reads lists. */
+static size_t selection_text(const tci_options *o, const tci_option_def *reads, bool all, char *out, size_t len)
+{
+    size_t n = 0;
+    if (!len)
+        return 0;
+    out[0] = 0;
+    pthread_once(&keys_once, build_keys);
+    for (size_t k = 0; k < keys.n; k++) { /* the tables' order, not the order given: one selection, one text */
+        const tci_option_def *d = keys.row[k];
+        bool given = false;
+        for (size_t i = 0; i < o->n_given && !given; i++)
+            given = o->given[i] == k;
+        if (given && (d->flags & TCI_OPTF_SELECTION) && (all || lists(tci_core_options, d->key) || lists(reads, d->key)))
+            n = put_selection_row(o, d, out, len, n);
+    }
+    if (n >= len) { /* cut: said so, on a whole UTF-8 character */
+        n = len - 1;
+        if (len > 4) {
+            n = len - 4;
+            while (n && ((unsigned char)out[n] & 0xC0) == 0x80)
+                n--;
+            memcpy(out + n, "...", 4);
+            n += 3;
+        }
+        out[n] = 0;
+    }
+    return n;
+}
+
+size_t tci_selection_text(const tci_options *o, const tci_option_def *reads, char *out, size_t len)
+{
+    return selection_text(o, reads, false, out, len);
+}
+
+size_t tci_selection_text_all(const tci_options *o, char *out, size_t len) { return selection_text(o, NULL, true, out, len); }
+
+void tci_selection_window(const tci_trace *t, const tci_options *o, int64_t *from, int64_t *to)
+{
+    *from = t->start_ns;
+    *to = t->end_ns;
+    if (o->since_given && t->start_ns + o->since_ns > *from)
+        *from = t->start_ns + o->since_ns;
+    if (o->until_given && t->start_ns + o->until_ns < *to)
+        *to = t->start_ns + o->until_ns;
+    if (*to < *from)
+        *to = *from;
+}
+
+uint32_t tci_selection_threads(const tci_trace *t)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < t->n_threads; i++)
+        n += t->threads[i].records > 0;
+    return n;
 }

@@ -49,39 +49,70 @@ size_t tci_diff_format_count(void) { return COUNT(diff_formats); }
 const tci_diff_format *tci_diff_format_at(size_t i) { return i < COUNT(diff_formats) ? diff_formats[i] : NULL; }
 
 /* Format names are matched in any case ("JSON"): users type them. */
+static bool is_name(const char *name, const char *canonical) { return canonical && !strcasecmp(canonical, name); }
+
+/* Whether name is one of the comma-separated aliases (any case). */
+static bool is_alias(const char *name, const char *aliases)
+{
+    size_t n = strlen(name);
+    for (const char *a = aliases; a && *a;) {
+        size_t k = strcspn(a, ",");
+        if (k == n && !strncasecmp(a, name, n))
+            return true;
+        a += k + (a[k] == ',');
+    }
+    return false;
+}
+
 const tci_reader *tci_find_reader(const char *name)
 {
-    for (size_t i = 0; i < COUNT(readers); i++)
-        if (strcasecmp(readers[i]->name, name) == 0)
+    for (size_t i = 0; name && i < COUNT(readers); i++)
+        if (is_name(name, readers[i]->name))
+            return readers[i];
+    for (size_t i = 0; name && i < COUNT(readers); i++) /* a name before any alias, always */
+        if (is_alias(name, readers[i]->aliases))
             return readers[i];
     return NULL;
 }
 
 const tci_writer *tci_find_writer(const char *name)
 {
-    for (size_t i = 0; i < COUNT(writers); i++)
-        if (strcasecmp(writers[i]->name, name) == 0)
+    for (size_t i = 0; name && i < COUNT(writers); i++)
+        if (is_name(name, writers[i]->name))
             return writers[i];
+    return NULL;
+}
+
+/* The variant of a writer called name (its own name, else an alias), its index in *variant. */
+static const tci_writer *find_variant(const char *name, bool alias, int *variant)
+{
+    for (size_t i = 0; i < COUNT(writers); i++)
+        for (int k = 0; writers[i]->variants[k].name; k++)
+            if (alias ? is_alias(name, writers[i]->variants[k].aliases) : is_name(name, writers[i]->variants[k].name)) {
+                *variant = k;
+                return writers[i];
+            }
     return NULL;
 }
 
 const tci_writer *tci_find_output(const char *name, int *variant)
 {
     *variant = -1;
-    const tci_writer *w = name ? tci_find_writer(name) : NULL;
-    for (size_t i = 0; name && !w && i < COUNT(writers); i++)
-        for (int k = 1; writers[i]->variants[k].name; k++)
-            if (strcasecmp(writers[i]->variants[k].name, name) == 0) {
-                *variant = k;
-                return writers[i];
-            }
+    if (!name)
+        return NULL;
+    const tci_writer *w = tci_find_writer(name); /* the writer's own name: the variant its options select */
+    if (!w && (w = find_variant(name, false, variant)) == NULL)
+        w = find_variant(name, true, variant);
     return w;
 }
 
 const tci_diff_format *tci_find_diff_format(const char *name)
 {
     for (size_t i = 0; name && i < COUNT(diff_formats); i++)
-        if (strcasecmp(diff_formats[i]->name, name) == 0)
+        if (is_name(name, diff_formats[i]->name))
+            return diff_formats[i];
+    for (size_t i = 0; name && i < COUNT(diff_formats); i++)
+        if (is_alias(name, diff_formats[i]->variants[0].aliases))
             return diff_formats[i];
     return NULL;
 }
@@ -157,7 +188,8 @@ static void add_options(const tci_option_def *rows, size_t slot)
             .min = d->min, .max = d->max,
             .default_value = d->def, .arg = d->arg ? d->arg : default_arg(d), .help = d->help,
             .open_time = (d->flags & TCI_OPTF_OPEN) != 0, .limit = (d->flags & TCI_OPTF_LIMIT) != 0,
-            .repeatable = (d->flags & TCI_OPTF_REPEATABLE) != 0, .hidden = (d->flags & TCI_OPTF_HIDDEN) != 0};
+            .repeatable = (d->flags & TCI_OPTF_REPEATABLE) != 0, .hidden = (d->flags & TCI_OPTF_HIDDEN) != 0,
+            .selection = (d->flags & TCI_OPTF_SELECTION) != 0};
     table.option_first[slot + 1] = n;
 }
 
@@ -167,7 +199,8 @@ static void add_variants(const tci_variant *vs, size_t k, const char *format, in
     for (; vs && vs->name && n < MAX_VARIANTS; vs++, n++)
         table.variants[n] = (tc_variant_info){.name = vs->name, .format = format, .extension = vs->extension,
                                               .mime = vs->mime, .mark = vs->mark, .option = vs->option,
-                                              .inline_view = vs->inline_view, .is_binary = binary};
+                                              .inline_view = vs->inline_view, .is_binary = binary,
+                                              .aliases = vs->aliases};
     table.variant_first[k + 1] = n;
 }
 
@@ -176,7 +209,7 @@ static void build_table(void)
     add_options(tci_core_options, 0);
     for (size_t i = 0; i < N_READERS; i++) {
         const tci_reader *r = readers[i];
-        table.infos[i] = (tc_format_info){r->name, r->description, r->extensions, 1, 0};
+        table.infos[i] = (tc_format_info){r->name, r->description, r->extensions, 1, 0, r->aliases};
         add_options(r->options, 1 + i);
         table.variant_first[i + 1] = table.variant_first[i];
     }
@@ -184,14 +217,14 @@ static void build_table(void)
         const tci_writer *w = writers[i];
         size_t k = N_READERS + i;
         int binary = (w->flags & (TCI_WF_BINARY | TCI_WF_GZIP)) != 0;
-        table.infos[k] = (tc_format_info){w->name, w->description, w->extensions, 0, binary};
+        table.infos[k] = (tc_format_info){w->name, w->description, w->extensions, 0, binary, NULL};
         add_options(w->options, 1 + k);
         add_variants(w->variants, k, w->name, binary);
     }
     for (size_t i = 0; i < COUNT(diff_formats); i++) {
         const tci_diff_format *f = diff_formats[i];
         size_t k = N_READERS + N_WRITERS + i;
-        table.infos[k] = (tc_format_info){f->name, f->description, f->extensions, 0, 0};
+        table.infos[k] = (tc_format_info){f->name, f->description, f->extensions, 0, 0, NULL};
         add_options(f->options, 1 + k);
         add_variants(f->variants, k, f->name, 0);
     }

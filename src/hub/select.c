@@ -46,6 +46,7 @@
 #include "tc_options.h"
 #include "tc_select.h"
 #include "tc_trace.h"
+#include "nearmiss.h"
 
 #include <fnmatch.h>
 #include <stdio.h>
@@ -310,8 +311,8 @@ uint32_t tci_pattern_mark(const tci_trace *t, const char *patterns, uint8_t *mar
         for (uint32_t i = 0; i < t->n_methods; i++) {
             if ((mark[i] & bit) && (any || !asked))
                 continue; /* marked already, and nothing left to learn from it */
-            if (!pattern_matches(&p, &t->methods[i]))
-                continue;
+            if (!t->methods[i].called || !pattern_matches(&p, &t->methods[i]))
+                continue; /* a kernel event's or counter's name is on no call path: not what a pattern means */
             any = true;
             if (!(mark[i] & bit)) {
                 mark[i] |= bit;
@@ -386,39 +387,6 @@ static bool holds(const char *a, size_t n, const char *typed, size_t tn)
     return false;
 }
 
-/* The edit distance of a (n bytes) to the typed text, case ignored, a swap of two neighbours
- * one edit (`mian` ~ main: optimal string alignment); past limit: limit + 1. */
-static uint32_t distance(const char *a, size_t n, const char *typed, size_t tn, uint32_t limit)
-{
-    uint16_t rows[3][128], *before = rows[0], *prev = rows[1], *row = rows[2];
-    if (n >= 128 || tn >= 128)
-        return limit + 1;
-    for (size_t j = 0; j <= tn; j++)
-        prev[j] = (uint16_t)j;
-    for (size_t i = 1; i <= n; i++) {
-        row[0] = (uint16_t)i;
-        uint16_t best = row[0];
-        for (size_t j = 1; j <= tn; j++) {
-            uint16_t sub = (uint16_t)(prev[j - 1] + (lower(a[i - 1]) != typed[j - 1]));
-            uint16_t del = (uint16_t)(prev[j] + 1), ins = (uint16_t)(row[j - 1] + 1);
-            uint16_t d = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-            if (i > 1 && j > 1 && lower(a[i - 1]) == typed[j - 2] && lower(a[i - 2]) == typed[j - 1] &&
-                before[j - 2] + 1 < d)
-                d = (uint16_t)(before[j - 2] + 1);
-            row[j] = d;
-            if (d < best)
-                best = d;
-        }
-        if (best > limit)
-            return limit + 1;
-        uint16_t *free_row = before;
-        before = prev;
-        prev = row;
-        row = free_row;
-    }
-    return prev[tn];
-}
-
 /* How close name is (lower: closer), UINT32_MAX: not close. A name that holds what was typed
  * comes first, the shorter the better; then one within a few edits of it. */
 static uint32_t closeness(const tci_nearest *nn, const char *name)
@@ -439,7 +407,7 @@ static uint32_t closeness(const tci_nearest *nn, const char *name)
     if (holds(name, n, nn->typed, nn->typed_len))
         return 1000 + (uint32_t)(n < 999 ? n : 999);
     uint32_t limit = nn->typed_len < 6 ? 1 : (uint32_t)(nn->typed_len / 3);
-    uint32_t d = distance(part, pn, nn->typed, nn->typed_len, limit);
+    uint32_t d = tci_edit_distance(part, pn, nn->typed, nn->typed_len, limit);
     return d <= limit ? 2000 + 1000 * d + (uint32_t)(pn < 999 ? pn : 999) : UINT32_MAX;
 }
 
@@ -468,12 +436,13 @@ int tci_pattern_unmatched(tci_diag *d, const char *field, const char *pattern, s
 {
     tci_nearest nn;
     tci_nearest_init(&nn, pattern, len, true);
-    uint64_t methods = 0;
-    for (size_t k = 0; k < n_traces; k++) {
-        methods += traces[k]->n_methods;
+    uint64_t methods = 0; /* those of call paths: not the names of kernel events, counters, instants */
+    for (size_t k = 0; k < n_traces; k++)
         for (uint32_t i = 0; i < traces[k]->n_methods; i++)
-            tci_nearest_offer(&nn, traces[k]->methods[i].short_name);
-    }
+            if (traces[k]->methods[i].called) {
+                methods++;
+                tci_nearest_offer(&nn, traces[k]->methods[i].short_name);
+            }
     char close[768];
     size_t n = 0;
     close[0] = 0;
@@ -481,6 +450,10 @@ int tci_pattern_unmatched(tci_diag *d, const char *field, const char *pattern, s
         n += (size_t)snprintf(close + n, sizeof close - n, "%s%.200s", k ? ", " : "", nn.name[k]);
     int cut = len > 200 ? 200 : (int)len;
     const char *whose = n_traces > 1 ? " of either input" : ""; /* diff: it may name a method of one */
+    if (!methods) /* kernel events or counters only: no name could have been typed right; the input's fact */
+        return tci_error(d, TC_ERR_EMPTY_SELECTION, "select", UINT64_MAX,
+                         "%s'%.*s' names a method, and the input%s no call, slice or sampled frame", field, cut,
+                         pattern, n_traces > 1 ? "s have" : " has");
     if (!nn.n)
         return tci_error(d, TC_ERR_USAGE, "select", UINT64_MAX,
                          "no method%s matches %s'%.*s' (a method's name, Class.method or a glob on pkg.Class.method, "

@@ -84,7 +84,9 @@ enum tci_option_flags {
     TCI_OPTF_LIMIT = 2,      /* a resource limit: what a server sets for its clients */
     TCI_OPTF_HIDDEN = 4,     /* for tests: not in --help, the man page or serve's API */
     TCI_OPTF_REPEATABLE = 8, /* string: each use adds a value ('\n'-joined); an unset (NULL) clears them */
-    TCI_OPTF_NEEDS_VALUE = 16 /* string or path: NULL is a bad value (else it unsets) */
+    TCI_OPTF_NEEDS_VALUE = 16, /* string or path: NULL is a bad value (else it unsets) */
+    TCI_OPTF_SELECTION = 32    /* part of the selection every output records (tci_selection_text):
+                                * which part of the trace, and how it is weighed */
 };
 typedef struct tci_option_def {
     const char *key;            /* "weight": tc_conv_set_option's key, the command's --weight */
@@ -109,8 +111,8 @@ int tci_option_parse_minwidth(tci_options *o, const char *value);
 int tci_option_parse_colors(tci_options *o, const char *value);
 int tci_option_parse_threshold(tci_options *o, const char *value); /* dot's PCT, kept in millionths */
 #define TCI_OPTION_WEIGHT(help_)                                                                               \
-    {.key = "weight", .type = TCI_OPT_ENUM, .choices = tci_weight_choices, .def = "wall", .help = help_,       \
-     TCI_OPT_FIELD(weight_cpu)}
+    {.key = "weight", .type = TCI_OPT_ENUM, .flags = TCI_OPTF_SELECTION, .choices = tci_weight_choices,        \
+     .def = "wall", .help = help_, TCI_OPT_FIELD(weight_cpu)}
 #define TCI_OPTION_MERGE_THREADS(help_, def_)                                                                  \
     {.key = "merge-threads", .type = TCI_OPT_BOOL, .def = def_, .help = help_, TCI_OPT_FIELD(merge_threads)}
 #define TCI_OPTION_SORT(help_)                                                                                 \
@@ -138,10 +140,10 @@ int tci_option_parse_threshold(tci_options *o, const char *value); /* dot's PCT,
     {.key = "hash", .type = TCI_OPT_BOOL, .help = "colours from a hash of the name", TCI_OPT_FIELD(hash)}
 
 #define TCI_OPTION_REVERSE(help_)                                                                              \
-    {.key = "reverse", .type = TCI_OPT_BOOL, .help = help_, TCI_OPT_FIELD(reverse)}
+    {.key = "reverse", .type = TCI_OPT_BOOL, .flags = TCI_OPTF_SELECTION, .help = help_, TCI_OPT_FIELD(reverse)}
 #define TCI_OPTION_CALLERS(help_)                                                                              \
-    {.key = "callers", .type = TCI_OPT_STRING, .flags = TCI_OPTF_NEEDS_VALUE, .arg = "METHOD", .help = help_,  \
-     .expects = "a method's name, Class.method or a glob on pkg.Class.method", TCI_OPT_FIELD(callers)}
+    {.key = "callers", .type = TCI_OPT_STRING, .flags = TCI_OPTF_NEEDS_VALUE | TCI_OPTF_SELECTION, .arg = "METHOD",  \
+     .help = help_, .expects = "a method's name, Class.method or a glob on pkg.Class.method", TCI_OPT_FIELD(callers)}
 
 /* The options every conversion reads (options.c), NULL-key terminated like every table. */
 extern const tci_option_def tci_core_options[];
@@ -158,5 +160,30 @@ extern const tci_option_def tci_core_options[];
 /* A time with its unit ("1.5s", "250ms", "40us", "1000ns"; "0"), exactly in ns: 0, or -1 for a bad text
  * (options.c; join.c's --offset takes it with a sign). */
 int tci_parse_duration(const char *v, int64_t *out);
+/* ns as the options take a time, exactly and shortest: "1.2s", "250ms", "40us", "7ns", "0". */
+void tci_duration_text(int64_t ns, char *out, size_t len);
+
+/* ---- the selection, written down (options.c) ----
+ *
+ * Every output records the selection it was made with, named as the options are, from this
+ * one text: the options given whose rows are marked TCI_OPTF_SELECTION (thread, since,
+ * until, focus, ignore, ignore-idle, reverse, weight, and any later one so marked), in the
+ * tables' order (the same selection is the same text, whatever the order of the flags), each
+ * value of a repeated one in the order given: "thread main, since 1.2s, until 1.5s". A bool is
+ * its name when on; an enum "weight cpu". Names are the user's (a thread glob): a writer
+ * escapes the text for its output as the last step. */
+#define TCI_SELECTION_TEXT_MAX 1024
+/* Into out (len bytes; a text longer than that is cut with "..."): "" when nothing is
+ * selected. Its length. reads: the table of the writer that records it (NULL: none), whose
+ * selection rows it shows besides the core's (--reverse in a folded output, not in a JSON
+ * trace, which does not read it). _all: every selection option given (the command's). */
+size_t tci_selection_text(const tci_options *o, const tci_option_def *reads, char *out, size_t len);
+size_t tci_selection_text_all(const tci_options *o, char *out, size_t len);
+/* What the selection keeps of trace t: the window [*from, *to) in the trace's ns (its
+ * start and end clipped to the window given), and the threads kept (those with records
+ * after the selection: select.c sets the others' to 0). */
+struct tci_trace;
+void tci_selection_window(const struct tci_trace *t, const tci_options *o, int64_t *from, int64_t *to);
+uint32_t tci_selection_threads(const struct tci_trace *t);
 
 #endif /* TC_TC_OPTIONS_H */

@@ -68,6 +68,9 @@ typedef struct tci_rctx {
 
 typedef struct tci_reader {
     const char *name, *description, *extensions;
+    /* Other names -i takes for it, comma-separated, in any case ("atrace,ftrace"): the
+     * names people type. Unique among every reader's names and aliases (test_format_names). */
+    const char *aliases;
     const tci_option_def *options; /* the options it reads (NULL-key terminated); NULL: none */
     size_t priv_size;
     /* 0..100 from the first bytes (len may be short) and the file name; pure. */

@@ -28,7 +28,9 @@ bool tci_pattern_matches(const tci_method *m, const char *pattern);
 /* Each pattern of the '\n'-joined list sets bit in mark[] (one byte per method of t) for
  * the methods it matches; the number of methods newly marked. The first pattern that
  * matches no method is put in *unmatched (a pointer into patterns, its length in
- * *unmatched_len; NULL: each matched); unmatched may be NULL. */
+ * *unmatched_len; NULL: each matched); unmatched may be NULL. Only the methods of call
+ * paths (tci_method.called) match: a kernel event's, counter's or instant's name alone is
+ * no method a pattern means. */
 uint32_t tci_pattern_mark(const tci_trace *t, const char *patterns, uint8_t *mark, uint8_t bit,
                           const char **unmatched, size_t *unmatched_len);
 

@@ -25,6 +25,9 @@ typedef struct tci_method {
     const char *short_name; /* "pkg.Class.method" - flame graphs, pprof */
     bool defined;
     bool plain_name;        /* a name from tci_trace_name, not a method: shown as it is */
+    bool called;            /* entered (a call, a slice) or in a sampled stack: a frame of some call
+                             * path, which a method pattern can mean (set in pass 1 and finalize);
+                             * not an instant's, counter's or kernel event's name only */
     uint32_t short_len;     /* plain names: length of the short form (0: all of it) */
 } tci_method;
 

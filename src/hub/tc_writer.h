@@ -194,6 +194,10 @@ typedef struct tci_variant {
     const tci_option_def *options; /* options this variant reads besides its writer's
                                            * (report-html's flame graphs: app-package); NULL-key
                                            * terminated, or NULL */
+    /* Other names -o takes for it, comma-separated, in any case ("svg"): the names people
+     * type for this output. Unique among every variant's names and aliases of the writers
+     * (and, apart, of the diff formats); test_format_names checks. */
+    const char *aliases;
 } tci_variant;
 
 typedef struct tci_writer {

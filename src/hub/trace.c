@@ -548,6 +548,9 @@ int tci_trace_finalize(tci_trace *t, tci_diag *d, const tci_options *o)
     for (uint32_t i = 0; i < t->n_methods; i++)
         if (name_method(t, &t->methods[i]) != TC_OK)
             return TC_ERR_NOMEM;
+    for (uint32_t i = 0; i < t->n_stacks; i++) /* a sampled frame is a call too (pass 1 marked the entered) */
+        if (t->stacks[i].method < t->n_methods)
+            t->methods[t->stacks[i].method].called = true;
     for (uint32_t i = 0; i < t->n_threads; i++) {
         tci_thread *th = &t->threads[i];
         if (!th->name || !th->name[0])

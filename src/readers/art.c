@@ -894,6 +894,7 @@ const tci_reader tci_reader_art = {
     .name = "art",
     .description = "Android ART/Dalvik method trace (.trace: v1-v3, streaming)",
     .extensions = "trace",
+    .aliases = "dmtrace,dalvik",
     .priv_size = sizeof(art),
     .probe = art_probe,
     .open = art_open,

@@ -358,6 +358,7 @@ const tci_reader tci_reader_art_longrun = {
     .name = "art-longrun",
     .description = "ART long-running method dump (Android 16+: headerless, SLOW 0xF6, or base64 in a report)",
     .extensions = "trace,txt",
+    .aliases = "longrun,long-running",
     .priv_size = sizeof(lrfile),
     .probe = lrfile_probe,
     .open = lrfile_open,

@@ -2638,6 +2638,7 @@ const tci_reader tci_reader_json = {
     .name = "json",
     .description = "Chrome trace JSON (object or array form), DevTools/Node .cpuprofile",
     .extensions = "json,cpuprofile",
+    .aliases = "chrome,trace-event,catapult,cpuprofile",
     .priv_size = sizeof(jreader),
     .probe = json_probe,
     .open = json_open,

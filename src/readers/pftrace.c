@@ -454,6 +454,7 @@ const tci_reader tci_reader_pftrace = {
     .name = "pftrace",
     .description = "Perfetto trace carrying ART method data (art_method_trace_long_running packets)",
     .extensions = "pftrace,perfetto-trace",
+    .aliases = "perfetto,perfetto-trace",
     .priv_size = sizeof(pftrace),
     .probe = pftrace_probe,
     .open = pftrace_open,

@@ -1340,6 +1340,7 @@ const tci_reader tci_reader_rhea = {
     .name = "rhea",
     .description = "RheaTrace/btrace app dumps: 1.x/2.x atrace text, 2.x binary method trace, 3.x sampling",
     .extensions = "rhea-atrace",
+    .aliases = "rheatrace,btrace",
     .options = (const tci_option_def[]){{.key = "mapping", .type = TCI_OPT_PATH, .flags = TCI_OPTF_OPEN,
                                          .arg = "FILE",
                                          .help = "method mapping (methodMapping.txt, sampling-mapping; default: "

@@ -1909,6 +1909,7 @@ const tci_reader tci_reader_systrace = {
     .name = "systrace",
     .description = "Android systrace/atrace: ftrace text, TRACE: + zlib, systrace HTML",
     .extensions = "html,systrace,txt",
+    .aliases = "atrace,ftrace,ctrace",
     .priv_size = sizeof(systrace),
     .probe = systrace_probe,
     .open = systrace_open,

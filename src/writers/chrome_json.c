@@ -242,6 +242,11 @@ static int json_finish(tci_wctx *w, const tci_calltree *ct)
     }
     tci_sink_puts(o, ",\"start_time_ns\":");
     tci_sink_i64(o, t->start_ns);
+    char sel[TCI_SELECTION_TEXT_MAX]; /* the selection it was made with, named as the options are */
+    if (tci_selection_text(w->opt, NULL, sel, sizeof sel)) {
+        tci_sink_puts(o, ",\"selection\":");
+        tci_sink_json_string(o, sel);
+    }
     if (!t->has_wall)
         tci_sink_puts(o, ",\"timeline\":\"thread CPU time (the input has no wall clock)\"");
     tci_sink_puts(o, ",\"figures\":{");
@@ -273,7 +278,8 @@ const tci_writer tci_writer_json = {
     .description = "Chrome trace JSON (chrome://tracing, ui.perfetto.dev, speedscope)",
     .extensions = "json",
     .variants = (const tci_variant[]){{.name = "json", .extension = "json", .mime = "application/json",
-                                       .mark = "\"generator\":\"traceconv "}, {0}},
+                                       .mark = "\"generator\":\"traceconv ",
+                                       .aliases = "chrome,chrome-json,trace-event,catapult"}, {0}},
     .priv_size = sizeof(json_w),
     .begin = json_begin,
     .event = json_event,

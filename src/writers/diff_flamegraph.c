@@ -25,14 +25,18 @@ static int diff_flamegraph(const tci_diff *d, tci_sink *o)
     const tci_options *opt = d->opt;
     const tci_trace *b = d->side[TCI_DIFF_BASE].trace, *n = d->side[TCI_DIFF_NEW].trace;
     tci_arena a = {0};
-    const char *what = d->count ? tci_arena_printf(&a, "%s counts", d->count)
-                       : opt->weight_cpu ? "thread CPU time in µs"
-                                         : "wall time in µs";
+    /* the clock the widths are: d->by_cpu, which is thread CPU also where an input has no wall
+     * clock (a CPU-only trace), not only with --weight cpu */
+    const char *what = d->count    ? tci_arena_printf(&a, "%s counts", d->count)
+                       : d->by_cpu ? (d->wall ? "thread CPU time in µs" : "thread CPU time in µs (no wall clock in common)")
+                                   : "wall time in µs";
+    char sel[TCI_SELECTION_TEXT_MAX]; /* the selection (NEW's options, both inputs'), or all threads */
+    bool selected = tci_selection_text(opt, tci_diff_options, sel, sizeof sel) > 0;
     char *subtitle = !what ? NULL
-                           : tci_arena_printf(&a, "BASE %s (%s) -> NEW %s (%s): %s, %s; red: %s in NEW, blue: %s%s",
+                           : tci_arena_printf(&a, "BASE %s (%s) -> NEW %s (%s): %s, %s, %s; red: %s in NEW, blue: %s%s",
                                       b->input_name, tci_trace_format_name(b), n->input_name, tci_trace_format_name(n),
-                                      what,
-                                      d->merge_threads ? "all threads merged" : "one tower per thread",
+                                      what, selected ? sel : "all threads",
+                                      d->merge_threads ? "threads merged" : "one tower per thread",
                                       d->count ? "more" : "slower", d->count ? "fewer" : "faster",
                                       opt->negate ? " (negated: colours swapped)" : "");
     if (!subtitle)
@@ -55,7 +59,8 @@ const tci_diff_format tci_diff_flamegraph = {
     .extensions = "svg",
     .options = tci_diff_options,
     .variants = (const tci_variant[]){{.name = "flamegraph", .extension = "diff.svg", .mime = "image/svg+xml",
-                                       .inline_view = true}, {0}},
+                                       .inline_view = true, .mark = "visualization, drawn by traceconv as flamegraph.pl",
+                                       .aliases = "svg,flame,flame-graph"}, {0}},
     .render = diff_flamegraph,
     .flame = true,
 };

@@ -108,6 +108,14 @@ static void header(const tci_diff *d, tci_sink *o)
     TCI_PUT_LIT(o, "# traceconv " TC_VERSION_STRING " diff: the change per method from BASE to NEW\n\n");
     input_line(o, &d->side[TCI_DIFF_BASE], "BASE");
     input_line(o, &d->side[TCI_DIFF_NEW], "NEW");
+    /* the selection both were made with, named as the options are: the core's rows (reverse and
+     * weight change no row of the table; the order says its clock) */
+    char sel[TCI_SELECTION_TEXT_MAX];
+    if (tci_selection_text(d->opt, NULL, sel, sizeof sel)) {
+        TCI_PUT_LIT(o, "selection   ");
+        tci_put_escaped_text(o, sel);
+        tci_sink_putc(o, '\n');
+    }
     if (d->count) {
         TCI_PUT_LIT(o, "counts      ");
         tci_put_escaped_text(o, d->count);
@@ -218,6 +226,6 @@ const tci_diff_format tci_diff_text = {
     .extensions = "txt",
     .options = tci_diff_options,
     .variants = (const tci_variant[]){{.name = "text", .extension = "txt", .mime = "text/plain; charset=utf-8",
-                                       .mark = "# traceconv "}, {0}},
+                                       .mark = "# traceconv ", .aliases = "txt,table"}, {0}},
     .render = diff_text,
 };

@@ -310,7 +310,13 @@ static void graph_head(tci_wctx *w, const tci_profile *p, int64_t total, uint32_
                         d->cpu ? "thread-CPU" : "wall", pct);
     }
     put_ms(o, d, total);
-    tci_sink_printf(o, " (%u of %u methods, %u of %u edges)\"];\n", n_nodes, p->n_methods, n_edges, p->n_edges);
+    tci_sink_printf(o, " (%u of %u methods, %u of %u edges)", n_nodes, p->n_methods, n_edges, p->n_edges);
+    char sel[TCI_SELECTION_TEXT_MAX]; /* the selection it was made with, named as the options are */
+    if (tci_selection_text(w->opt, tci_writer_dot.options, sel, sizeof sel)) {
+        TCI_PUT_LIT(o, "\\nselection: ");
+        put_label_text(o, sel, TCI_SELECTION_TEXT_MAX);
+    }
+    TCI_PUT_LIT(o, "\"];\n");
     TCI_PUT_LIT(o, "  node [shape=box, style=filled, fillcolor=\"#f8f8f8\", fontname=\"Helvetica\", fontsize=10];\n"
                    "  edge [fontname=\"Helvetica\", fontsize=9];\n");
 }
@@ -492,7 +498,8 @@ const tci_writer tci_writer_dot = {
                                          TCI_OPT_FIELD(threshold_ppm), .parse = tci_option_parse_threshold},
                                         {0}},
     .variants = (const tci_variant[]){{.name = "dot", .extension = "dot",
-                                       .mime = "text/vnd.graphviz; charset=utf-8"}, {0}},
+                                       .mime = "text/vnd.graphviz; charset=utf-8", .mark = "// traceconv ",
+                                       .aliases = "graphviz,gv,callgraph,call-graph"}, {0}},
     .priv_size = sizeof(dot_w),
     .flags = TCI_WF_AGGREGATE,
     .begin = dot_begin,

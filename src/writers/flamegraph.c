@@ -90,13 +90,16 @@ static int flame_finish(tci_wctx *w, const tci_calltree *ct)
                                                     ct->unweighed ? " (slices weigh nothing)" : "")
                        : opt->weight_cpu || cpu_timeline ? "thread CPU time in µs"
                                                          : "wall time in µs";
+    char sel[TCI_SELECTION_TEXT_MAX]; /* the selection it was made with, named as the options are */
+    bool selected = tci_selection_text(opt, tci_writer_flamegraph.options, sel, sizeof sel) > 0;
     f->subtitle = !what ? NULL
-                        : tci_arena_printf(&f->ff.fold.arena, "%s (%s, clock %s): %s, %s%s", t->input_name,
+                        : tci_arena_printf(&f->ff.fold.arena, "%s (%s, clock %s): %s, %s%s%s%s", t->input_name,
                                            tci_trace_format_name(t), tci_clock_name(t->clock), what,
                                            opt->merge_threads ? "all threads merged"
                                            : opt->reverse || opt->callers ? "threads last"
                                                               : "one tower per thread",
-                                           opt->reverse ? ", bottom-up (stacks from the leaf)" : "");
+                                           opt->reverse ? ", bottom-up (stacks from the leaf)" : "",
+                                           selected ? "; " : "", selected ? sel : "");
     if (!f->subtitle)
         return TC_ERR_NOMEM;
     o.subtitle = f->subtitle;
@@ -133,7 +136,8 @@ const tci_writer tci_writer_flamegraph = {
                                                            "inclusive time, its callers above, threads last"),
                                         {0}},
     .variants = (const tci_variant[]){{.name = "flamegraph", .extension = "svg", .mime = "image/svg+xml",
-                                       .inline_view = true}, {0}},
+                                       .inline_view = true, .mark = "visualization, drawn by traceconv as flamegraph.pl",
+                                       .aliases = "svg,flame,flame-graph"}, {0}},
     .priv_size = sizeof(flame_w),
     .flags = TCI_WF_AGGREGATE,
     .begin = flame_begin,

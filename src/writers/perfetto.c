@@ -1559,6 +1559,9 @@ static int write_facts(tci_wctx *w)
     fact_int(&f, "start_time_ns", t->start_ns);
     if (!t->has_wall)
         fact_str(&f, "timeline", "thread CPU time (the input has no wall clock)");
+    char sel[TCI_SELECTION_TEXT_MAX]; /* the selection it was made with, named as the options are */
+    if (tci_selection_text(w->opt, NULL, sel, sizeof sel))
+        fact_str(&f, "selection", sel);
     for (int i = 0; i < TCI_FIG__COUNT; i++) {
         if (w->diag->fig[i] && i != TCI_FIG_EVENTS)
             fact_int(&f, tci_figure_name(i), (int64_t)w->diag->fig[i]);
@@ -1628,7 +1631,7 @@ const tci_writer tci_writer_perfetto = {
     .description = "Perfetto protobuf trace (ui.perfetto.dev, trace processor)",
     .extensions = "pftrace",
     .variants = (const tci_variant[]){{.name = "perfetto", .extension = "pftrace",
-                                       .mime = "application/octet-stream"}, {0}},
+                                       .mime = "application/octet-stream", .aliases = "pftrace,perfetto-trace"}, {0}},
     .priv_size = sizeof(pf_w),
     .flags = TCI_WF_BINARY | TCI_WF_SYSTEM,
     .begin = pf_begin,

@@ -235,7 +235,7 @@ static size_t sample_values(const pprof_w *p, const tci_trace *t)
     return !p->count_type && t->has_wall && t->has_cpu ? 2 : 1;
 }
 
-#define PPROF_MAX_COMMENTS 8
+#define PPROF_MAX_COMMENTS 9
 
 /* Comments pprof prints above its reports: what was converted and how, and the
  * figures grouped by kind under the CLI summary's headings. */
@@ -255,6 +255,9 @@ static int make_comments(pprof_w *p, const tci_wctx *w, int64_t *c, size_t *n)
         s[k++] = "no thread-CPU clock in the input: the cpu sample type is omitted";
     else if (!t->has_wall)
         s[k++] = "no wall clock in the input (clock=thread-cpu): the wall sample type is omitted";
+    char sel[TCI_SELECTION_TEXT_MAX]; /* the selection it was made with, named as the options are */
+    if (tci_selection_text(w->opt, tci_writer_pprof.options, sel, sizeof sel))
+        s[k++] = tci_arena_printf(&p->arena, "selection: %s", sel);
     static const int kinds[] = {TC_FIG_REPAIR, TC_FIG_WARNING, TC_FIG_NOTE};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         s[k++] = tci_arena_printf(&p->arena, "%s: %s", tci_figure_heading(kinds[i]),
@@ -584,7 +587,8 @@ const tci_writer tci_writer_pprof = {
     .description = "pprof profile, gzipped protobuf (go tool pprof)",
     .extensions = "pb.gz",
     .options = (const tci_option_def[]){TCI_OPTION_MERGE_THREADS("merge all threads (no thread labels)", NULL), {0}},
-    .variants = (const tci_variant[]){{.name = "pprof", .extension = "pb.gz", .mime = "application/gzip"}, {0}},
+    .variants = (const tci_variant[]){{.name = "pprof", .extension = "pb.gz", .mime = "application/gzip",
+                                       .aliases = "pb,pb.gz,go-pprof"}, {0}},
     .priv_size = sizeof(pprof_w),
     .flags = TCI_WF_AGGREGATE | TCI_WF_GZIP,
     .begin = pprof_begin,

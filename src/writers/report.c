@@ -394,11 +394,35 @@ static void text_header(tci_wctx *w)
     }
     TCI_PUT_LIT(o, "process     ");
     tci_put_escaped_text(o, t->processes[0].name ? t->processes[0].name : "?");
-    tci_sink_printf(o, " (pid %lld)\nstart       %lld ns\nduration    ", (long long)t->processes[0].pid,
+    /* the facts of what was selected: the window's duration, the threads kept (and of how many) */
+    char sel[TCI_SELECTION_TEXT_MAX];
+    int64_t from, to;
+    tci_selection_window(t, w->opt, &from, &to);
+    uint64_t kept = w->opt->thread ? tci_selection_threads(t) : d->fig[TCI_FIG_THREADS];
+    tci_sink_printf(o, " (pid %lld)\nstart       %lld ns\n", (long long)t->processes[0].pid,
                     (long long)t->start_ns); /* the start: a timestamp to paste, as it is */
-    cell_i64(o, tci_us_of(t->end_ns - t->start_ns), 0);
-    TCI_PUT_LIT(o, " us\nthreads     ");
-    cell_u64(o, d->fig[TCI_FIG_THREADS], 0);
+    if (tci_selection_text(w->opt, tci_writer_report.options, sel, sizeof sel)) {
+        TCI_PUT_LIT(o, "selection   ");
+        tci_put_escaped_text(o, sel);
+        tci_sink_putc(o, '\n');
+    }
+    TCI_PUT_LIT(o, "duration    ");
+    cell_i64(o, tci_us_of(to - from), 0);
+    TCI_PUT_LIT(o, " us");
+    if (to - from != t->end_ns - t->start_ns) {
+        TCI_PUT_LIT(o, " (the window, from ");
+        cell_i64(o, tci_us_of(from - t->start_ns), 0);
+        TCI_PUT_LIT(o, " us; the trace lasts ");
+        cell_i64(o, tci_us_of(t->end_ns - t->start_ns), 0);
+        TCI_PUT_LIT(o, " us)");
+    }
+    TCI_PUT_LIT(o, "\nthreads     ");
+    cell_u64(o, kept, 0);
+    if (kept != d->fig[TCI_FIG_THREADS]) {
+        TCI_PUT_LIT(o, " (kept, of ");
+        cell_u64(o, d->fig[TCI_FIG_THREADS], 0);
+        tci_sink_putc(o, ')');
+    }
     TCI_PUT_LIT(o, "\nmethods     ");
     cell_u64(o, d->fig[TCI_FIG_METHODS], 0);
     TCI_PUT_LIT(o, "\nrecords     ");
@@ -1043,12 +1067,12 @@ const tci_writer tci_writer_report = {
                                                            "its rows; HTML: a section, the graphs rooted at it)"),
                                         {0}},
     .variants = (const tci_variant[]){{.name = "report", .extension = "txt", .mime = "text/plain; charset=utf-8",
-                                       .mark = "# traceconv "},
+                                       .mark = "# traceconv ", .aliases = "text,txt,report-text"},
                                       {.name = "report-csv", .extension = "csv", .mime = "text/csv; charset=utf-8",
-                                       .mark = "thread,tid,method,calls,incl_", .option = "csv"},
+                                       .mark = "thread,tid,method,calls,incl_", .option = "csv", .aliases = "csv"},
                                       {.name = "report-html", .extension = "report.html",
                                        .mime = "text/html; charset=utf-8", .mark = " (traceconv)</title>",
-                                       .option = "html", .inline_view = true,
+                                       .option = "html", .inline_view = true, .aliases = "html,page",
                                        .options = (const tci_option_def[]){TCI_OPTION_APP_PACKAGE, {0}}},
                                       {0}},
     .priv_size = sizeof(report_w),

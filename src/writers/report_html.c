@@ -42,6 +42,7 @@
 #include "tc_folding.h"
 #include "tc_options.h"
 #include "tc_profile.h"
+#include "tc_registry.h"
 #include "tc_sha256.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
@@ -252,7 +253,14 @@ static int put_head(page *pg)
     tci_sink_puts(o, PAGE_STYLE);
     TCI_PUT_LIT(o, "</style>\n</head>\n<body>\n<h1>Profile report: ");
     put_text(o, t->input_name ? t->input_name : "-");
-    TCI_PUT_LIT(o, "</h1>\n<nav><a href=\"#facts\">Facts</a><a href=\"#tree\">Call tree</a><a href=\"#flame\">Flame graph</a>"
+    TCI_PUT_LIT(o, "</h1>\n");
+    char sel[TCI_SELECTION_TEXT_MAX];
+    if (tci_selection_text(pg->w->opt, tci_writer_report.options, sel, sizeof sel)) { /* what this page shows of the trace */
+        TCI_PUT_LIT(o, "<p class=\"selection\">Selection: <span class=\"name\">");
+        put_text(o, sel);
+        TCI_PUT_LIT(o, "</span></p>\n");
+    }
+    TCI_PUT_LIT(o, "<nav><a href=\"#facts\">Facts</a><a href=\"#tree\">Call tree</a><a href=\"#flame\">Flame graph</a>"
                    "<a href=\"#all\">All threads</a><a href=\"#threads\">Threads</a></nav>\n");
     return TC_OK;
 }
@@ -314,10 +322,32 @@ static void put_facts(page *pg)
     fact_start(o, "start");
     put_grouped(o, t->start_ns);
     TCI_PUT_LIT(o, " ns</td></tr>\n");
+    /* the facts of what was selected: the window's duration, the threads kept (and of how many) */
+    char sel[TCI_SELECTION_TEXT_MAX];
+    if (tci_selection_text(pg->w->opt, tci_writer_report.options, sel, sizeof sel))
+        fact_text(o, "selection", sel);
+    int64_t from, to;
+    tci_selection_window(t, pg->w->opt, &from, &to);
     fact_start(o, "duration");
-    put_grouped(o, tci_us_of(t->end_ns - t->start_ns));
-    TCI_PUT_LIT(o, " µs</td></tr>\n");
-    fact_u64(o, "threads", d->fig[TCI_FIG_THREADS]);
+    put_grouped(o, tci_us_of(to - from));
+    TCI_PUT_LIT(o, " µs");
+    if (to - from != t->end_ns - t->start_ns) {
+        TCI_PUT_LIT(o, " (the window, from ");
+        put_grouped(o, tci_us_of(from - t->start_ns));
+        TCI_PUT_LIT(o, " µs; the trace lasts ");
+        put_grouped(o, tci_us_of(t->end_ns - t->start_ns));
+        TCI_PUT_LIT(o, " µs)");
+    }
+    TCI_PUT_LIT(o, "</td></tr>\n");
+    uint64_t kept = pg->w->opt->thread ? tci_selection_threads(t) : d->fig[TCI_FIG_THREADS];
+    fact_start(o, "threads");
+    put_grouped_u64(o, kept);
+    if (kept != d->fig[TCI_FIG_THREADS]) {
+        TCI_PUT_LIT(o, " (kept, of ");
+        put_grouped_u64(o, d->fig[TCI_FIG_THREADS]);
+        TCI_PUT_LIT(o, ")");
+    }
+    TCI_PUT_LIT(o, "</td></tr>\n");
     fact_u64(o, "methods", d->fig[TCI_FIG_METHODS]);
     fact_u64(o, "records", d->fig[TCI_FIG_RECORDS]);
     if (d->fig[TCI_FIG_SAMPLES])

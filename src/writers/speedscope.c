@@ -1278,6 +1278,19 @@ static void write_empty_profile(tci_wctx *w)
     tci_sink_putc(w->out, '}');
 }
 
+/* The document's name, speedscope's title: the input, and the selection it was made with
+ * ("app.trace (thread main, since 1.2s)"). */
+static void put_document_name(tci_wctx *w, tci_sink *o)
+{
+    const char *input = w->trace->input_name ? w->trace->input_name : "-";
+    char sel[TCI_SELECTION_TEXT_MAX], name[TCI_SELECTION_TEXT_MAX + 512];
+    if (tci_selection_text(w->opt, tci_writer_speedscope.options, sel, sizeof sel) &&
+        (size_t)snprintf(name, sizeof name, "%s (%s)", input, sel) < sizeof name)
+        tci_sink_json_string(o, name);
+    else
+        tci_sink_json_string(o, input);
+}
+
 static int speedscope_finish(tci_wctx *w, const tci_calltree *ct)
 {
     (void)ct;
@@ -1293,7 +1306,7 @@ static int speedscope_finish(tci_wctx *w, const tci_calltree *ct)
         return rc;
     choose_unit(s, t);
     TCI_PUT_LIT(o, "{\"$schema\":\"" SS_SCHEMA "\",\"exporter\":\"traceconv@" TC_VERSION_STRING "\",\"name\":");
-    tci_sink_json_string(o, t->input_name ? t->input_name : "-");
+    put_document_name(w, o);
     uint32_t *order = profile_order(s, t);
     if (!order)
         return TC_ERR_NOMEM;

@@ -216,9 +216,17 @@ static int write_ftrace_header(tci_wctx *w)
         return TC_ERR_NOMEM;
     TCI_PUT_LIT(o, "# tracer: nop\n#\n");
     char format[TCI_FORMAT_TEXT_MAX];
-    tci_sink_printf(o, "# traceconv " TC_VERSION_STRING ": input %s, format %s, clock %s%s\n#\n", input,
+    tci_sink_printf(o, "# traceconv " TC_VERSION_STRING ": input %s, format %s, clock %s%s\n", input,
                     tci_trace_format(t, format, sizeof format), tci_clock_name(t->clock),
                     t->has_wall ? "" : " (timeline: thread CPU time, the input has no wall clock)");
+    char sel[TCI_SELECTION_TEXT_MAX]; /* the selection it was made with, named as the options are */
+    if (tci_selection_text(w->opt, NULL, sel, sizeof sel)) {
+        const char *shown = safe_text(&s->arena, sel, ST_LINE, &len);
+        if (!shown)
+            return TC_ERR_NOMEM;
+        tci_sink_printf(o, "# selection: %s\n", shown);
+    }
+    TCI_PUT_LIT(o, "#\n");
     TCI_PUT_LIT(o, "#                                      _-----=> irqs-off\n"
                    "#                                     / _----=> need-resched\n"
                    "#                                    | / _---=> hardirq/softirq\n"
@@ -354,9 +362,10 @@ const tci_writer tci_writer_systrace = {
                                          TCI_OPT_FIELD(text)},
                                         {0}},
     .variants = (const tci_variant[]){{.name = "systrace", .extension = "html", .mime = "text/html; charset=utf-8",
-                                       .mark = " (traceconv)</title>"},
+                                       .mark = " (traceconv)</title>", .aliases = "systrace-html"},
                                       {.name = "systrace-text", .extension = "systrace.txt",
-                                       .mime = "text/plain; charset=utf-8", .mark = "# traceconv ", .option = "text"},
+                                       .mime = "text/plain; charset=utf-8", .mark = "# traceconv ", .option = "text",
+                                       .aliases = "atrace,ftrace,systrace-txt"},
                                       {0}},
     .priv_size = sizeof(st_w),
     .flags = TCI_WF_GLOBAL_ORDER,

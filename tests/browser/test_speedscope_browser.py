@@ -8,7 +8,8 @@ shows. For a set of inputs (µs and ns clocks, thread CPU,
 deep recursion, sampled stacks, names in many scripts, hostile names):
 
 - the import succeeds: no "Something went wrong", no "Failed to load" in the console;
-- the page title is "<input file name> - speedscope" (our top-level name);
+- the page title is "<input file name> - speedscope" (our top-level name; "<input file name>
+  (weight cpu) - speedscope" with the selection --weight cpu);
 - the profile chooser lists our profiles, in order, and the active one is the main
   thread's ("<name> (k/N)" in the toolbar);
 - each profile's "Total Weight" is its thread's span, computed here from the IR dump
@@ -144,7 +145,8 @@ def check_file(ctx, case, res):
         return
     if not ctx.check(not res["failed"], f"{label}: speedscope did not import it: {res['why']} ({res['toolbar']!r})"):
         return
-    ctx.eq(res["title"], f"{os.path.basename(src)} - speedscope", f"{label}: page title")
+    # our name: the input's, and the selection it was made with (issue 36, item 5)
+    ctx.eq(res["title"], f"{os.path.basename(src)}{' (weight cpu)' if cpu else ''} - speedscope", f"{label}: page title")
     want, active = ts.expected_profiles(ir, cpu)
     if not want:
         return

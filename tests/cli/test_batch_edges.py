@@ -139,14 +139,33 @@ def check_overwrite_rules():
     outputs = {n: os.path.join(out, "rerun-src", n) for n in ("p.json", "q.json")}
     stamps = {n: os.stat(p).st_mtime_ns for n, p in outputs.items()}
     time.sleep(0.02)
-    r = batch(["-q", "-o", "json", "-O", out, src])
-    st = summary(os.path.join(out, "traceconv-batch.json"))
-    ctx.eq((r.returncode, st["totals"].get("failed")), (1, 2), "a second run without -f: every member fails")
-    ctx.eq({n: os.stat(p).st_mtime_ns for n, p in outputs.items()}, stamps, "a second run without -f: nothing rewritten")
-    r = batch(["-q", "-o", "json", "-O", out, "--skip-existing", src])
-    st = summary(os.path.join(out, "traceconv-batch.json"))
-    ctx.eq((r.returncode, st["totals"].get("ok"), st["totals"].get("existing")), (1, 0, 0),
-           "--skip-existing after a failed run: nothing was recorded as done, nothing replaced")
+
+    def totals(r):
+        t = summary(os.path.join(out, "traceconv-batch.json"))["totals"]
+        return r.returncode, t.get("ok"), t.get("failed"), t.get("existing")
+
+    def stamps_now():
+        return {n: os.stat(p).st_mtime_ns for n, p in outputs.items()}
+    # a second run without -f (issue 36, item 7): the members are up to date, not failed
+    r = batch(["-o", "json", "-O", out, src])
+    ctx.eq(totals(r), (0, 2, 0, 2), f"a second run without -f: both up to date ({s(r.stderr).strip()})")
+    ctx.check("2 ok (2 up to date), 0 failed" in s(r.stderr), f"the line says so: {s(r.stderr)!r}")
+    ctx.eq(stamps_now(), stamps, "a second run without -f: nothing rewritten")
+    # other options: not up to date; converted again over their own outputs, without -f
+    r = batch(["-q", "-o", "json", "--process-name", "other", "-O", out, src])
+    ctx.eq(totals(r), (0, 2, 0, 0), f"other options: converted again without -f ({s(r.stderr).strip()})")
+    ctx.check(all(stamps_now()[n] != stamps[n] for n in stamps), "other options: both outputs rewritten")
+    ctx.check(b'"other"' in open(outputs["p.json"], "rb").read(), "other options: in the outputs")
+    r = batch(["-q", "-o", "json", "--process-name", "other", "-O", out, src])
+    ctx.eq(totals(r), (0, 2, 0, 2), "the same options again: up to date")
+    # an output changed since (written into in place, the same size): not up to date, made again
+    # (the previous summary says the member's outputs are the run's own)
+    good = open(outputs["q.json"], "rb").read()
+    with open(outputs["q.json"], "r+b") as f:
+        f.write(b"{ ")
+    r = batch(["-q", "-o", "json", "--process-name", "other", "-O", out, src])
+    ctx.eq(totals(r), (0, 2, 0, 1), f"a changed q.json is not up to date ({s(r.stderr).strip()})")
+    ctx.eq(open(outputs["q.json"], "rb").read(), good, "a changed q.json is made again")
     ctx.eq(batch(["-q", "-f", "-o", "json", "-O", out, src]).returncode, 0, "with -f: converted again")
     r = batch(["-q", "-o", "json", "-O", out, "--skip-existing", src])
     st = summary(os.path.join(out, "traceconv-batch.json"))

@@ -394,8 +394,8 @@ def check_never_overwrite_a_trace(ctx):
         ctx.check(first.returncode == 0, f"-o {fmt}: first conversion: {s(first.stderr)}")
         before = read(out)
         r = ctx.run(["-q", "-o", fmt, a, out])
-        ctx.check(r.returncode == 2 and "use -f" in s(r.stderr),
-                  f"-o {fmt} again without -f: refused, suggesting -f: {r.returncode} {s(r.stderr)!r}")
+        ctx.check(r.returncode == 0 and read(out) == before,
+                  f"-o {fmt} again without -f: its own output made again: {r.returncode} {s(r.stderr)!r}")
         r = ctx.run(["-q", "-f", "-o", fmt, a, out])
         ctx.check(r.returncode == 0, f"-f -o {fmt} again: traceconv's own output is replaced: {s(r.stderr)!r}")
         ctx.check(read(out) == before, f"-f -o {fmt} again: the same output")
@@ -598,14 +598,24 @@ def check_several_formats_refused(ctx):
         ctx.eq(sorted(os.listdir(d)), ["app.json", "app.trace"], f"{what}: no output written")
         ctx.check(read(original) == before, f"{what}: the original is unchanged")
     os.remove(original)
-    # traceconv's own earlier outputs: refused without -f (each one said), replaced with -f
+    # traceconv's own earlier output is made again without -f (issue 36, item 7); a file it did
+    # not write is refused without -f (each one said), and then none of the outputs is written
     r = ctx.run(["-q", "-o", "json", src], check_rc=0)
+    with open(os.path.join(d, "app.folded"), "w") as f:
+        f.write("my notes\n")
     r = ctx.run(["-o", "folded,json,perfetto", src])
-    ctx.eq(r.returncode, 2, "an earlier app.json without -f: refused")
-    ctx.check("app.json" in s(r.stderr) and "-f" in s(r.stderr), f"an earlier app.json: says -f: {s(r.stderr)!r}")
-    ctx.eq(sorted(os.listdir(d)), ["app.json", "app.trace"], "an earlier app.json without -f: nothing written")
+    ctx.eq(r.returncode, 2, "a file of the user's at app.folded without -f: refused")
+    ctx.check("app.folded" in s(r.stderr) and "-f" in s(r.stderr) and "app.json" not in s(r.stderr),
+              f"app.folded, not the earlier app.json: says -f: {s(r.stderr)!r}")
+    ctx.eq(sorted(os.listdir(d)), ["app.folded", "app.json", "app.trace"], "a file of the user's: nothing written")
+    os.remove(os.path.join(d, "app.folded"))
+    r = ctx.run(["-o", "folded,json,perfetto", src])
+    ctx.eq(r.returncode, 0, f"over an earlier app.json, without -f: exit status ({s(r.stderr).strip()})")
+    ctx.eq(sorted(os.listdir(d)), ["app.folded", "app.json", "app.pftrace", "app.trace"], "every output")
+    r = ctx.run(["-o", "folded,json,perfetto", src])
+    ctx.eq(r.returncode, 0, f"every output again, without -f: exit status ({s(r.stderr).strip()})")
     r = ctx.run(["-f", "-o", "folded,json,perfetto", src])
-    ctx.eq(r.returncode, 0, f"-f over an earlier app.json: exit status ({s(r.stderr).strip()})")
+    ctx.eq(r.returncode, 0, f"-f over earlier outputs: exit status ({s(r.stderr).strip()})")
     ctx.eq(sorted(os.listdir(d)), ["app.folded", "app.json", "app.pftrace", "app.trace"], "-f: every output")
     no_stray(ctx, d, "several formats refused")
     # the help says how several formats are named

@@ -119,6 +119,9 @@ def check_help(ctx, t):
             where = f"traceconv {' '.join(args)}: {fmt['name'] if fmt else 'core'} --{o['name']}"
             if o.get("hidden"):
                 ctx.check(f"--{o['name']} " not in text, f"{where}: hidden, not shown")
+            elif args == ["--help"] and o["name"] == "threads":  # the command's -j entry is it: listed once
+                ctx.eq(text.count("--threads N"), 1, f"{where}: listed once")
+                ctx.check("-j, --jobs N, --threads N" in text, f"{where}: in the -j entry")
             else:
                 ctx.check(entry(o) in text, f"{where}: shown as {entry(o)!r}")
 

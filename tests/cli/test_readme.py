@@ -128,7 +128,14 @@ def common_tasks(ctx, readme):
     shutil.copy(os.path.join(corpus, "app-startup.trace"), os.path.join(d, "app.trace"))
     shutil.copy(os.path.join(corpus, "v3-dual.trace"), os.path.join(d, "before.trace"))
     shutil.copy(os.path.join(corpus, "v3-dual.trace"), os.path.join(d, "after.trace"))
-    shutil.copy(os.path.join(corpus, "systrace", "capture.txt"), os.path.join(d, "atrace.txt"))  # traceconv merge
+    # traceconv merge: an atrace capture of the same run as app.trace (app-startup: pid 1234, its
+    # main thread 1234, start 6203.944512 s): another run's is refused (it shares no process)
+    with open(os.path.join(d, "atrace.txt"), "w") as f:
+        f.write("# tracer: nop\n#\n"
+                "            main-1234  ( 1234) [000] ...1  6203.944512: tracing_mark_write: "
+                "trace_event_clock_sync: parent_ts=6203.944512\n"
+                "            main-1234  ( 1234) [000] ...1  6203.950000: tracing_mark_write: B|1234|bindApplication\n"
+                "            main-1234  ( 1234) [000] ...1  6204.010000: tracing_mark_write: E|1234\n")
     for f in ("v2-wall.trace", "open-at-end.trace"):
         shutil.copy(os.path.join(corpus, f), os.path.join(d, "traces", f))
     with zipfile.ZipFile(os.path.join(d, "more.zip"), "w") as z:

@@ -412,6 +412,37 @@ def check_errors(run, src):
     ctx.check(r.returncode == 0 and b"unused" in r.stderr, "--callers with -o json: an unused option, said")
 
 
+def check_kernel_names(run):
+    """A system capture names its kernel events (binder_transaction, ...) and counters in the
+    same table as its slices, but they are on no call path: a pattern never matches them, nor
+    are they offered as the closest names; a capture with no call path at all is an empty
+    selection (exit 1, the input's fact), not a mistyped name (exit 2)."""
+    ctx = run.ctx
+    cap = os.path.join(ctx.corpus, "systrace", "kernel-events.txt")
+    out = os.path.join(ctx.work, "kern.folded")
+    with open(cap, encoding="utf-8") as f:
+        text = f.read()
+    events = set(re.findall(r"\] [d.]\S* +[0-9.]+: (\w+):", text)) - {"tracing_mark_write"}
+    slices = set(re.findall(r"tracing_mark_write: B\|\d+\|([^\n]*)", text))
+    ctx.check({"binder_transaction", "sched_switch"} <= events and slices, f"the capture's kernel events {sorted(events)}")
+    for flag in ("--focus", "--callers"):
+        r = ctx.run(["-f", "-o", "folded", flag, "binder_transactio", cap, out])
+        err = r.stderr.decode(errors="replace").strip()
+        named = set(err.split("closest: ")[1].split(", ")) if "closest: " in err else set()
+        ctx.check(r.returncode == 2 and not named & events and named <= slices,
+                  f"{flag} binder_transactio: exit 2, closest only slices, no kernel event: {r.returncode} {err}")
+        r = ctx.run(["-f", "-o", "folded", flag, "sched_switch", cap, out])
+        ctx.check(r.returncode == 2 and not os.path.exists(out), f"{flag} sched_switch: a kernel event is no method")
+    kernel_only = os.path.join(ctx.work, "kernel-only.txt")
+    with open(kernel_only, "w", encoding="utf-8") as f:
+        f.write("# tracer: nop\n" + "".join(l + "\n" for l in text.splitlines()
+                                             if not l.startswith("#") and "tracing_mark_write" not in l))
+    r = ctx.run(["-f", "-o", "folded", "--focus", "x", kernel_only, out])
+    err = r.stderr.decode(errors="replace").strip().splitlines()
+    ctx.check(r.returncode == 1 and len(err) == 1 and "no call, slice or sampled frame" in err[0],
+              f"kernel events only, --focus x: exit 1, the input has no call: {r.returncode} {err}")
+
+
 def main():
     ctx = tclib.Ctx()
     seed = os.environ.get("TC_CALLERS_SEED")
@@ -446,6 +477,7 @@ def main():
                     peek=["com.example.app.Worker.step", "java.lang.String.hashCode"])
     print(f"pprof -peek compared on {run.peeked} methods")
     check_errors(run, app)
+    check_kernel_names(run)
     if ctx.failures:
         print(f"seed {seed} (replay: TC_CALLERS_SEED={seed})")
     ctx.done()

@@ -406,8 +406,12 @@ def check_errors(ctx, base, new):
     with open(out, "rb") as f:
         ctx.check(f.read().startswith(b"# traceconv "), "diff OUTPUT written")
     r = ctx.run(["diff", "-q", base, new, out])
-    ctx.eq(r.returncode, 2, f"an existing OUTPUT without -f: {r.stderr!r}")
-    diff(ctx, base, new, out=out)  # -f replaces our own output
+    ctx.eq(r.returncode, 0, f"its own earlier OUTPUT without -f: made again (issue 36, item 7): {r.stderr!r}")
+    with open(out, "ab") as f:  # changed since: not its own output as written
+        f.write(b"my note\n")
+    r = ctx.run(["diff", "-q", base, new, out])
+    ctx.eq(r.returncode, 2, f"a changed OUTPUT without -f: {r.stderr!r}")
+    diff(ctx, base, new, out=out)  # -f replaces it
     wall = os.path.join(ctx.corpus, "v2-wall.trace")
     r = diff(ctx, wall, wall, extra=("--weight", "cpu"), rc=1)
     ctx.check(b"BASE: " in r.stderr and b"no thread-CPU clock" in r.stderr, f"--weight cpu on wall only: {r.stderr!r}")

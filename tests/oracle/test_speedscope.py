@@ -8,7 +8,8 @@ here from other outputs of the same input.
 2. Every project corpus trace (art, rhea incl. the 3.x sampling dump, systrace), every
    trace of TC_EXTRA_CORPUS when it is set, tests/json and tests/ir converts, passes the
    checker, and:
-   - top level: "$schema", "exporter" = traceconv@<version>, "name" = the input's file name;
+   - top level: "$schema", "exporter" = traceconv@<version>, "name" = the input's file name
+     (and "(weight cpu)", the selection, with --weight cpu);
    - profiles: one per thread with calls or samples (two with both: " samples" second), in
      the views' order (tclib.views_order from the IR's own enters and exits: the thread named
      main, else tid = pid, else the busiest first, then by time outside idle waits), named
@@ -424,7 +425,8 @@ def check_input(ctx, label, src, version, cpu=False):
     if found:
         return
     ctx.eq(doc.get("exporter"), f"traceconv@{version}", f"{label}: exporter")
-    ctx.eq(doc.get("name"), os.path.basename(src), f"{label}: name")
+    # the input's name and the selection it was made with (issue 36, item 5)
+    ctx.eq(doc.get("name"), os.path.basename(src) + (" (weight cpu)" if cpu else ""), f"{label}: name")
     r = ctx.run(["-q", "-o", "ir", src, "-"], check_rc=0)
     ir = read_ir(r.stdout.decode("utf-8", errors="replace"))
     want, active = expected_profiles(ir, cpu)
@@ -546,9 +548,13 @@ def check_force(ctx):
     src = os.path.join(ctx.corpus, "app-startup.trace")
     out = os.path.join(ctx.work, "again.speedscope.json")
     ctx.run(["-q", "-f", "-o", "speedscope", src, out], check_rc=0)
+    r = ctx.run(["-q", "-o", "speedscope", src, out])
+    ctx.eq(r.returncode, 0, f"an earlier output is made again without -f ({r.stderr.decode(errors='replace').strip()})")
+    with open(out, "a") as f:  # changed since: not the earlier output any more
+        f.write(" ")
     r = ctx.run(["-o", "speedscope", src, out])
     ctx.check(r.returncode == 2 and b"use -f" in r.stderr,
-              f"an earlier output without -f: 'exists; use -f' ({r.stderr.decode(errors='replace').strip()})")
+              f"a changed output without -f: 'exists; use -f' ({r.stderr.decode(errors='replace').strip()})")
     r = ctx.run(["-q", "-f", "-o", "speedscope", src, out])
     ctx.eq(r.returncode, 0, f"an earlier output is replaced with -f ({r.stderr.decode(errors='replace').strip()})")
 

@@ -57,6 +57,10 @@ def option_values(o):
         return [str(o["min"]), str(o["max"])]
     if t == "float":
         return ["0", o["default"] or "1"]
+    if t == "string" and o.get("arg") == "METHOD":
+        # a method pattern that names no method is a usage error (exit 2, issue 36): every
+        # method, whose names the mutants make hostile
+        return ["*"]
     if t == "string":
         return [HOSTILE_TEXT]
     return []
@@ -66,12 +70,14 @@ def tables(ctx):
     """From `traceconv --list-formats --json`: the writers in order, then the diff's formats
     ("diff:text": `traceconv diff -o text ORIGINAL MUTANT`); per each, the options it reads
     with their values (an option a writer ignores is an unused-option warning, an error
-    under --strict, so each gets its own), and the options of which one conversion takes one
-    at most (those that pick two variants of one writer: report's csv and html)."""
+    under --strict, so each gets its own), and the groups of options of which one conversion
+    takes one at most (those that pick two variants of one writer: report's csv and html;
+    callers and reverse)."""
     d = json.loads(ctx.run(["--list-formats", "--json"], check_rc=0).stdout)
     names = {o["name"] for o in d["options"]}
     ctx.check(all(k[2:] in names for k, _ in CORE_LIMITS), f"the core limits are options of every conversion: {names}")
-    outs, options, exclusive = [], {}, set()
+    # --callers is a bottom-up view already: with --reverse a usage error (select.c)
+    outs, options, exclusive = [], {}, [{"callers", "reverse"}]
     for kind, prefix in (("writers", ""), ("diff", "diff:")):
         for f in d[kind]:
             outs.append(prefix + f["name"])
@@ -79,7 +85,7 @@ def tables(ctx):
                                            if option_values(o)]
             picks = [v["option"] for v in f.get("variants", ()) if v["option"]]
             if len(picks) > 1:
-                exclusive |= set(picks)
+                exclusive.append(set(picks))
     return outs, options, exclusive
 
 
@@ -154,7 +160,7 @@ def make_job(seed, idx, src, data, writer, tabs, rnd, work):
         if rnd.random() < 0.35:
             opts += rnd.choice(CORE_LIMITS)
         for name, values in options[writer]:
-            if rnd.random() < 0.35 and not (name in exclusive and picked & exclusive):
+            if rnd.random() < 0.35 and not any(name in g and picked & g for g in exclusive):
                 value = rnd.choice(values)
                 opts += [f"--{name}"] + ([] if value is None else [value])
                 picked.add(name)

@@ -16,6 +16,7 @@
 #include "unit.h"
 
 #include <stdlib.h>
+#include <strings.h>
 
 static const char ir_trace[] =
     "traceconv-ir 1\n"
@@ -102,7 +103,13 @@ static void test_output_variants(void)
     CHECK(v && v->inline_view && !strcmp(v->extension, "report.html"));
     CHECK_EQ_STR(tc_output_variant(NULL, "report")->name, "report");
     CHECK(tc_output_variant(NULL, "nosuch") == NULL && tc_output_variant(NULL, NULL) == NULL);
-    CHECK(tc_output_variant(NULL, "text") == NULL); /* a diff format is not a writer */
+    CHECK(tc_output_variant(NULL, "table") == NULL); /* a diff format's alias is not a writer's */
+    /* the names people type (the variants' aliases), in any case: the variant they mean */
+    CHECK_EQ_STR(tc_output_variant(NULL, "SVG")->name, "flamegraph");
+    CHECK_EQ_STR(tc_output_variant(NULL, "html")->name, "report-html");
+    CHECK_EQ_STR(tc_output_variant(NULL, "csv")->name, "report-csv");
+    CHECK_EQ_STR(tc_output_variant(NULL, "chrome")->name, "json");
+    CHECK_EQ_STR(tc_output_variant(NULL, "atrace")->name, "systrace-text");
     tc_conv *c = tc_conv_new();
     CHECK_EQ_INT(tc_conv_set_option(c, "html", "1"), TC_OK);
     CHECK_EQ_STR(tc_output_variant(c, "report")->name, "report-html");
@@ -308,6 +315,90 @@ static void test_variant_outputs(void)
         free(buf[i]);
 }
 
+/* Each of a list's comma-separated names into names[] (at most max in all). */
+static size_t split_names(const char *list, const char **names, size_t n, size_t max, char store[][32])
+{
+    for (const char *a = list; a && *a && n < max;) {
+        size_t k = strcspn(a, ",");
+        CHECK(k > 0 && k < 32);
+        snprintf(store[n], 32, "%.*s", (int)k, a);
+        names[n] = store[n];
+        n++;
+        a += k + (a[k] == ',');
+    }
+    return n;
+}
+
+/* No name twice (any case): a name or alias means one format, so the aliases are
+ * unambiguous within each namespace (readers; the writers' outputs; the diff's formats). */
+static void check_unique(const char **names, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = i + 1; k < n; k++)
+            if (!strcasecmp(names[i], names[k])) {
+                fprintf(stderr, "%s: '%s' names two formats\n", what, names[i]);
+                CHECK(strcasecmp(names[i], names[k]) != 0);
+            }
+}
+
+static void test_aliases(void)
+{
+    static char store[256][32];
+    const char *names[256];
+    const tc_format_info *f;
+    const tc_variant_info *v;
+    size_t n = 0;
+    for (size_t i = 0; (f = tc_format_at(i)); i++) { /* readers: names and aliases, each finds its reader */
+        if (!f->is_reader)
+            continue;
+        names[n++] = f->name;
+        size_t first = n;
+        n = split_names(f->aliases, names, n, 256, store);
+        for (size_t k = first; k < n; k++)
+            CHECK(tci_find_reader(names[k]) == tci_find_reader(f->name));
+    }
+    check_unique(names, n, "readers");
+    n = 0;
+    for (size_t i = 0; (f = tc_format_at(i)); i++) { /* writers: every variant's name and alias */
+        for (size_t k = 0; !f->is_reader && (v = tc_variant_at(f, k)); k++) {
+            if (k == 0)
+                names[n++] = f->name;
+            else
+                names[n++] = v->name;
+            size_t first = n;
+            n = split_names(v->aliases, names, n, 256, store);
+            for (size_t j = first; j < n; j++)
+                CHECK(tc_output_variant(NULL, names[j]) == v);
+        }
+    }
+    check_unique(names, n, "writers");
+    n = 0;
+    for (size_t i = 0; (f = tc_diff_format_at(i)); i++) {
+        names[n++] = f->name;
+        size_t first = n;
+        n = split_names(tc_variant_at(f, 0)->aliases, names, n, 256, store);
+        for (size_t j = first; j < n; j++)
+            CHECK(tci_find_diff_format(names[j]) == tci_find_diff_format(f->name));
+    }
+    check_unique(names, n, "diff formats");
+    CHECK(tci_find_reader("ATRACE") == tci_find_reader("systrace")); /* any case */
+}
+
+/* A time as the selection's text says it: exact and shortest, parsed back to the same ns. */
+static void test_duration_text(void)
+{
+    static const struct { int64_t ns; const char *text; } cases[] = {
+        {1200000000, "1.2s"}, {250000000, "250ms"}, {40000, "40us"}, {7, "7ns"}, {0, "0"},
+        {1000000001, "1.000000001s"}, {1500000, "1.5ms"}, {3600000000000, "3600s"}, {999, "999ns"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[40];
+        int64_t back = -1;
+        tci_duration_text(cases[i].ns, text, sizeof text);
+        CHECK_EQ_STR(text, cases[i].text);
+        CHECK(tci_parse_duration(text, &back) == 0 && back == cases[i].ns);
+    }
+}
+
 int main(void)
 {
     UNIT_RUN(test_iterators);
@@ -318,5 +409,7 @@ int main(void)
     UNIT_RUN(test_every_row_parses);
     UNIT_RUN(test_unknown_key);
     UNIT_RUN(test_variant_outputs);
+    UNIT_RUN(test_aliases);
+    UNIT_RUN(test_duration_text);
     return UNIT_DONE();
 }

@@ -1,0 +1,1 @@
+tc_unit_test(nearmiss INTERNAL SOURCES unit/nearmiss.c)
