@@ -170,14 +170,16 @@ static void list_threads(const tci_trace *t, const char *spec, char *out, size_t
             tci_nearest_offer(&nn, t->threads[i].name);
     size_t n = 0, shown = 0, total = 0;
     out[0] = 0;
-    for (size_t pass = 0; pass < 2; pass++) /* 0: the closest, 1: the rest */
+    /* rank 0..nn.n-1: the closest names in nn's order (the threads of one name together);
+     * rank nn.n: the rest, in the trace's order */
+    for (size_t rank = 0; rank <= nn.n; rank++)
         for (uint32_t i = 0; i < t->n_threads; i++) {
             if (!t->threads[i].records)
                 continue;
-            bool close = false;
-            for (size_t k = 0; k < nn.n && !close; k++)
-                close = !strcmp(nn.name[k], t->threads[i].name);
-            if (close != (pass == 0))
+            size_t of = 0;
+            while (of < nn.n && strcmp(nn.name[of], t->threads[i].name))
+                of++;
+            if (of != rank)
                 continue;
             total++;
             if (shown < 8 && n < len) {
