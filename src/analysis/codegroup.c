@@ -528,6 +528,46 @@ static size_t lifecycle_package(const tci_calltree *ct, const uint8_t *kind, con
     return k;
 }
 
+/* The number of segments of package s[0..k). */
+static size_t segments_of(const char *s, size_t k)
+{
+    size_t n = k ? 1 : 0;
+    for (size_t i = 0; i < k; i++)
+        n += s[i] == '.';
+    return n;
+}
+
+/* The app's package widened over the packages beside it: a lifecycle class in a subpackage
+ * (com.example.android.displayingbitmaps.ui.ImageDetailActivity, the only lifecycle frame of
+ * a real trace) belongs to an app whose other code lies next to it (...displayingbitmaps.util,
+ * most of its time), which must not be painted as a library. One segment up at a time while
+ * the parent has three segments at least (com.example is a company's, not an app's), holds
+ * code outside the current package, and all of it is app-like: no platform, runtime or known
+ * library under it (com.google.android holds gms). */
+static size_t widen_to_siblings(const tci_trace *t, const char *s, size_t k)
+{
+    for (;;) {
+        size_t parent = k;
+        while (parent > 0 && s[parent - 1] != '.')
+            parent--;
+        if (parent-- == 0 || segments_of(s, parent) < 3)
+            return k;
+        bool beside = false;
+        for (uint32_t i = 0; i < t->n_methods; i++) {
+            const char *m = t->methods[i].short_name;
+            size_t n = m ? strlen(m) : 0;
+            if (!n || !under(m, n, s, parent) || under(m, n, s, k))
+                continue;
+            if (!app_like(m, n, true))
+                return k; /* someone else's code under the parent: the app stops here */
+            beside = true;
+        }
+        if (!beside)
+            return k;
+        k = parent;
+    }
+}
+
 /* "MainActivity.onCreate": a name without its package. */
 static const char *without_package(const char *s)
 {
@@ -547,6 +587,7 @@ static int app_from_lifecycle(const tci_calltree *ct, tci_arena *a, tci_app_pack
         const char *s = method_short(t, ct->nodes[h.node].method);
         const char *p = method_short(t, ct->nodes[ct->nodes[h.node].parent].method);
         size_t k = lifecycle_package(ct, kind, s, package_prefix(s, strlen(s), UINT_MAX));
+        k = widen_to_siblings(t, s, k);
         out->name = tci_arena_strndup(a, s, k);
         out->evidence = tci_arena_printf(a, "%s called by %s", without_package(s), without_package(p));
         out->source = TCI_APP_LIFECYCLE;
@@ -588,7 +629,7 @@ static int app_from_process(const tci_trace *t, tci_arena *a, tci_app_package *o
 }
 
 /* -- inferred: the two-segment prefix with the most time (a tree) or methods (none), narrowed
- * to its three-segment prefix with more than half of that */
+ * to its three-segment prefix with three quarters of that at least */
 
 static int64_t share_pct(int64_t part, int64_t total)
 {
@@ -613,7 +654,10 @@ static int app_inferred(const tci_calltree *ct, method_prefixes *mp, tci_arena *
         if (!three || weight_of(c, by_time) > weight_of(three, by_time))
             three = c;
     }
-    if (three && weight_of(three, by_time) * 2 > weight_of(two, by_time))
+    /* narrowed only when one subpackage is nearly all of it (com.example -> com.example.shop):
+     * a company's code spread over several (com.yy.base 7%, com.yy.appbase 9%, com.yy.hiyo 1% of
+     * a real trace) is all the app's, and half of it painted as a library misleads */
+    if (three && weight_of(three, by_time) * 4 >= weight_of(two, by_time) * 3)
         pick = three;
     if (!(out->name = tci_arena_strndup(a, pick->s, pick->len)))
         return TC_ERR_NOMEM;

@@ -32,6 +32,9 @@ SHAPES = {
     "library-heavy": "GalleryApp.onCreate called by Instrumentation.callApplicationOnCreate",
     "oem-midrun": None,  # no lifecycle call, no process name: the app's share of the time
     "android-package": "CameraActivity.onResume called by Instrumentation.callActivityOnResume",
+    # the only lifecycle frame in a subpackage (.ui): the app is the packages beside it (.util)
+    "subpackage-activity": "ImageDetailActivity.onCreate called by Activity.performCreate",
+    "company-spread": None,  # the company's prefix, its time spread over several subpackages
 }
 PLATFORM = ("android.app.", "android.os.", "android.view.", "android.graphics.", "android.hardware.", "androidx.")
 
@@ -74,7 +77,7 @@ def check_shape(ctx, stem, evidence):
     wrong = []
     for name, fill, _, _ in frames:
         want_group = (cg.APP if name.startswith(app + ".") else cg.FRAMEWORK if name.startswith(PLATFORM)
-                      else cg.LIBRARY if re.match(r"^(com\.(facebook|samsung|squareup|google)|org\.apache|okhttp3|io\.github)\.", name)
+                      else cg.LIBRARY if re.match(r"^(com\.(facebook|samsung|squareup|google|bumptech)|org\.apache|okhttp3|io\.github)\.", name)
                       else None)
         if want_group and cg.family(fill) != want_group:
             wrong.append((name, fill, want_group))
