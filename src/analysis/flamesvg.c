@@ -1045,8 +1045,12 @@ static int put_frame(render *r, const drawn *d)
         y1 = top + d->depth * FRAMEHEIGHT;
         y2 = top + (d->depth + 1) * FRAMEHEIGHT - FRAMEPAD;
     }
-    /* tooltip */
-    TCI_PUT_LIT(o, "<g>\n<title>");
+    /* tooltip; the frame to open zoomed on (tci_flame_opts.open_first), a tower drawn from the left */
+    bool open = opt->open_first && !f->differential && d->depth == 1 && d->start == 0 && d->width * 3 < r->timemax;
+    TCI_PUT_LIT(o, "<g");
+    if (open)
+        TCI_PUT_LIT(o, " data-open=\"\"");
+    TCI_PUT_LIT(o, ">\n<title>");
     if (root) {
         TCI_PUT_LIT(o, "all");
     } else {

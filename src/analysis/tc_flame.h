@@ -54,6 +54,10 @@ typedef struct tci_flame_opts {
     /* android palette: the legend's app package and how it was chosen (tc_codegroup.h) */
     const char *app_package; /* NULL: none found */
     const char *app_source;  /* its evidence: "given", "process name", "MainActivity.onCreate called by ..." */
+    /* the root's first child is the main thread's tower (the views' order): the script opens
+     * the graph zoomed on it when it has less than a third of the root's count, where idle and
+     * busy daemons would leave main a sliver (data-open on its frame; Reset zoom shows all) */
+    bool open_first;
 } tci_flame_opts;
 
 /* A standalone SVG's options from the command's (title, width, minwidth, inverted, colors, hash;

@@ -215,6 +215,13 @@ function tcFlame(svg, pfx) {
 		else if (e.key === "Escape" && !unzoombtn.classList.contains("hide")) { e.preventDefault(); unzoom(); }
 	});
 	field = makeField();
+	// open on main's tower when the writer marked it (data-open: the first thread, with less than a
+	// third of the time): busy daemons would leave it a sliver; Reset zoom shows every thread
+	var open = frames.querySelector("g[data-open]");
+	if (open) {
+		zoom(open);
+		details.nodeValue = "Zoomed on " + tooltip(open) + ": Reset zoom (or Escape) shows every thread";
+	}
 	svg.tcFlame = { zoom: zoom, unzoom: unzoom, search: search, resetSearch: clearSearch,
 		toggleIgnorecase: toggleIgnorecase };
 	return svg.tcFlame;

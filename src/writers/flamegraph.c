@@ -108,6 +108,7 @@ static int flame_finish(tci_wctx *w, const tci_calltree *ct)
     if (ct->count) /* tooltips "NAME (COUNT cycles:HG, P%)", as flamegraph.pl --countname=cycles:HG */
         o.countname = ct->count;
     o.root_name = root_name(f, ct, f->ff.fold.cpu, opt->merge_threads);
+    o.open_first = w->thread_order && !opt->merge_threads && !opt->reverse && !opt->callers; /* main's tower */
     if (!o.root_name)
         return TC_ERR_NOMEM;
     rc = tci_flame_render(f->flame, &o, w->out);

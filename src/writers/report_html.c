@@ -615,6 +615,7 @@ static int flame_build_all(flame_build *f, tci_wctx *w, const tci_calltree *ct, 
     if ((rc = tci_foldflame_callers(&f->ff, w->trace, w->opt, w->diag)) != TC_OK) /* --callers: rooted at the method */
         return rc;
     f->ff.thread_order = w->thread_order; /* main's tower first, as the writer's */
+    fo->open_first = w->thread_order && !w->opt->reverse && !w->opt->callers; /* and opened on it, as the writer's */
     if (!(f->flame = tci_flame_new(false)))
         return TC_ERR_NOMEM;
     return tci_foldflame_add(&f->ff, f->flame, ct, false, false);

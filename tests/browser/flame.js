@@ -7,8 +7,8 @@
 //                       "prefix": "" | "ga-", "click": INDEX, "searches": [ {"term": "...", "ic": false,
 //                       "how": "button" | "key", "key": "/" | "F3" | "Control+f"} ], "hover": [INDEX...],
 //                       "shot": "/path.png" | null } ] }
-// Each graph is opened (graphs with the same url share one page load), the frames are listed,
-// frame INDEX is clicked (a real mouse click), Reset zoom is clicked, then the zoom is made
+// Each graph is opened (graphs with the same url share one page load), the frames are listed as
+// it opened and, after Reset zoom if it opened zoomed, as drawn; frame INDEX is clicked (a real mouse click), Reset zoom is clicked, then the zoom is made
 // again and undone with Escape. Each search is typed as a user types it: into the search field
 // after a click on it, or after its key ("/" by default, with the pointer over the graph), then
 // Enter; then the field's clear button. The legend (android palette) and the controls (their
@@ -84,7 +84,12 @@ async function element(page, g, what) {
 }
 
 async function driveGraph(page, g) {
-  const out = { before: await state(page, g), legend: await page.evaluate(listLegend, g.svg, g.prefix),
+  // the state the graph opened in (zoomed on main's tower when the writer marked it), then
+  // every frame as drawn, after Reset zoom when it opened zoomed
+  const opened = await state(page, g);
+  if (g.shot && !opened.unzoomHidden) await page.screenshot({ path: g.shot.replace(/\.png$/, "-opened.png"), fullPage: true });
+  if (!opened.unzoomHidden) await (await element(page, g, "unzoom")).click();
+  const out = { opened, before: await state(page, g), legend: await page.evaluate(listLegend, g.svg, g.prefix),
                 controls: await page.evaluate(listControls, g.svg, g.prefix) };
   if (g.click !== undefined && g.click !== null) {
     await (await element(page, g, g.click)).click();

@@ -41,6 +41,7 @@ function frames(pfx) {
                width: r.getAttribute("width"), hidden: g.classList.contains("hide") };
     }),
     width: svg.width.baseVal.value, matched: byId("matched").textContent,
+    unzoomHidden: byId("unzoom").classList.contains("hide"), details: byId("details").textContent,
   };
 }
 
@@ -173,7 +174,10 @@ async function withScript(browser, spec) {
     }, target);
   }
   out.threadsOpen = await page.evaluate(() => [...document.querySelectorAll("details.thread")].map((d) => d.open));
-  // the wall flame graph: zoom on a frame, a search
+  // the wall flame graph: as it opened (zoomed on main's tower when that is a sliver; then Reset
+  // zoom), a zoom on a frame, a search
+  out.flameOpened = await page.evaluate(frames, "fg-wall-");
+  if (!out.flameOpened.unzoomHidden) await (await page.$('[id="fg-wall-unzoom"]')).click();
   out.flame = await page.evaluate(frames, "fg-wall-");
   if (spec.click !== undefined) {
     const rect = await page.evaluateHandle((i) =>

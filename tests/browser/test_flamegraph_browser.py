@@ -11,7 +11,10 @@ puppeteer-core from tests/browser, see tests/browser/lib.js) opens
   the nonce;
 
 and checks, from what the browser shows (tests/browser/flame.js reports it as JSON): no
-console error, no failed request, no CSP violation; a real click on a frame zooms (its
+console error, no failed request, no CSP violation; the writer's graphs open zoomed on main's
+tower when it has less than a third of the time (app-startup's main: 24% by tracegen's facts),
+the details line saying so, and Reset zoom then shows every frame where the model has it; the
+engine's embedded graphs (no thread order) open unzoomed; a real click on a frame zooms (its
 rectangle becomes x = xpad, width = svg width - 2 xpad, frames outside it are hidden, its
 ancestors dimmed at full width) and Reset zoom (a button shown while zoomed) restores every
 frame exactly, and so does Escape; a search typed into the search field (after a click on
@@ -195,6 +198,32 @@ def check_graph(ctx, label, g, res, frames_model):
         ctx.eq(h["details"], "Function: " + before[h["index"]]["title"], f"{label}: details line on hover")
 
 
+def check_opened(ctx, label, res, model, towers, main_share=None):
+    """Where the graph opens (issue 36: the views open on main): a writer's graph of one tower per
+    thread (towers) opens zoomed on its first tower, main's, when that has less than a third of
+    the root's count, read off the model's frames (main_share: the facts' share, when known);
+    any other graph opens unzoomed. Zoomed: that frame full width, Reset zoom shown, the
+    details line saying so; then Reset zoom restored every frame (res["before"] is the model's)."""
+    o = res["opened"]
+    width = o["width"]
+    first = next((i for i, f in enumerate(model[1:], 1) if abs(float(f["x"]) - XPAD) < 1e-6 and
+                  f["y"] == sorted({g["y"] for g in model[1:]}, reverse=not label.endswith("inverted"))[0]), None)
+    share = tf.split_title(model[first]["title"])[1] / tf.split_title(model[0]["title"])[1] if first else 1
+    if main_share is not None:
+        ctx.check(abs(share - main_share) < 0.01, f"{label}: main's share {share:.4f} (the facts': {main_share:.4f})")
+    want = towers and share * 3 < 1
+    ctx.eq(not o["unzoomHidden"], want, f"{label}: opens zoomed on main's tower ({share:.1%} of the graph)")
+    if want:
+        f = o["frames"][first]
+        ctx.check(abs(float(f["x"]) - XPAD) < 1e-6 and abs(float(f["width"]) - (width - 2 * XPAD)) < 1e-6,
+                  f"{label}: the first tower full width as it opens: x={f['x']} width={f['width']}")
+        ctx.eq(o["details"], f"Zoomed on {model[first]['title']}: Reset zoom (or Escape) shows every thread",
+               f"{label}: the details line says what it opened on")
+        ctx.check(sum(g["hidden"] for g in o["frames"]) > 0, f"{label}: the other towers hidden as it opens")
+    ctx.eq([(f["x"], f["width"]) for f in res["before"]["frames"]], [(f["x"], f["width"]) for f in model],
+           f"{label}: after Reset zoom, every frame where the model has it")
+
+
 def overlap(a, b, eps=0.01):
     return a["x"] < b["x"] + b["w"] - eps and b["x"] < a["x"] + a["w"] - eps and \
         a["y"] < b["y"] + b["h"] - eps and b["y"] < a["y"] + a["h"] - eps
@@ -301,7 +330,18 @@ def main():
     models = [frames, hframes, pframes, hframes, pframes, hframes, []]
     labels = ["standalone", "standalone hostile", "embedded ga", "embedded hostile gb", "csp gc", "csp hostile gd",
               "standalone inverted"]
+    with open(os.path.join(ctx.corpus, "app-startup.facts.json"), encoding="utf-8") as f:
+        facts = json.load(f)
+    main_share = next(t["wall_total_us"] for t in facts["threads"] if t["name"] == "main") / \
+        sum(t["wall_total_us"] for t in facts["threads"])
+    ctx.check(main_share * 3 < 1, f"app-startup's main has less than a third of the time ({main_share:.1%}): "
+              "its graph opens zoomed")
+    imodel = [dict(title=f"{f['name']} ({f['count']:,} us, {f['pct']}%)" if i else f"all ({f['count']:,} us, 100%)",
+                   x=f["x"], y=f["y"], width=f["width"]) for i, f in enumerate(tf.our_frames(ctx, "inverted", inverted)[1])]
     for g, res, m, label in zip(graphs, results, models, labels):
+        towers = label.startswith("standalone")  # the writer's graphs; flame_render's have no thread order
+        check_opened(ctx, label, res, m or imodel, towers, main_share if label in ("standalone", "standalone inverted")
+                     else None)
         check_graph(ctx, label, g, res, m)
         check_controls(ctx, label, res)
         n_scripts = res["pwned"][2]

@@ -19,6 +19,7 @@ names, and this test checks:
 - with JavaScript disabled the tables are there and a summary still opens its lists.
 Screenshots are saved in the test's work dir.
 """
+import json
 import math
 import os
 import re
@@ -334,6 +335,13 @@ def check_callers(ctx, node, src):
     ctx.check(any(r["cut"] for r in c["rows"]), "a long name is cut to its column (the app start has some)")
 
 
+def app_main_share(ctx):
+    """app-startup's main thread's share of the threads' wall time (tracegen's facts)."""
+    with open(os.path.join(ctx.corpus, "app-startup.facts.json"), encoding="utf-8") as f:
+        threads = json.load(f)["threads"]
+    return next(t["wall_total_us"] for t in threads if t["name"] == "main") / sum(t["wall_total_us"] for t in threads)
+
+
 def main():
     ctx = tclib.Ctx()
     node = browserlib.require_node(ctx)
@@ -360,6 +368,9 @@ def main():
             continue
         model = [dict(x=f["x"], y=f["y"], width=f["width"]) for f in frames]
         click = fb.pick_click(model, 1200)
+        # where the page's graph opens: on main's tower, as -o flamegraph's (test_flamegraph_browser)
+        titled = [dict(m, title=f"{f['name'] if i else 'all'} ({f['count']:,} us, {f['pct'] if i else 100}%)")
+                  for i, (m, f) in enumerate(zip(model, frames))]
         spec = {"url": "file://" + page, "sorts": [4, 2, 1, 8, 13], "search": term, "click": click, "filter": filt,
                 "shot": os.path.join(w, label + ".png")}
         res = browserlib.run_spec(ctx, node, "report.js", spec, os.path.join(w, label + ".spec.json"),
@@ -368,6 +379,9 @@ def main():
             continue
         res.update(click=click, search=term, filter=filt, paths=None if hostile else art_paths(src))
         check_page(ctx, label, res, hostile)
+        if "flameOpened" in res["js"]:
+            fb.check_opened(ctx, label + " wall graph", {"opened": res["js"]["flameOpened"], "before": res["js"]["flame"]},
+                            titled, True, None if hostile else app_main_share(ctx))
         ctx.check(os.path.getsize(spec["shot"]) > 1000, f"{label}: screenshot {spec['shot']}")
         if not hostile and res["js"].get("tree", {}).get("bottomUp"):
             check_reverse_opening(ctx, node, label, src, res["js"]["tree"]["bottomUp"][0])
