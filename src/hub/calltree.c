@@ -422,25 +422,30 @@ int tci_calltree_merge_threads(const tci_calltree *in, tci_calltree *out)
 
 /* ---- bottom-up ---------------------------------------------------------------- */
 
-/* The self times and calls of in's node i added along its path read backwards in out. */
-static int reverse_path(const tci_calltree *in, const uint32_t *canon, uint32_t i, tci_calltree *out)
+/* in's node i's path read backwards into out, under its thread's root: the node's method
+ * first, then its callers up to the thread's top level, each adding the node's calls and
+ * the weights wall and cpu to its totals; where the chain ends, the weights are its self
+ * time. The bottom-up tree weighs each node by its self times, the callers tree by its
+ * totals. */
+static int add_path_backwards(const tci_calltree *in, const uint32_t *canon, uint32_t i, int64_t wall, int64_t cpu,
+                              tci_calltree *out)
 {
     const tci_ctnode *n = &in->nodes[i];
     uint32_t thread = n->thread, o = out->roots[thread];
     tci_ctnode *r = &out->nodes[o];
-    r->wall_total = sum(out, r->wall_total, n->wall_self);
-    r->cpu_total = sum(out, r->cpu_total, n->cpu_self);
+    r->wall_total = sum(out, r->wall_total, wall);
+    r->cpu_total = sum(out, r->cpu_total, cpu);
     for (uint32_t q = i; in->nodes[q].parent != TCI_NONE; q = in->nodes[q].parent) {
         uint32_t m = in->nodes[q].method;
         if ((o = child(out, o, canon ? canon[m] : m, thread)) == TCI_NONE)
             return TC_ERR_NOMEM;
         tci_ctnode *on = &out->nodes[o];
         on->calls = on->calls + n->calls >= on->calls ? on->calls + n->calls : UINT64_MAX;
-        on->wall_total = sum(out, on->wall_total, n->wall_self);
-        on->cpu_total = sum(out, on->cpu_total, n->cpu_self);
+        on->wall_total = sum(out, on->wall_total, wall);
+        on->cpu_total = sum(out, on->cpu_total, cpu);
     }
-    out->nodes[o].wall_self = sum(out, out->nodes[o].wall_self, n->wall_self);
-    out->nodes[o].cpu_self = sum(out, out->nodes[o].cpu_self, n->cpu_self);
+    out->nodes[o].wall_self = sum(out, out->nodes[o].wall_self, wall);
+    out->nodes[o].cpu_self = sum(out, out->nodes[o].cpu_self, cpu);
     return TC_OK;
 }
 
@@ -476,36 +481,12 @@ int tci_calltree_reverse(const tci_calltree *in, const uint32_t *canon, tci_call
         else if (TCI_UNLIKELY(out->n_nodes > limit))
             rc = reverse_too_large(out, limit);
         else
-            rc = reverse_path(in, canon, i, out);
+            rc = add_path_backwards(in, canon, i, in->nodes[i].wall_self, in->nodes[i].cpu_self, out);
     }
     return finish_derived(out, rc, "the bottom-up tree");
 }
 
 /* ---- callers ------------------------------------------------------------------- */
-
-/* The totals and calls of in's node i added along its path read backwards in out, under its
- * thread's root: the called method first, then its callers up to the thread's top level
- * (where the chain ends, its self time). */
-static int callers_path(const tci_calltree *in, const uint32_t *canon, uint32_t i, tci_calltree *out)
-{
-    const tci_ctnode *n = &in->nodes[i];
-    uint32_t o = out->roots[n->thread];
-    tci_ctnode *r = &out->nodes[o];
-    r->wall_total = sum(out, r->wall_total, n->wall_total);
-    r->cpu_total = sum(out, r->cpu_total, n->cpu_total);
-    for (uint32_t q = i; in->nodes[q].parent != TCI_NONE; q = in->nodes[q].parent) {
-        uint32_t m = in->nodes[q].method;
-        if ((o = child(out, o, canon ? canon[m] : m, n->thread)) == TCI_NONE)
-            return TC_ERR_NOMEM;
-        tci_ctnode *on = &out->nodes[o];
-        on->calls = on->calls + n->calls >= on->calls ? on->calls + n->calls : UINT64_MAX;
-        on->wall_total = sum(out, on->wall_total, n->wall_total);
-        on->cpu_total = sum(out, on->cpu_total, n->cpu_total);
-    }
-    out->nodes[o].wall_self = sum(out, out->nodes[o].wall_self, n->wall_total);
-    out->nodes[o].cpu_self = sum(out, out->nodes[o].cpu_self, n->cpu_total);
-    return TC_OK;
-}
 
 int tci_calltree_callers(const tci_calltree *in, const uint32_t *canon, const uint8_t *mark, const char *what,
                          tci_calltree *out)
@@ -536,7 +517,7 @@ int tci_calltree_callers(const tci_calltree *in, const uint32_t *canon, const ui
         else if (TCI_UNLIKELY(out->n_nodes > limit))
             rc = reverse_too_large(out, limit);
         else
-            rc = callers_path(in, canon, i, out);
+            rc = add_path_backwards(in, canon, i, n->wall_total, n->cpu_total, out);
     }
     free(under);
     if (rc == TC_OK && !called && out->diag) /* an empty graph or report would look like an answer */
