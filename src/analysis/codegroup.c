@@ -281,7 +281,7 @@ static void time_prefix(time_walk *tw, uint32_t id, int64_t ns, int step)
         return;
     prefix_count *c = &tw->mp->tally.v[id];
     if (step > 0 && c->open++ == 0)
-        c->time = c->time > TCI_SUM_MAX - ns ? TCI_SUM_MAX : c->time + ns;
+        c->time = tci_sum_add(c->time, ns);
     else if (step < 0)
         c->open--;
 }
@@ -316,7 +316,7 @@ static int64_t tree_total(const tci_calltree *ct, bool cpu)
     for (uint32_t r = 0; r < ct->n_roots; r++) {
         const tci_ctnode *nd = &ct->nodes[ct->roots[r]];
         int64_t ns = cpu ? nd->cpu_total : nd->wall_total;
-        total = total > TCI_SUM_MAX - ns ? TCI_SUM_MAX : total + ns;
+        total = tci_sum_add(total, ns);
     }
     return total;
 }

@@ -25,7 +25,6 @@ uint8_t *tci_idle_methods(const tci_trace *t)
     return idle;
 }
 
-static int64_t add_sat(int64_t a, int64_t b) { return a > TCI_SUM_MAX - b ? TCI_SUM_MAX : a + b; }
 
 typedef struct busy_walk {
     const tci_calltree *ct;
@@ -41,7 +40,7 @@ static int busy_enter(void *user, uint32_t node, uint32_t depth)
     const tci_ctnode *nd = &bw->ct->nodes[node];
     if (nd->method == TCI_NONE || nd->method >= bw->ct->trace->n_methods || !bw->idle_method[nd->method])
         return TC_OK;
-    bw->idle_ns = add_sat(bw->idle_ns, bw->cpu ? nd->cpu_total : nd->wall_total);
+    bw->idle_ns = tci_sum_add(bw->idle_ns, bw->cpu ? nd->cpu_total : nd->wall_total);
     return TCI_WALK_PRUNE; /* the outermost idle wait holds the time of those under it */
 }
 
@@ -129,8 +128,8 @@ bool tci_mostly_idle(const tci_trace *t, const int64_t *busy, const int64_t *idl
     int64_t b = 0, i = 0;
     for (uint32_t k = 0; k < t->n_threads; k++)
         if (t->threads[k].records) {
-            b = add_sat(b, busy[k]);
-            i = add_sat(i, idle[k]);
+            b = tci_sum_add(b, busy[k]);
+            i = tci_sum_add(i, idle[k]);
         }
     return i > b;
 }

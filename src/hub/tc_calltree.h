@@ -56,6 +56,9 @@ static inline int64_t tci_count_of(int64_t ns) { return ns / TCI_COUNT_NS + (ns 
  * time, and the sum of the self times under any node, is at most TCI_SUM_MAX:
  * a writer may add them up, and add rounding, without overflow. */
 #define TCI_SUM_MAX (INT64_MAX / 2)
+/* a + b of the tree's times (each in [0, TCI_SUM_MAX]), held at TCI_SUM_MAX: what an
+ * analysis adds up over a tree (a package's time, the threads' busy time) stays a time. */
+static inline int64_t tci_sum_add(int64_t a, int64_t b) { return a > TCI_SUM_MAX - b ? TCI_SUM_MAX : a + b; }
 /* Per thread: the times of its first and last call events (enter, exit,
  * sample), reconstructed and closing frames included; TCI_NO_TIME until seen. */
 typedef struct tci_ctspan {
