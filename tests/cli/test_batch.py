@@ -274,7 +274,7 @@ def test_jobs_and_shards():
     whole_files, whole = runs["1"]
     seen, files = [], {}
     procs = []
-    for i in range(3):  # as the README's recipe: shards at the same time, each its own OUTDIR
+    for i in range(3):  # as doc/batch.md's recipe: shards at the same time, each its own OUTDIR
         out = os.path.join(W, f"out-shard{i}")
         procs.append((out, subprocess.Popen([ctx.traceconv, "batch", "-o", "json,folded", "-O", out, "-q",
                                              "--shard", f"{i}/3", arc])))
@@ -292,11 +292,11 @@ def test_jobs_and_shards():
 
 
 def test_readme_shard_recipe():
-    """Two shards at once into one OUTDIR, each with its own summary, merged as the README's recipes end."""
-    readme = open(os.path.join(ctx.source, "README.md")).read()
-    recipes = readme[readme.index("Recipes:"):readme.index("`traceconv batch --help` lists every option")]
+    """Two shards at once into one OUTDIR, each with its own summary, merged as doc/batch.md's recipes end."""
+    page = open(os.path.join(ctx.source, "doc", "batch.md")).read()
+    recipes = page[page.index("Recipes:"):page.index("`traceconv batch --help` lists every option")]
     ctx.eq(recipes.count("traceconv batch --merge-summaries --summary /data/out/traceconv-batch.json "
-                         "/data/out/shard-*.json"), 3, "README: each recipe ends with the merge")
+                         "/data/out/shard-*.json"), 3, "doc/batch.md: each recipe ends with the merge")
     arc = os.path.join(W, "set.tar.gz")
     out = os.path.join(W, "out-recipe")
     procs = [subprocess.Popen([ctx.traceconv, "batch", "-o", "json", "-O", out, "-q", "--summary",
