@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`traceconv merge`'s first day (issue 36, item 8): the README's example on corpus/merge/.
+"""`traceconv merge`'s first day (issue 36, item 8): doc/merge.md's example on corpus/merge/.
 
 - corpus/merge/ is what its generator writes (gen.py with this build's tracegen: the same
   bytes), so the example's files and their facts are the model's;
@@ -10,7 +10,7 @@
 - a pair that shares no process (the app's method trace and another run's capture) is an
   error: exit 1, one line that says why and names --offset, and no output; with --offset it is
   merged (each method-trace thread on a track of its own);
-- the README shows the example with these files.
+- doc/merge.md shows the example with these files.
 The model's expectations never come from traceconv."""
 import filecmp
 import json
@@ -85,9 +85,9 @@ def check_no_shared_process():
 
 
 def check_readme():
-    readme = open(os.path.join(ctx.source, "README.md"), encoding="utf-8").read()
-    ctx.check("traceconv merge corpus/merge/app.trace corpus/merge/app.atrace.txt" in readme,
-              "the README's merge example uses corpus/merge")
+    page = open(os.path.join(ctx.source, "doc", "merge.md"), encoding="utf-8").read()
+    ctx.check("traceconv merge corpus/merge/app.trace corpus/merge/app.atrace.txt" in page,
+              "doc/merge.md's example uses corpus/merge")
 
 
 check_generated()
