@@ -12,7 +12,7 @@ messages, each case one that an earlier traceconv got wrong:
 - item 15: file names with terminal escape sequences never reach stderr raw;
 - item 20: messages start with "traceconv:", not the binary's path; format names in any
   case (-o JSON, -i ART, diff -o CSV, batch -o JSON); a bad value lists the valid ones (the
-  palettes the README lists, the writers --list-formats lists); with -f an existing second
+  palettes doc/cli.md lists, the writers --list-formats lists); with -f an existing second
   operand that is plainly not an input is the OUTPUT, while `-f -o json *.trace` still
   converts each trace beside itself.
 Outputs are checked with readers we did not write (Python's json, protoc --decode_raw)."""
@@ -232,12 +232,12 @@ def check_bad_values_list_the_valid_ones():
         m = re.search(r"one of: ([^)]*)\)", s(r.stderr))
         ctx.check(r.returncode == 2 and m and sorted(m.group(1).split(", ")) == want,
                   f"{opt} sideways lists {want}: {s(r.stderr)!r}")
-    readme = open(os.path.join(ctx.source, "README.md")).read()
-    documented = re.search(r"`--colors PALETTE` \(([^)]*)\)", readme).group(1)
+    page = open(os.path.join(ctx.source, "doc", "cli.md")).read()
+    documented = re.search(r"`--colors PALETTE` \(([^)]*)\)", page).group(1)
     palettes = sorted(re.findall(r"`([a-z]+)`", documented))
     r = run(["--colors", "rainbow", "-o", "flamegraph", SMALL, "-"])
     m = re.search(r"one of: ([^)]*)\)", s(r.stderr))
-    ctx.eq(sorted(m.group(1).split(", ")) if m else None, palettes, "--colors rainbow lists the README's palettes")
+    ctx.eq(sorted(m.group(1).split(", ")) if m else None, palettes, "--colors rainbow lists doc/cli.md's palettes")
     for p in palettes:
         ctx.eq(run(["-q", "--colors", p, "-o", "flamegraph", SMALL, "-"]).returncode, 0, f"--colors {p} is accepted")
 
