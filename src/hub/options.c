@@ -16,7 +16,6 @@
  * is the counted warning unused-option, an error under strict.
  */
 #include "tc_diag.h"
-#include "tc_flame.h"
 #include "tc_options.h"
 #include "tc_reader.h"
 #include "tc_registry.h"
@@ -31,9 +30,6 @@
 const char *const tci_weight_choices[] = {"wall", "cpu", NULL};
 const char *const tci_sort_choices[] = {[TCI_SORT_INCL] = "incl", [TCI_SORT_EXCL] = "excl",
                                         [TCI_SORT_CALLS] = "calls", [TCI_SORT_NAME] = "name", NULL};
-/* flamesvg.c's palettes (tci_flame_palette), the default first: the order --help shows */
-const char *const tci_palette_choices[] = {"android", "java", "hot", "mem", "io", "red", "green", "blue",
-                                           "yellow", "purple", "aqua", "orange", NULL};
 
 /* ---- the forms of the values ---- */
 
@@ -86,61 +82,6 @@ static int parse_max_output(tci_options *o, const char *v)
     if (parse_size(v, UINT64_MAX, &o->max_output))
         return -1;
     o->max_output_ratio = 0;
-    return 0;
-}
-
-/* flamegraph's minwidth: px ("0.1") or a percentage of the total ("0.5%"). */
-int tci_option_parse_minwidth(tci_options *o, const char *v)
-{
-    char *end;
-    if (!v || !((*v >= '0' && *v <= '9') || *v == '.'))
-        return -1;
-    errno = 0;
-    double x = strtod(v, &end);
-    bool pct = *end == '%';
-    if (pct)
-        end++;
-    if (*end || errno || !(x >= 0) || x > (pct ? 100 : 1e9))
-        return -1;
-    o->minwidth = x;
-    o->minwidth_pct = pct;
-    o->minwidth_given = true;
-    return 0;
-}
-
-/* The flame graph's palette: flamesvg.c's number for the name (its default is android unless given). */
-int tci_option_parse_colors(tci_options *o, const char *v)
-{
-    int p = tci_flame_palette(v);
-    if (p < 0)
-        return -1;
-    o->palette = p;
-    o->colors_given = true;
-    return 0;
-}
-
-/* dot's threshold: a percentage from 0 to 100 with at most 4 decimals ("1", "0.5",
- * "0.0001"), kept exactly in millionths so that a threshold compares without rounding. */
-int tci_option_parse_threshold(tci_options *o, const char *v)
-{
-    uint64_t whole = 0, frac = 0;
-    int digits = 0, decimals = 0;
-    if (!v)
-        return -1;
-    for (; *v >= '0' && *v <= '9' && whole <= 100; v++, digits++)
-        whole = whole * 10 + (uint64_t)(*v - '0');
-    if (*v == '.')
-        for (v++; *v >= '0' && *v <= '9' && decimals < 5; v++, decimals++, digits++)
-            frac = frac * 10 + (uint64_t)(*v - '0');
-    if (*v || !digits || decimals > 4)
-        return -1;
-    for (; decimals < 4; decimals++)
-        frac *= 10;
-    uint64_t x = whole * 10000 + frac;
-    if (x > 1000000)
-        return -1;
-    o->threshold_ppm = (uint32_t)x;
-    o->threshold_set = true;
     return 0;
 }
 

@@ -105,11 +105,9 @@ typedef struct tci_option_def {
 } tci_option_def;
 #define TCI_OPT_FIELD(f) .offset = (uint16_t)offsetof(tci_options, f), .size = (uint16_t)sizeof(((tci_options *)0)->f)
 
-/* The rows several formats share (the flame graph's are also the differential graph's). */
-extern const char *const tci_weight_choices[], *const tci_sort_choices[], *const tci_palette_choices[];
-int tci_option_parse_minwidth(tci_options *o, const char *value);
-int tci_option_parse_colors(tci_options *o, const char *value);
-int tci_option_parse_threshold(tci_options *o, const char *value); /* dot's PCT, kept in millionths */
+/* The rows several formats share (the flame graph's own, also the differential graph's, are
+ * analysis/tc_flame.h's; each format's other rows are in its own file). */
+extern const char *const tci_weight_choices[], *const tci_sort_choices[];
 #define TCI_OPTION_WEIGHT(help_)                                                                               \
     {.key = "weight", .type = TCI_OPT_ENUM, .flags = TCI_OPTF_SELECTION, .choices = tci_weight_choices,        \
      .def = "wall", .help = help_, TCI_OPT_FIELD(weight_cpu)}
@@ -118,27 +116,6 @@ int tci_option_parse_threshold(tci_options *o, const char *value); /* dot's PCT,
 #define TCI_OPTION_SORT(help_)                                                                                 \
     {.key = "sort", .type = TCI_OPT_ENUM, .choices = tci_sort_choices, .def = "incl", .help = help_,          \
      TCI_OPT_FIELD(sort)}
-/* The android palette's app: the flame graph's, and the HTML report's graphs' (its variant's table). */
-#define TCI_OPTION_APP_PACKAGE                                                                                 \
-    {.key = "app-package", .type = TCI_OPT_STRING, .arg = "PKG",                                               \
-     .help = "the app's package for the android palette (default: found from the framework's calls of its "   \
-             "lifecycle methods, the process name, else the package with the most time)",                     \
-     TCI_OPT_FIELD(app_package)}
-#define TCI_OPTIONS_FLAME(title_default)                                                                       \
-    {.key = "title", .type = TCI_OPT_STRING, .def = title_default, .arg = "TEXT", .help = "the title",         \
-     TCI_OPT_FIELD(title)},                                                                                    \
-    {.key = "width", .type = TCI_OPT_INT, .min = 200, .max = 100000, .def = "1200", .arg = "PX",               \
-     .help = "image width", .expects = "pixels, 200 to 100000", TCI_OPT_FIELD(width)},                        \
-    {.key = "minwidth", .type = TCI_OPT_FLOAT, .def = "0.1", .arg = "PX|N%",                                   \
-     .help = "omit frames narrower than PX pixels or N% of the total",                                        \
-     .expects = "pixels (0.1) or a percentage of the total (0.5%)", TCI_OPT_FIELD(minwidth),                   \
-     .parse = tci_option_parse_minwidth},                                                                     \
-    {.key = "inverted", .type = TCI_OPT_BOOL, .help = "icicle graph (root at the top)", TCI_OPT_FIELD(inverted)}, \
-    {.key = "colors", .type = TCI_OPT_ENUM, .choices = tci_palette_choices, .def = "android", .help = "the palette", \
-     TCI_OPT_FIELD(palette), .parse = tci_option_parse_colors},                                               \
-    TCI_OPTION_APP_PACKAGE,                                                                                   \
-    {.key = "hash", .type = TCI_OPT_BOOL, .help = "colours from a hash of the name", TCI_OPT_FIELD(hash)}
-
 #define TCI_OPTION_REVERSE(help_)                                                                              \
     {.key = "reverse", .type = TCI_OPT_BOOL, .flags = TCI_OPTF_SELECTION, .help = help_, TCI_OPT_FIELD(reverse)}
 #define TCI_OPTION_CALLERS(help_)                                                                              \

@@ -43,6 +43,7 @@
 #include "tc_base.h"
 #include "tc_calltree.h"
 #include "tc_diag.h"
+#include "tc_flame.h" /* the app-package row of the HTML variant's graphs */
 #include "tc_options.h"
 #include "tc_profile.h"
 #include "tc_registry.h"

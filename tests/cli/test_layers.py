@@ -37,8 +37,6 @@ KNOWN_UPWARD = {
     # (the legend, the summary, the report's facts) and the views' order of threads
     ("src/hub/conv.c", "tc_codegroup.h"),
     ("src/hub/conv.c", "tc_threadrank.h"),
-    # the colors option's choices are the renderer's palette names
-    ("src/hub/options.c", "tc_flame.h"),
 }
 INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 
