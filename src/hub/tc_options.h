@@ -12,7 +12,7 @@
 /* report: the order of the method rows (option sort). */
 enum tci_report_sort { TCI_SORT_INCL = 0, TCI_SORT_EXCL, TCI_SORT_CALLS, TCI_SORT_NAME };
 
-#define TCI_MAX_OPTION_KEYS 64 /* distinct keys of every table together (options.c checks) */
+#define TCI_MAX_OPTION_KEYS 64 /* distinct keys of every table together (registry.c checks) */
 
 /* Where each option is stored: which formats read one is their tables' word (its rows:
  * weight's are six writers'), not these comments'. */
@@ -65,7 +65,9 @@ typedef struct tci_options {
     bool patterns_may_miss; /* no option: diff.c sets it on its inputs, a pattern of focus, ignore or
                              * callers that matches no method of one of them is no error (of both is) */
     uint32_t threads;       /* threads of one conversion (conv.c, handoff.c): 1 (0: unset) none started */
-    uint8_t given[TCI_MAX_OPTION_KEYS]; /* the keys set explicitly, in the order given (options.c) */
+    uint8_t given[TCI_MAX_OPTION_KEYS]; /* the keys set explicitly, in the order given: indexes of keys */
+    const struct tci_option_def *const *keys; /* every format's keys, NULL-ended, in the tables' order: the
+                                               * engine's (tci_option_set sets it; NULL: none given) */
     uint8_t n_given;
 } tci_options;
 
@@ -121,6 +123,17 @@ extern const char *const tci_weight_choices[], *const tci_sort_choices[];
 #define TCI_OPTION_CALLERS(help_)                                                                              \
     {.key = "callers", .type = TCI_OPT_STRING, .flags = TCI_OPTF_NEEDS_VALUE | TCI_OPTF_SELECTION, .arg = "METHOD",  \
      .help = help_, .expects = "a method's name, Class.method or a glob on pkg.Class.method", TCI_OPT_FIELD(callers)}
+
+/* The pieces of the engine's tci_option_set (engine/tc_engine.h), which finds a key's row: a
+ * bool's forms (1/0, true/false, yes/no; 0 or -1); a value parsed and stored by its row
+ * (strings[index] keeps a string's copy; 0, -1 for a bad value, or TC_ERR_NOMEM); what a bad
+ * value is told it should be; and the strings[] freed. */
+int tci_option_parse_bool(const char *v, bool *out);
+int tci_option_parse_row(tci_options *o, char **strings, int index, const struct tci_option_def *d, const char *v);
+void tci_option_expects(const struct tci_option_def *d, char *out, size_t len);
+void tci_option_strings_free(char **strings);
+/* A size as the options take it ("64M"); approximate: "3.1G", or "1000 bytes" below 1K. */
+void tci_size_text(uint64_t n, bool approximate, char *out, size_t len);
 
 /* The options every conversion reads (options.c), NULL-key terminated like every table. */
 extern const tci_option_def tci_core_options[];

@@ -19,7 +19,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import tclib  # noqa: E402
 
-LAYERS = ["util", "hub", "parsers", "analysis", "transform", "readers", "writers"]
+LAYERS = ["util", "hub", "parsers", "analysis", "transform", "readers", "writers", "engine"]
 BELOW = {  # the layers whose headers a layer's files include, besides its own
     "util": [],
     "hub": ["util"],
@@ -28,16 +28,9 @@ BELOW = {  # the layers whose headers a layer's files include, besides its own
     "transform": ["util", "hub"],
     "readers": ["util", "hub", "parsers"],
     "writers": ["util", "hub", "analysis"],
+    "engine": ["util", "hub", "parsers", "analysis", "transform", "readers", "writers"],
 }
-KNOWN_UPWARD = {
-    # conv.c opens the mapping the option names and hands it to normalize's transform hook
-    # (tci_transform): the one place that assembles a conversion knows its transforms
-    ("src/hub/conv.c", "tc_deobf.h"),
-    # conv.c finds, once for every output, what the call tree it built tells them all: the app
-    # (the legend, the summary, the report's facts) and the views' order of threads
-    ("src/hub/conv.c", "tc_codegroup.h"),
-    ("src/hub/conv.c", "tc_threadrank.h"),
-}
+KNOWN_UPWARD = set()
 INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 
 
