@@ -80,8 +80,16 @@ int tci_diff_compare(tci_diff *d, tci_diag *e);
 /* What d holds (the profiles, rows, flame tree, arena); d itself is the caller's. */
 void tci_diff_free(tci_diff *d);
 
-/* ---- diff formats: the descriptors of diff_*.c ---- */
+/* ---- diff formats: the descriptors of diff_*.c (writers/tc_writers.h lists them) ---- */
 
-/* A format of traceconv diff: tci_diff_format, in tc_writer.h (the registry lists them). */
+/* A format of traceconv diff (diff_*.c; the comparison it renders is above):
+ * the same description as a writer's, and a renderer that writes the whole output into o (write errors stay in the sink). */
+typedef struct tci_diff_format {
+    const char *name, *description, *extensions;
+    const tci_option_def *options; /* tci_diff_options */
+    const tci_variant *variants;   /* one: its output */
+    int (*render)(const tci_diff *d, tci_sink *o); /* the comparison, above */
+    bool flame;                    /* it draws diff.c's differential flame tree */
+} tci_diff_format;
 
 #endif /* TC_TC_DIFF_H */

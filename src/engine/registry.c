@@ -1,46 +1,23 @@
-/* registry.c - the list of formats, generated from formats.def, and every format's options by
+/* registry.c - the list of formats (readers/tc_readers.h, writers/tc_writers.h), and every format's options by
  * key: which keys there are (the core's table, then the readers', writers' and diff formats' in
  * this order), setting one by its row (hub/options.c parses a value), and which given option no
  * chosen format reads. */
 #include "tc_engine.h"
 #include "tc_options.h"
 #include "tc_reader.h"
-#include "tc_registry.h"
+#include "tc_readers.h"
+#include "tc_writers.h"
 #include "tc_writer.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <strings.h>
 
-static const tci_reader *const readers[] = {
-#define TCI_READER(sym) &sym,
-#define TCI_WRITER(sym)
-#define TCI_DIFF(sym)
-#include "formats.def"
-#undef TCI_READER
-#undef TCI_WRITER
-#undef TCI_DIFF
-};
-
-static const tci_writer *const writers[] = {
-#define TCI_READER(sym)
-#define TCI_WRITER(sym) &sym,
-#define TCI_DIFF(sym)
-#include "formats.def"
-#undef TCI_READER
-#undef TCI_WRITER
-#undef TCI_DIFF
-};
-
-static const tci_diff_format *const diff_formats[] = {
-#define TCI_READER(sym)
-#define TCI_WRITER(sym)
-#define TCI_DIFF(sym) &sym,
-#include "formats.def"
-#undef TCI_READER
-#undef TCI_WRITER
-#undef TCI_DIFF
-};
+#define ADDRESS(sym) &sym,
+static const tci_reader *const readers[] = {TCI_READERS(ADDRESS)};
+static const tci_writer *const writers[] = {TCI_WRITERS(ADDRESS)};
+static const tci_diff_format *const diff_formats[] = {TCI_DIFF_FORMATS(ADDRESS)};
+#undef ADDRESS
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -2,7 +2,8 @@
  * tc_engine.h - the engine: the layer that assembles a conversion from the parts below it (the
  * hub's stages, the readers, the analyses, the transforms, the writers) and implements the
  * public API (traceconv.h): conv.c (tc_conv), join.c (traceconv merge), diffconv.c (traceconv
- * diff), registry.c (the formats of formats.def, found by name, and their options by key).
+ * diff), registry.c (the formats that readers/ and writers/ list, found by name, and their
+ * options by key).
  * Nothing below the engine includes this header or calls what it declares.
  * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
  */
@@ -13,7 +14,7 @@
 #include "tc_diag.h"
 #include "tc_options.h"
 #include "tc_reader.h"
-#include "tc_registry.h"
+#include "tc_diff.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
 #include "tc_base.h"
@@ -39,7 +40,7 @@ tci_diag *tci_conv_error_slot(tc_conv *c); /* where a call's message goes (diag.
 int tci_conv_normalize(tc_conv *c, int (*ready)(void *user), int (*emit)(void *user, const tci_event *ev), void *user);
 int tci_conv_open_reader(tc_conv *c, const char *name, const tci_reader *rd, void *priv);
 
-/* ---- the formats (registry.c, from formats.def) ---- */
+/* ---- the formats (registry.c: tc_readers.h's and tc_writers.h's lists) ---- */
 
 const tci_reader *tci_find_reader(const char *name); /* in any case */
 const tci_writer *tci_find_writer(const char *name);

@@ -120,7 +120,26 @@ enum tci_writer_flags {
                               * them and say how many they leave out (conv.c) */
 };
 
-struct tci_app_package;
+/* The app's package, as the conversion found it (analysis/tc_codegroup.h's tci_app_find: its
+ * rules) and every writer is told it. */
+/* The evidence the app's package was found by, strongest first. */
+enum tci_app_source {
+    TCI_APP_NONE,
+    TCI_APP_GIVEN,     /* option app-package */
+    TCI_APP_LIFECYCLE, /* the framework calls a lifecycle method of the app's component */
+    TCI_APP_PROCESS,   /* the input's process name */
+    TCI_APP_TIME,      /* the package prefix with the most inclusive time (a call tree) */
+    TCI_APP_INFERRED   /* the package prefix with the most methods (no call tree) */
+};
+
+typedef struct tci_app_package {
+    const char *name;     /* NULL: none (source TCI_APP_NONE) */
+    enum tci_app_source source;
+    const char *evidence; /* the legend's and the summary's words: "given", "MainActivity.onCreate
+                           * called by Instrumentation.callActivityOnCreate", "process name",
+                           * "inferred: 38% of the wall time", "inferred", "none found" */
+} tci_app_package;
+
 typedef struct tci_wctx {
     const char *writer_name;
     void *priv;
@@ -128,10 +147,10 @@ typedef struct tci_wctx {
     const tci_trace *trace;
     const tci_options *opt;
     tci_diag *diag;
-    /* Set before finish() when the conversion built the call tree: the app (analysis/
-     * tc_codegroup.h), found once for every output; NULL: none was looked for. */
-    const struct tci_app_package *app;
-    /* ... and the views' order of threads (analysis/tc_threadrank.h: main first), n_threads
+    /* Set before finish() when the conversion built the call tree: the app, found once for
+     * every output; NULL: none was looked for. */
+    const tci_app_package *app;
+    /* ... and the views' order of threads (main first; the engine ranks them), n_threads
      * indexes; NULL: the tables' order. */
     const uint32_t *thread_order;
 } tci_wctx;
@@ -170,17 +189,6 @@ typedef struct tci_writer {
     void (*close)(tci_wctx *w);                         /* always called */
 } tci_writer;
 
-struct tci_diff;
-
-/* A format of traceconv diff (diff_*.c; the comparison it renders is analysis/tc_diff.h's):
- * the same description as a writer's, and a renderer that writes the whole output into o (write errors stay in the sink). */
-typedef struct tci_diff_format {
-    const char *name, *description, *extensions;
-    const tci_option_def *options; /* tci_diff_options */
-    const tci_variant *variants;   /* one: its output */
-    int (*render)(const struct tci_diff *d, tci_sink *o); /* the comparison: tc_diff.h */
-    bool flame;                    /* it draws diff.c's differential flame tree */
-} tci_diff_format;
 
 /* ---- writers: what finish() may say ---- */
 

@@ -46,7 +46,7 @@
 #include "tc_flame.h" /* the app-package row of the HTML variant's graphs */
 #include "tc_options.h"
 #include "tc_profile.h"
-#include "tc_registry.h"
+#include "tc_writers.h"
 #include "tc_select.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
