@@ -18,7 +18,9 @@ name each other in a circle, in any layer. Two readings of "names", both checked
   and so does any circle of files that use each other's symbols (two files both ways, or
   a longer loop), whatever their layer. cli uses the library's public tc_* API and util's
   compiled-in functions, no other tci_ symbol. The inline code of a header counts as its
-  includer's (its calls are in the includer's object); static functions are no edges.
+  includer's (its calls are in the includer's object); static functions are no edges. A
+  file's code (comments and strings aside) names no symbol that a higher layer's file
+  defines either: a declaration, a macro or an inline function that no object uses.
 
 KNOWN_UPWARD lists the edges kept outside those rules, each with its reason: a new one fails
 this test, and so does a listed one that is gone (the list stays true). It is empty.
@@ -119,7 +121,7 @@ def call_edges(files):
             defs = owner.get(name, set())
             if len(defs) == 1 and f not in defs:  # main (defined twice) is nobody's callee
                 edges.setdefault((f, next(iter(defs))), set()).add(name)
-    return edges
+    return edges, owner
 
 
 def circles(nodes, edges):
@@ -161,12 +163,36 @@ def circles(nodes, edges):
     return out
 
 
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"", re.S)
+NAME = re.compile(r"\btci?_\w+")
+
+
+def check_declarations(ctx, src, owner):
+    """A name that a higher layer's file defines, in a file's code (a declaration, a macro, a
+    call in an inline function that no object shows): out of comments and strings."""
+    upward = set()
+    for layer in LAYERS:
+        for f in sorted(glob.glob(os.path.join(src, layer, "*.[ch]")) + glob.glob(os.path.join(src, layer, "*.def"))):
+            rel = os.path.relpath(f, ctx.source)
+            code = COMMENT.sub(" ", open(f, encoding="utf-8").read())
+            for name in sorted(set(NAME.findall(code))):
+                defs = owner.get(name, set())
+                if len(defs) != 1:
+                    continue
+                b = next(iter(defs))
+                lb = layer_of(b)
+                if lb != layer and lb not in BELOW[layer] and (rel, b) not in KNOWN_UPWARD:
+                    upward.add((rel, b))
+                    ctx.fail(f"{rel} ({layer}) names {name}, which {b} ({lb}) defines: a layer above it")
+    return upward
+
+
 def check_calls(ctx, build):
     files = read_objects(ctx, build)
     found = {layer_of(f) for f in files}
     ctx.check({"util", "hub", "analysis", "readers", "writers", "engine", "cli"} <= found,
               f"the build's objects of every layer are read ({build}: {sorted(found)})")
-    edges = call_edges(files)
+    edges, owner = call_edges(files)
     # the reading is the build's: a call everyone knows is seen, or the test reads nothing
     ctx.check(any("tci_normalize_run" in names for names in edges.values()) and len(edges) > 100,
               f"the calls are read ({len(edges)} pairs of files; tci_normalize_run's caller among them)")
@@ -185,7 +211,7 @@ def check_calls(ctx, build):
                 if a in comp and b in comp]
         more = f"; and {len(ties) - 40} more" if len(ties) > 40 else ""
         ctx.fail(f"a circle of {len(comp)} files that name each other: " + "; ".join(ties[:40]) + more)
-    return upward
+    return upward | check_declarations(ctx, os.path.join(ctx.source, "src"), owner)
 
 
 def main():
