@@ -5,11 +5,10 @@
  * (ART's methods, Rhea's and JSON's slices named after methods) are grouped
  * alike; the app's package (given, the process name, or inferred from the
  * method table); and whether the names look minified (the summary's hint,
- * tc_conv_hint_at). Everything here reads the tables once: nothing per event.
+ * engine/conv.c's tc_conv_hint_at). Everything here reads the tables once: nothing per event.
  */
 #include "tc_base.h"
 #include "tc_codegroup.h"
-#include "tc_conv.h"
 #include "tc_options.h"
 #include "tc_trace.h"
 
@@ -826,23 +825,4 @@ bool tci_names_minified(const tci_trace *t)
         minified += minified_class(s, n);
     }
     return minified * 2 > renamable;
-}
-
-/* ---- the library's hints (traceconv.h) ------------------------------------------------------ */
-
-/* The hints in order: each is advice the summary ends with, given only where it applies. */
-const char *tc_conv_hint_at(const tc_conv *c, size_t index)
-{
-    if (!c)
-        return NULL;
-    const tci_trace *t = tci_conv_trace_of(c);
-    const tci_options *o = tci_conv_options(c);
-    const char *hints[2];
-    size_t n = 0;
-    if (!o->deobfuscate && t->n_methods && tci_names_minified(t))
-        hints[n++] = "most class names look minified (R8/ProGuard): --deobfuscate mapping.txt restores their source names";
-    if (!o->ignore_idle && tci_conv_mostly_idle(c)) /* the views weigh waiting, not work */
-        hints[n++] = "idle waits (Looper, park, take, wait, sleep) are most of the threads' time: --ignore-idle "
-                     "leaves them out of the aggregates";
-    return index < n ? hints[index] : NULL;
 }

@@ -1,9 +1,10 @@
 /*
- * diff.c - two inputs compared per method (tc_diff_write; README "Diff").
+ * diff.c - two inputs compared per method (README "Diff"; the call, tc_diff_write, is
+ * engine/diffconv.c's).
  *
  * Each input is read and normalized by its own tc_conv exactly as for a
- * conversion (tci_conv_aggregate runs conv.c's pipeline into a capture
- * writer that is not registered), so the same repairs, limits and options
+ * conversion (the engine runs conv.c's pipeline into the capture writer
+ * here, which is not registered), so the same repairs, limits and options
  * apply. The capture keeps, per input, the profile of all threads
  * (profile.c: the report's figures) and, for the differential flame graph,
  * the folded writer's stacks of its call tree (folding.c) added into one
@@ -32,14 +33,12 @@
  */
 #include "tc_base.h"
 #include "tc_calltree.h"
-#include "tc_conv.h"
 #include "tc_diag.h"
 #include "tc_diff.h"
 #include "tc_flame.h"
 #include "tc_folding.h"
 #include "tc_options.h"
 #include "tc_profile.h"
-#include "tc_registry.h"
 #include "tc_select.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
@@ -61,19 +60,12 @@ const tci_option_def tci_diff_options[] = {
     {0},
 };
 
-static const char *const side_label[2] = {"BASE", "NEW"};
-
 /* ---- the capture: one input's profile and stacks -------------------------- */
 
-typedef struct capture {
-    tci_diff *d;
-    int side;
-    tci_foldflame ff; /* the flame graph's stacks of this input (begun only with d->flame) */
-} capture;
 
 static int capture_begin(tci_wctx *w)
 {
-    capture *cp = w->priv;
+    tci_diff_capture *cp = w->priv;
     const tci_trace *t = w->trace;
     int rc = tci_weight_check(w->diag, t, cp->d->opt->weight_cpu, "diff");
     if (rc != TC_OK || !cp->d->flame)
@@ -85,7 +77,7 @@ static int capture_begin(tci_wctx *w)
 
 static int capture_finish(tci_wctx *w, const tci_calltree *ct)
 {
-    capture *cp = w->priv;
+    tci_diff_capture *cp = w->priv;
     tci_dside *s = &cp->d->side[cp->side];
     int rc = tci_profile_build(&s->profile, ct, TCI_NONE);
     s->built = true;
@@ -100,11 +92,11 @@ static int capture_finish(tci_wctx *w, const tci_calltree *ct)
 
 static void capture_close(tci_wctx *w)
 {
-    capture *cp = w->priv;
+    tci_diff_capture *cp = w->priv;
     tci_foldflame_free(&cp->ff); /* zeroed when not begun; zeroed again after */
 }
 
-static const tci_writer capture_writer = {
+const tci_writer tci_diff_capture_writer = {
     .name = "diff",
     .description = "the per-method comparison of two inputs (traceconv diff)",
     .extensions = "txt",
@@ -312,46 +304,16 @@ static int order_rows(tci_diff *d)
     return TC_OK;
 }
 
-/* ---- the call ------------------------------------------------------------------------ */
-
-typedef int (*render_fn)(const tci_diff *d, tci_sink *o);
-
-/* "BASE: a.trace: art: offset 0x10: truncated record" into NEW's message slot. */
-static int side_failed(tc_conv *next, int side, const char *why, int rc)
-{
-    tci_diag *d = tci_conv_error_slot(next);
-    char copy[sizeof d->error];
-    snprintf(copy, sizeof copy, "%s", why[0] ? why : tc_status_string(rc));
-    int n = snprintf(d->error, sizeof d->error, "%s: ", side_label[side]);
-    snprintf(d->error + n, sizeof d->error - (size_t)n, "%.*s", (int)(sizeof d->error - (size_t)n - 1), copy);
-    return rc;
-}
-
-/* Read one input into its side of d. */
-static int read_side(tci_diff *d, tc_conv *c, int side, tc_conv *next)
-{
-    capture cp = {.d = d, .side = side};
-    if (c != next)
-        tci_conv_call_begin(c);
-    int rc = tci_conv_aggregate(c, &capture_writer, &cp, "tc_diff_write");
-    if (c != next)
-        tci_conv_call_end(c, rc);
-    if (rc != TC_OK)
-        return side_failed(next, side, tci_conv_diag(c)->error, rc);
-    d->side[side].trace = tci_conv_trace_of(c);
-    d->side[side].diag = tci_conv_diag(c);
-    d->side[side].summary = tc_conv_input_summary(c);
-    return TC_OK;
-}
+/* ---- the comparison of the two sides read ----------------------------------------- */
 
 /* The clocks compared: those both inputs have; or the counts both count profiles have (counts
  * and time, or counts of two events, are no figures one can subtract). */
-static int choose_clocks(tci_diff *d, tc_conv *next)
+static int choose_clocks(tci_diff *d, tci_diag *e)
 {
     const tci_trace *b = d->side[0].trace, *n = d->side[1].trace;
     const char *cb = tci_trace_count_name(b), *cn = tci_trace_count_name(n);
     if ((cb || cn) && (!cb || !cn || strcmp(cb, cn)))
-        return tci_error(tci_conv_error_slot(next), TC_ERR_UNSUPPORTED, "diff", UINT64_MAX,
+        return tci_error(e, TC_ERR_UNSUPPORTED, "diff", UINT64_MAX,
                          "the inputs weigh different things (BASE: %s%s, NEW: %s%s): no change to compute",
                          cb ? cb : "time", cb ? " counts" : "", cn ? cn : "time", cn ? " counts" : "");
     tci_weighs wb = tci_weighs_of(b), wn = tci_weighs_of(n);
@@ -360,23 +322,13 @@ static int choose_clocks(tci_diff *d, tc_conv *next)
     d->cpu = wb.cpu && wn.cpu;
     d->by_cpu = d->opt->weight_cpu || !d->wall;
     if (!d->wall && !d->cpu)
-        return tci_error(tci_conv_error_slot(next), TC_ERR_UNSUPPORTED, "diff", UINT64_MAX,
+        return tci_error(e, TC_ERR_UNSUPPORTED, "diff", UINT64_MAX,
                          "the inputs have no clock in common (BASE: clock %s, NEW: clock %s)",
                          tci_clock_name(b->clock), tci_clock_name(n->clock));
     return TC_OK;
 }
 
-/* A method pattern (focus, ignore) may name a method of one input only (one a change added or
- * removed): each input's selection takes it so (tci_options.patterns_may_miss); one that
- * matches no method of either input is the usage error a conversion gives, with the closest
- * names of both. */
-static void patterns_may_miss(tc_conv *c)
-{
-    /* the conv's own options, which a diff's inputs are handed to it to set (tc_diff_write) */
-    ((tci_options *)tci_conv_options(c))->patterns_may_miss = true;
-}
-
-static int check_patterns(const tci_diff *d, tc_conv *next)
+static int check_patterns(const tci_diff *d, tci_diag *e)
 {
     const tci_trace *traces[2] = {d->side[TCI_DIFF_NEW].trace, d->side[TCI_DIFF_BASE].trace};
     const char *lists[2] = {d->opt->focus, d->opt->ignore}, *fields[2] = {"--focus ", "--ignore "};
@@ -391,147 +343,31 @@ static int check_patterns(const tci_diff *d, tc_conv *next)
                 for (uint32_t i = 0; i < traces[t]->n_methods && !found; i++)
                     found = tci_pattern_matches(&traces[t]->methods[i], one);
             if (!found)
-                return tci_pattern_unmatched(tci_conv_error_slot(next), fields[k], at, len, traces, 2);
+                return tci_pattern_unmatched(e, fields[k], at, len, traces, 2);
             at = end ? end + 1 : NULL;
         }
     }
     return TC_OK;
 }
 
-static int diff_run(tc_conv *base, tc_conv *next, render_fn render, tci_diff *d, tci_sink *out)
+int tci_diff_compare(tci_diff *d, tci_diag *e)
 {
-    patterns_may_miss(base);
-    patterns_may_miss(next);
-    for (int side = 0; side < 2; side++) {
-        tc_conv *c = side == TCI_DIFF_BASE ? base : next;
-        int rc = read_side(d, c, side, next);
-        if (rc != TC_OK) {
-            tci_conv_consume(next); /* a diff consumes both inputs, success or not */
-            return rc;
-        }
-    }
-    int rc = check_patterns(d, next);
+    int rc = check_patterns(d, e);
     if (rc == TC_OK)
-        rc = choose_clocks(d, next);
+        rc = choose_clocks(d, e);
     if (rc == TC_OK)
         rc = match_rows(d);
     if (rc == TC_OK)
         rc = order_rows(d);
-    if (rc == TC_OK)
-        rc = render(d, out);
-    if (rc == TC_ERR_NOMEM)
-        tci_error(tci_conv_error_slot(next), rc, "diff", UINT64_MAX, "out of memory");
     return rc;
 }
 
-/* Refusals before anything is read: both convs stay OPEN. */
-static int check_call(tc_conv *base, tc_conv *next, const char *format, const tci_diff_format **which)
+void tci_diff_free(tci_diff *d)
 {
-    tci_diag *e = tci_conv_error_slot(next);
-    const char *input = e->input;
-    e->input = NULL; /* about the call, not an input */
-    int rc = TC_OK;
-    *which = tci_find_diff_format(format); /* format names in any case, as the registry's */
-    if (base == next)
-        rc = tci_error(e, TC_ERR_USAGE, "api", UINT64_MAX, "tc_diff_write: BASE and NEW are one tc_conv; open each input in its own");
-    else if (!*which)
-        rc = tci_error(e, TC_ERR_USAGE, "options", UINT64_MAX, "unknown diff format '%s' (%s)", format ? format : "",
-                       tci_diff_format_names());
-    else if (!tci_conv_is_open(base) || !tci_conv_is_open(next))
-        rc = tci_error(e, TC_ERR_STATE, "api", UINT64_MAX,
-                       "tc_diff_write: %s is not an opened, unconverted input (open each with tc_conv_open first)",
-                       tci_conv_is_open(base) ? "NEW" : "BASE");
-    e->input = input;
-    return rc;
-}
-
-static int diff_call(tc_conv *base, tc_conv *next, const char *format, tci_sink *out)
-{
-    const tci_diff_format *which;
-    int rc = check_call(base, next, format, &which);
-    if (rc != TC_OK)
-        return rc;
-    tci_diff d = {.opt = tci_conv_options(next)};
-    d.merge_threads = true; /* runs of an app have other tids: towers per "name-tid" would never match */
-    if (!d.opt->merge_threads && tci_option_given(d.opt, "merge-threads")) /* merge-threads=0 given: per thread */
-        d.merge_threads = false;
-    if (which->flame && !(d.flame = tci_flame_new(true)))
-        rc = tci_error(tci_conv_error_slot(next), TC_ERR_NOMEM, "diff", UINT64_MAX, "out of memory");
-    if (rc == TC_OK)
-        rc = diff_run(base, next, which->render, &d, out);
     for (int s = 0; s < 2; s++)
-        if (d.side[s].built)
-            tci_profile_free(&d.side[s].profile);
-    free(d.rows);
-    tci_flame_free(d.flame);
-    tci_arena_free(&d.arena);
-    return rc;
-}
-
-/* max-output, as NEW's output options give it (Nx: of both inputs' bytes). The sizes are
- * known once both are open, which a diff that starts requires; before that, no bound. */
-static void bound_output(tc_conv *base, tc_conv *next, tci_sink *out)
-{
-    if (base != next && tci_conv_is_open(base) && tci_conv_is_open(next))
-        out->limit = tci_output_limit(tci_conv_options(next), tci_conv_input_size(base) + tci_conv_input_size(next));
-}
-
-/* The sink is closed whatever happened; a write error is the call's when nothing else failed. */
-static int finish_sink(tc_conv *next, tci_sink *out, int rc)
-{
-    int closed = tci_sink_close(out);
-    if (out->err && out->status == TC_ERR_LIMIT && (rc == TC_OK || rc == TC_ERR_IO))
-        return tci_output_limit_error(tci_conv_error_slot(next), tci_conv_options(next), "diff", out->limit);
-    if (rc == TC_OK && (closed != TC_OK || out->err)) {
-        tci_diag *e = tci_conv_error_slot(next);
-        e->error[0] = 0;
-        char why[256];
-        tci_write_error_text(out->errnum ? out->errnum : EIO, why, sizeof why);
-        rc = tci_error(e, TC_ERR_IO, "diff", UINT64_MAX, "cannot write the output: %s", why);
-    }
-    return rc;
-}
-
-int tc_diff_write_to(tc_conv *base, tc_conv *next, const char *format, tc_write_fn fn, void *user)
-{
-    if (!next)
-        return TC_ERR_USAGE;
-    tci_conv_call_begin(next);
-    if (!base || !fn) {
-        tci_diag *e = tci_conv_error_slot(next);
-        const char *input = e->input;
-        e->input = NULL;
-        tci_error(e, TC_ERR_USAGE, "api", UINT64_MAX, "tc_diff_write_to: a required argument is NULL");
-        e->input = input;
-        return tci_conv_call_end(next, TC_ERR_USAGE);
-    }
-    tci_sink out;
-    int rc = tci_sink_open_fn(&out, fn, user, false);
-    if (rc != TC_OK)
-        return tci_conv_call_end(next, rc);
-    bound_output(base, next, &out);
-    rc = diff_call(base, next, format, &out);
-    return tci_conv_call_end(next, finish_sink(next, &out, rc));
-}
-
-int tc_diff_write(tc_conv *base, tc_conv *next, const char *format, FILE *fp)
-{
-    if (!next)
-        return TC_ERR_USAGE;
-    tci_conv_call_begin(next);
-    if (!base || !fp) {
-        tci_diag *e = tci_conv_error_slot(next);
-        const char *input = e->input;
-        e->input = NULL;
-        tci_error(e, TC_ERR_USAGE, "api", UINT64_MAX, "tc_diff_write: a required argument is NULL");
-        e->input = input;
-        return tci_conv_call_end(next, TC_ERR_USAGE);
-    }
-    tci_sink out;
-    int rc = tci_sink_open(&out, fp, false);
-    if (rc != TC_OK)
-        return tci_conv_call_end(next, rc);
-    bound_output(base, next, &out);
-    rc = diff_call(base, next, format, &out);
-    return tci_conv_call_end(next, finish_sink(next, &out, rc));
+        if (d->side[s].built)
+            tci_profile_free(&d->side[s].profile);
+    free(d->rows);
+    tci_flame_free(d->flame);
+    tci_arena_free(&d->arena);
 }

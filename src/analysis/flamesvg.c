@@ -67,6 +67,7 @@
 #include "tc_options.h"
 #include "tc_writer.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1205,4 +1206,40 @@ tci_flame_opts tci_flame_document_opts(const tci_options *opt)
         .palette = opt->colors_given ? (enum tci_flame_palette)opt->palette : TCI_PAL_ANDROID,
         .hash = opt->hash,
     };
+}
+
+/* ---- the flame graph's options (the flame graph writer's, the diff's): rows of its own ---- */
+
+/* The palettes by name (tci_flame_palette), the default first: the order --help shows. */
+const char *const tci_palette_choices[] = {"android", "java", "hot", "mem", "io", "red", "green", "blue",
+                                           "yellow", "purple", "aqua", "orange", NULL};
+
+/* minwidth: px ("0.1") or a percentage of the total ("0.5%"). */
+int tci_option_parse_minwidth(tci_options *o, const char *v)
+{
+    char *end;
+    if (!v || !((*v >= '0' && *v <= '9') || *v == '.'))
+        return -1;
+    errno = 0;
+    double x = strtod(v, &end);
+    bool pct = *end == '%';
+    if (pct)
+        end++;
+    if (*end || errno || !(x >= 0) || x > (pct ? 100 : 1e9))
+        return -1;
+    o->minwidth = x;
+    o->minwidth_pct = pct;
+    o->minwidth_given = true;
+    return 0;
+}
+
+/* The palette's number for the name (the writer's default is android unless given). */
+int tci_option_parse_colors(tci_options *o, const char *v)
+{
+    int p = tci_flame_palette(v);
+    if (p < 0)
+        return -1;
+    o->palette = p;
+    o->colors_given = true;
+    return 0;
 }

@@ -10,6 +10,7 @@
 #include "tc_diag.h"
 #include "tc_options.h"
 #include "tc_trace.h"
+#include "tc_writer.h"
 #include "tc_base.h"
 
 enum tci_code_group {
@@ -41,23 +42,7 @@ enum tci_code_group tci_code_group(const char *name, size_t len, const char *app
 /* "app", "Android framework", ...: the legend's words. */
 const char *tci_code_group_label(enum tci_code_group g);
 
-/* The evidence the app's package was found by, strongest first. */
-enum tci_app_source {
-    TCI_APP_NONE,
-    TCI_APP_GIVEN,     /* option app-package */
-    TCI_APP_LIFECYCLE, /* the framework calls a lifecycle method of the app's component */
-    TCI_APP_PROCESS,   /* the input's process name */
-    TCI_APP_TIME,      /* the package prefix with the most inclusive time (a call tree) */
-    TCI_APP_INFERRED   /* the package prefix with the most methods (no call tree) */
-};
-
-typedef struct tci_app_package {
-    const char *name;     /* NULL: none (source TCI_APP_NONE) */
-    enum tci_app_source source;
-    const char *evidence; /* the legend's and the summary's words: "given", "MainActivity.onCreate
-                           * called by Instrumentation.callActivityOnCreate", "process name",
-                           * "inferred: 38% of the wall time", "inferred", "none found" */
-} tci_app_package;
+/* The app's package and its evidence: tci_app_package, tc_writer.h's (what every writer is told). */
 
 /*
  * The app's package for t, in a's memory, from the strongest evidence first:

@@ -6,6 +6,7 @@
 #define TC_TC_DIFF_H
 
 #include "tc_flame.h"
+#include "tc_folding.h"
 #include "tc_profile.h"
 #include "tc_diag.h"
 #include "tc_options.h"
@@ -62,12 +63,33 @@ static inline int64_t tci_dfig_time(const tci_dfig *f, bool incl, bool cpu)
 /* The options the diff reads, whatever its format (diff.c): each diff format's table. */
 extern const tci_option_def tci_diff_options[];
 
-/* conv.c, for diff.c: convert c into one writer that is not registered
- * (priv: its state, the caller's); the same pipeline, options check
- * (against w's option list) and diagnostics as tc_conv_write. OPEN -> WRITTEN. */
+/* The capture: a writer that is not registered, into which the engine (engine/diffconv.c,
+ * tci_conv_aggregate) converts each input; priv is a tci_diff_capture of that side. It keeps
+ * the side's profile (all threads) and, with d->flame, adds its stacks to the differential
+ * flame tree (BASE's counts are the counts before). */
+typedef struct tci_diff_capture {
+    tci_diff *d;
+    int side;         /* TCI_DIFF_BASE or TCI_DIFF_NEW */
+    tci_foldflame ff; /* the flame graph's stacks of this input (begun only with d->flame) */
+} tci_diff_capture;
+extern const tci_writer tci_diff_capture_writer;
+/* Both sides read: a pattern of focus or ignore that names no method of either is an error
+ * (with the closest names of both), the clocks compared are chosen (those both inputs have),
+ * and the rows are matched by key and ordered. Errors in e. */
+int tci_diff_compare(tci_diff *d, tci_diag *e);
+/* What d holds (the profiles, rows, flame tree, arena); d itself is the caller's. */
+void tci_diff_free(tci_diff *d);
 
-/* ---- diff formats: the descriptors of diff_*.c ---- */
+/* ---- diff formats: the descriptors of diff_*.c (writers/tc_writers.h lists them) ---- */
 
-/* A format of traceconv diff: tci_diff_format, in tc_writer.h (the registry lists them). */
+/* A format of traceconv diff (diff_*.c; the comparison it renders is above):
+ * the same description as a writer's, and a renderer that writes the whole output into o (write errors stay in the sink). */
+typedef struct tci_diff_format {
+    const char *name, *description, *extensions;
+    const tci_option_def *options; /* tci_diff_options */
+    const tci_variant *variants;   /* one: its output */
+    int (*render)(const tci_diff *d, tci_sink *o); /* the comparison, above */
+    bool flame;                    /* it draws diff.c's differential flame tree */
+} tci_diff_format;
 
 #endif /* TC_TC_DIFF_H */

@@ -60,6 +60,32 @@ typedef struct tci_flame_opts {
     bool open_first;
 } tci_flame_opts;
 
+/* ---- the flame graph's options: the rows of the writers that draw one (tc_options.h's form) ---- */
+
+extern const char *const tci_palette_choices[]; /* the palettes' names, the default first */
+int tci_option_parse_minwidth(tci_options *o, const char *value); /* PX or N% */
+int tci_option_parse_colors(tci_options *o, const char *value);   /* a palette's name */
+/* The android palette's app: the flame graph's, and the HTML report's graphs' (its variant's table). */
+#define TCI_OPTION_APP_PACKAGE                                                                                 \
+    {.key = "app-package", .type = TCI_OPT_STRING, .arg = "PKG",                                               \
+     .help = "the app's package for the android palette (default: found from the framework's calls of its "   \
+             "lifecycle methods, the process name, else the package with the most time)",                     \
+     TCI_OPT_FIELD(app_package)}
+#define TCI_OPTIONS_FLAME(title_default)                                                                       \
+    {.key = "title", .type = TCI_OPT_STRING, .def = title_default, .arg = "TEXT", .help = "the title",         \
+     TCI_OPT_FIELD(title)},                                                                                    \
+    {.key = "width", .type = TCI_OPT_INT, .min = 200, .max = 100000, .def = "1200", .arg = "PX",               \
+     .help = "image width", .expects = "pixels, 200 to 100000", TCI_OPT_FIELD(width)},                        \
+    {.key = "minwidth", .type = TCI_OPT_FLOAT, .def = "0.1", .arg = "PX|N%",                                   \
+     .help = "omit frames narrower than PX pixels or N% of the total",                                        \
+     .expects = "pixels (0.1) or a percentage of the total (0.5%)", TCI_OPT_FIELD(minwidth),                   \
+     .parse = tci_option_parse_minwidth},                                                                     \
+    {.key = "inverted", .type = TCI_OPT_BOOL, .help = "icicle graph (root at the top)", TCI_OPT_FIELD(inverted)}, \
+    {.key = "colors", .type = TCI_OPT_ENUM, .choices = tci_palette_choices, .def = "android", .help = "the palette", \
+     TCI_OPT_FIELD(palette), .parse = tci_option_parse_colors},                                               \
+    TCI_OPTION_APP_PACKAGE,                                                                                   \
+    {.key = "hash", .type = TCI_OPT_BOOL, .help = "colours from a hash of the name", TCI_OPT_FIELD(hash)}
+
 /* A standalone SVG's options from the command's (title, width, minwidth, inverted, colors, hash;
  * counts in "us"): the flame graph writer's and the differential graph's, the same defaults. */
 tci_flame_opts tci_flame_document_opts(const tci_options *opt);

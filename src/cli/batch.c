@@ -1965,23 +1965,6 @@ static void take_input(batch *b, const char *input)
 
 /* ---- the summary ---- */
 
-/* Is the file at leaf a batch summary (of this or an earlier run, or shards merged by jq)?
- * An empty file counts too: nothing would be lost. */
-int batch_is_summary(int dirfd, const char *leaf)
-{
-    char head[4097];
-    int fd = openat(dirfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = pread(fd, head, sizeof head - 1, 0);
-    close(fd);
-    if (n < 0)
-        return 0;
-    head[n] = 0;
-    size_t lead = strspn(head, " \t\r\n");
-    return n == 0 || (head[lead] == '{' && strstr(head, "\"members\"") && strstr(head, "\"formats\""));
-}
-
 /* The summary's name is taken in the registry when it lies in OUTDIR: no member gets it. */
 static void reserve_summary_name(batch *b)
 {

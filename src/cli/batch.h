@@ -9,7 +9,8 @@ int batch_main(int argc, char **argv);
  * shards' summaries merged into one unsharded run's; 0, 1 (an error, said) or 2 (usage). */
 int batch_merge_main(int argc, char **argv);
 
-/* Whether the file leaf in dirfd is a batch summary (or empty): one that may be replaced. */
+/* Whether the file leaf in dirfd is a batch summary (or empty): one that may be replaced
+ * (batch_summary.c, which knows what a summary is; batch.c calls it, never the other way). */
 int batch_is_summary(int dirfd, const char *leaf);
 
 #endif

@@ -195,6 +195,25 @@ static double count_of(const cJSON *v)
     return d >= 0 && d <= MAX_EXACT && d == floor(d) ? d : -1;
 }
 
+/* ---- what a summary is (batch.c asks it too, before it replaces a file) ---- */
+
+/* Is the file at leaf a batch summary (of this or an earlier run, or shards merged by jq)?
+ * An empty file counts too: nothing would be lost. */
+int batch_is_summary(int dirfd, const char *leaf)
+{
+    char head[4097];
+    int fd = openat(dirfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = pread(fd, head, sizeof head - 1, 0);
+    close(fd);
+    if (n < 0)
+        return 0;
+    head[n] = 0;
+    size_t lead = strspn(head, " \t\r\n");
+    return n == 0 || (head[lead] == '{' && strstr(head, "\"members\"") && strstr(head, "\"formats\""));
+}
+
 /* ---- pass 1: one summary checked, its header kept ---- */
 
 static int take_totals(summary *s, const cJSON *t)

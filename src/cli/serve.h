@@ -119,8 +119,6 @@ uint64_t srv_store_keep_bytes(const srv_store *s);
 /* A download converted on demand: the result's upload (and mappings) linked into tmp/ as
  * the job's inputs, its display name; -1 when the result is gone (404). */
 int srv_store_link_inputs(srv_store *s, const char *dir, srv_job *job);
-/* "1.5G", "300M", "12K" or "512 bytes": a size in a message. */
-void srv_human_size(uint64_t n, char *out, size_t len);
 /* 128 random bits as 32 lower-case hex digits; 0 or -1. */
 int srv_random_id(char out[SRV_ID_HEX + 1]);
 
@@ -147,6 +145,8 @@ typedef struct srv_asset {
 const srv_asset *srv_asset_find(const char *path);
 /* The upload page, told what the library can do. Malloc'd. */
 char *srv_index_page(const srv_caps *caps);
+/* "1.5G", "300M", "12K" or "512 bytes": a size in a message (a page's, the store's, serve.c's). */
+void srv_human_size(uint64_t n, char *out, size_t len);
 /* An error page (status 4xx/5xx) with one line. Malloc'd. */
 char *srv_error_page(int status, const char *line);
 /* The result page, into fp; facts from the converted tc_conv and the text report. */
@@ -161,7 +161,7 @@ typedef struct srv_result_facts {
     int have_report_html;
     const char *flames[4];               /* file names of the flame graphs or NULL (wall, cpu, wall merged, cpu merged) */
     const char *flame_why[4];            /* why one is missing */
-    const char *const *downloads;        /* file names present, NULL-ended */
+    const struct srv_output *const *downloads; /* the outputs present (serve_store.c's grammar), NULL-ended */
     const char *activity;                /* file name of the activity histogram (the time bar's), or NULL */
 } srv_result_facts;
 int srv_result_page(FILE *fp, const srv_result_facts *f);

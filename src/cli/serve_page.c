@@ -81,6 +81,23 @@ static char *finish_memstream(FILE *fp, char **buf)
     return *buf;
 }
 
+/* A size in a message: the page says the limits in the words the store and serve.c use too. */
+void srv_human_size(uint64_t n, char *out, size_t len)
+{
+    static const char units[] = "KMG";
+    for (int k = 2; k >= 0; k--) {
+        uint64_t unit = (uint64_t)1 << (10 * (k + 1));
+        if (n >= unit) {
+            if (n % unit)
+                snprintf(out, len, "%.1f%c", (double)n / (double)unit, units[k]);
+            else
+                snprintf(out, len, "%llu%c", (unsigned long long)(n / unit), units[k]);
+            return;
+        }
+    }
+    snprintf(out, len, "%llu bytes", (unsigned long long)n);
+}
+
 char *srv_index_page(const srv_caps *caps)
 {
     char *buf = NULL;
@@ -389,9 +406,7 @@ int srv_result_page(FILE *fp, const srv_result_facts *f)
     }
     fputs("</section>\n<section><h2>Downloads</h2>\n<ul class=\"downloads\" id=\"downloads\">\n", fp);
     for (size_t i = 0; f->downloads[i]; i++) {
-        const srv_output *o = srv_output_find(f->downloads[i]);
-        if (!o)
-            continue;
+        const srv_output *o = f->downloads[i];
         fprintf(fp, "<li><a href=\"/r/%s/%s?download=1\" data-writer=\"%s\">%s</a> <span class=\"hint\">.%s</span></li>\n",
                 f->id, o->file, tc_output_variant(NULL, o->output)->format, o->label, o->ext);
     }

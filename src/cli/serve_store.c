@@ -352,22 +352,6 @@ uint64_t srv_store_keep_bytes(const srv_store *s)
     return s->lim.keep_bytes;
 }
 
-void srv_human_size(uint64_t n, char *out, size_t len)
-{
-    static const char units[] = "KMG";
-    for (int k = 2; k >= 0; k--) {
-        uint64_t unit = (uint64_t)1 << (10 * (k + 1));
-        if (n >= unit) {
-            if (n % unit)
-                snprintf(out, len, "%.1f%c", (double)n / (double)unit, units[k]);
-            else
-                snprintf(out, len, "%llu%c", (unsigned long long)(n / unit), units[k]);
-            return;
-        }
-    }
-    snprintf(out, len, "%llu bytes", (unsigned long long)n);
-}
-
 /* One kept input (kept_input[i]) of a result linked into tmp/ for a job; "" when the result has none. */
 static int link_input(srv_store *s, const char *dir, size_t i, char *path, size_t len)
 {
@@ -812,11 +796,11 @@ static void run_page_job(srv_pool *p, srv_job *job)
     for (const char *h; nh < 4 && (h = tc_conv_hint_at(c, nh));)
         hints[nh++] = h;
     hints[nh] = NULL;
-    const char *downloads[N_OUTPUTS + 1];
+    const srv_output *downloads[N_OUTPUTS + 1];
     size_t nd = 0;
     for (size_t i = 0; i < N_OUTPUTS; i++) /* the page's order: the converted-on-demand ones, then what it holds */
         if (outputs[i].on_demand || pl[i].ok)
-            downloads[nd++] = outputs[i].file;
+            downloads[nd++] = &outputs[i];
     downloads[nd] = NULL;
     srv_result_facts f = {.id = id, .display = job->display, .summary = tc_conv_input_summary(c), .figures = figures,
                           .warnings = warnings, .hints = hints, .downloads = downloads};

@@ -2,42 +2,31 @@
  * options.c - every option of every format, parsed from its row.
  *
  * An option is a row of a table (tci_option_def): the core's table below holds what
- * every conversion reads (limits, strict, process-name, ...), each reader's and writer's
- * descriptor the options it reads, diff.c the diff's. One parser reads them all by type
- * (bool, int, size, enum, string, path; a small hook for the few with a form of their
- * own), with one message for an unknown key (listing the keys) and one for a bad value
- * (saying what the option takes). The command's long options, --help, serve's API and
- * `--list-formats --json` are made from the same rows (traceconv.h: tc_option_at).
+ * every conversion reads (limits, strict, process-name, the selection, ...), each reader's
+ * and writer's descriptor the options it reads (in its own file), diff.c the diff's. One
+ * parser reads them all by type (bool, int, size, enum, string, path; a small hook for the
+ * few with a form of their own), with one message for a bad value (saying what the option
+ * takes). The command's long options, --help, serve's API and `--list-formats --json` are
+ * made from the same rows (traceconv.h: tc_option_at).
  *
- * A key that no reader, writer or diff format lists is read by the core for every
- * conversion and is always used. A key that some format lists but neither the chosen
- * reader nor the chosen writer (nor any writer of a call with several outputs) reads
- * would be ignored without a word (`--weight cpu -o pprof` looks as if it worked): it
- * is the counted warning unused-option, an error under strict.
- */
+ * Which keys there are, the message for an unknown one and the unused-option warning (a
+ * key that some format lists but no chosen reader or writer reads) need every format's
+ * table: they are the engine's (engine/registry.c), which hands each row to this file. */
 #include "tc_diag.h"
-#include "tc_flame.h"
 #include "tc_options.h"
-#include "tc_reader.h"
-#include "tc_registry.h"
 #include "tc_trace.h"
-#include "tc_writer.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 const char *const tci_weight_choices[] = {"wall", "cpu", NULL};
 const char *const tci_sort_choices[] = {[TCI_SORT_INCL] = "incl", [TCI_SORT_EXCL] = "excl",
                                         [TCI_SORT_CALLS] = "calls", [TCI_SORT_NAME] = "name", NULL};
-/* flamesvg.c's palettes (tci_flame_palette), the default first: the order --help shows */
-const char *const tci_palette_choices[] = {"android", "java", "hot", "mem", "io", "red", "green", "blue",
-                                           "yellow", "purple", "aqua", "orange", NULL};
 
 /* ---- the forms of the values ---- */
 
-static int parse_bool(const char *v, bool *out)
+int tci_option_parse_bool(const char *v, bool *out)
 {
     if (!v || !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes"))
         *out = true;
@@ -86,61 +75,6 @@ static int parse_max_output(tci_options *o, const char *v)
     if (parse_size(v, UINT64_MAX, &o->max_output))
         return -1;
     o->max_output_ratio = 0;
-    return 0;
-}
-
-/* flamegraph's minwidth: px ("0.1") or a percentage of the total ("0.5%"). */
-int tci_option_parse_minwidth(tci_options *o, const char *v)
-{
-    char *end;
-    if (!v || !((*v >= '0' && *v <= '9') || *v == '.'))
-        return -1;
-    errno = 0;
-    double x = strtod(v, &end);
-    bool pct = *end == '%';
-    if (pct)
-        end++;
-    if (*end || errno || !(x >= 0) || x > (pct ? 100 : 1e9))
-        return -1;
-    o->minwidth = x;
-    o->minwidth_pct = pct;
-    o->minwidth_given = true;
-    return 0;
-}
-
-/* The flame graph's palette: flamesvg.c's number for the name (its default is android unless given). */
-int tci_option_parse_colors(tci_options *o, const char *v)
-{
-    int p = tci_flame_palette(v);
-    if (p < 0)
-        return -1;
-    o->palette = p;
-    o->colors_given = true;
-    return 0;
-}
-
-/* dot's threshold: a percentage from 0 to 100 with at most 4 decimals ("1", "0.5",
- * "0.0001"), kept exactly in millionths so that a threshold compares without rounding. */
-int tci_option_parse_threshold(tci_options *o, const char *v)
-{
-    uint64_t whole = 0, frac = 0;
-    int digits = 0, decimals = 0;
-    if (!v)
-        return -1;
-    for (; *v >= '0' && *v <= '9' && whole <= 100; v++, digits++)
-        whole = whole * 10 + (uint64_t)(*v - '0');
-    if (*v == '.')
-        for (v++; *v >= '0' && *v <= '9' && decimals < 5; v++, decimals++, digits++)
-            frac = frac * 10 + (uint64_t)(*v - '0');
-    if (*v || !digits || decimals > 4)
-        return -1;
-    for (; decimals < 4; decimals++)
-        frac *= 10;
-    uint64_t x = whole * 10000 + frac;
-    if (x > 1000000)
-        return -1;
-    o->threshold_ppm = (uint32_t)x;
-    o->threshold_set = true;
     return 0;
 }
 
@@ -291,63 +225,6 @@ const tci_option_def tci_core_options[] = {
     {0},
 };
 
-/* ---- every key, once: the first row of each (core, readers, writers, diff formats) ---- */
-
-static struct {
-    const tci_option_def *row[TCI_MAX_OPTION_KEYS];
-    size_t n;
-    bool overflow; /* more keys than the given list can hold: the last ones are unknown (a unit test fails) */
-} keys;
-static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
-
-static void add_keys(const tci_option_def *table)
-{
-    for (const tci_option_def *d = table; d && d->key; d++) {
-        size_t i = 0;
-        while (i < keys.n && strcmp(keys.row[i]->key, d->key))
-            i++;
-        if (i < keys.n)
-            continue;
-        if (keys.n == TCI_MAX_OPTION_KEYS)
-            keys.overflow = true;
-        else
-            keys.row[keys.n++] = d;
-    }
-}
-
-static void build_keys(void)
-{
-    add_keys(tci_core_options);
-    for (size_t i = 0; i < tci_reader_count(); i++)
-        add_keys(tci_reader_at(i)->options);
-    for (size_t i = 0; i < tci_writer_count(); i++)
-        add_keys(tci_writer_at(i)->options);
-    for (size_t i = 0; i < tci_diff_format_count(); i++)
-        add_keys(tci_diff_format_at(i)->options);
-}
-
-/* The key's index among every key, or -1. */
-static int key_index(const char *key)
-{
-    pthread_once(&keys_once, build_keys);
-    for (size_t i = 0; key && i < keys.n; i++)
-        if (!strcmp(keys.row[i]->key, key))
-            return (int)i;
-    return -1;
-}
-
-const tci_option_def *tci_option_find(const char *key)
-{
-    int i = key_index(key);
-    return i < 0 ? NULL : keys.row[i];
-}
-
-size_t tci_option_key_count(void)
-{
-    pthread_once(&keys_once, build_keys);
-    return keys.overflow ? TCI_MAX_OPTION_KEYS + 1 : keys.n;
-}
-
 /* ---- parsing ---- */
 
 static void *field(tci_options *o, const tci_option_def *d) { return (char *)o + d->offset; }
@@ -399,7 +276,7 @@ void tci_size_text(uint64_t n, bool approximate, char *out, size_t len)
 }
 
 /* What an option takes, for the message that refuses a bad value. */
-static void expects(const tci_option_def *d, char *out, size_t len)
+void tci_option_expects(const tci_option_def *d, char *out, size_t len)
 {
     char lo[24], hi[24];
     size_t n = 0;
@@ -452,7 +329,7 @@ static int store_string(tci_options *o, char **strings, int index, const tci_opt
 }
 
 /* Parse and store by the row: 0, -1 for a bad value, or TC_ERR_NOMEM. */
-static int parse_value(tci_options *o, char **strings, int index, const tci_option_def *d, const char *v)
+int tci_option_parse_row(tci_options *o, char **strings, int index, const tci_option_def *d, const char *v)
 {
     uint64_t n;
     bool on;
@@ -460,7 +337,7 @@ static int parse_value(tci_options *o, char **strings, int index, const tci_opti
         return d->parse(o, v);
     switch (d->type) {
     case TCI_OPT_BOOL:
-        if (parse_bool(v, &on))
+        if (tci_option_parse_bool(v, &on))
             return -1;
         *(bool *)field(o, d) = on;
         return 0;
@@ -483,220 +360,12 @@ static int parse_value(tci_options *o, char **strings, int index, const tci_opti
     }
 }
 
-/* "process-name, strict, ...": every key but the hidden ones. */
-static void list_keys(char *out, size_t len)
-{
-    size_t n = 0;
-    out[0] = 0;
-    for (size_t i = 0; i < keys.n && n < len; i++)
-        if (!(keys.row[i]->flags & TCI_OPTF_HIDDEN))
-            n += (size_t)snprintf(out + n, len - n, "%s%s", n ? ", " : "", keys.row[i]->key);
-}
-
-/* A bool option turned on that selects a variant of some writer, while another option selects
- * another variant of it: the other's key (the writer and the variants' names in w, a, b), or NULL. */
-static const char *variant_conflict(const tci_options *o, const char *key, const tci_writer **w, int *a, int *b)
-{
-    for (size_t i = 0; i < tci_writer_count(); i++) {
-        const tci_variant *vs = tci_writer_at(i)->variants;
-        for (int k = 1; vs[k].name; k++) {
-            if (!vs[k].option || strcmp(vs[k].option, key))
-                continue;
-            for (int j = 1; vs[j].name; j++) {
-                if (j != k && vs[j].option && strcmp(vs[j].option, key) && tci_option_bool(o, vs[j].option)) {
-                    *w = tci_writer_at(i);
-                    *a = j < k ? j : k;
-                    *b = j < k ? k : j;
-                    return vs[j].option;
-                }
-            }
-        }
-    }
-    return NULL;
-}
-
-static void note_given(tci_options *o, int index)
-{
-    for (size_t i = 0; i < o->n_given; i++)
-        if (o->given[i] == index)
-            return;
-    if (o->n_given < TCI_MAX_OPTION_KEYS)
-        o->given[o->n_given++] = (uint8_t)index;
-}
-
-int tci_option_set(tci_options *o, char **strings, const char *key, const char *value, tci_diag *d)
-{
-    char text[768];
-    int index = key_index(key);
-    if (index < 0) {
-        list_keys(text, sizeof text);
-        return tci_error(d, TC_ERR_USAGE, "options", UINT64_MAX, "unknown option '%s' (options: %s)", key, text);
-    }
-    const tci_option_def *def = keys.row[index];
-    const tci_writer *w;
-    int a, b;
-    bool on;
-    const char *other;
-    if (def->type == TCI_OPT_BOOL && !parse_bool(value, &on) && on && (other = variant_conflict(o, key, &w, &a, &b)))
-        return tci_error(d, TC_ERR_USAGE, "options", UINT64_MAX,
-                         "options '%s' and '%s' cannot be used together: each picks a form of the %s writer's "
-                         "output (for both: -o %s,%s)",
-                         w->variants[a].option, w->variants[b].option, w->name, w->variants[a].name,
-                         w->variants[b].name);
-    int rc = parse_value(o, strings, index, def, value);
-    if (rc == TC_ERR_NOMEM)
-        return tci_error(d, TC_ERR_NOMEM, "options", UINT64_MAX, "out of memory");
-    if (rc != 0) {
-        expects(def, text, sizeof text);
-        return tci_error(d, TC_ERR_USAGE, "options", UINT64_MAX, "bad value '%s' for option '%s' (%s)",
-                         value ? value : "", key, text);
-    }
-    note_given(o, index);
-    return TC_OK;
-}
-
 void tci_option_strings_free(char **strings)
 {
     for (size_t i = 0; i < TCI_MAX_OPTION_KEYS; i++) {
         free(strings[i]);
         strings[i] = NULL;
     }
-}
-
-bool tci_option_given(const tci_options *o, const char *key)
-{
-    int index = key_index(key);
-    for (size_t i = 0; index >= 0 && i < o->n_given; i++)
-        if (o->given[i] == index)
-            return true;
-    return false;
-}
-
-bool tci_option_bool(const tci_options *o, const char *key)
-{
-    const tci_option_def *d = tci_option_find(key);
-    return d && d->type == TCI_OPT_BOOL && *(const bool *)((const char *)o + d->offset);
-}
-
-/* ---- variants ---- */
-
-int tci_variant_selected(const tci_options *o, const tci_writer *w)
-{
-    for (int k = 1; w->variants[k].name; k++)
-        if (tci_option_bool(o, w->variants[k].option))
-            return k;
-    return 0;
-}
-
-void tci_variant_force(tci_options *o, const tci_writer *w, int v)
-{
-    for (int k = 1; w->variants[k].name; k++) {
-        const tci_option_def *d = tci_option_find(w->variants[k].option);
-        if (d && d->type == TCI_OPT_BOOL)
-            *(bool *)field(o, d) = k == v;
-    }
-}
-
-/* ---- options no chosen format reads ---- */
-
-static bool lists(const tci_option_def *table, const char *key)
-{
-    for (const tci_option_def *d = table; d && d->key; d++)
-        if (!strcmp(d->key, key))
-            return true;
-    return false;
-}
-
-static bool some_reader_uses(const char *key)
-{
-    for (size_t i = 0; i < tci_reader_count(); i++)
-        if (lists(tci_reader_at(i)->options, key))
-            return true;
-    return false;
-}
-
-static bool some_writer_uses(const char *key)
-{
-    for (size_t i = 0; i < tci_diff_format_count(); i++) /* the diff: a format of its own (diff.c) */
-        if (lists(tci_diff_format_at(i)->options, key))
-            return true;
-    for (size_t i = 0; i < tci_writer_count(); i++) {
-        const tci_writer *w = tci_writer_at(i);
-        if (lists(w->options, key))
-            return true;
-        for (const tci_variant *v = w->variants; v->name; v++)
-            if (lists(v->options, key))
-                return true;
-    }
-    return false;
-}
-
-bool tci_output_reads(const tci_writer *w, const tci_options *o, const char *key)
-{
-    return lists(w->options, key) || (w->variants && lists(w->variants[tci_variant_selected(o, w)].options, key));
-}
-
-/* Whether any writer of the call reads the key: its table, or the table of the variant it
- * writes (variants[i], or with variants NULL or -1 the one o selects). */
-static bool any_writer_lists(const tci_options *o, const tci_writer *const *ws, const int *variants, size_t n_ws,
-                             const char *key)
-{
-    for (size_t i = 0; i < n_ws; i++) {
-        if (lists(ws[i]->options, key))
-            return true;
-        if (!ws[i]->variants) /* a writer of the core's own (tci_conv_aggregate) */
-            continue;
-        int v = variants && variants[i] >= 0 ? variants[i] : tci_variant_selected(o, ws[i]);
-        if (lists(ws[i]->variants[v].options, key))
-            return true;
-    }
-    return false;
-}
-
-/* "the json writer", or "any of the json, perfetto writers" when a call has several. */
-static void name_writers(const tci_writer *const *ws, size_t n_ws, char *out, size_t outlen)
-{
-    size_t len = (size_t)snprintf(out, outlen, "%s", n_ws > 1 ? "any of the " : "the ");
-    for (size_t i = 0; i < n_ws && len < outlen; i++)
-        len += (size_t)snprintf(out + len, outlen - len, "%s%s", i ? ", " : "", ws[i]->name);
-    if (len < outlen)
-        snprintf(out + len, outlen - len, " writer%s", n_ws > 1 ? "s" : "");
-}
-
-/* One given key: a warning when it is a format's option that rd and every writer of the call ignore. */
-static bool warn_if_unused(const tci_options *o, const char *key, const tci_reader *rd, const tci_writer *const *ws,
-                           const int *variants, size_t n_ws, tci_diag *d, char *msg, size_t msglen)
-{
-    if (lists(rd->options, key) || any_writer_lists(o, ws, variants, n_ws, key))
-        return false;
-    bool of_reader = some_reader_uses(key), of_writer = some_writer_uses(key);
-    char writers[96];
-    name_writers(ws, n_ws, writers, sizeof writers);
-    if (of_reader && of_writer)
-        snprintf(msg, msglen, "option --%s is used by neither the %s reader nor %s", key, rd->name, writers);
-    else if (of_reader)
-        snprintf(msg, msglen, "option --%s is not used by the %s reader", key, rd->name);
-    else if (of_writer)
-        snprintf(msg, msglen, "option --%s is not used by %s", key, writers);
-    else
-        return false; /* a core option: every conversion uses it */
-    tci_warn(d, TCI_FIG_UNUSED_OPTION, "options", UINT64_MAX, "%s", msg);
-    return true;
-}
-
-int tci_options_check_used(const tci_options *o, const tci_reader *rd, const tci_writer *const *ws,
-                           const int *variants, size_t n_ws, tci_diag *d)
-{
-    char first[160] = "";
-    pthread_once(&keys_once, build_keys);
-    for (size_t i = 0; i < o->n_given; i++) {
-        char msg[160];
-        if (warn_if_unused(o, keys.row[o->given[i]]->key, rd, ws, variants, n_ws, d, msg, sizeof msg) && !first[0])
-            memcpy(first, msg, sizeof first);
-    }
-    if (first[0] && d->strict)
-        return tci_error(d, TC_ERR_STRICT, "options", UINT64_MAX, "%s (an error under --strict)", first);
-    return TC_OK;
 }
 
 /* ---- the selection, written down ---- */
@@ -760,7 +429,14 @@ static size_t put_selection_row(const tci_options *o, const tci_option_def *d, c
     return n;
 }
 
-static bool lists(const tci_option_def *table, const char *key);
+/* Whether table has a row for key. */
+static bool lists(const tci_option_def *table, const char *key)
+{
+    for (const tci_option_def *d = table; d && d->key; d++)
+        if (!strcmp(d->key, key))
+            return true;
+    return false;
+}
 
 /* all: every selection row given, else the core's and those reads lists. */
 static size_t selection_text(const tci_options *o, const tci_option_def *reads, bool all, char *out, size_t len)
@@ -769,9 +445,8 @@ static size_t selection_text(const tci_options *o, const tci_option_def *reads, 
     if (!len)
         return 0;
     out[0] = 0;
-    pthread_once(&keys_once, build_keys);
-    for (size_t k = 0; k < keys.n; k++) { /* the tables' order, not the order given: one selection, one text */
-        const tci_option_def *d = keys.row[k];
+    for (size_t k = 0; o->keys && o->keys[k]; k++) { /* the tables' order, not the order given: one selection, one text */
+        const tci_option_def *d = o->keys[k];
         bool given = false;
         for (size_t i = 0; i < o->n_given && !given; i++)
             given = o->given[i] == k;

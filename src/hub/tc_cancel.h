@@ -26,15 +26,18 @@ typedef struct tci_cancel {
 #define TCI_CANCEL_BUDGET ((int64_t)4 << 20) /* about 64 sink buffers, or 64Ki nodes of a walk */
 #define TCI_CANCEL_NODE 64                     /* the cost of one node of a walk */
 
-bool tci_cancel_ask(tci_cancel *c);
-/* Spend cost; true when the conversion must stop (the callback said so, now or before). */
+/* Spend cost; true when the conversion must stop (the callback said so, now or before). The
+ * whole of it is here: a header with no function of its own elsewhere (nothing to call back). */
 static inline bool tci_cancel_step(tci_cancel *c, int64_t cost)
 {
     if (TCI_LIKELY(!c))
         return false;
     if (TCI_LIKELY((c->budget -= cost) > 0))
         return c->stopped;
-    return tci_cancel_ask(c);
+    c->budget = TCI_CANCEL_BUDGET; /* spent: ask the callback, once per budget */
+    if (!c->stopped && c->ask(c->user))
+        c->stopped = true;
+    return c->stopped;
 }
 
 #endif /* TC_TC_CANCEL_H */

@@ -1,5 +1,6 @@
 /*
- * tc_conv.h - the hub's own internals: normalize, the time-order merge, the conversion's state.
+ * tc_conv.h - the stages of a conversion that the hub runs: normalize, the selection, the
+ * time-order merge. The conversion that assembles them (conv.c) is the engine's: engine/tc_engine.h.
  * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
  */
 #ifndef TC_TC_CONV_H
@@ -11,29 +12,6 @@
 #include "tc_trace.h"
 #include "tc_writer.h"
 #include "tc_base.h"
-
-/* ---- conv internals: what the hub's modules ask the conversion ---- */
-
-struct tci_writer;
-int tci_conv_aggregate(tc_conv *c, const struct tci_writer *w, void *priv, const char *function);
-const tci_options *tci_conv_options(const tc_conv *c);
-const tci_trace *tci_conv_trace_of(const tc_conv *c);
-/* After a write that built the call tree: idle waits were most of the kept threads' time. */
-bool tci_conv_mostly_idle(const tc_conv *c);
-uint64_t tci_conv_input_size(const tc_conv *c); /* bytes read (gzip inflated) */
-/* max-output in bytes for an output of input_size bytes of input (UINT64_MAX: none), and
- * the one message of an output that reached it (TC_ERR_LIMIT, in d). */
-uint64_t tci_output_limit(const tci_options *opt, uint64_t input_size);
-int tci_output_limit_error(tci_diag *d, const tci_options *opt, const char *module, uint64_t limit);
-const tci_diag *tci_conv_diag(const tc_conv *c);
-bool tci_conv_is_open(const tc_conv *c);
-void tci_conv_consume(tc_conv *c); /* OPEN -> WRITTEN without reading (the other input of a diff failed) */
-void tci_conv_call_begin(tc_conv *c);
-int tci_conv_call_end(tc_conv *c, int rc);
-tci_diag *tci_conv_error_slot(tc_conv *c); /* where a call's message goes (diag.error) */
-/* join.c: an input normalized into another reader (consumed), and the conversion opened on that reader. */
-int tci_conv_normalize(tc_conv *c, int (*ready)(void *user), int (*emit)(void *user, const tci_event *ev), void *user);
-int tci_conv_open_reader(tc_conv *c, const char *name, const tci_reader *rd, void *priv);
 
 /* ---- normalize: two passes over a reader, events out --------------------- */
 

@@ -12,7 +12,7 @@
 /* report: the order of the method rows (option sort). */
 enum tci_report_sort { TCI_SORT_INCL = 0, TCI_SORT_EXCL, TCI_SORT_CALLS, TCI_SORT_NAME };
 
-#define TCI_MAX_OPTION_KEYS 64 /* distinct keys of every table together (options.c checks) */
+#define TCI_MAX_OPTION_KEYS 64 /* distinct keys of every table together (registry.c checks) */
 
 /* Where each option is stored: which formats read one is their tables' word (its rows:
  * weight's are six writers'), not these comments'. */
@@ -65,7 +65,9 @@ typedef struct tci_options {
     bool patterns_may_miss; /* no option: diff.c sets it on its inputs, a pattern of focus, ignore or
                              * callers that matches no method of one of them is no error (of both is) */
     uint32_t threads;       /* threads of one conversion (conv.c, handoff.c): 1 (0: unset) none started */
-    uint8_t given[TCI_MAX_OPTION_KEYS]; /* the keys set explicitly, in the order given (options.c) */
+    uint8_t given[TCI_MAX_OPTION_KEYS]; /* the keys set explicitly, in the order given: indexes of keys */
+    const struct tci_option_def *const *keys; /* every format's keys, NULL-ended, in the tables' order: the
+                                               * engine's (tci_option_set sets it; NULL: none given) */
     uint8_t n_given;
 } tci_options;
 
@@ -105,11 +107,9 @@ typedef struct tci_option_def {
 } tci_option_def;
 #define TCI_OPT_FIELD(f) .offset = (uint16_t)offsetof(tci_options, f), .size = (uint16_t)sizeof(((tci_options *)0)->f)
 
-/* The rows several formats share (the flame graph's are also the differential graph's). */
-extern const char *const tci_weight_choices[], *const tci_sort_choices[], *const tci_palette_choices[];
-int tci_option_parse_minwidth(tci_options *o, const char *value);
-int tci_option_parse_colors(tci_options *o, const char *value);
-int tci_option_parse_threshold(tci_options *o, const char *value); /* dot's PCT, kept in millionths */
+/* The rows several formats share (the flame graph's own, also the differential graph's, are
+ * analysis/tc_flame.h's; each format's other rows are in its own file). */
+extern const char *const tci_weight_choices[], *const tci_sort_choices[];
 #define TCI_OPTION_WEIGHT(help_)                                                                               \
     {.key = "weight", .type = TCI_OPT_ENUM, .flags = TCI_OPTF_SELECTION, .choices = tci_weight_choices,        \
      .def = "wall", .help = help_, TCI_OPT_FIELD(weight_cpu)}
@@ -118,32 +118,22 @@ int tci_option_parse_threshold(tci_options *o, const char *value); /* dot's PCT,
 #define TCI_OPTION_SORT(help_)                                                                                 \
     {.key = "sort", .type = TCI_OPT_ENUM, .choices = tci_sort_choices, .def = "incl", .help = help_,          \
      TCI_OPT_FIELD(sort)}
-/* The android palette's app: the flame graph's, and the HTML report's graphs' (its variant's table). */
-#define TCI_OPTION_APP_PACKAGE                                                                                 \
-    {.key = "app-package", .type = TCI_OPT_STRING, .arg = "PKG",                                               \
-     .help = "the app's package for the android palette (default: found from the framework's calls of its "   \
-             "lifecycle methods, the process name, else the package with the most time)",                     \
-     TCI_OPT_FIELD(app_package)}
-#define TCI_OPTIONS_FLAME(title_default)                                                                       \
-    {.key = "title", .type = TCI_OPT_STRING, .def = title_default, .arg = "TEXT", .help = "the title",         \
-     TCI_OPT_FIELD(title)},                                                                                    \
-    {.key = "width", .type = TCI_OPT_INT, .min = 200, .max = 100000, .def = "1200", .arg = "PX",               \
-     .help = "image width", .expects = "pixels, 200 to 100000", TCI_OPT_FIELD(width)},                        \
-    {.key = "minwidth", .type = TCI_OPT_FLOAT, .def = "0.1", .arg = "PX|N%",                                   \
-     .help = "omit frames narrower than PX pixels or N% of the total",                                        \
-     .expects = "pixels (0.1) or a percentage of the total (0.5%)", TCI_OPT_FIELD(minwidth),                   \
-     .parse = tci_option_parse_minwidth},                                                                     \
-    {.key = "inverted", .type = TCI_OPT_BOOL, .help = "icicle graph (root at the top)", TCI_OPT_FIELD(inverted)}, \
-    {.key = "colors", .type = TCI_OPT_ENUM, .choices = tci_palette_choices, .def = "android", .help = "the palette", \
-     TCI_OPT_FIELD(palette), .parse = tci_option_parse_colors},                                               \
-    TCI_OPTION_APP_PACKAGE,                                                                                   \
-    {.key = "hash", .type = TCI_OPT_BOOL, .help = "colours from a hash of the name", TCI_OPT_FIELD(hash)}
-
 #define TCI_OPTION_REVERSE(help_)                                                                              \
     {.key = "reverse", .type = TCI_OPT_BOOL, .flags = TCI_OPTF_SELECTION, .help = help_, TCI_OPT_FIELD(reverse)}
 #define TCI_OPTION_CALLERS(help_)                                                                              \
     {.key = "callers", .type = TCI_OPT_STRING, .flags = TCI_OPTF_NEEDS_VALUE | TCI_OPTF_SELECTION, .arg = "METHOD",  \
      .help = help_, .expects = "a method's name, Class.method or a glob on pkg.Class.method", TCI_OPT_FIELD(callers)}
+
+/* The pieces of the engine's tci_option_set (engine/tc_engine.h), which finds a key's row: a
+ * bool's forms (1/0, true/false, yes/no; 0 or -1); a value parsed and stored by its row
+ * (strings[index] keeps a string's copy; 0, -1 for a bad value, or TC_ERR_NOMEM); what a bad
+ * value is told it should be; and the strings[] freed. */
+int tci_option_parse_bool(const char *v, bool *out);
+int tci_option_parse_row(tci_options *o, char **strings, int index, const struct tci_option_def *d, const char *v);
+void tci_option_expects(const struct tci_option_def *d, char *out, size_t len);
+void tci_option_strings_free(char **strings);
+/* A size as the options take it ("64M"); approximate: "3.1G", or "1000 bytes" below 1K. */
+void tci_size_text(uint64_t n, bool approximate, char *out, size_t len);
 
 /* The options every conversion reads (options.c), NULL-key terminated like every table. */
 extern const tci_option_def tci_core_options[];

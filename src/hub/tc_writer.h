@@ -1,61 +1,19 @@
 /*
- * tc_writer.h - what a writer is and what it writes to: the writer descriptor, the sink, the text-out helpers,
- * cancellation.
+ * tc_writer.h - what a writer is and what it writes to: the writer descriptor, the sink's fast
+ * paths (the sink itself: tc_sink.h), the text-out helpers (textout.c).
  * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
  */
 #ifndef TC_TC_WRITER_H
 #define TC_TC_WRITER_H
 
 #include "tc_calltree.h"
-#include "tc_cancel.h"
 #include "tc_diag.h"
 #include "tc_options.h"
+#include "tc_sink.h"
 #include "tc_trace.h"
 #include "tc_base.h"
 
-/* ---- output sink -------------------------------------------------------- */
-
-typedef struct tci_sink {
-    FILE *fp;              /* the output: a FILE, or */
-    tc_write_fn fn;        /* a caller's function (fp NULL) */
-    void *fn_user;
-    struct z_stream_s *z;  /* non-NULL: gzip the output */
-    uint8_t *zbuf;
-    size_t len;
-    int err;               /* set once a write failed: nothing more is written */
-    int errnum;            /* the errno of that failure, for the message */
-    int status;            /* what failed it: TC_ERR_IO (errnum), TC_ERR_LIMIT (limit), TC_ERR_CANCELED */
-    uint64_t written;
-    uint64_t emitted;      /* bytes handed to the FILE or function (compressed for gzip) */
-    uint64_t limit;        /* emitted may not pass it (max-output): the output fails with TC_ERR_LIMIT */
-    tci_cancel *cancel;    /* asked at flushes (NULL: none) */
-    bool script_data;      /* inside a <script> that readers take raw: escape.h's rule at flush */
-    bool script_lt;        /* the last byte flushed in it was '<' */
-    bool script_at_start;  /* script_data as it was for buf[0] */
-    uint8_t n_switches;    /* offsets in buf where script_data flips, not yet flushed: */
-    uint32_t switch_at[8]; /* a switch does not flush, so nothing leaves before it must */
-    uint8_t buf[1 << 16];
-} tci_sink;
-
-int tci_sink_open(tci_sink *s, FILE *fp, bool gzip);
-int tci_sink_open_fn(tci_sink *s, tc_write_fn fn, void *user, bool gzip);
-int tci_sink_flush_buf(tci_sink *s);
-int tci_sink_close(tci_sink *s); /* finish gzip, flush; returns error status */
-/* Drop what is buffered and release the sink without writing more (a canceled conversion). */
-void tci_sink_discard(tci_sink *s);
-/* Mark the sink failed with errnum (the first failure is kept). */
-void tci_sink_fail(tci_sink *s, int errnum);
-/* Mark it failed for another cause (TC_ERR_LIMIT, TC_ERR_CANCELED); the first is kept. */
-void tci_sink_stop(tci_sink *s, int status);
-/* Whether the output has failed (a write error, max-output, cancel): nothing more reaches it,
- * so a writer's long loop stops here instead of computing bytes nobody will see. */
-static inline bool tci_sink_failed(const tci_sink *s) { return s->err != 0; }
-/* From here on (on) or no longer (off), the bytes written are the contents of a <script>
- * element read raw (systrace's trace-data): escape.h's script-data rule is applied to them as
- * they leave the sink, so it holds for the final bytes whatever wrote them. The switch is
- * noted at its offset in the buffer, not flushed: nothing is written earlier than without it
- * (a conversion canceled before its first 64 KiB writes nothing). */
-void tci_sink_script_data(tci_sink *s, bool on);
+/* ---- output sink: the fast paths into tc_sink.h's buffer ---------------- */
 
 static inline void tci_sink_write(tci_sink *s, const void *p, size_t n)
 {
@@ -162,7 +120,26 @@ enum tci_writer_flags {
                               * them and say how many they leave out (conv.c) */
 };
 
-struct tci_app_package;
+/* The app's package, as the conversion found it (analysis/tc_codegroup.h's tci_app_find: its
+ * rules) and every writer is told it. */
+/* The evidence the app's package was found by, strongest first. */
+enum tci_app_source {
+    TCI_APP_NONE,
+    TCI_APP_GIVEN,     /* option app-package */
+    TCI_APP_LIFECYCLE, /* the framework calls a lifecycle method of the app's component */
+    TCI_APP_PROCESS,   /* the input's process name */
+    TCI_APP_TIME,      /* the package prefix with the most inclusive time (a call tree) */
+    TCI_APP_INFERRED   /* the package prefix with the most methods (no call tree) */
+};
+
+typedef struct tci_app_package {
+    const char *name;     /* NULL: none (source TCI_APP_NONE) */
+    enum tci_app_source source;
+    const char *evidence; /* the legend's and the summary's words: "given", "MainActivity.onCreate
+                           * called by Instrumentation.callActivityOnCreate", "process name",
+                           * "inferred: 38% of the wall time", "inferred", "none found" */
+} tci_app_package;
+
 typedef struct tci_wctx {
     const char *writer_name;
     void *priv;
@@ -170,10 +147,10 @@ typedef struct tci_wctx {
     const tci_trace *trace;
     const tci_options *opt;
     tci_diag *diag;
-    /* Set before finish() when the conversion built the call tree: the app (analysis/
-     * tc_codegroup.h), found once for every output; NULL: none was looked for. */
-    const struct tci_app_package *app;
-    /* ... and the views' order of threads (analysis/tc_threadrank.h: main first), n_threads
+    /* Set before finish() when the conversion built the call tree: the app, found once for
+     * every output; NULL: none was looked for. */
+    const tci_app_package *app;
+    /* ... and the views' order of threads (main first; the engine ranks them), n_threads
      * indexes; NULL: the tables' order. */
     const uint32_t *thread_order;
 } tci_wctx;
@@ -212,17 +189,6 @@ typedef struct tci_writer {
     void (*close)(tci_wctx *w);                         /* always called */
 } tci_writer;
 
-struct tci_diff;
-
-/* A format of traceconv diff (diff_*.c; the comparison it renders is analysis/tc_diff.h's):
- * the same description as a writer's, and a renderer that writes the whole output into o (write errors stay in the sink). */
-typedef struct tci_diff_format {
-    const char *name, *description, *extensions;
-    const tci_option_def *options; /* tci_diff_options */
-    const tci_variant *variants;   /* one: its output */
-    int (*render)(const struct tci_diff *d, tci_sink *o); /* the comparison: tc_diff.h */
-    bool flame;                    /* it draws diff.c's differential flame tree */
-} tci_diff_format;
 
 /* ---- writers: what finish() may say ---- */
 

@@ -600,26 +600,3 @@ const char *tci_trace_format(const tci_trace *t, char *buf, size_t size)
     snprintf(buf, size, "%s %s", tci_trace_format_name(t), t->detail);
     return buf;
 }
-
-/* ---- the public view of the tables (traceconv.h: tc_conv_thread_at, tc_conv_duration_ns) ---- */
-
-#include "tc_conv.h" /* tci_conv_trace_of: the tables of a conversion */
-
-int tc_conv_thread_at(const tc_conv *c, size_t index, tc_thread_info *out)
-{
-    const tci_trace *t = c ? tci_conv_trace_of(c) : NULL;
-    if (!t || !out || index >= t->n_threads || !t->processes)
-        return 0;
-    const tci_thread *th = &t->threads[index];
-    *out = (tc_thread_info){.tid = th->tid,
-                            .pid = th->process < t->n_processes ? t->processes[th->process].pid : -1,
-                            .name = th->name ? th->name : "",
-                            .records = th->records};
-    return 1;
-}
-
-int64_t tc_conv_duration_ns(const tc_conv *c)
-{
-    const tci_trace *t = c ? tci_conv_trace_of(c) : NULL;
-    return t && t->n_threads && t->end_ns > t->start_ns ? t->end_ns - t->start_ns : 0;
-}

@@ -27,7 +27,7 @@
 #include "tc_base.h"
 #include "tc_diag.h"
 #include "tc_reader.h"
-#include "tc_registry.h"
+#include "tc_readers.h"
 #include "tc_trace.h"
 
 #include <stdio.h>

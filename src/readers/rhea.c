@@ -75,7 +75,7 @@
 #include "tc_jscan.h"
 #include "tc_options.h"
 #include "tc_reader.h"
-#include "tc_registry.h"
+#include "tc_readers.h"
 #include "tc_trace.h"
 #include "text.h"
 

@@ -67,7 +67,7 @@
 #include "tc_atrace.h"
 #include "tc_diag.h"
 #include "tc_reader.h"
-#include "tc_registry.h"
+#include "tc_readers.h"
 #include "tc_trace.h"
 #include "text.h"
 

@@ -22,7 +22,7 @@
  * bins per thread (the tables' size), never per event.
  */
 #include "tc_base.h"
-#include "tc_registry.h"
+#include "tc_writers.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
 

@@ -17,7 +17,7 @@
  * that are not UTF-8 become U+FFFD.
  */
 #include "tc_diff.h"
-#include "tc_registry.h"
+#include "tc_writers.h"
 #include "tc_writer.h"
 
 /* ",BASE,NEW,DELTA" of one figure (a missing side's cell empty); shown false: three empty cells. */

@@ -16,7 +16,7 @@
 #include "tc_diff.h"
 #include "tc_flame.h"
 #include "tc_options.h"
-#include "tc_registry.h"
+#include "tc_writers.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
 

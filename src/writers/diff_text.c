@@ -19,7 +19,7 @@
 #include "tc_diff.h"
 #include "tc_options.h"
 #include "tc_profile.h"
-#include "tc_registry.h"
+#include "tc_writers.h"
 #include "tc_writer.h"
 
 #include <stdio.h>

@@ -50,7 +50,7 @@
 #include "tc_diag.h"
 #include "tc_options.h"
 #include "tc_profile.h"
-#include "tc_registry.h"
+#include "tc_writers.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
 
@@ -487,6 +487,31 @@ static void dot_close(tci_wctx *w)
     free(d->scratch);
 }
 
+/* The threshold: a percentage from 0 to 100 with at most 4 decimals ("1", "0.5",
+ * "0.0001"), kept exactly in millionths so that a threshold compares without rounding. */
+static int parse_threshold(tci_options *o, const char *v)
+{
+    uint64_t whole = 0, frac = 0;
+    int digits = 0, decimals = 0;
+    if (!v)
+        return -1;
+    for (; *v >= '0' && *v <= '9' && whole <= 100; v++, digits++)
+        whole = whole * 10 + (uint64_t)(*v - '0');
+    if (*v == '.')
+        for (v++; *v >= '0' && *v <= '9' && decimals < 5; v++, decimals++, digits++)
+            frac = frac * 10 + (uint64_t)(*v - '0');
+    if (*v || !digits || decimals > 4)
+        return -1;
+    for (; decimals < 4; decimals++)
+        frac *= 10;
+    uint64_t x = whole * 10000 + frac;
+    if (x > 1000000)
+        return -1;
+    o->threshold_ppm = (uint32_t)x;
+    o->threshold_set = true;
+    return 0;
+}
+
 const tci_writer tci_writer_dot = {
     .name = "dot",
     .description = "call graph for Graphviz (dot -Tsvg), nodes and edges above a threshold of the total time",
@@ -495,7 +520,7 @@ const tci_writer tci_writer_dot = {
                                         {.key = "threshold", .type = TCI_OPT_FLOAT, .def = "1", .arg = "PCT",
                                          .help = "hide edges below PCT % of the total time",
                                          .expects = "a percentage from 0 to 100, at most 4 decimals",
-                                         TCI_OPT_FIELD(threshold_ppm), .parse = tci_option_parse_threshold},
+                                         TCI_OPT_FIELD(threshold_ppm), .parse = parse_threshold},
                                         {0}},
     .variants = (const tci_variant[]){{.name = "dot", .extension = "dot",
                                        .mime = "text/vnd.graphviz; charset=utf-8", .mark = "// traceconv ",

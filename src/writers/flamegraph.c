@@ -29,7 +29,7 @@
 #include "tc_folding.h"
 #include "tc_options.h"
 #include "tc_profile.h"
-#include "tc_registry.h"
+#include "tc_writers.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
 

@@ -43,9 +43,10 @@
 #include "tc_base.h"
 #include "tc_calltree.h"
 #include "tc_diag.h"
+#include "tc_flame.h" /* the app-package row of the HTML variant's graphs */
 #include "tc_options.h"
 #include "tc_profile.h"
-#include "tc_registry.h"
+#include "tc_writers.h"
 #include "tc_select.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
@@ -401,7 +402,7 @@ static void text_header(tci_wctx *w)
     uint64_t kept = w->opt->thread ? tci_selection_threads(t) : d->fig[TCI_FIG_THREADS];
     tci_sink_printf(o, " (pid %lld)\nstart       %lld ns\n", (long long)t->processes[0].pid,
                     (long long)t->start_ns); /* the start: a timestamp to paste, as it is */
-    if (tci_selection_text(w->opt, tci_writer_report.options, sel, sizeof sel)) {
+    if (tci_selection_text(w->opt, tci_report_options, sel, sizeof sel)) {
         TCI_PUT_LIT(o, "selection   ");
         tci_put_escaped_text(o, sel);
         tci_sink_putc(o, '\n');
@@ -1051,21 +1052,7 @@ const tci_writer tci_writer_report = {
     .name = "report",
     .description = "profile report: per-method calls, inclusive/exclusive wall and CPU time, callers and callees (text; CSV with --csv; a self-contained page with --html)",
     .extensions = "txt,csv,html",
-    .options = (const tci_option_def[]){TCI_OPTION_WEIGHT("the clock of the order and the percentages"),
-                                        TCI_OPTION_SORT("the order of the methods"),
-                                        {.key = "csv", .type = TCI_OPT_BOOL,
-                                         .help = "CSV rows instead of the text report (-o report-csv)",
-                                         TCI_OPT_FIELD(csv)},
-                                        {.key = "html", .type = TCI_OPT_BOOL,
-                                         .help = "a self-contained HTML page: sortable tables, flame graphs "
-                                                 "(-o report-html)",
-                                         TCI_OPT_FIELD(html)},
-                                        TCI_OPTION_REVERSE("bottom-up: who calls each method (text: the tree after "
-                                                           "the table; CSV: its rows)"),
-                                        TCI_OPTION_CALLERS("the callers of METHOD: each call's inclusive time by "
-                                                           "chain of callers (text: the tree after the table; CSV: "
-                                                           "its rows; HTML: a section, the graphs rooted at it)"),
-                                        {0}},
+    .options = tci_report_options,
     .variants = (const tci_variant[]){{.name = "report", .extension = "txt", .mime = "text/plain; charset=utf-8",
                                        .mark = "# traceconv ", .aliases = "text,txt,report-text"},
                                       {.name = "report-csv", .extension = "csv", .mime = "text/csv; charset=utf-8",

@@ -42,7 +42,6 @@
 #include "tc_folding.h"
 #include "tc_options.h"
 #include "tc_profile.h"
-#include "tc_registry.h"
 #include "tc_sha256.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
@@ -255,7 +254,7 @@ static int put_head(page *pg)
     put_text(o, t->input_name ? t->input_name : "-");
     TCI_PUT_LIT(o, "</h1>\n");
     char sel[TCI_SELECTION_TEXT_MAX];
-    if (tci_selection_text(pg->w->opt, tci_writer_report.options, sel, sizeof sel)) { /* what this page shows of the trace */
+    if (tci_selection_text(pg->w->opt, tci_report_options, sel, sizeof sel)) { /* what this page shows of the trace */
         TCI_PUT_LIT(o, "<p class=\"selection\">Selection: <span class=\"name\">");
         put_text(o, sel);
         TCI_PUT_LIT(o, "</span></p>\n");
@@ -324,7 +323,7 @@ static void put_facts(page *pg)
     TCI_PUT_LIT(o, " ns</td></tr>\n");
     /* the facts of what was selected: the window's duration, the threads kept (and of how many) */
     char sel[TCI_SELECTION_TEXT_MAX];
-    if (tci_selection_text(pg->w->opt, tci_writer_report.options, sel, sizeof sel))
+    if (tci_selection_text(pg->w->opt, tci_report_options, sel, sizeof sel))
         fact_text(o, "selection", sel);
     int64_t from, to;
     tci_selection_window(t, pg->w->opt, &from, &to);

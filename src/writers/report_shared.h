@@ -99,6 +99,9 @@ uint32_t *tci_report_row_methods(const tci_profile *p);
 int tci_report_derived_trees(tci_wctx *w, const tci_profile *p, const tci_calltree *ct, tci_calltree *rev,
                              tci_calltree *merged);
 
+/* The report's option rows (report_view.c; tci_writer_report's, in report.c, points to them). */
+extern const tci_option_def tci_report_options[];
+
 /* ---- report_view.c: above; report_html.c: the HTML report, from report's finish ---- */
 int tci_report_html(tci_wctx *w, const tci_calltree *ct);
 

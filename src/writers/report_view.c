@@ -15,6 +15,21 @@
 
 #include <stdlib.h>
 
+/* ---- the report's options: its rows, which both renderers read (the HTML page's selection) ---- */
+
+const tci_option_def tci_report_options[] = {
+    TCI_OPTION_WEIGHT("the clock of the order and the percentages"),
+    TCI_OPTION_SORT("the order of the methods"),
+    {.key = "csv", .type = TCI_OPT_BOOL, .help = "CSV rows instead of the text report (-o report-csv)",
+     TCI_OPT_FIELD(csv)},
+    {.key = "html", .type = TCI_OPT_BOOL,
+     .help = "a self-contained HTML page: sortable tables, flame graphs (-o report-html)", TCI_OPT_FIELD(html)},
+    TCI_OPTION_REVERSE("bottom-up: who calls each method (text: the tree after the table; CSV: its rows)"),
+    TCI_OPTION_CALLERS("the callers of METHOD: each call's inclusive time by chain of callers (text: the tree "
+                       "after the table; CSV: its rows; HTML: a section, the graphs rooted at it)"),
+    {0},
+};
+
 static int64_t sort_key(const report_w *r, const tci_pmethod *m, uint8_t sort)
 {
     switch (sort) {

@@ -69,7 +69,7 @@
 #include "tc_diag.h"
 #include "tc_options.h"
 #include "tc_reader.h"
-#include "tc_registry.h"
+#include "tc_writers.h"
 #include "tc_trace.h"
 #include "tc_threadrank.h"
 #include "tc_writer.h"

@@ -55,7 +55,7 @@
 #include "tc_base.h"
 #include "tc_calltree.h"
 #include "tc_options.h"
-#include "tc_registry.h"
+#include "tc_writers.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
 

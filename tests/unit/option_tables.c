@@ -11,7 +11,7 @@
 #include "tc_flame.h"
 #include "tc_options.h"
 #include "tc_reader.h"
-#include "tc_registry.h"
+#include "tc_engine.h"
 #include "tc_writer.h"
 #include "unit.h"
 

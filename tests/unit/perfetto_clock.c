@@ -14,7 +14,7 @@
 #include "tc_base.h"
 #include "tc_diag.h"
 #include "tc_options.h"
-#include "tc_registry.h"
+#include "tc_writers.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
 #include "unit.h"

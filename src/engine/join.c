@@ -53,10 +53,9 @@
  * offset is given (then every method-trace thread keeps a track of its own).
  */
 #include "tc_base.h"
-#include "tc_conv.h"
+#include "tc_engine.h"
 #include "tc_diag.h"
 #include "tc_reader.h"
-#include "tc_registry.h"
 #include "tc_trace.h"
 
 #include <stdio.h>

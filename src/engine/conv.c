@@ -1,16 +1,17 @@
-/* conv.c - the public conversion object: source -> probe -> reader ->
- * normalize -> writer -> sink. */
+/* conv.c - the public conversion object: source -> probe -> reader -> normalize -> writer ->
+ * sink. The engine's (tc_engine.h): it assembles the hub's stages, the readers and writers of
+ * the registry, the analyses every output is told (the app, the threads' order) and the
+ * transforms (deobfuscate); nothing below calls it. */
 #include "tc_base.h"
 #include "tc_calltree.h"
 #include "tc_cancel.h"
 #include "tc_codegroup.h"
-#include "tc_conv.h"
+#include "tc_engine.h"
 #include "tc_deobf.h"
 #include "tc_diag.h"
 #include "tc_handoff.h"
 #include "tc_options.h"
 #include "tc_reader.h"
-#include "tc_registry.h"
 #include "tc_threadrank.h"
 #include "tc_trace.h"
 #include "tc_writer.h"
@@ -32,7 +33,7 @@ struct tc_conv {
     bool canceled;      /* the progress callback asked to stop */
     char *path;
     const char *input_file; /* path when the input is a real file (side files beside it), else NULL */
-    char *strings[TCI_MAX_OPTION_KEYS]; /* the string options' values (options.c) */
+    char *strings[TCI_MAX_OPTION_KEYS]; /* the string options' values (tci_option_set) */
     tci_deobf *deobf;   /* option deobfuscate's index, from the open */
     char summary[192];
     tc_progress_fn progress;
@@ -1427,10 +1428,56 @@ int tci_conv_open_reader(tc_conv *c, const char *name, const tci_reader *rd, voi
     return open_finish(c, rc);
 }
 
+/* ---- what the registry answers for this conversion's options (traceconv.h) ---- */
+
+const tc_variant_info *tc_output_variant(const tc_conv *c, const char *writer)
+{
+    return tci_output_variant(c ? &c->opt : NULL, writer);
+}
+
+/* ---- the public view of the tables (traceconv.h: tc_conv_thread_at, tc_conv_duration_ns) ---- */
+
+int tc_conv_thread_at(const tc_conv *c, size_t index, tc_thread_info *out)
+{
+    const tci_trace *t = c ? &c->trace : NULL;
+    if (!t || !out || index >= t->n_threads || !t->processes)
+        return 0;
+    const tci_thread *th = &t->threads[index];
+    *out = (tc_thread_info){.tid = th->tid,
+                            .pid = th->process < t->n_processes ? t->processes[th->process].pid : -1,
+                            .name = th->name ? th->name : "",
+                            .records = th->records};
+    return 1;
+}
+
+int64_t tc_conv_duration_ns(const tc_conv *c)
+{
+    const tci_trace *t = c ? &c->trace : NULL;
+    return t && t->n_threads && t->end_ns > t->start_ns ? t->end_ns - t->start_ns : 0;
+}
+
+/* ---- the library's hints (traceconv.h) ------------------------------------------------------ */
+
+/* The hints in order: each is advice the summary ends with, given only where it applies. */
+const char *tc_conv_hint_at(const tc_conv *c, size_t index)
+{
+    if (!c)
+        return NULL;
+    const tci_trace *t = &c->trace;
+    const tci_options *o = &c->opt;
+    const char *hints[2];
+    size_t n = 0;
+    if (!o->deobfuscate && t->n_methods && tci_names_minified(t))
+        hints[n++] = "most class names look minified (R8/ProGuard): --deobfuscate mapping.txt restores their source names";
+    if (!o->ignore_idle && c->mostly_idle) /* the views weigh waiting, not work */
+        hints[n++] = "idle waits (Looper, park, take, wait, sleep) are most of the threads' time: --ignore-idle "
+                     "leaves them out of the aggregates";
+    return index < n ? hints[index] : NULL;
+}
+
 const tci_options *tci_conv_options(const tc_conv *c) { return &c->opt; }
 const tci_trace *tci_conv_trace_of(const tc_conv *c) { return &c->trace; }
 
-bool tci_conv_mostly_idle(const tc_conv *c) { return c->mostly_idle; }
 
 const char *tc_conv_app(const tc_conv *c) { return c ? c->app_text : NULL; }
 
