@@ -131,7 +131,7 @@ static int offset_error(join *j, const char *what)
         bad = strstr(d->kept[i], "clock-sync marker");
     return tci_error(j->r->diag, TC_ERR_USAGE, "merge", UINT64_MAX,
                      "the system trace (%s) has no %s%s%.200s%s; give the method trace's offset with --offset "
-                     "(README \"One timeline\")", j->t[SYS]->input_name, what, bad ? " (" : "", bad ? bad : "",
+                     "(doc/merge.md, The clock offset)", j->t[SYS]->input_name, what, bad ? " (" : "", bad ? bad : "",
                      bad ? ")" : "");
 }
 

@@ -192,11 +192,11 @@ const tci_option_def tci_core_options[] = {
      .expects = "a method's name, Class.method or a glob on pkg.Class.method", TCI_OPT_FIELD(ignore)},
     {.key = "ignore-idle", .type = TCI_OPT_BOOL, .flags = TCI_OPTF_SELECTION,
      .help = "leave out the idle waits of Android and Java (MessageQueue.nativePollOnce, Object.wait, park, "
-             "BlockingQueue.take, ...; README \"Selection\")",
+             "BlockingQueue.take, ...: doc/cli.md, Selection)",
      TCI_OPT_FIELD(ignore_idle)},
     {.key = "deobfuscate", .type = TCI_OPT_PATH, .flags = TCI_OPTF_OPEN | TCI_OPTF_NEEDS_VALUE, .arg = "MAPPING",
-     .help = "rename methods back to source names with a ProGuard/R8 mapping.txt (any reader; README "
-             "\"Deobfuscation\")",
+     .help = "rename methods back to source names with a ProGuard/R8 mapping.txt (any reader; "
+             "doc/deobfuscation.md)",
      .expects = "the path of a mapping.txt", TCI_OPT_FIELD(deobfuscate)},
     {.key = "max-input", .type = TCI_OPT_SIZE, .flags = TCI_OPTF_OPEN | TCI_OPTF_LIMIT, .def = "64G", .arg = "BYTES",
      .help = "input size after decompression; gzip expanding more than 200:1 beyond 256M is refused",
