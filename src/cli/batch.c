@@ -28,11 +28,11 @@
  * bytes) and its output names in the registry (16 bytes each), so memory does
  * not grow with the members' paths, figures or warnings.
  */
-#define _GNU_SOURCE
 #include "batch.h"
 #include "cli_util.h"
 #include "outfile.h"
 #include "traceconv.h"
+#include "../util/tc_compat.h" /* compiled in (CMakeLists.txt) */
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -129,7 +129,7 @@ static void *signal_thread(void *arg)
     atomic_store(stop_flag, 1);
     struct timespec tick = {0, 50 * 1000 * 1000};
     for (int i = 0; i < 100 && !atomic_load(&wound_up); i++)
-        if (sigtimedwait(set, NULL, &tick) > 0)
+        if (tci_sigwait_for(set, &tick) > 0)
             break;
     if (atomic_load(&wound_up))
         return NULL;
@@ -936,7 +936,7 @@ static int probe_member(const member *m, const uint8_t *data, char *err, size_t 
             snprintf(err, errlen, "cannot open: %s", strerror(errno));
             return -2;
         }
-        snprintf(probe_path, sizeof probe_path, "/proc/self/fd/%d", fd);
+        tci_fd_path(fd, probe_path, sizeof probe_path);
         n = tc_probe_file(probe_path, scores, 64, err, errlen);
         close(fd);
         if (n < 0)
@@ -2280,7 +2280,7 @@ static char *options_json(const batch *b)
 static void say_totals(const batch *b, double seconds)
 {
     int sig = atomic_load(&interrupted);
-    const char *name = sig ? sigabbrev_np(sig) : NULL;
+    const char *name = sig ? tci_signal_abbrev(sig) : NULL;
     cli_say("traceconv batch: %s%s%s%s%zu members: %zu ok (%zu up to date), %zu failed, %zu skipped; %.1f MB in, "
             "%.1f MB out, %.1fs; summary %s",
             sig ? "interrupted by " : "", name ? "SIG" : "", sig ? name ? name : "a signal" : "",

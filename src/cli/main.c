@@ -22,10 +22,10 @@
  *
  * Every message goes through cli_say: names in it are escaped for the terminal.
  */
-#define _GNU_SOURCE
 #include "traceconv.h"
 #include "cli_util.h"
 #include "outfile.h"
+#include "../util/tc_compat.h" /* compiled in (CMakeLists.txt) */
 
 #include <errno.h>
 #include <getopt.h>
@@ -411,7 +411,7 @@ static char *written_key(const target *t)
 {
     struct stat st;
     char *key = NULL;
-    if (fstat(t->dirfd, &st) != 0 || asprintf(&key, "%llu:%llu/%s", (unsigned long long)st.st_dev,
+    if (fstat(t->dirfd, &st) != 0 || tci_asprintf(&key, "%llu:%llu/%s", (unsigned long long)st.st_dev,
                                               (unsigned long long)st.st_ino, t->leaf) < 0)
         return NULL;
     return key;
@@ -1000,7 +1000,7 @@ static const char merge_usage_text[] =
 static char *merge_default_output(const char *trace, const tc_variant_info *v)
 {
     char *name = NULL;
-    if (asprintf(&name, "%.*s.merged.%s", (int)of_stem_len(trace), trace, v->extension) < 0)
+    if (tci_asprintf(&name, "%.*s.merged.%s", (int)of_stem_len(trace), trace, v->extension) < 0)
         return NULL;
     return name;
 }
@@ -1090,8 +1090,8 @@ static int run_merge(cli *a, const char *offset, const char *output_file, char *
 static int run_subcommand(const char *sub, char **argv)
 {
     char dir[PATH_MAX], path[PATH_MAX + 64];
-    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
-    if (n <= 0) { /* no /proc: the name it was started by, when it has a directory */
+    ssize_t n = tci_self_exe(dir, sizeof dir - 1);
+    if (n <= 0) { /* not known: the name it was started by, when it has a directory */
         const char *slash = strrchr(argv[0], '/');
         n = slash ? (ssize_t)(slash - argv[0]) + 1 : 0;
         if (n >= (ssize_t)sizeof dir)
