@@ -39,6 +39,16 @@
 
 enum { EXIT_CONVERT = 1, EXIT_USAGE = 2 };
 
+/* The optional parts (CMakeLists.txt, TC_WITH_LIBARCHIVE and TC_WITH_MICROHTTPD): each built
+ * when its library was found. --help and --version say which are; `traceconv serve` says it
+ * was not built. */
+#if TC_WITH_SERVE
+#define SERVE_BUILT ""
+#else
+#define SERVE_BUILT " (not in this build:\n                  built without libmicrohttpd)"
+#endif
+#define NO_SERVE "traceconv serve: not built: this traceconv was built without libmicrohttpd (install it, then configure and build again)"
+
 static const char usage_head[] =
     "usage: traceconv -o FORMAT[,FORMAT...] [options] INPUT... | INPUT OUTPUT\n"
     "       traceconv merge|diff|batch|serve ...   (see traceconv SUBCOMMAND --help)\n"
@@ -106,7 +116,7 @@ static const char usage_tail[] =
     "  traceconv diff [-o text|csv|flamegraph] [options] BASE NEW [OUTPUT]\n"
     "  traceconv batch -o FORMAT[,FORMAT...] -O OUTDIR [options] INPUT...\n"
     "  traceconv serve [--listen ADDR:PORT] [-j N] [--max-upload SIZE] [--store DIR] [--keep N|AGE]\n"
-    "                  an upload page and a conversion API over HTTP\n"
+    "                  an upload page and a conversion API over HTTP" SERVE_BUILT "\n"
     "\n"
     "Exit status: 0 success, 1 conversion failed, 2 usage error; with several\n"
     "INPUTs, 1 if any failed (the others are still converted).\n";
@@ -1122,6 +1132,10 @@ int main(int argc, char **argv)
         argc--;
         argv++;
     }
+    if (argc > 1 && !TC_WITH_SERVE && !strcmp(argv[1], "serve")) {
+        cli_say(NO_SERVE);
+        return EXIT_USAGE;
+    }
     if (argc > 1 && (!strcmp(argv[1], "batch") || !strcmp(argv[1], "serve")))
         return run_subcommand(argv[1], argv);
     /* the command's own options, then every option of the library's tables (cli_util.c) */
@@ -1189,7 +1203,12 @@ int main(int argc, char **argv)
                 diff_mode ? diff_usage() : usage();
             tc_conv_free(check);
             return 0;
-        case 'V': printf("traceconv %s\n", TC_VERSION_STRING); tc_conv_free(check); return 0;
+        case 'V': /* the version alone on the first line (scripts read its last word) */
+            printf("traceconv %s\nbatch archives: %s\nserve: %s\n", TC_VERSION_STRING,
+                   TC_WITH_LIBARCHIVE ? "yes (libarchive)" : "no (built without libarchive)",
+                   TC_WITH_SERVE ? "yes (libmicrohttpd)" : "no (built without libmicrohttpd)");
+            tc_conv_free(check);
+            return 0;
         default:
             if (opt >= O_LIBRARY && opt < O_LIBRARY + (int)n_keys) { /* a flag's NULL value reads as true */
                 status = set(&a, check, keys[opt - O_LIBRARY]->name, optarg);
