@@ -38,15 +38,10 @@ build:
 	@$(call configure,$(BUILD),-DCMAKE_BUILD_TYPE=Release)
 	@cmake --build $(BUILD) -j$(JOBS)
 
-# The demo prints its results only: setup and build output go to $(BUILD)/demo.log,
-# printed when they fail.
-DEMO_LOG = $(BUILD)/demo.log
+# The demo says one line per step (setup, build, conversions, screenshots) and its results;
+# the steps' own output goes to $(BUILD)/demo.log, whose end is shown when one fails.
 demo:
-	@mkdir -p $(BUILD)
-	@{ scripts/setup.sh build && $(CMAKE_GEN) $(BUILD) -DCMAKE_BUILD_TYPE=Release && \
-	   cmake --build $(BUILD) -j$(JOBS); } > $(DEMO_LOG) 2>&1 || \
-	   { cat $(DEMO_LOG); echo "make demo: the build failed (its log: $(DEMO_LOG))" >&2; exit 1; }
-	@scripts/demo.sh $(BUILD)
+	@scripts/demo.sh $(BUILD) $(JOBS)
 
 # The quick loop (under a minute on 2 cores once built): the normal build and the tests
 # labelled `quick`: the unit, golden and cli layers but their slowest tests (tests/CMakeLists.txt,
