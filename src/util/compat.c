@@ -13,6 +13,24 @@
 #endif
 #include "tc_compat.h"
 
+/* The systems whose own calls are used. TCI_PORTABLE (tests/unit/compat.c's second build)
+ * takes every portable fallback instead, so that they run and are checked on Linux too. */
+#if defined(__linux__) && !defined(TCI_PORTABLE)
+#define TCI_LINUX 1
+#else
+#define TCI_LINUX 0
+#endif
+#if defined(__APPLE__) && !defined(TCI_PORTABLE)
+#define TCI_APPLE 1
+#else
+#define TCI_APPLE 0
+#endif
+#if (defined(__FreeBSD__) || defined(__OpenBSD__) || defined(__NetBSD__)) && !defined(TCI_PORTABLE)
+#define TCI_BSD 1
+#else
+#define TCI_BSD 0
+#endif
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -24,10 +42,10 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#if defined(__linux__)
+#if TCI_LINUX
 #include <sys/random.h> /* getrandom: glibc 2.25, musl 1.1.20, bionic 28 */
 #include <sys/xattr.h>
-#elif defined(__APPLE__)
+#elif TCI_APPLE
 #include <mach-o/dyld.h> /* _NSGetExecutablePath */
 #include <sys/random.h> /* getentropy */
 #include <sys/xattr.h>
@@ -35,7 +53,7 @@
 
 void *tci_memmem(const void *hay, size_t n, const void *needle, size_t m)
 {
-#if defined(__linux__) || defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__) || defined(__NetBSD__)
+#if TCI_LINUX || TCI_APPLE || TCI_BSD
     return memmem(hay, n, needle, m); /* glibc's is two-way, linear in n */
 #else
     /* the first byte found by memchr, the rest compared: quadratic only on inputs made to be */
@@ -55,7 +73,7 @@ void *tci_memmem(const void *hay, size_t n, const void *needle, size_t m)
 
 void *tci_memrchr(const void *s, int c, size_t n)
 {
-#if defined(__linux__) || defined(__FreeBSD__) || defined(__OpenBSD__) || defined(__NetBSD__)
+#if TCI_LINUX || TCI_BSD
     return memrchr(s, c, n);
 #else /* macOS has none */
     const unsigned char *p = (const unsigned char *)s + n;
@@ -68,7 +86,7 @@ void *tci_memrchr(const void *s, int c, size_t n)
 
 void tci_advise(void *p, size_t len, tci_advice advice)
 {
-#if defined(MADV_DONTNEED)
+#if defined(MADV_DONTNEED) && !defined(TCI_PORTABLE)
     static const int how[] = {[TCI_ADVISE_SEQUENTIAL] = MADV_SEQUENTIAL, [TCI_ADVISE_RANDOM] = MADV_RANDOM,
                               [TCI_ADVISE_DONTNEED] = MADV_DONTNEED};
     (void)madvise(p, len, how[advice]);
@@ -81,7 +99,7 @@ void tci_advise(void *p, size_t len, tci_advice advice)
 
 void *tci_map_anon(void *at, size_t len, int prot)
 {
-#if defined(MAP_ANONYMOUS)
+#if defined(MAP_ANONYMOUS) && !defined(TCI_PORTABLE)
     int anon = MAP_ANONYMOUS;
 #else
     int anon = MAP_ANON; /* older macOS and BSD headers */
@@ -107,7 +125,7 @@ int tci_asprintf(char **out, const char *fmt, ...)
 int tci_random_bytes(void *buf, size_t n, bool wait)
 {
     unsigned char *b = buf;
-#if defined(__linux__)
+#if TCI_LINUX
     size_t got = 0;
     while (got < n) {
         ssize_t r = getrandom(b + got, n - got, wait ? 0 : GRND_NONBLOCK);
@@ -121,7 +139,7 @@ int tci_random_bytes(void *buf, size_t n, bool wait)
         return 0;
     if (!wait)
         return -1; /* the pool is not ready yet: the caller has its own fallback */
-#elif defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__)
+#elif TCI_APPLE || TCI_BSD
     (void)wait; /* getentropy never blocks once the system is up */
     size_t done = 0;
     while (done < n) {
@@ -153,9 +171,10 @@ int tci_random_bytes(void *buf, size_t n, bool wait)
 
 int tci_rename_noreplace(int dirfd, const char *from, const char *to)
 {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 28)) && defined(RENAME_NOREPLACE)
+#if TCI_LINUX && defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 28)) && \
+    defined(RENAME_NOREPLACE)
     return renameat2(dirfd, from, dirfd, to, RENAME_NOREPLACE);
-#elif defined(__APPLE__) && defined(RENAME_EXCL)
+#elif TCI_APPLE && defined(RENAME_EXCL)
     return renameatx_np(dirfd, from, dirfd, to, RENAME_EXCL); /* macOS 10.12 */
 #else
     (void)dirfd, (void)from, (void)to;
@@ -166,7 +185,7 @@ int tci_rename_noreplace(int dirfd, const char *from, const char *to)
 
 int tci_open_tmpfile(int dirfd)
 {
-#if defined(O_TMPFILE)
+#if defined(O_TMPFILE) && !defined(TCI_PORTABLE)
     return openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 #else
     (void)dirfd;
@@ -177,7 +196,7 @@ int tci_open_tmpfile(int dirfd)
 
 int tci_open_dir(int at, const char *path)
 {
-#if defined(O_PATH)
+#if defined(O_PATH) && !defined(TCI_PORTABLE)
     return openat(at, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 #else
     return openat(at, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -186,7 +205,7 @@ int tci_open_dir(int at, const char *path)
 
 struct timespec tci_stat_mtime(const struct stat *st)
 {
-#if defined(__APPLE__)
+#if defined(__APPLE__) /* a field's name: no fallback to choose */
     return st->st_mtimespec;
 #else
     return st->st_mtim;
@@ -195,8 +214,8 @@ struct timespec tci_stat_mtime(const struct stat *st)
 
 int tci_sigwait_for(const sigset_t *set, const struct timespec *timeout)
 {
-#if defined(__APPLE__)
-    /* no sigtimedwait: look at the pending signals every 10 ms until the time is up; sigwait
+#if !(TCI_LINUX || TCI_BSD)
+    /* no sigtimedwait (macOS): look at the pending signals every 10 ms until the time is up; sigwait
      * takes one that is pending at once */
     long long left = (long long)timeout->tv_sec * 1000000000 + timeout->tv_nsec;
     for (;;) {
@@ -222,7 +241,7 @@ int tci_sigwait_for(const sigset_t *set, const struct timespec *timeout)
 
 int tci_socket(int family, int type)
 {
-#if defined(SOCK_CLOEXEC) && defined(SOCK_NONBLOCK)
+#if defined(SOCK_CLOEXEC) && defined(SOCK_NONBLOCK) && !defined(TCI_PORTABLE)
     return socket(family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 #else
     int fd = socket(family, type, 0);
@@ -238,7 +257,7 @@ int tci_socket(int family, int type)
 
 short tci_poll_rdhup(void)
 {
-#if defined(POLLRDHUP)
+#if defined(POLLRDHUP) && !defined(TCI_PORTABLE)
     return POLLRDHUP;
 #else
     return 0;
@@ -268,9 +287,9 @@ const char *tci_signal_abbrev(int sig)
 
 ssize_t tci_fgetxattr(int fd, const char *name, void *value, size_t size)
 {
-#if defined(__linux__)
+#if TCI_LINUX
     return fgetxattr(fd, name, value, size);
-#elif defined(__APPLE__)
+#elif TCI_APPLE
     return fgetxattr(fd, name, value, size, 0, 0);
 #else
     (void)fd, (void)name, (void)value, (void)size;
@@ -281,9 +300,9 @@ ssize_t tci_fgetxattr(int fd, const char *name, void *value, size_t size)
 
 int tci_fsetxattr(int fd, const char *name, const void *value, size_t size)
 {
-#if defined(__linux__)
+#if TCI_LINUX
     return fsetxattr(fd, name, value, size, 0);
-#elif defined(__APPLE__)
+#elif TCI_APPLE
     return fsetxattr(fd, name, value, size, 0, 0);
 #else
     (void)fd, (void)name, (void)value, (void)size;
@@ -294,7 +313,7 @@ int tci_fsetxattr(int fd, const char *name, const void *value, size_t size)
 
 void tci_fd_path(int fd, char *buf, size_t len)
 {
-#if defined(__linux__)
+#if TCI_LINUX
     snprintf(buf, len, "/proc/self/fd/%d", fd); /* opens the file itself, at its start */
 #else
     snprintf(buf, len, "/dev/fd/%d", fd); /* macOS and the BSDs (a dup there: the same offset) */
@@ -303,9 +322,9 @@ void tci_fd_path(int fd, char *buf, size_t len)
 
 ssize_t tci_self_exe(char *buf, size_t len)
 {
-#if defined(__linux__)
+#if TCI_LINUX
     return readlink("/proc/self/exe", buf, len);
-#elif defined(__APPLE__)
+#elif TCI_APPLE
     uint32_t size = (uint32_t)len;
     char *tmp = malloc(len + 1);
     if (!tmp || _NSGetExecutablePath(tmp, &size) != 0) {
