@@ -3,7 +3,8 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
-JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+# the CPUs: getconf on Linux and macOS alike (nproc is GNU coreutils')
+JOBS       ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || nproc 2>/dev/null || echo 2)
 # Mutants in the sanitizer pass (the normal pass runs 3000 trace and 600 mapping mutants
 # with another seed): an ASan conversion is about 5x slower, and make test must stay under
 # 12 minutes on 2 cores. test_fuzz_replay runs every seed through every writer there too,
