@@ -20,7 +20,7 @@
  * src/readers/art.c: it shares no code with the library, so the floor does not move when
  * the reader does. A file it cannot read is one line on stderr and exit 1.
  */
-#define _GNU_SOURCE /* memmem, MAP_POPULATE */
+#define _GNU_SOURCE /* memmem (macOS: _DARWIN_C_SOURCE, CMakeLists.txt), MAP_POPULATE (Linux) */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -154,6 +154,9 @@ int main(int argc, char **argv)
     if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < 18)
         return fail(path, "cannot read it, or too short");
     size_t size = (size_t)st.st_size;
+#if !defined(MAP_POPULATE)
+#define MAP_POPULATE 0 /* not Linux: the pages come in as the scan reads them */
+#endif
     const uint8_t *base = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     close(fd);
     if (base == MAP_FAILED)

@@ -28,14 +28,16 @@
  * bytes) and its output names in the registry (16 bytes each), so memory does
  * not grow with the members' paths, figures or warnings.
  */
-#define _GNU_SOURCE
 #include "batch.h"
 #include "cli_util.h"
 #include "outfile.h"
 #include "traceconv.h"
+#include "../util/tc_compat.h" /* compiled in (CMakeLists.txt) */
 
+#if TC_WITH_LIBARCHIVE /* CMakeLists.txt: without it, batch reads directories and files only */
 #include <archive.h>
 #include <archive_entry.h>
+#endif
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
@@ -62,12 +64,18 @@ enum { MAX_WORKERS = 256, MAX_FORMATS = 16, MAX_GLOBS = 64, MAX_SETTINGS = 64 };
 enum { ST_PENDING = 0, ST_OK, ST_FAILED, ST_SKIPPED };
 static const char *const status_name[] = {"pending", "ok", "failed", "skipped"};
 
+#if TC_WITH_LIBARCHIVE
+#define NO_ARCHIVES_HELP ""
+#else /* CMakeLists.txt, TC_WITH_LIBARCHIVE */
+#define NO_ARCHIVES_HELP "; archives are not read by this build: it was built\nwithout libarchive, and an archive is a failed input"
+#endif
+
 static const char usage_text[] =
     "usage: traceconv batch -o FORMAT[,FORMAT...] -O OUTDIR [options] INPUT...\n"
     "\n"
     "Convert every trace found in the INPUTs: files, directories (walked recursively)\n"
     "and archives (.zip, .tar, .tar.gz/.tgz, .tar.zst, .tar.xz, .tar.bz2; '-' reads an\n"
-    "archive from stdin). Members are chosen by content; the others are listed as skipped.\n"
+    "archive from stdin)" NO_ARCHIVES_HELP ". Members are chosen by content; the others are listed as skipped.\n"
     "Outputs: OUTDIR/<archive or directory name>/<member path without extension>.<ext>.\n"
     "Run again into the same OUTDIR with the same options, the members whose outputs are\n"
     "up to date (same size and mtime, or same content in an archive) are kept and counted\n"
@@ -129,7 +137,7 @@ static void *signal_thread(void *arg)
     atomic_store(stop_flag, 1);
     struct timespec tick = {0, 50 * 1000 * 1000};
     for (int i = 0; i < 100 && !atomic_load(&wound_up); i++)
-        if (sigtimedwait(set, NULL, &tick) > 0)
+        if (tci_sigwait_for(set, &tick) > 0)
             break;
     if (atomic_load(&wound_up))
         return NULL;
@@ -936,7 +944,7 @@ static int probe_member(const member *m, const uint8_t *data, char *err, size_t 
             snprintf(err, errlen, "cannot open: %s", strerror(errno));
             return -2;
         }
-        snprintf(probe_path, sizeof probe_path, "/proc/self/fd/%d", fd);
+        tci_fd_path(fd, probe_path, sizeof probe_path);
         n = tc_probe_file(probe_path, scores, 64, err, errlen);
         close(fd);
         if (n < 0)
@@ -1330,6 +1338,7 @@ static void record_now(batch *b, member *m, int status, const char *reason)
 
 /* ---- reading archives ---- */
 
+#if TC_WITH_LIBARCHIVE
 /* An unlinked temporary file nobody else can see, in $TMPDIR. */
 static int spool_file(void)
 {
@@ -1670,8 +1679,9 @@ static char *archive_stem(const char *base)
 }
 
 /* Whether the region holds a tar or zip archive (the format is known once the first header was tried). */
-static int region_is_archive(file_region *r)
+static int region_is_archive(file_region *r, const char *name)
 {
+    (void)name; /* judged by libarchive on the bytes */
     struct archive *ar = new_archive_reader();
     struct archive_entry *e;
     int is_archive = ar && open_region(ar, r) == ARCHIVE_OK;
@@ -1720,7 +1730,7 @@ static int expand_nested(batch *b, member *m, const char *source, const char *pr
     if (!r)
         return 0;
     *r = (file_region){.fd = m->data_fd, .base = m->data_off, .size = m->size};
-    struct archive *ar = region_is_archive(r) ? new_archive_reader() : NULL;
+    struct archive *ar = region_is_archive(r, m->clean) ? new_archive_reader() : NULL;
     if (!ar || open_region(ar, r) != ARCHIVE_OK) {
         archive_read_free(ar);
         free(r);
@@ -1818,6 +1828,47 @@ static void take_archive(batch *b, const char *source, const char *rel, const ch
     archive_read_free(ar);
 }
 
+#else /* built without libarchive (CMakeLists.txt, TC_WITH_LIBARCHIVE) */
+
+typedef struct file_region {
+    int fd;
+    uint64_t size;
+    _Atomic uint64_t *progress;
+} file_region;
+
+#define NO_ARCHIVES "archives need libarchive, which this traceconv was built without (install it, then configure and build again)"
+
+/* Whether the file looks like an archive libarchive would have read: a zip or a tar by
+ * their own bytes, or a compressed file whose name says it holds a tar (a compressed
+ * trace, app.trace.gz, is a member: the library reads gzip). */
+static int region_is_archive(file_region *r, const char *name)
+{
+    static const char *const tars[] = {".tar.gz", ".tgz", ".tar.zst", ".tzst", ".tar.xz", ".txz", ".tar.bz2", ".tbz2"};
+    uint8_t head[512];
+    ssize_t got = pread(r->fd, head, sizeof head, 0);
+    if (got >= 4 && head[0] == 'P' && head[1] == 'K' && ((head[2] == 3 && head[3] == 4) || (head[2] == 5 && head[3] == 6)))
+        return 1;
+    if (got >= 262 && !memcmp(head + 257, "ustar", 5))
+        return 1;
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof tars / sizeof *tars; i++) {
+        size_t k = strlen(tars[i]);
+        if (n > k && !strcasecmp(name + n - k, tars[i]))
+            return 1;
+    }
+    return 0;
+}
+
+/* An archive is listed, failed, with why: what cannot be read, counted as such. */
+static void take_archive(batch *b, const char *source, const char *rel, const char *prefix, file_region *r)
+{
+    (void)r;
+    member *m = admit(b, source, rel, prefix, 0);
+    if (m)
+        record_now(b, m, ST_FAILED, "an archive: " NO_ARCHIVES);
+}
+#endif
+
 /* A file: an archive (its members under prefix+stem/) or a member itself. The
  * archive is read through one descriptor, the one its in-place members map.
  * progress: where to say how far the reader is in it (an INPUT's own file), or NULL. */
@@ -1830,7 +1881,7 @@ static void take_file(batch *b, const char *source, const char *path, const char
     int is_archive = 0;
     if (r) {
         *r = (file_region){.fd = fd, .size = (uint64_t)fst.st_size};
-        if ((is_archive = region_is_archive(r))) {
+        if ((is_archive = region_is_archive(r, rel))) {
             r->progress = progress;
             take_archive(b, source, rel, prefix, r);
         }
@@ -1912,6 +1963,7 @@ static void walk_dir(batch *b, const char *source, const char *dir, const char *
 static void take_input(batch *b, const char *input)
 {
     if (!strcmp(input, "-")) {
+#if TC_WITH_LIBARCHIVE
         struct archive *ar = new_archive_reader();
         if (ar && archive_read_open_fd(ar, STDIN_FILENO, 1 << 16) == ARCHIVE_OK) {
             member *m = read_entries(b, ar, "-", "stdin/", "", 0, NULL) ? NULL : admit(b, "-", "", "stdin/", 0);
@@ -1925,6 +1977,11 @@ static void take_input(batch *b, const char *input)
                 record_now(b, m, ST_FAILED, ar && archive_error_string(ar) ? archive_error_string(ar) : "cannot read");
         }
         archive_read_free(ar);
+#else
+        member *m = admit(b, "-", "", "stdin/", 0);
+        if (m)
+            record_now(b, m, ST_FAILED, "an archive from stdin: " NO_ARCHIVES);
+#endif
         return;
     }
     struct stat st;
@@ -2263,7 +2320,7 @@ static char *options_json(const batch *b)
 static void say_totals(const batch *b, double seconds)
 {
     int sig = atomic_load(&interrupted);
-    const char *name = sig ? sigabbrev_np(sig) : NULL;
+    const char *name = sig ? tci_signal_abbrev(sig) : NULL;
     cli_say("traceconv batch: %s%s%s%s%zu members: %zu ok (%zu up to date), %zu failed, %zu skipped; %.1f MB in, "
             "%.1f MB out, %.1fs; summary %s",
             sig ? "interrupted by " : "", name ? "SIG" : "", sig ? name ? name : "a signal" : "",

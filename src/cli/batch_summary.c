@@ -22,7 +22,6 @@
  * and counted once. Any other index met twice means the shards read different inputs:
  * an error, as is a shard missing or given twice.
  */
-#define _GNU_SOURCE
 #include "batch.h"
 #include "cli_util.h"
 #include "outfile.h"

@@ -1,5 +1,4 @@
 /* cli_util.c - what the command's subcommands (conversions, diff, batch, serve) share. */
-#define _GNU_SOURCE
 #include "cli_util.h"
 #include "traceconv.h"
 #include "../util/nearmiss.h" /* the library's edit distance, compiled in (CMakeLists.txt) */

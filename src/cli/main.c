@@ -22,10 +22,10 @@
  *
  * Every message goes through cli_say: names in it are escaped for the terminal.
  */
-#define _GNU_SOURCE
 #include "traceconv.h"
 #include "cli_util.h"
 #include "outfile.h"
+#include "../util/tc_compat.h" /* compiled in (CMakeLists.txt) */
 
 #include <errno.h>
 #include <getopt.h>
@@ -38,6 +38,16 @@
 #include <unistd.h>
 
 enum { EXIT_CONVERT = 1, EXIT_USAGE = 2 };
+
+/* The optional parts (CMakeLists.txt, TC_WITH_LIBARCHIVE and TC_WITH_MICROHTTPD): each built
+ * when its library was found. --help and --version say which are; `traceconv serve` says it
+ * was not built. */
+#if TC_WITH_SERVE
+#define SERVE_BUILT ""
+#else
+#define SERVE_BUILT " (not in this build:\n                  built without libmicrohttpd)"
+#endif
+#define NO_SERVE "traceconv serve: not built: this traceconv was built without libmicrohttpd (install it, then configure and build again)"
 
 static const char usage_head[] =
     "usage: traceconv -o FORMAT[,FORMAT...] [options] INPUT... | INPUT OUTPUT\n"
@@ -106,7 +116,7 @@ static const char usage_tail[] =
     "  traceconv diff [-o text|csv|flamegraph] [options] BASE NEW [OUTPUT]\n"
     "  traceconv batch -o FORMAT[,FORMAT...] -O OUTDIR [options] INPUT...\n"
     "  traceconv serve [--listen ADDR:PORT] [-j N] [--max-upload SIZE] [--store DIR] [--keep N|AGE]\n"
-    "                  an upload page and a conversion API over HTTP\n"
+    "                  an upload page and a conversion API over HTTP" SERVE_BUILT "\n"
     "\n"
     "Exit status: 0 success, 1 conversion failed, 2 usage error; with several\n"
     "INPUTs, 1 if any failed (the others are still converted).\n";
@@ -411,7 +421,7 @@ static char *written_key(const target *t)
 {
     struct stat st;
     char *key = NULL;
-    if (fstat(t->dirfd, &st) != 0 || asprintf(&key, "%llu:%llu/%s", (unsigned long long)st.st_dev,
+    if (fstat(t->dirfd, &st) != 0 || tci_asprintf(&key, "%llu:%llu/%s", (unsigned long long)st.st_dev,
                                               (unsigned long long)st.st_ino, t->leaf) < 0)
         return NULL;
     return key;
@@ -1000,7 +1010,7 @@ static const char merge_usage_text[] =
 static char *merge_default_output(const char *trace, const tc_variant_info *v)
 {
     char *name = NULL;
-    if (asprintf(&name, "%.*s.merged.%s", (int)of_stem_len(trace), trace, v->extension) < 0)
+    if (tci_asprintf(&name, "%.*s.merged.%s", (int)of_stem_len(trace), trace, v->extension) < 0)
         return NULL;
     return name;
 }
@@ -1090,8 +1100,8 @@ static int run_merge(cli *a, const char *offset, const char *output_file, char *
 static int run_subcommand(const char *sub, char **argv)
 {
     char dir[PATH_MAX], path[PATH_MAX + 64];
-    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
-    if (n <= 0) { /* no /proc: the name it was started by, when it has a directory */
+    ssize_t n = tci_self_exe(dir, sizeof dir - 1);
+    if (n <= 0) { /* not known: the name it was started by, when it has a directory */
         const char *slash = strrchr(argv[0], '/');
         n = slash ? (ssize_t)(slash - argv[0]) + 1 : 0;
         if (n >= (ssize_t)sizeof dir)
@@ -1121,6 +1131,10 @@ int main(int argc, char **argv)
     if (diff_mode || merge_mode) { /* the same options as a conversion, read for both inputs */
         argc--;
         argv++;
+    }
+    if (argc > 1 && !TC_WITH_SERVE && !strcmp(argv[1], "serve")) {
+        cli_say(NO_SERVE);
+        return EXIT_USAGE;
     }
     if (argc > 1 && (!strcmp(argv[1], "batch") || !strcmp(argv[1], "serve")))
         return run_subcommand(argv[1], argv);
@@ -1189,7 +1203,12 @@ int main(int argc, char **argv)
                 diff_mode ? diff_usage() : usage();
             tc_conv_free(check);
             return 0;
-        case 'V': printf("traceconv %s\n", TC_VERSION_STRING); tc_conv_free(check); return 0;
+        case 'V': /* the version alone on the first line (scripts read its last word) */
+            printf("traceconv %s\nbatch archives: %s\nserve: %s\n", TC_VERSION_STRING,
+                   TC_WITH_LIBARCHIVE ? "yes (libarchive)" : "no (built without libarchive)",
+                   TC_WITH_SERVE ? "yes (libmicrohttpd)" : "no (built without libmicrohttpd)");
+            tc_conv_free(check);
+            return 0;
         default:
             if (opt >= O_LIBRARY && opt < O_LIBRARY + (int)n_keys) { /* a flag's NULL value reads as true */
                 status = set(&a, check, keys[opt - O_LIBRARY]->name, optarg);

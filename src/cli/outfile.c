@@ -1,7 +1,7 @@
 /* outfile.c - the output files of every command (see outfile.h for the rules). */
-#define _GNU_SOURCE
 #include "outfile.h"
 #include "traceconv.h"
+#include "../util/tc_compat.h" /* compiled in (CMakeLists.txt) */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,8 +11,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
-#include <sys/random.h>
-#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,7 +98,7 @@ static void temp_name(char name[TEMP_NAME])
 {
     static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     unsigned char r[6];
-    if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+    if (tci_random_bytes(r, sizeof r, false) != 0) {
         static unsigned long counter; /* under temps_lock */
         unsigned long x = (unsigned long)getpid() * 2654435761u ^ (unsigned long)time(NULL) ^ ++counter * 40503u;
         for (size_t i = 0; i < sizeof r; i++, x >>= 5)
@@ -156,7 +154,7 @@ static int temp_finish(int slot, const char *leaf, int keep, int replace)
     if (keep && replace) {
         rc = renameat(t->dirfd, t->name, t->dirfd, leaf);
     } else if (keep) { /* only if nothing appeared at leaf since it was checked */
-        rc = renameat2(t->dirfd, t->name, t->dirfd, leaf, RENAME_NOREPLACE);
+        rc = tci_rename_noreplace(t->dirfd, t->name, leaf);
         if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) { /* a file system without it */
             rc = linkat(t->dirfd, t->name, t->dirfd, leaf, 0);
             if (rc != 0 && errno != EEXIST)
@@ -175,11 +173,9 @@ static int temp_finish(int slot, const char *leaf, int keep, int replace)
 
 int of_scratch_at(int dirfd)
 {
-#ifdef O_TMPFILE
-    int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    int fd = tci_open_tmpfile(dirfd);
     if (fd >= 0)
         return fd;
-#endif
     sigset_t old;
     block_cleanup_signals(&old);
     pthread_mutex_lock(&temps_lock);
@@ -200,7 +196,7 @@ int of_scratch_at(int dirfd)
 
 int of_scratch(const char *dir)
 {
-    int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int dirfd = tci_open_dir(AT_FDCWD, dir);
     if (dirfd < 0)
         return -1;
     int fd = of_scratch_at(dirfd), err = errno;
@@ -408,8 +404,9 @@ static int own_xattr_value(int fd, const char *variant, char *out, size_t len)
     struct stat st;
     if (fstat(fd, &st) != 0)
         return -1;
-    int n = snprintf(out, len, "%s %lld %lld.%09ld", variant, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-                     st.st_mtim.tv_nsec);
+    struct timespec mtime = tci_stat_mtime(&st);
+    int n = snprintf(out, len, "%s %lld %lld.%09ld", variant, (long long)st.st_size, (long long)mtime.tv_sec,
+                     (long)mtime.tv_nsec);
     return n > 0 && (size_t)n < len ? n : -1;
 }
 
@@ -420,7 +417,7 @@ static int own_xattr_value(int fd, const char *variant, char *out, size_t len)
 static int has_own_xattr(int fd, const char *variant)
 {
     char value[160], now[160];
-    ssize_t n = fgetxattr(fd, OWN_XATTR, value, sizeof value - 1);
+    ssize_t n = tci_fgetxattr(fd, OWN_XATTR, value, sizeof value - 1);
     if (n <= 0)
         return -1;
     value[n] = 0;
@@ -552,12 +549,12 @@ int of_open_dir(const char *path, const char **leaf)
     const char *slash = strrchr(path, '/');
     *leaf = slash ? slash + 1 : path;
     if (!slash)
-        return open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return tci_open_dir(AT_FDCWD, ".");
     size_t n = slash == path ? 1 : (size_t)(slash - path);
     char *dir = strndup(path, n);
     if (!dir)
         return -1;
-    int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int fd = tci_open_dir(AT_FDCWD, dir);
     free(dir);
     return fd;
 }
@@ -591,7 +588,7 @@ static void mark_own(of_file *f)
     char value[160];
     int fd = fileno(f->fp);
     if (f->variant && fflush(f->fp) == 0 && own_xattr_value(fd, f->variant, value, sizeof value) > 0)
-        (void)fsetxattr(fd, OWN_XATTR, value, strlen(value), 0);
+        (void)tci_fsetxattr(fd, OWN_XATTR, value, strlen(value));
 }
 
 int of_commit(of_file *f)

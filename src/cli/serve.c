@@ -21,12 +21,12 @@
  *   GET  /r/<32 hex>/<file>     one of srv_output_at's fixed names (?download=1: attachment)
  * Anything else is 404; methods other than GET, HEAD and POST are 405.
  */
-#define _GNU_SOURCE
 #include "serve.h"
 #include "cli_util.h"
 #include "outfile.h"
 #include "../util/escape.h" /* the library's escaping rules, compiled in (CMakeLists.txt) */
 #include "traceconv.h"
+#include "../util/tc_compat.h" /* compiled in (CMakeLists.txt) */
 
 #include <microhttpd.h>
 
@@ -167,7 +167,7 @@ static enum MHD_Result send_buffer(struct MHD_Connection *conn, unsigned status,
 static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *line)
 {
     char *body;
-    if (asprintf(&body, "%s\n", line) < 0)
+    if (tci_asprintf(&body, "%s\n", line) < 0)
         return MHD_NO;
     return send_buffer(conn, status, "text/plain; charset=utf-8", csp_data, body, strlen(body),
                        MHD_RESPMEM_MUST_FREE);
@@ -1181,7 +1181,7 @@ static int listen_socket(const serve_args *a, struct sockaddr_storage *ss, sockl
         cli_say("traceconv serve: --listen %s: %s", a->host, gai_strerror(gai));
         return -1;
     }
-    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), on = 1;
+    int fd = tci_socket(ai->ai_family, SOCK_STREAM), on = 1;
     if (fd >= 0) {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
         if (ai->ai_family == AF_INET6)
@@ -1205,7 +1205,7 @@ static struct MHD_Daemon *start_daemon(server *srv, const serve_args *a, char *u
     int fd = listen_socket(a, &ss, &sl);
     if (fd < 0)
         return NULL;
-    char host[NI_MAXHOST], port[NI_MAXSERV], text[NI_MAXHOST + NI_MAXSERV + 4];
+    char host[TCI_MAXHOST], port[TCI_MAXSERV], text[TCI_MAXHOST + TCI_MAXSERV + 4];
     if (urllen < sizeof text + 8)
         return NULL;
     if (getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port, sizeof port, NI_NUMERICHOST | NI_NUMERICSERV)) {
@@ -1278,7 +1278,7 @@ int serve_main(int argc, char **argv)
     srv.index_html = srv_index_page(&srv.caps);
     srv.pool = srv.index_html ? srv_pool_start(srv.store, &srv.caps, a.jobs, a.queue, a.max_output, on_job_done, &srv)
                               : NULL;
-    char url[NI_MAXHOST + NI_MAXSERV + 16];
+    char url[TCI_MAXHOST + TCI_MAXSERV + 16];
     srv.daemon = srv.pool ? start_daemon(&srv, &a, url, sizeof url) : NULL;
     if (!srv.daemon) {
         if (!srv.pool)
@@ -1300,7 +1300,7 @@ int serve_main(int argc, char **argv)
     time_t sweep = a.lim.keep_age && a.lim.keep_age < 30 ? (time_t)a.lim.keep_age : 30, waited = 0;
     for (;;) {
         struct timespec tick = {1, 0}; /* slow connections are closed within a second of their time */
-        int sig = sigtimedwait(&stop, NULL, &tick);
+        int sig = tci_sigwait_for(&stop, &tick);
         if (sig > 0)
             break;
         srv_guard_sweep(srv.guard);

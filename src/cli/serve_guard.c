@@ -33,8 +33,8 @@
  * before it closes the socket, so the descriptor we shut down is always the
  * connection's own, never a reused number.
  */
-#define _GNU_SOURCE
 #include "serve.h"
+#include "../util/tc_compat.h" /* compiled in (CMakeLists.txt) */
 
 #include <microhttpd.h>
 
@@ -477,10 +477,10 @@ int srv_client_gone(int fd)
 {
     if (fd < 0)
         return 0;
-    struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+    struct pollfd p = {.fd = fd, .events = (short)(POLLIN | tci_poll_rdhup())};
     if (poll(&p, 1, 0) <= 0)
         return 0;
-    if (p.revents & (POLLHUP | POLLERR | POLLRDHUP | POLLNVAL))
+    if (p.revents & (POLLHUP | POLLERR | tci_poll_rdhup() | POLLNVAL))
         return 1;
     char c;
     ssize_t r = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);

@@ -12,7 +12,6 @@
  * Fully offline: no external script, font or style. The only external address is
  * ui.perfetto.dev, opened on request by the "Open in Perfetto UI" button.
  */
-#define _GNU_SOURCE
 #include "serve.h"
 #include "../util/escape.h" /* the library's escaping rules, compiled in (CMakeLists.txt) */
 #include "traceconv.h"

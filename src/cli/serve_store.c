@@ -28,12 +28,12 @@
  * never runs on MHD's event thread. Stopping cancels the running conversions
  * through the library's progress callback.
  */
-#define _GNU_SOURCE
 #include "serve.h"
 #include "cli_util.h"
 #include "outfile.h"
 #include "../util/escape.h" /* the library's escaping rules, compiled in (CMakeLists.txt) */
 #include "traceconv.h"
+#include "../util/tc_compat.h" /* compiled in (CMakeLists.txt) */
 
 #include <dirent.h>
 #include <errno.h>
@@ -43,7 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -132,15 +131,8 @@ struct srv_store {
 int srv_random_id(char out[SRV_ID_HEX + 1])
 {
     unsigned char raw[16];
-    size_t got = 0;
-    while (got < sizeof raw) {
-        ssize_t r = getrandom(raw + got, sizeof raw - got, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        got += (size_t)r;
-    }
+    if (tci_random_bytes(raw, sizeof raw, true) != 0)
+        return -1;
     static const char hex[] = "0123456789abcdef";
     for (size_t i = 0; i < sizeof raw; i++) {
         out[2 * i] = hex[raw[i] >> 4];
@@ -289,7 +281,7 @@ srv_store *srv_store_open(const char *dir, const srv_limits *lim, char *err, siz
     }
     (void)srv_path(s->tmp, sizeof s->tmp, s->root, "tmp");
     remove_flat_dir(s->tmp); /* an earlier run's leftovers, if it was killed */
-    if (mkdir(s->tmp, 0700) != 0 || (s->tmpfd = open(s->tmp, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+    if (mkdir(s->tmp, 0700) != 0 || (s->tmpfd = tci_open_dir(AT_FDCWD, s->tmp)) < 0) {
         snprintf(err, errlen, "%s: %s", s->tmp, strerror(errno));
         goto fail;
     }
@@ -751,7 +743,7 @@ static void run_page_job(srv_pool *p, srv_job *job)
         set_error(job, 500, strerror(errno));
         return;
     }
-    int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int dirfd = tci_open_dir(AT_FDCWD, dir);
     if (dirfd < 0 || keep_inputs(job, dir) != 0) {
         set_error(job, 500, "cannot keep the upload");
         discard_part(dir, dirfd);

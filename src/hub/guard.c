@@ -24,7 +24,7 @@
  * there was none, the signal's default action: the process dies of SIGBUS
  * as it would have without us).
  */
-#define _GNU_SOURCE
+#include "tc_compat.h"
 #include "tc_diag.h"
 #include "tc_reader.h"
 
@@ -91,7 +91,7 @@ static bool repair(guard_slot *s, uintptr_t addr)
     if (addr - start >= len)
         return false;
     uintptr_t from = addr & ~(page_size - 1), to = (start + len + page_size - 1) & ~(page_size - 1);
-    void *p = mmap((void *)from, to - from, PROT_READ, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = tci_map_anon((void *)from, to - from, PROT_READ);
     if (p == MAP_FAILED)
         return false;
     uintptr_t intact = 0;

@@ -33,8 +33,8 @@
  * takes batches back; the reading thread stops when every one has stopped, at the last
  * of their stopping events (the one a single thread calling them all would stop at).
  */
-#define _GNU_SOURCE
 #include "tc_handoff.h"
+#include "tc_compat.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -301,7 +301,7 @@ int tci_handoff_start(tci_handoff **out, const tci_handoff_consumer *consumers, 
     /* mapped, not allocated: a conversion pays for the pages it fills (a small one, for a
      * part of the first batch), and a sanitized build does not poison 5.6 MB of shadow for
      * each one (the fuzz replay's threads=2 conversions: +10% of its time) */
-    void *ring = mmap(NULL, HANDOFF_RING * sizeof *h->ring, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *ring = tci_map_anon(NULL, HANDOFF_RING * sizeof *h->ring, PROT_READ | PROT_WRITE);
     if (ring == MAP_FAILED) {
         free(h);
         return TC_ERR_NOMEM;

@@ -10,8 +10,8 @@
  * compressed input converts in bounded memory and a bomb is refused early.
  * The option read-chunk forces the spool path with reads of that many bytes,
  * so tests can prove that results do not depend on how input arrives. */
-#define _GNU_SOURCE
 #include "tc_base.h"
+#include "tc_compat.h"
 #include "tc_diag.h"
 #include "tc_options.h"
 #include "tc_reader.h"
@@ -41,9 +41,7 @@ static int map_fd(tci_source *s, int fd, uint64_t size, bool guard, tci_diag *d)
     void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED)
         return tci_error(d, TC_ERR_IO, "input", UINT64_MAX, "cannot map input: %s", strerror(errno));
-#ifdef MADV_SEQUENTIAL
-    madvise(p, (size_t)size, MADV_SEQUENTIAL);
-#endif
+    tci_advise(p, (size_t)size, TCI_ADVISE_SEQUENTIAL);
     s->data = p;
     s->size = (size_t)size;
     s->mapped = true;
@@ -510,7 +508,7 @@ static void release_upto(const uint8_t *data, uint64_t *released, uint64_t upto)
         return; /* cheap enough to be asked after every batch of records */
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     end = end / page * page;
-    madvise((uint8_t *)data + *released, (size_t)(end - *released), MADV_DONTNEED);
+    tci_advise((uint8_t *)data + *released, (size_t)(end - *released), TCI_ADVISE_DONTNEED);
     *released = end;
 }
 
@@ -532,7 +530,7 @@ void tci_source_drop(tci_source *s, uint64_t from, uint64_t to)
         return;
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), a = (from + page - 1) / page * page, b = to / page * page;
     if (a < b)
-        madvise((uint8_t *)s->data + a, (size_t)(b - a), MADV_DONTNEED);
+        tci_advise((uint8_t *)s->data + a, (size_t)(b - a), TCI_ADVISE_DONTNEED);
 }
 
 uint64_t tci_source_changed(const tci_source *s)

@@ -1,7 +1,7 @@
 /* trace.c - the tables every reader fills: methods, threads, metadata.
  * Names are made once here (finalize) so that every writer shows the same. */
-#define _GNU_SOURCE /* memmem */
 #include "tc_base.h"
+#include "tc_compat.h"
 #include "tc_diag.h"
 #include "tc_options.h"
 #include "tc_trace.h"
@@ -305,7 +305,7 @@ uint32_t tci_trace_name(tci_trace *t, const char *name, size_t len)
 
 uint32_t tci_trace_timeline_name(tci_trace *t, const char *name, size_t len)
 {
-    const char *sig = memmem(name, len, ": (", 3);
+    const char *sig = tci_memmem(name, len, ": (", 3);
     return tci_trace_name_split(t, name, len, sig ? (size_t)(sig - name) : len);
 }
 

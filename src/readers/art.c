@@ -16,8 +16,8 @@
  * truncated last record converts what is there, with a warning.
  * Clock unwrap, pairing and every other rule live in normalize.c.
  */
-#define _GNU_SOURCE /* memrchr */
 #include "tc_base.h"
+#include "tc_compat.h"
 #include "tc_diag.h"
 #include "tc_reader.h"
 #include "tc_readers.h"
@@ -400,8 +400,8 @@ static size_t find_stream_summary(const tci_rctx *r, size_t from)
     const size_t chunk = 1u << 20;
     for (size_t hi = r->size - 9 + 1; hi > from + 7;) { /* the text's '*' is at p + 7, p + 16 <= size */
         size_t lo = hi - from - 7 > chunk ? hi - chunk : from + 7;
-        for (const uint8_t *star = memrchr(b + lo, '*', hi - lo); star;
-             star = star > b + lo ? memrchr(b + lo, '*', (size_t)(star - (b + lo))) : NULL)
+        for (const uint8_t *star = tci_memrchr(b + lo, '*', hi - lo); star;
+             star = star > b + lo ? tci_memrchr(b + lo, '*', (size_t)(star - (b + lo))) : NULL)
             if (summary_at(r, (size_t)(star - b) - 7))
                 return (size_t)(star - b) - 7;
         tci_source_drop(r->source, lo, hi);

@@ -22,9 +22,9 @@
  * The block is decoded into one buffer of at most 3/4 of its size (bounded by
  * the block, never by the whole file); the rest of the file is not copied.
  */
-#define _GNU_SOURCE /* memmem */
 #include "tc_artlr.h"
 #include "tc_base.h"
+#include "tc_compat.h"
 #include "tc_diag.h"
 #include "tc_reader.h"
 #include "tc_readers.h"
@@ -142,7 +142,7 @@ static size_t find_marker(const uint8_t *p, size_t n)
     size_t best = SIZE_MAX;
     for (size_t t = 0; t < 2; t++) {
         size_t tl = strlen(tails[t]);
-        for (const uint8_t *m = p; (m = memmem(m, n - (size_t)(m - p), tails[t], tl)); m += tl) {
+        for (const uint8_t *m = p; (m = tci_memmem(m, n - (size_t)(m - p), tails[t], tl)); m += tl) {
             size_t at = (size_t)(m - p);
             bool hit = false;
             for (size_t i = 0; i < sizeof heads / sizeof *heads && !hit; i++) {

@@ -86,8 +86,8 @@
  * missing ("sample without frame") or whose profile has no Profile event, and
  * a systemTraceEvents text.
  */
-#define _GNU_SOURCE /* memmem */
 #include "tc_base.h"
+#include "tc_compat.h"
 #include "tc_diag.h"
 #include "tc_jscan.h"
 #include "tc_options.h"
@@ -2622,10 +2622,10 @@ static int json_probe(const uint8_t *buf, size_t len, const char *filename)
         return 0;
     size_t look = len - i < 4096 ? len - i : 4096;
     const char *p = (const char *)buf + i;
-    bool has_events = memmem(p, look, "\"traceEvents\"", 13) != NULL;
-    bool has_ph = memmem(p, look, "\"ph\"", 4) != NULL;
+    bool has_events = tci_memmem(p, look, "\"traceEvents\"", 13) != NULL;
+    bool has_ph = tci_memmem(p, look, "\"ph\"", 4) != NULL;
     /* a .cpuprofile: {"nodes":[{"id":1,"callFrame":{"functionName":"(root)",...}}, ...], ...} */
-    bool cpuprofile = memmem(p, look, "\"nodes\"", 7) && memmem(p, look, "\"callFrame\"", 11);
+    bool cpuprofile = tci_memmem(p, look, "\"nodes\"", 7) && tci_memmem(p, look, "\"callFrame\"", 11);
     int score = buf[i] == '{' ? (has_events ? 95 : cpuprofile ? 90 : has_ph ? 60 : 10) : (has_ph ? 90 : 10);
     size_t fl = filename ? strlen(filename) : 0;
     if (score < 95 && ((fl > 5 && (!strcmp(filename + fl - 5, ".json") || strstr(filename, ".json."))) ||

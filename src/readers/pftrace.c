@@ -29,9 +29,9 @@
  * what it holds ("TracePacket field 1001", interned_data, "packet without data"); so are a
  * top-level field that is no packet ("Trace field N") and a second dump in one packet.
  */
-#define _GNU_SOURCE /* memmem */
 #include "tc_artlr.h"
 #include "tc_base.h"
+#include "tc_compat.h"
 #include "tc_diag.h"
 #include "tc_reader.h"
 #include "tc_readers.h"
@@ -325,7 +325,7 @@ static int pftrace_probe(const uint8_t *buf, size_t len, const char *filename)
 {
     (void)filename;
     /* a Trace begins with a packet (field 1, LEN); the payload's magic must be somewhere */
-    if (len < 16 || buf[0] != 0x0A || !memmem(buf, len, "SLOW\xF6", 5))
+    if (len < 16 || buf[0] != 0x0A || !tci_memmem(buf, len, "SLOW\xF6", 5))
         return 0;
     size_t pos = 0, bad;
     const char *why;

@@ -68,7 +68,6 @@
  *    thread's next sample (upstream ends frames there too), else the
  *    thread's previous gap, else 1 ms (btrace's nominal interval).
  */
-#define _GNU_SOURCE /* memrchr */
 #include "tc_base.h"
 #include "tc_atrace.h"
 #include "tc_diag.h"

@@ -49,8 +49,8 @@
  * newer than 2.2). Comments and JSON that is not mapping information are
  * skipped, as R8 does.
  */
-#define _GNU_SOURCE /* memmem, memrchr */
 #include "tc_base.h"
+#include "tc_compat.h"
 #include "tc_deobf.h"
 #include "tc_diag.h"
 #include "tc_options.h"
@@ -199,7 +199,7 @@ static void release_all(tci_deobf *m)
 {
     m->touched = 0;
     if (m->src.mapped)
-        madvise((void *)m->text, m->size, MADV_DONTNEED); /* a private, unwritten file map: pages come back on use */
+        tci_advise((void *)m->text, m->size, TCI_ADVISE_DONTNEED); /* a private, unwritten file map: pages come back on use */
 }
 
 /* Some bytes of the mapping were read at random: give the pages back now and then. */
@@ -433,7 +433,7 @@ static int class_line(tci_deobf *m, tci_diag *d, tci_span line, uint64_t at, uin
 {
     if (memchr(line.p, 0, line.n))
         return map_error(m, d, at, no, (tci_span){NULL, 0}, "a NUL byte in a class line");
-    const char *arrow = memmem(line.p, line.n, "->", 2);
+    const char *arrow = tci_memmem(line.p, line.n, "->", 2);
     if (!arrow)
         return map_error(m, d, at, no, line, "a class line must be 'original -> obfuscated:' (no '->')");
     tci_span orig = tci_span_trim((tci_span){line.p, (size_t)(arrow - line.p)});
@@ -459,7 +459,7 @@ static void global_comment(tci_deobf *m, tci_diag *d, tci_span line, uint64_t at
         return;
     }
     jinfo j;
-    if (!memmem(line.p, line.n, "tools.r8.mapping", 16) || !info_line(line, &j) ||
+    if (!tci_memmem(line.p, line.n, "tools.r8.mapping", 16) || !info_line(line, &j) ||
         !tci_span_is(j.id, "com.android.tools.r8.mapping"))
         return;
     bool newer;
@@ -564,10 +564,8 @@ static int deobf_index(tci_deobf **out, tci_deobf *m, const tci_options *o, tci_
         tci_deobf_free(m);
         return rc;
     }
-#ifdef MADV_RANDOM
     if (m->src.mapped) /* from here on the text is read where classes are */
-        madvise((void *)m->text, m->size, MADV_RANDOM);
-#endif
+        tci_advise((void *)m->text, m->size, TCI_ADVISE_RANDOM);
     release_all(m);
     *out = m;
     return TC_OK;
@@ -777,7 +775,7 @@ static int member_line(tci_deobf *m, tci_diag *d, tci_span s, uint64_t at, uint6
     tci_span full = tci_span_trim((tci_span){sp, (size_t)(e - sp)});
     if (!full.n)
         return map_error(m, d, at, no, s, "a method without a name");
-    const char *dot = memrchr(full.p, '.', full.n);
+    const char *dot = tci_memrchr(full.p, '.', full.n);
     out->qual = dot ? (tci_span){full.p, (size_t)(dot - full.p)} : (tci_span){NULL, 0};
     out->name = dot ? (tci_span){dot + 1, (size_t)(full.p + full.n - dot - 1)} : full;
     if (!out->name.n || (dot && !out->qual.n))
@@ -1008,7 +1006,7 @@ static bool segment_ok(tci_span s)
 /* "a.b.C.m": class "a.b.C", method "m"; every segment a Java name. */
 static bool qualified(tci_span s, tci_span *cls, tci_span *name)
 {
-    const char *dot = s.n ? memrchr(s.p, '.', s.n) : NULL;
+    const char *dot = s.n ? tci_memrchr(s.p, '.', s.n) : NULL;
     if (!dot)
         return false;
     *cls = (tci_span){s.p, (size_t)(dot - s.p)};
@@ -1073,7 +1071,7 @@ static bool make_item(const tci_trace *t, uint32_t i, item *it)
         return true;
     }
     tci_span all = {me->name, strlen(me->name)};
-    const char *sig = memmem(all.p, all.n, ": (", 3);
+    const char *sig = tci_memmem(all.p, all.n, ": (", 3);
     tci_span head = sig ? (tci_span){all.p, (size_t)(sig - all.p)} : all;
     if (!qualified(head, &it->c, &it->n))
         return false;
@@ -1360,7 +1358,7 @@ static const char *result_file(applier *a, tci_span cls, uint32_t block_ci, cons
     if (f.n) {
         put_span(&a->tmp, f);
     } else {
-        const char *dot = cls.n ? memrchr(cls.p, '.', cls.n) : NULL;
+        const char *dot = cls.n ? tci_memrchr(cls.p, '.', cls.n) : NULL;
         tci_span simple = dot ? (tci_span){dot + 1, (size_t)(cls.p + cls.n - dot - 1)} : cls;
         const char *dollar = memchr(simple.p, '$', simple.n);
         if (dollar && dollar > simple.p)

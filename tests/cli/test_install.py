@@ -114,7 +114,7 @@ def main():
     version_file = os.path.join(libdir, "cmake", "traceconv", "traceconvConfigVersion.cmake")
     m = re.search(r'set\(PACKAGE_VERSION "([^"]*)"\)', open(version_file).read()) if os.path.exists(version_file) else None
     ctx.eq(m.group(1) if m else None, version, "CMake's package version equals the header's version")
-    ctx.eq(run([ctx.traceconv, "--version"]).stdout.split()[-1:], [version], "traceconv --version")
+    ctx.eq(run([ctx.traceconv, "--version"]).stdout.splitlines()[0].split()[-1:], [version], "traceconv --version (its first line)")
 
     # the installed command runs its subcommands, which are programs of their own in
     # LIBEXECDIR/traceconv (src/cli/subcommand.c), and its conversions load no archive or

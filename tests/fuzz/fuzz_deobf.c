@@ -9,7 +9,9 @@
  *
  * Fuzzers run one input at a time: the buffers below are the harness's, not
  * the library's (which has no global state). */
+#if defined(__linux__)
 #define _GNU_SOURCE /* memfd_create */
+#endif
 #include "fuzz_target.h"
 
 #include "traceconv.h"
@@ -141,12 +143,25 @@ static size_t make_trace(const char *map, size_t size)
 
 int fuzz_prepare(tc_conv *c, const uint8_t **trace, size_t *size)
 {
+#if defined(__linux__)
     if (map_fd < 0 && (map_fd = memfd_create("mapping", 0)) < 0)
         abort();
+#else /* macOS: an unlinked temporary file */
+    if (map_fd < 0) {
+        char name[] = "/tmp/tc-fuzz-deobf-XXXXXX";
+        if ((map_fd = mkstemp(name)) < 0)
+            abort();
+        unlink(name);
+    }
+#endif
     if (ftruncate(map_fd, 0) != 0 || (*size && pwrite(map_fd, *trace, *size, 0) != (ssize_t)*size))
         abort();
     char path[64];
+#if defined(__linux__)
     snprintf(path, sizeof path, "/proc/self/fd/%d", map_fd);
+#else
+    snprintf(path, sizeof path, "/dev/fd/%d", map_fd);
+#endif
     if (tc_conv_set_option(c, "deobfuscate", path) != TC_OK)
         abort();
     size_t n = make_trace((const char *)*trace, *size);

@@ -27,7 +27,7 @@
  * any failed; every failure is listed at the end. REPLAY_TIMEOUT (seconds,
  * default 120) bounds one file. */
 #define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS (glibc) */
 #include "fuzz_target.h"
 #include "traceconv.h"
 
@@ -237,6 +237,9 @@ int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "--check-options"))
         return check_options();
+#if !defined(MAP_ANONYMOUS)
+#define MAP_ANONYMOUS MAP_ANON /* older macOS headers */
+#endif
     shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) {
         perror("replay: mmap");

@@ -682,7 +682,7 @@ def inputs(ctx):
 
 def main():
     ctx = tclib.Ctx()
-    version = ctx.run(["--version"], check_rc=0).stdout.decode().split()[-1]
+    version = ctx.run(["--version"], check_rc=0).stdout.decode().splitlines()[0].split()[-1]
     # first, while this process is small: a child's peak RSS (wait4) includes the
     # parent's resident memory at the exec of a vfork()ed child (posix_spawn)
     check_memory(ctx)

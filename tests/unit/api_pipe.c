@@ -14,7 +14,6 @@
  * Built with ThreadSanitizer by `make test-tsan`, which then reports any data race
  * between the reading and the writing thread.
  */
-#define _GNU_SOURCE
 #include <traceconv.h>
 
 #include <stdbool.h>

@@ -44,7 +44,20 @@ static size_t n_paths;
 static job *jobs;
 static size_t n_jobs;
 static atomic_size_t next_job;
-static pthread_barrier_t start_together;
+/* The threads start together: a count under a mutex (pthread_barrier_t is not in macOS). */
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t start_cond = PTHREAD_COND_INITIALIZER;
+static int start_waiting;
+
+static void start_together(void)
+{
+    pthread_mutex_lock(&start_lock);
+    if (++start_waiting == N_THREADS)
+        pthread_cond_broadcast(&start_cond);
+    while (start_waiting < N_THREADS)
+        pthread_cond_wait(&start_cond, &start_lock);
+    pthread_mutex_unlock(&start_lock);
+}
 
 static int collect(void *user, const void *p, size_t n)
 {
@@ -89,7 +102,7 @@ static void *worker(void *arg)
     size_t stride = 7;
     while (n_jobs && gcd(stride, n_jobs) != 1)
         stride += 2;
-    pthread_barrier_wait(&start_together);
+    start_together();
     for (;;) {
         size_t i = atomic_fetch_add(&next_job, 1);
         if (i >= n_jobs)
@@ -148,12 +161,11 @@ static void test_parallel_equals_serial(void)
 
     pthread_t th[N_THREADS];
     atomic_store(&next_job, 0);
-    pthread_barrier_init(&start_together, NULL, N_THREADS);
+    start_waiting = 0;
     for (int t = 0; t < N_THREADS; t++)
         CHECK(pthread_create(&th[t], NULL, worker, NULL) == 0);
     for (int t = 0; t < N_THREADS; t++)
         pthread_join(th[t], NULL);
-    pthread_barrier_destroy(&start_together);
 
     for (size_t i = 0; i < n_jobs; i++) {
         if (!same(&jobs[i].serial, &jobs[i].parallel)) {

@@ -13,7 +13,6 @@
  *  - a SIGBUS outside every watched mapping reaches the handler the
  *    application installed before the library (chained, with its siginfo).
  */
-#define _GNU_SOURCE
 #include <traceconv.h>
 
 #include <fcntl.h>

@@ -6,7 +6,6 @@
  * program would notice broken: one meaning per key, every variant selected by a bool option
  * of its own writer, distinct extensions, the palettes the flame graph engine knows, a
  * parse hook for every row whose type has no generic parser, room for every key. */
-#define _GNU_SOURCE
 #include "tc_diff.h"
 #include "tc_flame.h"
 #include "tc_options.h"
