@@ -31,6 +31,9 @@ Pages: README.md, CONTRIBUTING.md and every doc/*.md found (CHANGELOG.md for its
    list, each the library option of the same name: `a`, `b`, ... The body is ... `trace`,
    `deobfuscate` ... . The trace ..."; an example there sends each field; the man page's
    SERVE section names every field too.
+7. Install: the README's line for each platform installs exactly the build packages of that
+   platform in scripts/packages.txt (the table CMake's messages and setup.sh read), so that
+   the README cannot drift from what the build asks for.
 """
 import glob
 import json
@@ -401,6 +404,35 @@ def serve_fields(ctx):
         ctx.check(f"\\fB{field}\\fR" in serve, f"man page SERVE: the multipart field {field} is named")
 
 
+# -- 7. install lines ---------------------------------------------------------------------------
+
+INSTALL_COMMANDS = {  # platform column of scripts/packages.txt -> how its README line starts
+    "debian": "sudo apt-get install ", "fedora": "sudo dnf install ", "arch": "sudo pacman -S --needed ",
+    "alpine": "sudo apk add ", "brew": "brew install "}
+
+
+def build_packages(ctx):
+    """{platform column: set of packages} of the rows setup.sh installs in every mode (build)."""
+    rows = [line.split() for line in read(ctx, "scripts", "packages.txt").splitlines()
+            if line.strip() and not line.startswith("#")]
+    header = [line.split()[1:] for line in read(ctx, "scripts", "packages.txt").splitlines()
+              if line.startswith("# name")][0]
+    out = {}
+    for col in INSTALL_COMMANDS:
+        i = header.index(col)
+        out[col] = {p for r in rows if "build" in r[1].split(",") and r[i] not in "-?" for p in r[i].split(",")}
+    return out
+
+
+def install_lines(ctx, readme):
+    for col, packages in build_packages(ctx).items():
+        start = INSTALL_COMMANDS[col]
+        lines = [m.group(1) for m in re.finditer(r"`" + re.escape(start) + r"([^`]*)`", readme)]
+        if ctx.check(len(lines) == 1, f"README: one `{start}...` line for {col} ({len(lines)} found)"):
+            ctx.eq(sorted(lines[0].split()), sorted(packages),
+                   f"README: {col}'s packages are scripts/packages.txt's build rows")
+
+
 def main():
     ctx = tclib.Ctx()
     all_pages = pages(ctx)
@@ -410,6 +442,7 @@ def main():
     example_blocks(ctx, all_pages)
     examples_run(ctx, all_pages)
     serve_fields(ctx)
+    install_lines(ctx, readme)
     ctx.done()
 
 
