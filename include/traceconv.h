@@ -217,7 +217,7 @@ TC_API void tc_conv_free(tc_conv *c);
  *     name before any writer sees it; open-time because the open reads and indexes the
  *     mapping: one that cannot be read or does not parse fails the open (file, offset
  *     and line in the message), before any output is begun; never looked for beside the
- *     input; figures deobf-* (README, "Deobfuscation")
+ *     input; figures deobf-* (doc/deobfuscation.md)
  *
  *   write-time (NEW or OPEN, until the write): the others, such as
  *     "strict"       a warning is an error (TC_ERR_STRICT)
@@ -255,7 +255,7 @@ TC_API int tc_conv_open_pair(tc_conv *c, const char *key_path, const char *data_
 TC_API int tc_conv_open_memory(tc_conv *c, const void *data, size_t size, const char *name, const char *format);
 
 /*
- * One timeline (traceconv merge; README "One timeline"): c reads a method trace and the
+ * One timeline (traceconv merge; doc/merge.md): c reads a method trace and the
  * system trace of the same run (atrace/systrace or Chrome JSON) as one input, in the
  * system trace's clock, with the method trace's threads on the system trace's threads
  * (by tid, else by name), so every writer shows both on one track per thread. a and b
@@ -389,7 +389,7 @@ typedef struct tc_thread_info {
 /* The index-th thread in the tables' order: 1 and *out filled, or 0 past the end. */
 TC_API int tc_conv_thread_at(const tc_conv *c, size_t index, tc_thread_info *out);
 /* The trace's duration in ns: from its start (time 0 of every output, and of "since" and
- * "until") to its end (README, Conversion rules: trace start and end); 0 before a conversion. */
+ * "until") to its end (doc/formats.md, Conversion rules: trace start and end); 0 before a conversion. */
 TC_API int64_t tc_conv_duration_ns(const tc_conv *c);
 /* After tc_conv_write: advice about the input, one line each (no newline), NULL past the
  * end: most class names look minified by R8/ProGuard and option "deobfuscate" was not given
@@ -434,11 +434,11 @@ TC_API int tc_conv_thread_order_at(const tc_conv *c, size_t rank, size_t *index)
  *                 BASE, NEW, the signed change and the change in % of BASE;
  *                 methods of one input only show "-" on the other side and
  *                 "new" or "gone" for the percentage
- *   "csv"         the same rows, with a fixed header (README "Diff")
+ *   "csv"         the same rows, with a fixed header (doc/diff-and-reports.md, "Diff")
  *   "flamegraph"  a differential flame graph SVG: widths from NEW, red
  *                 where NEW is slower, blue where faster (flamegraph.pl on
  *                 difffolded.pl's output of the two folded stacks)
- * Methods are matched by name (README "Diff": the key rule).
+ * Methods are matched by name (doc/diff-and-reports.md, "Matching and options").
  *
  * State: a diff that starts consumes both convs (OPEN -> WRITTEN, success
  * or not); one refused before it starts (unknown format, the same conv

@@ -1,5 +1,5 @@
 /*
- * diff.c - two inputs compared per method (README "Diff"; the call, tc_diff_write, is
+ * diff.c - two inputs compared per method (doc/diff-and-reports.md, "Diff"; the call, tc_diff_write, is
  * engine/diffconv.c's).
  *
  * Each input is read and normalized by its own tc_conv exactly as for a

@@ -659,7 +659,7 @@ static enum tci_flame_palette java_class(const uint32_t *cp, size_t n)
 
 static void put_rgb(tci_sink *o, int r, int g, int b) { tci_sink_printf(o, "rgb(%d,%d,%d)", r, g, b); }
 
-/* The android palette (README, Flame graphs): one hue family per code group, shaded by v:
+/* The android palette (doc/cli.md, Flame graphs): one hue family per code group, shaded by v:
  * the app orange, the framework green, the runtime blue, libraries purple, the rest grey. */
 static void put_android(tci_sink *o, unsigned group, double v)
 {

@@ -2,7 +2,7 @@
  * profile.c - the per-method profile (report, dot, and later the HTML report
  * and the diff): calls, inclusive and exclusive times and the caller/callee
  * edges of every method, from a finished call tree (tc_profile.h explains
- * each figure; README "Profile accounting" says it for users).
+ * each figure; doc/diff-and-reports.md, "Profile accounting" says it for users).
  *
  * One depth-first walk per thread tree, without recursion (stacks can be
  * 10000 deep). The walk keeps, for each row (method) and each edge, how many

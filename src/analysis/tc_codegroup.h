@@ -1,7 +1,7 @@
 /*
  * tc_codegroup.h - whose code a frame is: the app's, the Android framework's, the Java/Kotlin
  * runtime's or a library's (the flame graph's android palette; the report and serve's page
- * can use the same rules). Prefix tci_. Not installed; README.md, Layout.
+ * can use the same rules). Prefix tci_. Not installed; CONTRIBUTING.md, Layers.
  */
 #ifndef TC_TC_CODEGROUP_H
 #define TC_TC_CODEGROUP_H

@@ -1,6 +1,6 @@
 /*
  * tc_diff.h - two inputs compared per method (diff.c; rendered by the diff writers).
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_DIFF_H
 #define TC_TC_DIFF_H
@@ -25,7 +25,7 @@ typedef struct tci_dfig {
     int64_t incl_cpu, excl_cpu;
 } tci_dfig;
 
-/* A method of either input, matched by name (README "Diff": the key rule). */
+/* A method of either input, matched by name (doc/diff-and-reports.md, "Matching and options"). */
 typedef struct tci_drow {
     const char *name; /* the key: "pkg.Class.method", or "pkg.Class.method: (I)V" for overloads */
     bool on[2];       /* present in BASE, in NEW */

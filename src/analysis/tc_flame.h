@@ -1,6 +1,6 @@
 /*
  * tc_flame.h - the flame graph SVG renderer (flame graph writer, HTML report, diff flame graph).
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_FLAME_H
 #define TC_TC_FLAME_H

@@ -1,6 +1,6 @@
 /*
  * tc_folding.h - folded stacks and the flame tree built from them (folded, flame graph, HTML report, diff).
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_FOLDING_H
 #define TC_TC_FOLDING_H

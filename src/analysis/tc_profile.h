@@ -1,6 +1,6 @@
 /*
  * tc_profile.h - per-method figures from the call tree (report, dot, diff).
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_PROFILE_H
 #define TC_TC_PROFILE_H
@@ -13,7 +13,7 @@
 /* ---- profile: per-method figures from the call tree (profile.c) ------------ */
 
 /*
- * What a profile report shows (README "Profile accounting"), computed from
+ * What a profile report shows (doc/diff-and-reports.md, "Profile accounting"), computed from
  * a finished call tree for one thread or for all threads together. Every
  * figure is exact ns (or a count), summed with saturation at TCI_SUM_MAX.
  *

@@ -2,7 +2,7 @@
  * tc_threadrank.h - the order the views show threads in (the flame graph's towers, the report's
  * sections and thread picker, speedscope's profiles, serve's thread picker): the main thread
  * first, then the others by their time outside idle waits, the idle daemons last. Prefix tci_.
- * Not installed; README.md, Layout.
+ * Not installed; CONTRIBUTING.md, Layers.
  */
 #ifndef TC_TC_THREADRANK_H
 #define TC_TC_THREADRANK_H

@@ -807,7 +807,7 @@ static const char diff_usage_head[] =
     "Compare two inputs per method: calls, inclusive and exclusive wall time (and\n"
     "thread-CPU time when both have it) in BASE and NEW, the signed change and the\n"
     "change in % of BASE, sorted by the largest change of inclusive time. BASE and\n"
-    "NEW may be of different formats; methods are matched by name (README \"Diff\").\n"
+    "NEW may be of different formats; methods are matched by name (doc/diff-and-reports.md).\n"
     "\n";
 
 static const char diff_usage_options[] =
@@ -973,7 +973,7 @@ static int run_diff(cli *a, const char *given, char **ops, int n)
     return rc;
 }
 
-/* ---- traceconv merge METHOD-TRACE SYSTEM-TRACE [OUTPUT] (README "One timeline") ---- */
+/* ---- traceconv merge METHOD-TRACE SYSTEM-TRACE [OUTPUT] (doc/merge.md) ---- */
 
 static const char merge_usage_text[] =
     "usage: traceconv merge [-o FORMAT[,FORMAT...]] [--offset TIME] [--output-file FILE] [options]\n"

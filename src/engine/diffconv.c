@@ -1,5 +1,5 @@
 /*
- * diffconv.c - traceconv diff's call (tc_diff_write; README "Diff"): two inputs, each read by
+ * diffconv.c - traceconv diff's call (tc_diff_write; doc/diff-and-reports.md, "Diff"): two inputs, each read by
  * its own tc_conv exactly as for a conversion (tci_conv_aggregate runs conv.c's pipeline into
  * analysis/diff.c's capture writer, which is not registered), then compared (tci_diff_compare)
  * and rendered by the diff format asked for (writers/diff_*.c, found in the registry).

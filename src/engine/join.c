@@ -1,6 +1,6 @@
 /*
  * join.c - one timeline: a method trace and the system trace of the same run read as
- * one input (tc_conv_open_merge; `traceconv merge`; README "One timeline").
+ * one input (tc_conv_open_merge; `traceconv merge`; doc/merge.md).
  *
  * The join is a reader of the core that reads no bytes of its own: its open()
  * normalizes both inputs, each by its own tc_conv exactly as for a conversion (its

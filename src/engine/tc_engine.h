@@ -5,7 +5,7 @@
  * diff), registry.c (the formats that readers/ and writers/ list, found by name, and their
  * options by key).
  * Nothing below the engine includes this header or calls what it declares.
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_ENGINE_H
 #define TC_TC_ENGINE_H

@@ -15,7 +15,7 @@
  * (reader + normalize, no events) must end before pass 2 starts (the reconstructed
  * frames, the trace's start and the frozen tables come from it), so a conversion takes
  * P1 + max(P2 read, W) + finish instead of P1 + P2 + W + finish. Measured with perf on
- * the 134 MB ART v3 bench file (README, Memory and speed): the reading thread is 75% of
+ * the 134 MB ART v3 bench file (doc/performance.md): the reading thread is 75% of
  * the CPU for perfetto, 56-65% for json, folded and pprof, so 1.13-1.5x on two cores.
  * More needs pass 1 split too (its per-thread machines are independent).
  *
@@ -66,7 +66,7 @@
 /* The marks from event `at` of a batch on, until the next change. The first mark (the
  * events counted) grows by one an event: it is kept less the event's index, so that it
  * does not change. Noting every event's marks cost a third of the bytes the reading
- * thread wrote, and it is the thread that bounds a conversion (README). */
+ * thread wrote, and it is the thread that bounds a conversion (doc/performance.md). */
 typedef struct mark_change {
     uint32_t at;
     uint64_t mark[TCI_HANDOFF_MARKS];

@@ -54,7 +54,7 @@
 
 /* The idle waits of --ignore-idle: where Android and Java threads wait for work,
  * for a lock or for time to pass. Wall time in them is waiting, not work (47.6%
- * of one real trace was PriorityBlockingQueue.take). README "Selection" lists them. */
+ * of one real trace was PriorityBlockingQueue.take). doc/cli.md, "Selection" lists them. */
 static const char *const idle_waits[] = {
     "android.os.MessageQueue.nativePollOnce",         /* a Looper with no message due */
     "java.lang.Object.wait",                          /* wait(), join() */

@@ -1,6 +1,6 @@
 /*
  * tc_calltree.h - the call tree the aggregating writers receive.
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_CALLTREE_H
 #define TC_TC_CALLTREE_H
@@ -30,7 +30,7 @@ typedef struct tci_ctnode {
  * Sampled stacks weigh time (ns: a CPU profile's, Rhea's) or counts (Linux perf's samples in
  * Chrome JSON: cycles of "cycles:HG", the metadata sample-unit "count"; the IR carries a
  * count as TCI_COUNT_NS ns, so that the writers' µs rounding prints the counts). The one
- * rule of a count profile (README "Conversion rules: samples"), kept here once for every
+ * rule of a count profile (doc/formats.md, "Conversion rules: Samples"), kept here once for every
  * aggregating writer: its call tree weighs the samples only. Slices keep their place in it
  * (a sample taken inside a slice is under that slice's frame, and a slice counts its calls)
  * but add no time, wall or thread CPU, since time and counts do not add up; their time stays

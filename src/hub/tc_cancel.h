@@ -1,6 +1,6 @@
 /*
  * tc_cancel.h - stopping a conversion while its outputs are written (sinks and walks ask the callback).
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_CANCEL_H
 #define TC_TC_CANCEL_H

@@ -1,7 +1,7 @@
 /*
  * tc_conv.h - the stages of a conversion that the hub runs: normalize, the selection, the
  * time-order merge. The conversion that assembles them (conv.c) is the engine's: engine/tc_engine.h.
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_CONV_H
 #define TC_TC_CONV_H
@@ -38,7 +38,7 @@ bool tci_select_wanted(const tci_options *o);
  * an empty window are errors (TC_ERR_EMPTY_SELECTION, in d). */
 int tci_select_open(tci_select **s, tci_trace *t, const tci_options *o, const tci_select_out *out, tci_diag *d);
 int tci_select_event(tci_select *s, const tci_event *ev); /* each of normalize's events, in its order */
-/* --ignore-idle's waits: globs on pkg.Class.method, NULL-ended (README "Selection"). */
+/* --ignore-idle's waits: globs on pkg.Class.method, NULL-ended (doc/cli.md, "Selection"). */
 const char *const *tci_idle_wait_globs(void);
 void tci_select_free(tci_select *s);
 

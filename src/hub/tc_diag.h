@@ -1,6 +1,6 @@
 /*
  * tc_diag.h - diagnostics: errors with file, format and offset, counted warnings, strict.
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_DIAG_H
 #define TC_TC_DIAG_H

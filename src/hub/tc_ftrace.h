@@ -1,7 +1,7 @@
 /*
  * tc_ftrace.h - the fields of a kernel event as ftrace prints it: what a TCI_EV_FTRACE event's
  * details say ("transaction=12 dest_node=0 ...", "work struct ff..: function foo").
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_FTRACE_H
 #define TC_TC_FTRACE_H

@@ -1,6 +1,6 @@
 /*
  * tc_options.h - the options of a conversion as the readers and writers read them.
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_OPTIONS_H
 #define TC_TC_OPTIONS_H

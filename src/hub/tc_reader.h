@@ -1,7 +1,7 @@
 /*
  * tc_reader.h - what a reader is and what it reads from: the reader descriptor, the input source, the
  * SIGBUS guard, the external sort and the spool.
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_READER_H
 #define TC_TC_READER_H

@@ -2,7 +2,7 @@
  * tc_select.h - method patterns and the nearest names (select.c): the one reading of
  * --focus, --ignore and --callers (the command's, serve's query fields, diff's), and the
  * names an unmatched pattern or thread spec is told about.
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_SELECT_H
 #define TC_TC_SELECT_H
@@ -12,7 +12,7 @@
 #include "tc_base.h"
 
 /*
- * A method pattern, as people type them (README "Selection"), is a glob (fnmatch: *, ?,
+ * A method pattern, as people type them (doc/cli.md, "Selection"), is a glob (fnmatch: *, ?,
  * [...]) that matches a method when it matches
  *   - its short name "pkg.Class.method" or its full name "pkg.Class.method: (sig)ret"
  *     (a full glob, `*.take`, `java.lang.Object.wait`);

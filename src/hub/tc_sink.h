@@ -3,7 +3,7 @@
  * gzipped or not, that stops at a write error, at max-output or when the conversion is
  * canceled. The inline fast paths that fill it and the text written into it are tc_writer.h's
  * (they call tci_sink_flush_buf when the buffer is full; sink.c does not include them).
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_SINK_H
 #define TC_TC_SINK_H

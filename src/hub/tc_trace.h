@@ -1,6 +1,6 @@
 /*
  * tc_trace.h - the IR: the tables every reader fills and the events normalize gives the writers.
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_TRACE_H
 #define TC_TC_TRACE_H

@@ -1,7 +1,7 @@
 /*
  * tc_writer.h - what a writer is and what it writes to: the writer descriptor, the sink's fast
  * paths (the sink itself: tc_sink.h), the text-out helpers (textout.c).
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_WRITER_H
 #define TC_TC_WRITER_H

@@ -2,7 +2,7 @@
  * tc_artlr.h - ART's long-running-method dump (ART.md §6, §11): one decoder of
  * its chunks, thread, method and summary packets, for the readers of the dump
  * as a file (art_longrun.c) and inside Perfetto traces (pftrace.c).
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_ARTLR_H
 #define TC_TC_ARTLR_H

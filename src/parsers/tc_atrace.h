@@ -1,6 +1,6 @@
 /*
  * tc_atrace.h - the atrace payload grammar (B|pid|name, C|..., S|/F|...), for the readers of text that carries it.
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_ATRACE_H
 #define TC_TC_ATRACE_H

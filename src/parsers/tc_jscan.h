@@ -1,6 +1,6 @@
 /*
  * tc_jscan.h - JSON read without a tree, for the readers of JSON input.
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_JSCAN_H
 #define TC_TC_JSCAN_H

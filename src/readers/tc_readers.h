@@ -3,7 +3,7 @@
  * and the engine's registry (engine/registry.c) lists them in this order. Probing ties are
  * broken by scores, never by the order. Adding a reader = its file + one line here + its
  * corpus cases (and one word in CMakeLists.txt's TC_LIB_SOURCES).
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_READERS_H
 #define TC_TC_READERS_H

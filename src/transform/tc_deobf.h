@@ -1,6 +1,6 @@
 /*
  * tc_deobf.h - a ProGuard/R8 mapping applied to the method table.
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_DEOBF_H
 #define TC_TC_DEOBF_H

@@ -1,7 +1,7 @@
 /*
  * tc_base.h - what every file of the library uses: integer reads from input bytes, arenas and id maps, the
  * compiler hints.
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_BASE_H
 #define TC_TC_BASE_H

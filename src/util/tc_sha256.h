@@ -1,6 +1,6 @@
 /*
  * tc_sha256.h - SHA-256, for a page's Content-Security-Policy hashes.
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_SHA256_H
 #define TC_TC_SHA256_H

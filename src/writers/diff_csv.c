@@ -1,6 +1,6 @@
 /*
  * diff_csv.c - `traceconv diff -o csv`: the text table's rows for machines,
- * in the same order, under a fixed header (README "Diff"):
+ * in the same order, under a fixed header (doc/diff-and-reports.md, "Diff"):
  *
  *   method,status,calls_base,calls_new,calls_delta,
  *   incl_wall_us_base,incl_wall_us_new,incl_wall_us_delta,

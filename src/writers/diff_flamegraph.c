@@ -9,7 +9,7 @@
  * the SVG engine (flamesvg.c) draws it as flamegraph.pl does.
  *
  * As upstream, frames only in BASE have no width in NEW and do not appear:
- * the README shows the negated pair (`traceconv diff --negate NEW BASE`)
+ * doc/diff-and-reports.md shows the negated pair (`traceconv diff --negate NEW BASE`)
  * that draws BASE's widths coloured by what will change.
  */
 #include "tc_base.h"

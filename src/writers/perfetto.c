@@ -764,7 +764,7 @@ static int promote_thread(tci_wctx *w, uint32_t thread)
  * the net rent per event of the last interval (rent less the names sharing
  * saved it) times the events to come, against interning again the names it
  * used so far (half of them: those it calls again; half measured best on
- * the real traces, README "Perfetto output size"). Threads that share their
+ * the real traces, doc/performance.md, "Perfetto output size"). Threads that share their
  * names (repeated threads, small threads calling what the main thread calls)
  * stay; busy threads with names of their own leave early. */
 static int charge_shared(tci_wctx *w, uint32_t thread, uint64_t rent)

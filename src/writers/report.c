@@ -6,7 +6,7 @@
  * figures as one self-contained page (report_html.c).
  *
  * The figures are the profile module's (profile.c; the rules are in
- * tc_profile.h and the README). report_view.c puts them in order (a view)
+ * tc_profile.h and doc/diff-and-reports.md). report_view.c puts them in order (a view)
  * and here they are rendered. The view is renderer-neutral: rows in report
  * order, each with its report index, so that another renderer (the HTML
  * report) shows the same rows without sorting again.

@@ -3,7 +3,7 @@
  * each writer's file defines its own, and the engine's registry (engine/registry.c) lists them
  * in this order (the order of --list-formats and --help). Adding a writer = its file + one line
  * here + its tests (and one word in CMakeLists.txt's TC_LIB_SOURCES).
- * Prefix tci_. Not installed; README.md, Layout: the layers and who includes what.
+ * Prefix tci_. Not installed; CONTRIBUTING.md, Layers: the layers and who includes what.
  */
 #ifndef TC_TC_WRITERS_H
 #define TC_TC_WRITERS_H

@@ -7,7 +7,7 @@ published). Written from the spec, not from traceconv's C; standard library only
     artlr_inspect.py FILE            prints the model as JSON
 
 The model: threads (tid -> name, pid), the process (pid, name), every record, and the timeline
-the conversion rules give (README, Conversion rules; DESIGN §4): an entry opens a frame named
+the conversion rules give (doc/formats.md, Conversion rules; DESIGN §4): an entry opens a frame named
 by its method, an exit closes the innermost open frame, an exit with nothing open is ignored
 (ignored-exit), frames still open at the end close at the last record's time (open-at-end);
 the trace starts at the earliest session start that no record precedes, else at the earliest

@@ -7,7 +7,7 @@ Independent of the code under test: every name of the generated inputs is labell
 below with its group (the issue's rules: android.*, androidx.*, com.android.* the framework;
 java.*, javax.*, kotlin.*, dalvik.*, libcore.*, sun.* the runtime; the app's package; every
 other package a library; thread frames, slice names and unknown.0x... not Java methods), and
-each frame's fill is checked to lie in its group's hue family as the README states them (app
+each frame's fill is checked to lie in its group's hue family as doc/cli.md, Flame graphs, states them (app
 orange, framework green, runtime blue, libraries purple, the rest grey), read with colorsys.
 The app's package is checked for each way it is found (given, process name, inferred from
 time: the share computed from the inputs' own durations) on inputs whose app is known by
@@ -54,7 +54,7 @@ NAMES = {
     "Lock contention on a monitor lock (owner tid: 12)": OTHER,
     "binder transaction": OTHER,
 }
-# hue bands in degrees (README, Flame graphs)
+# hue bands in degrees (doc/cli.md, Flame graphs)
 BANDS = {APP: (15, 50), FRAMEWORK: (90, 160), RUNTIME: (190, 235), LIBRARY: (260, 320)}
 
 

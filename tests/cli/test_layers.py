@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The layers stay layers (CONTRIBUTING.md, Layers; README, Layout; issue 23 item 3, issue 37
+"""The layers stay layers (CONTRIBUTING.md, Layers; issue 23 item 3, issue 37
 item 6).
 
 src/ is in layers, lowest first: util (bytes), hub (the IR and the stages of a conversion),

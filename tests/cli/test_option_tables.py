@@ -329,7 +329,7 @@ def check_variants(ctx, t, trace):
 
 
 # what each of traceconv's outputs starts or ends with, as its format defines it (the
-# README's overwrite rules): written here independently of the descriptors' rows
+# doc/cli.md's overwrite rules): written here independently of the descriptors' rows
 MARKS = {"json": '"generator":"traceconv ', "ir": "traceconv-ir ", "systrace": " (traceconv)</title>",
          "systrace-text": "# traceconv ", "report": "# traceconv ", "report-csv": "thread,tid,method,calls,",
          "report-html": " (traceconv)</title>", "speedscope": '"exporter":"traceconv@'}

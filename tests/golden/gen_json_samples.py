@@ -13,7 +13,7 @@ is what the input says, worked out here from the values written, not by reading 
   under:   [(slice, ...)] beside samples: the slices open on its thread at each sample,
            outermost first, which the aggregates show above its frames (absent: none)
   slices:  [(thread label, path, self ns)]: the input's slices and their own time; a count
-           profile's aggregates weigh its samples only (README "Conversion rules: samples"),
+           profile's aggregates weigh its samples only (doc/formats.md, "Conversion rules: Samples"),
            so there they weigh nothing
   unit:    "count" (sample-type = type) or "ns" (wall time)
   type:    the pprof sample type

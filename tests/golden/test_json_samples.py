@@ -5,7 +5,7 @@ DevTools' Profile/ProfileChunk and .cpuprofile; and every input record converted
    gen_json_samples.py writes (regenerated here: the same bytes).
 2. Each case against its model (gen_json_samples.CASES: what the generator put in, worked out
    from the values it wrote), and against this file's own reading of the document with
-   Python's json (reference(): the rules of README "Conversion rules", written apart from
+   Python's json (reference(): the rules of doc/formats.md, "Conversion rules", written apart from
    json.c): the same samples, stacks and weights. Then every aggregating output of traceconv:
    -o ir (each sample's stack and value; meta sample-type/sample-unit for counts), folded
    (every line: the stack's summed weight: counts, or µs), pprof decoded by protoc with the
@@ -624,7 +624,7 @@ def svg_titles(svg):
 
 def check_case(ctx, name, path, model):
     """Case `name` (input at path) against its model: every aggregating output. A count profile
-    (README "Conversion rules: samples") weighs its samples only, under the slices open at each,
+    (doc/formats.md, "Conversion rules: Samples") weighs its samples only, under the slices open at each,
     and every output names its counts after the event, never µs or ms."""
     doc = load(path)
     ref = reference(doc)
@@ -824,7 +824,7 @@ def accounting(ctx):
         ctx.eq(converted + m.bad + figs.get("not-converted", 0), m.inputs, f"{what}: every record accounted for")
 
 
-SAMPLE_MAX_FRAMES = 1024  # README "Conversion rules: very deep stacks": a sampled stack's frames kept
+SAMPLE_MAX_FRAMES = 1024  # doc/formats.md, "Conversion rules": a sampled stack's frames kept
 
 
 def deep_stacks(ctx):

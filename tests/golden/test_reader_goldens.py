@@ -15,7 +15,7 @@ written by hand from the format's specification, never copied from traceconv's o
    records byte for byte; the zlib capture inflates to systrace/capture.txt).
 
 There is no --regen: an expected dump that no longer matches is either a bug in traceconv
-or a change of the rules, to be worked out again by hand in the README.
+or a change of the rules, to be worked out again by hand in tests/golden/README.md.
 """
 import importlib.util
 import json

@@ -422,10 +422,10 @@ def run_limited(argv, cwd=None, limit_fsize=None, env=None):
     return subprocess.run(argv, cwd=cwd, capture_output=True, preexec_fn=pre, env=env)
 
 
-# -- the views' order of threads (issue 36 item 2), as README "Selection" and "Thread order"
+# -- the views' order of threads (issue 36 item 2), as doc/cli.md, "Selection" and "Thread order"
 # state it, computed here from a trace's own events (never from traceconv's order)
 
-IDLE_WAITS = [  # README, Selection: --ignore-idle's list
+IDLE_WAITS = [  # doc/cli.md, Selection: --ignore-idle's list
     "android.os.MessageQueue.nativePollOnce", "java.lang.Object.wait", "java.lang.Thread.sleep",
     "android.os.SystemClock.sleep", "java.lang.VMThread.sleep", "sun.misc.Unsafe.park",
     "jdk.internal.misc.Unsafe.park", "java.util.concurrent.locks.LockSupport.park*",

@@ -5,7 +5,7 @@ graph, the report (text, CSV, HTML).
 
 The model is computed apart from the code under test: the -o ir dump's enters and exits (the
 events every writer is given) walked here in Python, a stack per thread; a frame of a method
-the pattern names (README "Selection": the model reads the pattern by the README's rules)
+the pattern names (doc/cli.md, "Selection": the model reads the pattern by its rules)
 that no frame of such a method encloses (its outermost call: recursion counted once) adds
 its wall and thread-CPU time to the path METHOD <- caller <- ... <- the thread's top-level
 frame. Checks, on the corpus' app start (real-shaped: framework, app, libraries, six
@@ -75,7 +75,7 @@ class Ir:
 
 
 def pattern_matches(short, full, glob):
-    """README "Selection": a glob on pkg.Class.method or the full name; without a '.' in its name
+    """doc/cli.md, "Selection": a glob on pkg.Class.method or the full name; without a '.' in its name
     part, on the method's own name; with one, from a package boundary; a signature or not."""
     if "(" in glob and ": (" not in glob:
         glob = glob.replace("(", ": (", 1)
@@ -295,7 +295,7 @@ def check_csv(run, label, src, ir, glob):
 
 
 def tie_order(full):
-    """The report's order among equal times: class, name, signature (bytes; README "report")."""
+    """The report's order among equal times: class, name, signature (bytes; doc/diff-and-reports.md, "The profile report")."""
     short, _, sig = full.partition(": ")
     cls, _, name = short.rpartition(".")
     return (cls.encode(), name.encode(), sig.encode())

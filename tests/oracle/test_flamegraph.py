@@ -140,7 +140,7 @@ ORDER_TAG = re.compile(r"^\d{5}~")
 
 
 def tower_order(ctx, src, extra=()):
-    """Our graph's thread towers left to right (the views' order: main first, README "Thread
+    """Our graph's thread towers left to right (the views' order: main first, doc/cli.md, "Thread
     order"; tests/cli/test_thread_order.py checks that order against its model), read off an
     unpruned upright graph: flamegraph.pl sorts them by name, so its input is given in ours."""
     svg = convert(ctx, src, "flamegraph", os.path.join(ctx.work, os.path.basename(src) + "-order.svg"),

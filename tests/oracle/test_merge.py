@@ -340,7 +340,7 @@ def random_tree(rng, b, e, depth, names, out, maxdepth=4):
 
 
 def model_merge(sys_slices, art_frames):
-    """The documented rule, written from the README: both streams in time order (an exit first
+    """The documented rule, written from doc/merge.md: both streams in time order (an exit first
     at equal times, then the system trace's), each frame a child of the innermost open one; a
     frame that ends while frames of the other input that began inside it are open ends them
     with it, and the rest of those (their children, their own ends) is left out.

@@ -5,7 +5,7 @@
    all threads and per thread, equal the facts' per-method figures exactly
    (tracegen computes them from its own model of the scenario: calls split
    normal+recursive, inclusive time of outermost activations, exclusive time;
-   README "Profile accounting"); the text report's tables agree with the CSV,
+   doc/diff-and-reports.md, "Profile accounting"); the text report's tables agree with the CSV,
    its percentages with its spans, and its parents/children section with the
    facts' edges; --sort orders and --weight cpu sorts and percentages are
    right; wall-only and thread-CPU-only inputs leave the other clock's

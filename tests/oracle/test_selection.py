@@ -8,7 +8,7 @@ from traceconv's output.
    process), threads whose names have spaces, nested calls with random wall and
    thread-CPU durations in µs, recursion, methods in several packages including the
    idle waits of --ignore-idle, frames open when tracing began and at the end.
-2. The model applies a selection to the trace's frames (README "Conversion rules" for
+2. The model applies a selection to the trace's frames (doc/formats.md, "Conversion rules" for
    the repairs; the issue's rules for the selection) and gives, per thread and call
    path, the self time of the call tree (folded, pprof) and of the timeline (JSON,
    speedscope), wall and CPU: a window clips each frame to [since, until), its CPU time
@@ -27,8 +27,8 @@ from traceconv's output.
 4. Errors: a thread naming nothing, --since past the end: exit 1 and one line naming the
    option; --until <= --since, bad durations, a --focus or --ignore that matches no method:
    exit 2 (the latter one line listing the method names the model finds closest).
-   Method patterns as people type them (README "Selection"): `onCreate`, `Object.wait`,
-   a glob on pkg.Class.method, a signature or not; the model reads them from the README's
+   Method patterns as people type them (doc/cli.md, "Selection"): `onCreate`, `Object.wait`,
+   a glob on pkg.Class.method, a signature or not; the model reads them from the doc/diff-and-reports.md's
    rules (method_matches), the random selections draw them too.
 5. batch and diff take the selection: their outputs equal the single conversions'.
 """
@@ -73,7 +73,7 @@ METHODS = [
 SHORT = [f"{c}.{m}" for c, m, _ in METHODS]
 FULL = [f"{c}.{m}: {s}" for c, m, s in METHODS]
 FIB = SHORT.index("com.example.app.Fib.fib")
-# the --ignore-idle list (select.c's idle_waits, README "Selection"), as the issue names them
+# the --ignore-idle list (select.c's idle_waits, doc/cli.md, "Selection"), as the issue names them
 IDLE_GLOBS = ["android.os.MessageQueue.nativePollOnce", "java.lang.Object.wait", "java.lang.Thread.sleep",
               "android.os.SystemClock.sleep", "java.lang.VMThread.sleep", "sun.misc.Unsafe.park",
               "jdk.internal.misc.Unsafe.park", "java.util.concurrent.locks.LockSupport.park*",
@@ -87,7 +87,7 @@ OTHER_NAMES = ["RenderThread", "pool-2-thread-1", "OkHttp Dispatcher", "Binder:4
 
 
 class Trace:
-    """What the test wrote: per thread its normalized frames, as README's conversion rules make
+    """What the test wrote: per thread its normalized frames, as doc/formats.md's conversion rules make
     them (frames open before tracing begin at the start with CPU 0; frames open at the end end
     at the trace's end with the thread's last CPU time)."""
 
@@ -245,7 +245,7 @@ class Sel:
 
 
 def method_matches(m, glob):
-    """README "Selection": a glob (POSIX fnmatch, no flags) on pkg.Class.method or on the full
+    """doc/cli.md, "Selection": a glob (POSIX fnmatch, no flags) on pkg.Class.method or on the full
     name with its signature; without a '.' in its name part, on the method's own name (with or
     without the signature); with one, on the name from a package boundary (after a '.'). A
     pattern with a signature ("(" in it; "m(I)V" is "m: (I)V") matches full names only."""
@@ -524,7 +524,7 @@ def check_selection(run, trace, src, sel, tag, every_writer):
 
 
 def model_report(trace, kept):
-    """{'all' or tid: {label: (calls, incl wall, excl wall, incl cpu, excl cpu)}} as README's
+    """{'all' or tid: {label: (calls, incl wall, excl wall, incl cpu, excl cpu)}} as doc/diff-and-reports.md's
     profile accounting defines them, on the call tree the selection leaves (a focused
     path's stack starts at its focused frame; an ignored call's time is out of its callers')."""
     out = {}

@@ -155,13 +155,13 @@ def read_ir(text):
                                      int(m.group(7)) if m.group(7) else None,
                                      float(m.group(8)) if m.group(8) else None, int(m.group(4))))
     # samples that weigh counts (the reader's metadata): a sampled profile of unit "none" named
-    # after the event, its weights the counts (1000 ns each in the IR), no idle gaps (README)
+    # after the event, its weights the counts (1000 ns each in the IR), no idle gaps (doc/formats.md, speedscope)
     ir["count"] = (ir["meta"].get("sample-type") or "samples") if ir["meta"].get("sample-unit") == "count" else None
     return ir
 
 
 def short_of(full, reader=None):
-    """The short form flame graphs show (README, names): a Java method's "pkg.Class.method: (sig)ret"
+    """The short form flame graphs show (doc/cli.md, Flame graphs): a Java method's "pkg.Class.method: (sig)ret"
     without ": (sig)ret"; a Rhea marker "Class:method[args]" without "[args]" (RHEA.md); the
     names of an IR text are plain (shown whole)."""
     if reader == "ir":  # our IR text names plain names: no short form

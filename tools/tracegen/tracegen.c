@@ -116,7 +116,7 @@
  * records and wall/CPU totals under the rules of DESIGN.md §4, the
  * folded self-time map, and the per-method profile (calls, recursive calls,
  * inclusive time of outermost activations, exclusive time, caller/callee
- * edges: README "Profile accounting"). They are computed by replaying the
+ * edges: doc/diff-and-reports.md, "Profile accounting"). They are computed by replaying the
  * records as they are handed to the file (same order, full 64-bit times)
  * through a small stack machine that knows which frames were on the stack
  * before tracing; each frame, when it closes, looks down its own stack to
@@ -1026,7 +1026,7 @@ static void facts_feed(G *g, Thread *t, const Ev *ev)
     if (!t->seen) {
         t->seen = 1;
         /* frames open when tracing began ('pre') begin at the trace start:
-         * wall 0 (the header start) and thread CPU 0 (README rules) */
+         * wall 0 (the header start) and thread CPU 0 (doc/formats.md, Conversion rules) */
         t->first_t = 0; t->first_c = 0;
         t->first_rec_t = tw; t->first_rec_c = tc;
         for (int i = 0; i < t->en; i++) { t->es[i].w0 = 0; t->es[i].c0 = 0; }
@@ -1541,7 +1541,7 @@ static void put_class_dotted(FILE *f, const char *cls)
     free(b.p);
 }
 
-/* "profile": the per-method facts (README "Profile accounting"; corpus/README.md). */
+/* "profile": the per-method facts (doc/diff-and-reports.md, "Profile accounting"; corpus/README.md). */
 static void write_profile(G *g, FILE *f)
 {
     if (g->profile_off) {
