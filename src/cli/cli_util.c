@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 int cli_parse_size(const char *s, uint64_t *out)
 {
@@ -31,6 +32,54 @@ int cli_parse_size(const char *s, uint64_t *out)
         return -1;
     *out = (uint64_t)v << shift;
     return 0;
+}
+
+/* ---- standard output, checked as it is closed ---- */
+
+static const char *stdout_prog = "traceconv";
+static int stdout_done;
+
+/* Flush and close stdout once: 0, or -1 after the line saying why when say is set. */
+static int close_stdout(int say)
+{
+    if (stdout_done)
+        return 0;
+    stdout_done = 1;
+    /* A write that failed earlier (a --help longer than the buffer) left the error flag and,
+     * as nothing since had a reason to fail, its errno; a failing flush says its own. */
+    int err = errno, bad = 0;
+    errno = 0;
+    if (fflush(stdout) != 0) {
+        bad = 1;
+        err = errno;
+    } else if (ferror(stdout)) {
+        bad = 1;
+    }
+    if (fclose(stdout) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    if (bad && say)
+        cli_say("%s: standard output: %s", stdout_prog, strerror(err ? err : EIO));
+    return bad ? -1 : 0;
+}
+
+static void stdout_at_exit(void)
+{
+    if (close_stdout(1) != 0)
+        _exit(1); /* exit() called by the command: its status was for what it did, not for this */
+}
+
+void cli_stdout_checked(const char *prog)
+{
+    stdout_prog = prog;
+    atexit(stdout_at_exit);
+}
+
+int cli_finish(int status)
+{
+    int bad = close_stdout(status == 0); /* a command that failed has said why, and keeps its status */
+    return status == 0 && bad ? 1 : status;
 }
 
 /* ---- escaping for the terminal ---- */

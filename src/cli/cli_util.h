@@ -14,6 +14,18 @@
  * 0, or -1 when s is not such a size or it overflows 64 bits. */
 int cli_parse_size(const char *s, uint64_t *out);
 
+/* ---- standard output, checked as it is closed ----
+ *
+ * Whatever a command prints on stdout (--help, --version, --list-formats, --probe, a
+ * conversion to '-', a merged summary) is only written when the stream is flushed: a full
+ * disk or a closed pipe shows only then. Every program checks it in one place, as it
+ * ends: cli_finish at the end of main (and an atexit handler, cli_stdout_checked, for the
+ * paths that call exit()). A failure is one line, "PROG: standard output: <why>", and exit
+ * status 1 when the command had succeeded; a command that already failed (and said why,
+ * a conversion to '-' that could not be written) keeps its own message and status. */
+void cli_stdout_checked(const char *prog);
+int cli_finish(int status);
+
 /* ---- messages: names are hostile, so every message is escaped for the terminal ----
  *
  * A message names files, archive members, methods (in the library's warnings): any of

@@ -538,7 +538,7 @@ static int open_targets(cli *a, target *t)
 static int commit_target(target *t)
 {
     t->fp = NULL;
-    int rc = t->to_stdout ? fflush(stdout) : of_commit(&t->file);
+    int rc = t->to_stdout ? fflush(stdout) | ferror(stdout) : of_commit(&t->file);
     if (rc != 0) {
         cli_say("traceconv: %s: cannot write the output: %s", t->path, of_strerror(errno));
         return EXIT_CONVERT;
@@ -1123,9 +1123,8 @@ static int run_subcommand(const char *sub, char **argv)
     return EXIT_CONVERT;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
-    of_init();
     int diff_mode = argc > 1 && !strcmp(argv[1], "diff");
     int merge_mode = argc > 1 && !strcmp(argv[1], "merge");
     if (diff_mode || merge_mode) { /* the same options as a conversion, read for both inputs */
@@ -1286,4 +1285,11 @@ int main(int argc, char **argv)
     if (n_jobs == 1)
         return rc;
     return failed ? EXIT_CONVERT : 0;
+}
+
+int main(int argc, char **argv)
+{
+    of_init();
+    cli_stdout_checked("traceconv"); /* --help > /dev/full: exit 1, saying so (cli_util.h) */
+    return cli_finish(run(argc, argv));
 }

@@ -11,6 +11,7 @@
  * Built twice (CMakeLists.txt): TC_SUBCOMMAND is the subcommand's entry point,
  * TC_SUBCOMMAND_NAME the name its messages start with ("traceconv batch").
  */
+#include "cli_util.h"
 #include "outfile.h"
 
 int TC_SUBCOMMAND(int argc, char **argv);
@@ -19,5 +20,6 @@ int main(int argc, char **argv)
 {
     of_init(); /* the output-file rules: the umask read once, SIGXFSZ ignored */
     argv[0] = (char *)TC_SUBCOMMAND_NAME; /* never the program's full path in a message */
-    return TC_SUBCOMMAND(argc, argv);
+    cli_stdout_checked(TC_SUBCOMMAND_NAME); /* --help > /dev/full: exit 1, saying so */
+    return cli_finish(TC_SUBCOMMAND(argc, argv));
 }
