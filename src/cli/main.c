@@ -1093,6 +1093,11 @@ static int run_merge(cli *a, const char *offset, const char *output_file, char *
     return rc;
 }
 
+static int is_subcommand(const char *word)
+{
+    return !strcmp(word, "diff") || !strcmp(word, "merge") || !strcmp(word, "batch") || !strcmp(word, "serve");
+}
+
 /* `traceconv SUB ARGS...` is the program traceconv-SUB run with ARGS (subcommand.c says
  * why it is a program of its own): beside this one (a build tree), else where `make
  * install` puts it (LIBEXECDIR/traceconv, TC_BIN_TO_LIBEXEC from the bin directory).
@@ -1131,11 +1136,14 @@ static int run(int argc, char **argv)
         argc--;
         argv++;
     }
-    if (argc > 1 && !TC_WITH_SERVE && !strcmp(argv[1], "serve")) {
+    /* A subcommand is the first argument only: after diff or merge (or after an option), a
+     * word is an operand, so `traceconv diff batch a.trace` compares the file batch. */
+    int plain = !diff_mode && !merge_mode;
+    if (plain && argc > 1 && !TC_WITH_SERVE && !strcmp(argv[1], "serve")) {
         cli_say(NO_SERVE);
         return EXIT_USAGE;
     }
-    if (argc > 1 && (!strcmp(argv[1], "batch") || !strcmp(argv[1], "serve")))
+    if (plain && argc > 1 && (!strcmp(argv[1], "batch") || !strcmp(argv[1], "serve")))
         return run_subcommand(argv[1], argv);
     /* the command's own options, then every option of the library's tables (cli_util.c) */
     enum { O_PROBE = 256, O_LIST, O_JSON, O_BASE_DEOBF, O_NEW_DEOBF, O_OFFSET, O_OUTPUT_FILE, O_LIBRARY };
@@ -1256,7 +1264,11 @@ static int run(int argc, char **argv)
     }
     job *jobs = nargs > 0 ? calloc((size_t)nargs, sizeof *jobs) : NULL;
     size_t n_jobs = 0;
-    if (status == 0 && !out_list) {
+    if (status == 0 && !out_list && nargs > 0 && is_subcommand(argv[optind])) {
+        cli_say("traceconv: '%s' is a subcommand only as the first argument: traceconv %s [options] ...",
+                argv[optind], argv[optind]);
+        status = -1;
+    } else if (status == 0 && !out_list) {
         cli_say("traceconv: missing -o FORMAT");
         status = -1;
     } else if (status == 0 && parse_formats(&a, out_list, check) != 0) {

@@ -238,6 +238,7 @@ def main():
     version = s(run(ctx, ["--version"], w).stdout)
     has_serve = "serve: yes" in version
     check_stdout_closed(ctx, w, has_serve)
+    check_subcommand_place(ctx, w, has_serve)
     ctx.done()
 
 
