@@ -995,7 +995,8 @@ static const char merge_usage_text[] =
     "                 (default: from the system trace's trace_event_clock_sync markers:\n"
     "                 parent_ts for ART, realtime_ts for Dalvik; needed for ART 14 and JSON)\n"
     "  --output-file FILE, or OUTPUT\n"
-    "                 where one output goes (default: TRACE's name with .merged.EXT)\n"
+    "                 where one output goes (default: TRACE's name with .merged.EXT;\n"
+    "                 SYSTRACE's when TRACE is '-')\n"
     "  -f, --force    overwrite an existing OUTPUT (never an input or an original trace)\n"
     "  -q, --quiet    print nothing but errors\n"
     "\n"
@@ -1055,7 +1056,9 @@ static int run_merge(cli *a, const char *offset, const char *output_file, char *
     int rc = 0;
     for (size_t i = 0; i < a->n_formats; i++) {
         t[i] = (target){.format = a->formats[i], .variant = a->variants[i], .dirfd = -1};
-        t[i].path = out ? out : (t[i].owned = merge_default_output(ops[0], a->variants[i]));
+        /* named after TRACE, or after SYSTRACE when TRACE is stdin: never "-.merged.json" */
+        const char *named = strcmp(ops[0], "-") ? ops[0] : ops[1];
+        t[i].path = out ? out : (t[i].owned = merge_default_output(named, a->variants[i]));
         if (!t[i].path) {
             cli_say("traceconv: out of memory");
             rc = EXIT_CONVERT;

@@ -129,7 +129,7 @@ def check_stdin_names(ctx, w):
     # a plain conversion of stdin writes stdout, as before
     r = run(ctx, ["-o", "json", "-"], d, stdin=art)
     ctx.check(r.returncode == 0 and r.stdout.startswith(b"{"), f"-o json -: to stdout ({s(r.stderr)})")
-    # diff: the graph is named after NEW, or after BASE when NEW is stdin? No: a table to stdout
+    # diff: the graph is named after NEW; when NEW is stdin it goes to stdout, as a conversion's
     r = run(ctx, ["diff", "-o", "flamegraph", "-", "app.trace"], d, stdin=art)
     ctx.eq(r.returncode, 0, f"diff -o flamegraph - app.trace: {s(r.stderr)}")
     ctx.check(os.path.exists(os.path.join(d, "app.diff.svg")), "diff - app.trace: app.diff.svg")
@@ -239,6 +239,7 @@ def main():
     has_serve = "serve: yes" in version
     check_stdout_closed(ctx, w, has_serve)
     check_subcommand_place(ctx, w, has_serve)
+    check_stdin_names(ctx, w)
     ctx.done()
 
 
