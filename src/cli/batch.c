@@ -2224,13 +2224,25 @@ static int parse_args(batch *b, int argc, char **argv)
             break;
         case O_FAILFAST: b->fail_fast = 1; break;
         case O_SUMMARY: b->summary_path = optarg; break;
-        case O_SHARD:
-            if (sscanf(optarg, "%u/%u%n", &b->shard_i, &b->shard_n, &li) != 2 || optarg[li] || !b->shard_n ||
-                b->shard_i >= b->shard_n) {
-                cli_say("traceconv batch: --shard wants I/N with 0 <= I < N, not '%s'", optarg);
+        case O_SHARD: { /* I/N: each a count (cli_parse_count: 0/4294967297 is no 0/1) */
+            char i_part[48];
+            const char *slash = strchr(optarg, '/');
+            uint64_t si = 0, sn = 0;
+            int ok = slash && (size_t)(slash - optarg) < sizeof i_part;
+            if (ok) {
+                memcpy(i_part, optarg, (size_t)(slash - optarg));
+                i_part[slash - optarg] = 0;
+                ok = cli_parse_count(slash + 1, 1, UINT_MAX, &sn) == 0 && cli_parse_count(i_part, 0, sn - 1, &si) == 0;
+            }
+            if (!ok) {
+                cli_say("traceconv batch: --shard %s: expected I/N, N a whole number from 1 to %u and I from 0 "
+                        "to N - 1", optarg, UINT_MAX);
                 rc = -1;
             }
+            b->shard_i = (unsigned)si;
+            b->shard_n = (unsigned)sn;
             break;
+        }
         case O_PROGRESS: force_progress = 1; break;
         case O_SKIP: b->skip_existing = 1; break;
         default:

@@ -13,13 +13,44 @@
 #include <strings.h>
 #include <unistd.h>
 
+/* Leading decimal digits of s into *v: the number of digits (0: none), or -1 past 2^64 - 1. */
+static int digits(const char *s, uint64_t *v)
+{
+    int n = 0;
+    *v = 0;
+    for (; s[n] >= '0' && s[n] <= '9'; n++)
+        if (__builtin_mul_overflow(*v, 10, v) || __builtin_add_overflow(*v, (uint64_t)(s[n] - '0'), v))
+            return -1;
+    return n;
+}
+
+int cli_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    uint64_t v;
+    int n = s ? digits(s, &v) : 0;
+    if (n <= 0 || s[n] || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_count_option(const char *prog, const char *option, const char *value, uint64_t min, uint64_t max,
+                     const char *what, uint64_t *out)
+{
+    if (cli_parse_count(value, min, max, out) == 0)
+        return 0;
+    cli_say("%s: %s %s: expected a whole number from %llu to %llu%s%s", prog, option, value, (unsigned long long)min,
+            (unsigned long long)max, what ? " " : "", what ? what : "");
+    return -1;
+}
+
 int cli_parse_size(const char *s, uint64_t *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
+    uint64_t v;
+    int n = s ? digits(s, &v) : 0;
+    if (n <= 0)
         return -1;
+    const char *end = s + n;
     unsigned shift = 0;
     if (*end) {
         const char *units = "KMGT";
@@ -30,7 +61,7 @@ int cli_parse_size(const char *s, uint64_t *out)
     }
     if (shift && v > (UINT64_MAX >> shift))
         return -1;
-    *out = (uint64_t)v << shift;
+    *out = v << shift;
     return 0;
 }
 

@@ -10,9 +10,20 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* A size in bytes with an optional K, M, G or T suffix (powers of 1024, either case).
- * 0, or -1 when s is not such a size or it overflows 64 bits. */
+/* ---- numbers: every integer option of the programs' own is read here ----
+ *
+ * A count is decimal digits only: no sign, space, fraction, exponent or other trailing
+ * character, not empty, and within [min, max] (no wrap: 4294967297 is not 1). 0, or -1.
+ * (The library's options are read by their rows, hub/options.c, with the same rules.) */
+int cli_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* The same, saying on failure "PROG: OPTION VALUE: expected a whole number from MIN to MAX"
+ * (then what, when not NULL: "seconds"). 0, or -1 after the message: a usage error. */
+int cli_count_option(const char *prog, const char *option, const char *value, uint64_t min, uint64_t max,
+                     const char *what, uint64_t *out);
+/* A size in bytes: a count with an optional K, M, G or T suffix (powers of 1024, either
+ * case), at most 2^64 - 1. 0, or -1 when s is not such a size or it overflows 64 bits. */
 int cli_parse_size(const char *s, uint64_t *out);
+#define CLI_SIZE_RANGE "from 0 to 18446744073709551615 bytes (16E - 1), K/M/G/T suffixes allowed"
 
 /* ---- standard output, checked as it is closed ----
  *

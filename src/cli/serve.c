@@ -975,24 +975,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 /* ---- the command ---- */
 
-/* --keep N (a count) or AGE (90s, 30m, 1h, 2d). */
+/* --keep N (a count) or AGE (90s, 30m, 1h, 2d): digits, then a unit or none (cli_parse_count). */
+#define KEEP_MAX_COUNT 1000000
+#define KEEP_MAX_DAYS 100000ull
 static int parse_keep(const char *s, srv_limits *lim)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return -1;
-    if (!*end) {
-        if (v < 1 || v > 1000000) /* 0 would drop every result as it is published */
-            return -1;
+    static const char units[] = "smhd";
+    static const uint64_t secs[] = {1, 60, 3600, 86400};
+    uint64_t v;
+    if (cli_parse_count(s, 1, KEEP_MAX_COUNT, &v) == 0) { /* 0 would drop every result as it is published */
         lim->keep_count = (unsigned)v;
         return 0;
     }
-    static const char units[] = "smhd";
-    static const uint64_t secs[] = {1, 60, 3600, 86400};
-    const char *u = strchr(units, *end);
-    if (!u || end[1] || !v || v > 100000ull * 86400)
+    size_t n = strlen(s);
+    const char *u = n > 1 ? strchr(units, s[n - 1]) : NULL;
+    char digits[24];
+    if (!u || !*u || n - 1 >= sizeof digits)
+        return -1;
+    memcpy(digits, s, n - 1);
+    digits[n - 1] = 0;
+    if (cli_parse_count(digits, 1, KEEP_MAX_DAYS * 86400 / secs[u - units], &v) != 0)
         return -1;
     lim->keep_age = v * secs[u - units];
     return 0;
@@ -1042,10 +1044,8 @@ static int parse_listen(const char *s, serve_args *a)
     }
     if (!hlen || hlen >= sizeof a->host || strlen(colon + 1) >= sizeof a->port || !colon[1])
         return -1;
-    for (const char *p = colon + 1; *p; p++)
-        if (!isdigit((unsigned char)*p))
-            return -1;
-    if (atol(colon + 1) > 65535)
+    uint64_t port;
+    if (cli_parse_count(colon + 1, 0, 65535, &port) != 0)
         return -1;
     memcpy(a->host, s, hlen);
     a->host[hlen] = 0;
@@ -1076,29 +1076,26 @@ static int parse_serve_args(int argc, char **argv, serve_args *a)
     optind = 1;
     opterr = 0; /* our messages (cli_option_error): escaped, and naming "traceconv serve" */
     while ((opt = getopt_long(argc, argv, ":j:h", longopts, NULL)) != -1) {
-        char *end;
-        long v;
+        uint64_t v;
         switch (opt) {
         case 'l':
             if (parse_listen(optarg, a) != 0) {
-                cli_say("traceconv serve: --listen %s: expected ADDR:PORT ([::1]:8080 for IPv6)", optarg);
+                cli_say("traceconv serve: --listen %s: expected ADDR:PORT, PORT a whole number from 0 to 65535 "
+                        "([::1]:8080 for IPv6)", optarg);
                 return -1;
             }
             break;
         case 'j':
         case 'Q':
-            v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > (opt == 'j' ? 256 : 100000)) {
-                cli_say("traceconv serve: %s %s: expected a number (1-%d)", opt == 'j' ? "-j" : "--queue",
-                        optarg, opt == 'j' ? 256 : 100000);
+            if (cli_count_option("traceconv serve", opt == 'j' ? "-j" : "--queue", optarg, 1,
+                                 opt == 'j' ? 256 : 100000, NULL, &v) != 0)
                 return -1;
-            }
             *(opt == 'j' ? &a->jobs : &a->queue) = (unsigned)v;
             break;
         case 'm':
         case 'K':
             if (cli_parse_size(optarg, opt == 'm' ? &a->max_upload : &a->lim.keep_bytes) != 0) {
-                cli_say("traceconv serve: %s %s: expected a size (K/M/G suffixes)",
+                cli_say("traceconv serve: %s %s: expected a size " CLI_SIZE_RANGE,
                         opt == 'm' ? "--max-upload" : "--keep-size", optarg);
                 return -1;
             }
@@ -1118,23 +1115,20 @@ static int parse_serve_args(int argc, char **argv, serve_args *a)
             a->allow[a->n_allow++] = optarg;
             break;
         case 'T':
-            v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 3600) {
-                cli_say("traceconv serve: --header-timeout %s: expected seconds (1-3600)", optarg);
+            if (cli_count_option("traceconv serve", "--header-timeout", optarg, 1, 3600, "(seconds)", &v) != 0)
                 return -1;
-            }
             a->guard.header_timeout = (unsigned)v;
             break;
         case 'R':
             if (cli_parse_size(optarg, &a->guard.min_rate) != 0) {
-                cli_say("traceconv serve: --min-rate %s: expected bytes a second (K/M suffixes)", optarg);
+                cli_say("traceconv serve: --min-rate %s: expected bytes a second " CLI_SIZE_RANGE, optarg);
                 return -1;
             }
             break;
         case 'k':
             if (parse_keep(optarg, &a->lim) != 0) {
-                cli_say("traceconv serve: --keep %s: expected a count (100) or an age (90s, 30m, 1h, 2d)",
-                        optarg);
+                cli_say("traceconv serve: --keep %s: expected a count, a whole number from 1 to %d (100), or an "
+                        "age from 1 to %llu days with its unit (90s, 30m, 1h, 2d)", optarg, KEEP_MAX_COUNT, KEEP_MAX_DAYS);
                 return -1;
             }
             break;

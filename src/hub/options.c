@@ -214,7 +214,9 @@ const tci_option_def tci_core_options[] = {
     {.key = "max-output", .type = TCI_OPT_SIZE, .flags = TCI_OPTF_LIMIT, .arg = "BYTES|Nx",
      .help = "each output at most BYTES, or N times the input's size (at least 4M); larger fails, nothing left "
              "(default: none)",
-     .expects = "bytes, K/M/G suffixes allowed, or N times the input's size: Nx", TCI_OPT_FIELD(max_output),
+     .expects = "bytes from 1 to 18446744073709551615, K/M/G suffixes allowed, or N times the input's size "
+                "(Nx, N from 1 to 1000000)",
+     TCI_OPT_FIELD(max_output),
      .parse = parse_max_output},
     {.key = "read-chunk", .type = TCI_OPT_SIZE, .flags = TCI_OPTF_OPEN | TCI_OPTF_HIDDEN, .min = 1, .max = 1 << 24,
      .arg = "BYTES", .help = "bytes per read when spooling a stream (for tests)", TCI_OPT_FIELD(read_chunk)},
@@ -295,8 +297,9 @@ void tci_option_expects(const tci_option_def *d, char *out, size_t len)
             snprintf(out, len, "a count from %llu to %llu", (unsigned long long)d->min, (unsigned long long)d->max);
         else
             snprintf(out, len, "bytes, %s to %s", lo, hi);
-    } else if (d->type == TCI_OPT_INT || d->type == TCI_OPT_SIZE) {
-        snprintf(out, len, "a count above 0, K/M/G suffixes allowed");
+    } else if (d->type == TCI_OPT_INT || d->type == TCI_OPT_SIZE) { /* the field's own range */
+        snprintf(out, len, "%s from 1 to %llu, K/M/G suffixes allowed", d->type == TCI_OPT_INT ? "a count" : "bytes",
+                 (unsigned long long)field_max(d));
     } else {
         snprintf(out, len, "see the option's documentation");
     }

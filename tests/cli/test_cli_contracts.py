@@ -240,6 +240,7 @@ def main():
     check_stdout_closed(ctx, w, has_serve)
     check_subcommand_place(ctx, w, has_serve)
     check_stdin_names(ctx, w)
+    check_int_options(ctx, w, has_serve)
     ctx.done()
 
 
