@@ -997,15 +997,16 @@ static const char merge_usage_text[] =
     "  --output-file FILE, or OUTPUT\n"
     "                 where one output goes (default: TRACE's name with .merged.EXT;\n"
     "                 SYSTRACE's when TRACE is '-')\n"
-    "  -f, --force    overwrite an existing OUTPUT (never an input or an original trace)\n"
+    "  -f, --force    overwrite an existing OUTPUT (never an input or an original trace);\n"
+    "                 merge two inputs whose spans do not overlap once aligned\n"
     "  -q, --quiet    print nothing but errors\n"
     "\n"
     "The conversion options (traceconv --help) apply as for one input.\n"
     "The two must share the app's process (its pid, or its threads' tids); a pair that\n"
     "shares none is refused unless --offset places the method trace.\n"
     "Exit status: 0 success, 1 an input could not be read, the pair shares no process,\n"
-    "or the output could not be written; 2 usage error (also: no clock-sync marker and\n"
-    "no --offset).\n";
+    "their spans do not overlap (without -f), or the output could not be written;\n"
+    "2 usage error (also: no clock-sync marker and no --offset).\n";
 
 /* TRACE's stem with .merged.EXT, the name of a merge's output. */
 static char *merge_default_output(const char *trace, const tc_variant_info *v)
@@ -1032,6 +1033,26 @@ static int merge_open(cli *a, tc_conv *c, const char *path)
         return rc == TC_ERR_USAGE ? EXIT_USAGE : EXIT_CONVERT;
     }
     return 0;
+}
+
+/* Two inputs whose spans do not overlap once aligned (the library's warning merge-disjoint,
+ * which names both) merge into two timelines side by side, which is never what was meant
+ * (an --offset years off, a capture of another run): an error, unless -f. 0, or the status. */
+static int merge_refuse_disjoint(const tc_conv *conv)
+{
+    tc_figure fig[64];
+    size_t n = tc_conv_figures(conv, fig, 64);
+    int disjoint = 0;
+    for (size_t i = 0; i < n; i++)
+        disjoint |= !strcmp(fig[i].name, "merge-disjoint") && fig[i].value;
+    if (!disjoint)
+        return 0;
+    const char *w, *said = "the two inputs do not overlap";
+    for (size_t i = 0; (w = tc_conv_warning_at(conv, i)); i++)
+        if (strstr(w, "do not overlap"))
+            said = w;
+    cli_say("traceconv: %s: nothing would nest; --force merges them anyway", said);
+    return EXIT_CONVERT;
 }
 
 static int run_merge(cli *a, const char *offset, const char *output_file, char **ops, int n)
@@ -1082,6 +1103,8 @@ static int run_merge(cli *a, const char *offset, const char *output_file, char *
             rc = st == TC_ERR_USAGE ? EXIT_USAGE : EXIT_CONVERT;
         }
     }
+    if (rc == 0 && !a->force)
+        rc = merge_refuse_disjoint(conv);
     if (rc == 0) {
         char both[PATH_MAX * 2 + 8];
         snprintf(both, sizeof both, "%s + %s", ops[0], ops[1]);

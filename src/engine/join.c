@@ -27,7 +27,14 @@
  * began inside it are still open, those frames end with it (their end is
  * clamped to its end), and the rest of them (their later children and their
  * own exits) is dropped. A clamp that moved an end is counted: the figure
- * merge-clamped, and the largest cut in its message. Equal times are no clamp.
+ * merge-clamped, and the largest cut in its message; the slices dropped so (begun
+ * inside a clamped frame after its end) are counted too: merge-left-out. Equal times
+ * are no clamp.
+ *
+ * Spans: when the method trace's span, once aligned, and the system trace's do not
+ * overlap (an --offset years off, a capture of another run), nothing of one can nest in
+ * the other: the warning merge-disjoint names both spans (the command refuses such a
+ * merge unless --force; doc/merge.md).
  *
  * Clock rules (ART.md §2.3, SYSTRACE.md): the system trace's clock is the
  * timeline; the method trace's timestamps are shifted by one offset:
@@ -55,6 +62,7 @@
 #include "tc_base.h"
 #include "tc_engine.h"
 #include "tc_diag.h"
+#include "tc_options.h"
 #include "tc_reader.h"
 #include "tc_trace.h"
 
@@ -91,6 +99,7 @@ typedef struct join {
     tci_event pending;     /* pulled from the merge, not yet fully given */
     bool have_pending;
     uint64_t clamped;      /* pass 1: ends moved */
+    uint64_t left_out;     /* pass 1: slices dropped inside a clamped frame */
     int64_t max_cut;
     char rule[64];
 } join;
@@ -480,6 +489,16 @@ static int join_tables(join *j)
         return tci_error(j->r->diag, TC_ERR_FORMAT, "merge", UINT64_MAX,
                          "the offset %lld ns moves %s beyond the 64-bit ns timeline", (long long)j->offset,
                          m->input_name);
+    if (mend < s->start_ns || mstart > s->end_ns) { /* nothing of one can nest in the other */
+        char a0[40], a1[40], b0[40], b1[40];
+        tci_duration_text(mstart, a0, sizeof a0);
+        tci_duration_text(mend, a1, sizeof a1);
+        tci_duration_text(s->start_ns, b0, sizeof b0);
+        tci_duration_text(s->end_ns, b1, sizeof b1);
+        tci_warn(j->r->diag, TCI_FIG_MERGE_DISJOINT, "merge", UINT64_MAX,
+                 "the method trace %s (%s to %s on the system trace's clock, by %s) and the system trace %s "
+                 "(%s to %s) do not overlap", m->input_name, a0, a1, j->rule, s->input_name, b0, b1);
+    }
     t->start_ns = s->start_ns < mstart ? s->start_ns : mstart;
     t->start_given = true;
     t->elapsed_ns = -1;
@@ -620,6 +639,10 @@ static bool clamped_away(join *j, jthread *th, int src, const tci_event *ev)
     uint32_t c = th->clamp[src];
     if (c == TCI_NONE || ev->depth < c)
         return false;
+    if (ev->kind == TCI_EV_ENTER && j->r->pass == 1) { /* a slice begun inside the clamped frame: left out */
+        j->left_out++;
+        tci_count(j->r->diag, TCI_FIG_MERGE_LEFT_OUT, 1);
+    }
     if (ev->kind == TCI_EV_EXIT && ev->depth == c) {
         th->clamp[src] = TCI_NONE;
         int64_t cut = ev->ts_ns - th->clamp_ts[src];
@@ -743,7 +766,8 @@ static int join_read(tci_rctx *r, tci_raw *ev, size_t max, size_t *n)
         r->diag->fig[TCI_FIG_MERGE_CLAMPED]--; /* tci_warn counts the one it says */
         tci_warn(r->diag, TCI_FIG_MERGE_CLAMPED, "merge", UINT64_MAX,
                  "%llu slices crossed a slice of the other trace on their thread and were ended with it "
-                 "(at most %lld ns earlier)", (unsigned long long)j->clamped, (long long)j->max_cut);
+                 "(at most %lld ns earlier); %llu slices that began inside them after that were left out",
+                 (unsigned long long)j->clamped, (long long)j->max_cut, (unsigned long long)j->left_out);
     }
     *n = k;
     return k ? TC_OK : TC_EOF;

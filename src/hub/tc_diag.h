@@ -53,6 +53,8 @@
     X(MERGE_CLAMPED, "merge-clamped", TC_FIG_REPAIR)                    \
     X(MERGE_UNMATCHED_THREAD, "merge-unmatched-thread", TC_FIG_WARNING) \
     X(MERGE_CLOCK_GUESS, "merge-clock-guess", TC_FIG_WARNING)            \
+    X(MERGE_LEFT_OUT, "merge-left-out", TC_FIG_REPAIR)                   \
+    X(MERGE_DISJOINT, "merge-disjoint", TC_FIG_WARNING)                  \
     X(SYSTEM_EVENTS, "sched-events", TC_FIG_COUNT)                      \
     X(SYSTEM_NOT_SHOWN, "sched-events-not-shown", TC_FIG_NOTE)         \
     X(SLICES_NOT_WEIGHED, "slices-not-weighed", TC_FIG_NOTE)

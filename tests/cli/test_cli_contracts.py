@@ -241,6 +241,7 @@ def main():
     check_subcommand_place(ctx, w, has_serve)
     check_stdin_names(ctx, w)
     check_int_options(ctx, w, has_serve)
+    check_merge_spans(ctx, w)
     ctx.done()
 
 

@@ -344,7 +344,7 @@ def model_merge(sys_slices, art_frames):
     at equal times, then the system trace's), each frame a child of the innermost open one; a
     frame that ends while frames of the other input that began inside it are open ends them
     with it, and the rest of those (their children, their own ends) is left out.
-    Returns [(name, begin, end, parent)] and the count of ends moved."""
+    Returns [(name, begin, end, parent)], the count of ends moved and of the slices left out."""
     def events(frames, src):
         ev = []
         for i, (name, b, e, d) in enumerate(frames):
@@ -362,13 +362,14 @@ def model_merge(sys_slices, art_frames):
         else:
             merged.append(b[j])
             j += 1
-    stack, out, cut, clamp = [], [], 0, {0: None, 1: None}
+    stack, out, cut, left_out, clamp = [], [], 0, 0, {0: None, 1: None}
     for t, _k, d, _i, ph, name, src in merged:
         c = clamp[src]
         if c is not None and d >= c[0]:
             if ph == "E" and d == c[0]:
                 clamp[src] = None
                 cut += t > c[1]
+            left_out += ph == "B"
             continue
         if ph == "B":
             stack.append([name, t, src, d, stack[-1][0] if stack else None])
@@ -379,14 +380,14 @@ def model_merge(sys_slices, art_frames):
             out.append((f[0], f[1], t, f[4]))
         f = stack.pop()
         out.append((f[0], f[1], t, f[4]))
-    return sorted(out), cut
+    return sorted(out), cut, left_out
 
 
 def check_random(ctx):
     seed = int(os.environ.get("TC_MERGE_SEED", random.randrange(1 << 30)))
     print(f"random nesting test: seed {seed} (replay: TC_MERGE_SEED={seed})")
     rng = random.Random(seed)
-    crossings = 0
+    crossings = lost = 0
     for case in range(12):
         span = 400
         art_frames, sys_slices = [], []
@@ -407,14 +408,21 @@ def check_random(ctx):
         r, err = run_merge(ctx, ["-o", "json", tr, cap, js])
         if r.returncode:
             continue
-        want, cut = model_merge([(n, b + 10, e + 10, d) for n, b, e, d in sys_slices],
+        want, cut, left_out = model_merge([(n, b + 10, e + 10, d) for n, b, e, d in sys_slices],
                                 [(f"r.C{n}.m", b + 10, e + 10, d) for n, b, e, d in art_frames])
         got = sorted((s[1], s[2], s[3], s[5]) for s in json_slices(js))
         ctx.eq(got, want, f"seed {seed} case {case}: merged slices (name, begin, end, parent)")
         ctx.eq(tclib.parse_figures(err).get("merge-clamped", 0), cut, f"seed {seed} case {case}: merge-clamped")
+        ctx.eq(tclib.parse_figures(err).get("merge-left-out", 0), left_out,
+               f"seed {seed} case {case}: merge-left-out (slices begun inside a clamped one)")
+        if cut:  # the message says both counts
+            ctx.check(f"{cut} slices crossed" in err and f"{left_out} slices that began inside them" in err,
+                      f"seed {seed} case {case}: the clamp's message counts what it left out: {err}")
         crossings += cut
+        lost += left_out
     # slices of 2-400 µs placed at random on both sides cross often; a run without one tests nothing
     ctx.check(crossings > 0, f"seed {seed}: no case had a crossing boundary")
+    print(f"random nesting test: {crossings} clamps, {lost} slices left out")
 
 
 def check_v2(ctx):

@@ -79,9 +79,22 @@ def check_no_shared_process():
     ctx.check(len(err.splitlines()) == 1 and "share no process" in err and "--offset" in err,
               f"one line that says why and names --offset: {err!r}")
     ctx.check(not os.path.exists(out), "a pair that shares no process: no output")
-    r = ctx.run(["merge", "--offset", "0", os.path.join(MERGE, "app.trace"), other, out])
+    # the capture is at 20417 s of its clock, the method trace at 8 s of its own: an offset of
+    # 20409 s puts them side by side
+    r = ctx.run(["merge", "--offset", "20409s", os.path.join(MERGE, "app.trace"), other, out])
     ctx.eq(r.returncode, 0, f"the same pair with --offset: merged ({s(r.stderr).strip()})")
     ctx.check("merge-unmatched-thread" in s(r.stderr), f"...its threads on tracks of their own: {s(r.stderr)!r}")
+    os.remove(out)
+    # --offset 0 leaves them 20409 s apart: nothing would nest, refused unless -f
+    r = ctx.run(["merge", "--offset", "0", os.path.join(MERGE, "app.trace"), other, out])
+    err = s(r.stderr).strip()
+    ctx.eq(r.returncode, 1, f"the pair 20409 s apart: exit 1 ({err})")
+    ctx.check(len(err.splitlines()) == 1 and "do not overlap" in err and "(8s to 8.182s" in err
+              and "(20417s to 20417.69808s)" in err and "--force" in err, f"one line with both spans: {err!r}")
+    ctx.check(not os.path.exists(out), "the pair 20409 s apart: no output")
+    r = ctx.run(["merge", "-f", "--offset", "0", os.path.join(MERGE, "app.trace"), other, out])
+    ctx.eq(r.returncode, 0, f"the pair 20409 s apart with -f: merged ({s(r.stderr).strip()})")
+    ctx.check("merge-disjoint" in s(r.stderr), f"...with the warning: {s(r.stderr)!r}")
 
 
 def check_readme():
