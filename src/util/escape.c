@@ -35,6 +35,10 @@
  *    Its visible form (tci_esc_js_visible): the characters of the name as
  *    the markup shows them with TCI_ESC_VISIBLE, in such a literal (the
  *    HTML report's call-tree data, which its script sets as text).
+ *  - plain text (tci_esc_text: what a person reads with cat, a pager or a
+ *    spreadsheet): control characters and a backslash as TCI_ESC_VISIBLE's
+ *    escapes, printable characters as themselves; bytes that are not UTF-8
+ *    as \xHH each (the text tables) or as U+FFFD (CSV, folded stacks).
  *  - Graphviz label ("quoted string"): the name as the HTML report shows it
  *    (TCI_ESC_VISIBLE), then dot's syntax: '"' as \", every backslash
  *    doubled (dot reads \n, \l, \N ... in labels), '&' as &amp; (dot reads
@@ -273,6 +277,34 @@ void tci_esc_js_visible(tci_esc_put put, void *to, const char *s, size_t n)
 void tci_esc_dot_label(tci_esc_put put, void *to, const char *s, size_t n, size_t max)
 {
     walk(put, to, s, n, max, dot_rule);
+}
+
+void tci_esc_text(tci_esc_put put, void *to, const char *s, size_t n, bool hex_bytes)
+{
+    esc_out o = {.put = put, .to = to};
+    const uint8_t *p = (const uint8_t *)s;
+    size_t run = 0;
+    char tmp[16];
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t k = tci_utf8_next(p + i, n - i, &cp);
+        const char *r = cp == TCI_UTF8_INVALID ? NULL : visible(cp, tmp);
+        if (r || cp == TCI_UTF8_INVALID) {
+            out_write(&o, s + run, i - run);
+            if (r)
+                out_str(&o, r);
+            else if (!hex_bytes)
+                out_str(&o, REPLACEMENT);
+            for (size_t j = 0; !r && hex_bytes && j < k; j++) { /* each byte of the ill-formed subpart */
+                snprintf(tmp, sizeof tmp, "\\x%02X", p[i + j]);
+                out_str(&o, tmp);
+            }
+            run = i + k;
+        }
+        i += k;
+    }
+    out_write(&o, s + run, n - run);
+    out_flush(&o);
 }
 
 void tci_esc_script_data(tci_esc_put put, void *to, const char *s, size_t n, bool *after_lt)
