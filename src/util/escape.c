@@ -22,11 +22,12 @@
  *    styles is a flame graph's id prefix, checked as [A-Za-z][A-Za-z0-9_-]*.
  *  - script data (the bytes of a <script> element that readers take raw,
  *    systrace's trace-data blocks: nothing in them is decoded, so no
- *    entity can be used): '<' followed by '/' or '!' gets a backslash
- *    between the two. So no "</script" can end the element, and no "<!--"
- *    can enter HTML's "script data escaped" states, the only states in
- *    which a "<script" means anything inside a script element; Perfetto's
- *    parser, which ends a block at a line holding "</script>", sees none.
+ *    entity can be used): '<' followed by '/', '!' or "script" (in any
+ *    case) gets a backslash after it. So no "</script" can end the element,
+ *    no "<!--" can enter HTML's "script data escaped" states, and no
+ *    "<script" is there for them to mean anything; Perfetto's parser,
+ *    which ends a block at a line holding "</script>", sees none. A reader
+ *    of the text sees the backslash: the one substitution in names.
  *    It works on the bytes as finally written, whatever their split.
  *  - JavaScript / JSON string literal: " and \ as \" and \\, control
  *    characters, < > & ' and U+2028/U+2029 (line terminators in older
@@ -307,24 +308,51 @@ void tci_esc_text(tci_esc_put put, void *to, const char *s, size_t n, bool hex_b
     out_flush(&o);
 }
 
-void tci_esc_script_data(tci_esc_put put, void *to, const char *s, size_t n, bool *after_lt)
+void tci_esc_script_data(tci_esc_put put, void *to, const char *s, size_t n, tci_esc_script *st)
 {
-    if (!n)
-        return;
-    size_t run = 0;
-    if (*after_lt && (s[0] == '/' || s[0] == '!'))
-        put(to, "\\", 1);
-    for (const char *q = s; (q = memchr(q, '<', (size_t)(s + n - q))) != NULL;) {
-        size_t next = (size_t)(q - s) + 1;
-        if (next < n && (s[next] == '/' || s[next] == '!')) {
-            put(to, s + run, next - run);
-            put(to, "\\", 1);
-            run = next;
+    static const char word[] = "script";
+    size_t i = 0, run = 0; /* s[run, i) is to be put as it is */
+    while (i < n) {
+        if (!st->n) { /* nothing held: on to the next '<' */
+            const char *q = memchr(s + i, '<', n - i);
+            if (!q)
+                break;
+            i = (size_t)(q - s);
+            if (i > run)
+                put(to, s + run, i - run);
+            st->held[0] = '<';
+            st->n = 1;
+            run = ++i;
+            continue;
         }
-        q = s + next;
-        if (next == n)
-            break;
+        char c = s[i];
+        if (st->n == 1 && (c == '/' || c == '!')) { /* "</", "<!": c goes out with the next run */
+            put(to, "<\\", 2);
+            st->n = 0;
+            run = i++;
+            continue;
+        }
+        if ((c | 0x20) == word[st->n - 1]) { /* one more byte of "<script", in any case */
+            st->held[st->n++] = c;
+            run = ++i;
+            if (st->n == 7) {
+                put(to, "<\\", 2);
+                put(to, st->held + 1, 6);
+                st->n = 0;
+            }
+            continue;
+        }
+        put(to, st->held, st->n); /* not "<script": what is held as it is, and c looked at again */
+        st->n = 0;
+        run = i;
     }
-    put(to, s + run, n - run);
-    *after_lt = s[n - 1] == '<';
+    if (!st->n && n > run)
+        put(to, s + run, n - run);
+}
+
+void tci_esc_script_end(tci_esc_put put, void *to, tci_esc_script *st)
+{
+    if (st->n)
+        put(to, st->held, st->n);
+    st->n = 0;
 }

@@ -43,8 +43,9 @@
  *    decoded: '<', '>' and '&' stay raw (`<init>`), and the sink applies the
  *    script-data rule (escape.h) to each block's bytes as they are finally
  *    written, after every rewrite above and across the columns: `</` is
- *    written `<\/` and `<!` `<\!` (what could end or confuse a script
- *    element), also where a name ending in `<` or `<!-` meets what follows.
+ *    written `<\/`, `<!` `<\!` and `<script` (any case) `<\script` (what
+ *    could end or confuse a script element), also where a name ending in
+ *    `<` or `<!-` meets what follows.
  *    The title is HTML text (escape.h's markup rule).
  *  - counters: atrace values are int64 (Perfetto rejects a decimal point):
  *    rounded; NaN/infinite values are skipped and counted.
