@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Issue 38, item 11: control characters in names never reach a text output raw. `cat` of any
 output a person reads (folded stacks, the text report, report CSV, diff text and CSV, dot, the
-ir dump, the JSON outputs) cannot drive the terminal: ESC, BEL, the other C0 controls, DEL and
+ir dump, the JSON outputs, the systrace text and HTML) cannot drive the terminal: ESC, BEL, the other C0 controls, DEL and
 the C1 controls (U+009B is CSI) from a name are written as the text report writes them
 (escape.h's text rule: \\x1B, \\x07, \\x7F, \\u009B, a backslash as \\\\; a byte that is not
-UTF-8 as \\xFF in the text tables, U+FFFD in CSV and folded) or, in JSON, as \\u escapes that JSON readers decode back to the name.
+UTF-8 as \\xFF in the text tables, U+FFFD in CSV and folded), in JSON as \\u escapes that
+JSON readers decode back to the name, or in systrace's ftrace text as spaces (its rule for C0).
 
 The input: an atrace text built here whose slice names carry those characters (and a thread
 named with ESC). Expected from the input: every output above is UTF-8 with no control
@@ -52,10 +53,12 @@ def build(path, scale=1):
         f.write(b"".join(out))
 
 
-def unsafe(data, crlf=False):
-    """Why bytes a person cats could drive a terminal (None: they cannot)."""
+def unsafe(data, crlf=False, raw_bytes=False):
+    """Why bytes a person cats could drive a terminal (None: they cannot). raw_bytes: the output
+    keeps bytes that are not UTF-8 as they are (systrace: its readers read them back), so only
+    its characters are judged."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8", "surrogateescape" if raw_bytes else "strict")
     except UnicodeDecodeError as e:
         return f"not UTF-8 ({e})"
     if crlf:
@@ -73,7 +76,8 @@ def main():
     outputs = {}
     for fmt, extra, ext in (("folded", [], "folded"), ("report", [], "txt"), ("report", ["--csv"], "csv"),
                             ("dot", [], "dot"), ("ir", [], "ir.txt"), ("json", [], "json"),
-                            ("speedscope", [], "speedscope.json"), ("activity", [], "activity.json")):
+                            ("speedscope", [], "speedscope.json"), ("activity", [], "activity.json"),
+                            ("systrace", ["--text"], "systrace.txt"), ("systrace", [], "html")):
         out = os.path.join(ctx.work, f"out.{ext}")
         r = ctx.run(["-q", "-f", "-o", fmt, *extra, src, out])
         if ctx.check(r.returncode == 0, f"-o {fmt} {extra}: exit {r.returncode}: {r.stderr[-300:]!r}"):
@@ -86,7 +90,7 @@ def main():
             with open(out, "rb") as f:
                 outputs[f"diff {fmt}"] = f.read()
     for what, data in outputs.items():
-        why = unsafe(data, crlf="csv" in what)
+        why = unsafe(data, crlf="csv" in what, raw_bytes=what.startswith("systrace"))
         ctx.check(why is None, f"{what}: {why}")
 
     # every name, as the text rule writes it, in the outputs people read

@@ -262,18 +262,18 @@ def shown_visible(b):
 
 
 def payload_rule(s):
-    """The systrace writer's payload field: '|' as '/', control bytes as ' '."""
-    return "".join("/" if c == "|" else " " if ord(c) < 0x20 or ord(c) == 0x7F else c for c in s)
+    """The systrace writer's payload field: '|' as '/', control characters (C0, DEL, C1) as ' '."""
+    return "".join("/" if c == "|" else " " if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F else c for c in s)
 
 
 def task_rule(s):
-    """The task column: control bytes as ' ' (no hostile thread name here looks like '-<tid> (')."""
-    return "".join(" " if ord(c) < 0x20 or ord(c) == 0x7F else c for c in s)
+    """The task column: control characters as ' ' (no hostile thread name here looks like '-<tid> (')."""
+    return "".join(" " if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F else c for c in s)
 
 
 def token_rule(s):
-    """The ps NAME column: one token, spaces and control bytes as '_'."""
-    return "".join("_" if ord(c) <= 0x20 or ord(c) == 0x7F else c for c in s)
+    """The ps NAME column: one token, spaces and control characters as '_'."""
+    return "".join("_" if ord(c) <= 0x20 or 0x7F <= ord(c) <= 0x9F else c for c in s)
 
 
 # ---- reading outputs ------------------------------------------------------------------------
