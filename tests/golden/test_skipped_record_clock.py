@@ -6,7 +6,9 @@ wall 2^32 - 5 µs between an enter at 20 and an exit at 30 made the exit look li
 the 32-bit µs clock (a 10 µs frame lasting 71.6 minutes), and one at 1000 before them
 clamped both to 1000 (the frame lost its time). Every ART reader hands such a record to
 normalize.c, where the clocks are unwrapped and clamped, so the rule is checked there through
-the ART reader's forms: dual clock, wall only, thread CPU only (v3, 14- and 10-byte records).
+the ART reader's forms: dual clock, wall only, thread CPU only (v3, 14- and 10-byte records),
+and the streaming form (tracegen's, one record patched); also a thread of one skipped record,
+and pass 1 split on two threads.
 
 Expected from the input built here (not from traceconv): in `-o ir`, main's frame of
 com.example.A.run begins at 20 µs and ends at 30 µs after the trace start (its thread CPU
@@ -15,6 +17,7 @@ from 5 to 8 µs), one `invalid-action` warning, no `clock-wrap`, no time going b
 import os
 import re
 import struct
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -105,6 +108,46 @@ def check_split(ctx):
     ctx.check(m and int(m.group(2)) - int(m.group(1)) == 639_000, f"split: trace start/end {m and m.groups()}")
 
 
+STREAMING_SCN = """version 3
+streaming yes
+clock dual
+pid 42
+start 5000000
+method a com.example.A run "()V" A.java
+thread 42 main cpu=50% {
+  gap 20
+  call a 10 { raw invalid a }
+}
+"""
+
+
+def check_streaming(ctx):
+    """The streaming form (0xF3, methods and threads inline), made by tracegen: main enters
+    com.example.A.run at 20 µs and leaves it at 30 µs, with an action-3 record of it at 20 µs
+    whose two times are then patched to 2^32 - 5 (its record: tid 42, method 0 | action 3)."""
+    if not ctx.check(bool(ctx.tracegen), "tracegen is not built"):
+        return
+    scn, src = os.path.join(ctx.work, "streaming.scn"), os.path.join(ctx.work, "streaming.trace")
+    with open(scn, "w") as f:
+        f.write(STREAMING_SCN)
+    r = subprocess.run([ctx.tracegen, scn, src], capture_output=True)
+    if not ctx.check(r.returncode == 0, f"tracegen: {r.stderr.decode(errors='replace')}"):
+        return
+    data = bytearray(open(src, "rb").read())
+    rec = struct.pack("<HI", 42, 0 | INVALID)
+    at = data.find(rec)
+    if not ctx.eq(data.count(rec), 1, "streaming: the action-3 record found once"):
+        return
+    data[at + 6:at + 14] = struct.pack("<II", 2**32 - 5, 2**32 - 5)
+    with open(src, "wb") as f:
+        f.write(data)
+    ir = ir_of(ctx, src)
+    ctx.check(re.search(r"^B t=0 m=0 d=0 ts=20000 cpu=\S+$", ir, re.M) and
+              re.search(r"^E t=0 m=0 d=0 ts=30000 cpu=\S+$", ir, re.M),
+              f"streaming: main's frame at 20-30 µs: {re.findall(r'^[BE] .*', ir, re.M)}")
+    ctx.check("clock-wrap" not in ir, "streaming: no clock-wrap")
+
+
 def main():
     ctx = tclib.Ctx()
     for clock in ("dual", "wall", "thread-cpu"):
@@ -112,6 +155,7 @@ def main():
             check(ctx, clock, case)
     check_alone(ctx)
     check_split(ctx)
+    check_streaming(ctx)
     ctx.done()
 
 
