@@ -7,7 +7,10 @@
  * Names are made safe for every folded parser: ';' becomes ':', CR/LF/TAB
  * become spaces, the name is trimmed, an empty name becomes "[unknown]", and
  * a name ending in whitespace+digits gets '_' for that whitespace (else
- * parsers read it as a count). Threads are "name-tid".
+ * parsers read it as a count); then escape.h's text rule (the text report's):
+ * other control characters and a backslash as printable escapes (\x1B,
+ * \u009B, \\), bytes that are not UTF-8 as U+FFFD, so `cat app.folded`
+ * cannot drive a terminal. Threads are "name-tid".
  *
  * Identical stacks are one path: overloads that differ only in their
  * signature (`a.B.m: (I)V`, `a.B.m: (J)V`) are different call tree nodes with
@@ -31,12 +34,45 @@
  * plain, and a copy of each cost every trace ~20 bytes a method. */
 static bool plain(const char *in, size_t n)
 {
-    if (!n || in[0] == ' ' || in[n - 1] == ' ' || strpbrk(in, ";\r\n\t"))
+    if (!n || in[0] == ' ' || in[n - 1] == ' ')
         return false;
+    const uint8_t *p = (const uint8_t *)in;
+    for (size_t i = 0; i < n;) {
+        if (p[i] < 0x80) { /* ';' or what the text rule escapes (control bytes, a backslash) */
+            if (p[i] < 0x20 || p[i] == 0x7F || p[i] == ';' || p[i] == '\\')
+                return false;
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        i += tci_utf8_next(p + i, n - i, &cp);
+        if (cp == TCI_UTF8_INVALID || (cp >= 0x80 && cp <= 0x9F))
+            return false;
+    }
     size_t d = n;
     while (d && in[d - 1] >= '0' && in[d - 1] <= '9')
         d--;
     return !(d < n && d > 0 && in[d - 1] == ' ');
+}
+
+/* A growing buffer for escape.h's writer. */
+typedef struct textbuf {
+    char *p;
+    size_t n, cap;
+    bool failed;
+} textbuf;
+
+static void textbuf_put(void *to, const char *p, size_t n)
+{
+    textbuf *b = to;
+    if (b->failed)
+        return;
+    if (tci_grow_n((void **)&b->p, &b->cap, b->n + n, 1) != 0) {
+        b->failed = true;
+        return;
+    }
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
 }
 
 static const char *sanitize(tci_arena *a, const char *in)
@@ -64,7 +100,13 @@ static const char *sanitize(tci_arena *a, const char *in)
     if (d < n && d > 0 && b[d - 1] == ' ') /* "foo 12" would read as a count */
         for (size_t k = d; k > 0 && b[k - 1] == ' '; k--)
             b[k - 1] = '_';
-    return b;
+    /* the text rule last: each escape begins with a backslash, so it makes no ';', no space and
+     * no " digits" end */
+    textbuf e = {0};
+    tci_esc_text(textbuf_put, &e, b, n, false);
+    char *out = e.failed ? NULL : tci_arena_strndup(a, e.p ? e.p : "", e.n);
+    free(e.p);
+    return out;
 }
 
 static uint64_t text_hash(const char *s, uint64_t seed)

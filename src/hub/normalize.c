@@ -403,7 +403,11 @@ static int on_record(norm *n, const tci_raw *raw)
     if (!s)
         return TC_ERR_NOMEM;
     int64_t ts = 0, cpu = TCI_NO_TIME;
-    record_times(n, s, raw, &ts, &cpu);
+    /* A record that is skipped (action 3) leaves no trace in any clock: its times, maybe the
+     * corrupt part, would unwrap (a false wrap) or clamp the thread's next times. */
+    bool skipped = raw->action == TCI_ACT_INVALID, first = !s->seen;
+    if (!skipped)
+        record_times(n, s, raw, &ts, &cpu);
     if (TCI_UNLIKELY(n->status != TC_OK))
         return n->status;
     if (n->pass == 1) {
@@ -415,12 +419,14 @@ static int on_record(norm *n, const tci_raw *raw)
         n->t->threads[raw->thread].records++;
         if (raw->action == TCI_ACT_ENTER) /* the name of a call: what --focus and its suggestions mean */
             n->t->methods[raw->method].called = true;
-        if (n->t->threads[raw->thread].records == 1) {
-            s->first_ts = ts;
-            s->first_cpu = cpu;
+        if (!skipped) {
+            if (first) {
+                s->first_ts = ts;
+                s->first_cpu = cpu;
+            }
+            s->last_ts = ts;
+            s->last_cpu = cpu;
         }
-        s->last_ts = ts;
-        s->last_cpu = cpu;
     } else if (!s->started && start_thread(n, raw->thread, s) != TC_OK) {
         return TC_ERR_NOMEM;
     }
@@ -568,10 +574,12 @@ static int between_passes(norm *n)
     for (uint32_t i = 0; i < t->n_threads; i++) {
         if (!t->threads[i].records)
             continue;
-        with_events++;
         nthread *s = thread_state(n, i);
         if (!s)
             return TC_ERR_NOMEM;
+        if (!s->seen) /* its records were all skipped (action 3): no time, no event */
+            continue;
+        with_events++;
         if (s->last_ts > end)
             end = s->last_ts;
         if (first == TCI_NO_TIME || s->first_ts < first)
@@ -848,7 +856,7 @@ static int stitch(norm *n, spec *sp)
             if (entered(a, b->stack[j]) != TC_OK)
                 return TC_ERR_NOMEM;
         tci_thread *t = &n->t->threads[i];
-        if (!t->records)
+        if (!a->seen) /* no time of the thread in the first half (a skipped record has none) */
             a->first_ts = b->first_ts, a->first_cpu = b->first_cpu;
         t->records += b->records;
         n->d->fig[TCI_FIG_RECORDS] += b->records;

@@ -40,7 +40,8 @@ static int sink_init(tci_sink *s, bool gzip)
     s->emitted = 0;
     s->limit = UINT64_MAX;
     s->cancel = NULL;
-    s->script_data = s->script_lt = s->script_at_start = false;
+    s->script_data = s->script_at_start = false;
+    s->script_st = (tci_esc_script){0};
     s->n_switches = 0;
     s->z = NULL;
     s->zbuf = NULL;
@@ -131,7 +132,14 @@ static int out_segment(tci_sink *s, const uint8_t *p, size_t n, bool script)
         return 0;
     if (!script)
         return out(s, p, n);
-    tci_esc_script_data(out_script, s, (const char *)p, n, &s->script_lt);
+    tci_esc_script_data(out_script, s, (const char *)p, n, &s->script_st);
+    return s->err ? -1 : 0;
+}
+
+/* A block ends: the bytes the rule holds go out as they are. */
+static int end_script(tci_sink *s)
+{
+    tci_esc_script_end(out_script, s, &s->script_st);
     return s->err ? -1 : 0;
 }
 
@@ -149,9 +157,10 @@ int tci_sink_flush_buf(tci_sink *s)
         size_t from = 0;
         for (unsigned k = 0; k < s->n_switches && !bad; k++) {
             bad = out_segment(s, s->buf + from, s->switch_at[k] - from, script);
+            if (!bad && script) /* a block's "<scr" does not pair with what follows it */
+                bad = end_script(s);
             from = s->switch_at[k];
             script = !script;
-            s->script_lt = false; /* a block's '<' does not pair with the next block's '/' */
         }
         if (!bad)
             bad = out_segment(s, s->buf + from, s->len - from, script);
@@ -170,8 +179,9 @@ void tci_sink_script_data(tci_sink *s, bool on)
     if (s->n_switches == sizeof s->switch_at / sizeof *s->switch_at)
         (void)tci_sink_flush_buf(s); /* more blocks than noted in one buffer: rare, write them */
     if (s->len == 0) {
+        if (!on)
+            (void)end_script(s); /* the block's last bytes, held at the last flush */
         s->script_at_start = on;
-        s->script_lt = false;
     } else {
         s->switch_at[s->n_switches++] = (uint32_t)s->len;
     }
@@ -192,6 +202,8 @@ static void release_gzip(tci_sink *s)
 int tci_sink_close(tci_sink *s)
 {
     int bad = tci_sink_flush_buf(s) != 0;
+    if (!bad && s->script_st.n) /* a block left open: what the rule holds of it */
+        bad = end_script(s) != 0;
     if (s->z && !bad && deflate_out(s, NULL, 0, Z_FINISH) != 0)
         bad = 1;
     release_gzip(s);

@@ -28,7 +28,7 @@ typedef struct tci_sink {
     uint64_t limit;        /* emitted may not pass it (max-output): the output fails with TC_ERR_LIMIT */
     tci_cancel *cancel;    /* asked at flushes (NULL: none) */
     bool script_data;      /* inside a <script> that readers take raw: escape.h's rule at flush */
-    bool script_lt;        /* the last byte flushed in it was '<' */
+    tci_esc_script script_st; /* escape.h's state of the rule between flushes (the bytes it holds) */
     bool script_at_start;  /* script_data as it was for buf[0] */
     uint8_t n_switches;    /* offsets in buf where script_data flips, not yet flushed: */
     uint32_t switch_at[8]; /* a switch does not flush, so nothing leaves before it must */

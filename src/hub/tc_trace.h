@@ -148,6 +148,14 @@ uint32_t tci_trace_method(tci_trace *t, uint64_t raw_id);
 int tci_trace_define_method(tci_trace *t, uint64_t raw_id, const char *cls, size_t cls_len,
                             const char *name, size_t name_len, const char *sig, size_t sig_len,
                             const char *file, size_t file_len, int32_t line);
+/* A new method entry that no raw id finds (raw_id is only shown): for a reader whose methods
+ * take more than 64 bits to tell apart (pftrace: a process and its 64-bit ArtMethod*), which
+ * keeps its own map of them. TCI_NONE: no memory or a limit. */
+uint32_t tci_trace_add_method(tci_trace *t, uint64_t raw_id);
+/* Define (or redefine) method i, as tci_trace_define_method does. */
+int tci_trace_define_method_at(tci_trace *t, uint32_t i, const char *cls, size_t cls_len, const char *name,
+                               size_t name_len, const char *sig, size_t sig_len, const char *file, size_t file_len,
+                               int32_t line);
 /* Add a thread (of process 0); returns its index (TCI_NONE: no memory or a limit). */
 uint32_t tci_trace_add_thread(tci_trace *t, uint64_t tid);
 /* The process with this pid, created if new (TCI_NONE: no memory or a limit). */

@@ -74,14 +74,13 @@ size_t tci_json_quote_to(char *dst, const char *str, size_t n);
 static inline int64_t tci_us_of(int64_t ns) { return ns >= 0 ? (ns + 500) / 1000 : -((-ns + 500) / 1000); }
 /* A call count as a signed figure (saturated), so that two can be subtracted. */
 static inline int64_t tci_clamp_calls(uint64_t c) { return c > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)c; }
-/* Text: printable UTF-8 as it is; control bytes, backslashes and bytes that are not UTF-8 as escapes (\n, \\, \xHH). */
+/* Text (escape.h's text rule): printable UTF-8 as it is; control characters, backslashes and
+ * bytes that are not UTF-8 as escapes (\n, \\, \x1B, \u009B, \xFF). */
 void tci_put_escaped_text(tci_sink *o, const char *s);
-/* The walk under every escaped form: valid UTF-8 sequences as they are, each other byte
- * through escape_byte; after max bytes of s, "..." and the rest left out. */
-void tci_put_escaped_with(tci_sink *o, const char *s, size_t max, void (*escape_byte)(tci_sink *o, uint8_t c));
 /* Whether a CSV field must be quoted (a ',', '"', CR or LF in it; NULL: no). */
 bool tci_csv_needs_quotes(const char *s);
-/* The text of a CSV field (quotes doubled when quoted), bytes that are not UTF-8 as U+FFFD. */
+/* The text of a CSV field as tci_put_escaped_text writes it, but bytes that are not UTF-8 as
+ * U+FFFD, quotes doubled when quoted. */
 void tci_put_csv_text(tci_sink *o, const char *s, bool quoted);
 /* One whole CSV field: quoted only when it must be. */
 void tci_put_csv_field(tci_sink *o, const char *s);

@@ -3,11 +3,11 @@
  * CSV, the diff's text and CSV), so that a name reads the same in every one
  * of them and one fix reaches them all.
  *
- * Text: printable UTF-8 as it is; control bytes, backslashes and bytes that
- * are not UTF-8 as escapes (\n, \r, \t, \\, \xHH), so no name can break a
- * line. CSV: a field is quoted when it must be (RFC 4180), bytes that are
- * not UTF-8 become U+FFFD. Markup and Graphviz labels: escape.h's rules, into
- * a sink.
+ * Text and CSV: escape.h's text rule (printable UTF-8 as it is; control
+ * characters and backslashes as escapes: \n, \\, \x1B, \u009B), so no name
+ * can break a line or drive a terminal; bytes that are not UTF-8 as \xFF in
+ * text, U+FFFD in CSV, whose field is also quoted when it must be (RFC 4180).
+ * Markup and Graphviz labels: escape.h's rules, into a sink.
  */
 #include "tc_trace.h"
 #include "tc_writer.h"
@@ -17,73 +17,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void tci_put_escaped_with(tci_sink *o, const char *s, size_t max, void (*escape_byte)(tci_sink *o, uint8_t c))
-{
-    const uint8_t *p = (const uint8_t *)s;
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n;) {
-        if (i >= max) {
-            TCI_PUT_LIT(o, "...");
-            return;
-        }
-        uint8_t c = p[i];
-        size_t k = c >= 0x80 ? tci_utf8_len(p + i, n - i) : 1;
-        if (c >= 0x80 && k) {
-            tci_sink_write(o, p + i, k);
-            i += k;
-            continue;
-        }
-        escape_byte(o, c);
-        i++;
-    }
-}
-
-static void text_byte(tci_sink *o, uint8_t c)
-{
-    if (c == '\\')
-        TCI_PUT_LIT(o, "\\\\");
-    else if (c == '\n')
-        TCI_PUT_LIT(o, "\\n");
-    else if (c == '\r')
-        TCI_PUT_LIT(o, "\\r");
-    else if (c == '\t')
-        TCI_PUT_LIT(o, "\\t");
-    else if (c < 0x20 || c >= 0x7f)
-        tci_sink_printf(o, "\\x%02X", c);
-    else
-        tci_sink_putc(o, (char)c);
-}
+/* escape.h's writer: the bytes into the sink */
+static void sink_put(void *sink, const char *p, size_t n) { tci_sink_write(sink, p, n); }
 
 void tci_put_escaped_text(tci_sink *o, const char *s)
 {
     /* Most names are printable ASCII without a backslash: that prefix goes out as one write
-     * (the walk would copy it byte by byte, unchanged), the walk takes the rest. */
+     * (the walk would copy it byte by byte, unchanged), escape.h's text rule takes the rest. */
     size_t n = 0;
     while ((uint8_t)s[n] >= 0x20 && (uint8_t)s[n] < 0x7f && s[n] != '\\')
         n++;
     tci_sink_write(o, s, n);
     if (s[n])
-        tci_put_escaped_with(o, s + n, SIZE_MAX, text_byte);
+        tci_esc_text(sink_put, o, s + n, strlen(s + n), true);
 }
 
 bool tci_csv_needs_quotes(const char *s) { return s && s[strcspn(s, ",\"\r\n")]; }
 
+/* escape.h's writer for a quoted CSV field: each '"' doubled */
+static void csv_quoted_put(void *sink, const char *p, size_t n)
+{
+    for (const char *q; (q = memchr(p, '"', n)) != NULL; n -= (size_t)(q + 1 - p), p = q + 1) {
+        tci_sink_write(sink, p, (size_t)(q + 1 - p));
+        tci_sink_putc(sink, '"');
+    }
+    if (n)
+        tci_sink_write(sink, p, n);
+}
+
 void tci_put_csv_text(tci_sink *o, const char *s, bool quoted)
 {
-    const uint8_t *p = (const uint8_t *)s;
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n;) {
-        size_t k = p[i] >= 0x80 ? tci_utf8_len(p + i, n - i) : 1;
-        if (!k) {
-            TCI_PUT_LIT(o, "\xEF\xBF\xBD");
-            i++;
-            continue;
-        }
-        if (quoted && p[i] == '"')
-            tci_sink_putc(o, '"');
-        tci_sink_write(o, p + i, k);
-        i += k;
-    }
+    tci_esc_text(quoted ? csv_quoted_put : sink_put, o, s, strlen(s), false); /* the text rule, then CSV's quotes */
 }
 
 void tci_put_csv_field(tci_sink *o, const char *s)
@@ -112,9 +76,6 @@ void tci_put_method_name(tci_sink *o, const tci_method *m, void (*put)(tci_sink 
         }
     }
 }
-
-/* escape.h's writer: the bytes into the sink */
-static void sink_put(void *sink, const char *p, size_t n) { tci_sink_write(sink, p, n); }
 
 void tci_put_markup(tci_sink *o, const char *s, enum tci_esc_shown shown)
 {
@@ -404,7 +365,9 @@ void tci_sink_printf(tci_sink *s, const char *fmt, ...)
     free(big);
 }
 
-/* Escape n bytes of str as a JSON string literal into dst (room for 6n+2). */
+/* Escape n bytes of str as a JSON string literal into dst (room for 6n+2). Every control
+ * character (C0, DEL, C1) is an escape, so a JSON output that a person cats cannot drive the
+ * terminal; JSON readers read the same string. */
 static size_t json_escape(char *dst, const char *str, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -413,9 +376,15 @@ static size_t json_escape(char *dst, const char *str, size_t n)
     dst[o++] = '"';
     for (size_t i = 0; i < n;) {
         uint8_t c = p[i];
-        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x7F) {
             dst[o++] = (char)c;
             i++;
+        } else if (c == 0xC2 && i + 1 < n && p[i + 1] >= 0x80 && p[i + 1] <= 0x9F) { /* C1: U+0080..U+009F */
+            memcpy(dst + o, "\\u00", 4);
+            dst[o + 4] = hex[p[i + 1] >> 4];
+            dst[o + 5] = hex[p[i + 1] & 15];
+            o += 6;
+            i += 2;
         } else if (c >= 0x80) {
             size_t k = tci_utf8_len(p + i, n - i);
             if (k) {

@@ -182,6 +182,17 @@ uint32_t tci_trace_method(tci_trace *t, uint64_t raw_id)
     uint32_t i = tci_idmap_get(&t->method_ids, raw_id);
     if (i != TCI_NONE)
         return i;
+    if ((i = tci_trace_add_method(t, raw_id)) == TCI_NONE)
+        return TCI_NONE;
+    if (tci_idmap_put(&t->method_ids, raw_id, i) != 0) {
+        t->n_methods--; /* the entry just added, which nothing names yet */
+        return TCI_NONE;
+    }
+    return i;
+}
+
+uint32_t tci_trace_add_method(tci_trace *t, uint64_t raw_id)
+{
     if (refused_frozen(t, "a method id"))
         return TCI_NONE;
     if (t->n_methods >= t->max_methods) {
@@ -190,10 +201,7 @@ uint32_t tci_trace_method(tci_trace *t, uint64_t raw_id)
     }
     if (tci_grow((void **)&t->methods, &t->cap_methods, t->n_methods, sizeof *t->methods) != 0)
         return TCI_NONE;
-    i = t->n_methods;
-    if (tci_idmap_put(&t->method_ids, raw_id, i) != 0)
-        return TCI_NONE;
-    t->n_methods++;
+    uint32_t i = t->n_methods++;
     memset(&t->methods[i], 0, sizeof t->methods[i]);
     t->methods[i].raw_id = raw_id;
     t->methods[i].line = -1;
@@ -212,6 +220,18 @@ int tci_trace_define_method(tci_trace *t, uint64_t raw_id, const char *cls, size
     uint32_t i = tci_trace_method(t, raw_id);
     if (i == TCI_NONE)
         return table_status(t);
+    return tci_trace_define_method_at(t, i, cls, cls_len, name, name_len, sig, sig_len, file, file_len, line);
+}
+
+int tci_trace_define_method_at(tci_trace *t, uint32_t i, const char *cls, size_t cls_len, const char *name,
+                               size_t name_len, const char *sig, size_t sig_len, const char *file, size_t file_len,
+                               int32_t line)
+{
+    if (refused_frozen(t, "a method definition"))
+        return TC_ERR_FORMAT;
+    if (too_long(t, cls_len, "class name length") || too_long(t, name_len, "method name length") ||
+        too_long(t, sig ? sig_len : 0, "signature length") || too_long(t, file ? file_len : 0, "source file name length"))
+        return TC_ERR_LIMIT;
     tci_method *m = &t->methods[i];
     char *c = store_text(t, cls, cls_len);
     m->name = store_text(t, name, name_len);

@@ -330,6 +330,8 @@ void tci_artlr_trace_setup(tci_trace *t)
 
 static uint32_t thread_of(tci_rctx *r, const tci_artlr_sink *s, uint32_t tid)
 {
+    /* tid_key is a process index (32 bits) << 32, tid is 32 bits: the key holds both whole */
+    _Static_assert(sizeof tid == 4, "a tid must fit below tid_key");
     uint32_t th = tci_idmap_get(s->threads, s->tid_key | tid);
     if (th != TCI_NONE)
         return th;
@@ -337,6 +339,19 @@ static uint32_t thread_of(tci_rctx *r, const tci_artlr_sink *s, uint32_t tid)
         return TCI_NONE;
     r->trace->threads[th].process = s->process;
     return th;
+}
+
+/* The method of ArtMethod* ptr: of the sink's process when it keeps a map per process (two
+ * processes' pointers may coincide, and a pointer uses all 64 bits: no key packs a process with
+ * it), else the trace's method of that raw id. TCI_NONE: no memory or a limit. */
+static uint32_t method_of(tci_rctx *r, const tci_artlr_sink *s, uint64_t ptr)
+{
+    if (!s->methods)
+        return tci_trace_method(r->trace, ptr);
+    uint32_t m = tci_idmap_get(s->methods, ptr);
+    if (m == TCI_NONE && (m = tci_trace_add_method(r->trace, ptr)) != TCI_NONE && tci_idmap_put(s->methods, ptr, m) != 0)
+        return TCI_NONE;
+    return m;
 }
 
 /* "class\tname\tsig\tsource\n": the class dotted or a JVM descriptor (Lcom/x/Y;), which is shown as com.x.Y. */
@@ -360,8 +375,9 @@ static int define_method(tci_rctx *r, const tci_artlr *lr, const tci_artlr_sink 
     if (cls.n >= 3 && cls.p[0] == 'L' && cls.p[cls.n - 1] == ';')
         cls = (tci_span){cls.p + 1, cls.n - 2};
     tci_span file = n == 4 ? f[3] : (tci_span){NULL, 0};
-    if (tci_trace_define_method(r->trace, it->method ^ s->method_salt, cls.p, cls.n, f[1].p, f[1].n, f[2].p, f[2].n,
-                                file.n ? file.p : NULL, file.n, -1) != TC_OK)
+    uint32_t m = method_of(r, s, it->method);
+    if (m == TCI_NONE || tci_trace_define_method_at(r->trace, m, cls.p, cls.n, f[1].p, f[1].n, f[2].p, f[2].n,
+                                                    file.n ? file.p : NULL, file.n, -1) != TC_OK)
         return tci_trace_fail(r->trace, r->diag, lr->module, it->offset);
     return TC_OK;
 }
@@ -392,7 +408,7 @@ int tci_artlr_read(tci_rctx *r, tci_artlr *lr, const tci_artlr_sink *s, tci_raw 
     while (k < max && (rc = tci_artlr_next(lr, &it)) == TC_OK) {
         if (it.kind == TCI_ARTLR_RECORD) {
             uint32_t th = thread_of(r, s, it.tid);
-            uint32_t m = it.is_exit ? TCI_NONE : tci_trace_method(r->trace, it.method ^ s->method_salt);
+            uint32_t m = it.is_exit ? TCI_NONE : method_of(r, s, it.method);
             if (th == TCI_NONE || (!it.is_exit && m == TCI_NONE))
                 return tci_trace_fail(r->trace, r->diag, lr->module, it.offset);
             ev[k++] = (tci_raw){.wall = it.ts - s->origin, .cpu = TCI_NO_TIME, .offset = it.offset, .thread = th,

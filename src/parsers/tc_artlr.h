@@ -64,8 +64,9 @@ int64_t tci_artlr_earliest(const tci_artlr *lr);
 /* Where a dump's threads and methods go: process, and the keys that keep two processes apart. */
 typedef struct tci_artlr_sink {
     uint32_t process;     /* index into the trace's processes */
-    uint64_t method_salt; /* XORed into method pointers (0 for the first process) */
-    uint64_t tid_key;     /* ORed into tids for the thread map (process << 32) */
+    tci_idmap *methods;   /* ArtMethod* -> method index of this process, owned by the reader (NULL:
+                           * one process, the trace's own method ids are the pointers) */
+    uint64_t tid_key;     /* ORed into tids for the thread map: process << 32 (both 32 bits) */
     tci_idmap *threads;   /* (tid_key | tid) -> thread index, owned by the reader */
     int64_t origin;       /* the trace's start_ns: raw wall times are measured from it */
 } tci_artlr_sink;

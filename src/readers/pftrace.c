@@ -20,9 +20,9 @@
  * probe walks the top-level packets by their lengths (a Trace is `repeated
  * TracePacket packet = 1`), so traceconv's own .pftrace (no such packet) is
  * never claimed and stays replaceable. Each payload becomes threads of the
- * process trusted_pid; method pointers of a second process are kept apart
- * from the first's (XOR with the process index << 56), since two processes'
- * ArtMethod* values may coincide.
+ * process trusted_pid; each process has its own map of method pointers, since
+ * two processes' ArtMethod* values may coincide (and a pointer uses all 64
+ * bits: no key packs a process index with it).
  *
  * Every other packet is read and converts to nothing: each is counted as not converted (pass
  * 1), by the name of its data field (track_event, ftrace_events, ...: packet_kinds), else by
@@ -38,6 +38,7 @@
 #include "tc_trace.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MODULE "pftrace"
@@ -120,6 +121,8 @@ typedef struct pftrace {
     tci_artlr lr;
     tci_artlr_sink sink;
     tci_idmap threads;
+    tci_idmap *methods;            /* per process index: ArtMethod* -> method index */
+    uint32_t n_methods, cap_methods;
     int64_t origin;                /* the start_ns raw times are measured from (normalize moves start_ns after pass 1) */
     uint64_t packets, records;     /* pass 1 */
 } pftrace;
@@ -356,7 +359,12 @@ static int enter_dump(tci_rctx *r, pftrace *pf, const lrpacket *pk)
     }
     if (r->pass == 1 && pk->name && tci_trace_name_process(t, proc, (const char *)pk->name, pk->name_len, 2) != TC_OK)
         return tci_trace_fail(t, r->diag, MODULE, (uint64_t)(pk->name - r->data));
-    pf->sink = (tci_artlr_sink){.process = proc, .method_salt = (uint64_t)proc << 56,
+    for (; pf->n_methods <= proc; pf->n_methods++) {
+        if (tci_grow((void **)&pf->methods, &pf->cap_methods, pf->n_methods, sizeof *pf->methods) != 0)
+            return tci_error(r->diag, TC_ERR_NOMEM, MODULE, pk->payload, "out of memory");
+        pf->methods[pf->n_methods] = (tci_idmap){0};
+    }
+    pf->sink = (tci_artlr_sink){.process = proc, .methods = &pf->methods[proc],
                                 .tid_key = (uint64_t)proc << 32, .threads = &pf->threads, .origin = pf->origin};
     pf->in_dump = true;
     return TC_OK;
@@ -446,8 +454,12 @@ static int pftrace_rewind(tci_rctx *r)
 static void pftrace_close(tci_rctx *r)
 {
     pftrace *pf = r->priv;
-    if (pf)
-        tci_idmap_free(&pf->threads);
+    if (!pf)
+        return;
+    tci_idmap_free(&pf->threads);
+    for (uint32_t i = 0; i < pf->n_methods; i++)
+        tci_idmap_free(&pf->methods[i]);
+    free(pf->methods);
 }
 
 const tci_reader tci_reader_pftrace = {

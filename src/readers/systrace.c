@@ -1640,7 +1640,8 @@ static async_key *async_slot(systrace *s, uint64_t owner, uint32_t name, int64_t
 
 /* Whose async slice this is: the thread's process, as the writers key async
  * slices, when this line or an earlier one gave it (the same in both passes:
- * a process, once given, never changes); else the payload's pid. */
+ * a process, once given, never changes); else the payload's pid. The two never
+ * meet: a process index (32 bits) tagged with bit 32, a pid of 32 bits untagged. */
 static uint64_t async_owner(const tci_rctx *r, const systrace *s, uint32_t th, const tci_atrace *a, uint64_t off)
 {
     if (s->pid_at[th] <= off)

@@ -22,11 +22,12 @@
  *    styles is a flame graph's id prefix, checked as [A-Za-z][A-Za-z0-9_-]*.
  *  - script data (the bytes of a <script> element that readers take raw,
  *    systrace's trace-data blocks: nothing in them is decoded, so no
- *    entity can be used): '<' followed by '/' or '!' gets a backslash
- *    between the two. So no "</script" can end the element, and no "<!--"
- *    can enter HTML's "script data escaped" states, the only states in
- *    which a "<script" means anything inside a script element; Perfetto's
- *    parser, which ends a block at a line holding "</script>", sees none.
+ *    entity can be used): '<' followed by '/', '!' or "script" (in any
+ *    case) gets a backslash after it. So no "</script" can end the element,
+ *    no "<!--" can enter HTML's "script data escaped" states, and no
+ *    "<script" is there for them to mean anything; Perfetto's parser,
+ *    which ends a block at a line holding "</script>", sees none. A reader
+ *    of the text sees the backslash: the one substitution in names.
  *    It works on the bytes as finally written, whatever their split.
  *  - JavaScript / JSON string literal: " and \ as \" and \\, control
  *    characters, < > & ' and U+2028/U+2029 (line terminators in older
@@ -35,6 +36,10 @@
  *    Its visible form (tci_esc_js_visible): the characters of the name as
  *    the markup shows them with TCI_ESC_VISIBLE, in such a literal (the
  *    HTML report's call-tree data, which its script sets as text).
+ *  - plain text (tci_esc_text: what a person reads with cat, a pager or a
+ *    spreadsheet): control characters and a backslash as TCI_ESC_VISIBLE's
+ *    escapes, printable characters as themselves; bytes that are not UTF-8
+ *    as \xHH each (the text tables) or as U+FFFD (CSV, folded stacks).
  *  - Graphviz label ("quoted string"): the name as the HTML report shows it
  *    (TCI_ESC_VISIBLE), then dot's syntax: '"' as \", every backslash
  *    doubled (dot reads \n, \l, \N ... in labels), '&' as &amp; (dot reads
@@ -275,24 +280,79 @@ void tci_esc_dot_label(tci_esc_put put, void *to, const char *s, size_t n, size_
     walk(put, to, s, n, max, dot_rule);
 }
 
-void tci_esc_script_data(tci_esc_put put, void *to, const char *s, size_t n, bool *after_lt)
+void tci_esc_text(tci_esc_put put, void *to, const char *s, size_t n, bool hex_bytes)
 {
-    if (!n)
-        return;
+    esc_out o = {.put = put, .to = to};
+    const uint8_t *p = (const uint8_t *)s;
     size_t run = 0;
-    if (*after_lt && (s[0] == '/' || s[0] == '!'))
-        put(to, "\\", 1);
-    for (const char *q = s; (q = memchr(q, '<', (size_t)(s + n - q))) != NULL;) {
-        size_t next = (size_t)(q - s) + 1;
-        if (next < n && (s[next] == '/' || s[next] == '!')) {
-            put(to, s + run, next - run);
-            put(to, "\\", 1);
-            run = next;
+    char tmp[16];
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t k = tci_utf8_next(p + i, n - i, &cp);
+        const char *r = cp == TCI_UTF8_INVALID ? NULL : visible(cp, tmp);
+        if (r || cp == TCI_UTF8_INVALID) {
+            out_write(&o, s + run, i - run);
+            if (r)
+                out_str(&o, r);
+            else if (!hex_bytes)
+                out_str(&o, REPLACEMENT);
+            for (size_t j = 0; !r && hex_bytes && j < k; j++) { /* each byte of the ill-formed subpart */
+                snprintf(tmp, sizeof tmp, "\\x%02X", p[i + j]);
+                out_str(&o, tmp);
+            }
+            run = i + k;
         }
-        q = s + next;
-        if (next == n)
-            break;
+        i += k;
     }
-    put(to, s + run, n - run);
-    *after_lt = s[n - 1] == '<';
+    out_write(&o, s + run, n - run);
+    out_flush(&o);
+}
+
+void tci_esc_script_data(tci_esc_put put, void *to, const char *s, size_t n, tci_esc_script *st)
+{
+    static const char word[] = "script";
+    size_t i = 0, run = 0; /* s[run, i) is to be put as it is */
+    while (i < n) {
+        if (!st->n) { /* nothing held: on to the next '<' */
+            const char *q = memchr(s + i, '<', n - i);
+            if (!q)
+                break;
+            i = (size_t)(q - s);
+            if (i > run)
+                put(to, s + run, i - run);
+            st->held[0] = '<';
+            st->n = 1;
+            run = ++i;
+            continue;
+        }
+        char c = s[i];
+        if (st->n == 1 && (c == '/' || c == '!')) { /* "</", "<!": c goes out with the next run */
+            put(to, "<\\", 2);
+            st->n = 0;
+            run = i++;
+            continue;
+        }
+        if ((c | 0x20) == word[st->n - 1]) { /* one more byte of "<script", in any case */
+            st->held[st->n++] = c;
+            run = ++i;
+            if (st->n == 7) {
+                put(to, "<\\", 2);
+                put(to, st->held + 1, 6);
+                st->n = 0;
+            }
+            continue;
+        }
+        put(to, st->held, st->n); /* not "<script": what is held as it is, and c looked at again */
+        st->n = 0;
+        run = i;
+    }
+    if (!st->n && n > run)
+        put(to, s + run, n - run);
+}
+
+void tci_esc_script_end(tci_esc_put put, void *to, tci_esc_script *st)
+{
+    if (st->n)
+        put(to, st->held, st->n);
+    st->n = 0;
 }

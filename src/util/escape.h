@@ -52,10 +52,25 @@ void tci_esc_js_visible(tci_esc_put put, void *to, const char *s, size_t n);
  * report shows names (TCI_ESC_VISIBLE); what `dot -Tsvg` makes of it is well-formed XML.
  * After max bytes of s, "..." and the rest left out (cut between characters). */
 void tci_esc_dot_label(tci_esc_put put, void *to, const char *s, size_t n, size_t max);
+/* Plain text a person reads with cat, a pager or a spreadsheet: the text report, the diff's
+ * text, the CSV rows, folded stacks. Printable UTF-8 as itself; a control character (C0, DEL,
+ * C1) and a backslash as TCI_ESC_VISIBLE's escapes (\n, \x1B, \u009B, \\), so no name can
+ * drive a terminal or break a line, and an escape is unambiguous. The bytes of an ill-formed
+ * UTF-8 subpart: with hex_bytes each as \xHH (the text tables), else one U+FFFD (CSV and
+ * folded stacks, as the HTML report, speedscope and the flame graphs show them). */
+void tci_esc_text(tci_esc_put put, void *to, const char *s, size_t n, bool hex_bytes);
 /* Bytes inside a <script> element (systrace's trace-data blocks), whose readers take them
- * as they are: a backslash is put between '<' and a following '/' or '!'. *after_lt carries
- * whether the last byte passed was '<', so the rule holds for the bytes as finally written
- * however they are split into calls; start a block with it false. */
-void tci_esc_script_data(tci_esc_put put, void *to, const char *s, size_t n, bool *after_lt);
+ * as they are: a backslash is put after a '<' followed by '/', '!' or "script" in any case
+ * (`<\/`, `<\!`, `<\script`), so no "</script", "<!--" or "<script" is left. The state
+ * carries the bytes of a "<script" that a call's end may cut (held back until the next call
+ * tells), so the rule holds for the bytes as finally written however they are split into
+ * calls: start a block with it zeroed, end it with tci_esc_script_end. */
+typedef struct tci_esc_script {
+    uint8_t n;     /* bytes held: '<' and what followed it of "script" */
+    char held[7];
+} tci_esc_script;
+void tci_esc_script_data(tci_esc_put put, void *to, const char *s, size_t n, tci_esc_script *st);
+/* The block ends: the bytes held (a '<' and part of "script" that no more bytes follow) as they are. */
+void tci_esc_script_end(tci_esc_put put, void *to, tci_esc_script *st);
 
 #endif

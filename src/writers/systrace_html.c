@@ -37,14 +37,16 @@
  *    that starts with '#' (after blanks) is a comment to every reader, and
  *    one with `cpus=` a trace-cmd header to ours: a name's leading '#', or
  *    the '=' of a leading `cpus=`, becomes '_' so its events are read.
- *  - names: control bytes (newlines end a line) become ' '; '|' (a field
+ *  - names: control characters (C0: newlines end a line; DEL, C1: the
+ *    text is read with cat too) become ' '; '|' (a field
  *    separator for catapult) becomes '/' in payloads only; the ps NAME column
  *    is one token, so its spaces become '_'. Nothing inside <script> is
  *    decoded: '<', '>' and '&' stay raw (`<init>`), and the sink applies the
  *    script-data rule (escape.h) to each block's bytes as they are finally
  *    written, after every rewrite above and across the columns: `</` is
- *    written `<\/` and `<!` `<\!` (what could end or confuse a script
- *    element), also where a name ending in `<` or `<!-` meets what follows.
+ *    written `<\/`, `<!` `<\!` and `<script` (any case) `<\script` (what
+ *    could end or confuse a script element), also where a name ending in
+ *    `<` or `<!-` meets what follows.
  *    The title is HTML text (escape.h's markup rule).
  *  - counters: atrace values are int64 (Perfetto rejects a decimal point):
  *    rounded; NaN/infinite values are skipped and counted.
@@ -132,6 +134,8 @@ static char *safe_text(tci_arena *a, const char *s, enum st_place place, uint32_
             *o++ = '_';
         else if (c < 0x20 || c == 0x7F || (!spaces_ok && c == ' '))
             *o++ = spaces_ok ? ' ' : '_';
+        else if (c == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] <= 0x9F && (unsigned char)s[i + 1] >= 0x80)
+            *o++ = spaces_ok ? ' ' : '_', i++; /* a C1 control (U+0080..U+009F), as the C0 ones */
         else
             *o++ = (char)c;
     }

@@ -245,7 +245,7 @@ def check_page(ctx, label, res, hostile):
     if hostile and js.get("tree", {}).get("present"):
         names = {r["name"] for r in js["tree"]["bottomUp"][0]}
         for n in th.HOSTILE:
-            ctx.check(th.html_name(n) in names, f"{label}: bottom-up root {th.html_name(n)!r} shown as text")
+            ctx.check(th.shown_name(n) in names, f"{label}: bottom-up root {th.shown_name(n)!r} shown as text")
     ctx.eq(js["errors"], [], f"{label}: console errors, failed requests")
     ctx.eq(js["csp"], [], f"{label}: CSP violations")
     ctx.eq(js["pwned"][0], "undefined", f"{label}: window.pwned")

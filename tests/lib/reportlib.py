@@ -25,11 +25,15 @@ def method_label(m):
 
 
 def text_escape(s):
-    """The report's text form of a name (backslash, control bytes escaped)."""
+    """The report's text form of a name (escape.h's text rule: backslash and control characters
+    escaped, C1 controls as \\u0085); also the CSV's and the folded stacks' form of a name whose
+    bytes that are not UTF-8 are already U+FFFD."""
     out = []
     for ch in s:
         o = ord(ch)
-        if ch == "\\":
+        if 0x80 <= o <= 0x9F:
+            out.append("\\u%04X" % o)
+        elif ch == "\\":
             out.append("\\\\")
         elif ch == "\n":
             out.append("\\n")

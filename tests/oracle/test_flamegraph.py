@@ -36,6 +36,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import reportlib as rl  # noqa: E402
 import tclib  # noqa: E402
 
 FLAMEGRAPH = "/usr/share/perl5/Devel/NYTProf/flamegraph.pl"
@@ -422,9 +423,11 @@ def hostile_trace(path):
 
 
 def shown(raw):
-    """How a name must appear in a <title>: as the folded writer names it (';' is ':'), invalid
-    UTF-8, control characters and noncharacters as U+FFFD."""
-    return "".join(FFFD if unsafe(c) else c for c in raw.decode("utf-8", "replace")).replace(";", ":")
+    """How a name must appear in a <title>: as the folded writer names it (';' is ':', control
+    characters and a backslash as the text rule's escapes, invalid UTF-8 as U+FFFD), then
+    noncharacters (NUL is stored as U+FFFD) as U+FFFD."""
+    folded = rl.text_escape(raw.decode("utf-8", "replace").replace(";", ":").replace("\0", FFFD))
+    return "".join(FFFD if unsafe(c) else c for c in folded)
 
 
 def check_hostile(ctx):

@@ -44,9 +44,14 @@ EDGE_METHODS, EDGE_ROWS = 250, 40
 
 def html_name(s):
     """A name as the page shows it (its text after HTML decoding), from the CSV's text of it
-    (where bytes that are not UTF-8 are already U+FFFD): backslash and control characters as
-    visible escapes, C1 controls as \\u0085, noncharacters as U+FFFD."""
-    return rl.visible_name(s)
+    (where bytes that are not UTF-8 are already U+FFFD, backslash and control characters
+    visible escapes, C1 controls \\u0085): noncharacters as U+FFFD."""
+    return "".join("\ufffd" if 0xFDD0 <= ord(c) <= 0xFDEF or (ord(c) & 0xFFFE) == 0xFFFE else c for c in s)
+
+
+def shown_name(raw):
+    """A name as the page shows it, from its text (bytes that are not UTF-8 already U+FFFD)."""
+    return html_name(rl.text_escape(raw))
 
 
 # ---- parsing the page ------------------------------------------------------------------------
@@ -453,7 +458,7 @@ def check_hostile(ctx):
     check_tables(ctx, "hostile", p, groups)
     names = [r[0] for r in table_rows([t for t in p.tables if t["section"] == "all"][0])]
     for n in HOSTILE:
-        ctx.check(html_name(n) in names, f"hostile: {n!r} shown as {html_name(n)!r}: {names}")
+        ctx.check(shown_name(n) in names, f"hostile: {n!r} shown as {shown_name(n)!r}: {names}")
     ctx.check("bad\ufffd\ufffd" in names, f"hostile: invalid UTF-8 as U+FFFD: {names}")
     ctx.check(all(b >= 0x20 or b in (0x09, 0x0A) for b in raw), "hostile: no control byte but LF and TAB (markup's)")
     for c in ("\x85", "\ufffe", "\ufdd0"):
@@ -462,7 +467,7 @@ def check_hostile(ctx):
         ctx.check(markup not in raw, f"hostile: {markup!r} occurs unescaped")
     d = tree_data(ctx, "hostile", p) or {"methods": [], "threads": []}
     for n in HOSTILE:  # the script sets them as text: the same characters as the markup shows
-        ctx.check(html_name(n) in d["methods"], f"hostile: JSON block: {n!r} as {html_name(n)!r}")
+        ctx.check(shown_name(n) in d["methods"], f"hostile: JSON block: {n!r} as {shown_name(n)!r}")
     ctx.check("bad\ufffd\ufffd" in d["methods"], "hostile: JSON block: invalid UTF-8 as U+FFFD")
     ctx.eq([t["name"] for t in d["threads"]], ["main<b>&\\nthread"], "hostile: JSON block: the thread name")
     ctx.check("Thread main&lt;b&gt;&amp;\\nthread" in text.replace('<span class="thread-name">', "").replace(

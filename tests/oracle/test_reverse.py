@@ -51,9 +51,10 @@ def short_name(name):
 
 def report_name(name):
     """The report's "pkg.Class.method (sig)ret" from the JSON's "pkg.Class.method: (sig)ret", escaped as
-    the text report escapes (control characters and backslashes as \\n, \\\\, \\xHH)."""
+    the text report escapes (control characters and backslashes as \\n, \\\\, \\xHH, \\u0085)."""
     named = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-    return "".join(named.get(c) or (f"\\x{ord(c):02X}" if ord(c) < 0x20 or ord(c) == 0x7F else c)
+    return "".join(named.get(c) or (f"\\x{ord(c):02X}" if ord(c) < 0x20 or ord(c) == 0x7F else
+                                    f"\\u{ord(c):04X}" if 0x80 <= ord(c) <= 0x9F else c)
                    for c in SIG.sub(" (", name, count=1))
 
 
@@ -192,7 +193,8 @@ def check_report_html(ctx, label, src):
 
 
 def csv_name(name):
-    return SIG.sub(" (", name, count=1)
+    """The CSV's name: the text report's escapes (the names here are text: no byte that is not UTF-8)."""
+    return report_name(name)
 
 
 def model_bottom_up(m, per_thread, name_of=report_name):

@@ -42,6 +42,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import check_speedscope  # noqa: E402
+import reportlib as rl  # noqa: E402
 import tclib  # noqa: E402
 from test_oracles_json_folded import meant_to_fail  # noqa: E402
 
@@ -280,7 +281,7 @@ def folded_sanitize(name):
     if not s:
         return "[unknown]"
     m = re.match(r"^(.*?\S)( +)(\d+)$", s)
-    return f"{m.group(1)}{'_' * len(m.group(2))}{m.group(3)}" if m else s
+    return rl.text_escape(f"{m.group(1)}{'_' * len(m.group(2))}{m.group(3)}" if m else s)  # then the text rule
 
 
 def compare_with_folded(ctx, label, doc, folded_text, reader, unit, counts=None):

@@ -105,15 +105,15 @@ def check_input(ctx, src, fmt_args=(), name=None, chunked=False):
         ctx.check(switches > len(set(tids)), f"{name}: threads are not interleaved ({switches} switches)")
 
     # --text: the same ftrace text, alone (plain text: the HTML's block also has a backslash between
-    # '<' and a '/' or '!' after it, its script-data rule); wrapped in the container it passes the oracle too
+    # '<' and a '/', '!' or "script" after it, its script-data rule); wrapped in the container it passes the oracle too
     r = ctx.run(["-q", "-o", "systrace", "--text", *fmt_args, src, "-"], check_rc=0)
     txt = r.stdout.decode("utf-8", errors="replace")
     ctx.check(txt.startswith("# tracer: nop\n"), f"{name}: --text does not start with '# tracer: nop'")
-    ctx.eq(re.sub(r"<(?=[/!])", r"<\\", txt), block, f"{name}: --text equals the HTML's ftrace block")
+    ctx.eq(re.sub(r"<(?=[/!]|(?i:script))", r"<\\", txt), block, f"{name}: --text equals the HTML's ftrace block")
     wrapped = os.path.join(ctx.work, name + ".text.html")
     with open(wrapped, "w", encoding="utf-8", errors="surrogateescape") as f:
         f.write("<!DOCTYPE html>\n<html>\n<body>\n" + SCRIPT + "\n"
-                + re.sub(r"<(?=[/!])", r"<\\", r.stdout.decode("utf-8", errors="surrogateescape"))
+                + re.sub(r"<(?=[/!]|(?i:script))", r"<\\", r.stdout.decode("utf-8", errors="surrogateescape"))
                 + "  </script>\n</body>\n</html>\n")
     errs = checker(ctx, wrapped)
     ctx.check(not errs, f"{name}: --text output (wrapped) fails check_systrace_html.py: {errs[:5]}")
@@ -171,8 +171,8 @@ def check_unsafe_names(ctx):
                 'C t=0 m=0 ts=2500 value=-2.5\n')
     lines = check_input(ctx, src, ("-i", "ir"), name="unsafe")
     if lines:
-        ctx.eq([p for *_, p in lines], ["B|7|x/y z<\\/script><\\!--<script>", "B|7|<init>", "E|7", "E|7",
-                                        "C|7|x/y z<\\/script><\\!--<script>|-3"], "unsafe: payloads")
+        ctx.eq([p for *_, p in lines], ["B|7|x/y z<\\/script><\\!--<\\script>", "B|7|<init>", "E|7", "E|7",
+                                        "C|7|x/y z<\\/script><\\!--<\\script>|-3"], "unsafe: payloads")
 
 
 def check_comment_like_names(ctx):

@@ -14,9 +14,9 @@ Outputs and their readers (none of them ours, but for the round trip):
   line the way Perfetto's systrace parser does (SYSTRACE.md §4: a block ends
   at the first line holding `</script>`, and after the ftrace block parsing
   stops), are exactly two, hold every line, and equal the `--text` output
-  with a backslash put between `<` and a `/` or `!` after it (the
-  script-data rule, stated here independently); no `</script` (any case) or
-  `<!` is left in them; read back through our systrace reader, the names are
+  with a backslash put between `<` and a `/`, `!` or `script` (any case)
+  after it (the script-data rule, stated here independently); no `</script`,
+  `<script` (any case) or `<!` is left in them; read back through our systrace reader, the names are
   the input's with the writer's documented rewrites and that rule.
 - `-o flamegraph --title T --app-package P` and `diff -o flamegraph --title T`:
   strict XML (expat); no element or `on*` attribute the payload would make;
@@ -227,8 +227,8 @@ def inputs(ctx):
 # ---- the rules, stated here ------------------------------------------------------------------
 
 def script_rule(s):
-    """The script-data rule: a backslash between '<' and a '/' or '!' after it."""
-    return re.sub(r"<(?=[/!])", r"<\\", s)
+    """The script-data rule: a backslash between '<' and a '/', '!' or "script" (any case) after it."""
+    return re.sub(r"<(?=[/!]|(?i:script))", r"<\\", s)
 
 
 def unsafe(ch):
@@ -262,18 +262,18 @@ def shown_visible(b):
 
 
 def payload_rule(s):
-    """The systrace writer's payload field: '|' as '/', control bytes as ' '."""
-    return "".join("/" if c == "|" else " " if ord(c) < 0x20 or ord(c) == 0x7F else c for c in s)
+    """The systrace writer's payload field: '|' as '/', control characters (C0, DEL, C1) as ' '."""
+    return "".join("/" if c == "|" else " " if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F else c for c in s)
 
 
 def task_rule(s):
-    """The task column: control bytes as ' ' (no hostile thread name here looks like '-<tid> (')."""
-    return "".join(" " if ord(c) < 0x20 or ord(c) == 0x7F else c for c in s)
+    """The task column: control characters as ' ' (no hostile thread name here looks like '-<tid> (')."""
+    return "".join(" " if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F else c for c in s)
 
 
 def token_rule(s):
-    """The ps NAME column: one token, spaces and control bytes as '_'."""
-    return "".join("_" if ord(c) <= 0x20 or ord(c) == 0x7F else c for c in s)
+    """The ps NAME column: one token, spaces and control characters as '_'."""
+    return "".join("_" if ord(c) <= 0x20 or 0x7F <= ord(c) <= 0x9F else c for c in s)
 
 
 # ---- reading outputs ------------------------------------------------------------------------
@@ -357,7 +357,7 @@ def check_systrace(ctx, label, src, opts, names):
     ctx.eq(raw.count(b'  <script class="trace-data" type="application/text">\n'), 2, f"{label} systrace: block starts")
     ctx.eq(len(re.findall(rb"</script", raw, re.I)), 2, f"{label} systrace: '</script' (any case): the two ends only")
     inner = b"".join(re.findall(rb'type="application/text">\n(.*?)  </script>\n', raw, re.S))
-    ctx.eq(re.findall(rb"<[!/]", inner), [], f"{label} systrace: '<!' or '</' left inside the blocks")
+    ctx.eq(re.findall(rb"<[!/]|<script", inner, re.I), [], f"{label} systrace: '<!', '</' or '<script' left inside the blocks")
     r = ctx.run(["-q", *opts, "-o", "systrace", "--text", src, "-"])
     if len(blocks) == 2 and ctx.eq(r.returncode, 0, f"{label} --text"):
         want = script_rule(r.stdout.decode("utf-8", "surrogateescape")).split("\n")[:-1]

@@ -132,10 +132,11 @@ static void script_split(const char *s, const char *want)
     for (size_t i = 0; i <= n; i++) {
         for (size_t j = i; j <= n; j++) {
             buf b = {.len = 0};
-            bool lt = false;
-            tci_esc_script_data(put, &b, s, i, &lt);
-            tci_esc_script_data(put, &b, s + i, j - i, &lt);
-            tci_esc_script_data(put, &b, s + j, n - j, &lt);
+            tci_esc_script st = {0};
+            tci_esc_script_data(put, &b, s, i, &st);
+            tci_esc_script_data(put, &b, s + i, j - i, &st);
+            tci_esc_script_data(put, &b, s + j, n - j, &st);
+            tci_esc_script_end(put, &b, &st);
             b.p[b.len] = 0;
             if (strcmp(b.p, want)) {
                 fprintf(stderr, "split at %zu, %zu: \"%s\"\n", i, j, b.p);
@@ -154,6 +155,12 @@ static void test_script_data(void)
     script_split("<</<!<", "<<\\/<\\!<");
     script_split("</SCRIPT <!DOCTYPE", "<\\/SCRIPT <\\!DOCTYPE");
     script_split("a > b & c", "a > b & c");
+    /* "<script" in any case (issue 38): the backslash after its '<'; a prefix of it is left */
+    script_split("</ScRiPt><!--<script>", "<\\/ScRiPt><\\!--<\\script>");
+    script_split("x<SCRIPT src=y><scrip<scri<<script", "x<\\SCRIPT src=y><scrip<scri<<\\script");
+    script_split("List<String> <s <sc", "List<String> <s <sc");
+    script_split("<scrip", "<scrip");
+    script_split("<", "<");
 }
 
 /* The sink's script-data mode: '<' as the last byte of a full buffer, '/' as the first of the next. */
@@ -199,6 +206,27 @@ static void test_sink_script_data(void)
     CHECK_EQ_STR(tail, "x<\\/script><\\!--</script>");
 }
 
+/* "<scr" as the last bytes of a full buffer, "ipt>" the first of the next: held back across the
+ * flush, then written "<\\script>"; a block's held "<sc" goes out as it is when the block ends. */
+static void test_sink_script_split(void)
+{
+    static tci_sink s;
+    static buf b;
+    CHECK_EQ_INT(tci_sink_open_fn(&s, to_mem, &b, false), TC_OK);
+    tci_sink_script_data(&s, true);
+    static char fill[sizeof s.buf];
+    memset(fill, 'x', sizeof fill);
+    tci_sink_write(&s, fill, sizeof fill - 4);
+    TCI_PUT_LIT(&s, "<scr");
+    CHECK_EQ_INT(s.len, sizeof s.buf);
+    TCI_PUT_LIT(&s, "ipt>y<sc");
+    tci_sink_script_data(&s, false);
+    TCI_PUT_LIT(&s, "ript>");
+    CHECK_EQ_INT(tci_sink_close(&s), TC_OK);
+    const char *want = "x<\\script>y<script>";
+    CHECK_EQ_STR(b.p + b.len - strlen(want), want);
+}
+
 /* More blocks in one buffer than the sink notes switches for: each block under the rule, the
  * text between them as it is, and the '<' that ends one block never pairs with the next's '/' */
 static void test_sink_many_blocks(void)
@@ -225,6 +253,7 @@ int main(void)
     UNIT_RUN(test_js);
     UNIT_RUN(test_dot);
     UNIT_RUN(test_script_data);
+    UNIT_RUN(test_sink_script_split);
     UNIT_RUN(test_sink_script_data);
     UNIT_RUN(test_sink_many_blocks);
     return UNIT_DONE();
