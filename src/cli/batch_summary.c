@@ -144,6 +144,11 @@ static cJSON *read_value(summary *s, size_t limit)
     int c = next_token(s), depth = 0, in_string = 0, escaped = 0;
     uint64_t start = s->pos;
     s->len = 0;
+    if (c == EOF || strchr(",]}:", c)) { /* no value here: nothing to scan (s->buf may be unallocated) */
+        unread_byte(s, c);
+        fail(s, c == EOF ? "cut short" : "expected a value");
+        return NULL;
+    }
     for (; c != EOF; c = next_byte(s)) {
         /* the end: a string or a container closed before c, or a scalar's delimiter */
         int scalar = s->len && s->buf[0] != '"' && s->buf[0] != '{' && s->buf[0] != '[';
@@ -257,6 +262,8 @@ static int take_header_value(summary *s, const char *key, cJSON *v)
     } else if (!strcmp(key, "totals")) {
         return take_totals(s, v);
     } else if (!strcmp(key, "interrupted")) {
+        if (!cJSON_IsBool(v))
+            return fail(s, "\"interrupted\" is not true or false");
         s->interrupted = cJSON_IsTrue(v);
     } else {
         return fail(s, "unexpected \"%.100s\"", key);
@@ -268,8 +275,8 @@ static int take_header_value(summary *s, const char *key, cJSON *v)
  * summary its index, after the previous one's. *index: the entry's place. */
 static int check_entry(summary *s, const cJSON *e, size_t nth, uint64_t *index)
 {
-    const char *status = string_of(e, "status");
-    if (!cJSON_IsObject(e) || !string_of(e, "source") || !string_of(e, "member") || !status ||
+    const char *status = cJSON_IsObject(e) ? string_of(e, "status") : NULL;
+    if (!status || !string_of(e, "source") || !string_of(e, "member") ||
         (strcmp(status, "ok") && strcmp(status, "failed") && strcmp(status, "skipped")))
         return fail(s, "member %zu is not a member's entry (source, member, status ok/failed/skipped)", nth);
     if (s->shards < 0) {
@@ -455,8 +462,11 @@ static char *head_text(summary *s, cJSON **entry)
     if (pread(fileno(s->f), scratch, s->head_len, (off_t)s->head_off) != (ssize_t)s->head_len)
         return NULL;
     cJSON *e = cJSON_ParseWithLength(scratch, s->head_len);
-    if (!e)
+    if (!cJSON_IsObject(e) || !string_of(e, "status") || !string_of(e, "source") || !string_of(e, "member")) {
+        /* not what pass 1 read: the file changed */
+        cJSON_Delete(e);
         return NULL;
+    }
     if (s->shards >= 0)
         cJSON_DeleteItemFromObjectCaseSensitive(e, "index");
     char *text = cJSON_PrintUnformatted(e);
@@ -731,5 +741,7 @@ int batch_merge_main(int argc, char **argv)
     }
     free(s);
     free(scratch);
+    scratch = NULL; /* the merge may run again in this process (tests/fuzz/fuzz_merge.c) */
+    scratch_cap = 0;
     return rc == 0 ? 0 : EXIT_FAILED;
 }

@@ -238,6 +238,57 @@ def test_hostile():
     ctx.eq(read(other), b"keep me\n", "--summary over a file that is not a summary")
 
 
+def test_damaged():
+    """Issue 38: a summary cut anywhere, or with a value of the wrong kind where the merge
+    looks (missing keys, wrong types, lists for objects, huge, negative and fractional
+    numbers), is one line naming the file, exit 1, nothing written; never a signal. `{`
+    alone wrote through a NULL pointer (SIGSEGV, exit 139)."""
+    good1 = write("s1.json", summary_text([entry(1, "b"), entry(2, "c", "failed", error="x")], 1))
+    text = summary_text([entry(0, "a", outputs=[{"format": "json", "name": "a.json", "size": 7}]), entry(3, "d")], 0,
+                        totals={"bytes_out": 7})
+    ok = ctx.run(["batch", "--merge-summaries", write("s0.json", text), good1])
+    ctx.eq(ok.returncode, 0, f"the summaries these are damaged from merge ({ok.stderr!r})")
+    cases = [("only {", b"{"), ("{ and spaces", b"{ \n\t"), ("a key and nothing", b'{"generator"'),
+             ("{}", b"{}"), ("a comma first", b"{,}"), ("a colon first", b'{:"x"}'), ("a list", b"[]"),
+             ("members cut in an entry", b'{"members":[{"source":'), ("members cut after a comma", b'{"members":[1,')]
+    # every prefix of a summary: cut anywhere
+    cases += [(f"cut at byte {n}", text[:n]) for n in range(0, len(text) - 1, 7)]
+    member = {"index": 0, "source": "a.zip", "member": "a", "size": 10, "status": "ok"}
+    odd = {"a list for the entry": [], "a number for the entry": 5, "null for the entry": None,
+           "status a number": dict(member, status=1), "member a list": dict(member, member=[]),
+           "source missing": {k: v for k, v in member.items() if k != "source"},
+           "index negative": dict(member, index=-1), "index huge": dict(member, index=1e19),
+           "index fractional": dict(member, index=0.5)}
+    for what, e in odd.items():
+        body = json.dumps(e, separators=(",", ":"))
+        cases.append((what, b'{"generator":"traceconv 0.4.0","formats":["json"],"shard":0,"shards":2,\n"members":[\n' +
+                      body.encode() + b'\n],\n"totals":{"members":1,"ok":1,"failed":0,"skipped":0,"existing":0,'
+                      b'"bytes_in":10,"bytes_out":0,"seconds":1}}\n'))
+    head = json.loads(text[:text.index(b',\n"members"')].decode() + "}")
+    for key, values in {"generator": [None, 1, [], {}], "formats": [None, "json", [], [1], {}],
+                        "shard": [-1, 0.5, 1e19, "0", None], "shards": [1, -2, 2.5, 1e19, []],
+                        "interrupted": ["yes", 1], "options": [1, []]}.items():
+        for v in values:
+            h = dict(head, **{key: v})
+            cases.append((f"{key} {json.dumps(v)}", json.dumps(h, separators=(",", ":"))[:-1].encode() +
+                          text[text.index(b',\n"members"'):]))
+    totals = json.loads(text[text.index(b'"totals":') + 9:-2])
+    for key in list(totals):
+        for v in (None, -1, 0.5, 1e300, "1", [], {}):
+            if key == "seconds" and v in (0.5, 1e300):  # durations, not counts
+                continue
+            t = dict(totals, **{key: v})
+            cases.append((f"totals.{key} {json.dumps(v)}", text[:text.index(b'"totals":') + 9] +
+                          json.dumps(t, separators=(",", ":")).encode() + b"}\n"))
+        t = {k: v for k, v in totals.items() if k != key}
+        cases.append((f"totals.{key} missing", text[:text.index(b'"totals":') + 9] +
+                      json.dumps(t, separators=(",", ":")).encode() + b"}\n"))
+    cases += [("totals a list", text[:text.index(b'"totals":') + 9] + b"[1,2]}\n"),
+              ("members an object", text.replace(b'"members":[', b'"members":{', 1))]
+    for k, (what, data) in enumerate(cases):
+        refused(what, [write(f"dmg{k}.json", data), good1], [f"dmg{k}.json"], both=k % 5 == 0)
+
+
 def big_entry(i, pad):
     return {"index": i, "source": "a.zip", "member": f"dir/m{i:06d}.trace", "size": i,
             "status": "ok" if i % 7 else "skipped", "note": pad}
@@ -299,5 +350,6 @@ def test_large_merge():
 
 test_parallel_shards()
 test_hostile()
+test_damaged()
 test_large_merge()
 ctx.done()
