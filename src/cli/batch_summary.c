@@ -19,8 +19,9 @@
  *
  * The member every shard lists itself (an INPUT that cannot be opened: each shard's
  * run fails) has the same index and the same entry in every summary: it is kept once
- * and counted once. Any other index met twice means the shards read different inputs:
- * an error, as is a shard missing or given twice.
+ * and counted once. Any other index met twice, even with the same entry, means the
+ * shards did not partition one run: an error, as is a shard missing or given twice. Each
+ * summary's totals must be what its members add up to, so the merged totals are too.
  */
 #include "batch.h"
 #include "cli_util.h"
@@ -58,7 +59,8 @@ typedef struct summary {
     cJSON *generator, *formats; /* pass 1 */
     cJSON *options;             /* the run's conversion options (batch.c: options_json); NULL: none given */
     long shard, shards;         /* -1: an unsharded run's summary */
-    uint64_t totals[N_TOTALS];
+    uint64_t totals[N_TOTALS];  /* as the summary says */
+    uint64_t counted[N_TOTALS]; /* as its members count (pass 1): they must be equal */
     double seconds;
     int interrupted;
     uint64_t members_at; /* just after the '[' of "members" */
@@ -271,14 +273,56 @@ static int take_header_value(summary *s, const char *key, cJSON *v)
     return 0;
 }
 
+/* What a member's entry adds to the totals (batch.c, finish_member and convert_member):
+ * one member, one of ok/failed/skipped, existing when its outputs were kept from the
+ * previous run; its size to bytes_in; the sizes of its outputs to bytes_out, but for a kept
+ * member's (written by an earlier run). -1 after the message: not a count, or a sum that
+ * overflows. */
+static int count_entry(summary *s, const cJSON *e, size_t nth, const char *status, uint64_t *counted)
+{
+    const cJSON *existing = cJSON_GetObjectItemCaseSensitive(e, "existing");
+    const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(e, "outputs"), *o;
+    double size = count_of(cJSON_GetObjectItemCaseSensitive(e, "size"));
+    if (size < 0)
+        return fail(s, "member %zu: \"size\" is not a count", nth);
+    if (existing && !cJSON_IsBool(existing))
+        return fail(s, "member %zu: \"existing\" is not true or false", nth);
+    if (outputs && !cJSON_IsArray(outputs))
+        return fail(s, "member %zu: \"outputs\" is not a list", nth);
+    uint64_t add[N_TOTALS] = {[T_MEMBERS] = 1, [T_BYTES_IN] = (uint64_t)size};
+    add[!strcmp(status, "ok") ? T_OK : !strcmp(status, "failed") ? T_FAILED : T_SKIPPED] = 1;
+    add[T_EXISTING] = cJSON_IsTrue(existing);
+    cJSON_ArrayForEach(o, outputs) {
+        const cJSON *osize = cJSON_GetObjectItemCaseSensitive(o, "size");
+        double d = count_of(osize);
+        /* a size batch could not learn (ftell's -1) adds nothing, as in batch.c */
+        if (!cJSON_IsObject(o) || !cJSON_IsNumber(osize) || (d < 0 && !(osize->valuedouble < 0)))
+            return fail(s, "member %zu: an output without a size", nth);
+        if (d > 0 && !add[T_EXISTING]) {
+            if (add[T_BYTES_OUT] > UINT64_MAX - (uint64_t)d)
+                return fail(s, "member %zu: the sizes of its outputs overflow", nth);
+            add[T_BYTES_OUT] += (uint64_t)d;
+        }
+    }
+    for (int k = 0; k < N_TOTALS; k++) {
+        if (counted[k] > UINT64_MAX - add[k])
+            return fail(s, "member %zu: the sum of %s overflows", nth, total_keys[k]);
+        counted[k] += add[k];
+    }
+    return 0;
+}
+
 /* A member's entry: an object naming a source and a member, with a status; in a shard's
- * summary its index, after the previous one's. *index: the entry's place. */
-static int check_entry(summary *s, const cJSON *e, size_t nth, uint64_t *index)
+ * summary its index, after the previous one's. *index: the entry's place. counted (pass
+ * 1; NULL in pass 2): the totals, to which the entry is added. */
+static int check_entry(summary *s, const cJSON *e, size_t nth, uint64_t *index, uint64_t *counted)
 {
     const char *status = cJSON_IsObject(e) ? string_of(e, "status") : NULL;
     if (!status || !string_of(e, "source") || !string_of(e, "member") ||
         (strcmp(status, "ok") && strcmp(status, "failed") && strcmp(status, "skipped")))
         return fail(s, "member %zu is not a member's entry (source, member, status ok/failed/skipped)", nth);
+    if (counted && count_entry(s, e, nth, status, counted) != 0)
+        return -1;
     if (s->shards < 0) {
         *index = nth;
         return 0;
@@ -302,7 +346,7 @@ static int check_members(summary *s)
     unread_byte(s, c);
     for (;;) {
         cJSON *e = read_value(s, MAX_ENTRY);
-        int rc = e ? check_entry(s, e, s->n_members, &index) : -1;
+        int rc = e ? check_entry(s, e, s->n_members, &index, s->counted) : -1;
         cJSON_Delete(e);
         if (rc != 0)
             return -1;
@@ -363,9 +407,15 @@ static int check_summary(summary *s)
                                                  : !seen_members ? "members" : "totals");
     if ((s->shard < 0) != (s->shards < 0) || (s->shards >= 0 && (s->shards < 2 || s->shard >= s->shards)))
         return fail(s, "\"shard\" %ld of \"shards\" %ld is not a shard of a run", s->shard, s->shards);
-    if (s->totals[T_MEMBERS] != s->n_members)
-        return fail(s, "totals.members is %llu, but it lists %zu members", (unsigned long long)s->totals[T_MEMBERS],
-                    s->n_members);
+    /* every total is what its members add up to (count_entry) */
+    static const char *const counted_as[N_TOTALS][2] = {
+        {"it lists ", " members"}, {"", " of its members are ok"}, {"", " of its members failed"},
+        {"", " of its members are skipped"}, {"", " of its members are existing"},
+        {"its members' sizes add up to ", ""}, {"the sizes of its members' outputs add up to ", ""}};
+    for (int k = 0; k < N_TOTALS; k++)
+        if (s->totals[k] != s->counted[k])
+            return fail(s, "totals.%s is %llu, but %s%llu%s", total_keys[k], (unsigned long long)s->totals[k],
+                        counted_as[k][0], (unsigned long long)s->counted[k], counted_as[k][1]);
     return 0;
 }
 
@@ -439,7 +489,7 @@ static int advance(summary *s)
     cJSON *e = read_value(s, MAX_ENTRY);
     size_t nth = s->n_members - s->left;
     uint64_t index = s->head_index;
-    int rc = e ? check_entry(s, e, nth, &index) : -1;
+    int rc = e ? check_entry(s, e, nth, &index, NULL) : -1;
     cJSON_Delete(e);
     if (rc != 0)
         return -1;
@@ -474,21 +524,23 @@ static char *head_text(summary *s, cJSON **entry)
     return text;
 }
 
-/* A member listed by several shards is counted once: what its duplicate added goes. */
+/* The one entry every shard lists (batch.c, an INPUT that stat cannot find: each shard's run
+ * failed): no member path, failed, no outputs. Any other entry is one shard's. */
+static int every_shards(const cJSON *e)
+{
+    const char *member = string_of(e, "member"), *status = string_of(e, "status");
+    return member && !*member && status && !strcmp(status, "failed") &&
+           !cJSON_GetObjectItemCaseSensitive(e, "outputs") && !cJSON_GetObjectItemCaseSensitive(e, "existing");
+}
+
+/* Such an entry listed by several shards is counted once: what its duplicate added goes
+ * (each shard's totals counted it: pass 1 checked them, so nothing wraps). */
 static void uncount(uint64_t *totals, const cJSON *e)
 {
-    const char *status = string_of(e, "status");
-    totals[T_MEMBERS]--;
-    totals[!strcmp(status, "ok") ? T_OK : !strcmp(status, "failed") ? T_FAILED : T_SKIPPED]--;
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "existing")))
-        totals[T_EXISTING]--;
     double size = count_of(cJSON_GetObjectItemCaseSensitive(e, "size"));
+    totals[T_MEMBERS]--;
+    totals[T_FAILED]--;
     totals[T_BYTES_IN] -= size > 0 ? (uint64_t)size : 0;
-    const cJSON *o;
-    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(e, "outputs")) {
-        double out = count_of(cJSON_GetObjectItemCaseSensitive(o, "size"));
-        totals[T_BYTES_OUT] -= !strcmp(status, "ok") && out > 0 ? (uint64_t)out : 0;
-    }
 }
 
 /* A min-heap of summaries by their head entry's index. */
@@ -521,21 +573,28 @@ static int pop_advance(summary **heap, size_t *live)
     return 0;
 }
 
-/* The same member in another summary: the same entry is counted once, another one is an error. */
+/* The same index in another summary: the entry every shard lists (an INPUT that could not
+ * be opened) is kept and counted once; any other is an error, the same entry too (a member
+ * is converted by one shard: two shards listing it did not partition one run). */
 static int drop_duplicate(summary *first, summary *again, const char *text, uint64_t *totals)
 {
     cJSON *dup = NULL;
     char *other = head_text(again, &dup);
-    int same = other && !strcmp(other, text);
-    if (same)
+    int same = other && !strcmp(other, text), ok = same && every_shards(dup);
+    if (ok)
         uncount(totals, dup);
+    else if (same)
+        cli_say("traceconv batch: %s and %s both list the member at index %llu (%.200s: %.200s): a member is one "
+                "shard's; the shards did not partition one run",
+                first->path, again->path, (unsigned long long)first->head_index, string_of(dup, "source"),
+                string_of(dup, "member"));
     else
         cli_say("traceconv batch: %s and %s list different members at index %llu: the shards did not read the same "
                 "inputs",
                 first->path, again->path, (unsigned long long)first->head_index);
     free(other);
     cJSON_Delete(dup);
-    return same ? 0 : -1;
+    return ok ? 0 : -1;
 }
 
 /* The members of every summary in index order, one a line, into out; totals adjusted

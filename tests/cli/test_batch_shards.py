@@ -259,6 +259,12 @@ def test_damaged():
            "source missing": {k: v for k, v in member.items() if k != "source"},
            "index negative": dict(member, index=-1), "index huge": dict(member, index=1e19),
            "index fractional": dict(member, index=0.5)}
+    # what the totals are counted from (test_totals)
+    odd.update({"size missing": {k: v for k, v in member.items() if k != "size"},
+                "size negative": dict(member, size=-1), "size fractional": dict(member, size=1.5),
+                "size huge": dict(member, size=1e300), "size a string": dict(member, size="10"),
+                "outputs an object": dict(member, outputs={"size": 1}), "an output a number": dict(member, outputs=[3]),
+                "an output without size": dict(member, outputs=[{}]), "existing a string": dict(member, existing="yes")})
     for what, e in odd.items():
         body = json.dumps(e, separators=(",", ":"))
         cases.append((what, b'{"generator":"traceconv 0.4.0","formats":["json"],"shard":0,"shards":2,\n"members":[\n' +
@@ -287,6 +293,46 @@ def test_damaged():
               ("members an object", text.replace(b'"members":[', b'"members":{', 1))]
     for k, (what, data) in enumerate(cases):
         refused(what, [write(f"dmg{k}.json", data), good1], [f"dmg{k}.json"], both=k % 5 == 0)
+
+
+def test_totals():
+    """Issue 38: every total of a shard's summary is what its members add up to, and a member
+    is one shard's. A summary whose ok/failed/skipped/existing/bytes counts do not count its
+    members was accepted (only totals.members was checked), and a member listed by two shards
+    made the merged totals wrap to 2^64-1 with exit 0: each is one line, exit 1 now."""
+    out = {"format": "json", "name": "a.json", "size": 7}
+    members0 = [entry(0, "a", outputs=[out]), entry(3, "d", "skipped", reason="not a trace"),
+                entry(4, "e", existing=True, outputs=[dict(out, size=100)])]
+    right = {"ok": 2, "skipped": 1, "existing": 1, "bytes_out": 7}
+    good0 = write("t0.json", summary_text(members0, 0, totals=right))
+    good1 = write("t1.json", summary_text([entry(1, "b"), entry(2, "c", "failed", error="x")], 1))
+    merged = json.loads(ctx.run(["batch", "--merge-summaries", good0, good1], check_rc=0).stdout)
+    ctx.eq(merged["totals"], {"members": 5, "ok": 3, "failed": 1, "skipped": 1, "existing": 1, "bytes_in": 50,
+                              "bytes_out": 7, "seconds": 1.5}, "totals with kept outputs (existing: not bytes_out)")
+    wrong = {"ok": 1, "failed": 1, "skipped": 0, "existing": 0, "bytes_in": 31, "bytes_out": 107}
+    for key, v in wrong.items():
+        path = write(f"w-{key}.json", summary_text(members0, 0, totals=dict(right, **{key: v})))
+        refused(f"totals.{key} that does not count the members", [path, good1], [f"w-{key}.json", f"totals.{key}"],
+                both=key == "ok")
+    # the same member in two shards: whatever its totals, refused, not counted twice or uncounted
+    for k, status in enumerate(("ok", "failed", "skipped")):
+        e = entry(5, "dup", status)
+        a = write(f"d0-{k}.json", summary_text([entry(0, "a"), e], 0))
+        b = write(f"d1-{k}.json", summary_text([entry(1, "b"), e], 1))
+        refused(f"a member ({status}) listed by two shards", [a, b], ["index 5", "dup"], both=k == 0)
+    # ... and with totals that do not count it in the second (the wrap to 2^64-1 of issue 38)
+    a = write("d0.json", summary_text([entry(0, "a"), entry(2, "c")], 0))
+    b = write("d1.json", summary_text([entry(1, "b"), entry(2, "c")], 1, totals={"ok": 1, "bytes_in": 10}))
+    refused("a member listed twice, uncounted by its second shard", [a, b], ["d1.json"], both=True)
+    # both shards list it, neither counts it but in totals.members: the merge said ok 2^64-1, bytes_in 2^64-10
+    wrap = {"ok": 0, "bytes_in": 0}
+    a = write("u0.json", summary_text([entry(2, "c")], 0, totals=wrap))
+    b = write("u1.json", summary_text([entry(2, "c")], 1, totals=wrap))
+    refused("a member listed twice, counted by neither shard", [a, b], ["u0.json", "totals.ok"], both=True)
+    # sums that overflow: counts up to 2^53 each, a sum past 2^64
+    huge = [entry(i, f"m{i}", size=2**53) for i in range(0, 4096, 2)]
+    c = write("o0.json", summary_text(huge, 0))
+    refused("bytes_in past 2^64", [c, good1], ["o0.json", "overflow"], both=True)
 
 
 def big_entry(i, pad):
@@ -351,5 +397,6 @@ def test_large_merge():
 test_parallel_shards()
 test_hostile()
 test_damaged()
+test_totals()
 test_large_merge()
 ctx.done()
