@@ -65,6 +65,8 @@ typedef struct summary {
     int interrupted;
     uint64_t members_at; /* just after the '[' of "members" */
     size_t n_members;
+    dev_t dev; /* the file: --summary FILE may not be one of them */
+    ino_t ino;
     /* pass 2: the entry at the head of this summary */
     uint64_t head_index, head_off;
     size_t head_len, left;
@@ -783,9 +785,23 @@ int batch_merge_main(int argc, char **argv)
                     s[i].f ? "not a regular file" : strerror(errno));
             rc = -1;
         } else {
-            rc = check_summary(&s[i]);
+            s[i].dev = st.st_dev;
+            s[i].ino = st.st_ino;
         }
     }
+    /* FILE is never one of the summaries: the file itself (a symbolic link to it, a hard
+     * link, another spelling of its path), which the merge would replace while it reads it */
+    struct stat ost;
+    if (rc == 0 && out && stat(out, &ost) == 0)
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            if (ost.st_dev == s[i].dev && ost.st_ino == s[i].ino) {
+                cli_say("traceconv batch: %s: cannot write the merged summary: it is %s, one of the summaries merged; "
+                        "not replacing it",
+                        out, s[i].path);
+                rc = -1;
+            }
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = check_summary(&s[i]);
     if (rc == 0)
         rc = check_run(s, n);
     if (rc == 0)

@@ -335,6 +335,49 @@ def test_totals():
     refused("bytes_in past 2^64", [c, good1], ["o0.json", "overflow"], both=True)
 
 
+def test_output_is_input():
+    """Issue 38: --summary FILE may not be one of the summaries merged, by the file (st_dev,
+    st_ino), not by its name: the same path, ./path, a symbolic link to it and a hard link to
+    it are refused, one line, exit 1, the summary unchanged. `--summary s0.json s0.json
+    s1.json` replaced s0.json."""
+    d = os.path.join(W, "same")
+    os.makedirs(d, exist_ok=True)
+    s0, s1 = os.path.join(d, "s0.json"), os.path.join(d, "s1.json")
+    link, hard = os.path.join(d, "link.json"), os.path.join(d, "hard.json")
+    before = summary_text([entry(0, "a"), entry(3, "d")], 0), summary_text([entry(1, "b")], 1)
+
+    def fresh():  # each case starts from the two summaries and the links (a failure may have replaced one)
+        for p in (s0, s1, link, hard):
+            if os.path.lexists(p):
+                os.unlink(p)
+        for p, data in zip((s0, s1), before):
+            with open(p, "wb") as f:
+                f.write(data)
+        os.symlink("s0.json", link)
+        os.link(s0, hard)
+
+    for what, dest, inputs in [("the same name", "s0.json", ["s0.json", "s1.json"]),
+                               ("./ before it", "./s1.json", ["s0.json", "s1.json"]),
+                               ("a symbolic link to it", "link.json", ["s0.json", "s1.json"]),
+                               ("a symbolic link to it among the inputs", "s0.json", ["link.json", "s1.json"]),
+                               ("a hard link to it", "hard.json", ["s0.json", "s1.json"]),
+                               ("its absolute path", s1, ["s0.json", "./s1.json"])]:
+        fresh()
+        r = subprocess.run([ctx.traceconv, "batch", "--merge-summaries", "--summary", dest] + inputs, cwd=d,
+                           capture_output=True)
+        err = r.stderr.decode(errors="replace")
+        ctx.eq(r.returncode, 1, f"--summary {what}: exit status ({err!r})")
+        ctx.eq(len(err.splitlines()), 1, f"--summary {what}: lines on stderr ({err!r})")
+        ctx.check(dest in err and "one of the summaries" in err, f"--summary {what}: the message {err!r}")
+        ctx.eq((read(s0), read(s1)), before, f"--summary {what}: a summary merged was changed")
+        ctx.check(os.path.islink(link) and os.stat(hard).st_ino == os.stat(s0).st_ino,
+                  f"--summary {what}: a link was replaced")
+    fresh()
+    r = subprocess.run([ctx.traceconv, "batch", "--merge-summaries", "--summary", "merged.json", "s0.json", "s1.json"],
+                       cwd=d, capture_output=True)
+    ctx.eq(r.returncode, 0, f"--summary another file in the same folder ({r.stderr!r})")
+
+
 def big_entry(i, pad):
     return {"index": i, "source": "a.zip", "member": f"dir/m{i:06d}.trace", "size": i,
             "status": "ok" if i % 7 else "skipped", "note": pad}
@@ -398,5 +441,6 @@ test_parallel_shards()
 test_hostile()
 test_damaged()
 test_totals()
+test_output_is_input()
 test_large_merge()
 ctx.done()
