@@ -451,7 +451,8 @@ static int check_run(summary *s, size_t n)
     if (shards < 0)
         return 0;
     if ((size_t)shards > n) {
-        cli_say("traceconv batch: %zu summaries for %ld shards: the summaries of all the shards are needed", n, shards);
+        cli_say("traceconv batch: %s: %zu summaries for %ld shards: the summaries of all the shards are needed", s[0].path,
+                n, shards);
         return -1;
     }
     /* each shard once: has[k] - 1 is the summary of shard k */
@@ -467,7 +468,7 @@ static int check_run(summary *s, size_t n)
     }
     for (long k = 0; rc == 0 && k < shards; k++)
         if (!has[k]) {
-            cli_say("traceconv batch: shard %ld/%ld is missing", k, shards);
+            cli_say("traceconv batch: %s: shard %ld/%ld is missing", s[0].path, k, shards);
             rc = -1;
         }
     free(has);
