@@ -275,6 +275,18 @@ static int take_header_value(summary *s, const char *key, cJSON *v)
     return 0;
 }
 
+/* The first key of object o that it holds twice, or NULL. cJSON finds a key's first value,
+ * most JSON readers (Python's, jq) its last: an entry read one way here and another way by
+ * the reader of the merged summary would make its totals look wrong there. */
+static const char *key_twice(const cJSON *o)
+{
+    for (const cJSON *a = o ? o->child : NULL; a; a = a->next)
+        for (const cJSON *b = a->next; b; b = b->next)
+            if (a->string && b->string && !strcmp(a->string, b->string))
+                return a->string;
+    return NULL;
+}
+
 /* What a member's entry adds to the totals (batch.c, finish_member and convert_member):
  * one member, one of ok/failed/skipped, existing when its outputs were kept from the
  * previous run; its size to bytes_in; the sizes of its outputs to bytes_out, but for a kept
@@ -285,6 +297,9 @@ static int count_entry(summary *s, const cJSON *e, size_t nth, const char *statu
     const cJSON *existing = cJSON_GetObjectItemCaseSensitive(e, "existing");
     const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(e, "outputs"), *o;
     double size = count_of(cJSON_GetObjectItemCaseSensitive(e, "size"));
+    const char *twice = key_twice(e);
+    if (twice)
+        return fail(s, "member %zu: \"%.100s\" twice", nth, twice);
     if (size < 0)
         return fail(s, "member %zu: \"size\" is not a count", nth);
     if (existing && !cJSON_IsBool(existing))
@@ -300,6 +315,8 @@ static int count_entry(summary *s, const cJSON *e, size_t nth, const char *statu
         /* a size batch could not learn (ftell's -1) adds nothing, as in batch.c */
         if (!cJSON_IsObject(o) || !cJSON_IsNumber(osize) || (d < 0 && !(osize->valuedouble < 0)))
             return fail(s, "member %zu: an output without a size", nth);
+        if ((twice = key_twice(o)) != NULL)
+            return fail(s, "member %zu: an output with \"%.100s\" twice", nth, twice);
         if (d > 0 && !add[T_EXISTING]) {
             if (add[T_BYTES_OUT] > UINT64_MAX - (uint64_t)d)
                 return fail(s, "member %zu: the sizes of its outputs overflow", nth);

@@ -265,8 +265,13 @@ def test_damaged():
                 "size huge": dict(member, size=1e300), "size a string": dict(member, size="10"),
                 "outputs an object": dict(member, outputs={"size": 1}), "an output a number": dict(member, outputs=[3]),
                 "an output without size": dict(member, outputs=[{}]), "existing a string": dict(member, existing="yes")})
+    # a key twice: cJSON reads the first, Python and jq the last (status ok here, failed there)
+    odd.update({"status twice": '{"index":0,"source":"a.zip","member":"a","size":10,"status":"ok","status":"failed"}',
+                "size twice": '{"index":0,"source":"a.zip","member":"a","size":10,"status":"ok","size":99}',
+                "an output's size twice": '{"index":0,"source":"a.zip","member":"a","size":10,"status":"ok",'
+                                          '"outputs":[{"format":"json","size":0,"size":5}]}'})
     for what, e in odd.items():
-        body = json.dumps(e, separators=(",", ":"))
+        body = e if isinstance(e, str) else json.dumps(e, separators=(",", ":"))
         cases.append((what, b'{"generator":"traceconv 0.4.0","formats":["json"],"shard":0,"shards":2,\n"members":[\n' +
                       body.encode() + b'\n],\n"totals":{"members":1,"ok":1,"failed":0,"skipped":0,"existing":0,'
                       b'"bytes_in":10,"bytes_out":0,"seconds":1}}\n'))
