@@ -228,7 +228,7 @@ int main(int argc, char **argv)
         if (strncmp(argv[i], "--", 2))
             replay_path(argv[i]);
     rmdir(dir);
-    printf("%d inputs merged, %d failed\n", runs, failures);
+    printf("%d inputs run, %d failed\n", runs, failures);
     return failures ? 1 : 0;
 }
 #endif
