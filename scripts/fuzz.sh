@@ -16,6 +16,12 @@
 # build-fuzz/fuzz-work/<target>-artifacts/, to be minimized
 # (-minimize_crash=1) and kept, one per distinct bug, in tests/fuzz/regressions.
 # FUZZ_TARGETS="fuzz_art fuzz_json" runs only those.
+#
+# fuzz_merge (batch --merge-summaries, tests/fuzz/fuzz_merge.c) takes summaries, not
+# traces: its seeds are the summaries the fuzz build's traceconv batch writes for a few
+# corpus traces (two and three shards, unsharded, run again), one run's summaries
+# joined by the line "%%" its inputs are split at; its messages go to /dev/null
+# (-close_fd_mask=2; libFuzzer's and the sanitizers' reports still show).
 set -euo pipefail
 build=${1:-build-fuzz}
 seconds=${FUZZ_SECONDS:-600}
@@ -51,6 +57,34 @@ make_seeds() {
   done < <(seed_files)
 }
 
+# The seeds of fuzz_merge: the summaries of a few small runs of batch, each run's joined.
+make_merge_seeds() {
+  local dir=$1 tmp
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/fuzz-merge-seeds.XXXXXX")
+  mkdir -p "$tmp/in"
+  ls -S -r "$root"/corpus/*.trace | sed -n 1,5p | xargs -I{} cp {} "$tmp/in/"
+  printf 'not a trace\n' > "$tmp/in/notes.txt"
+  local tc=$build/traceconv k n i
+  for n in 2 3 1; do
+    for k in a b; do   # b: the same shards run again (their members "existing")
+      local files=()
+      for ((i = 0; i < n; i++)); do
+        local shard=() ; [ "$n" -gt 1 ] && shard=(--shard "$i/$n")
+        "$tc" batch -q -j 1 -o json -O "$tmp/out$n" --summary "$tmp/s$n-$i.json" "${shard[@]}" \
+          "$tmp/in" "$tmp/no-such-input.zip" > /dev/null 2>&1 || true
+        files+=("$tmp/s$n-$i.json")
+      done
+      local first=1 f
+      for f in "${files[@]}"; do
+        [ $first = 1 ] || printf '\n%%%%\n'
+        first=0
+        cat "$f"
+      done > "$dir/summaries-$n-$k"
+    done
+  done
+  rm -rf "$tmp"
+}
+
 status=0
 summary=()
 for exe in "$build"/fuzz_*; do
@@ -60,7 +94,13 @@ for exe in "$build"/fuzz_*; do
   seeds=$build/fuzz-seeds/$target
   rm -rf "$seeds"
   mkdir -p "$work" "$seeds"
-  make_seeds "$seeds"
+  extra=()
+  if [ "$target" = fuzz_merge ]; then
+    make_merge_seeds "$seeds"
+    extra=(-close_fd_mask=2)
+  else
+    make_seeds "$seeds"
+  fi
   # the target's own dictionary (fuzz_art -> art.dict); the probing target takes the ART one
   d=$root/tests/fuzz/${target#fuzz_}.dict
   [ -f "$d" ] || d=$root/tests/fuzz/art.dict
@@ -76,7 +116,7 @@ for exe in "$build"/fuzz_*; do
   echo "fuzz: $target for ${seconds}s (log $log)"
   set +e
   ASAN_OPTIONS=detect_leaks=1 "$exe" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \
-    -max_len=65536 -print_final_stats=1 -dict="$d" "${mode[@]}" "$work" "$seeds" > "$log" 2>&1
+    -max_len=65536 -print_final_stats=1 -dict="$d" "${extra[@]}" "${mode[@]}" "$work" "$seeds" > "$log" 2>&1
   rc=$?
   set -e
   # the final stats, or in fork mode the last status line: "#123456: cov: 1234 ft: 5678 ..."

@@ -19,8 +19,9 @@
  *
  * The member every shard lists itself (an INPUT that cannot be opened: each shard's
  * run fails) has the same index and the same entry in every summary: it is kept once
- * and counted once. Any other index met twice means the shards read different inputs:
- * an error, as is a shard missing or given twice.
+ * and counted once. Any other index met twice, even with the same entry, means the
+ * shards did not partition one run: an error, as is a shard missing or given twice. Each
+ * summary's totals must be what its members add up to, so the merged totals are too.
  */
 #include "batch.h"
 #include "cli_util.h"
@@ -58,11 +59,14 @@ typedef struct summary {
     cJSON *generator, *formats; /* pass 1 */
     cJSON *options;             /* the run's conversion options (batch.c: options_json); NULL: none given */
     long shard, shards;         /* -1: an unsharded run's summary */
-    uint64_t totals[N_TOTALS];
+    uint64_t totals[N_TOTALS];  /* as the summary says */
+    uint64_t counted[N_TOTALS]; /* as its members count (pass 1): they must be equal */
     double seconds;
     int interrupted;
     uint64_t members_at; /* just after the '[' of "members" */
     size_t n_members;
+    dev_t dev; /* the file: --summary FILE may not be one of them */
+    ino_t ino;
     /* pass 2: the entry at the head of this summary */
     uint64_t head_index, head_off;
     size_t head_len, left;
@@ -144,6 +148,11 @@ static cJSON *read_value(summary *s, size_t limit)
     int c = next_token(s), depth = 0, in_string = 0, escaped = 0;
     uint64_t start = s->pos;
     s->len = 0;
+    if (c == EOF || strchr(",]}:", c)) { /* no value here: nothing to scan (s->buf may be unallocated) */
+        unread_byte(s, c);
+        fail(s, c == EOF ? "cut short" : "expected a value");
+        return NULL;
+    }
     for (; c != EOF; c = next_byte(s)) {
         /* the end: a string or a container closed before c, or a scalar's delimiter */
         int scalar = s->len && s->buf[0] != '"' && s->buf[0] != '{' && s->buf[0] != '[';
@@ -257,6 +266,8 @@ static int take_header_value(summary *s, const char *key, cJSON *v)
     } else if (!strcmp(key, "totals")) {
         return take_totals(s, v);
     } else if (!strcmp(key, "interrupted")) {
+        if (!cJSON_IsBool(v))
+            return fail(s, "\"interrupted\" is not true or false");
         s->interrupted = cJSON_IsTrue(v);
     } else {
         return fail(s, "unexpected \"%.100s\"", key);
@@ -264,14 +275,73 @@ static int take_header_value(summary *s, const char *key, cJSON *v)
     return 0;
 }
 
-/* A member's entry: an object naming a source and a member, with a status; in a shard's
- * summary its index, after the previous one's. *index: the entry's place. */
-static int check_entry(summary *s, const cJSON *e, size_t nth, uint64_t *index)
+/* The first key of object o that it holds twice, or NULL. cJSON finds a key's first value,
+ * most JSON readers (Python's, jq) its last: an entry read one way here and another way by
+ * the reader of the merged summary would make its totals look wrong there. */
+static const char *key_twice(const cJSON *o)
 {
-    const char *status = string_of(e, "status");
-    if (!cJSON_IsObject(e) || !string_of(e, "source") || !string_of(e, "member") || !status ||
+    for (const cJSON *a = o ? o->child : NULL; a; a = a->next)
+        for (const cJSON *b = a->next; b; b = b->next)
+            if (a->string && b->string && !strcmp(a->string, b->string))
+                return a->string;
+    return NULL;
+}
+
+/* What a member's entry adds to the totals (batch.c, finish_member and convert_member):
+ * one member, one of ok/failed/skipped, existing when its outputs were kept from the
+ * previous run; its size to bytes_in; the sizes of its outputs to bytes_out, but for a kept
+ * member's (written by an earlier run). -1 after the message: not a count, or a sum that
+ * overflows. */
+static int count_entry(summary *s, const cJSON *e, size_t nth, const char *status, uint64_t *counted)
+{
+    const cJSON *existing = cJSON_GetObjectItemCaseSensitive(e, "existing");
+    const cJSON *outputs = cJSON_GetObjectItemCaseSensitive(e, "outputs"), *o;
+    double size = count_of(cJSON_GetObjectItemCaseSensitive(e, "size"));
+    const char *twice = key_twice(e);
+    if (twice)
+        return fail(s, "member %zu: \"%.100s\" twice", nth, twice);
+    if (size < 0)
+        return fail(s, "member %zu: \"size\" is not a count", nth);
+    if (existing && !cJSON_IsBool(existing))
+        return fail(s, "member %zu: \"existing\" is not true or false", nth);
+    if (outputs && !cJSON_IsArray(outputs))
+        return fail(s, "member %zu: \"outputs\" is not a list", nth);
+    uint64_t add[N_TOTALS] = {[T_MEMBERS] = 1, [T_BYTES_IN] = (uint64_t)size};
+    add[!strcmp(status, "ok") ? T_OK : !strcmp(status, "failed") ? T_FAILED : T_SKIPPED] = 1;
+    add[T_EXISTING] = cJSON_IsTrue(existing);
+    cJSON_ArrayForEach(o, outputs) {
+        const cJSON *osize = cJSON_GetObjectItemCaseSensitive(o, "size");
+        double d = count_of(osize);
+        /* a size batch could not learn (ftell's -1) adds nothing, as in batch.c */
+        if (!cJSON_IsObject(o) || !cJSON_IsNumber(osize) || (d < 0 && !(osize->valuedouble < 0)))
+            return fail(s, "member %zu: an output without a size", nth);
+        if ((twice = key_twice(o)) != NULL)
+            return fail(s, "member %zu: an output with \"%.100s\" twice", nth, twice);
+        if (d > 0 && !add[T_EXISTING]) {
+            if (add[T_BYTES_OUT] > UINT64_MAX - (uint64_t)d)
+                return fail(s, "member %zu: the sizes of its outputs overflow", nth);
+            add[T_BYTES_OUT] += (uint64_t)d;
+        }
+    }
+    for (int k = 0; k < N_TOTALS; k++) {
+        if (counted[k] > UINT64_MAX - add[k])
+            return fail(s, "member %zu: the sum of %s overflows", nth, total_keys[k]);
+        counted[k] += add[k];
+    }
+    return 0;
+}
+
+/* A member's entry: an object naming a source and a member, with a status; in a shard's
+ * summary its index, after the previous one's. *index: the entry's place. counted (pass
+ * 1; NULL in pass 2): the totals, to which the entry is added. */
+static int check_entry(summary *s, const cJSON *e, size_t nth, uint64_t *index, uint64_t *counted)
+{
+    const char *status = cJSON_IsObject(e) ? string_of(e, "status") : NULL;
+    if (!status || !string_of(e, "source") || !string_of(e, "member") ||
         (strcmp(status, "ok") && strcmp(status, "failed") && strcmp(status, "skipped")))
         return fail(s, "member %zu is not a member's entry (source, member, status ok/failed/skipped)", nth);
+    if (counted && count_entry(s, e, nth, status, counted) != 0)
+        return -1;
     if (s->shards < 0) {
         *index = nth;
         return 0;
@@ -295,7 +365,7 @@ static int check_members(summary *s)
     unread_byte(s, c);
     for (;;) {
         cJSON *e = read_value(s, MAX_ENTRY);
-        int rc = e ? check_entry(s, e, s->n_members, &index) : -1;
+        int rc = e ? check_entry(s, e, s->n_members, &index, s->counted) : -1;
         cJSON_Delete(e);
         if (rc != 0)
             return -1;
@@ -356,9 +426,15 @@ static int check_summary(summary *s)
                                                  : !seen_members ? "members" : "totals");
     if ((s->shard < 0) != (s->shards < 0) || (s->shards >= 0 && (s->shards < 2 || s->shard >= s->shards)))
         return fail(s, "\"shard\" %ld of \"shards\" %ld is not a shard of a run", s->shard, s->shards);
-    if (s->totals[T_MEMBERS] != s->n_members)
-        return fail(s, "totals.members is %llu, but it lists %zu members", (unsigned long long)s->totals[T_MEMBERS],
-                    s->n_members);
+    /* every total is what its members add up to (count_entry) */
+    static const char *const counted_as[N_TOTALS][2] = {
+        {"it lists ", " members"}, {"", " of its members are ok"}, {"", " of its members failed"},
+        {"", " of its members are skipped"}, {"", " of its members are existing"},
+        {"its members' sizes add up to ", ""}, {"the sizes of its members' outputs add up to ", ""}};
+    for (int k = 0; k < N_TOTALS; k++)
+        if (s->totals[k] != s->counted[k])
+            return fail(s, "totals.%s is %llu, but %s%llu%s", total_keys[k], (unsigned long long)s->totals[k],
+                        counted_as[k][0], (unsigned long long)s->counted[k], counted_as[k][1]);
     return 0;
 }
 
@@ -392,7 +468,8 @@ static int check_run(summary *s, size_t n)
     if (shards < 0)
         return 0;
     if ((size_t)shards > n) {
-        cli_say("traceconv batch: %zu summaries for %ld shards: the summaries of all the shards are needed", n, shards);
+        cli_say("traceconv batch: %s: %zu summaries for %ld shards: the summaries of all the shards are needed", s[0].path,
+                n, shards);
         return -1;
     }
     /* each shard once: has[k] - 1 is the summary of shard k */
@@ -408,7 +485,7 @@ static int check_run(summary *s, size_t n)
     }
     for (long k = 0; rc == 0 && k < shards; k++)
         if (!has[k]) {
-            cli_say("traceconv batch: shard %ld/%ld is missing", k, shards);
+            cli_say("traceconv batch: %s: shard %ld/%ld is missing", s[0].path, k, shards);
             rc = -1;
         }
     free(has);
@@ -432,7 +509,7 @@ static int advance(summary *s)
     cJSON *e = read_value(s, MAX_ENTRY);
     size_t nth = s->n_members - s->left;
     uint64_t index = s->head_index;
-    int rc = e ? check_entry(s, e, nth, &index) : -1;
+    int rc = e ? check_entry(s, e, nth, &index, NULL) : -1;
     cJSON_Delete(e);
     if (rc != 0)
         return -1;
@@ -455,8 +532,11 @@ static char *head_text(summary *s, cJSON **entry)
     if (pread(fileno(s->f), scratch, s->head_len, (off_t)s->head_off) != (ssize_t)s->head_len)
         return NULL;
     cJSON *e = cJSON_ParseWithLength(scratch, s->head_len);
-    if (!e)
+    if (!cJSON_IsObject(e) || !string_of(e, "status") || !string_of(e, "source") || !string_of(e, "member")) {
+        /* not what pass 1 read: the file changed */
+        cJSON_Delete(e);
         return NULL;
+    }
     if (s->shards >= 0)
         cJSON_DeleteItemFromObjectCaseSensitive(e, "index");
     char *text = cJSON_PrintUnformatted(e);
@@ -464,21 +544,23 @@ static char *head_text(summary *s, cJSON **entry)
     return text;
 }
 
-/* A member listed by several shards is counted once: what its duplicate added goes. */
+/* The one entry every shard lists (batch.c, an INPUT that stat cannot find: each shard's run
+ * failed): no member path, failed, no outputs. Any other entry is one shard's. */
+static int every_shards(const cJSON *e)
+{
+    const char *member = string_of(e, "member"), *status = string_of(e, "status");
+    return member && !*member && status && !strcmp(status, "failed") &&
+           !cJSON_GetObjectItemCaseSensitive(e, "outputs") && !cJSON_GetObjectItemCaseSensitive(e, "existing");
+}
+
+/* Such an entry listed by several shards is counted once: what its duplicate added goes
+ * (each shard's totals counted it: pass 1 checked them, so nothing wraps). */
 static void uncount(uint64_t *totals, const cJSON *e)
 {
-    const char *status = string_of(e, "status");
-    totals[T_MEMBERS]--;
-    totals[!strcmp(status, "ok") ? T_OK : !strcmp(status, "failed") ? T_FAILED : T_SKIPPED]--;
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "existing")))
-        totals[T_EXISTING]--;
     double size = count_of(cJSON_GetObjectItemCaseSensitive(e, "size"));
+    totals[T_MEMBERS]--;
+    totals[T_FAILED]--;
     totals[T_BYTES_IN] -= size > 0 ? (uint64_t)size : 0;
-    const cJSON *o;
-    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(e, "outputs")) {
-        double out = count_of(cJSON_GetObjectItemCaseSensitive(o, "size"));
-        totals[T_BYTES_OUT] -= !strcmp(status, "ok") && out > 0 ? (uint64_t)out : 0;
-    }
 }
 
 /* A min-heap of summaries by their head entry's index. */
@@ -511,21 +593,28 @@ static int pop_advance(summary **heap, size_t *live)
     return 0;
 }
 
-/* The same member in another summary: the same entry is counted once, another one is an error. */
+/* The same index in another summary: the entry every shard lists (an INPUT that could not
+ * be opened) is kept and counted once; any other is an error, the same entry too (a member
+ * is converted by one shard: two shards listing it did not partition one run). */
 static int drop_duplicate(summary *first, summary *again, const char *text, uint64_t *totals)
 {
     cJSON *dup = NULL;
     char *other = head_text(again, &dup);
-    int same = other && !strcmp(other, text);
-    if (same)
+    int same = other && !strcmp(other, text), ok = same && every_shards(dup);
+    if (ok)
         uncount(totals, dup);
+    else if (same)
+        cli_say("traceconv batch: %s and %s both list the member at index %llu (%.200s: %.200s): a member is one "
+                "shard's; the shards did not partition one run",
+                first->path, again->path, (unsigned long long)first->head_index, string_of(dup, "source"),
+                string_of(dup, "member"));
     else
         cli_say("traceconv batch: %s and %s list different members at index %llu: the shards did not read the same "
                 "inputs",
                 first->path, again->path, (unsigned long long)first->head_index);
     free(other);
     cJSON_Delete(dup);
-    return same ? 0 : -1;
+    return ok ? 0 : -1;
 }
 
 /* The members of every summary in index order, one a line, into out; totals adjusted
@@ -714,9 +803,23 @@ int batch_merge_main(int argc, char **argv)
                     s[i].f ? "not a regular file" : strerror(errno));
             rc = -1;
         } else {
-            rc = check_summary(&s[i]);
+            s[i].dev = st.st_dev;
+            s[i].ino = st.st_ino;
         }
     }
+    /* FILE is never one of the summaries: the file itself (a symbolic link to it, a hard
+     * link, another spelling of its path), which the merge would replace while it reads it */
+    struct stat ost;
+    if (rc == 0 && out && stat(out, &ost) == 0)
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            if (ost.st_dev == s[i].dev && ost.st_ino == s[i].ino) {
+                cli_say("traceconv batch: %s: cannot write the merged summary: it is %s, one of the summaries merged; "
+                        "not replacing it",
+                        out, s[i].path);
+                rc = -1;
+            }
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = check_summary(&s[i]);
     if (rc == 0)
         rc = check_run(s, n);
     if (rc == 0)
@@ -731,5 +834,7 @@ int batch_merge_main(int argc, char **argv)
     }
     free(s);
     free(scratch);
+    scratch = NULL; /* the merge may run again in this process (tests/fuzz/fuzz_merge.c) */
+    scratch_cap = 0;
     return rc == 0 ? 0 : EXIT_FAILED;
 }

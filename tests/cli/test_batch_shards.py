@@ -238,6 +238,151 @@ def test_hostile():
     ctx.eq(read(other), b"keep me\n", "--summary over a file that is not a summary")
 
 
+def test_damaged():
+    """Issue 38: a summary cut anywhere, or with a value of the wrong kind where the merge
+    looks (missing keys, wrong types, lists for objects, huge, negative and fractional
+    numbers), is one line naming the file, exit 1, nothing written; never a signal. `{`
+    alone wrote through a NULL pointer (SIGSEGV, exit 139)."""
+    good1 = write("s1.json", summary_text([entry(1, "b"), entry(2, "c", "failed", error="x")], 1))
+    text = summary_text([entry(0, "a", outputs=[{"format": "json", "name": "a.json", "size": 7}]), entry(3, "d")], 0,
+                        totals={"bytes_out": 7})
+    ok = ctx.run(["batch", "--merge-summaries", write("s0.json", text), good1])
+    ctx.eq(ok.returncode, 0, f"the summaries these are damaged from merge ({ok.stderr!r})")
+    cases = [("only {", b"{"), ("{ and spaces", b"{ \n\t"), ("a key and nothing", b'{"generator"'),
+             ("{}", b"{}"), ("a comma first", b"{,}"), ("a colon first", b'{:"x"}'), ("a list", b"[]"),
+             ("members cut in an entry", b'{"members":[{"source":'), ("members cut after a comma", b'{"members":[1,')]
+    # every prefix of a summary: cut anywhere
+    cases += [(f"cut at byte {n}", text[:n]) for n in range(0, len(text) - 1, 7)]
+    member = {"index": 0, "source": "a.zip", "member": "a", "size": 10, "status": "ok"}
+    odd = {"a list for the entry": [], "a number for the entry": 5, "null for the entry": None,
+           "status a number": dict(member, status=1), "member a list": dict(member, member=[]),
+           "source missing": {k: v for k, v in member.items() if k != "source"},
+           "index negative": dict(member, index=-1), "index huge": dict(member, index=1e19),
+           "index fractional": dict(member, index=0.5)}
+    # what the totals are counted from (test_totals)
+    odd.update({"size missing": {k: v for k, v in member.items() if k != "size"},
+                "size negative": dict(member, size=-1), "size fractional": dict(member, size=1.5),
+                "size huge": dict(member, size=1e300), "size a string": dict(member, size="10"),
+                "outputs an object": dict(member, outputs={"size": 1}), "an output a number": dict(member, outputs=[3]),
+                "an output without size": dict(member, outputs=[{}]), "existing a string": dict(member, existing="yes")})
+    # a key twice: cJSON reads the first, Python and jq the last (status ok here, failed there)
+    odd.update({"status twice": '{"index":0,"source":"a.zip","member":"a","size":10,"status":"ok","status":"failed"}',
+                "size twice": '{"index":0,"source":"a.zip","member":"a","size":10,"status":"ok","size":99}',
+                "an output's size twice": '{"index":0,"source":"a.zip","member":"a","size":10,"status":"ok",'
+                                          '"outputs":[{"format":"json","size":0,"size":5}]}'})
+    for what, e in odd.items():
+        body = e if isinstance(e, str) else json.dumps(e, separators=(",", ":"))
+        cases.append((what, b'{"generator":"traceconv 0.4.0","formats":["json"],"shard":0,"shards":2,\n"members":[\n' +
+                      body.encode() + b'\n],\n"totals":{"members":1,"ok":1,"failed":0,"skipped":0,"existing":0,'
+                      b'"bytes_in":10,"bytes_out":0,"seconds":1}}\n'))
+    head = json.loads(text[:text.index(b',\n"members"')].decode() + "}")
+    for key, values in {"generator": [None, 1, [], {}], "formats": [None, "json", [], [1], {}],
+                        "shard": [-1, 0.5, 1e19, "0", None], "shards": [1, -2, 2.5, 1e19, []],
+                        "interrupted": ["yes", 1], "options": [1, []]}.items():
+        for v in values:
+            h = dict(head, **{key: v})
+            cases.append((f"{key} {json.dumps(v)}", json.dumps(h, separators=(",", ":"))[:-1].encode() +
+                          text[text.index(b',\n"members"'):]))
+    totals = json.loads(text[text.index(b'"totals":') + 9:-2])
+    for key in list(totals):
+        for v in (None, -1, 0.5, 1e300, "1", [], {}):
+            if key == "seconds" and v in (0.5, 1e300):  # durations, not counts
+                continue
+            t = dict(totals, **{key: v})
+            cases.append((f"totals.{key} {json.dumps(v)}", text[:text.index(b'"totals":') + 9] +
+                          json.dumps(t, separators=(",", ":")).encode() + b"}\n"))
+        t = {k: v for k, v in totals.items() if k != key}
+        cases.append((f"totals.{key} missing", text[:text.index(b'"totals":') + 9] +
+                      json.dumps(t, separators=(",", ":")).encode() + b"}\n"))
+    cases += [("totals a list", text[:text.index(b'"totals":') + 9] + b"[1,2]}\n"),
+              ("members an object", text.replace(b'"members":[', b'"members":{', 1))]
+    for k, (what, data) in enumerate(cases):
+        refused(what, [write(f"dmg{k}.json", data), good1], [f"dmg{k}.json"], both=k % 5 == 0)
+
+
+def test_totals():
+    """Issue 38: every total of a shard's summary is what its members add up to, and a member
+    is one shard's. A summary whose ok/failed/skipped/existing/bytes counts do not count its
+    members was accepted (only totals.members was checked), and a member listed by two shards
+    made the merged totals wrap to 2^64-1 with exit 0: each is one line, exit 1 now."""
+    out = {"format": "json", "name": "a.json", "size": 7}
+    members0 = [entry(0, "a", outputs=[out]), entry(3, "d", "skipped", reason="not a trace"),
+                entry(4, "e", existing=True, outputs=[dict(out, size=100)])]
+    right = {"ok": 2, "skipped": 1, "existing": 1, "bytes_out": 7}
+    good0 = write("t0.json", summary_text(members0, 0, totals=right))
+    good1 = write("t1.json", summary_text([entry(1, "b"), entry(2, "c", "failed", error="x")], 1))
+    merged = json.loads(ctx.run(["batch", "--merge-summaries", good0, good1], check_rc=0).stdout)
+    ctx.eq(merged["totals"], {"members": 5, "ok": 3, "failed": 1, "skipped": 1, "existing": 1, "bytes_in": 50,
+                              "bytes_out": 7, "seconds": 1.5}, "totals with kept outputs (existing: not bytes_out)")
+    wrong = {"ok": 1, "failed": 1, "skipped": 0, "existing": 0, "bytes_in": 31, "bytes_out": 107}
+    for key, v in wrong.items():
+        path = write(f"w-{key}.json", summary_text(members0, 0, totals=dict(right, **{key: v})))
+        refused(f"totals.{key} that does not count the members", [path, good1], [f"w-{key}.json", f"totals.{key}"],
+                both=key == "ok")
+    # the same member in two shards: whatever its totals, refused, not counted twice or uncounted
+    for k, status in enumerate(("ok", "failed", "skipped")):
+        e = entry(5, "dup", status)
+        a = write(f"d0-{k}.json", summary_text([entry(0, "a"), e], 0))
+        b = write(f"d1-{k}.json", summary_text([entry(1, "b"), e], 1))
+        refused(f"a member ({status}) listed by two shards", [a, b], ["index 5", "dup"], both=k == 0)
+    # ... and with totals that do not count it in the second (the wrap to 2^64-1 of issue 38)
+    a = write("d0.json", summary_text([entry(0, "a"), entry(2, "c")], 0))
+    b = write("d1.json", summary_text([entry(1, "b"), entry(2, "c")], 1, totals={"ok": 1, "bytes_in": 10}))
+    refused("a member listed twice, uncounted by its second shard", [a, b], ["d1.json"], both=True)
+    # both shards list it, neither counts it but in totals.members: the merge said ok 2^64-1, bytes_in 2^64-10
+    wrap = {"ok": 0, "bytes_in": 0}
+    a = write("u0.json", summary_text([entry(2, "c")], 0, totals=wrap))
+    b = write("u1.json", summary_text([entry(2, "c")], 1, totals=wrap))
+    refused("a member listed twice, counted by neither shard", [a, b], ["u0.json", "totals.ok"], both=True)
+    # sums that overflow: counts up to 2^53 each, a sum past 2^64
+    huge = [entry(i, f"m{i}", size=2**53) for i in range(0, 4096, 2)]
+    c = write("o0.json", summary_text(huge, 0))
+    refused("bytes_in past 2^64", [c, good1], ["o0.json", "overflow"], both=True)
+
+
+def test_output_is_input():
+    """Issue 38: --summary FILE may not be one of the summaries merged, by the file (st_dev,
+    st_ino), not by its name: the same path, ./path, a symbolic link to it and a hard link to
+    it are refused, one line, exit 1, the summary unchanged. `--summary s0.json s0.json
+    s1.json` replaced s0.json."""
+    d = os.path.join(W, "same")
+    os.makedirs(d, exist_ok=True)
+    s0, s1 = os.path.join(d, "s0.json"), os.path.join(d, "s1.json")
+    link, hard = os.path.join(d, "link.json"), os.path.join(d, "hard.json")
+    before = summary_text([entry(0, "a"), entry(3, "d")], 0), summary_text([entry(1, "b")], 1)
+
+    def fresh():  # each case starts from the two summaries and the links (a failure may have replaced one)
+        for p in (s0, s1, link, hard):
+            if os.path.lexists(p):
+                os.unlink(p)
+        for p, data in zip((s0, s1), before):
+            with open(p, "wb") as f:
+                f.write(data)
+        os.symlink("s0.json", link)
+        os.link(s0, hard)
+
+    for what, dest, inputs in [("the same name", "s0.json", ["s0.json", "s1.json"]),
+                               ("./ before it", "./s1.json", ["s0.json", "s1.json"]),
+                               ("a symbolic link to it", "link.json", ["s0.json", "s1.json"]),
+                               ("a symbolic link to it among the inputs", "s0.json", ["link.json", "s1.json"]),
+                               ("a hard link to it", "hard.json", ["s0.json", "s1.json"]),
+                               ("its absolute path", s1, ["s0.json", "./s1.json"])]:
+        fresh()
+        r = subprocess.run([ctx.traceconv, "batch", "--merge-summaries", "--summary", dest] + inputs, cwd=d,
+                           capture_output=True)
+        err = r.stderr.decode(errors="replace")
+        ctx.eq(r.returncode, 1, f"--summary {what}: exit status ({err!r})")
+        ctx.eq(len(err.splitlines()), 1, f"--summary {what}: lines on stderr ({err!r})")
+        ctx.check(dest in err and "one of the summaries" in err, f"--summary {what}: the message {err!r}")
+        ctx.eq((read(s0), read(s1)), before, f"--summary {what}: a summary merged was changed")
+        ctx.check(os.path.islink(link) and os.stat(hard).st_ino == os.stat(s0).st_ino,
+                  f"--summary {what}: a link was replaced")
+    fresh()
+    r = subprocess.run([ctx.traceconv, "batch", "--merge-summaries", "--summary", "merged.json", "s0.json", "s1.json"],
+                       cwd=d, capture_output=True)
+    ctx.eq(r.returncode, 0, f"--summary another file in the same folder ({r.stderr!r})")
+
+
 def big_entry(i, pad):
     return {"index": i, "source": "a.zip", "member": f"dir/m{i:06d}.trace", "size": i,
             "status": "ok" if i % 7 else "skipped", "note": pad}
@@ -299,5 +444,8 @@ def test_large_merge():
 
 test_parallel_shards()
 test_hostile()
+test_damaged()
+test_totals()
+test_output_is_input()
 test_large_merge()
 ctx.done()

@@ -6,7 +6,8 @@ seeds), and over every past crash in tests/fuzz/regressions/, each as
 the fuzzer ran it (its control block picks writer and options) and its trace
 through every writer. Under the ASan+UBSan run of make test, a regression
 that comes back fails here, and the failure names the file, writer and
-options (replay.c runs each file in a child process). TC_REPLAY_SETS=K (make test's
+options (replay.c runs each file in a child process). replay_merge (tests/fuzz/fuzz_merge.c:
+batch --merge-summaries) runs the regressions as summaries. TC_REPLAY_SETS=K (make test's
 ASan run: 3) gives each seed and writer the defaults and K of the other option sets,
 rotating with the file and TC_REPLAY_SEED (printed, default the time), so one run still
 reaches every writer with every set and the next run other pairs."""
@@ -55,6 +56,8 @@ def main():
             seed_args = ["--seeds-default", *seeds]
         elif name == "replay_deobf":
             seed_args = ["--seeds", *mappings]
+        elif name == "replay_merge":  # its input is summaries: test_summary_mutations makes and mutates them
+            seed_args = []
         else:
             seed_args = ["--seeds", *seeds]
         r = subprocess.run([exe, *seed_args, "--fuzz", regressions], capture_output=True, text=True,
