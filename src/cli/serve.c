@@ -121,7 +121,8 @@ typedef struct request {
     uint64_t got[N_FIELDS];  /* bytes of each field: a second part of one is refused */
     uint64_t received;
     const srv_output *output; /* REQ_DOWNLOAD: the output converted on demand */
-    int inline_view;         /* REQ_DOWNLOAD: shown in the page's frame (a flame graph with a selection) */
+    int inline_view;         /* REQ_DOWNLOAD: no ?download: shown in the page's frame when what is written is
+                                a page or an image (a flame graph with a selection), else an attachment */
     int fail;                /* an HTTP status to answer with once the body is consumed */
     char fail_msg[SRV_ERROR_MAX];
     srv_job *job;
@@ -732,12 +733,17 @@ static enum MHD_Result answer_job(struct MHD_Connection *conn, request *rq)
         return answer_failure(conn, rq, (unsigned)job->status, job->error);
     if (rq->kind == REQ_API || rq->kind == REQ_DOWNLOAD) {
         char name[SRV_NAME_MAX + 32];
+        /* the name, the type and whether it is shown follow what was written: a download's
+         * query may pick another variant of its writer (report.txt?html is the HTML report,
+         * trace.systrace.html?text the ftrace text), which then has its own extension; the
+         * output's own ("wall.svg") is kept when its variant is the one written */
         const tc_variant_info *v = api_variant(job);
-        const char *ext = rq->output ? rq->output->ext : v ? v->extension : NULL;
+        const tc_variant_info *own = rq->output ? tc_output_variant(NULL, rq->output->output) : NULL;
+        const char *ext = own && v && !strcmp(own->name, v->name) ? rq->output->ext : v ? v->extension : NULL;
         download_name(job->display, ext ? ext : "out", name, sizeof name);
         int fd = job->out_fd;
         job->out_fd = -1; /* the response owns it now */
-        if (rq->inline_view && v) /* a flame graph or the HTML report with a selection, in the page's frame */
+        if (rq->inline_view && v && v->inline_view) /* a flame graph or HTML report with a selection: the frame's */
             return send_fd(conn, fd, job->out_size, v->mime, csp_document, NULL);
         return send_fd(conn, fd, job->out_size, v ? v->mime : "application/octet-stream", csp_data, name);
     }
@@ -906,8 +912,7 @@ static enum MHD_Result start_download(struct MHD_Connection *conn, server *srv, 
         free_request(rq);
         return r;
     }
-    const tc_variant_info *v = tc_output_variant(NULL, o->output);
-    rq->inline_view = v && v->inline_view && !MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "download");
+    rq->inline_view = !MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "download"); /* if it is a view */
     result_display(dir, job->display, sizeof job->display);
     if (srv_store_link_inputs(srv->store, dir, job) != 0) {
         free_request(rq);
@@ -920,6 +925,20 @@ static enum MHD_Result start_download(struct MHD_Connection *conn, server *srv, 
     return submit(conn, srv, rq);
 }
 
+
+/* Every Host and Origin header of the request, in any case: libmicrohttpd's lookup gives
+ * the first one only, and a second one (that a proxy or the browser may read instead) must
+ * not pass unseen. */
+static enum MHD_Result note_origin_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    srv_origin *who = cls;
+    if (!strcasecmp(key, MHD_HTTP_HEADER_HOST) && who->n_host++ == 0)
+        who->host = value;
+    else if (!strcasecmp(key, MHD_HTTP_HEADER_ORIGIN) && who->n_origin++ == 0)
+        who->origin = value;
+    return MHD_YES;
+}
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                   const char *version, const char *data, size_t *size, void **con_cls)
@@ -939,9 +958,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (rq)
         return handle_body(conn, srv, rq, data, size);
     char why[SRV_ERROR_MAX];
-    int refused = srv_guard_check_request(srv->guard, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"),
-                                          MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin"), why,
-                                          sizeof why);
+    srv_origin who = {0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, note_origin_header, &who);
+    int refused = srv_guard_check_request(srv->guard, &who, why, sizeof why);
     if (refused) { /* before the body, whatever the method */
         srv_guard_request(srv->guard, conn, 0);
         return send_text(conn, (unsigned)refused, why);

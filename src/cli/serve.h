@@ -76,8 +76,14 @@ void srv_guard_free(srv_guard *g);
  * returns whether it is a loopback address. */
 int srv_guard_listen(srv_guard *g, const struct sockaddr *sa, const char *text, const char *const *names,
                      size_t n_names);
-/* 0, or the HTTP status (400, 403) refusing a request with these Host and Origin (NULL: absent). */
-int srv_guard_check_request(const srv_guard *g, const char *host, const char *origin, char *why, size_t len);
+/* A request's Host and Origin headers: the first of each (NULL: absent) and how many came. */
+typedef struct srv_origin {
+    const char *host, *origin;
+    unsigned n_host, n_origin;
+} srv_origin;
+/* 0, or the HTTP status (400, 403) refusing a request with these Host and Origin headers:
+ * 400 without a Host, or with two Host or two Origin headers (whichever one a reader takes). */
+int srv_guard_check_request(const srv_guard *g, const srv_origin *who, char *why, size_t len);
 /* libmicrohttpd's accept policy (1 accept, 0 refuse) and connection notifications. */
 int srv_guard_accept(void *cls, const struct sockaddr *sa, unsigned len);
 void srv_guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context, int started);

@@ -9,7 +9,9 @@
  * when it is a wildcard, and the names given with --allow-host), with the
  * listening port; and a request that carries an Origin (every browser POST
  * and cross-origin fetch does) must come from a page of that same origin.
- * "Origin: null" (sandboxed frames, file: pages, redirects) is refused.
+ * "Origin: null" (sandboxed frames, file: pages, redirects) is refused. A request with
+ * two Host or two Origin headers (in any case) is refused (400): libmicrohttpd's lookup
+ * gives the first, and a proxy or another reader could take the other.
  *
  * Slow clients (slowloris): the request line and headers must arrive within
  * --header-timeout seconds (10) of the connection's start or of the end of the
@@ -272,9 +274,15 @@ static void quote_value(const char *v, char *out, size_t len)
     out[o] = 0;
 }
 
-int srv_guard_check_request(const srv_guard *g, const char *host, const char *origin, char *why, size_t len)
+int srv_guard_check_request(const srv_guard *g, const srv_origin *who, char *why, size_t len)
 {
     char q[128];
+    const char *host = who->host, *origin = who->origin;
+    if (who->n_host > 1 || who->n_origin > 1) {
+        snprintf(why, len, "refused: the request has %u Host and %u Origin headers: one of each at most", who->n_host,
+                 who->n_origin);
+        return 400;
+    }
     if (!host || !*host) {
         snprintf(why, len, "refused: the request has no Host header (this server is %s)", g->listen_text);
         return 400;
