@@ -63,7 +63,7 @@ typedef struct srv_store srv_store;
 /* ---- serve_guard.c: Host/Origin checks, slow clients, connection limits ---- */
 typedef struct srv_guard_conf {
     unsigned header_timeout; /* seconds for a request's headers (10) */
-    uint64_t min_rate;       /* a body's average bytes a second after header_timeout (16K) */
+    uint64_t min_rate;       /* a body's, and an answer's, average bytes a second after header_timeout (16K) */
     unsigned max_conns;      /* connections at most (256) */
     unsigned max_per_addr;   /* from one client address (64) */
 } srv_guard_conf;
@@ -92,6 +92,10 @@ void srv_guard_notify(void *cls, struct MHD_Connection *conn, void **socket_cont
 void srv_guard_request(srv_guard *g, struct MHD_Connection *conn, int body);
 void srv_guard_body(srv_guard *g, struct MHD_Connection *conn, size_t n);
 void srv_guard_body_done(srv_guard *g, struct MHD_Connection *conn);
+/* An answer is queued on conn (its reading is timed from now), and n more bytes of it were
+ * handed to libmicrohttpd (serve.c's content readers). */
+void srv_guard_answer(struct MHD_Connection *conn);
+void srv_guard_answer_bytes(struct MHD_Connection *conn, size_t n);
 void srv_guard_request_done(srv_guard *g, struct MHD_Connection *conn);
 int srv_guard_fd(struct MHD_Connection *conn);
 /* Close the connections past their time (the main thread, every second). */

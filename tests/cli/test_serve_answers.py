@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""`traceconv serve`: what an answer says it is, and who may ask (issue 38, item 10). Raw
-sockets throughout: http.client may merge or refuse repeated headers, and the requests here
-must go out exactly as written.
+"""`traceconv serve`: what an answer says it is, who may ask, and how slowly an answer may be
+read (issue 38, items 10 and 14a). Raw sockets throughout: http.client may merge or refuse
+repeated headers, and the requests here must go out exactly as written.
 
 Item 10, a download is named and typed by what is served:
 - every download of a result page (its links) and the API's variant writers, each asked with
@@ -17,12 +17,20 @@ Item 10, a download is named and typed by what is served:
   `Host:`; the same value twice) or two Origin headers (`origin:` and `ORIGIN:`, one of them
   another site's or null) is refused with 400 and one line, for GET and for POST (nothing
   converted, nothing kept); one of each is still answered.
+Item 14a, a client that reads its answer slowly is bounded as one that sends its body
+slowly: with --header-timeout 2 --min-rate 64K, 64 connections (the per-address limit) that
+ask for a large download (the HTML report of a trace of 8000 methods, over 4 MB) and read it one byte a second are all dropped within 4 s (twice
+the grace), and a normal client is then answered in full; on today's code they held every
+connection of 127.0.0.1 until libmicrohttpd's 60 s idle timeout. A normal download of the
+same file at full speed is never cut.
 """
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -170,6 +178,108 @@ def check_repeated_headers(ctx, srv, small):
     ctx.eq(left, [], "nothing of the refused requests is kept")
 
 
+# ---- item 14a ---------------------------------------------------------------------------
+
+
+def closed_by_peer(s):
+    """Whether the server reset or closed the connection, though the client has not read what
+    its kernel holds yet (a reset does not drop that, and reading it one byte a second would
+    take an hour): the TCP state (Linux's TCP_INFO), CLOSE or CLOSE_WAIT."""
+    if not hasattr(socket, "TCP_INFO"):
+        return False
+    return s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0] in (7, 8)
+
+
+def slow_reader(port, path, stop, events, t0):
+    """Ask for path and read the answer one byte a second, until the server drops the
+    connection (its time since t0 goes to events) or stop is set."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # the client's kernel takes little for it
+    s.settimeout(30)
+    try:
+        s.connect(("127.0.0.1", port))
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        while not stop.is_set() and not closed_by_peer(s):
+            if not s.recv(1):
+                break
+            time.sleep(1.0)
+    except OSError:
+        pass
+    if not stop.is_set():
+        events.append(time.time() - t0)
+    s.close()
+
+
+def full_get(port, path, timeout=30):
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+    out = []
+    try:
+        while True:
+            c = s.recv(1 << 20)
+            if not c:
+                break
+            out.append(c)
+    except OSError:
+        pass
+    s.close()
+    data = b"".join(out)
+    top, _, body = data.partition(b"\r\n\r\n")
+    m = re.search(rb"\r\ncontent-length: *(\d+)", top, re.I)
+    return status_of(data), int(m.group(1)) if m else None, body
+
+
+def check_slow_readers(ctx, big):
+    grace = 2
+    srv = serve_lib.Server(ctx.traceconv, ctx.work, "--header-timeout", str(grace), "--min-rate", "64K",
+                           tmpdir=os.path.join(ctx.work, "slow-readers-tmp"))
+    stop, dropped, threads = threading.Event(), [], []
+    try:
+        mp, ctype = multipart([("trace", "wide.json", open(big, "rb").read())])
+        st, _, out = http(srv.port, "POST", "/upload", mp, {"Content-Type": ctype, "Accept": "application/json"})
+        loc = json.loads(out)["result"]
+        f = "report.html"  # kept by the result: no conversion is waited for, only the reading
+        path = f"{loc}/{f}?download=1"
+        t0 = time.time()
+        st, n, body = full_get(srv.port, path)
+        took = time.time() - t0
+        ctx.check(st == 200 and n == len(body) and n >= 4 << 20,
+                  f"a normal client reads all of {f}, over 4 MB ({len(body)} of {n} bytes, {took:.2f} s)")
+        t0 = time.time()
+        for _ in range(64):
+            t = threading.Thread(target=slow_reader, args=(srv.port, path, stop, dropped, t0), daemon=True)
+            t.start()
+            threads.append(t)
+        for t in threads:
+            t.join(timeout=max(0.1, 2 * grace + 1.5 - (time.time() - t0)))
+        late = [t for t in threads if t.is_alive()]
+        ctx.check(not late and dropped and max(dropped) <= 2 * grace + 1.0,
+                  f"64 clients reading one byte a second are dropped within {2 * grace} s (+1 s of sweep): "
+                  f"{len(dropped)} dropped, the last after {max(dropped or [0]):.1f} s, {len(late)} still connected")
+        a = time.time()
+        st, n, body = full_get(srv.port, path, timeout=20)
+        ctx.check(st == 200 and n == len(body),
+                  f"then a normal client is answered in full: {st}, {len(body)} of {n} bytes in {time.time() - a:.1f} s")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=5)
+        ctx.eq(srv.stop(), 0, "exit status")
+
+
+def wide_trace(path, methods=8000):
+    """A Chrome JSON trace of one thread: a root calling `methods` distinct methods once each,
+    so that its HTML report (a row and a detail per method) is several MB."""
+    ev = ['{"ph":"B","pid":1,"tid":1,"ts":0,"name":"root"}']
+    for i in range(methods):
+        ev.append('{"ph":"B","pid":1,"tid":1,"ts":%d,"name":"com.example.C%d.method%d"}' % (10 * i + 1, i, i))
+        ev.append('{"ph":"E","pid":1,"tid":1,"ts":%d}' % (10 * i + 2 + i % 7))
+    ev.append('{"ph":"E","pid":1,"tid":1,"ts":%d}' % (10 * methods + 5))
+    with open(path, "w") as f:
+        f.write('{"traceEvents":[\n' + ",\n".join(ev) + "]}\n")
+    return path
+
+
 def main():
     ctx = tclib.Ctx()
     src = os.path.join(ctx.corpus, "app-startup.trace")
@@ -186,6 +296,12 @@ def main():
                 ctx.fail(f"{name}: {type(e).__name__}: {e}")
     finally:
         ctx.eq(srv.stop(), 0, "exit status")
+    t0 = time.time()
+    try:
+        check_slow_readers(ctx, wide_trace(os.path.join(ctx.work, "wide.json")))
+        print(f"slow readers: {time.time() - t0:.1f} s")
+    except Exception as e:  # noqa: BLE001
+        ctx.fail(f"slow readers: {type(e).__name__}: {e}")
     ctx.done()
 
 
