@@ -1014,10 +1014,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     server *srv = cls;
     int get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
     if (*con_cls == &answer_next_call) {
-        if (*size) { /* a GET with a body: read and dropped (its rate is the guard's) */
+        if (*size) { /* a GET with a body: read and dropped, at --min-rate as any body */
+            srv_guard_body(srv->guard, conn, *size);
             *size = 0;
             return MHD_YES;
         }
+        srv_guard_body_done(srv->guard, conn);
         *con_cls = NULL;
         return handle_get(conn, srv, url, con_cls);
     }
@@ -1037,7 +1039,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET, HEAD and POST");
     }
     if (get) {
-        srv_guard_request(srv->guard, conn, 0);
+        /* a body, if it has one, is waited for at --min-rate: it was not timed at all (G_OTHER),
+         * so a GET trickling a declared body a byte a second held its connection */
+        srv_guard_request(srv->guard, conn, 1);
         *con_cls = &answer_next_call;
         return MHD_YES;
     }
