@@ -292,7 +292,10 @@ TC_API int tc_conv_write_to(tc_conv *c, const char *writer, tc_write_fn fn, void
  * Each output has its own writer state, sink and status: a writer or sink
  * that fails (a full disk, a writer that cannot express the input) stops
  * that output only; the others are completed. A failure of the input itself
- * (malformed, a limit, cancel, strict) fails every output. On return,
+ * (malformed, a limit, cancel, strict) fails every output. A failed output is
+ * handed nothing after its failure: one that fails before its first 64 KiB
+ * (any failure while the input is first read) gets no byte, not even a gzip
+ * stream's header. On return,
  * outs[i].status is the output's TC_OK or error and outs[i].error its
  * message ("" when it succeeded; owned by c, valid until tc_conv_free). The
  * call returns TC_OK when every output succeeded, else the status of the

@@ -5,7 +5,9 @@
  * Thread model: MHD's one internal polling thread (epoll/poll) parses requests,
  * streams uploads to private files in the store (never into memory: multipart
  * through MHD's post processor, a raw body written as it comes) and sends files
- * with sendfile. A finished upload becomes a job for the worker pool
+ * and pages through content readers, which tell serve_guard.c how fast each
+ * answer is read (a slow reader is bounded as a slow sender is). A finished
+ * upload becomes a job for the worker pool
  * (serve_store.c) and its connection is suspended until a worker is done with
  * it, so a conversion never runs on the event thread and a slow conversion
  * blocks no other client. The main thread waits for SIGINT/SIGTERM/SIGHUP and
@@ -74,8 +76,8 @@ static const char usage_text[] =
     "      --allow-host NAME   also answer requests for Host NAME (behind a proxy, or a\n"
     "                          name of this machine); others are refused (403)\n"
     "      --header-timeout S  a request's headers must arrive within S seconds, and a body\n"
-    "      --min-rate SIZE     must average SIZE bytes a second after that (default 10, 16K);\n"
-    "                          slower connections are closed\n"
+    "      --min-rate SIZE     (or an answer, read) must average SIZE bytes a second after\n"
+    "                          that (default 10, 16K); slower connections are closed\n"
     "  -h, --help              this text\n"
     "\n"
     "SIGINT or SIGTERM stops the server: running conversions are canceled, temporary\n"
@@ -121,7 +123,8 @@ typedef struct request {
     uint64_t got[N_FIELDS];  /* bytes of each field: a second part of one is refused */
     uint64_t received;
     const srv_output *output; /* REQ_DOWNLOAD: the output converted on demand */
-    int inline_view;         /* REQ_DOWNLOAD: shown in the page's frame (a flame graph with a selection) */
+    int inline_view;         /* REQ_DOWNLOAD: no ?download: shown in the page's frame when what is written is
+                                a page or an image (a flame graph with a selection), else an attachment */
     int fail;                /* an HTTP status to answer with once the body is consumed */
     char fail_msg[SRV_ERROR_MAX];
     srv_job *job;
@@ -147,10 +150,83 @@ static void secure_headers(struct MHD_Response *r, const char *csp)
     MHD_add_response_header(r, "Cache-Control", "no-store");
 }
 
+/* An answer's body, handed to libmicrohttpd by a content reader rather than sent by it from
+ * the buffer or the file (sendfile): the reader tells the guard how much of it was taken, so
+ * that a client reading it slowly is bounded by --min-rate as one sending slowly is
+ * (serve_guard.c). The connection is only used while libmicrohttpd reads its answer. */
+typedef struct answer {
+    struct MHD_Connection *conn;
+    int fd;            /* a file the answer owns, or -1 and */
+    const char *mem;   /* a buffer of len bytes, */
+    size_t len;
+    int free_mem;      /* freed with the answer */
+} answer;
+
+enum { ANSWER_BLOCK = 32 * 1024 };
+
+static ssize_t read_answer(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    answer *a = cls;
+    ssize_t n;
+    if (a->fd >= 0) {
+        do
+            n = pread(a->fd, buf, max, (off_t)pos);
+        while (n < 0 && errno == EINTR);
+        if (n <= 0) /* the size was announced: a file that ends early cannot end the answer well */
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+    } else {
+        if (pos >= a->len)
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        n = (ssize_t)(a->len - pos < max ? a->len - pos : max);
+        memcpy(buf, a->mem + pos, (size_t)n);
+    }
+    srv_guard_answer_bytes(a->conn, (size_t)n);
+    return n;
+}
+
+static void free_answer(void *cls)
+{
+    answer *a = cls;
+    if (a->fd >= 0)
+        close(a->fd);
+    if (a->free_mem)
+        free((void *)a->mem);
+    free(a);
+}
+
+/* A response of size bytes from fd (which it owns from here, also on failure) or mem. */
+static struct MHD_Response *answer_response(struct MHD_Connection *conn, uint64_t size, int fd, const char *mem,
+                                            int free_mem)
+{
+    answer *a = calloc(1, sizeof *a);
+    struct MHD_Response *r = NULL;
+    if (a) {
+        *a = (answer){.conn = conn, .fd = fd, .mem = mem, .len = (size_t)size, .free_mem = free_mem};
+        r = MHD_create_response_from_callback(size, ANSWER_BLOCK, read_answer, a, free_answer);
+        if (!r)
+            free_answer(a);
+    } else {
+        if (fd >= 0)
+            close(fd);
+        if (free_mem)
+            free((void *)mem);
+    }
+    return r;
+}
+
+/* Queued, and timed by the guard from now (its client must read it at --min-rate). */
+static enum MHD_Result queue_answer(struct MHD_Connection *conn, unsigned status, struct MHD_Response *r)
+{
+    srv_guard_answer(conn);
+    enum MHD_Result ok = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
 static enum MHD_Result send_buffer(struct MHD_Connection *conn, unsigned status, const char *type, const char *csp,
                                    const char *body, size_t len, enum MHD_ResponseMemoryMode mode)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, mode);
+    struct MHD_Response *r = answer_response(conn, len, -1, body, mode == MHD_RESPMEM_MUST_FREE);
     if (!r)
         return MHD_NO;
     MHD_add_response_header(r, "Content-Type", type);
@@ -159,9 +235,7 @@ static enum MHD_Result send_buffer(struct MHD_Connection *conn, unsigned status,
         MHD_add_response_header(r, "Allow", "GET, HEAD, POST");
     if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
         MHD_add_response_header(r, "Retry-After", "5");
-    enum MHD_Result ok = MHD_queue_response(conn, status, r);
-    MHD_destroy_response(r);
-    return ok;
+    return queue_answer(conn, status, r);
 }
 
 static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *line)
@@ -217,11 +291,9 @@ static enum MHD_Result send_json_fields(struct MHD_Connection *conn, unsigned st
 static enum MHD_Result send_fd(struct MHD_Connection *conn, int fd, uint64_t size, const char *type, const char *csp,
                                const char *download_name)
 {
-    struct MHD_Response *r = MHD_create_response_from_fd64(size, fd);
-    if (!r) {
-        close(fd);
+    struct MHD_Response *r = answer_response(conn, size, fd, NULL, 0);
+    if (!r)
         return MHD_NO;
-    }
     MHD_add_response_header(r, "Content-Type", type);
     secure_headers(r, csp);
     if (download_name) {
@@ -229,9 +301,7 @@ static enum MHD_Result send_fd(struct MHD_Connection *conn, int fd, uint64_t siz
         snprintf(cd, sizeof cd, "attachment; filename=\"%s\"", download_name);
         MHD_add_response_header(r, "Content-Disposition", cd);
     }
-    enum MHD_Result ok = MHD_queue_response(conn, MHD_HTTP_OK, r);
-    MHD_destroy_response(r);
-    return ok;
+    return queue_answer(conn, MHD_HTTP_OK, r);
 }
 
 /* ---- names ---- */
@@ -732,12 +802,17 @@ static enum MHD_Result answer_job(struct MHD_Connection *conn, request *rq)
         return answer_failure(conn, rq, (unsigned)job->status, job->error);
     if (rq->kind == REQ_API || rq->kind == REQ_DOWNLOAD) {
         char name[SRV_NAME_MAX + 32];
+        /* the name, the type and whether it is shown follow what was written: a download's
+         * query may pick another variant of its writer (report.txt?html is the HTML report,
+         * trace.systrace.html?text the ftrace text), which then has its own extension; the
+         * output's own ("wall.svg") is kept when its variant is the one written */
         const tc_variant_info *v = api_variant(job);
-        const char *ext = rq->output ? rq->output->ext : v ? v->extension : NULL;
+        const tc_variant_info *own = rq->output ? tc_output_variant(NULL, rq->output->output) : NULL;
+        const char *ext = own && v && !strcmp(own->name, v->name) ? rq->output->ext : v ? v->extension : NULL;
         download_name(job->display, ext ? ext : "out", name, sizeof name);
         int fd = job->out_fd;
         job->out_fd = -1; /* the response owns it now */
-        if (rq->inline_view && v) /* a flame graph or the HTML report with a selection, in the page's frame */
+        if (rq->inline_view && v && v->inline_view) /* a flame graph or HTML report with a selection: the frame's */
             return send_fd(conn, fd, job->out_size, v->mime, csp_document, NULL);
         return send_fd(conn, fd, job->out_size, v ? v->mime : "application/octet-stream", csp_data, name);
     }
@@ -750,9 +825,7 @@ static enum MHD_Result answer_job(struct MHD_Connection *conn, request *rq)
         return MHD_NO;
     MHD_add_response_header(r, "Location", where);
     secure_headers(r, csp_data);
-    enum MHD_Result ok = MHD_queue_response(conn, MHD_HTTP_SEE_OTHER, r);
-    MHD_destroy_response(r);
-    return ok;
+    return queue_answer(conn, MHD_HTTP_SEE_OTHER, r);
 }
 
 /* A worker is done: wake the connection (MHD calls the handler again). */
@@ -906,8 +979,7 @@ static enum MHD_Result start_download(struct MHD_Connection *conn, server *srv, 
         free_request(rq);
         return r;
     }
-    const tc_variant_info *v = tc_output_variant(NULL, o->output);
-    rq->inline_view = v && v->inline_view && !MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "download");
+    rq->inline_view = !MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "download"); /* if it is a view */
     result_display(dir, job->display, sizeof job->display);
     if (srv_store_link_inputs(srv->store, dir, job) != 0) {
         free_request(rq);
@@ -921,6 +993,20 @@ static enum MHD_Result start_download(struct MHD_Connection *conn, server *srv, 
 }
 
 
+/* Every Host and Origin header of the request, in any case: libmicrohttpd's lookup gives
+ * the first one only, and a second one (that a proxy or the browser may read instead) must
+ * not pass unseen. */
+static enum MHD_Result note_origin_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    srv_origin *who = cls;
+    if (!strcasecmp(key, MHD_HTTP_HEADER_HOST) && who->n_host++ == 0)
+        who->host = value;
+    else if (!strcasecmp(key, MHD_HTTP_HEADER_ORIGIN) && who->n_origin++ == 0)
+        who->origin = value;
+    return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                   const char *version, const char *data, size_t *size, void **con_cls)
 {
@@ -928,10 +1014,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     server *srv = cls;
     int get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
     if (*con_cls == &answer_next_call) {
-        if (*size) { /* a GET with a body: read and dropped (its rate is the guard's) */
+        if (*size) { /* a GET with a body: read and dropped, at --min-rate as any body */
+            srv_guard_body(srv->guard, conn, *size);
             *size = 0;
             return MHD_YES;
         }
+        srv_guard_body_done(srv->guard, conn);
         *con_cls = NULL;
         return handle_get(conn, srv, url, con_cls);
     }
@@ -939,9 +1027,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (rq)
         return handle_body(conn, srv, rq, data, size);
     char why[SRV_ERROR_MAX];
-    int refused = srv_guard_check_request(srv->guard, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"),
-                                          MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin"), why,
-                                          sizeof why);
+    srv_origin who = {0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, note_origin_header, &who);
+    int refused = srv_guard_check_request(srv->guard, &who, why, sizeof why);
     if (refused) { /* before the body, whatever the method */
         srv_guard_request(srv->guard, conn, 0);
         return send_text(conn, (unsigned)refused, why);
@@ -951,7 +1039,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET, HEAD and POST");
     }
     if (get) {
-        srv_guard_request(srv->guard, conn, 0);
+        /* a body, if it has one, is waited for at --min-rate: it was not timed at all (G_OTHER),
+         * so a GET trickling a declared body a byte a second held its connection */
+        srv_guard_request(srv->guard, conn, 1);
         *con_cls = &answer_next_call;
         return MHD_YES;
     }

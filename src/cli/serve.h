@@ -63,7 +63,7 @@ typedef struct srv_store srv_store;
 /* ---- serve_guard.c: Host/Origin checks, slow clients, connection limits ---- */
 typedef struct srv_guard_conf {
     unsigned header_timeout; /* seconds for a request's headers (10) */
-    uint64_t min_rate;       /* a body's average bytes a second after header_timeout (16K) */
+    uint64_t min_rate;       /* a body's, and an answer's, average bytes a second after header_timeout (16K) */
     unsigned max_conns;      /* connections at most (256) */
     unsigned max_per_addr;   /* from one client address (64) */
 } srv_guard_conf;
@@ -76,8 +76,14 @@ void srv_guard_free(srv_guard *g);
  * returns whether it is a loopback address. */
 int srv_guard_listen(srv_guard *g, const struct sockaddr *sa, const char *text, const char *const *names,
                      size_t n_names);
-/* 0, or the HTTP status (400, 403) refusing a request with these Host and Origin (NULL: absent). */
-int srv_guard_check_request(const srv_guard *g, const char *host, const char *origin, char *why, size_t len);
+/* A request's Host and Origin headers: the first of each (NULL: absent) and how many came. */
+typedef struct srv_origin {
+    const char *host, *origin;
+    unsigned n_host, n_origin;
+} srv_origin;
+/* 0, or the HTTP status (400, 403) refusing a request with these Host and Origin headers:
+ * 400 without a Host, or with two Host or two Origin headers (whichever one a reader takes). */
+int srv_guard_check_request(const srv_guard *g, const srv_origin *who, char *why, size_t len);
 /* libmicrohttpd's accept policy (1 accept, 0 refuse) and connection notifications. */
 int srv_guard_accept(void *cls, const struct sockaddr *sa, unsigned len);
 void srv_guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context, int started);
@@ -86,6 +92,10 @@ void srv_guard_notify(void *cls, struct MHD_Connection *conn, void **socket_cont
 void srv_guard_request(srv_guard *g, struct MHD_Connection *conn, int body);
 void srv_guard_body(srv_guard *g, struct MHD_Connection *conn, size_t n);
 void srv_guard_body_done(srv_guard *g, struct MHD_Connection *conn);
+/* An answer is queued on conn (its reading is timed from now), and n more bytes of it were
+ * handed to libmicrohttpd (serve.c's content readers). */
+void srv_guard_answer(struct MHD_Connection *conn);
+void srv_guard_answer_bytes(struct MHD_Connection *conn, size_t n);
 void srv_guard_request_done(srv_guard *g, struct MHD_Connection *conn);
 int srv_guard_fd(struct MHD_Connection *conn);
 /* Close the connections past their time (the main thread, every second). */

@@ -9,7 +9,9 @@
  * when it is a wildcard, and the names given with --allow-host), with the
  * listening port; and a request that carries an Origin (every browser POST
  * and cross-origin fetch does) must come from a page of that same origin.
- * "Origin: null" (sandboxed frames, file: pages, redirects) is refused.
+ * "Origin: null" (sandboxed frames, file: pages, redirects) is refused. A request with
+ * two Host or two Origin headers (in any case) is refused (400): libmicrohttpd's lookup
+ * gives the first, and a proxy or another reader could take the other.
  *
  * Slow clients (slowloris): the request line and headers must arrive within
  * --header-timeout seconds (10) of the connection's start or of the end of the
@@ -17,7 +19,15 @@
  * from the end of its headers, once that time has passed. Past either the
  * connection is closed at once: libmicrohttpd offers no way to queue an answer
  * before the headers are complete, nor while it hands the handler upload data.
- * The main thread sweeps every second (srv_guard_sweep).
+ * An answer must be read at that same rate: from the moment it is queued, once
+ * --header-timeout has passed, the bytes of it the client has taken (what serve
+ * handed libmicrohttpd, less what the kernel still holds unacknowledged:
+ * tci_socket_unsent) must average --min-rate, else the connection is reset
+ * (SO_LINGER 0: the kernel drops what it holds for it). Otherwise a client that
+ * reads a large download one byte a second held its connection until
+ * libmicrohttpd's 60 s idle timeout, which each byte read pushed back, and 64
+ * of them held every connection of an address. The main thread sweeps every
+ * second (srv_guard_sweep).
  *
  * Connection limits that one client cannot exhaust: at most 256 connections,
  * 64 from one address. At either limit a new connection takes the place of
@@ -51,17 +61,19 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { G_HEADERS, G_BODY, G_OTHER }; /* what the connection is waiting for */
+enum { G_HEADERS, G_BODY, G_OTHER, G_ANSWER }; /* what the connection is waiting for (G_ANSWER: its
+                                                  answer to be read) */
 enum { MAX_NAMES = 32, MAX_ADDRS = 64 };
 
 typedef struct gconn {
     struct gconn *prev, *next;
+    struct srv_guard *g;
     int fd;
     int family;
     unsigned char addr[16]; /* the client's address (port left out) */
     int phase;
     double since;           /* when the phase began */
-    uint64_t body;          /* G_BODY: bytes received */
+    uint64_t body;          /* G_BODY: bytes received; G_ANSWER: bytes of the answer handed to libmicrohttpd */
     int closing;            /* shut down by the guard */
 } gconn;
 
@@ -272,9 +284,15 @@ static void quote_value(const char *v, char *out, size_t len)
     out[o] = 0;
 }
 
-int srv_guard_check_request(const srv_guard *g, const char *host, const char *origin, char *why, size_t len)
+int srv_guard_check_request(const srv_guard *g, const srv_origin *who, char *why, size_t len)
 {
     char q[128];
+    const char *host = who->host, *origin = who->origin;
+    if (who->n_host > 1 || who->n_origin > 1) {
+        snprintf(why, len, "refused: the request has %u Host and %u Origin headers: one of each at most", who->n_host,
+                 who->n_origin);
+        return 400;
+    }
     if (!host || !*host) {
         snprintf(why, len, "refused: the request has no Host header (this server is %s)", g->listen_text);
         return 400;
@@ -312,12 +330,18 @@ static void unlink_conn(srv_guard *g, gconn *c)
     g->n--;
 }
 
-/* Closed at once (locked): libmicrohttpd sees the end of the stream and cleans it up. */
+/* Closed at once (locked): libmicrohttpd sees the end of the stream and cleans it up. A slow
+ * reader's connection is reset when libmicrohttpd closes it, so that the answer the kernel
+ * still holds for it is dropped rather than kept trickling out. */
 static void close_conn(gconn *c)
 {
     if (c->closing)
         return;
     c->closing = 1;
+    if (c->phase == G_ANSWER) {
+        struct linger l = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    }
     shutdown(c->fd, SHUT_RDWR);
 }
 
@@ -390,6 +414,7 @@ void srv_guard_notify(void *cls, struct MHD_Connection *conn, void **socket_cont
         return; /* not tracked: libmicrohttpd's own timeout still applies */
     }
     c->fd = fd->connect_fd;
+    c->g = g;
     address_of(ad ? ad->client_addr : NULL, &c->family, c->addr);
     c->phase = G_HEADERS;
     c->since = now_s();
@@ -443,6 +468,23 @@ void srv_guard_body(srv_guard *g, struct MHD_Connection *conn, size_t n)
     pthread_mutex_unlock(&g->lock);
 }
 
+void srv_guard_answer(struct MHD_Connection *conn)
+{
+    gconn *c = conn_of(conn);
+    if (c)
+        set_phase(c->g, conn, G_ANSWER);
+}
+
+void srv_guard_answer_bytes(struct MHD_Connection *conn, size_t n)
+{
+    gconn *c = conn_of(conn);
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->g->lock);
+    c->body += n;
+    pthread_mutex_unlock(&c->g->lock);
+}
+
 void srv_guard_body_done(srv_guard *g, struct MHD_Connection *conn)
 {
     set_phase(g, conn, G_OTHER);
@@ -469,6 +511,12 @@ void srv_guard_sweep(srv_guard *g)
             close_conn(c);
         else if (c->phase == G_BODY && waited > limit && (double)c->body < (double)g->conf.min_rate * waited)
             close_conn(c);
+        else if (c->phase == G_ANSWER && waited > limit && !c->closing) {
+            size_t held = tci_socket_unsent(c->fd);
+            uint64_t taken = c->body > held ? c->body - held : 0;
+            if ((double)taken < (double)g->conf.min_rate * waited)
+                close_conn(c);
+        }
     }
     pthread_mutex_unlock(&g->lock);
 }

@@ -1102,12 +1102,16 @@ static void collect_diagnostics(pipeline *p)
         c->diag.fig[k] += added[k];
 }
 
-/* Sinks are closed (a canceled output's discarded) and writers released, whatever happened. */
+/* Sinks are closed (a failed or canceled output's discarded) and writers released, whatever
+ * happened. A failed output gets nothing more: neither what its sink still holds nor, for
+ * gzip, the stream's header and trailer, so that one that failed before its first 64 KiB
+ * (an input that fails in the first pass) was handed no byte at all: `-o pprof` to standard
+ * output wrote an empty gzip stream there. */
 static void pipeline_close(pipeline *p)
 {
     for (size_t i = 0; i < p->n; i++) {
         output *o = &p->outs[i];
-        if (o->status == TC_ERR_CANCELED)
+        if (o->status != TC_OK)
             tci_sink_discard(&o->sink); /* nothing more reaches the output */
         else if (tci_sink_close(&o->sink) != TC_OK)
             output_fail(p, o, TC_ERR_IO, NULL);

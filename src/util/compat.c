@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -260,6 +261,24 @@ short tci_poll_rdhup(void)
 #if defined(POLLRDHUP) && !defined(TCI_PORTABLE)
     return POLLRDHUP;
 #else
+    return 0;
+#endif
+}
+
+size_t tci_socket_unsent(int fd)
+{
+#if TCI_LINUX && defined(TIOCOUTQ)
+    int n = 0; /* SIOCOUTQ (linux/sockios.h, not included by glibc's sys/ioctl.h) is TIOCOUTQ */
+    return ioctl(fd, TIOCOUTQ, &n) == 0 && n > 0 ? (size_t)n : 0; /* write_seq - snd_una for TCP */
+#elif TCI_APPLE && defined(SO_NWRITE)
+    int n = 0;
+    socklen_t len = sizeof n;
+    return getsockopt(fd, SOL_SOCKET, SO_NWRITE, &n, &len) == 0 && n > 0 ? (size_t)n : 0;
+#elif TCI_BSD && defined(FIONWRITE)
+    int n = 0;
+    return ioctl(fd, FIONWRITE, &n) == 0 && n > 0 ? (size_t)n : 0;
+#else
+    (void)fd;
     return 0;
 #endif
 }

@@ -70,6 +70,11 @@ int tci_socket(int family, int type);
  * read of 0 bytes say it there). */
 short tci_poll_rdhup(void);
 
+/* The bytes written to a connected TCP socket that its peer has not acknowledged yet (sent
+ * or not): Linux's SIOCOUTQ, macOS's SO_NWRITE, the BSDs' FIONWRITE; 0 where the system
+ * cannot tell (serve's bound on a slow reader is then looser by its send buffer). */
+size_t tci_socket_unsent(int fd);
+
 /* A signal's abbreviation without "SIG" ("INT", "TERM"), NULL for one it does not know
  * (glibc's sigabbrev_np: 2.32 and later only). */
 const char *tci_signal_abbrev(int sig);
