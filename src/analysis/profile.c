@@ -343,7 +343,10 @@ void tci_profile_sort(const tci_profile *p, tci_psort_item *items, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         items[i].m = items[i].row == TCI_NONE ? NULL : &p->trace->methods[p->methods[items[i].row].method];
-    qsort(items, n, sizeof *items, cmp_items);
+    /* an empty selection sorts nothing, and its list may be NULL: qsort's base must not be
+     * (C11 7.1.4; UBSan's nonnull-attribute check found it, fuzz replay of a window past the end) */
+    if (n > 1)
+        qsort(items, n, sizeof *items, cmp_items);
 }
 
 /* ---- what an aggregating writer weighs ------------------------------------------ */
