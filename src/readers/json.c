@@ -2247,13 +2247,19 @@ static int bad_json(tci_rctx *r, size_t off)
     return tci_error(r->diag, TC_ERR_FORMAT, "json", off, "not valid JSON here");
 }
 
-/* The event object at sc->pos: its members found, sc->pos past it. */
-static int scan_event(tci_rctx *r, const tci_jkeys *keys, tci_jscan *sc, jevent *e)
+/* The event object at sc->pos: its members found, sc->pos past it. An object the input ends
+ * inside sets *cut (when cut is given: an array that may end open) instead of being an error. */
+static int scan_event(tci_rctx *r, const tci_jkeys *keys, tci_jscan *sc, jevent *e, bool *cut)
 {
     size_t start = sc->pos;
     e->at = start;
-    if (!tci_jscan_members_num(sc, keys, e->v, e->num, &e->numbered))
+    if (!tci_jscan_members_num(sc, keys, e->v, e->num, &e->numbered)) {
+        if (cut && sc->pos >= sc->n) { /* the scan fails where the input ends: a file cut short */
+            *cut = true;
+            return TC_OK;
+        }
         return bad_json(r, sc->pos);
+    }
     uint64_t max = r->opt->max_json ? r->opt->max_json : TCI_DEFAULT_MAX_JSON;
     if (sc->pos - start > max)
         return tci_error(r->diag, TC_ERR_LIMIT, "json", start,
@@ -2298,23 +2304,46 @@ static int walk_init(tci_rctx *r, jreader *j, jwalk *w)
     return TC_OK;
 }
 
+/* The input ends inside the top-level array (no ']'): the Trace Event Format lets its array
+ * form end open, so that a process that dies while tracing leaves a readable file (Chrome,
+ * catapult, Perfetto and speedscope read such files). What is whole is converted; an event
+ * the input ends inside is left out with truncated-input. */
+static void array_ended_open(tci_rctx *r, size_t at, bool cut)
+{
+    if (cut)
+        tci_warn(r->diag, TCI_FIG_TRUNCATED, "json", at,
+                 "input ends inside an event of the array (no closing ']'); that event is left out, the ones "
+                 "before it converted");
+}
+
 /* The elements of the array at sc->pos ('['), one at a time: objects to one(), with the members of
- * keys found (max-json bounds each), anything else counted as not converted; then sc is past it. */
+ * keys found (max-json bounds each), anything else counted as not converted; then sc is past it.
+ * open_end: the top-level array, which may end with the input (array_ended_open). */
 typedef int (*element_fn)(tci_rctx *r, jreader *j, jwalk *w, const jevent *e);
-static int read_array(tci_rctx *r, jreader *j, jwalk *w, tci_jscan *sc, const tci_jkeys *keys, element_fn one)
+static int read_array(tci_rctx *r, jreader *j, jwalk *w, tci_jscan *sc, const tci_jkeys *keys, element_fn one,
+                      bool open_end)
 {
     int rc = TC_OK;
+    bool cut = false;
     sc->pos++;
     tci_jscan_ws(sc);
     bool more = sc->pos < sc->n && sc->s[sc->pos] != ']';
     while (more && rc == TC_OK) {
         tci_jscan_ws(sc);
-        w->elements++;
+        if (open_end && sc->pos >= sc->n)
+            break; /* after a trailing ',' */
         if (sc->pos < sc->n && sc->s[sc->pos] == '{') {
             jevent e;
-            if ((rc = scan_event(r, keys, sc, &e)) == TC_OK)
-                rc = one(r, j, w, &e);
+            if ((rc = scan_event(r, keys, sc, &e, open_end ? &cut : NULL)) != TC_OK)
+                break;
+            if (cut) {
+                sc->pos = e.at; /* the warning names where the event the input ends inside begins */
+                break;
+            }
+            w->elements++;
+            rc = one(r, j, w, &e);
         } else {
+            w->elements++;
             size_t at = sc->pos;
             if (!tci_jscan_value(sc))
                 rc = bad_json(r, sc->pos);
@@ -2329,11 +2358,16 @@ static int read_array(tci_rctx *r, jreader *j, jwalk *w, tci_jscan *sc, const tc
             sc->pos++;
         else if (sc->pos < sc->n && sc->s[sc->pos] == ']')
             more = false;
-        else
+        else if (!(open_end && sc->pos >= sc->n))
             rc = bad_json(r, sc->pos);
     }
-    if (rc == TC_OK && sc->pos >= sc->n)
-        rc = bad_json(r, sc->pos);
+    if (rc == TC_OK && (sc->pos >= sc->n || cut)) {
+        if (!open_end)
+            return bad_json(r, sc->pos);
+        array_ended_open(r, sc->pos, cut);
+        sc->pos = sc->n;
+        return TC_OK;
+    }
     sc->pos++; /* past ']' */
     return rc;
 }
@@ -2353,12 +2387,12 @@ static int sample_element(tci_rctx *r, jreader *j, jwalk *w, const jevent *e)
     return one_sample(r, w, e->v, e->num, e->numbered, e->at);
 }
 
-/* The events array at sc->pos ('['). */
-static int read_events(tci_rctx *r, jreader *j, jwalk *w, tci_jscan *sc)
+/* The events array at sc->pos ('['); open_end: the document is that array (array_ended_open). */
+static int read_events(tci_rctx *r, jreader *j, jwalk *w, tci_jscan *sc, bool open_end)
 {
     tci_jkeys keys;
     tci_jkeys_init(&keys, event_keys, EV__N);
-    return read_array(r, j, w, sc, &keys, event_element);
+    return read_array(r, j, w, sc, &keys, event_element, open_end);
 }
 
 /* The top-level samples array at sc->pos ('['), whose elements are objects. */
@@ -2366,7 +2400,7 @@ static int read_samples(tci_rctx *r, jreader *j, jwalk *w, tci_jscan *sc)
 {
     tci_jkeys keys;
     tci_jkeys_init(&keys, sample_keys, SM__N);
-    return read_array(r, j, w, sc, &keys, sample_element);
+    return read_array(r, j, w, sc, &keys, sample_element, false);
 }
 
 /* The stackFrames object at sc->pos ('{'), one entry at a time (max-json bounds each). */
@@ -2490,7 +2524,7 @@ static int read_object(tci_rctx *r, jreader *j, jwalk *w, tci_jscan *sc, jdoc *d
                 if (c != '[')
                     return tci_error(r->diag, TC_ERR_FORMAT, "json", sc->pos, "\"traceEvents\" is not an array");
                 doc->events = true;
-                rc = read_events(r, j, w, sc);
+                rc = read_events(r, j, w, sc, false);
             } else if (key_is(key, len, "stackFrames") && !doc->frames && c == '{') {
                 doc->frames = true;
                 rc = read_frames(r, w, sc);
@@ -2551,7 +2585,7 @@ static int json_open(tci_rctx *r)
     if (rc != TC_OK)
         ;
     else if (sc.pos < sc.n && sc.s[sc.pos] == '[')
-        rc = read_events(r, j, &w, &sc);
+        rc = read_events(r, j, &w, &sc, true);
     else if (sc.pos < sc.n && sc.s[sc.pos] == '{')
         rc = read_object(r, j, &w, &sc, &doc);
     else if (tci_jscan_value(&sc))
