@@ -1690,9 +1690,10 @@ static int pend_add(tci_rctx *r, jwalk *w, jpend p)
 }
 
 /* The samples of a profile (node ids) and their time deltas (µs), side by side: each at
- * the deltas summed so far. A sample without a numeric node id or delta is a bad line (a
+ * the deltas summed so far (absolute: the old .cpuprofile's timestamps, each the time itself). A sample without a numeric node id or delta is a bad line (a
  * delta still moves the time); a node id that no node has is kept (no frame, counted then). */
-static int profile_samples(tci_rctx *r, jwalk *w, uint32_t prof, tci_jspan samples, tci_jspan deltas, bool drop)
+static int profile_samples(tci_rctx *r, jwalk *w, uint32_t prof, tci_jspan samples, tci_jspan deltas, bool drop,
+                           bool absolute)
 {
     jarr s, d;
     tci_jspan sv, dv = {NULL, 0};
@@ -1706,7 +1707,7 @@ static int profile_samples(tci_rctx *r, jwalk *w, uint32_t prof, tci_jspan sampl
         bool have = arr_next(r, &d, &dv, drop) && tci_jspan_number(dv, &delta) && fabs(delta) < 4.6e12;
         jprofile *p = &w->profiles[prof];
         if (have) {
-            int64_t c = p->cum + llround(delta * 1000.0);
+            int64_t c = (absolute ? 0 : p->cum) + llround(delta * 1000.0); /* timestamps: each the time itself */
             p->cum = c > 4600000000000000000 ? 4600000000000000000 : c < -4600000000000000000 ? -4600000000000000000 : c;
         }
         if (!have || !tci_jspan_number(sv, &id)) {
@@ -1732,17 +1733,93 @@ static int profile_samples(tci_rctx *r, jwalk *w, uint32_t prof, tci_jspan sampl
     return rc;
 }
 
-/* A whole CPU profile (a CpuProfile event's cpuProfile, a .cpuprofile document): its nodes
- * and its samples, on thread th. */
+/* The old .cpuprofile's times: its samples' timestamps are µs on the clock itself (no start is
+ * added to them), its startTime and endTime seconds; endTime ends the last sample when it is
+ * not before it (Node writes them cut to whole seconds: then the mean interval does). */
+static void old_profile_end(jprofile *p, tci_jspan end)
+{
+    double sec;
+    if (end.p && tci_jspan_number(end, &sec) && sec >= 0 && sec < 4.6e9) {
+        p->end = llround(sec * 1e9);
+        p->end_rank = 2;
+    }
+}
+
+/* The old .cpuprofile's call tree (Node 10 and older, Chrome's first DevTools profiles): "head",
+ * a node whose "children" are the nodes themselves, nested, not ids. Walked with a stack of its
+ * own (of spans into the input: no more entries than nodes, as the frames table has), never by
+ * recursion, however deep; each node is read by one_node, and is its children's parent. */
+typedef struct jhead_item {
+    tci_jspan node;
+    uint64_t parent; /* UINT64_MAX: the head */
+} jhead_item;
+
+static int head_nodes(tci_rctx *r, jwalk *w, uint32_t prof, tci_jspan head)
+{
+    static const char *const keys[] = {"id", "children"};
+    jhead_item *stack = NULL;
+    size_t n = 0, cap = 0;
+    int rc = TC_OK;
+    if (!(stack = malloc(16 * sizeof *stack)))
+        return nomem(r);
+    cap = 16;
+    stack[n++] = (jhead_item){head, UINT64_MAX};
+    while (n && rc == TC_OK) {
+        jhead_item it = stack[--n];
+        uint64_t at = (uint64_t)(it.node.p - (const char *)r->data), key;
+        tci_jspan v[2];
+        if ((rc = one_node(r, w, prof, it.node, at)) != TC_OK)
+            break;
+        members_of(r, it.node, keys, 2, v);
+        if (!node_key(prof, v[0], &key))
+            continue; /* no id: neither a sample's frame nor a parent */
+        uint32_t f = frame_at(w, FS_NODE, key, true);
+        if (f == TCI_NONE) {
+            rc = nomem(r);
+            break;
+        }
+        if (it.parent != UINT64_MAX && !w->frames[f].has_parent) {
+            w->frames[f].has_parent = 1;
+            w->frames[f].parent = it.parent;
+        }
+        jarr c;
+        tci_jspan e;
+        arr_start(&c, v[1]);
+        while (rc == TC_OK && arr_next(r, &c, &e, false)) {
+            if (e.p[0] != '{')
+                continue; /* an id: one_node took it */
+            if (n == cap) {
+                jhead_item *more = realloc(stack, 2 * cap * sizeof *stack);
+                if (!more) {
+                    rc = nomem(r);
+                    break;
+                }
+                stack = more;
+                cap *= 2;
+            }
+            stack[n++] = (jhead_item){e, key};
+        }
+    }
+    free(stack);
+    return rc;
+}
+
+/* A whole CPU profile (a CpuProfile event's cpuProfile, a .cpuprofile document): its nodes (a
+ * list, or the old form's nested head) and its samples (with time deltas, or the old form's
+ * timestamps), on thread th. */
 static int whole_profile(tci_rctx *r, jwalk *w, uint32_t th, int64_t pid, tci_jspan nodes, tci_jspan samples,
-                         tci_jspan deltas, tci_jspan start, tci_jspan end, bool drop)
+                         tci_jspan deltas, tci_jspan start, tci_jspan end, bool drop, tci_jspan head, tci_jspan stamps)
 {
     uint32_t p;
     int rc = new_profile(r, w, pid, 0, &p);
     if (rc != TC_OK)
         return rc;
     w->profiles[p].thread = th;
-    profile_times(&w->profiles[p], start, end, 2);
+    bool absolute = !deltas.p && stamps.p;
+    if (!absolute)
+        profile_times(&w->profiles[p], start, end, 2);
+    else
+        old_profile_end(&w->profiles[p], end);
     uint64_t max = r->opt->max_json ? r->opt->max_json : TCI_DEFAULT_MAX_JSON;
     jarr a;
     tci_jspan e;
@@ -1755,7 +1832,9 @@ static int whole_profile(tci_rctx *r, jwalk *w, uint32_t th, int64_t pid, tci_js
                              (unsigned long long)max);
         rc = one_node(r, w, p, e, at);
     }
-    return rc != TC_OK ? rc : profile_samples(r, w, p, samples, deltas, drop);
+    if (rc == TC_OK && !nodes.p && head.p && head.p[0] == '{')
+        rc = head_nodes(r, w, p, head);
+    return rc != TC_OK ? rc : profile_samples(r, w, p, samples, absolute ? stamps : deltas, drop, absolute);
 }
 
 /* A CpuProfile event (Chrome before the chunks): args.data.cpuProfile {nodes, startTime,
@@ -1771,7 +1850,8 @@ static int cpu_profile_event(tci_rctx *r, jwalk *w, const jevent *e, uint32_t th
     if (!d[0].p || d[0].p[0] != '{')
         return TC_OK;
     members_of(r, d[0], ckeys, 5, c);
-    return whole_profile(r, w, th, pid, c[0], c[1], c[2].p ? c[2] : d[1], c[3], c[4], false);
+    return whole_profile(r, w, th, pid, c[0], c[1], c[2].p ? c[2] : d[1], c[3], c[4], false, (tci_jspan){NULL, 0},
+                         (tci_jspan){NULL, 0});
 }
 
 /* A Profile event: its profile's thread (the samples of its chunks are on it: the sampler
@@ -1824,7 +1904,7 @@ static int chunk_event(tci_rctx *r, jwalk *w, const jevent *e)
     arr_start(&a, c[0]);
     while (rc == TC_OK && arr_next(r, &a, &node, false))
         rc = one_node(r, w, p, node, e->at);
-    return rc != TC_OK ? rc : profile_samples(r, w, p, c[1], d[1].p ? d[1] : c[2], false);
+    return rc != TC_OK ? rc : profile_samples(r, w, p, c[1], d[1].p ? d[1] : c[2], false, false);
 }
 
 /* A P event: Profile and ProfileChunk (a CPU profile's start and its parts), or a sample of
@@ -2482,6 +2562,7 @@ static void settle_times(tci_rctx *r, tci_jspan other)
 typedef struct jdoc {
     tci_jspan other;          /* otherData */
     tci_jspan nodes, samples, deltas, start, end; /* a .cpuprofile's */
+    tci_jspan head, stamps;   /* the old .cpuprofile's nested call tree and absolute timestamps */
     bool events, frames, top_samples; /* traceEvents, stackFrames and samples (objects) were read */
     bool cpuprofile;
 } jdoc;
@@ -2496,7 +2577,8 @@ static int read_cpuprofile(tci_rctx *r, jwalk *w, const jdoc *doc)
     uint32_t th = tci_trace_add_thread(t, 1);
     if (th == TCI_NONE || tci_trace_name_thread(t, th, "main", 4, 2) != TC_OK)
         return tci_trace_fail(t, r->diag, "json", UINT64_MAX);
-    return whole_profile(r, w, th, -1, doc->nodes, doc->samples, doc->deltas, doc->start, doc->end, true);
+    return whole_profile(r, w, th, -1, doc->nodes, doc->samples, doc->deltas, doc->start, doc->end, true, doc->head,
+                         doc->stamps);
 }
 
 /* {"traceEvents": [...], "stackFrames": {...}, "samples": [...], "otherData": {...}, ...}, or a
@@ -2544,6 +2626,10 @@ static int read_object(tci_rctx *r, jreader *j, jwalk *w, tci_jscan *sc, jdoc *d
                 span = &doc->nodes;
             } else if (key_is(key, len, "timeDeltas")) {
                 span = &doc->deltas;
+            } else if (key_is(key, len, "head")) {
+                span = &doc->head;
+            } else if (key_is(key, len, "timestamps")) {
+                span = &doc->stamps;
             } else if (key_is(key, len, "startTime")) {
                 span = &doc->start;
             } else if (key_is(key, len, "endTime")) {
@@ -2567,8 +2653,11 @@ static int read_object(tci_rctx *r, jreader *j, jwalk *w, tci_jscan *sc, jdoc *d
         }
     if (doc->events || doc->top_samples)
         return TC_OK;
-    if (!doc->nodes.p || doc->nodes.p[0] != '[')
+    bool listed = doc->nodes.p && doc->nodes.p[0] == '[', nested = doc->head.p && doc->head.p[0] == '{';
+    if (!listed && !nested)
         return tci_error(r->diag, TC_ERR_NO_TRACE, "json", 0, NO_TRACE_EVENTS);
+    if (!listed)
+        doc->nodes = (tci_jspan){NULL, 0};
     doc->cpuprofile = true;
     return read_cpuprofile(r, w, doc);
 }
@@ -2659,7 +2748,8 @@ static int json_probe(const uint8_t *buf, size_t len, const char *filename)
     bool has_events = tci_memmem(p, look, "\"traceEvents\"", 13) != NULL;
     bool has_ph = tci_memmem(p, look, "\"ph\"", 4) != NULL;
     /* a .cpuprofile: {"nodes":[{"id":1,"callFrame":{"functionName":"(root)",...}}, ...], ...} */
-    bool cpuprofile = tci_memmem(p, look, "\"nodes\"", 7) && tci_memmem(p, look, "\"callFrame\"", 11);
+    bool cpuprofile = (tci_memmem(p, look, "\"nodes\"", 7) && tci_memmem(p, look, "\"callFrame\"", 11)) ||
+                      (tci_memmem(p, look, "\"head\"", 6) && tci_memmem(p, look, "\"functionName\"", 14));
     int score = buf[i] == '{' ? (has_events ? 95 : cpuprofile ? 90 : has_ph ? 60 : 10) : (has_ph ? 90 : 10);
     size_t fl = filename ? strlen(filename) : 0;
     if (score < 95 && ((fl > 5 && (!strcmp(filename + fl - 5, ".json") || strstr(filename, ".json."))) ||
