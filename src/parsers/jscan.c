@@ -17,8 +17,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* As deep as cJSON goes (CJSON_NESTING_LIMIT): what one accepts, the other does. */
-#define JSON_MAX_DEPTH 1000
+#define JSON_MAX_DEPTH TCI_JSCAN_MAX_DEPTH
 
 /* Bytes scanned between two looks at giving pages back. */
 #define CHUNK ((size_t)1 << 20)
@@ -336,8 +335,10 @@ bool tci_jscan_value(tci_jscan *sc)
         char c = sc->s[sc->pos];
         bool scalar = true;
         if (c == '{' || c == '[') {
-            if (depth == JSON_MAX_DEPTH)
+            if (depth == JSON_MAX_DEPTH) {
+                sc->too_deep = true;
                 return false;
+            }
             open[depth++] = c;
             sc->pos++;
             ws(sc);

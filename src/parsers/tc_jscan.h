@@ -12,11 +12,15 @@
 /* A scanner over s[0, n): pos is the next byte; after a failure, where it went wrong.
  * src (or NULL): the mapped input s lies in, whose pages are given back as the
  * scanner moves on, also inside one large value. */
+/* As deep as cJSON goes (CJSON_NESTING_LIMIT): what one accepts, the other does. */
+#define TCI_JSCAN_MAX_DEPTH 1000
+
 typedef struct tci_jscan {
     const char *s;
     size_t n, pos;
     struct tci_source *src;
     size_t release_at;
+    bool too_deep; /* the failure: a value nested deeper than the scanner goes (JSON_MAX_DEPTH) */
 } tci_jscan;
 /* A raw value in the text (a string with its quotes); p NULL: absent. */
 typedef struct tci_jspan {

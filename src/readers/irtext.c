@@ -91,7 +91,7 @@ static bool field_i64(const tci_line *l, const char *key, int64_t *out)
  * a new string *out: TC_OK, or an error naming what is wrong at offset `at`. */
 static int string_literal(tci_rctx *r, const char *p, size_t n, uint64_t at, const char *what, char **out)
 {
-    tci_jscan sc = {p, n, 0, NULL, 0};
+    tci_jscan sc = {p, n, 0, NULL, 0, false};
     if (!n || p[0] != '"' || !tci_jscan_value(&sc))
         return tci_error(r->diag, TC_ERR_FORMAT, "ir", at, "%s is not a JSON string literal", what);
     uint64_t lone = 0;
@@ -213,7 +213,7 @@ static int stack_line(tci_rctx *r, const tci_line *l)
 /* meta "<key>" "<value>": two JSON string literals */
 static int meta_line(tci_rctx *r, const tci_line *l)
 {
-    tci_jscan sc = {l->p + 5, l->n - 5, 0, NULL, 0};
+    tci_jscan sc = {l->p + 5, l->n - 5, 0, NULL, 0, false};
     if (!tci_jscan_value(&sc) || sc.pos + 1 >= l->n - 5 || l->p[5 + sc.pos] != ' ')
         return tci_error(r->diag, TC_ERR_FORMAT, "ir", l->off, "meta line is not meta \"<key>\" \"<value>\"");
     size_t vat = 5 + sc.pos + 1;

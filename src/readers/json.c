@@ -467,7 +467,7 @@ static int id_of(tci_rctx *r, jwalk *w, const jevent *e, int which, int64_t *id)
 /* The members of the object v (an event's args) named in keys, as tci_jscan_object finds them. */
 static void members_of(tci_rctx *r, tci_jspan v, const char *const *keys, size_t n, tci_jspan *out)
 {
-    tci_jscan sc = {v.p, v.p ? v.n : 0, 0, r->source, 0};
+    tci_jscan sc = {v.p, v.p ? v.n : 0, 0, r->source, 0, false};
     if (!v.p || !tci_jscan_object(&sc, keys, n, out))
         for (size_t i = 0; i < n; i++)
             out[i] = (tci_jspan){NULL, 0};
@@ -1138,7 +1138,7 @@ typedef struct jmembers {
 
 static void members_start(tci_rctx *r, jmembers *m, tci_jspan v)
 {
-    m->sc = (tci_jscan){v.p, v.p ? v.n : 0, 1, r->source, 0}; /* past the '{' or '[' (validated with the event) */
+    m->sc = (tci_jscan){v.p, v.p ? v.n : 0, 1, r->source, 0, false}; /* past the '{' or '[' (validated with the event) */
     m->object = v.p && v.p[0] == '{';
     tci_jscan_ws(&m->sc);
 }
@@ -1438,7 +1438,7 @@ typedef struct jarr {
 static void arr_start(jarr *a, tci_jspan v)
 {
     a->open = v.p && v.n && v.p[0] == '[';
-    a->sc = (tci_jscan){v.p, a->open ? v.n : 0, a->open, NULL, 0};
+    a->sc = (tci_jscan){v.p, a->open ? v.n : 0, a->open, NULL, 0, false};
     a->dropped = 0;
     if (a->open)
         tci_jscan_ws(&a->sc);
@@ -2322,9 +2322,14 @@ static void free_walk(jwalk *w)
 
 /* ---- the document, streamed ------------------------------------------------------------ */
 
-static int bad_json(tci_rctx *r, size_t off)
+/* Where the scan of sc failed, and why as far as it knows: nesting past its depth is valid JSON
+ * that this reader (as cJSON) does not go into, not a damaged file. */
+static int bad_json(tci_rctx *r, const tci_jscan *sc)
 {
-    return tci_error(r->diag, TC_ERR_FORMAT, "json", off, "not valid JSON here");
+    if (sc->too_deep)
+        return tci_error(r->diag, TC_ERR_LIMIT, "json", sc->pos,
+                         "arrays and objects nested deeper than %d, more than this reader goes into", TCI_JSCAN_MAX_DEPTH);
+    return tci_error(r->diag, TC_ERR_FORMAT, "json", sc->pos, "not valid JSON here");
 }
 
 /* The event object at sc->pos: its members found, sc->pos past it. An object the input ends
@@ -2338,7 +2343,7 @@ static int scan_event(tci_rctx *r, const tci_jkeys *keys, tci_jscan *sc, jevent 
             *cut = true;
             return TC_OK;
         }
-        return bad_json(r, sc->pos);
+        return bad_json(r, sc);
     }
     uint64_t max = r->opt->max_json ? r->opt->max_json : TCI_DEFAULT_MAX_JSON;
     if (sc->pos - start > max)
@@ -2426,7 +2431,7 @@ static int read_array(tci_rctx *r, jreader *j, jwalk *w, tci_jscan *sc, const tc
             w->elements++;
             size_t at = sc->pos;
             if (!tci_jscan_value(sc))
-                rc = bad_json(r, sc->pos);
+                rc = bad_json(r, sc);
             else
                 not_converted(r, at, "not an object", 13); /* skipped, as viewers do */
         }
@@ -2439,11 +2444,11 @@ static int read_array(tci_rctx *r, jreader *j, jwalk *w, tci_jscan *sc, const tc
         else if (sc->pos < sc->n && sc->s[sc->pos] == ']')
             more = false;
         else if (!(open_end && sc->pos >= sc->n))
-            rc = bad_json(r, sc->pos);
+            rc = bad_json(r, sc);
     }
     if (rc == TC_OK && (sc->pos >= sc->n || cut)) {
         if (!open_end)
-            return bad_json(r, sc->pos);
+            return bad_json(r, sc);
         array_ended_open(r, sc->pos, cut);
         sc->pos = sc->n;
         return TC_OK;
@@ -2499,11 +2504,11 @@ static int read_frames(tci_rctx *r, jwalk *w, tci_jscan *sc)
         const char *key;
         size_t len;
         if (!tci_jscan_key(sc, &key, &len))
-            return bad_json(r, sc->pos);
+            return bad_json(r, sc);
         tci_jscan_ws(sc);
         size_t start = sc->pos;
         if (!tci_jscan_value(sc))
-            return bad_json(r, sc->pos);
+            return bad_json(r, sc);
         if (sc->pos - start > max)
             return tci_error(r->diag, TC_ERR_LIMIT, "json", start,
                              "a stack frame of %zu bytes is above the limit of %llu for one event (option --max-json)",
@@ -2514,7 +2519,7 @@ static int read_frames(tci_rctx *r, jwalk *w, tci_jscan *sc)
         if (sc->pos < sc->n && (sc->s[sc->pos] == ',' || sc->s[sc->pos] == '}'))
             more = sc->s[sc->pos++] == ',';
         else
-            return bad_json(r, sc->pos);
+            return bad_json(r, sc);
     }
     return rc;
 }
@@ -2597,7 +2602,7 @@ static int read_object(tci_rctx *r, jreader *j, jwalk *w, tci_jscan *sc, jdoc *d
             const char *key;
             size_t len;
             if (!tci_jscan_key(sc, &key, &len))
-                return bad_json(r, sc->pos);
+                return bad_json(r, sc);
             tci_jscan_ws(sc);
             size_t start = sc->pos;
             char c = sc->pos < sc->n ? sc->s[sc->pos] : 0;
@@ -2641,7 +2646,7 @@ static int read_object(tci_rctx *r, jreader *j, jwalk *w, tci_jscan *sc, jdoc *d
                 return rc;
             if (sc->pos == start) { /* not read above: checked, and kept where wanted */
                 if (!tci_jscan_value(sc))
-                    return bad_json(r, sc->pos);
+                    return bad_json(r, sc);
                 if (span && !span->p)
                     *span = (tci_jspan){sc->s + start, sc->pos - start};
             }
@@ -2649,7 +2654,7 @@ static int read_object(tci_rctx *r, jreader *j, jwalk *w, tci_jscan *sc, jdoc *d
             if (sc->pos < sc->n && (sc->s[sc->pos] == ',' || sc->s[sc->pos] == '}'))
                 more = sc->s[sc->pos++] == ',';
             else
-                return bad_json(r, sc->pos);
+                return bad_json(r, sc);
         }
     if (doc->events || doc->top_samples)
         return TC_OK;
@@ -2665,7 +2670,7 @@ static int read_object(tci_rctx *r, jreader *j, jwalk *w, tci_jscan *sc, jdoc *d
 static int json_open(tci_rctx *r)
 {
     jreader *j = r->priv;
-    tci_jscan sc = {(const char *)r->data, r->size, 0, r->source, 0};
+    tci_jscan sc = {(const char *)r->data, r->size, 0, r->source, 0, false};
     jdoc doc;
     jwalk w;
     memset(&doc, 0, sizeof doc);
@@ -2680,7 +2685,7 @@ static int json_open(tci_rctx *r)
     else if (tci_jscan_value(&sc))
         rc = tci_error(r->diag, TC_ERR_NO_TRACE, "json", 0, NO_TRACE_EVENTS);
     else
-        rc = bad_json(r, sc.pos);
+        rc = bad_json(r, &sc);
     if (rc == TC_OK)
         rc = finish_document(r, j, &w);
     free_walk(&w);

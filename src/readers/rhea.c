@@ -1140,7 +1140,7 @@ static int sampling_open(tci_rctx *r, rhea *x)
         static const char *const keys[] = {"processId"};
         tci_jspan pid;
         double v;
-        tci_jscan sc = {(const char *)d + off, (size_t)extra, 0, r->source, 0};
+        tci_jscan sc = {(const char *)d + off, (size_t)extra, 0, r->source, 0, false};
         if (tci_jscan_object(&sc, keys, 1, &pid) && pid.p && pid.p[0] != '"' && tci_jspan_number(pid, &v) &&
             v >= 0 && v < 4294967296.0)
             set_pid(t, x, (int64_t)v);

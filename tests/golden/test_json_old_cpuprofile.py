@@ -10,6 +10,7 @@ speedscope's sample node/10.11.0/example.cpuprofile (real, MIT) was refused ("no
    left out and an unnamed function is "(anonymous)", as DevTools shows them.
 2. A tree 400 deep (the JSON nesting limit, 1000 containers as cJSON's, holds 499 nodes of
    this form): converted, the deepest stack whole, walked without recursion.
+   Deeper than that limit (600 nodes): one line that says so (exit 1), not "not valid JSON".
 3. The first sample's time is the first timestamp itself (no start added): `-o ir`'s start_ns.
 """
 import json
@@ -105,6 +106,17 @@ def main():
         lines = open(out, encoding="utf-8").read().splitlines()
         ctx.check(any(line.count(";") == depth and line.endswith(f"f{depth} 500") for line in lines),
                   f"a tree {depth} deep: the deepest stack whole: {[line[-40:] for line in lines]}")
+
+    deeper = 600
+    opens = "".join(f'{{"functionName":"f{d}","id":{d + 1},"children":[' for d in range(1, deeper + 1))
+    too_deep = os.path.join(ctx.work, "too-deep.cpuprofile")
+    with open(too_deep, "w") as f:
+        f.write('{"head":{"functionName":"(root)","id":1,"children":[' + opens + "]}" * (deeper + 1) +
+                ',"samples":[2],"timestamps":[1]}')
+    r = subprocess.run([ctx.traceconv, "-q", "-o", "folded", too_deep, too_deep + ".folded"], capture_output=True)
+    err = r.stderr.decode(errors="replace").strip()
+    ctx.check(r.returncode == 1 and len(err.splitlines()) == 1 and "nested deeper than 1000" in err
+              and not os.path.exists(too_deep + ".folded"), f"a tree {deeper} deep: one line that says why ({err})")
 
     r = subprocess.run([ctx.traceconv, "-q", "-f", "-o", "ir", path, path + ".ir.txt"], capture_output=True)
     start = [w for line in open(path + ".ir.txt") for w in line.split() if w.startswith("start_ns=")] \

@@ -64,7 +64,7 @@ static void check_bare(const char *text, size_t n)
 {
     char *end;
     double want = strtod(text, &end), got = 0;
-    tci_jscan sc = {text, n, 0, NULL, 0};
+    tci_jscan sc = {text, n, 0, NULL, 0, false};
     bool ok = tci_jscan_value(&sc);
     CHECK(ok == (end > text));
     if (!ok)
@@ -96,7 +96,7 @@ static void check_member(const char *text)
     tci_jspan vals[2];
     double num[2] = {0, 0}, want = 0;
     uint32_t numbered = 0;
-    tci_jscan sc = {obj, strlen(obj), 0, NULL, 0}, walk = sc;
+    tci_jscan sc = {obj, strlen(obj), 0, NULL, 0, false}, walk = sc;
     bool ok = tci_jscan_members_num(&sc, &k, vals, num, &numbered), walk_ok = tci_jscan_value(&walk);
     CHECK(ok == walk_ok);
     if (!ok || !walk_ok)
