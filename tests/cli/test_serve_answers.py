@@ -323,25 +323,13 @@ def main():
     small = open(src, "rb").read()
     srv = serve_lib.Server(ctx.traceconv, ctx.work)
     try:
-        for name, check in (("names and types", lambda: check_names_and_types(ctx, srv, src)),
-                            ("repeated headers", lambda: check_repeated_headers(ctx, srv, small))):
-            t0 = time.time()
-            try:
-                check()
-                print(f"{name}: {time.time() - t0:.1f} s")
-            except Exception as e:  # noqa: BLE001
-                ctx.fail(f"{name}: {type(e).__name__}: {e}")
+        serve_lib.run_checks(ctx, (("names and types", lambda: check_names_and_types(ctx, srv, src)),
+                                   ("repeated headers", lambda: check_repeated_headers(ctx, srv, small))))
     finally:
         ctx.eq(srv.stop(), 0, "exit status")
-    for name, check in (("slow readers", lambda: check_slow_readers(ctx, wide_trace(os.path.join(ctx.work,
-                                                                                               "wide.json")))),
-                        ("slow GET body", lambda: check_slow_get_body(ctx))):
-        t0 = time.time()
-        try:
-            check()
-            print(f"{name}: {time.time() - t0:.1f} s")
-        except Exception as e:  # noqa: BLE001
-            ctx.fail(f"{name}: {type(e).__name__}: {e}")
+    serve_lib.run_checks(ctx, (("slow readers", lambda: check_slow_readers(ctx, wide_trace(os.path.join(ctx.work,
+                                                                                                  "wide.json")))),
+                               ("slow GET body", lambda: check_slow_get_body(ctx))))
     ctx.done()
 
 

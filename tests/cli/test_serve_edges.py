@@ -587,23 +587,14 @@ def main():
     cli = subprocess.run([ctx.traceconv, "-f", "-o", "folded", "a.trace", "a.folded"], cwd=os.path.dirname(named),
                          capture_output=True)
     cli_folded = open(os.path.join(ctx.work, "named", "a.folded"), "rb").read() if cli.returncode == 0 else b"?"
-    for name, check in (("origin and host", lambda: check_origin_host(ctx, small)),
-                        ("parts and pipelining", lambda: check_two_parts_and_pipelining(ctx, small, cli_folded)),
-                        ("too large", lambda: check_too_large(ctx, src)),
-                        ("on demand", lambda: check_on_demand(ctx, src)),
-                        ("output bound", lambda: check_output_bound(ctx)),
-                        ("disconnect", lambda: check_disconnect(ctx)),
-                        ("sigterm", lambda: check_sigterm_in_finish(ctx)),
-                        ("slowloris", lambda: check_slowloris(ctx))):
-        only = os.environ.get("TC_SERVE_EDGES")  # a comma-separated subset, by name (to replay one)
-        if only and name not in only.split(","):
-            continue
-        t0 = time.time()
-        try:  # each item on its own: one that cannot even start fails alone
-            check()
-            print(f"{name}: {time.time() - t0:.1f} s")
-        except Exception as e:  # noqa: BLE001
-            ctx.fail(f"{name}: {type(e).__name__}: {e}")
+    serve_lib.run_checks(ctx, (("origin and host", lambda: check_origin_host(ctx, small)),
+                               ("parts and pipelining", lambda: check_two_parts_and_pipelining(ctx, small, cli_folded)),
+                               ("too large", lambda: check_too_large(ctx, src)),
+                               ("on demand", lambda: check_on_demand(ctx, src)),
+                               ("output bound", lambda: check_output_bound(ctx)),
+                               ("disconnect", lambda: check_disconnect(ctx)),
+                               ("sigterm", lambda: check_sigterm_in_finish(ctx)),
+                               ("slowloris", lambda: check_slowloris(ctx))), "TC_SERVE_EDGES")
     ctx.done()
 
 

@@ -66,3 +66,19 @@ class Server:
             rc = self.proc.wait()
         self._reader.join(timeout=5)
         return rc
+
+
+def run_checks(ctx, checks, only_env=None):
+    """Each (name, check) on its own, timed: one that cannot even start fails alone, and the
+    others still run. only_env names an environment variable holding a comma-separated subset
+    of the names, to replay one."""
+    only = os.environ.get(only_env) if only_env else None
+    for name, check in checks:
+        if only and name not in only.split(","):
+            continue
+        t0 = time.time()
+        try:
+            check()
+            print(f"{name}: {time.time() - t0:.1f} s")
+        except Exception as e:  # noqa: BLE001
+            ctx.fail(f"{name}: {type(e).__name__}: {e}")
