@@ -52,7 +52,7 @@ fi
 if [ -x "$build/traceconv" ]; then
   step "building (only what changed)..." "the configure" cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
 else
-  step "building (about 2 minutes on 2 cores)..." "the configure" cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
+  step "building (about a minute on 2 cores)..." "the configure" cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
 fi
 step "" "the build" cmake --build "$build" -j"$jobs"
 [ -f "$sample" ] || { echo "demo: $sample is missing (run make corpus)" >&2; exit 1; }
