@@ -51,13 +51,6 @@ def s(b):
     return b.decode(errors="replace")
 
 
-def fresh(name):
-    d = os.path.join(W, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    return d
-
-
 def put(path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
@@ -85,7 +78,7 @@ def single(data, name, fmt, extra=(), cache={}):
     """The single conversion of data, as a file called name: its bytes, or None."""
     key = (data, name, fmt, tuple(extra))
     if key not in cache:
-        d = fresh("single")
+        d = ctx.fresh("single")
         src = put(os.path.join(d, name), data)
         r = subprocess.run([EXE, "-q", "-o", fmt, *extra, src, os.path.join(d, "out." + tclib.WRITER_EXT[fmt])],
                            capture_output=True)
@@ -109,7 +102,7 @@ def tar_bytes(members, mode="w"):
 
 
 def check_overwrite_rules():
-    d = fresh("overwrite")
+    d = ctx.fresh("overwrite")
     put(os.path.join(d, "a.trace"), APP)
     put(os.path.join(d, "a.json"), CHROME)  # an original trace, written by hand
     r = batch(["-q", "-o", "json", "-O", ".", "a.trace"], cwd=d)
@@ -130,7 +123,7 @@ def check_overwrite_rules():
     ctx.eq(r.returncode, 0, f"with -f: exit status ({s(r.stderr).strip()})")
     ctx.eq(open(os.path.join(d, "a.json"), "rb").read(), single(APP, "a.trace", "json"), "with -f: a.json is the conversion")
     # a second run into the same OUTDIR: nothing overwritten without -f; --skip-existing keeps what it did
-    src = fresh("rerun-src")
+    src = ctx.fresh("rerun-src")
     put(os.path.join(src, "p.trace"), APP)
     put(os.path.join(src, "q.trace"), SMALL)
     out = os.path.join(W, "rerun-out")
@@ -227,7 +220,7 @@ def check_names_never_collide():
 
 
 def check_summary_name():
-    d = fresh("summary-name")
+    d = ctx.fresh("summary-name")
     src = put(os.path.join(d, "in", "traceconv-batch.trace"), APP)
     out = os.path.join(d, "out")
     r = batch(["-q", "-o", "json", "-O", out, src])
@@ -243,7 +236,7 @@ def check_summary_name():
 
 
 def check_every_input_listed():
-    d = fresh("listed")
+    d = ctx.fresh("listed")
     tree = os.path.join(d, "tree")
     put(os.path.join(tree, "good.trace"), SMALL)
     put(os.path.join(tree, "zeros.bin"), b"\0" * 10240)  # reads as an empty tar
@@ -276,7 +269,7 @@ def check_every_input_listed():
 
 
 def check_file_size_limit():
-    d = fresh("fsize")
+    d = ctx.fresh("fsize")
     tree = os.path.join(d, "tree")
     put(os.path.join(tree, "big.trace"), APP)
     for i in range(4):
@@ -297,8 +290,8 @@ def check_file_size_limit():
 
 
 def check_decompression_guard():
-    d = fresh("bomb")
-    tmp = fresh("bomb-tmp")
+    d = ctx.fresh("bomb")
+    tmp = ctx.fresh("bomb-tmp")
     chunk, chunks = b"\0" * (1 << 20), 264  # past the guard's 256 MiB floor, at ~1000:1; written as it goes
     arc = os.path.join(d, "bomb.zip")
     with zipfile.ZipFile(arc, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
@@ -374,7 +367,7 @@ def check_memory_per_member():
 
 
 def check_names_in_messages():
-    d = fresh("names")
+    d = ctx.fresh("names")
     members = {"\x1b]0;pwned\x07.trace": CORRUPT, "\x1b[2Jclear.trace": CORRUPT, "c1-\u009b31m.trace": CORRUPT,
                "ok.trace": SMALL}
     arc = put(os.path.join(d, "hostile.tar"), tar_bytes(members))
@@ -398,7 +391,7 @@ def check_names_in_messages():
 
 
 def json_slices_of(data):
-    d = fresh("slices")
+    d = ctx.fresh("slices")
     src = put(os.path.join(d, "x.trace"), data)
     subprocess.run([EXE, "-q", "-o", "json", src], capture_output=True)
     return tclib.json_slice_names(os.path.join(d, "x.json"))
@@ -412,7 +405,7 @@ def check_progress():
     if not ctx.tracegen:
         ctx.fail("tracegen is not built")
         return
-    d = fresh("progress")
+    d = ctx.fresh("progress")
     big = os.path.join(d, "big.trace")
     subprocess.run([ctx.tracegen, "--bench", "12", big], check=True, capture_output=True)
     out = os.path.join(d, "out")

@@ -232,13 +232,6 @@ def corpus_trace(ctx, stem):
     return os.path.join(ctx.corpus, stem + ".trace")
 
 
-def fresh_dir(ctx, name):
-    d = os.path.join(ctx.work, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    return d
-
-
 def read(path):
     with open(path, "rb") as f:
         return f.read()
@@ -259,7 +252,7 @@ def summary_lines(stderr):
 
 def check_several_inputs(ctx):
     """The glob case of issue 9: `traceconv -f -o json *.trace` converted a.trace into b.trace."""
-    d = fresh_dir(ctx, "glob")
+    d = ctx.fresh("glob")
     a, b = os.path.join(d, "a.trace"), os.path.join(d, "b.trace")
     shutil.copyfile(corpus_trace(ctx, "app-startup"), a)
     shutil.copyfile(corpus_trace(ctx, "open-at-end"), b)
@@ -275,7 +268,7 @@ def check_several_inputs(ctx):
     no_stray(ctx, d, "several inputs")
 
     # one bad input among good ones: the others still convert, the exit status is 1
-    d = fresh_dir(ctx, "glob-bad")
+    d = ctx.fresh("glob-bad")
     for n, stem in (("a", "app-startup"), ("c", "open-at-end")):
         shutil.copyfile(corpus_trace(ctx, stem), os.path.join(d, n + ".trace"))
     with open(os.path.join(d, "b.trace"), "wb") as f:
@@ -288,7 +281,7 @@ def check_several_inputs(ctx):
     ctx.check(len(errs) == 1 and "b.trace" in errs[0], f"the bad input gets one line naming it: {errs!r}")
 
     # two inputs with the same default output (x.trace, x.trace.gz -> x.folded): the second is refused
-    d = fresh_dir(ctx, "same-output")
+    d = ctx.fresh("same-output")
     shutil.copyfile(corpus_trace(ctx, "app-startup"), os.path.join(d, "x.trace"))
     with open(os.path.join(d, "x.trace.gz"), "wb") as f:
         f.write(gzip.compress(read(corpus_trace(ctx, "open-at-end"))))
@@ -306,7 +299,7 @@ def check_several_inputs(ctx):
 def check_operands(ctx):
     """Two operands are INPUT OUTPUT only when the second is '-', does not exist, or has the writer's extension."""
     src = corpus_trace(ctx, "open-at-end")
-    d = fresh_dir(ctx, "operands")
+    d = ctx.fresh("operands")
     a = os.path.join(d, "a.trace")
     shutil.copyfile(src, a)
 
@@ -354,7 +347,7 @@ def check_never_overwrite_a_trace(ctx):
     """No command line overwrites an original trace (a file a reader recognizes that
     traceconv did not write), even with -f; an output of traceconv's own, which can be
     made again, is replaced with -f only."""
-    d = fresh_dir(ctx, "keep-traces")
+    d = ctx.fresh("keep-traces")
     a = os.path.join(d, "a.trace")
     shutil.copyfile(corpus_trace(ctx, "open-at-end"), a)
     chrome = os.path.join(d, "chrome.json")  # a Chrome JSON trace written by hand, not by us
@@ -405,7 +398,7 @@ def check_never_overwrite_a_trace(ctx):
 
 def check_permissions(ctx):
     """Output files get 0666 & ~umask (they were world-writable)."""
-    d = fresh_dir(ctx, "umask")
+    d = ctx.fresh("umask")
     src = corpus_trace(ctx, "open-at-end")
     for mask in (0o022, 0o077, 0o002):
         for fmt in ("json", "pprof"):
@@ -422,7 +415,7 @@ def check_disk_full(ctx):
     if os.geteuid() != 0:
         print("SKIP(disk full): mounting a small tmpfs needs root")
         return
-    d = fresh_dir(ctx, "full")
+    d = ctx.fresh("full")
     r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", d], capture_output=True)
     if r.returncode != 0:
         print(f"SKIP(disk full): cannot mount a tmpfs here: {s(r.stderr).strip()}")
@@ -454,7 +447,7 @@ def check_disk_full(ctx):
 
 def check_unused_options(ctx):
     """An option the chosen reader or writer does not use is a warning; an error under --strict."""
-    d = fresh_dir(ctx, "options")
+    d = ctx.fresh("options")
     art = corpus_trace(ctx, "open-at-end")
     missing = os.path.join(d, "no-such-mapping.txt")
     cases = [(["--text"], "json", "option --text is not used by the json writer"),
@@ -516,8 +509,8 @@ def stem(path):
 def check_several_formats(ctx):
     """-o json,perfetto,folded: each input read once, one output per format beside it, equal to the
     output of the single conversion; one summary line per input listing every output."""
-    d = fresh_dir(ctx, "formats")
-    ref = fresh_dir(ctx, "formats-ref")
+    d = ctx.fresh("formats")
+    ref = ctx.fresh("formats-ref")
     inputs = []
     for src in (corpus_trace(ctx, "app-startup"), corpus_trace(ctx, "recursion-10000"),
                 os.path.join(ctx.source, "tests", "json", "system.json"),
@@ -564,7 +557,7 @@ def check_several_formats(ctx):
 def check_several_formats_refused(ctx):
     """Usage errors of -o with several formats, and the overwrite rules checked for every output
     before anything is converted: one refused output means none is written."""
-    d = fresh_dir(ctx, "formats-refused")
+    d = ctx.fresh("formats-refused")
     src = os.path.join(d, "app.trace")
     shutil.copyfile(corpus_trace(ctx, "app-startup"), src)
     only_input = ["app.trace"]
@@ -627,7 +620,7 @@ def check_several_formats_disk_full(ctx):
     if os.geteuid() != 0:
         print("SKIP(several formats, disk full): mounting a small tmpfs needs root")
         return
-    d = fresh_dir(ctx, "formats-full")
+    d = ctx.fresh("formats-full")
     r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", d], capture_output=True)
     if r.returncode != 0:
         print(f"SKIP(several formats, disk full): cannot mount a tmpfs here: {s(r.stderr).strip()}")
@@ -645,7 +638,7 @@ def check_several_formats_disk_full(ctx):
                   f"disk full, several formats: no json output nor temporary file left: {left}")
         for n in left[1:]:  # an output that fitted is complete: equal to its single conversion
             fmt = "perfetto" if n.endswith(".pftrace") else "folded"
-            ctx.check(read(os.path.join(d, n)) == single_conversion(ctx, src, fmt, fresh_dir(ctx, "full-ref")),
+            ctx.check(read(os.path.join(d, n)) == single_conversion(ctx, src, fmt, ctx.fresh("full-ref")),
                       f"disk full, several formats: the kept {n} is complete")
     finally:
         subprocess.run(["umount", d])
@@ -656,7 +649,7 @@ def check_several_formats_signal(ctx):
     if not ctx.tracegen:
         print("SKIP(several formats, SIGINT): no tracegen")
         return
-    d = fresh_dir(ctx, "formats-signal")
+    d = ctx.fresh("formats-signal")
     big = os.path.join(d, "big.trace")
     subprocess.run([ctx.tracegen, "--bench", "40", big], check=True, capture_output=True)
     p = subprocess.Popen([ctx.traceconv, "-q", "-o", "json,perfetto,folded", big], stderr=subprocess.PIPE)

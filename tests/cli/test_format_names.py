@@ -32,13 +32,6 @@ def s(b):
     return b.decode(errors="replace")
 
 
-def fresh(name):
-    d = os.path.join(ctx.work, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    return d
-
-
 def stdout_of(args, what):
     r = ctx.run(args)
     ctx.eq(r.returncode, 0, f"{what}: exit status ({s(r.stderr).strip()})")
@@ -69,7 +62,7 @@ def check_the_names_of_the_issue():
     want = stdout_of(["-i", "systrace", "-o", "ir", ATRACE, "-"], "-i systrace")
     ctx.check(got == want and b"\nthread " in got, "-i atrace reads as -i systrace")
     # the default output name is the variant's own: app.svg, app.report.html
-    d = fresh("names")
+    d = ctx.fresh("names")
     shutil.copyfile(APP, os.path.join(d, "app.trace"))
     r = ctx.run(["-o", "svg,html", os.path.join(d, "app.trace")])
     ctx.eq(r.returncode, 0, f"-o svg,html: exit status ({s(r.stderr).strip()})")
@@ -100,7 +93,7 @@ def check_every_listed_name():
         if name not in seen:
             ctx.fail(f"-o {name}: not a name of any output")
             continue
-        d = fresh("binary-" + name)
+        d = ctx.fresh("binary-" + name)
         for n in (name, seen[name]):
             ctx.run(["-o", n, small, os.path.join(d, n + ".out")], check_rc=0)
         ctx.eq(open(os.path.join(d, name + ".out"), "rb").read(),
@@ -132,7 +125,7 @@ def check_near_misses():
 
 
 def check_repeated_o():
-    d = fresh("repeated")
+    d = ctx.fresh("repeated")
     src = os.path.join(d, "app.trace")
     shutil.copyfile(APP, src)
     r = ctx.run(["-o", "json", "-o", "perfetto", src])

@@ -47,13 +47,6 @@ def s(b):
     return b.decode(errors="replace")
 
 
-def fresh(name):
-    d = os.path.join(W, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    return d
-
-
 def run(args, cwd=None, limit_fsize=None):
     return tclib.run_limited([EXE, *args], cwd=cwd, limit_fsize=limit_fsize)
 
@@ -63,7 +56,7 @@ def temps(d):
 
 
 def check_default_name_never_the_input():
-    d = fresh("default-name")
+    d = ctx.fresh("default-name")
     cap = os.path.join(d, "cap.txt")
     with open(cap, "w") as f:
         f.write(ATRACE)
@@ -93,7 +86,7 @@ def check_default_name_never_the_input():
 
 
 def check_long_name():
-    d = fresh("long-name")
+    d = ctx.fresh("long-name")
     name = "n" * (250 - len(".json")) + ".json"  # 250 bytes: legal where names may have 255
     ctx.eq(len(name), 250, "the long name's length")
     if os.pathconf(d, "PC_NAME_MAX") < 255:
@@ -107,7 +100,7 @@ def check_long_name():
 
 
 def check_symlinks():
-    d = fresh("symlinks")
+    d = ctx.fresh("symlinks")
     link = os.path.join(d, "out.json")
     os.symlink("nowhere/target.json", link)  # dangling
     r = run(["-o", "json", APP, link])
@@ -136,7 +129,7 @@ def check_stdout_by_name():
     """OUTPUT /dev/stdout (a link to the command's own stdout, here a file): written to stdout, as it is;
     never taken for an input, never replaced. (Not tried with -f on an old build: it renamed its output
     over the name, which as root replaces the link in /dev.)"""
-    d = fresh("stdout-name")
+    d = ctx.fresh("stdout-name")
     src = os.path.join(d, "in.trace")  # a copy: an old build converts it beside itself
     shutil.copyfile(SMALL, src)
     redirected = os.path.join(d, "redirected.folded")
@@ -149,7 +142,7 @@ def check_stdout_by_name():
 
 
 def check_file_size_limit():
-    d = fresh("fsize")
+    d = ctx.fresh("fsize")
     src = os.path.join(d, "app.trace")
     shutil.copyfile(APP, src)
     limit = 200 << 10  # the json output (650 KB) passes it, perfetto (64 KB) does not
@@ -172,7 +165,7 @@ def check_file_size_limit():
 
 
 def check_hostile_names():
-    d = fresh("hostile")
+    d = ctx.fresh("hostile")
     names = ["\x1b]0;pwned\x07.trace", "\x1b[2Jclear.trace", "bel\x07\x7f.trace", "c1\u009b31m.trace",
              "bad\xff.trace".encode("latin-1").decode("utf-8", "surrogateescape")]
     for n in names:
@@ -204,7 +197,7 @@ def check_messages():
 
 
 def check_format_names_in_any_case():
-    d = fresh("case")
+    d = ctx.fresh("case")
     ref = run(["-q", "-o", "json", APP, "-"]).stdout
     for args in (["-o", "JSON"], ["-o", "Json", "-i", "ART"]):
         r = run(["-q", *args, APP, "-"])
@@ -243,7 +236,7 @@ def check_bad_values_list_the_valid_ones():
 
 
 def check_force_output_operand():
-    d = fresh("force-operand")
+    d = ctx.fresh("force-operand")
     src = os.path.join(d, "in.trace")
     shutil.copyfile(APP, src)
     out = os.path.join(d, "out.bin")
@@ -262,7 +255,7 @@ def check_force_output_operand():
               f"with -f nothing is written beside the operands: {sorted(os.listdir(d))}")
     # a glob: a second trace, or a damaged one with the first's extension, stays an input
     for second in ("b.trace", "broken.trace"):
-        g = fresh("force-glob-" + second.split(".")[0])
+        g = ctx.fresh("force-glob-" + second.split(".")[0])
         shutil.copyfile(APP, os.path.join(g, "a.trace"))
         if second == "b.trace":
             shutil.copyfile(SMALL, os.path.join(g, second))
@@ -281,7 +274,7 @@ def check_serve_file_size_limit():
     server goes on (it died of SIGXFSZ)."""
     import urllib.error
     import urllib.request
-    store = os.path.join(fresh("serve"), "store")  # made by serve itself (0700)
+    store = os.path.join(ctx.fresh("serve"), "store")  # made by serve itself (0700)
     p = subprocess.Popen([EXE, "serve", "--listen", "127.0.0.1:0", "--store", store], stderr=subprocess.PIPE,
                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (300 << 10, 300 << 10)))
     try:

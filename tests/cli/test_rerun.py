@@ -32,9 +32,7 @@ def s(b):
 
 
 def fresh(name):
-    d = os.path.join(ctx.work, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
+    d = ctx.fresh(name)
     shutil.copyfile(SRC, os.path.join(d, "a.trace"))
     return d
 

@@ -213,19 +213,8 @@ def slow_reader(port, path, stop, events, t0):
 
 
 def full_get(port, path, timeout=30):
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-    s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
-    out = []
-    try:
-        while True:
-            c = s.recv(1 << 20)
-            if not c:
-                break
-            out.append(c)
-    except OSError:
-        pass
-    s.close()
-    data = b"".join(out)
+    data = raw(port, f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode(),
+               timeout=timeout)
     top, _, body = data.partition(b"\r\n\r\n")
     m = re.search(rb"\r\ncontent-length: *(\d+)", top, re.I)
     return status_of(data), int(m.group(1)) if m else None, body

@@ -217,6 +217,13 @@ class Ctx:
         return r
 
     # -- results ----------------------------------------------------------
+    def fresh(self, name):
+        """An empty folder NAME in the scratch dir (emptied if an earlier step used it)."""
+        d = os.path.join(self.work, name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        return d
+
     def check(self, cond, msg):
         self.checks += 1
         if not cond:
