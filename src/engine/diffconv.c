@@ -143,26 +143,36 @@ static int finish_sink(tc_conv *next, tci_sink *out, int rc)
     return rc;
 }
 
+/* A required argument of the named call is NULL: a usage error said without the input's name. */
+static int null_argument(tc_conv *next, const char *call)
+{
+    tci_diag *e = tci_conv_error_slot(next);
+    const char *input = e->input;
+    e->input = NULL;
+    tci_error(e, TC_ERR_USAGE, "api", UINT64_MAX, "%s: a required argument is NULL", call);
+    e->input = input;
+    return tci_conv_call_end(next, TC_ERR_USAGE);
+}
+
+/* The diff into out, once opened (opened: its tci_sink_open's result); the call ended. */
+static int diff_into(tc_conv *base, tc_conv *next, const char *format, tci_sink *out, int opened)
+{
+    if (opened != TC_OK)
+        return tci_conv_call_end(next, opened);
+    bound_output(base, next, out);
+    int rc = diff_call(base, next, format, out);
+    return tci_conv_call_end(next, finish_sink(next, out, rc));
+}
+
 int tc_diff_write_to(tc_conv *base, tc_conv *next, const char *format, tc_write_fn fn, void *user)
 {
     if (!next)
         return TC_ERR_USAGE;
     tci_conv_call_begin(next);
-    if (!base || !fn) {
-        tci_diag *e = tci_conv_error_slot(next);
-        const char *input = e->input;
-        e->input = NULL;
-        tci_error(e, TC_ERR_USAGE, "api", UINT64_MAX, "tc_diff_write_to: a required argument is NULL");
-        e->input = input;
-        return tci_conv_call_end(next, TC_ERR_USAGE);
-    }
+    if (!base || !fn)
+        return null_argument(next, "tc_diff_write_to");
     tci_sink out;
-    int rc = tci_sink_open_fn(&out, fn, user, false);
-    if (rc != TC_OK)
-        return tci_conv_call_end(next, rc);
-    bound_output(base, next, &out);
-    rc = diff_call(base, next, format, &out);
-    return tci_conv_call_end(next, finish_sink(next, &out, rc));
+    return diff_into(base, next, format, &out, tci_sink_open_fn(&out, fn, user, false));
 }
 
 int tc_diff_write(tc_conv *base, tc_conv *next, const char *format, FILE *fp)
@@ -170,19 +180,8 @@ int tc_diff_write(tc_conv *base, tc_conv *next, const char *format, FILE *fp)
     if (!next)
         return TC_ERR_USAGE;
     tci_conv_call_begin(next);
-    if (!base || !fp) {
-        tci_diag *e = tci_conv_error_slot(next);
-        const char *input = e->input;
-        e->input = NULL;
-        tci_error(e, TC_ERR_USAGE, "api", UINT64_MAX, "tc_diff_write: a required argument is NULL");
-        e->input = input;
-        return tci_conv_call_end(next, TC_ERR_USAGE);
-    }
+    if (!base || !fp)
+        return null_argument(next, "tc_diff_write");
     tci_sink out;
-    int rc = tci_sink_open(&out, fp, false);
-    if (rc != TC_OK)
-        return tci_conv_call_end(next, rc);
-    bound_output(base, next, &out);
-    rc = diff_call(base, next, format, &out);
-    return tci_conv_call_end(next, finish_sink(next, &out, rc));
+    return diff_into(base, next, format, &out, tci_sink_open(&out, fp, false));
 }
