@@ -1574,6 +1574,18 @@ static int probe_failed(const tci_diag *diag, int rc, char *err, size_t errlen)
     return rc;
 }
 
+/* The probe of a source once opened (opened: its open's result), the source closed after. */
+static int probe_opened(tci_source *src, tci_diag *diag, int opened, const char *name, tc_probe_score *out,
+                        size_t max, char *err, size_t errlen)
+{
+    if (opened != TC_OK)
+        return probe_failed(diag, opened, err, errlen);
+    int n = probe_source(src, name, out, max);
+    int rc = check_unchanged(src, diag, TC_OK);
+    tci_source_close(src);
+    return rc == TC_OK ? n : probe_failed(diag, rc, err, errlen);
+}
+
 int tc_probe_file(const char *path, tc_probe_score *out, size_t max, char *err, size_t errlen)
 {
     tci_options opt;
@@ -1582,13 +1594,7 @@ int tc_probe_file(const char *path, tc_probe_score *out, size_t max, char *err, 
     if (!path || (!out && max) || (!err && errlen))
         return TC_ERR_USAGE;
     probe_setup(&opt, &diag, path);
-    int rc = tci_source_open(&src, path, &opt, &diag);
-    if (rc != TC_OK)
-        return probe_failed(&diag, rc, err, errlen);
-    int n = probe_source(&src, path, out, max);
-    rc = check_unchanged(&src, &diag, TC_OK);
-    tci_source_close(&src);
-    return rc == TC_OK ? n : probe_failed(&diag, rc, err, errlen);
+    return probe_opened(&src, &diag, tci_source_open(&src, path, &opt, &diag), path, out, max, err, errlen);
 }
 
 int tc_probe_memory(const void *data, size_t size, const char *name, tc_probe_score *out, size_t max, char *err,
@@ -1600,11 +1606,6 @@ int tc_probe_memory(const void *data, size_t size, const char *name, tc_probe_sc
     if ((!data && size) || (!out && max) || (!err && errlen))
         return TC_ERR_USAGE;
     probe_setup(&opt, &diag, name ? name : "(memory)");
-    int rc = tci_source_open_memory(&src, data ? data : (const void *)"", size, &opt, &diag);
-    if (rc != TC_OK)
-        return probe_failed(&diag, rc, err, errlen);
-    int n = probe_source(&src, name, out, max);
-    rc = check_unchanged(&src, &diag, TC_OK);
-    tci_source_close(&src);
-    return rc == TC_OK ? n : probe_failed(&diag, rc, err, errlen);
+    return probe_opened(&src, &diag, tci_source_open_memory(&src, data ? data : (const void *)"", size, &opt, &diag),
+                        name, out, max, err, errlen);
 }
