@@ -75,13 +75,7 @@ def make_runs():
               "the shards run again keep their members' outputs (existing)")
     runs["unsharded"] = [batch(os.path.join(W, "out1"), os.path.join(W, "u.json"), [])]
     for name, summaries in runs.items():  # each run's summaries merge as they are
-        d = os.path.join(W, "base-" + name.replace(" ", "-"))
-        os.makedirs(d, exist_ok=True)
-        paths = []
-        for i, s in enumerate(summaries):
-            paths.append(os.path.join(d, f"{i}.json"))
-            with open(paths[-1], "wb") as f:
-                f.write(s)
+        paths = write_summaries(os.path.join(W, "base-" + name.replace(" ", "-")), summaries, "")
         r = ctx.run(["batch", "--merge-summaries"] + paths)
         ctx.eq(r.returncode, 0, f"{name}: the summaries batch wrote merge ({r.stderr!r})")
         if r.returncode == 0:
@@ -218,14 +212,19 @@ def mutate(rnd, texts):
     return texts, done, duplicate and len(done) == 1
 
 
+def write_summaries(d, texts, prefix):
+    """Each summary text as d/PREFIXi.json; their paths."""
+    os.makedirs(d, exist_ok=True)
+    paths = [os.path.join(d, f"{prefix}{i}.json") for i in range(len(texts))]
+    for path, t in zip(paths, texts):
+        with open(path, "wb") as f:
+            f.write(t)
+    return paths
+
+
 def run_one(seed, k, texts, done, duplicate, to_file):
     d = os.path.join(W, "m", str(k))
-    os.makedirs(d, exist_ok=True)
-    paths = []
-    for i, t in enumerate(texts):
-        paths.append(os.path.join(d, f"shard-{i}.json"))
-        with open(paths[-1], "wb") as f:
-            f.write(t)
+    paths = write_summaries(d, texts, "shard-")
     out = os.path.join(d, "merged.json")
     args = [ctx.traceconv, "batch", "--merge-summaries"] + (["--summary", out] if to_file else []) + paths
     what = f"mutant {k} (seed {seed}: {'; '.join(done) or 'unchanged'}), {' '.join(args[1:])}"
